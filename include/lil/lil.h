@@ -1,0 +1,522 @@
+/*
+ * lil.h -- durable execution in C.  The only installed header of liblil.
+ *
+ * A program that is killed (SIGKILL, OOM, power cut) resumes from its last
+ * durable step, and a completed step never runs twice.  Each run is one
+ * append-only journal file in a store directory.
+ *
+ *     lil_store *st;  lil_run *run;  lil_bytes out;
+ *     lil_store_open(NULL, NULL, &st);             // ./.lil or $LIL_DIR
+ *     lil_run_open(st, "invoice-42", NULL, &run);  // creates or resumes
+ *     lil_step(run, "fetch", fetch_fn, ud, &out);  // runs once, ever
+ *     lil_free(out.data);
+ *     lil_run_complete(run, "ok", 2);
+ *     lil_run_close(run);
+ *     lil_store_close(st);
+ *
+ * Conventions (they hold for every call below unless its comment says
+ * otherwise):
+ *
+ *  - Every call that can fail returns a lil_status.  LIL_OK is 0, errors are
+ *    negative.  The library never aborts, exits or prints.
+ *  - Out-parameters come last.  On entry they are cleared (NULL, 0); they are
+ *    assigned only when the call returns LIL_OK.
+ *  - A failing call leaves a message on the handle it was made on
+ *    (lil_store_errmsg, lil_run_errmsg) and in the calling thread's own slot
+ *    (lil_errmsg).  Messages name the run, the step, the file and the byte
+ *    offset where there is one.
+ *  - Inputs are copied.  Memory the library hands out (lil_bytes.data, char *)
+ *    belongs to the caller and is released with lil_free().
+ *  - Closing or freeing NULL is harmless.  Using a closed handle returns
+ *    LIL_E_INVAL where the library can tell (handles carry a magic number),
+ *    but is a bug in the caller all the same.
+ *  - Strings are NUL-terminated UTF-8 unless a length is given.
+ *
+ * Thread rules: an env may be shared by all threads.  A store may be shared by
+ * all threads.  A run may be used by many threads at once: lil_step and
+ * lil_effect from several threads proceed in parallel and their syncs are
+ * shared (group commit).  Threads that run steps concurrently must give them
+ * distinct names: the occurrence number of a name (see lil_step) follows call
+ * order, which concurrent threads do not fix.  Closing a handle while another
+ * thread uses it is a bug in the caller.
+ */
+#ifndef LIL_LIL_H
+#define LIL_LIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(LIL_BUILDING) && defined(__GNUC__)
+#define LIL_API __attribute__((visibility("default")))
+#else
+#define LIL_API
+#endif
+
+#if defined(__GNUC__)
+#define LIL_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define LIL_PRINTF(f, a)
+#endif
+
+#define LIL_VERSION_MAJOR 0
+#define LIL_VERSION_MINOR 1
+#define LIL_VERSION_PATCH 0
+#define LIL_VERSION       "0.1.0"
+
+/* The version of the library actually linked, e.g. "0.1.0". */
+LIL_API const char *lil_version(void);
+
+/* ------------------------------------------------------------------------ */
+/* Status codes                                                              */
+
+typedef enum lil_status {
+    LIL_OK = 0,
+    LIL_E_INVAL = -1,      /* caller misuse: NULL, bad id or name, closed handle */
+    LIL_E_NOMEM = -2,      /* an allocation failed */
+    LIL_E_IO = -3,         /* a system call failed; errno in lil_run_errno() */
+    LIL_E_CORRUPT = -4,    /* journal damaged before its tail; offset in message */
+    LIL_E_LOCKED = -5,     /* another process holds the run (pid in message) */
+    LIL_E_POISONED = -6,   /* a write or sync failed earlier; reopen the run */
+    LIL_E_TOOBIG = -7,     /* a configured limit was hit (record size, id) */
+    LIL_E_SPEC = -8,       /* reserved for loop specs */
+    LIL_E_HTTP = -9,       /* reserved for HTTP effects */
+    LIL_E_CHILD = -10,     /* reserved for child processes */
+    LIL_E_PG = -11,        /* reserved for the PostgreSQL store */
+    LIL_E_VERSION = -12,   /* journal written by a newer format than this library */
+    LIL_E_FAILED = -13,    /* the step's function failed (now or in a past run) */
+    LIL_E_UNCERTAIN = -14, /* an effect started and its outcome is unknown */
+    LIL_E_NONDET = -15,    /* replay found another kind or request at this step */
+    LIL_E_KEY = -16,       /* journal key (LIL_JOURNAL_KEY) missing or wrong */
+    LIL_E_NOTFOUND = -17,  /* no such run (or record) */
+    LIL_E_DONE = -18,      /* the run has ended (completed, failed or stopped) */
+} lil_status;
+
+/* Static text for a status code, e.g. "journal is damaged".  Never NULL. */
+LIL_API const char *lil_strerror(lil_status s);
+
+/* The name of a status code, e.g. "LIL_E_CORRUPT".  Never NULL. */
+LIL_API const char *lil_status_name(lil_status s);
+
+/* The message of the calling thread's last failing call on any handle.
+ * Valid until the thread's next failing call.  "" when there was none. */
+LIL_API const char *lil_errmsg(void);
+
+/* ------------------------------------------------------------------------ */
+/* Memory                                                                    */
+
+/* Bytes handed out by the library.  data is owned by the caller, released
+ * with lil_free(), and always followed by one NUL byte that len does not
+ * count, so a text or JSON result can be used as a C string directly. */
+typedef struct lil_bytes {
+    void *data;
+    size_t len;
+} lil_bytes;
+
+/* Release memory the library handed out.  lil_free(NULL) does nothing.
+ * Works whichever env allocated it, but the allocator installed in that env
+ * (and its ud) must still be valid. */
+LIL_API void lil_free(void *p);
+
+/* ------------------------------------------------------------------------ */
+/* Environment: allocator, logging.                                          */
+
+typedef struct lil_env lil_env;
+
+/* Create an environment with malloc/realloc/free and no logging. */
+LIL_API lil_status lil_env_new(lil_env **out);
+
+/* Free an environment.  Every store opened with it must be closed first. */
+LIL_API void lil_env_free(lil_env *env);
+
+typedef void *(*lil_malloc_fn)(void *ud, size_t n);
+typedef void *(*lil_realloc_fn)(void *ud, void *p, size_t n);
+typedef void (*lil_free_fn)(void *ud, void *p);
+
+/* Install an allocator.  Must be called before the env opens any store.
+ * All three functions are required.  A failing allocation becomes
+ * LIL_E_NOMEM; the library never aborts on it. */
+LIL_API lil_status lil_env_set_allocator(lil_env *env, lil_malloc_fn malloc_fn,
+                                         lil_realloc_fn realloc_fn,
+                                         lil_free_fn free_fn, void *ud);
+
+typedef enum lil_log_level {
+    LIL_LOG_DEBUG = 10,
+    LIL_LOG_INFO = 20,
+    LIL_LOG_WARN = 30,
+    LIL_LOG_ERROR = 40,
+} lil_log_level;
+
+/* Called for each log line at or above min_level: one line of key=value
+ * pairs, always with run= where a run is concerned.  It may be called from
+ * any thread that uses the env; it must not call back into lil. */
+typedef void (*lil_log_fn)(void *ud, int level, const char *msg);
+
+/* Install a log callback (NULL removes it).  The default logs nothing. */
+LIL_API lil_status lil_env_set_log(lil_env *env, lil_log_fn fn, void *ud,
+                                   int min_level);
+
+/* ------------------------------------------------------------------------ */
+/* Store: a directory that holds runs (one journal file each) and markers.   */
+
+typedef struct lil_store lil_store;
+
+/* Open the store in directory dir, creating it (mode 0700) if it is
+ * missing.  dir NULL means $LIL_DIR, or ".lil" in the working directory
+ * when LIL_DIR is unset or empty.  env NULL means a private default env that
+ * the store owns.  An env passed in must outlive the store.
+ * Errors: LIL_E_IO (cannot create or open dir), LIL_E_NOMEM. */
+LIL_API lil_status lil_store_open(lil_env *env, const char *dir, lil_store **out);
+
+/* Close the store.  Every run opened from it must be closed first. */
+LIL_API void lil_store_close(lil_store *st);
+
+/* The store's directory as opened.  Valid until lil_store_close. */
+LIL_API const char *lil_store_path(const lil_store *st);
+
+/* Message of the last failing call on the store (including lil_run_open and
+ * lil_marker).  Valid until the next call on the store. */
+LIL_API const char *lil_store_errmsg(const lil_store *st);
+
+/* Call fn once for each run in the store, in byte order of the ids.  fn
+ * returns 0 to go on, anything else to stop (that value is then ignored and
+ * LIL_OK returned).  Files that are not journals are skipped. */
+typedef int (*lil_run_id_fn)(void *ud, const char *run_id);
+LIL_API lil_status lil_store_foreach_run(lil_store *st, lil_run_id_fn fn, void *ud);
+
+/* LIL_OK if run_id is acceptable, else LIL_E_INVAL (or LIL_E_TOOBIG when
+ * it is longer than LIL_RUN_ID_MAX bytes).  A run id is 1 to 200 bytes, not
+ * "." or "..", and holds no '/' and no control character (0x00-0x1f, 0x7f). */
+#define LIL_RUN_ID_MAX 200
+LIL_API lil_status lil_run_id_check(const char *run_id);
+
+/* ------------------------------------------------------------------------ */
+/* Runs                                                                      */
+
+typedef struct lil_run lil_run;
+
+typedef enum lil_sync {
+    LIL_SYNC_DEFAULT = 0, /* $LIL_SYNC if set ("full", "normal", "off"), else full */
+    LIL_SYNC_FULL = 1,    /* every commit is fdatasync'd before lil returns */
+    LIL_SYNC_NORMAL = 2,  /* commits are grouped; a sync always happens before an
+                             effect starts, before the run records an outcome,
+                             before a marker is published, and at close */
+    LIL_SYNC_OFF = 3,     /* never sync: survives a process crash, not a power cut */
+} lil_sync;
+
+enum {
+    /* Inspect only: take no lock, create nothing, repair nothing, and refuse
+     * every call that would write.  May be used while another process holds
+     * the run; records it is still writing may not be seen. */
+    LIL_OPEN_READONLY = 1u << 0,
+    /* Fail with LIL_E_NOTFOUND instead of creating a missing run. */
+    LIL_OPEN_EXISTING = 1u << 1,
+};
+
+typedef struct lil_run_opts {
+    size_t struct_size;   /* sizeof(lil_run_opts): lets the struct grow */
+    lil_sync sync;        /* LIL_SYNC_DEFAULT if zero */
+    unsigned flags;       /* LIL_OPEN_* */
+    size_t max_record;    /* largest record accepted; 0 = 64 MiB */
+} lil_run_opts;
+
+/* Open run run_id of the store, creating its journal when it does not exist
+ * (unless LIL_OPEN_EXISTING).  Opening scans the journal once: it checks
+ * every record's checksum and the hash chain, truncates a torn last record
+ * (a crash in the middle of an append), and builds the index that replay
+ * uses.  opts NULL means defaults.
+ *
+ * A journal written with $LIL_JOURNAL_KEY set needs the same key to open;
+ * the chain is then HMAC-SHA-256 and a wrong or missing key is LIL_E_KEY.
+ *
+ * Errors: LIL_E_INVAL (bad id, see lil_run_id_check), LIL_E_LOCKED ("run R is
+ * held by pid P": one process at a time writes a run; the lock dies with its
+ * process), LIL_E_CORRUPT (damage before the tail; the message names the
+ * byte offset; `lil check --repair` truncates it), LIL_E_VERSION, LIL_E_KEY,
+ * LIL_E_NOTFOUND, LIL_E_IO, LIL_E_NOMEM.  The message is on the store. */
+LIL_API lil_status lil_run_open(lil_store *st, const char *run_id,
+                                const lil_run_opts *opts, lil_run **out);
+
+/* Sync what is not yet synced, release the lock and free the handle.
+ * Returns the status of that last sync (LIL_OK, LIL_E_IO, LIL_E_POISONED);
+ * the handle is freed whatever it returns.  lil_run_close(NULL) is LIL_OK. */
+LIL_API lil_status lil_run_close(lil_run *run);
+
+/* The run's id.  Valid until lil_run_close. */
+LIL_API const char *lil_run_id(const lil_run *run);
+
+/* Message of the last failing call on the run by any thread.  Valid until
+ * the next call on the run.  Threads sharing a run should use lil_errmsg(). */
+LIL_API const char *lil_run_errmsg(const lil_run *run);
+
+/* errno of the last LIL_E_IO on the run, else 0. */
+LIL_API int lil_run_errno(const lil_run *run);
+
+typedef enum lil_run_state {
+    LIL_RUN_RUNNING = 1,   /* open for more steps */
+    LIL_RUN_COMPLETED = 2, /* lil_run_complete was called; result in lil_run_result */
+    LIL_RUN_FAILED = 3,    /* lil_run_fail was called */
+    LIL_RUN_UNCERTAIN = 4, /* an effect has an intent and no outcome: resolve it */
+    LIL_RUN_STOPPED = 5,   /* an uncertain effect was resolved with abort */
+} lil_run_state;
+
+/* The run's state.  0 for NULL or a closed handle. */
+LIL_API lil_run_state lil_run_status(const lil_run *run);
+
+/* "running", "completed", "failed", "uncertain", "stopped", or "unknown". */
+LIL_API const char *lil_run_state_name(lil_run_state state);
+
+/* Make the run durable now: write and fdatasync everything appended so far,
+ * whatever the sync mode (with LIL_SYNC_OFF too). */
+LIL_API lil_status lil_run_sync(lil_run *run);
+
+/* ------------------------------------------------------------------------ */
+/* Steps                                                                     */
+
+/* The context a step function receives.  Valid only during that call. */
+typedef struct lil_call lil_call;
+
+/* A step function.  Return 0 for success; any other value means the step
+ * failed (give the reason with lil_call_fail).  The result is what was set
+ * with lil_call_set_result / lil_call_set_json (empty if nothing was set). */
+typedef int (*lil_fn)(lil_call *call, void *ud);
+
+/* Set the step's result to len bytes at data (copied; replaces an earlier
+ * result).  Errors: LIL_E_TOOBIG (over the run's max_record), LIL_E_NOMEM. */
+LIL_API lil_status lil_call_set_result(lil_call *call, const void *data, size_t len);
+
+/* Set the step's result to the JSON text json, validated and stored compact
+ * with sorted keys (so equal values give equal bytes).  Errors: LIL_E_INVAL
+ * with the line and column of the syntax error, LIL_E_TOOBIG, LIL_E_NOMEM. */
+LIL_API lil_status lil_call_set_json(lil_call *call, const char *json);
+
+/* Like lil_call_set_json, but build the value from a jansson pack format,
+ * e.g. lil_call_set_jsonf(call, "{s:i, s:s}", "n", 3, "who", name). */
+LIL_API lil_status lil_call_set_jsonf(lil_call *call, const char *fmt, ...);
+
+/* Record why the step failed (printf format).  The function should then
+ * return non-zero.  The message is journaled and replayed. */
+LIL_API lil_status lil_call_fail(lil_call *call, const char *fmt, ...)
+    LIL_PRINTF(2, 3);
+
+/* The step's identity, e.g. "fetch" or "fetch#2".  Valid during the call. */
+LIL_API const char *lil_call_identity(const lil_call *call);
+
+/* A key that identifies this step or marker for a remote service and stays
+ * the same when the step is run again after a crash: "lil-" followed by 32
+ * hex digits of SHA-256(run id, identity).  Pass it as an idempotency key
+ * (Idempotency-Key header, client message id, ...).  Valid during the call. */
+LIL_API const char *lil_call_idempotency_key(const lil_call *call);
+
+/* 1 for the first attempt; 2, 3, ... when the step runs again after an
+ * uncertain outcome was resolved with retry. */
+LIL_API unsigned lil_call_attempt(const lil_call *call);
+
+/* Step names: 1 to 200 bytes, no control characters and no '#' (which
+ * separates the occurrence number). */
+#define LIL_STEP_NAME_MAX 200
+
+/* Run a memoized step.  Its identity is name plus its occurrence in this
+ * execution of the program: the first lil_step(run, "fetch", ...) is "fetch",
+ * the second "fetch#2", and so on, so a loop may reuse a name.
+ *
+ * If the journal holds that identity completed, fn is not called and *out
+ * receives the journaled result.  If it holds it failed, fn is not called
+ * and the journaled error is returned again (LIL_E_FAILED, message
+ * "step 'fetch' failed: <reason>").  Otherwise fn runs, and its result or
+ * failure is appended to the journal; with LIL_SYNC_FULL it is synced
+ * before lil_step returns.
+ *
+ * out may be NULL when the result is not wanted.  Calls from several threads
+ * run their functions in parallel.
+ *
+ * Errors: LIL_E_FAILED, LIL_E_NONDET (the journal holds an effect at this
+ * identity), LIL_E_UNCERTAIN (the run is uncertain), LIL_E_DONE (the run
+ * has ended and this step was never run), LIL_E_POISONED, LIL_E_IO,
+ * LIL_E_TOOBIG, LIL_E_NOMEM, LIL_E_INVAL. */
+LIL_API lil_status lil_step(lil_run *run, const char *name, lil_fn fn, void *ud,
+                            lil_bytes *out);
+
+/* Run a step that has an external side effect (an HTTP call, a payment, a
+ * message).  Like lil_step, and in addition an intent record carrying
+ * SHA-256(request) is appended and synced before fn runs.  If the process
+ * dies after the intent and before the outcome is journaled, the outcome is
+ * unknown: on reopen the run is LIL_RUN_UNCERTAIN and every step returns
+ * LIL_E_UNCERTAIN until lil_run_resolve decides.
+ *
+ * request (len bytes, may be NULL/0) describes what the effect will do.  A
+ * replay whose request differs from the journaled one, or that finds a plain
+ * step at this identity, fails with LIL_E_NONDET instead of reusing it. */
+LIL_API lil_status lil_effect(lil_run *run, const char *name, const void *request,
+                              size_t request_len, lil_fn fn, void *ud,
+                              lil_bytes *out);
+
+/* ------------------------------------------------------------------------ */
+/* Uncertain effects                                                         */
+
+/* Number of effects of the run whose outcome is unknown. */
+LIL_API size_t lil_run_uncertain_count(const lil_run *run);
+
+/* The identity of the i-th uncertain effect (0-based), e.g. "charge#2".
+ * Valid until the next call on the run.  NULL if i is out of range. */
+LIL_API const char *lil_run_uncertain_at(const lil_run *run, size_t i);
+
+typedef enum lil_resolution {
+    LIL_RESOLVE_RETRY = 1,       /* run the effect again (at-least-once) */
+    LIL_RESOLVE_ASSUME_DONE = 2, /* take result as its outcome; do not run it */
+    LIL_RESOLVE_ABORT = 3,       /* the effect fails and the run is stopped */
+} lil_resolution;
+
+/* Resolve the uncertain effect identity.  The decision is journaled (synced)
+ * with actor and reason (both required, non-empty, at most 200 and 1000
+ * bytes).  result/result_len are the outcome for ASSUME_DONE and must be
+ * NULL/0 otherwise.  When no uncertain effect remains the run is running
+ * again (or stopped, after ABORT).
+ * Errors: LIL_E_NOTFOUND (identity is not uncertain), LIL_E_INVAL, I/O. */
+LIL_API lil_status lil_run_resolve(lil_run *run, const char *identity,
+                                   lil_resolution how, const void *result,
+                                   size_t result_len, const char *actor,
+                                   const char *reason);
+
+/* ------------------------------------------------------------------------ */
+/* Run outcome                                                               */
+
+/* Record that the run completed with result (len bytes; may be NULL/0).
+ * Synced before returning in every sync mode except LIL_SYNC_OFF.  Later
+ * lil_step calls replay completed steps but run nothing new (LIL_E_DONE).
+ * Errors: LIL_E_DONE (already ended), LIL_E_UNCERTAIN, I/O. */
+LIL_API lil_status lil_run_complete(lil_run *run, const void *result, size_t len);
+
+/* Record that the run failed, with a reason.  Synced like lil_run_complete. */
+LIL_API lil_status lil_run_fail(lil_run *run, const char *reason);
+
+/* The result of a completed run (LIL_OK) or the reason of a failed one
+ * (LIL_E_FAILED, reason in the message).  LIL_E_NOTFOUND while the run has
+ * no outcome. */
+LIL_API lil_status lil_run_result(lil_run *run, lil_bytes *out);
+
+/* ------------------------------------------------------------------------ */
+/* Markers: a local side effect done exactly once across processes.         */
+
+typedef enum lil_marker_policy {
+    /* A previous holder died inside fn: run fn again (its effect must be
+     * idempotent or atomic; use lil_call_idempotency_key for remote ones). */
+    LIL_MARKER_RETRY = 0,
+    /* A previous holder died inside fn: assume it finished; publish the
+     * marker with an empty result and do not run fn (at-most-once). */
+    LIL_MARKER_ASSUME_DONE = 1,
+    /* A previous holder died inside fn: return LIL_E_UNCERTAIN and leave
+     * the marker in doubt for a person to decide (lil_marker_reset). */
+    LIL_MARKER_RAISE = 2,
+};
+
+/* Run fn once for the store-wide marker name.  The first caller to finish
+ * fn publishes the marker (with fn's result) atomically and durably; every
+ * later caller, in any process, gets that result without running fn.
+ * Concurrent callers wait for the one inside fn (a lock that dies with its
+ * process).  If fn fails, nothing is published and the next caller runs fn.
+ * If a holder died inside fn, policy decides (see lil_marker_policy).
+ * Names follow the step-name rules.  Errors on the store. */
+LIL_API lil_status lil_marker(lil_store *st, const char *name, int policy, lil_fn fn,
+                              void *ud, lil_bytes *out);
+
+/* Forget marker name (published or in doubt), so that fn runs again.
+ * LIL_E_NOTFOUND if there is nothing to forget. */
+LIL_API lil_status lil_marker_reset(lil_store *st, const char *name);
+
+/* ------------------------------------------------------------------------ */
+/* Inspection                                                                */
+
+/* Record types of the journal (docs/format.md). */
+typedef enum lil_record_type {
+    LIL_REC_BEGIN = 1,       /* first record: the run id */
+    LIL_REC_OPEN = 2,        /* a process opened the run: {"pid":P} */
+    LIL_REC_STEP = 3,        /* a step completed: result */
+    LIL_REC_STEP_FAILED = 4, /* a step failed: reason */
+    LIL_REC_INTENT = 5,      /* an effect is about to start: SHA-256(request) */
+    LIL_REC_RESOLVE = 6,     /* an uncertain effect was resolved: JSON */
+    LIL_REC_RUN_DONE = 7,    /* the run completed: result */
+    LIL_REC_RUN_FAILED = 8,  /* the run failed: reason */
+} lil_record_type;
+
+/* "begin", "open", "step", "step-failed", "intent", "resolve", "run-done",
+ * "run-failed", or "unknown". */
+LIL_API const char *lil_record_type_name(int type);
+
+/* Record flag: the step is an effect (its intent precedes it). */
+#define LIL_RECF_EFFECT 0x01u
+
+typedef struct lil_record {
+    uint64_t seq;         /* 1, 2, 3, ... */
+    uint64_t offset;      /* byte offset of the record in the journal */
+    uint32_t size;        /* bytes of the whole record on disk */
+    int64_t ts_ns;        /* when it was written, ns since the Unix epoch */
+    uint32_t dur_us;      /* time the step's function took, µs (0 if none) */
+    int type;             /* lil_record_type */
+    unsigned flags;       /* LIL_RECF_* */
+    const char *key;      /* identity ("fetch#2"), run id, or "" */
+    size_t key_len;
+    const void *payload;  /* result, reason, request hash, JSON */
+    size_t payload_len;
+} lil_record;
+
+/* Called for each record in journal order; return 0 to go on, non-zero to
+ * stop.  The record and its pointers are valid during the call only. */
+typedef int (*lil_record_fn)(void *ud, const lil_record *rec);
+
+/* Walk the run's records, including those this handle appended. */
+LIL_API lil_status lil_run_foreach(lil_run *run, lil_record_fn fn, void *ud);
+
+typedef struct lil_run_info {
+    size_t struct_size;      /* sizeof(lil_run_info), set by the caller */
+    lil_run_state state;
+    uint64_t records;        /* records in the journal */
+    uint64_t steps_done;     /* completed steps and effects */
+    uint64_t steps_failed;   /* failed steps */
+    uint64_t journal_bytes;  /* bytes of valid journal (preallocated space excluded) */
+    int64_t created_ns;      /* time of the first record */
+    int64_t last_ns;         /* time of the last record */
+    int holder_pid;          /* pid holding the run, 0 if none or unknown */
+    lil_sync sync;           /* sync mode of this handle */
+    int keyed;               /* 1 if the chain is HMAC (a key was needed) */
+} lil_run_info;
+
+/* Fill *info (caller sets info->struct_size first). */
+LIL_API lil_status lil_run_get_info(lil_run *run, lil_run_info *info);
+
+/* ------------------------------------------------------------------------ */
+/* Checking and repair                                                       */
+
+enum {
+    LIL_CHECK_REPAIR = 1u << 0, /* truncate the journal at the first damage */
+};
+
+typedef struct lil_check_report {
+    size_t struct_size;      /* sizeof(lil_check_report), set by the caller */
+    int intact;              /* 1: framing and chain verified to the end */
+    int torn_tail;           /* 1: only an unsynced last record was torn */
+    int repaired;            /* 1: the journal was truncated at damage_offset */
+    uint64_t records;        /* valid records before the damage (or all) */
+    uint64_t valid_bytes;    /* end of the last valid record */
+    uint64_t damage_offset;  /* first damaged byte; meaningful when !intact */
+    uint64_t file_bytes;     /* size of the file (preallocation included) */
+    char message[256];       /* what was found, in words */
+} lil_check_report;
+
+/* Verify a run's journal: header, every record's framing and checksum, the
+ * sequence and the hash chain.  Returns LIL_OK when the check itself ran
+ * (see report->intact for the verdict) or the error that stopped it
+ * (LIL_E_LOCKED with LIL_CHECK_REPAIR while another process holds the run,
+ * LIL_E_KEY, LIL_E_VERSION, LIL_E_NOTFOUND, LIL_E_IO).  Without
+ * LIL_CHECK_REPAIR nothing is written. */
+LIL_API lil_status lil_run_check(lil_store *st, const char *run_id, unsigned flags,
+                                 lil_check_report *report);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LIL_LIL_H */

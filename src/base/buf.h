@@ -1,0 +1,36 @@
+/*
+ * buf.h -- a growable byte buffer with a hard cap (curl's dynbuf).
+ *
+ * Appending past cap fails with LIL_E_TOOBIG; the buffer stays valid.  The
+ * contents are always followed by a NUL byte (not counted in len).
+ */
+#ifndef LIL_BASE_BUF_H
+#define LIL_BASE_BUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <lil/lil.h>
+
+struct lil_env;
+
+struct lil_buf {
+    const struct lil_env *env;
+    uint8_t *data;
+    size_t len;
+    size_t alloc;
+    size_t cap; /* most bytes it may hold */
+};
+
+void lil__buf_init(struct lil_buf *b, const struct lil_env *env, size_t cap);
+void lil__buf_free(struct lil_buf *b);
+void lil__buf_reset(struct lil_buf *b);
+lil_status lil__buf_reserve(struct lil_buf *b, size_t more);
+lil_status lil__buf_add(struct lil_buf *b, const void *data, size_t len);
+lil_status lil__buf_addstr(struct lil_buf *b, const char *s);
+lil_status lil__buf_printf(struct lil_buf *b, const char *fmt, ...) LIL_PRINTF(2, 3);
+
+/* Hand the contents over as an exported block (lil_free) and reset b. */
+lil_status lil__buf_export(struct lil_buf *b, lil_bytes *out);
+
+#endif

@@ -1,0 +1,44 @@
+/*
+ * env.h -- the environment: allocator, logger and system-call table.
+ *
+ * Everything process-wide that a host or a test may replace lives here, so
+ * the library keeps no mutable globals.  An env is read-only once a store is
+ * opened with it and may then be shared by all threads.
+ */
+#ifndef LIL_BASE_ENV_H
+#define LIL_BASE_ENV_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/err.h"
+
+struct lil_os;
+
+#define LIL_ENV_MAGIC 0x6c696c45u /* "lilE" */
+
+struct lil_env {
+    uint32_t magic;
+    lil_malloc_fn malloc_fn;
+    lil_realloc_fn realloc_fn;
+    lil_free_fn free_fn;
+    void *alloc_ud;
+    lil_log_fn log_fn;
+    void *log_ud;
+    int log_level;
+    const struct lil_os *os; /* never NULL */
+    struct lil_err err;      /* last failure of lil_store_open with this env */
+};
+
+/* Fill env with the defaults (malloc, no log, the POSIX os table). */
+void lil__env_init(struct lil_env *env);
+
+/* Replace the system-call table (tests inject faults this way). */
+void lil__env_set_os(struct lil_env *env, const struct lil_os *os);
+
+/* Log one line at level if the env's logger wants it (printf format). */
+void lil__log(const struct lil_env *env, int level, const char *fmt, ...)
+    LIL_PRINTF(3, 4);
+
+#endif

@@ -1,0 +1,40 @@
+/*
+ * hash.h -- SHA-256, HMAC-SHA-256 (OpenSSL libcrypto) and CRC-32 (zlib).
+ *
+ * struct lil_mac is a chain hasher: plain SHA-256 when no key is set,
+ * HMAC-SHA-256 with one.  It is reused across records, so the per-record
+ * cost is one init + updates + final, with no allocation.
+ */
+#ifndef LIL_BASE_HASH_H
+#define LIL_BASE_HASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <lil/lil.h>
+
+#define LIL_SHA256_LEN 32
+
+uint32_t lil__crc32(uint32_t crc, const void *data, size_t len);
+
+void lil__sha256(const void *data, size_t len, uint8_t out[LIL_SHA256_LEN]);
+
+/* Lowercase hex of len bytes into out (2*len+1 bytes). */
+void lil__hex(const uint8_t *bytes, size_t len, char *out);
+
+struct lil_mac; /* opaque */
+
+/* key may be NULL (plain SHA-256).  NULL on allocation failure. */
+struct lil_mac *lil__mac_new(const struct lil_env *env, const uint8_t *key,
+                             size_t key_len);
+void lil__mac_free(const struct lil_env *env, struct lil_mac *m);
+int lil__mac_keyed(const struct lil_mac *m);
+lil_status lil__mac_begin(struct lil_mac *m);
+lil_status lil__mac_update(struct lil_mac *m, const void *data, size_t len);
+lil_status lil__mac_end(struct lil_mac *m, uint8_t out[LIL_SHA256_LEN]);
+
+/* One-shot: mac of a||b (b may be NULL). */
+lil_status lil__mac2(struct lil_mac *m, const void *a, size_t alen, const void *b,
+                     size_t blen, uint8_t out[LIL_SHA256_LEN]);
+
+#endif

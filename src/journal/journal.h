@@ -1,0 +1,123 @@
+/*
+ * journal.h -- one run's journal: open (recovery scan), append, group
+ * commit, sync, close, walk, check.  The byte layout is in format.h.
+ *
+ * Thread rules: after open, append / sync_to / foreach may be called from
+ * many threads at once.  Appends are serialized by the journal's mutex (the
+ * chain orders them); syncs are shared: a thread that needs its record
+ * durable waits for a sync already in flight that covers it, or becomes the
+ * leader of the next one (group commit).
+ *
+ * Failure rule: after any failed write, fdatasync or ftruncate the journal
+ * is poisoned; every later call returns LIL_E_POISONED (a retried fsync can
+ * falsely succeed on Linux).  Reopen to recover.
+ *
+ * Lifetime: the key and payload pointers given to the scan callback point
+ * into a read-only mapping of the journal that lives until close.
+ */
+#ifndef LIL_JOURNAL_JOURNAL_H
+#define LIL_JOURNAL_JOURNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/env.h"
+
+struct journal;
+
+/* A record as read (scan, foreach) or to be written (append). */
+struct jrec {
+    uint64_t seq;     /* read: its seq; ignored on append */
+    uint64_t off;     /* read: its offset; ignored on append */
+    uint32_t len;     /* read: bytes on disk */
+    int64_t ts_ns;    /* read: its time; append: 0 means now */
+    uint32_t dur_us;
+    uint8_t type;
+    uint8_t flags;    /* LIL_JF_FLAG_EFFECT; SYNCED is the journal's business */
+    const uint8_t *key;
+    size_t key_len;
+    const uint8_t *payload;
+    size_t payload_len;
+};
+
+/* Called for each valid record during open; non-OK aborts the open with
+ * that status (the callback fills err). */
+typedef lil_status (*journal_scan_fn)(void *ud, const struct jrec *rec,
+                                      struct lil_err *err);
+
+struct journal_opts {
+    lil_sync sync;        /* FULL, NORMAL or OFF (DEFAULT is resolved above) */
+    bool readonly;        /* no lock, no create, no truncation, no append */
+    bool create;          /* create the file when missing */
+    size_t max_record;    /* largest record accepted (on read and write) */
+    const uint8_t *key;   /* journal key or NULL */
+    size_t key_len;
+    const char *run_id;   /* written in the BEGIN record of a new journal */
+};
+
+/* Open (and create) the journal at path in directory dir.  Takes the
+ * run's lock (LIL_E_LOCKED "... held by pid P"), verifies the header,
+ * scans every record (calling scan for each), and notes a torn tail, which
+ * is truncated before the first append.  *created tells whether the file
+ * was made by this call. */
+lil_status lil__journal_open(const struct lil_env *env, struct lil_err *err,
+                             const char *dir, const char *path,
+                             const struct journal_opts *opts, journal_scan_fn scan,
+                             void *ud, struct journal **out, bool *created);
+
+/* Sync (unless poisoned or readonly), unlock, unmap, close, free.  Returns
+ * the status of that final sync. */
+lil_status lil__journal_close(struct journal *j, struct lil_err *err);
+
+/* Append one record (written to the file, not synced).  *end receives the
+ * offset just past it, to pass to lil__journal_sync_to. */
+lil_status lil__journal_append(struct journal *j, struct lil_err *err,
+                               const struct jrec *rec, uint64_t *end);
+
+/* Make every byte below end durable (group commit).  LIL_OK at once when a
+ * finished sync already covers it. */
+lil_status lil__journal_sync_to(struct journal *j, struct lil_err *err, uint64_t end);
+
+/* Append, then sync when the journal's mode asks for it: always for
+ * FULL; for NORMAL only when must_sync; never for OFF. */
+lil_status lil__journal_commit(struct journal *j, struct lil_err *err,
+                               const struct jrec *rec, bool must_sync);
+
+/* Sync everything appended so far, whatever the mode. */
+lil_status lil__journal_sync_all(struct journal *j, struct lil_err *err);
+
+/* Walk every record from the start, reading with pread (so records this
+ * handle appended are seen).  fn returns non-zero to stop. */
+typedef int (*journal_walk_fn)(void *ud, const struct jrec *rec);
+lil_status lil__journal_foreach(struct journal *j, struct lil_err *err,
+                                journal_walk_fn fn, void *ud);
+
+/* Facts about the journal. */
+uint64_t lil__journal_records(const struct journal *j);
+uint64_t lil__journal_end(const struct journal *j);
+int64_t lil__journal_created_ns(const struct journal *j);
+int64_t lil__journal_last_ns(const struct journal *j);
+bool lil__journal_keyed(const struct journal *j);
+lil_sync lil__journal_sync_mode(const struct journal *j);
+
+/* The pid in the last OPEN record ({"pid":P}) of the file at path, or 0. */
+int lil__journal_holder_pid(const struct lil_env *env, const char *path);
+
+/* Verify (and with repair, truncate at the first damage) the file at
+ * path.  See lil_run_check in lil.h for the report. */
+lil_status lil__journal_check(const struct lil_env *env, struct lil_err *err,
+                              const char *dir, const char *path,
+                              const uint8_t *key, size_t key_len, bool repair,
+                              lil_check_report *report);
+
+/* Scan a journal image held in memory (no file, no lock): what open does,
+ * without side effects.  For the fuzzer and for unit tests.  Returns LIL_OK
+ * (with *valid_end and *records) or the error open would give. */
+lil_status lil__journal_scan_buffer(const struct lil_env *env, struct lil_err *err,
+                                    const uint8_t *data, size_t len,
+                                    const uint8_t *key, size_t key_len,
+                                    size_t max_record, uint64_t *valid_end,
+                                    uint64_t *records);
+
+#endif

@@ -1,0 +1,92 @@
+/*
+ * os.h -- the system-call table and the file helpers built on it.
+ *
+ * Every system call that touches a journal or a marker goes through the
+ * env's struct lil_os, never straight to libc, so that tests can replace
+ * it: fail the k-th pwrite with EIO, the k-th fdatasync with EIO, write
+ * short, end the process at the k-th call (crash points), or hold unsynced
+ * writes back and garble them (simulated power cut).  The default table is
+ * lil__os_posix.  Function pointers take no user data: a replacing table
+ * keeps its state where its test wants it.
+ *
+ * Every helper below returns LIL_OK or LIL_E_IO with errno kept in err and a
+ * message naming the call and the path.  EINTR is retried here, once for all.
+ */
+#ifndef LIL_OS_OS_H
+#define LIL_OS_OS_H
+
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "base/env.h"
+
+struct lil_os {
+    int (*open)(const char *path, int flags, mode_t mode);
+    int (*close)(int fd);
+    ssize_t (*pread)(int fd, void *buf, size_t n, off_t off);
+    ssize_t (*pwrite)(int fd, const void *buf, size_t n, off_t off);
+    int (*fdatasync)(int fd);
+    int (*fsync)(int fd);
+    int (*ftruncate)(int fd, off_t len);
+    int (*fallocate)(int fd, int mode, off_t off, off_t len);
+    int (*fstat)(int fd, struct stat *st);
+    int (*rename)(const char *from, const char *to);
+    int (*link)(const char *from, const char *to);
+    int (*unlink)(const char *path);
+    int (*mkdir)(const char *path, mode_t mode);
+    int (*fcntl_lock)(int fd, int cmd, struct flock *fl);
+    void *(*mmap)(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+    int (*munmap)(void *addr, size_t len);
+};
+
+extern const struct lil_os lil__os_posix;
+
+lil_status lil__os_open(const struct lil_env *env, struct lil_err *err,
+                        const char *path, int flags, mode_t mode, int *fd_out);
+void lil__os_close(const struct lil_env *env, int fd); /* -1 is a no-op */
+
+/* Read exactly n bytes at off; a short file gives LIL_E_IO with errno 0 and
+ * *got (if not NULL) set to what was read. */
+lil_status lil__os_pread_all(const struct lil_env *env, struct lil_err *err, int fd,
+                             void *buf, size_t n, uint64_t off, const char *what);
+
+/* Write exactly n bytes at off, looping over short writes.  A write that
+ * makes no progress is an error (ENOSPC if errno says nothing). */
+lil_status lil__os_pwrite_all(const struct lil_env *env, struct lil_err *err, int fd,
+                              const void *buf, size_t n, uint64_t off,
+                              const char *what);
+
+lil_status lil__os_fdatasync(const struct lil_env *env, struct lil_err *err, int fd,
+                             const char *what);
+lil_status lil__os_ftruncate(const struct lil_env *env, struct lil_err *err, int fd,
+                             uint64_t len, const char *what);
+lil_status lil__os_fstat_size(const struct lil_env *env, struct lil_err *err, int fd,
+                              uint64_t *size_out, const char *what);
+
+/* fsync the directory dir (after a create, rename, link or unlink in it). */
+lil_status lil__os_fsync_dir(const struct lil_env *env, struct lil_err *err,
+                             const char *dir);
+
+/* mkdir -p of one level: create dir (0700) unless it exists as a directory. */
+lil_status lil__os_mkdir(const struct lil_env *env, struct lil_err *err,
+                         const char *dir);
+
+/* Publish data at path atomically and durably: write a temporary file in the
+ * same directory, fsync it, rename it over path, fsync the directory. */
+lil_status lil__os_publish(const struct lil_env *env, struct lil_err *err,
+                           const char *dir, const char *path, const void *data,
+                           size_t len);
+
+/* Open-file-description locks: they belong to the open file, not to the
+ * process, and die with the last descriptor (so with the process).
+ * try_lock: LIL_E_LOCKED if another description holds a conflicting lock.
+ * wait_lock: blocks until it is free. */
+lil_status lil__os_lock_try(const struct lil_env *env, struct lil_err *err, int fd,
+                            const char *what);
+lil_status lil__os_lock_wait(const struct lil_env *env, struct lil_err *err, int fd,
+                             const char *what);
+
+#endif
