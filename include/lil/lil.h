@@ -412,7 +412,7 @@ typedef enum lil_marker_policy {
     /* A previous holder died inside fn: return LIL_E_UNCERTAIN and leave
      * the marker in doubt for a person to decide (lil_marker_reset). */
     LIL_MARKER_RAISE = 2,
-};
+} lil_marker_policy;
 
 /* Run fn once for the store-wide marker name.  The first caller to finish
  * fn publishes the marker (with fn's result) atomically and durably; every
@@ -458,7 +458,7 @@ typedef struct lil_record {
     uint32_t dur_us;      /* time the step's function took, µs (0 if none) */
     int type;             /* lil_record_type */
     unsigned flags;       /* LIL_RECF_* */
-    const char *key;      /* identity ("fetch#2"), run id, or "" */
+    const char *key;      /* identity ("fetch#2"), run id, or ""; NUL-terminated */
     size_t key_len;
     const void *payload;  /* result, reason, request hash, JSON */
     size_t payload_len;

@@ -33,23 +33,27 @@
  *    28    2 key_len      bytes of key (at most 65535)
  *    30    1 type         lil_record_type (lil.h)
  *    31    1 flags        bit 0 EFFECT: the step is an effect
- *                         bit 7 SYNCED: when this record was written, every
- *                               byte before it had been fdatasync'd
+ *                         bit 7 SETTLED: when this record was written, every
+ *                               byte before it was durable: fdatasync'd, or
+ *                               (sync off) found intact by the open before
  *    32    k key          identity ("fetch#2"), run id, or nothing
  *  32+k    p payload      result, reason, SHA-256(request), JSON
- * len-32  32 chain        H(previous chain || bytes 0..len-33 of this record)
+ * len-32  32 chain        H(previous chain || bytes 0..3 || bytes 8..len-33)
  *
  * H is SHA-256, or HMAC-SHA-256 under the journal key when the file is
  * keyed.  The chain before the first record is H(file header).  The chain
- * covers every byte of every record (timestamps included) and the order of
- * records, so editing, removing or reordering any record is detected even
+ * covers every byte of every record but its CRC (timestamps included) and
+ * the order of records, so editing, removing or reordering any record is detected even
  * when the CRCs are recomputed.
  *
  * END OF JOURNAL AND PREALLOCATION
  *
  * The writer grows the file in chunks (fallocate), so the file is usually
  * longer than the journal; the bytes past the last record read as zero.
- * The end is where a record with len == 0 starts, or the end of the file.
+ * The end is where a record with len == 0 starts and only zero bytes
+ * follow, or the end of the file.  A writable open of a journal in mode
+ * full or normal fdatasyncs it before appending, so what it found is
+ * durable before anything is added after it.
  *
  * RECOVERY (open)
  *
@@ -57,7 +61,7 @@
  * fits the file, its CRC matches and its seq is the next one.  At the first
  * invalid record, at offset X:
  *   - if any later valid record (found by searching byte by byte) carries
- *     the SYNCED flag, the bytes at X had been synced before and have been
+ *     the SETTLED flag, the bytes at X had been durable and have been
  *     damaged since: LIL_E_CORRUPT naming X.  `lil check --repair`
  *     truncates at X when asked;
  *   - otherwise X begins a torn tail (a crash or power cut before the sync
@@ -87,7 +91,7 @@
 #define LIL_JF_KEY_MAX      65535u
 
 #define LIL_JF_FLAG_EFFECT 0x01u
-#define LIL_JF_FLAG_SYNCED 0x80u
+#define LIL_JF_FLAG_SETTLED 0x80u
 
 /* Header field offsets. */
 #define LIL_JF_H_VERSION    8

@@ -93,6 +93,14 @@ typedef int (*journal_walk_fn)(void *ud, const struct jrec *rec);
 lil_status lil__journal_foreach(struct journal *j, struct lil_err *err,
                                 journal_walk_fn fn, void *ud);
 
+/* What a walk needs of an open journal (check.c reads with pread). */
+struct journal_view {
+    const struct lil_env *env;
+    int fd;
+    const char *path;
+};
+lil_status lil__journal_view(const struct journal *j, struct journal_view *v);
+
 /* Facts about the journal. */
 uint64_t lil__journal_records(const struct journal *j);
 uint64_t lil__journal_end(const struct journal *j);
@@ -100,6 +108,9 @@ int64_t lil__journal_created_ns(const struct journal *j);
 int64_t lil__journal_last_ns(const struct journal *j);
 bool lil__journal_keyed(const struct journal *j);
 lil_sync lil__journal_sync_mode(const struct journal *j);
+
+/* true when another process holds the journal's lock. */
+bool lil__journal_held_elsewhere(const struct journal *j);
 
 /* The pid in the last OPEN record ({"pid":P}) of the file at path, or 0. */
 int lil__journal_holder_pid(const struct lil_env *env, const char *path);

@@ -16,6 +16,7 @@
 #define LIL_OS_OS_H
 
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -88,5 +89,8 @@ lil_status lil__os_lock_try(const struct lil_env *env, struct lil_err *err, int 
                             const char *what);
 lil_status lil__os_lock_wait(const struct lil_env *env, struct lil_err *err, int fd,
                              const char *what);
+
+/* true when another open file description holds the lock of fd's file. */
+bool lil__os_lock_held(const struct lil_env *env, int fd);
 
 #endif

@@ -1,0 +1,661 @@
+/*
+ * api.c -- the public API: argument checks, handle states, and publishing
+ * errors (to the handle and to the calling thread).  Everything else is
+ * done by the layers below.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "engine/call.h"
+#include "engine/run.h"
+#include "journal/format.h"
+#include "os/os.h"
+
+/* ---- status codes ------------------------------------------------------ */
+
+struct status_text {
+    lil_status code;
+    const char *name;
+    const char *text;
+};
+
+static const struct status_text status_texts[] = {
+    {LIL_OK, "LIL_OK", "success"},
+    {LIL_E_INVAL, "LIL_E_INVAL", "invalid argument or use"},
+    {LIL_E_NOMEM, "LIL_E_NOMEM", "out of memory"},
+    {LIL_E_IO, "LIL_E_IO", "input/output error"},
+    {LIL_E_CORRUPT, "LIL_E_CORRUPT", "journal is damaged"},
+    {LIL_E_LOCKED, "LIL_E_LOCKED", "run is held by another process"},
+    {LIL_E_POISONED, "LIL_E_POISONED", "run is unusable after a failed write; reopen it"},
+    {LIL_E_TOOBIG, "LIL_E_TOOBIG", "a limit was exceeded"},
+    {LIL_E_SPEC, "LIL_E_SPEC", "invalid loop specification"},
+    {LIL_E_HTTP, "LIL_E_HTTP", "HTTP error"},
+    {LIL_E_CHILD, "LIL_E_CHILD", "child process error"},
+    {LIL_E_PG, "LIL_E_PG", "PostgreSQL error"},
+    {LIL_E_VERSION, "LIL_E_VERSION", "journal format is newer than this library"},
+    {LIL_E_FAILED, "LIL_E_FAILED", "step failed"},
+    {LIL_E_UNCERTAIN, "LIL_E_UNCERTAIN", "an effect's outcome is unknown"},
+    {LIL_E_NONDET, "LIL_E_NONDET", "non-deterministic replay"},
+    {LIL_E_KEY, "LIL_E_KEY", "journal key missing or wrong"},
+    {LIL_E_NOTFOUND, "LIL_E_NOTFOUND", "not found"},
+    {LIL_E_DONE, "LIL_E_DONE", "run has ended"},
+};
+
+static const struct status_text *status_of(lil_status s)
+{
+    for (size_t i = 0; i < sizeof(status_texts) / sizeof(status_texts[0]); i++)
+        if (status_texts[i].code == s)
+            return &status_texts[i];
+    return NULL;
+}
+
+const char *lil_strerror(lil_status s)
+{
+    const struct status_text *t = status_of(s);
+
+    return t ? t->text : "unknown status";
+}
+
+const char *lil_status_name(lil_status s)
+{
+    const struct status_text *t = status_of(s);
+
+    return t ? t->name : "LIL_E_UNKNOWN";
+}
+
+const char *lil_version(void)
+{
+    return LIL_VERSION;
+}
+
+/* ---- error plumbing ------------------------------------------------------ */
+
+static lil_status fail_plain(lil_status code, const char *msg)
+{
+    struct lil_err e;
+
+    lil__seterr(&e, code, 0, "%s", msg);
+    lil__publish_err(&e);
+    return code;
+}
+
+static lil_status to_store(struct lil_store *st, const struct lil_err *e, lil_status rc)
+{
+    if (rc != LIL_OK) {
+        lil__copyerr(&st->err, e);
+        lil__publish_err(e);
+    }
+    return rc;
+}
+
+static lil_status to_run(struct lil_run *run, const struct lil_err *e, lil_status rc)
+{
+    if (rc != LIL_OK) {
+        pthread_mutex_lock(&run->mu);
+        lil__copyerr(&run->err, e);
+        pthread_mutex_unlock(&run->mu);
+        lil__publish_err(e);
+    }
+    return rc;
+}
+
+static bool env_ok(const lil_env *env)
+{
+    return env && env->magic == LIL_ENV_MAGIC;
+}
+
+static bool store_ok(const lil_store *st)
+{
+    return st && st->magic == LIL_STORE_MAGIC;
+}
+
+static bool run_ok(const lil_run *run)
+{
+    return run && run->magic == LIL_RUN_MAGIC;
+}
+
+static bool call_ok(const lil_call *call)
+{
+    return call && call->magic == LIL_CALL_MAGIC;
+}
+
+#define BAD_HANDLE(what) fail_plain(LIL_E_INVAL, "invalid or closed " what " handle")
+
+/* ---- env ----------------------------------------------------------------- */
+
+lil_status lil_env_new(lil_env **out)
+{
+    struct lil_env *env;
+
+    if (!out)
+        return fail_plain(LIL_E_INVAL, "lil_env_new: out is NULL");
+    *out = NULL;
+    env = malloc(sizeof(*env));
+    if (!env)
+        return fail_plain(LIL_E_NOMEM, "out of memory");
+    lil__env_init(env);
+    *out = env;
+    return LIL_OK;
+}
+
+void lil_env_free(lil_env *env)
+{
+    if (!env_ok(env))
+        return;
+    env->magic = 0;
+    free(env);
+}
+
+lil_status lil_env_set_allocator(lil_env *env, lil_malloc_fn malloc_fn,
+                                 lil_realloc_fn realloc_fn, lil_free_fn free_fn,
+                                 void *ud)
+{
+    if (!env_ok(env))
+        return BAD_HANDLE("env");
+    if (!malloc_fn || !realloc_fn || !free_fn)
+        return fail_plain(LIL_E_INVAL, "lil_env_set_allocator needs all three functions");
+    env->malloc_fn = malloc_fn;
+    env->realloc_fn = realloc_fn;
+    env->free_fn = free_fn;
+    env->alloc_ud = ud;
+    return LIL_OK;
+}
+
+lil_status lil_env_set_log(lil_env *env, lil_log_fn fn, void *ud, int min_level)
+{
+    if (!env_ok(env))
+        return BAD_HANDLE("env");
+    env->log_fn = fn;
+    env->log_ud = ud;
+    env->log_level = min_level;
+    return LIL_OK;
+}
+
+/* ---- store ----------------------------------------------------------------- */
+
+lil_status lil_store_open(lil_env *env, const char *dir, lil_store **out)
+{
+    struct lil_err e;
+    bool own = false;
+    lil_status rc;
+
+    if (!out)
+        return fail_plain(LIL_E_INVAL, "lil_store_open: out is NULL");
+    *out = NULL;
+    if (env && !env_ok(env))
+        return BAD_HANDLE("env");
+    if (!env) {
+        rc = lil_env_new(&env);
+        if (rc != LIL_OK)
+            return rc;
+        own = true;
+    }
+    rc = lil__store_open(env, &e, dir, out);
+    if (rc != LIL_OK) {
+        lil__copyerr(&env->err, &e);
+        lil__publish_err(&e);
+        if (own)
+            lil_env_free(env);
+        return rc;
+    }
+    (*out)->own_env = own;
+    return LIL_OK;
+}
+
+void lil_store_close(lil_store *st)
+{
+    struct lil_env *env;
+    bool own;
+
+    if (!store_ok(st))
+        return;
+    env = st->env;
+    own = st->own_env;
+    lil__store_close(st);
+    if (own)
+        lil_env_free(env);
+}
+
+const char *lil_store_path(const lil_store *st)
+{
+    return store_ok(st) ? st->dir : NULL;
+}
+
+const char *lil_store_errmsg(const lil_store *st)
+{
+    return store_ok(st) ? st->err.msg : "invalid or closed store handle";
+}
+
+lil_status lil_store_foreach_run(lil_store *st, lil_run_id_fn fn, void *ud)
+{
+    struct lil_err e;
+
+    if (!store_ok(st))
+        return BAD_HANDLE("store");
+    if (!fn)
+        return fail_plain(LIL_E_INVAL, "lil_store_foreach_run: fn is NULL");
+    return to_store(st, &e, lil__store_foreach(st, &e, fn, ud));
+}
+
+lil_status lil_run_id_check(const char *run_id)
+{
+    struct lil_err e;
+    lil_status rc = lil__run_id_check(&e, run_id);
+
+    if (rc != LIL_OK)
+        lil__publish_err(&e);
+    return rc;
+}
+
+/* ---- runs ------------------------------------------------------------------- */
+
+lil_status lil_run_open(lil_store *st, const char *run_id, const lil_run_opts *opts,
+                        lil_run **out)
+{
+    struct lil_err e;
+
+    if (!out)
+        return fail_plain(LIL_E_INVAL, "lil_run_open: out is NULL");
+    *out = NULL;
+    if (!store_ok(st))
+        return BAD_HANDLE("store");
+    if (opts && opts->struct_size < offsetof(lil_run_opts, max_record))
+        return fail_plain(LIL_E_INVAL, "lil_run_open: opts->struct_size is too small");
+    return to_store(st, &e, lil__run_open(st, &e, run_id, opts, out));
+}
+
+lil_status lil_run_close(lil_run *run)
+{
+    struct lil_err e;
+    lil_status rc;
+
+    if (!run)
+        return LIL_OK;
+    if (!run_ok(run))
+        return BAD_HANDLE("run");
+    rc = lil__run_close(run, &e);
+    if (rc != LIL_OK)
+        lil__publish_err(&e);
+    return rc;
+}
+
+const char *lil_run_id(const lil_run *run)
+{
+    return run_ok(run) ? run->id : NULL;
+}
+
+const char *lil_run_errmsg(const lil_run *run)
+{
+    return run_ok(run) ? run->err.msg : "invalid or closed run handle";
+}
+
+int lil_run_errno(const lil_run *run)
+{
+    return run_ok(run) && run->err.code == LIL_E_IO ? run->err.sys_errno : 0;
+}
+
+lil_run_state lil_run_status(const lil_run *run)
+{
+    lil_run_state s;
+
+    if (!run_ok(run))
+        return (lil_run_state)0;
+    pthread_mutex_lock((pthread_mutex_t *)(uintptr_t)&run->mu);
+    s = run->state;
+    pthread_mutex_unlock((pthread_mutex_t *)(uintptr_t)&run->mu);
+    return s;
+}
+
+const char *lil_run_state_name(lil_run_state state)
+{
+    switch (state) {
+    case LIL_RUN_RUNNING:
+        return "running";
+    case LIL_RUN_COMPLETED:
+        return "completed";
+    case LIL_RUN_FAILED:
+        return "failed";
+    case LIL_RUN_UNCERTAIN:
+        return "uncertain";
+    case LIL_RUN_STOPPED:
+        return "stopped";
+    default:
+        return "unknown";
+    }
+}
+
+lil_status lil_run_sync(lil_run *run)
+{
+    struct lil_err e;
+
+    if (!run_ok(run))
+        return BAD_HANDLE("run");
+    return to_run(run, &e, lil__journal_sync_all(run->j, &e));
+}
+
+/* ---- calls ------------------------------------------------------------------ */
+
+lil_status lil_call_set_result(lil_call *call, const void *data, size_t len)
+{
+    lil_status rc;
+
+    if (!call_ok(call) || (!data && len))
+        return fail_plain(LIL_E_INVAL, "lil_call_set_result: bad call or data");
+    lil__buf_reset(&call->result);
+    rc = lil__buf_add(&call->result, data, len);
+    if (rc == LIL_E_TOOBIG)
+        return fail_plain(rc, "step result is over the run's max_record");
+    return rc == LIL_OK ? rc : fail_plain(rc, "out of memory");
+}
+
+static lil_status set_json_value(lil_call *call, json_t *v)
+{
+    char *text = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    lil_status rc;
+
+    if (!text)
+        return fail_plain(LIL_E_NOMEM, "out of memory encoding JSON");
+    rc = lil_call_set_result(call, text, strlen(text));
+    free(text);
+    return rc;
+}
+
+lil_status lil_call_set_json(lil_call *call, const char *json)
+{
+    json_error_t jerr;
+    json_t *v;
+    lil_status rc;
+    struct lil_err e;
+
+    if (!call_ok(call) || !json)
+        return fail_plain(LIL_E_INVAL, "lil_call_set_json: bad call or NULL json");
+    v = json_loads(json, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
+    if (!v) {
+        lil__seterr(&e, LIL_E_INVAL, 0, "invalid JSON at line %d, column %d: %s",
+                    jerr.line, jerr.column, jerr.text);
+        lil__publish_err(&e);
+        return LIL_E_INVAL;
+    }
+    rc = set_json_value(call, v);
+    json_decref(v);
+    return rc;
+}
+
+lil_status lil_call_set_jsonf(lil_call *call, const char *fmt, ...)
+{
+    json_error_t jerr;
+    json_t *v;
+    va_list ap;
+    lil_status rc;
+    struct lil_err e;
+
+    if (!call_ok(call) || !fmt)
+        return fail_plain(LIL_E_INVAL, "lil_call_set_jsonf: bad call or NULL format");
+    va_start(ap, fmt);
+    v = json_vpack_ex(&jerr, 0, fmt, ap);
+    va_end(ap);
+    if (!v) {
+        lil__seterr(&e, LIL_E_INVAL, 0, "JSON pack format '%s': %s", fmt, jerr.text);
+        lil__publish_err(&e);
+        return LIL_E_INVAL;
+    }
+    rc = set_json_value(call, v);
+    json_decref(v);
+    return rc;
+}
+
+lil_status lil_call_fail(lil_call *call, const char *fmt, ...)
+{
+    char msg[1000];
+    va_list ap;
+
+    if (!call_ok(call) || !fmt)
+        return fail_plain(LIL_E_INVAL, "lil_call_fail: bad call or NULL format");
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    call->failed = true;
+    lil__buf_reset(&call->reason);
+    lil__buf_addstr(&call->reason, msg);
+    return LIL_OK;
+}
+
+const char *lil_call_identity(const lil_call *call)
+{
+    return call_ok(call) ? call->identity : NULL;
+}
+
+const char *lil_call_idempotency_key(const lil_call *call)
+{
+    return call_ok(call) ? call->idem_key : NULL;
+}
+
+unsigned lil_call_attempt(const lil_call *call)
+{
+    return call_ok(call) ? call->attempt : 0;
+}
+
+/* ---- steps -------------------------------------------------------------------- */
+
+static lil_status step_common(lil_run *run, const char *name, bool effect,
+                              const void *request, size_t request_len, lil_fn fn,
+                              void *ud, lil_bytes *out)
+{
+    struct lil_err e;
+
+    if (out) {
+        out->data = NULL;
+        out->len = 0;
+    }
+    if (!run_ok(run))
+        return BAD_HANDLE("run");
+    if (!fn || (!request && request_len))
+        return to_run(run, &e, lil__seterr(&e, LIL_E_INVAL, 0,
+                                           "lil_step/lil_effect: fn is NULL or request "
+                                           "is NULL with a length"));
+    return to_run(run, &e, lil__run_step(run, &e, name, effect, request, request_len,
+                                         fn, ud, out));
+}
+
+lil_status lil_step(lil_run *run, const char *name, lil_fn fn, void *ud, lil_bytes *out)
+{
+    return step_common(run, name, false, NULL, 0, fn, ud, out);
+}
+
+lil_status lil_effect(lil_run *run, const char *name, const void *request,
+                      size_t request_len, lil_fn fn, void *ud, lil_bytes *out)
+{
+    return step_common(run, name, true, request, request_len, fn, ud, out);
+}
+
+/* ---- uncertain effects and outcome ------------------------------------------- */
+
+size_t lil_run_uncertain_count(const lil_run *run)
+{
+    return run_ok(run) ? run->n_uncertain : 0;
+}
+
+const char *lil_run_uncertain_at(const lil_run *run, size_t i)
+{
+    lil_run *r = (lil_run *)(uintptr_t)run;
+    size_t n;
+
+    if (!run_ok(run) || i >= run->n_uncertain)
+        return NULL;
+    n = r->uncertain[i]->key_len;
+    if (n >= sizeof(r->scratch))
+        n = sizeof(r->scratch) - 1;
+    memcpy(r->scratch, r->uncertain[i]->key, n);
+    r->scratch[n] = '\0';
+    return r->scratch;
+}
+
+static lil_status check_text(struct lil_err *e, const char *what, const char *s,
+                             size_t max)
+{
+    if (!s || !*s)
+        return lil__seterr(e, LIL_E_INVAL, 0, "%s is required", what);
+    if (strlen(s) > max)
+        return lil__seterr(e, LIL_E_INVAL, 0, "%s is longer than %zu bytes", what, max);
+    return LIL_OK;
+}
+
+lil_status lil_run_resolve(lil_run *run, const char *identity, lil_resolution how,
+                           const void *result, size_t result_len, const char *actor,
+                           const char *reason)
+{
+    struct lil_err e;
+    lil_status rc;
+
+    if (!run_ok(run))
+        return BAD_HANDLE("run");
+    rc = check_text(&e, "identity", identity, 255);
+    if (rc == LIL_OK)
+        rc = check_text(&e, "actor", actor, 200);
+    if (rc == LIL_OK)
+        rc = check_text(&e, "reason", reason, 1000);
+    if (rc == LIL_OK && (how < LIL_RESOLVE_RETRY || how > LIL_RESOLVE_ABORT))
+        rc = lil__seterr(&e, LIL_E_INVAL, 0, "unknown resolution %d", (int)how);
+    if (rc == LIL_OK && how != LIL_RESOLVE_ASSUME_DONE && (result || result_len))
+        rc = lil__seterr(&e, LIL_E_INVAL, 0, "only assume-done takes a result");
+    if (rc == LIL_OK && !result && result_len)
+        rc = lil__seterr(&e, LIL_E_INVAL, 0, "result is NULL with a length");
+    if (rc == LIL_OK)
+        rc = lil__run_resolve(run, &e, identity, how, result, result_len, actor, reason);
+    return to_run(run, &e, rc);
+}
+
+lil_status lil_run_complete(lil_run *run, const void *result, size_t len)
+{
+    struct lil_err e;
+
+    if (!run_ok(run))
+        return BAD_HANDLE("run");
+    if (!result && len)
+        return to_run(run, &e, lil__seterr(&e, LIL_E_INVAL, 0,
+                                           "result is NULL with a length"));
+    return to_run(run, &e, lil__run_end(run, &e, true, result, len));
+}
+
+lil_status lil_run_fail(lil_run *run, const char *reason)
+{
+    struct lil_err e;
+
+    if (!run_ok(run))
+        return BAD_HANDLE("run");
+    if (check_text(&e, "reason", reason, 1000) != LIL_OK)
+        return to_run(run, &e, e.code);
+    return to_run(run, &e, lil__run_end(run, &e, false, reason, strlen(reason)));
+}
+
+lil_status lil_run_result(lil_run *run, lil_bytes *out)
+{
+    struct lil_err e;
+
+    if (!out)
+        return fail_plain(LIL_E_INVAL, "lil_run_result: out is NULL");
+    out->data = NULL;
+    out->len = 0;
+    if (!run_ok(run))
+        return BAD_HANDLE("run");
+    return to_run(run, &e, lil__run_result(run, &e, out));
+}
+
+/* ---- markers -------------------------------------------------------------------- */
+
+lil_status lil_marker(lil_store *st, const char *name, int policy, lil_fn fn, void *ud,
+                      lil_bytes *out)
+{
+    struct lil_err e;
+
+    if (out) {
+        out->data = NULL;
+        out->len = 0;
+    }
+    if (!store_ok(st))
+        return BAD_HANDLE("store");
+    if (!fn)
+        return to_store(st, &e, lil__seterr(&e, LIL_E_INVAL, 0, "lil_marker: fn is NULL"));
+    return to_store(st, &e, lil__marker(st, &e, name, policy, fn, ud, out));
+}
+
+lil_status lil_marker_reset(lil_store *st, const char *name)
+{
+    struct lil_err e;
+
+    if (!store_ok(st))
+        return BAD_HANDLE("store");
+    return to_store(st, &e, lil__marker_reset(st, &e, name));
+}
+
+/* ---- inspection ------------------------------------------------------------------ */
+
+const char *lil_record_type_name(int type)
+{
+    static const char *const names[] = {
+        "unknown", "begin",   "open",     "step",      "step-failed",
+        "intent",  "resolve", "run-done", "run-failed",
+    };
+
+    if (type < 0 || (size_t)type >= sizeof(names) / sizeof(names[0]))
+        return "unknown";
+    return names[type];
+}
+
+lil_status lil_run_foreach(lil_run *run, lil_record_fn fn, void *ud)
+{
+    struct lil_err e;
+
+    if (!run_ok(run))
+        return BAD_HANDLE("run");
+    if (!fn)
+        return to_run(run, &e, lil__seterr(&e, LIL_E_INVAL, 0, "fn is NULL"));
+    return to_run(run, &e, lil__run_foreach(run, &e, fn, ud));
+}
+
+lil_status lil_run_get_info(lil_run *run, lil_run_info *info)
+{
+    struct lil_err e;
+
+    if (!run_ok(run))
+        return BAD_HANDLE("run");
+    if (!info || info->struct_size < offsetof(lil_run_info, keyed))
+        return to_run(run, &e, lil__seterr(&e, LIL_E_INVAL, 0,
+                                           "info is NULL or its struct_size is unset"));
+    return to_run(run, &e, lil__run_info(run, &e, info));
+}
+
+lil_status lil_run_check(lil_store *st, const char *run_id, unsigned flags,
+                         lil_check_report *report)
+{
+    const char *key = getenv("LIL_JOURNAL_KEY");
+    size_t key_len = key && *key ? strlen(key) : 0;
+    lil_check_report full;
+    struct lil_err e;
+    char *path;
+    lil_status rc;
+
+    if (!store_ok(st))
+        return BAD_HANDLE("store");
+    if (!report || report->struct_size < offsetof(lil_check_report, message))
+        return to_store(st, &e, lil__seterr(&e, LIL_E_INVAL, 0,
+                                            "report is NULL or its struct_size is unset"));
+    rc = lil__run_id_check(&e, run_id);
+    if (rc != LIL_OK)
+        return to_store(st, &e, rc);
+    path = lil__store_run_path(st, run_id);
+    if (!path)
+        return to_store(st, &e, lil__seterr(&e, LIL_E_NOMEM, 0, "out of memory"));
+    memset(&full, 0, sizeof(full));
+    full.struct_size = report->struct_size;
+    rc = lil__journal_check(st->env, &e, st->dir, path,
+                            key_len ? (const uint8_t *)key : NULL, key_len,
+                            (flags & LIL_CHECK_REPAIR) != 0, &full);
+    lil__free(st->env, path);
+    memcpy(report, &full,
+           report->struct_size < sizeof(full) ? report->struct_size : sizeof(full));
+    return to_store(st, &e, rc);
+}

@@ -1,0 +1,31 @@
+/*
+ * call.h -- the context a step function receives (lil_call).  Lives on
+ * the stack of lil__run_step / lil__marker for the duration of fn.
+ */
+#ifndef LIL_ENGINE_CALL_H
+#define LIL_ENGINE_CALL_H
+
+#include <stdbool.h>
+
+#include "base/buf.h"
+
+#define LIL_CALL_MAGIC 0x6c696c43u /* "lilC" */
+
+struct lil_call {
+    uint32_t magic;
+    const struct lil_env *env;
+    const char *identity;
+    char idem_key[4 + 32 + 1]; /* "lil-" + 32 hex */
+    unsigned attempt;
+    struct lil_buf result;
+    struct lil_buf reason;
+    bool failed;
+};
+
+/* Prepare call for identity of scope (run id or "marker"). */
+void lil__call_init(struct lil_call *call, const struct lil_env *env,
+                    const char *scope, const char *identity, unsigned attempt,
+                    size_t max_result);
+void lil__call_free(struct lil_call *call);
+
+#endif

@@ -1,0 +1,52 @@
+/*
+ * index.h -- an open-addressing hash map from identity bytes to what the
+ * journal says about that step.  Built once by the open scan, so replaying
+ * a step is one lookup.  Keys are borrowed (they point into the journal's
+ * mapping, or into memory the owner keeps) unless the map owns them.
+ *
+ * Not thread-safe: the run's mutex guards it.
+ */
+#ifndef LIL_ENGINE_INDEX_H
+#define LIL_ENGINE_INDEX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/env.h"
+
+enum ientry_state {
+    IE_NONE = 0,
+    IE_DONE,    /* completed: payload is the result */
+    IE_FAILED,  /* failed: payload is the reason */
+    IE_PENDING, /* an effect's intent without outcome */
+    IE_RETRY,   /* an uncertain effect resolved with retry: run it again */
+};
+
+struct ientry {
+    const uint8_t *key; /* NULL: empty slot */
+    uint32_t key_len;
+    uint32_t hash;
+    uint8_t state;
+    uint8_t effect;      /* 1 if the journal holds an effect here */
+    uint32_t attempts;   /* intents seen; or, in the counter map, calls */
+    const uint8_t *payload;
+    size_t payload_len;
+    const uint8_t *request; /* 32-byte SHA-256 of the effect's request */
+};
+
+struct imap {
+    const struct lil_env *env;
+    struct ientry *slots;
+    size_t cap; /* power of two, 0 when empty */
+    size_t n;
+    bool owns_keys;
+};
+
+void lil__imap_init(struct imap *m, const struct lil_env *env, bool owns_keys);
+void lil__imap_free(struct imap *m);
+struct ientry *lil__imap_find(const struct imap *m, const void *key, size_t len);
+/* Find or insert (copying the key when the map owns keys); NULL on OOM. */
+struct ientry *lil__imap_upsert(struct imap *m, const void *key, size_t len);
+
+#endif

@@ -1,0 +1,91 @@
+/*
+ * run.h -- a run: its journal, the index the open scan built, the
+ * occurrence counters of this execution, and its outcome.
+ *
+ * Thread rules: mu guards everything below it.  Step functions run with mu
+ * released, so threads run them in parallel; journal appends and syncs
+ * take the journal's own lock (group commit).
+ */
+#ifndef LIL_ENGINE_RUN_H
+#define LIL_ENGINE_RUN_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "base/buf.h"
+#include "engine/index.h"
+#include "journal/journal.h"
+#include "store/store.h"
+
+#define LIL_RUN_MAGIC 0x6c696c52u /* "lilR" */
+#define LIL_DEFAULT_MAX_RECORD (64u * 1024u * 1024u)
+
+/* A copy kept by the run of bytes not in the journal's mapping (results
+ * given during this execution that the index must refer to). */
+struct kept {
+    struct kept *next;
+    size_t len;
+    uint8_t data[];
+};
+
+struct lil_run {
+    uint32_t magic;
+    struct lil_store *st;
+    const struct lil_env *env;
+    char *id;
+    char *path;
+    struct journal *j;
+    bool readonly;
+    size_t max_record;
+
+    pthread_mutex_t mu;
+    struct lil_err err;        /* last failure on this run, any thread */
+    struct imap index;         /* identity -> journal facts */
+    struct imap counters;      /* step name -> calls in this execution */
+    lil_run_state state;
+    const uint8_t *outcome;    /* result (completed) or reason (failed, stopped) */
+    size_t outcome_len;
+    uint64_t steps_done;
+    uint64_t steps_failed;
+    struct ientry **uncertain; /* pending effects, in journal order */
+    size_t n_uncertain;
+    size_t cap_uncertain;
+    struct kept *kept;
+    int last_open_pid; /* pid of the last OPEN record the scan saw */
+    bool aborted;      /* an effect was resolved with abort: stopped */
+    char scratch[256]; /* NUL-terminated identity for lil_run_uncertain_at */
+};
+
+lil_status lil__run_open(struct lil_store *st, struct lil_err *err, const char *run_id,
+                         const lil_run_opts *opts, struct lil_run **out);
+lil_status lil__run_close(struct lil_run *run, struct lil_err *err);
+
+/* Keep a copy of bytes for the life of the run (under mu). */
+const uint8_t *lil__run_keep(struct lil_run *run, const void *data, size_t len);
+
+/* Rebuild run->uncertain from the index and set the state (under mu). */
+lil_status lil__run_settle_state(struct lil_run *run, struct lil_err *err);
+
+lil_status lil__run_step(struct lil_run *run, struct lil_err *err, const char *name,
+                         bool effect, const void *request, size_t request_len,
+                         lil_fn fn, void *ud, lil_bytes *out);
+lil_status lil__run_resolve(struct lil_run *run, struct lil_err *err,
+                            const char *identity, lil_resolution how,
+                            const void *result, size_t result_len, const char *actor,
+                            const char *reason);
+lil_status lil__run_end(struct lil_run *run, struct lil_err *err, bool completed,
+                        const void *data, size_t len);
+lil_status lil__run_result(struct lil_run *run, struct lil_err *err, lil_bytes *out);
+lil_status lil__run_info(struct lil_run *run, struct lil_err *err, lil_run_info *info);
+lil_status lil__run_foreach(struct lil_run *run, struct lil_err *err, lil_record_fn fn,
+                            void *ud);
+
+lil_status lil__marker(struct lil_store *st, struct lil_err *err, const char *name,
+                       int policy, lil_fn fn, void *ud, lil_bytes *out);
+lil_status lil__marker_reset(struct lil_store *st, struct lil_err *err,
+                             const char *name);
+
+/* Step-name rule of lil.h (also for markers). */
+lil_status lil__step_name_check(struct lil_err *err, const char *name);
+
+#endif

@@ -1,0 +1,250 @@
+/*
+ * step.c -- memoized steps and effects.
+ *
+ * A step's identity is its name plus its occurrence in this execution.  If
+ * the index holds the identity, the journaled outcome is returned and the
+ * function does not run.  Otherwise the function runs with the run's mutex
+ * released (threads run steps in parallel) and its outcome is appended; in
+ * sync mode full the append is synced before returning (group commit).
+ *
+ * An effect first appends an intent (synced in every mode but off) so that
+ * a crash during the effect leaves evidence: intent without outcome means
+ * the outcome is unknown, and the run is uncertain until resolved.
+ */
+#include "engine/call.h"
+#include "engine/run.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/clock.h"
+#include "base/hash.h"
+#include "journal/format.h"
+
+#define IDENTITY_MAX (LIL_STEP_NAME_MAX + 12)
+
+lil_status lil__step_name_check(struct lil_err *err, const char *name)
+{
+    size_t n = name ? strlen(name) : 0;
+
+    if (n == 0)
+        return lil__seterr(err, LIL_E_INVAL, 0, "step name is empty");
+    if (n > LIL_STEP_NAME_MAX)
+        return lil__seterr(err, LIL_E_INVAL, 0, "step name is %zu bytes (at most %d)",
+                           n, LIL_STEP_NAME_MAX);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)name[i];
+        if (c < 0x20 || c == 0x7f || c == '#')
+            return lil__seterr(err, LIL_E_INVAL, 0,
+                               "step name has a forbidden byte 0x%02x at offset %zu "
+                               "('#' and control characters are not allowed)",
+                               c, i);
+    }
+    return LIL_OK;
+}
+
+void lil__call_init(struct lil_call *call, const struct lil_env *env,
+                    const char *scope, const char *identity, unsigned attempt,
+                    size_t max_result)
+{
+    uint8_t digest[LIL_SHA256_LEN];
+    struct lil_buf b;
+
+    memset(call, 0, sizeof(*call));
+    call->magic = LIL_CALL_MAGIC;
+    call->env = env;
+    call->identity = identity;
+    call->attempt = attempt;
+    lil__buf_init(&call->result, env, max_result);
+    lil__buf_init(&call->reason, env, 1000);
+    lil__buf_init(&b, env, (size_t)-1);
+    if (lil__buf_addstr(&b, scope) == LIL_OK && lil__buf_add(&b, "", 1) == LIL_OK &&
+        lil__buf_addstr(&b, identity) == LIL_OK)
+        lil__sha256(b.data, b.len, digest);
+    else
+        lil__sha256(identity, strlen(identity), digest);
+    lil__buf_free(&b);
+    memcpy(call->idem_key, "lil-", 4);
+    lil__hex(digest, 16, call->idem_key + 4);
+}
+
+void lil__call_free(struct lil_call *call)
+{
+    call->magic = 0;
+    lil__buf_free(&call->result);
+    lil__buf_free(&call->reason);
+}
+
+/* ---- looking up the journal -------------------------------------------------- */
+
+static lil_status nondet(struct lil_run *run, struct lil_err *err, const char *identity,
+                         const char *what)
+{
+    return lil__seterr(err, LIL_E_NONDET, 0,
+                       "non-deterministic replay in run %s at step '%s': %s", run->id,
+                       identity, what);
+}
+
+static lil_status replay(struct lil_run *run, struct lil_err *err, const char *identity,
+                         const struct ientry *e, bool effect, const uint8_t *req_hash,
+                         lil_bytes *out)
+{
+    if (e->effect != effect)
+        return nondet(run, err, identity,
+                      effect ? "the journal holds a plain step here, the code asks "
+                               "for an effect"
+                             : "the journal holds an effect here, the code asks for a "
+                               "plain step");
+    if (effect && e->request && memcmp(e->request, req_hash, LIL_SHA256_LEN) != 0)
+        return nondet(run, err, identity,
+                      "the effect's request differs from the journaled one");
+    if (e->state == IE_FAILED)
+        return lil__seterr(err, LIL_E_FAILED, 0, "step '%s' failed: %.*s", identity,
+                           (int)(e->payload_len > 200 ? 200 : e->payload_len),
+                           (const char *)e->payload);
+    if (out) {
+        out->data = lil__export_copy(run->env, e->payload, e->payload_len);
+        if (!out->data)
+            return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+        out->len = e->payload_len;
+    }
+    return LIL_OK;
+}
+
+static lil_status refuse_state(struct lil_run *run, struct lil_err *err)
+{
+    if (run->state == LIL_RUN_UNCERTAIN)
+        return lil__seterr(err, LIL_E_UNCERTAIN, 0,
+                           "run %s is uncertain: effect '%.*s' started and its outcome "
+                           "is unknown; resolve it (retry, assume-done or abort)",
+                           run->id, (int)run->uncertain[0]->key_len,
+                           (const char *)run->uncertain[0]->key);
+    if (run->readonly)
+        return lil__seterr(err, LIL_E_INVAL, 0, "run %s is open read-only", run->id);
+    if (run->state != LIL_RUN_RUNNING)
+        return lil__seterr(err, LIL_E_DONE, 0, "run %s has ended (%s)", run->id,
+                           lil_run_state_name(run->state));
+    return LIL_OK;
+}
+
+/* Under mu: count the call, find its identity.  LIL_OK with *run_it set
+ * when fn must run (then *attempt is its attempt number); LIL_OK with
+ * *run_it clear after a replay into out; or an error. */
+static lil_status lookup(struct lil_run *run, struct lil_err *err, const char *name,
+                         bool effect, const uint8_t *req_hash, char *identity,
+                         unsigned *attempt, bool *run_it, lil_bytes *out)
+{
+    struct ientry *c = lil__imap_upsert(&run->counters, name, strlen(name));
+    struct ientry *e;
+
+    *run_it = false;
+    if (!c)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    if (run->state == LIL_RUN_UNCERTAIN)
+        return refuse_state(run, err);
+    c->attempts++;
+    if (c->attempts == 1)
+        snprintf(identity, IDENTITY_MAX, "%s", name);
+    else
+        snprintf(identity, IDENTITY_MAX, "%s#%u", name, c->attempts);
+    e = lil__imap_find(&run->index, identity, strlen(identity));
+    if (e && (e->state == IE_DONE || e->state == IE_FAILED))
+        return replay(run, err, identity, e, effect, req_hash, out);
+    if (e && e->state == IE_RETRY && !effect)
+        return nondet(run, err, identity,
+                      "the journal holds an effect here, the code asks for a plain "
+                      "step");
+    *attempt = e ? e->attempts + 1 : 1;
+    *run_it = true;
+    return refuse_state(run, err);
+}
+
+/* ---- running ------------------------------------------------------------------ */
+
+static lil_status append_intent(struct lil_run *run, struct lil_err *err,
+                                const char *identity, const uint8_t *req_hash)
+{
+    struct jrec r = {0};
+
+    r.type = LIL_REC_INTENT;
+    r.flags = LIL_JF_FLAG_EFFECT;
+    r.key = (const uint8_t *)identity;
+    r.key_len = strlen(identity);
+    r.payload = req_hash;
+    r.payload_len = LIL_SHA256_LEN;
+    return lil__journal_commit(run->j, err, &r, true);
+}
+
+static lil_status append_outcome(struct lil_run *run, struct lil_err *err,
+                                 const char *identity, bool effect,
+                                 const struct lil_call *call, int64_t dur_ns)
+{
+    struct jrec r = {0};
+    int64_t us = dur_ns / 1000;
+
+    r.type = call->failed ? LIL_REC_STEP_FAILED : LIL_REC_STEP;
+    r.flags = effect ? LIL_JF_FLAG_EFFECT : 0;
+    r.dur_us = us > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)(us < 0 ? 0 : us);
+    r.key = (const uint8_t *)identity;
+    r.key_len = strlen(identity);
+    r.payload = call->failed ? call->reason.data : call->result.data;
+    r.payload_len = call->failed ? call->reason.len : call->result.len;
+    return lil__journal_commit(run->j, err, &r, false);
+}
+
+static lil_status run_fn(struct lil_run *run, struct lil_err *err, const char *identity,
+                         bool effect, unsigned attempt, lil_fn fn, void *ud,
+                         lil_bytes *out)
+{
+    struct lil_call call;
+    int64_t t0;
+    lil_status rc;
+
+    lil__call_init(&call, run->env, run->id, identity, attempt, run->max_record);
+    t0 = lil__mono_ns();
+    if (fn(&call, ud) != 0 && !call.failed) {
+        call.failed = true;
+        lil__buf_addstr(&call.reason, "the step function returned an error");
+    }
+    rc = append_outcome(run, err, identity, effect, &call, lil__mono_ns() - t0);
+    pthread_mutex_lock(&run->mu);
+    if (rc == LIL_OK && call.failed)
+        run->steps_failed++;
+    else if (rc == LIL_OK)
+        run->steps_done++;
+    pthread_mutex_unlock(&run->mu);
+    if (rc == LIL_OK && call.failed)
+        rc = lil__seterr(err, LIL_E_FAILED, 0, "step '%s' failed: %s", identity,
+                         (const char *)call.reason.data);
+    else if (rc == LIL_OK && out && lil__buf_export(&call.result, out) != LIL_OK)
+        rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    lil__call_free(&call);
+    return rc;
+}
+
+lil_status lil__run_step(struct lil_run *run, struct lil_err *err, const char *name,
+                         bool effect, const void *request, size_t request_len,
+                         lil_fn fn, void *ud, lil_bytes *out)
+{
+    char identity[IDENTITY_MAX];
+    uint8_t req_hash[LIL_SHA256_LEN];
+    unsigned attempt = 1;
+    bool run_it = false;
+    lil_status rc = lil__step_name_check(err, name);
+
+    if (rc != LIL_OK)
+        return rc;
+    lil__sha256(request ? request : "", request ? request_len : 0, req_hash);
+    pthread_mutex_lock(&run->mu);
+    rc = lookup(run, err, name, effect, req_hash, identity, &attempt, &run_it, out);
+    pthread_mutex_unlock(&run->mu);
+    if (rc != LIL_OK || !run_it)
+        return rc;
+    if (effect) {
+        rc = append_intent(run, err, identity, req_hash);
+        if (rc != LIL_OK)
+            return rc;
+    }
+    return run_fn(run, err, identity, effect, attempt, fn, ud, out);
+}

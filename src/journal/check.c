@@ -1,0 +1,275 @@
+/*
+ * check.c -- reading a journal without writing it: walking its records,
+ * finding the holder's pid, verifying (and on request repairing) a file,
+ * and scanning an image in memory (the fuzzer's entry point).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "journal/format.h"
+#include "journal/journal.h"
+#include "journal/scan.h"
+#include "os/os.h"
+
+
+/* ---- walking ------------------------------------------------------------ */
+
+static void parse_record(const uint8_t *p, uint64_t off, struct jrec *r)
+{
+    r->off = off;
+    r->len = lil__rd32(p);
+    r->seq = lil__rd64(p + LIL_JF_R_SEQ);
+    r->ts_ns = (int64_t)lil__rd64(p + LIL_JF_R_TS);
+    r->dur_us = lil__rd32(p + LIL_JF_R_DUR);
+    r->key_len = lil__rd16(p + LIL_JF_R_KEY_LEN);
+    r->type = p[LIL_JF_R_TYPE];
+    r->flags = p[LIL_JF_R_FLAGS];
+    r->key = p + LIL_JF_REC_FIXED;
+    r->payload = r->key + r->key_len;
+    r->payload_len = r->len - LIL_JF_REC_OVERHEAD - r->key_len;
+}
+
+static lil_status walk_one(const struct journal_view *v, struct lil_err *err,
+                           struct lil_buf *b, uint64_t off, uint64_t end,
+                           uint32_t *len_out)
+{
+    uint8_t head[4];
+    uint32_t len;
+    lil_status rc = lil__os_pread_all(v->env, err, v->fd, head, 4, off, v->path);
+
+    if (rc != LIL_OK)
+        return rc;
+    len = lil__rd32(head);
+    if (len < LIL_JF_REC_OVERHEAD || len > end - off)
+        return lil__seterr(err, LIL_E_CORRUPT, 0, "%s: bad record at offset %llu",
+                           v->path, (unsigned long long)off);
+    lil__buf_reset(b);
+    rc = lil__buf_reserve(b, len);
+    if (rc != LIL_OK)
+        return lil__seterr(err, rc, 0, "out of memory reading a record");
+    rc = lil__os_pread_all(v->env, err, v->fd, b->data, len, off, v->path);
+    if (rc == LIL_OK && lil__rd16(b->data + LIL_JF_R_KEY_LEN) > len - LIL_JF_REC_OVERHEAD)
+        rc = lil__seterr(err, LIL_E_CORRUPT, 0, "%s: bad key length at offset %llu",
+                         v->path, (unsigned long long)off);
+    *len_out = len;
+    return rc;
+}
+
+lil_status lil__journal_foreach(struct journal *j, struct lil_err *err,
+                                journal_walk_fn fn, void *ud)
+{
+    struct journal_view v;
+    struct lil_buf b;
+    uint64_t end = lil__journal_end(j);
+    uint64_t off = LIL_JF_HEADER_LEN;
+    lil_status rc = lil__journal_view(j, &v);
+
+    lil__buf_init(&b, v.env, (size_t)-1);
+    while (rc == LIL_OK && off < end) {
+        struct jrec r;
+        uint32_t len = 0;
+        rc = walk_one(&v, err, &b, off, end, &len);
+        if (rc != LIL_OK)
+            break;
+        parse_record(b.data, off, &r);
+        if (fn(ud, &r) != 0)
+            break;
+        off += len;
+    }
+    lil__buf_free(&b);
+    return rc;
+}
+
+/* ---- the holder's pid --------------------------------------------------- */
+
+static lil_status note_open(void *ud, const struct jrec *rec, struct lil_err *err)
+{
+    char text[32];
+    int pid = 0;
+
+    (void)err;
+    if (rec->type != LIL_REC_OPEN || rec->payload_len >= sizeof(text))
+        return LIL_OK;
+    memcpy(text, rec->payload, rec->payload_len);
+    text[rec->payload_len] = '\0';
+    if (sscanf(text, "{\"pid\":%d", &pid) == 1)
+        *(int *)ud = pid;
+    return LIL_OK;
+}
+
+/* Map the file at path read-only; *len 0 and *map NULL for an empty file. */
+static lil_status map_path(const struct lil_env *env, struct lil_err *err,
+                           const char *path, int flags, int *fd, uint8_t **map,
+                           uint64_t *len)
+{
+    lil_status rc = lil__os_open(env, err, path, flags | O_CLOEXEC, 0, fd);
+
+    *map = NULL;
+    *len = 0;
+    if (rc != LIL_OK)
+        return err->sys_errno == ENOENT
+                   ? lil__seterr(err, LIL_E_NOTFOUND, ENOENT, "%s does not exist", path)
+                   : rc;
+    rc = lil__os_fstat_size(env, err, *fd, len, path);
+    if (rc != LIL_OK || *len == 0)
+        return rc;
+    if (*len > SIZE_MAX)
+        return lil__seterr(err, LIL_E_TOOBIG, 0, "%s is too large", path);
+    *map = env->os->mmap(NULL, (size_t)*len, PROT_READ, MAP_SHARED, *fd, 0);
+    if (*map == MAP_FAILED) {
+        *map = NULL;
+        return lil__seterr(err, LIL_E_IO, errno, "mmap %s: %s", path, strerror(errno));
+    }
+    return LIL_OK;
+}
+
+static void unmap_path(const struct lil_env *env, int fd, uint8_t *map, uint64_t len)
+{
+    if (map)
+        env->os->munmap(map, (size_t)len);
+    lil__os_close(env, fd);
+}
+
+int lil__journal_holder_pid(const struct lil_env *env, const char *path)
+{
+    struct lil_err err;
+    struct scan_result res;
+    struct lil_mac *mac = NULL;
+    uint8_t *map = NULL;
+    uint64_t len = 0;
+    int fd = -1, pid = 0;
+    const char *key = getenv("LIL_JOURNAL_KEY");
+    size_t key_len = key && *key ? strlen(key) : 0;
+
+    if (map_path(env, &err, path, O_RDONLY, &fd, &map, &len) == LIL_OK && map &&
+        lil__scan_header(env, &err, path, map, (size_t)len, key_len ? (const uint8_t *)key : NULL,
+                         key_len, &mac, &res) == LIL_OK)
+        lil__scan_records(env, &err, path, map, (size_t)len, mac, (size_t)-1 / 4,
+                          note_open, &pid, &res);
+    lil__mac_free(env, mac);
+    unmap_path(env, fd, map, len);
+    return pid;
+}
+
+/* ---- checking ------------------------------------------------------------ */
+
+static void report_verdict(lil_check_report *rep, const struct scan_result *res,
+                           lil_status rc, const struct lil_err *err)
+{
+    rep->records = res->records;
+    rep->valid_bytes = res->end;
+    if (rc == LIL_OK && !res->torn) {
+        rep->intact = 1;
+        snprintf(rep->message, sizeof(rep->message),
+                 "intact: %llu records, %llu bytes, chain verified",
+                 (unsigned long long)res->records, (unsigned long long)res->end);
+    } else if (rc == LIL_OK) {
+        rep->intact = 1;
+        rep->torn_tail = 1;
+        rep->damage_offset = res->end;
+        snprintf(rep->message, sizeof(rep->message),
+                 "torn tail at offset %llu (never acknowledged; truncated on the "
+                 "next open)",
+                 (unsigned long long)res->end);
+    } else {
+        rep->intact = 0;
+        rep->damage_offset = res->damaged ? res->damage_off : 0;
+        snprintf(rep->message, sizeof(rep->message), "%s", err->msg);
+    }
+}
+
+static lil_status repair(const struct lil_env *env, struct lil_err *err, int fd,
+                         const char *path, lil_check_report *rep)
+{
+    lil_status rc;
+
+    if (rep->intact && !rep->torn_tail)
+        return LIL_OK;
+    if (rep->damage_offset < LIL_JF_HEADER_LEN)
+        return lil__seterr(err, LIL_E_CORRUPT, 0,
+                           "%s: the file header is damaged; nothing to keep", path);
+    rc = lil__os_ftruncate(env, err, fd, rep->damage_offset, path);
+    if (rc == LIL_OK)
+        rc = lil__os_fdatasync(env, err, fd, path);
+    if (rc == LIL_OK)
+        rep->repaired = 1;
+    return rc;
+}
+
+static lil_status check_mapped(const struct lil_env *env, struct lil_err *err,
+                               const char *path, const uint8_t *map, uint64_t len,
+                               const uint8_t *key, size_t key_len,
+                               lil_check_report *rep)
+{
+    struct scan_result res;
+    struct lil_mac *mac = NULL;
+    struct lil_err scan_err;
+    lil_status rc;
+
+    lil__clearerr(&scan_err);
+    rc = lil__scan_header(env, &scan_err, path, map, (size_t)len, key, key_len, &mac,
+                          &res);
+    if (rc == LIL_E_KEY || rc == LIL_E_VERSION || rc == LIL_E_NOMEM) {
+        lil__copyerr(err, &scan_err);
+        return rc;
+    }
+    if (rc == LIL_OK)
+        rc = lil__scan_records(env, &scan_err, path, map, (size_t)len, mac,
+                               (size_t)-1 / 4, NULL, NULL, &res);
+    lil__mac_free(env, mac);
+    if (rc == LIL_E_NOMEM) {
+        lil__copyerr(err, &scan_err);
+        return rc;
+    }
+    report_verdict(rep, &res, rc, &scan_err);
+    return LIL_OK;
+}
+
+lil_status lil__journal_check(const struct lil_env *env, struct lil_err *err,
+                              const char *dir, const char *path,
+                              const uint8_t *key, size_t key_len, bool repair_it,
+                              lil_check_report *rep)
+{
+    uint8_t *map = NULL;
+    uint64_t len = 0;
+    int fd = -1;
+    lil_status rc;
+
+    (void)dir;
+    rc = map_path(env, err, path, repair_it ? O_RDWR : O_RDONLY, &fd, &map, &len);
+    if (rc == LIL_OK && repair_it)
+        rc = lil__os_lock_try(env, err, fd, path);
+    if (rc == LIL_OK) {
+        rep->file_bytes = len;
+        rc = check_mapped(env, err, path, map, len, key, key_len, rep);
+    }
+    if (rc == LIL_OK && repair_it)
+        rc = repair(env, err, fd, path, rep);
+    unmap_path(env, fd, map, len);
+    return rc;
+}
+
+lil_status lil__journal_scan_buffer(const struct lil_env *env, struct lil_err *err,
+                                    const uint8_t *data, size_t len,
+                                    const uint8_t *key, size_t key_len,
+                                    size_t max_record, uint64_t *valid_end,
+                                    uint64_t *records)
+{
+    struct scan_result res;
+    struct lil_mac *mac = NULL;
+    lil_status rc = lil__scan_header(env, err, "(buffer)", data, len, key, key_len,
+                                     &mac, &res);
+
+    if (rc == LIL_OK)
+        rc = lil__scan_records(env, err, "(buffer)", data, len, mac, max_record, NULL,
+                               NULL, &res);
+    lil__mac_free(env, mac);
+    *valid_end = res.end;
+    *records = res.records;
+    return rc;
+}

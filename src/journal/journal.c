@@ -1,0 +1,545 @@
+/*
+ * journal.c -- one run's journal file: open with recovery, append, group
+ * commit, close.  The byte layout is in format.h; the scan in scan.c.
+ *
+ * Durability comes from ordering:
+ *   1. a new journal is written in full (header + BEGIN) to a temporary
+ *      file, fdatasync'd, then linked to its name and the directory
+ *      fsync'd, so a journal file never exists without a valid header;
+ *   2. a writable open takes the OFD lock first, then scans, truncates a
+ *      torn tail, and (full/normal) fdatasyncs, so that what it found is
+ *      durable before anything is appended after it (the SETTLED flag);
+ *   3. each record is written whole with one pwrite at the end, into space
+ *      preallocated in chunks (an fdatasync that must also grow the file
+ *      costs more); the end is found by checksums, never by the file size;
+ *   4. a commit returns only after an fdatasync that covers it.  Threads
+ *      share syncs: one leader syncs all that was written while the others
+ *      wait (group commit).
+ * After a failed write, fdatasync or ftruncate the journal is poisoned.
+ */
+#include "journal/journal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/clock.h"
+#include "base/hash.h"
+#include "journal/format.h"
+#include "journal/scan.h"
+#include "os/os.h"
+
+#define PREALLOC_MIN (64u * 1024u)
+#define PREALLOC_MAX (4u * 1024u * 1024u)
+
+struct journal {
+    const struct lil_env *env;
+    int fd;
+    char *path;
+    char *dir;
+    bool readonly;
+    lil_sync sync;
+    size_t max_record;
+    struct lil_mac *mac;
+    uint8_t *map; /* read-only mapping of what open found */
+    size_t map_len;
+
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint8_t chain[LIL_SHA256_LEN];
+    uint64_t seq;
+    uint64_t end;       /* offset past the last record written */
+    uint64_t alloc_end; /* file size; UINT64_MAX when preallocation is off */
+    uint64_t synced;    /* bytes below this are durable (or settled) */
+    uint64_t records;
+    int64_t created_ns;
+    int64_t last_ns;
+    bool syncing;
+    bool poisoned;
+    struct lil_err poison;
+    struct lil_buf enc;
+};
+
+static lil_status poisoned_err(struct journal *j, struct lil_err *err)
+{
+    return lil__seterr(err, LIL_E_POISONED, j->poison.sys_errno,
+                       "%s: an earlier write or sync failed (%s); reopen the run",
+                       j->path, j->poison.msg);
+}
+
+static lil_status poison(struct journal *j, struct lil_err *err)
+{
+    j->poisoned = true;
+    lil__copyerr(&j->poison, err);
+    return err->code;
+}
+
+/* ---- creating a journal --------------------------------------------- */
+
+static lil_status first_records(struct journal *j, struct lil_err *err,
+                                const struct journal_opts *opts, uint8_t *header)
+{
+    struct jrec begin = {0};
+    size_t len;
+    lil_status rc;
+
+    begin.type = LIL_REC_BEGIN;
+    begin.key = (const uint8_t *)opts->run_id;
+    begin.key_len = opts->run_id ? strlen(opts->run_id) : 0;
+    begin.ts_ns = lil__wall_ns();
+    len = LIL_JF_REC_OVERHEAD + begin.key_len;
+    rc = lil__buf_add(&j->enc, header, LIL_JF_HEADER_LEN);
+    if (rc == LIL_OK)
+        rc = lil__buf_reserve(&j->enc, len);
+    if (rc != LIL_OK)
+        return lil__seterr(err, rc, 0, "out of memory");
+    lil__mac2(j->mac, header, LIL_JF_HEADER_LEN, NULL, 0, j->chain);
+    rc = lil__encode_record(j->mac, j->chain, 1, &begin, LIL_JF_FLAG_SETTLED,
+                            j->enc.data + LIL_JF_HEADER_LEN, len);
+    if (rc != LIL_OK)
+        return lil__seterr(err, rc, 0, "out of memory");
+    j->enc.len += len;
+    return LIL_OK;
+}
+
+static lil_status write_new_file(struct journal *j, struct lil_err *err,
+                                 const char *tmp, const struct journal_opts *opts)
+{
+    uint8_t header[LIL_JF_HEADER_LEN];
+    int fd = -1;
+    lil_status rc;
+
+    j->mac = lil__mac_new(j->env, opts->key, opts->key_len);
+    if (!j->mac)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    if (lil__format_header(j->mac, opts->key, opts->key_len, lil__wall_ns(), header) !=
+        LIL_OK)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "cannot make a journal salt");
+    rc = first_records(j, err, opts, header);
+    if (rc == LIL_OK)
+        rc = lil__os_open(j->env, err, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                          0600, &fd);
+    if (rc == LIL_OK)
+        rc = lil__os_pwrite_all(j->env, err, fd, j->enc.data, j->enc.len, 0, tmp);
+    if (rc == LIL_OK)
+        rc = lil__os_fdatasync(j->env, err, fd, tmp);
+    lil__os_close(j->env, fd);
+    lil__buf_reset(&j->enc);
+    lil__mac_free(j->env, j->mac);
+    j->mac = NULL;
+    return rc;
+}
+
+/* Create path atomically: temp file, fdatasync, link (fails if another
+ * process created it first, which is fine), directory fsync. */
+static lil_status create_file(struct journal *j, struct lil_err *err,
+                              const struct journal_opts *opts, bool *created)
+{
+    char tmp[4200];
+    lil_status rc;
+
+    snprintf(tmp, sizeof(tmp), "%s.new.%ld", j->path, (long)getpid());
+    j->env->os->unlink(tmp);
+    rc = write_new_file(j, err, tmp, opts);
+    if (rc == LIL_OK) {
+        if (j->env->os->link(tmp, j->path) == 0)
+            *created = true;
+        else if (errno != EEXIST)
+            rc = lil__seterr(err, LIL_E_IO, errno, "link %s: %s", j->path,
+                             strerror(errno));
+    }
+    j->env->os->unlink(tmp);
+    if (rc == LIL_OK && *created)
+        rc = lil__os_fsync_dir(j->env, err, j->dir);
+    return rc;
+}
+
+/* ---- opening ---------------------------------------------------------- */
+
+static lil_status open_fd(struct journal *j, struct lil_err *err,
+                          const struct journal_opts *opts, bool *created)
+{
+    int flags = (j->readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC;
+    lil_status rc = lil__os_open(j->env, err, j->path, flags, 0, &j->fd);
+
+    if (rc == LIL_OK || err->sys_errno != ENOENT)
+        return rc;
+    if (j->readonly || !opts->create)
+        return lil__seterr(err, LIL_E_NOTFOUND, ENOENT, "%s does not exist", j->path);
+    rc = create_file(j, err, opts, created);
+    if (rc == LIL_OK)
+        rc = lil__os_open(j->env, err, j->path, flags, 0, &j->fd);
+    return rc;
+}
+
+static lil_status map_file(struct journal *j, struct lil_err *err)
+{
+    uint64_t size;
+    void *p;
+    lil_status rc = lil__os_fstat_size(j->env, err, j->fd, &size, j->path);
+
+    if (rc != LIL_OK)
+        return rc;
+    if (size > SIZE_MAX)
+        return lil__seterr(err, LIL_E_TOOBIG, 0, "%s is too large to map", j->path);
+    j->alloc_end = size;
+    if (size == 0)
+        return LIL_OK;
+    p = j->env->os->mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, j->fd, 0);
+    if (p == MAP_FAILED)
+        return lil__seterr(err, LIL_E_IO, errno, "mmap %s: %s", j->path,
+                           strerror(errno));
+    madvise(p, (size_t)size, MADV_SEQUENTIAL);
+    j->map = p;
+    j->map_len = (size_t)size;
+    return LIL_OK;
+}
+
+static lil_status scan_file(struct journal *j, struct lil_err *err,
+                            const struct journal_opts *opts, journal_scan_fn scan,
+                            void *ud, struct scan_result *res)
+{
+    lil_status rc = lil__scan_header(j->env, err, j->path, j->map, j->map_len,
+                                     opts->key, opts->key_len, &j->mac, res);
+
+    if (rc == LIL_OK)
+        rc = lil__scan_records(j->env, err, j->path, j->map, j->map_len, j->mac,
+                               j->max_record, scan, ud, res);
+    if (rc != LIL_OK)
+        return rc;
+    memcpy(j->chain, res->chain, LIL_SHA256_LEN);
+    j->seq = res->seq;
+    j->end = res->end;
+    j->records = res->records;
+    j->created_ns = res->created_ns;
+    j->last_ns = res->last_ns;
+    return LIL_OK;
+}
+
+/* Writable open, after the scan: cut a torn tail, make what was found
+ * durable, and from then on it counts as settled. */
+static lil_status settle(struct journal *j, struct lil_err *err,
+                         const struct scan_result *res)
+{
+    lil_status rc = LIL_OK;
+
+    if (res->torn) {
+        lil__log(j->env, LIL_LOG_WARN, "event=torn_tail path=%s offset=%llu bytes=%llu",
+                 j->path, (unsigned long long)res->end,
+                 (unsigned long long)(j->alloc_end - res->end));
+        rc = lil__os_ftruncate(j->env, err, j->fd, res->end, j->path);
+        j->alloc_end = res->end;
+    }
+    if (rc == LIL_OK && j->sync != LIL_SYNC_OFF)
+        rc = lil__os_fdatasync(j->env, err, j->fd, j->path);
+    j->synced = j->end;
+    return rc;
+}
+
+static lil_status holder_message(struct journal *j, struct lil_err *err,
+                                 const struct journal_opts *opts)
+{
+    int pid = lil__journal_holder_pid(j->env, j->path);
+    const char *id = opts->run_id ? opts->run_id : j->path;
+
+    if (pid > 0)
+        return lil__seterr(err, LIL_E_LOCKED, 0, "run %s is held by pid %d", id, pid);
+    return lil__seterr(err, LIL_E_LOCKED, 0, "run %s is held by another process", id);
+}
+
+static struct journal *journal_new(const struct lil_env *env, const char *dir,
+                                   const char *path, const struct journal_opts *opts)
+{
+    struct journal *j = lil__calloc(env, 1, sizeof(*j));
+
+    if (!j)
+        return NULL;
+    j->env = env;
+    j->fd = -1;
+    j->readonly = opts->readonly;
+    j->sync = opts->sync;
+    j->max_record = opts->max_record;
+    lil__buf_init(&j->enc, env, lil__record_limit(opts->max_record));
+    j->path = lil__strdup(env, path);
+    j->dir = lil__strdup(env, dir);
+    pthread_mutex_init(&j->mu, NULL);
+    pthread_cond_init(&j->cv, NULL);
+    if (!j->path || !j->dir) {
+        lil__journal_close(j, NULL);
+        return NULL;
+    }
+    return j;
+}
+
+lil_status lil__journal_open(const struct lil_env *env, struct lil_err *err,
+                             const char *dir, const char *path,
+                             const struct journal_opts *opts, journal_scan_fn scan,
+                             void *ud, struct journal **out, bool *created)
+{
+    struct journal *j = journal_new(env, dir, path, opts);
+    struct scan_result res;
+    lil_status rc;
+
+    *out = NULL;
+    *created = false;
+    if (!j)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    rc = open_fd(j, err, opts, created);
+    if (rc == LIL_OK && !j->readonly) {
+        rc = lil__os_lock_try(env, err, j->fd, path);
+        if (rc == LIL_E_LOCKED)
+            rc = holder_message(j, err, opts);
+    }
+    if (rc == LIL_OK)
+        rc = map_file(j, err);
+    if (rc == LIL_OK)
+        rc = scan_file(j, err, opts, scan, ud, &res);
+    if (rc == LIL_OK && !j->readonly)
+        rc = settle(j, err, &res);
+    if (rc != LIL_OK) {
+        j->poisoned = true; /* nothing to sync at close */
+        lil__journal_close(j, NULL);
+        return rc;
+    }
+    *out = j;
+    return LIL_OK;
+}
+
+/* ---- appending -------------------------------------------------------- */
+
+static lil_status preallocate(struct journal *j, struct lil_err *err, uint64_t need)
+{
+    uint64_t chunk = j->end / 4;
+    int r;
+
+    if (j->alloc_end == UINT64_MAX || need <= j->alloc_end)
+        return LIL_OK;
+    chunk = chunk < PREALLOC_MIN ? PREALLOC_MIN : chunk > PREALLOC_MAX ? PREALLOC_MAX
+                                                                       : chunk;
+    if (chunk < need - j->alloc_end)
+        chunk = need - j->alloc_end;
+    chunk = (chunk + 4095) & ~(uint64_t)4095;
+    do
+        r = j->env->os->fallocate(j->fd, 0, (off_t)j->alloc_end, (off_t)chunk);
+    while (r < 0 && errno == EINTR);
+    if (r == 0) {
+        j->alloc_end += chunk;
+        return LIL_OK;
+    }
+    if (errno == EOPNOTSUPP || errno == ENOSYS) {
+        j->alloc_end = UINT64_MAX; /* grow by appending */
+        return LIL_OK;
+    }
+    return lil__seterr(err, LIL_E_IO, errno, "fallocate %s: %s", j->path,
+                       strerror(errno));
+}
+
+static lil_status check_writable(struct journal *j, struct lil_err *err)
+{
+    if (j->poisoned)
+        return poisoned_err(j, err);
+    if (j->readonly)
+        return lil__seterr(err, LIL_E_INVAL, 0, "%s is open read-only", j->path);
+    return LIL_OK;
+}
+
+static lil_status encode(struct journal *j, struct lil_err *err, const struct jrec *rec,
+                         size_t len)
+{
+    struct jrec r = *rec;
+    uint8_t flags = (uint8_t)(rec->flags & ~LIL_JF_FLAG_SETTLED);
+    lil_status rc;
+
+    if (j->synced >= j->end)
+        flags |= LIL_JF_FLAG_SETTLED;
+    if (!r.ts_ns)
+        r.ts_ns = lil__wall_ns();
+    lil__buf_reset(&j->enc);
+    rc = lil__buf_reserve(&j->enc, len);
+    if (rc == LIL_OK)
+        rc = lil__encode_record(j->mac, j->chain, j->seq + 1, &r, flags, j->enc.data,
+                                len);
+    if (rc != LIL_OK)
+        return lil__seterr(err, rc, 0, "out of memory encoding a record");
+    j->last_ns = r.ts_ns;
+    return LIL_OK;
+}
+
+static lil_status append_locked(struct journal *j, struct lil_err *err,
+                                const struct jrec *rec, uint64_t *end)
+{
+    size_t len = LIL_JF_REC_OVERHEAD + rec->key_len + rec->payload_len;
+    lil_status rc = check_writable(j, err);
+
+    if (rc != LIL_OK)
+        return rc;
+    if (rec->key_len > LIL_JF_KEY_MAX || rec->payload_len > j->max_record)
+        return lil__seterr(err, LIL_E_TOOBIG, 0,
+                           "record of %zu bytes is over the limit of %zu bytes",
+                           rec->payload_len, j->max_record);
+    rc = preallocate(j, err, j->end + len);
+    if (rc == LIL_OK)
+        rc = encode(j, err, rec, len);
+    if (rc != LIL_OK)
+        return rc;
+    rc = lil__os_pwrite_all(j->env, err, j->fd, j->enc.data, len, j->end, j->path);
+    if (rc != LIL_OK)
+        return poison(j, err);
+    j->seq++;
+    j->records++;
+    j->end += len;
+    *end = j->end;
+    return LIL_OK;
+}
+
+lil_status lil__journal_append(struct journal *j, struct lil_err *err,
+                               const struct jrec *rec, uint64_t *end)
+{
+    lil_status rc;
+
+    pthread_mutex_lock(&j->mu);
+    rc = append_locked(j, err, rec, end);
+    pthread_mutex_unlock(&j->mu);
+    return rc;
+}
+
+/* ---- syncing (group commit) --------------------------------------------- */
+
+lil_status lil__journal_sync_to(struct journal *j, struct lil_err *err, uint64_t end)
+{
+    uint64_t target;
+    lil_status rc;
+
+    pthread_mutex_lock(&j->mu);
+    while (!j->poisoned && j->synced < end && j->syncing)
+        pthread_cond_wait(&j->cv, &j->mu);
+    if (j->poisoned || j->synced >= end) {
+        rc = j->poisoned ? poisoned_err(j, err) : LIL_OK;
+        pthread_mutex_unlock(&j->mu);
+        return rc;
+    }
+    j->syncing = true; /* this thread leads the next sync */
+    target = j->end;
+    pthread_mutex_unlock(&j->mu);
+
+    rc = lil__os_fdatasync(j->env, err, j->fd, j->path);
+
+    pthread_mutex_lock(&j->mu);
+    j->syncing = false;
+    if (rc == LIL_OK && target > j->synced)
+        j->synced = target;
+    if (rc != LIL_OK)
+        poison(j, err);
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+    return rc;
+}
+
+lil_status lil__journal_sync_all(struct journal *j, struct lil_err *err)
+{
+    uint64_t end;
+    lil_status rc;
+
+    pthread_mutex_lock(&j->mu);
+    end = j->end;
+    rc = j->readonly ? LIL_OK : check_writable(j, err);
+    pthread_mutex_unlock(&j->mu);
+    if (rc != LIL_OK || j->readonly)
+        return rc;
+    return lil__journal_sync_to(j, err, end);
+}
+
+lil_status lil__journal_commit(struct journal *j, struct lil_err *err,
+                               const struct jrec *rec, bool must_sync)
+{
+    uint64_t end = 0;
+    lil_status rc = lil__journal_append(j, err, rec, &end);
+
+    if (rc != LIL_OK)
+        return rc;
+    if (j->sync == LIL_SYNC_FULL || (j->sync == LIL_SYNC_NORMAL && must_sync))
+        return lil__journal_sync_to(j, err, end);
+    return LIL_OK;
+}
+
+/* ---- closing ------------------------------------------------------------ */
+
+lil_status lil__journal_close(struct journal *j, struct lil_err *err)
+{
+    struct lil_err local;
+    lil_status rc = LIL_OK;
+
+    if (!j)
+        return LIL_OK;
+    if (!err)
+        err = &local;
+    if (j->fd >= 0 && !j->readonly && !j->poisoned) {
+        if (j->sync != LIL_SYNC_OFF)
+            rc = lil__journal_sync_all(j, err);
+        if (rc == LIL_OK && j->alloc_end != UINT64_MAX && j->alloc_end > j->end)
+            j->env->os->ftruncate(j->fd, (off_t)j->end); /* give back the rest */
+    }
+    if (j->map)
+        j->env->os->munmap(j->map, j->map_len);
+    lil__os_close(j->env, j->fd); /* releases the OFD lock */
+    lil__mac_free(j->env, j->mac);
+    lil__buf_free(&j->enc);
+    pthread_cond_destroy(&j->cv);
+    pthread_mutex_destroy(&j->mu);
+    lil__free(j->env, j->path);
+    lil__free(j->env, j->dir);
+    lil__free(j->env, j);
+    return rc;
+}
+
+/* ---- facts -------------------------------------------------------------- */
+
+uint64_t lil__journal_records(const struct journal *j)
+{
+    return j->records;
+}
+
+uint64_t lil__journal_end(const struct journal *j)
+{
+    return j->end;
+}
+
+int64_t lil__journal_created_ns(const struct journal *j)
+{
+    return j->created_ns;
+}
+
+int64_t lil__journal_last_ns(const struct journal *j)
+{
+    return j->last_ns;
+}
+
+bool lil__journal_keyed(const struct journal *j)
+{
+    return j->mac && lil__mac_keyed(j->mac);
+}
+
+lil_sync lil__journal_sync_mode(const struct journal *j)
+{
+    return j->sync;
+}
+
+/* For check.c: what a walk needs of a journal. */
+lil_status lil__journal_view(const struct journal *j, struct journal_view *v)
+{
+    v->env = j->env;
+    v->fd = j->fd;
+    v->path = j->path;
+    return LIL_OK;
+}
+
+bool lil__journal_held_elsewhere(const struct journal *j)
+{
+    return lil__os_lock_held(j->env, j->fd);
+}

@@ -1,0 +1,344 @@
+/*
+ * scan.c -- the recovery scan and the record codec (format.h).
+ *
+ * The scan walks records in order and stops at the first one that is not
+ * valid.  What happens then is the heart of crash safety: a torn tail
+ * (bytes that were never durable) is dropped, damage to bytes that had
+ * been durable is an error naming its offset.  The SETTLED flag tells the
+ * two apart (format.h, RECOVERY).
+ */
+#include "journal/scan.h"
+
+#include <openssl/rand.h>
+#include <string.h>
+
+#include "journal/format.h"
+
+static const char key_check_label[] = "lil-key-check";
+
+uint64_t lil__record_limit(size_t max_record)
+{
+    return (uint64_t)max_record + LIL_JF_REC_OVERHEAD + LIL_JF_KEY_MAX;
+}
+
+static lil_status key_check(const uint8_t *key, size_t key_len, const uint8_t *salt,
+                            uint8_t out[LIL_JF_KEYCHECK_LEN])
+{
+    uint8_t full[LIL_SHA256_LEN];
+    uint8_t msg[sizeof(key_check_label) - 1 + LIL_JF_SALT_LEN];
+    size_t n = 0;
+
+    memcpy(msg, key_check_label, sizeof(key_check_label) - 1);
+    memcpy(msg + sizeof(key_check_label) - 1, salt, LIL_JF_SALT_LEN);
+    n = 0;
+    if (!EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, key, key_len, msg, sizeof(msg),
+                   full, sizeof(full), &n))
+        return LIL_E_NOMEM;
+    memcpy(out, full, LIL_JF_KEYCHECK_LEN);
+    return LIL_OK;
+}
+
+lil_status lil__format_header(struct lil_mac *mac, const uint8_t *key, size_t key_len,
+                              int64_t created_ns, uint8_t out[64])
+{
+    uint8_t *salt = out + LIL_JF_H_SALT;
+
+    (void)mac;
+    memset(out, 0, LIL_JF_HEADER_LEN);
+    memcpy(out, LIL_JF_MAGIC, LIL_JF_MAGIC_LEN);
+    lil__wr32(out + LIL_JF_H_VERSION, LIL_JF_VERSION);
+    lil__wr32(out + LIL_JF_H_INCOMPAT, key ? LIL_JF_INCOMPAT_KEYED : 0);
+    lil__wr32(out + LIL_JF_H_HEADER_LEN, LIL_JF_HEADER_LEN);
+    if (RAND_bytes(salt, LIL_JF_SALT_LEN) != 1)
+        return LIL_E_NOMEM;
+    lil__wr64(out + LIL_JF_H_CREATED, (uint64_t)created_ns);
+    if (key && key_check(key, key_len, salt, out + LIL_JF_H_KEYCHECK) != LIL_OK)
+        return LIL_E_NOMEM;
+    lil__wr32(out + LIL_JF_H_CRC, lil__crc32(0, out, LIL_JF_H_CRC));
+    return LIL_OK;
+}
+
+static lil_status header_key(struct lil_err *err, const char *path, const uint8_t *h,
+                             const uint8_t *key, size_t key_len)
+{
+    bool keyed = (lil__rd32(h + LIL_JF_H_INCOMPAT) & LIL_JF_INCOMPAT_KEYED) != 0;
+    uint8_t want[LIL_JF_KEYCHECK_LEN];
+
+    if (keyed && !key)
+        return lil__seterr(err, LIL_E_KEY, 0,
+                           "%s is keyed: set LIL_JOURNAL_KEY to the key it was "
+                           "written with",
+                           path);
+    if (!keyed && key)
+        return lil__seterr(err, LIL_E_KEY, 0,
+                           "%s was written without a key, but LIL_JOURNAL_KEY is set",
+                           path);
+    if (!keyed)
+        return LIL_OK;
+    if (key_check(key, key_len, h + LIL_JF_H_SALT, want) != LIL_OK)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    if (memcmp(want, h + LIL_JF_H_KEYCHECK, LIL_JF_KEYCHECK_LEN) != 0)
+        return lil__seterr(err, LIL_E_KEY, 0,
+                           "%s: LIL_JOURNAL_KEY is not the key it was written with",
+                           path);
+    return LIL_OK;
+}
+
+static lil_status header_fields(struct lil_err *err, const char *path,
+                                const uint8_t *h)
+{
+    uint32_t version = lil__rd32(h + LIL_JF_H_VERSION);
+    uint32_t incompat = lil__rd32(h + LIL_JF_H_INCOMPAT);
+
+    if (lil__crc32(0, h, LIL_JF_H_CRC) != lil__rd32(h + LIL_JF_H_CRC))
+        return lil__seterr(err, LIL_E_CORRUPT, 0,
+                           "%s: damaged file header at offset 0 (bad checksum)", path);
+    if (version > LIL_JF_VERSION)
+        return lil__seterr(err, LIL_E_VERSION, 0,
+                           "%s: journal format version %u is newer than this lil "
+                           "(reads version %u)",
+                           path, version, LIL_JF_VERSION);
+    if (version == 0 || lil__rd32(h + LIL_JF_H_HEADER_LEN) != LIL_JF_HEADER_LEN)
+        return lil__seterr(err, LIL_E_CORRUPT, 0,
+                           "%s: bad file header at offset 0 (version %u)", path,
+                           version);
+    if (incompat & ~LIL_JF_INCOMPAT_KNOWN)
+        return lil__seterr(err, LIL_E_VERSION, 0,
+                           "%s: journal uses features this lil does not know "
+                           "(incompat bits 0x%x)",
+                           path, incompat & ~LIL_JF_INCOMPAT_KNOWN);
+    return LIL_OK;
+}
+
+lil_status lil__scan_header(const struct lil_env *env, struct lil_err *err,
+                            const char *path, const uint8_t *data, size_t len,
+                            const uint8_t *key, size_t key_len, struct lil_mac **mac,
+                            struct scan_result *res)
+{
+    lil_status rc;
+
+    *mac = NULL;
+    memset(res, 0, sizeof(*res));
+    if (len < LIL_JF_HEADER_LEN || memcmp(data, LIL_JF_MAGIC, LIL_JF_MAGIC_LEN) != 0)
+        return lil__seterr(err, LIL_E_CORRUPT, 0,
+                           "%s: not a lil journal (bad magic at offset 0)", path);
+    rc = header_fields(err, path, data);
+    if (rc == LIL_OK)
+        rc = header_key(err, path, data, key, key_len);
+    if (rc != LIL_OK)
+        return rc;
+    *mac = lil__mac_new(env, key, key_len);
+    if (!*mac || lil__mac2(*mac, data, LIL_JF_HEADER_LEN, NULL, 0, res->chain) != LIL_OK) {
+        lil__mac_free(env, *mac);
+        *mac = NULL;
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    }
+    res->created_ns = (int64_t)lil__rd64(data + LIL_JF_H_CREATED);
+    res->end = LIL_JF_HEADER_LEN;
+    return LIL_OK;
+}
+
+/* The chain of a record: H(prev || len field || bytes 8..len-33). */
+static lil_status record_chain(struct lil_mac *mac, const uint8_t *prev,
+                               const uint8_t *rec, uint32_t len,
+                               uint8_t out[LIL_SHA256_LEN])
+{
+    lil_status rc = lil__mac_begin(mac);
+
+    if (rc == LIL_OK)
+        rc = lil__mac_update(mac, prev, LIL_SHA256_LEN);
+    if (rc == LIL_OK)
+        rc = lil__mac_update(mac, rec, 4);
+    if (rc == LIL_OK)
+        rc = lil__mac_update(mac, rec + 8, len - 8 - LIL_JF_CHAIN_LEN);
+    if (rc == LIL_OK)
+        rc = lil__mac_end(mac, out);
+    return rc;
+}
+
+lil_status lil__encode_record(struct lil_mac *mac, uint8_t *prev_chain, uint64_t seq,
+                              const struct jrec *rec, uint8_t flags, uint8_t *out,
+                              size_t len)
+{
+    uint8_t *chain = out + len - LIL_JF_CHAIN_LEN;
+    lil_status rc;
+
+    lil__wr32(out + LIL_JF_R_LEN, (uint32_t)len);
+    lil__wr64(out + LIL_JF_R_SEQ, seq);
+    lil__wr64(out + LIL_JF_R_TS, (uint64_t)rec->ts_ns);
+    lil__wr32(out + LIL_JF_R_DUR, rec->dur_us);
+    lil__wr16(out + LIL_JF_R_KEY_LEN, (uint16_t)rec->key_len);
+    out[LIL_JF_R_TYPE] = rec->type;
+    out[LIL_JF_R_FLAGS] = flags;
+    if (rec->key_len)
+        memcpy(out + LIL_JF_REC_FIXED, rec->key, rec->key_len);
+    if (rec->payload_len)
+        memcpy(out + LIL_JF_REC_FIXED + rec->key_len, rec->payload, rec->payload_len);
+    rc = record_chain(mac, prev_chain, out, (uint32_t)len, chain);
+    if (rc != LIL_OK)
+        return rc;
+    memcpy(prev_chain, chain, LIL_SHA256_LEN);
+    lil__wr32(out + LIL_JF_R_CRC, lil__crc32(0, out + 8, len - 8));
+    return LIL_OK;
+}
+
+/* Is there a valid record at off whose framing and CRC hold? */
+static bool frame_ok(const uint8_t *data, size_t len, uint64_t off, uint64_t limit)
+{
+    uint32_t rlen;
+
+    if (off + LIL_JF_REC_OVERHEAD > len)
+        return false;
+    rlen = lil__rd32(data + off);
+    if (rlen < LIL_JF_REC_OVERHEAD || rlen > limit || rlen > len - off)
+        return false;
+    if (lil__rd16(data + off + LIL_JF_R_KEY_LEN) > rlen - LIL_JF_REC_OVERHEAD)
+        return false;
+    return lil__crc32(0, data + off + 8, rlen - 8) == lil__rd32(data + off + LIL_JF_R_CRC);
+}
+
+static void fill_jrec(const uint8_t *data, uint64_t off, struct jrec *r)
+{
+    const uint8_t *p = data + off;
+
+    r->off = off;
+    r->len = lil__rd32(p);
+    r->seq = lil__rd64(p + LIL_JF_R_SEQ);
+    r->ts_ns = (int64_t)lil__rd64(p + LIL_JF_R_TS);
+    r->dur_us = lil__rd32(p + LIL_JF_R_DUR);
+    r->key_len = lil__rd16(p + LIL_JF_R_KEY_LEN);
+    r->type = p[LIL_JF_R_TYPE];
+    r->flags = p[LIL_JF_R_FLAGS];
+    r->key = p + LIL_JF_REC_FIXED;
+    r->payload = r->key + r->key_len;
+    r->payload_len = r->len - LIL_JF_REC_OVERHEAD - r->key_len;
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+    size_t i = 0;
+
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        if (w)
+            return false;
+    }
+    for (; i < n; i++)
+        if (p[i])
+            return false;
+    return true;
+}
+
+/* After an invalid record at bad: does a later valid, SETTLED record prove
+ * that the bytes at bad had been durable? */
+static bool settled_after(const uint8_t *data, size_t len, uint64_t bad,
+                          uint64_t last_seq, uint64_t limit)
+{
+    for (uint64_t off = bad + 1; off + LIL_JF_REC_OVERHEAD <= len; off++) {
+        const uint8_t *p = data + off;
+        uint32_t rlen = lil__rd32(p);
+        uint64_t seq;
+
+        if (rlen < LIL_JF_REC_OVERHEAD || rlen > len - off || rlen > limit)
+            continue;
+        if (!(p[LIL_JF_R_FLAGS] & LIL_JF_FLAG_SETTLED))
+            continue;
+        seq = lil__rd64(p + LIL_JF_R_SEQ);
+        if (seq <= last_seq || seq - last_seq > (off - bad) / LIL_JF_REC_OVERHEAD + 1)
+            continue;
+        if (frame_ok(data, len, off, limit))
+            return true;
+    }
+    return false;
+}
+
+static const char *why_invalid(const uint8_t *data, size_t len, uint64_t off,
+                               uint64_t expect_seq, uint64_t limit)
+{
+    uint32_t rlen;
+
+    if (off + 4 > len)
+        return "truncated record";
+    rlen = lil__rd32(data + off);
+    if (rlen < LIL_JF_REC_OVERHEAD || rlen > limit)
+        return "impossible record length";
+    if (rlen > len - off)
+        return "record runs past the end of the file";
+    if (!frame_ok(data, len, off, limit))
+        return "bad checksum";
+    if (lil__rd64(data + off + LIL_JF_R_SEQ) != expect_seq)
+        return "sequence number out of order";
+    return "bad record";
+}
+
+static lil_status stop_at(struct lil_err *err, const char *path, const uint8_t *data,
+                          size_t len, uint64_t limit, struct scan_result *res)
+{
+    uint64_t off = res->end;
+
+    res->damage_off = off;
+    if (off + 4 <= len && lil__rd32(data + off) == 0 && all_zero(data + off, len - off))
+        return LIL_OK; /* clean end: preallocated zeros */
+    if (off >= len)
+        return LIL_OK;
+    if (!settled_after(data, len, off, res->seq, limit)) {
+        res->torn = true;
+        return LIL_OK;
+    }
+    res->damaged = true;
+    return lil__seterr(err, LIL_E_CORRUPT, 0,
+                       "%s: damaged record at offset %llu (%s) with intact records "
+                       "after it; `lil check --repair` truncates the journal there",
+                       path, (unsigned long long)off,
+                       why_invalid(data, len, off, res->seq + 1, limit));
+}
+
+static lil_status chain_check(struct lil_err *err, const char *path,
+                              struct lil_mac *mac, const uint8_t *rec, uint32_t rlen,
+                              uint64_t off, struct scan_result *res)
+{
+    uint8_t next[LIL_SHA256_LEN];
+
+    if (record_chain(mac, res->chain, rec, rlen, next) != LIL_OK)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    if (memcmp(next, rec + rlen - LIL_JF_CHAIN_LEN, LIL_SHA256_LEN) != 0) {
+        res->damaged = true;
+        res->damage_off = off;
+        return lil__seterr(err, LIL_E_CORRUPT, 0,
+                           "%s: hash chain broken at offset %llu (seq %llu): a "
+                           "record was edited, removed or reordered",
+                           path, (unsigned long long)off,
+                           (unsigned long long)(res->seq + 1));
+    }
+    memcpy(res->chain, next, LIL_SHA256_LEN);
+    return LIL_OK;
+}
+
+lil_status lil__scan_records(const struct lil_env *env, struct lil_err *err,
+                             const char *path, const uint8_t *data, size_t len,
+                             struct lil_mac *mac, size_t max_record,
+                             journal_scan_fn fn, void *ud, struct scan_result *res)
+{
+    uint64_t limit = lil__record_limit(max_record);
+    struct jrec r;
+    lil_status rc;
+
+    (void)env;
+    for (;;) {
+        uint64_t off = res->end;
+        if (!frame_ok(data, len, off, limit) ||
+            lil__rd64(data + off + LIL_JF_R_SEQ) != res->seq + 1)
+            return stop_at(err, path, data, len, limit, res);
+        fill_jrec(data, off, &r);
+        rc = chain_check(err, path, mac, data + off, r.len, off, res);
+        if (rc != LIL_OK)
+            return rc;
+        if (fn && (rc = fn(ud, &r, err)) != LIL_OK)
+            return rc;
+        res->seq = r.seq;
+        res->records++;
+        res->last_ns = r.ts_ns;
+        res->end = off + r.len;
+    }
+}

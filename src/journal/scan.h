@@ -1,0 +1,62 @@
+/*
+ * scan.h -- reading a journal image: the header, then every record in
+ * order, with the recovery rule of format.h.  Pure functions over bytes in
+ * memory (a mapping of the file, or a fuzzer's buffer): no I/O here.
+ */
+#ifndef LIL_JOURNAL_SCAN_H
+#define LIL_JOURNAL_SCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/hash.h"
+#include "journal/journal.h"
+
+struct scan_result {
+    uint64_t end;         /* offset past the last valid record */
+    uint64_t seq;         /* seq of the last valid record (0: none) */
+    uint64_t records;
+    uint8_t chain[LIL_SHA256_LEN]; /* chain after the last valid record */
+    int64_t created_ns;
+    int64_t last_ns;
+    bool torn;            /* bytes after end are a torn tail, not clean zeros */
+    bool damaged;         /* damage before the tail (err says where) */
+    uint64_t damage_off;  /* first bad byte when torn or damaged */
+};
+
+/* Check the 64-byte header at data (len bytes available): magic, version,
+ * features, CRC, and the key against key_check.  Creates *mac (SHA-256, or
+ * HMAC under key) and sets res->chain to H(header).  path names the file in
+ * messages.  Errors: LIL_E_CORRUPT (offset 0), LIL_E_VERSION, LIL_E_KEY,
+ * LIL_E_NOMEM. */
+lil_status lil__scan_header(const struct lil_env *env, struct lil_err *err,
+                            const char *path, const uint8_t *data, size_t len,
+                            const uint8_t *key, size_t key_len, struct lil_mac **mac,
+                            struct scan_result *res);
+
+/* Scan the records after the header.  Calls fn (if not NULL) for each valid
+ * record.  Returns LIL_OK with res filled (res->torn when the tail is torn);
+ * LIL_E_CORRUPT naming the offset when damage precedes the tail (res->damaged
+ * and res->damage_off are set, res->end is the end of the valid prefix); or
+ * fn's error. */
+lil_status lil__scan_records(const struct lil_env *env, struct lil_err *err,
+                             const char *path, const uint8_t *data, size_t len,
+                             struct lil_mac *mac, size_t max_record,
+                             journal_scan_fn fn, void *ud, struct scan_result *res);
+
+/* Build the header of a new journal into out (64 bytes). */
+lil_status lil__format_header(struct lil_mac *keyed_or_null_mac, const uint8_t *key,
+                              size_t key_len, int64_t created_ns,
+                              uint8_t out[64]);
+
+/* Encode rec as record seq after chain prev into out (len bytes,
+ * 64 + key_len + payload_len); updates prev to the new chain. */
+lil_status lil__encode_record(struct lil_mac *mac, uint8_t *prev_chain, uint64_t seq,
+                              const struct jrec *rec, uint8_t flags, uint8_t *out,
+                              size_t len);
+
+/* Largest record length accepted for a given max payload. */
+uint64_t lil__record_limit(size_t max_record);
+
+#endif

@@ -1,0 +1,223 @@
+/*
+ * file.c -- file helpers over the system-call table: whole reads and
+ * writes, syncs, directory fsync, atomic publish, OFD locks.
+ *
+ * Each helper turns a failing call into LIL_E_IO with errno and a message
+ * naming the call and what it was for.  EINTR is retried.
+ */
+#include "os/os.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+lil_status lil__os_open(const struct lil_env *env, struct lil_err *err,
+                        const char *path, int flags, mode_t mode, int *fd_out)
+{
+    int fd;
+
+    *fd_out = -1;
+    do
+        fd = env->os->open(path, flags, mode);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0)
+        return lil__seterr(err, LIL_E_IO, errno, "open %s: %s", path, strerror(errno));
+    *fd_out = fd;
+    return LIL_OK;
+}
+
+void lil__os_close(const struct lil_env *env, int fd)
+{
+    if (fd >= 0)
+        env->os->close(fd);
+}
+
+lil_status lil__os_pread_all(const struct lil_env *env, struct lil_err *err, int fd,
+                             void *buf, size_t n, uint64_t off, const char *what)
+{
+    size_t done = 0;
+
+    while (done < n) {
+        ssize_t r = env->os->pread(fd, (char *)buf + done, n - done,
+                                   (off_t)(off + done));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return lil__seterr(err, LIL_E_IO, errno, "read %s at offset %llu: %s",
+                               what, (unsigned long long)(off + done),
+                               strerror(errno));
+        if (r == 0)
+            return lil__seterr(err, LIL_E_IO, 0, "read %s at offset %llu: end of file",
+                               what, (unsigned long long)(off + done));
+        done += (size_t)r;
+    }
+    return LIL_OK;
+}
+
+lil_status lil__os_pwrite_all(const struct lil_env *env, struct lil_err *err, int fd,
+                              const void *buf, size_t n, uint64_t off,
+                              const char *what)
+{
+    size_t done = 0;
+
+    while (done < n) {
+        ssize_t r = env->os->pwrite(fd, (const char *)buf + done, n - done,
+                                    (off_t)(off + done));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            int e = r < 0 ? errno : ENOSPC;
+            return lil__seterr(err, LIL_E_IO, e, "write %s at offset %llu: %s", what,
+                               (unsigned long long)(off + done), strerror(e));
+        }
+        done += (size_t)r;
+    }
+    return LIL_OK;
+}
+
+lil_status lil__os_fdatasync(const struct lil_env *env, struct lil_err *err, int fd,
+                             const char *what)
+{
+    int r;
+
+    do
+        r = env->os->fdatasync(fd);
+    while (r < 0 && errno == EINTR);
+    if (r < 0)
+        return lil__seterr(err, LIL_E_IO, errno, "fdatasync %s: %s", what,
+                           strerror(errno));
+    return LIL_OK;
+}
+
+lil_status lil__os_ftruncate(const struct lil_env *env, struct lil_err *err, int fd,
+                             uint64_t len, const char *what)
+{
+    int r;
+
+    do
+        r = env->os->ftruncate(fd, (off_t)len);
+    while (r < 0 && errno == EINTR);
+    if (r < 0)
+        return lil__seterr(err, LIL_E_IO, errno, "ftruncate %s to %llu: %s", what,
+                           (unsigned long long)len, strerror(errno));
+    return LIL_OK;
+}
+
+lil_status lil__os_fstat_size(const struct lil_env *env, struct lil_err *err, int fd,
+                              uint64_t *size_out, const char *what)
+{
+    struct stat st;
+
+    *size_out = 0;
+    if (env->os->fstat(fd, &st) < 0)
+        return lil__seterr(err, LIL_E_IO, errno, "fstat %s: %s", what, strerror(errno));
+    *size_out = (uint64_t)st.st_size;
+    return LIL_OK;
+}
+
+lil_status lil__os_fsync_dir(const struct lil_env *env, struct lil_err *err,
+                             const char *dir)
+{
+    int fd = -1, r;
+    lil_status rc = lil__os_open(env, err, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0,
+                                 &fd);
+
+    if (rc != LIL_OK)
+        return rc;
+    do
+        r = env->os->fsync(fd);
+    while (r < 0 && errno == EINTR);
+    if (r < 0)
+        rc = lil__seterr(err, LIL_E_IO, errno, "fsync directory %s: %s", dir,
+                         strerror(errno));
+    lil__os_close(env, fd);
+    return rc;
+}
+
+lil_status lil__os_mkdir(const struct lil_env *env, struct lil_err *err,
+                         const char *dir)
+{
+    struct stat st;
+
+    if (env->os->mkdir(dir, 0700) == 0 || errno == EEXIST) {
+        if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+            return LIL_OK;
+        return lil__seterr(err, LIL_E_IO, ENOTDIR, "%s exists and is not a directory",
+                           dir);
+    }
+    return lil__seterr(err, LIL_E_IO, errno, "mkdir %s: %s", dir, strerror(errno));
+}
+
+lil_status lil__os_publish(const struct lil_env *env, struct lil_err *err,
+                           const char *dir, const char *path, const void *data,
+                           size_t len)
+{
+    char tmp[4200];
+    int fd = -1;
+    lil_status rc;
+
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+    rc = lil__os_open(env, err, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600,
+                      &fd);
+    if (rc == LIL_OK)
+        rc = lil__os_pwrite_all(env, err, fd, data, len, 0, tmp);
+    if (rc == LIL_OK)
+        rc = lil__os_fdatasync(env, err, fd, tmp);
+    lil__os_close(env, fd);
+    if (rc == LIL_OK && env->os->rename(tmp, path) < 0)
+        rc = lil__seterr(err, LIL_E_IO, errno, "rename %s to %s: %s", tmp, path,
+                         strerror(errno));
+    if (rc != LIL_OK) {
+        env->os->unlink(tmp);
+        return rc;
+    }
+    return lil__os_fsync_dir(env, err, dir);
+}
+
+static lil_status ofd_lock(const struct lil_env *env, struct lil_err *err, int fd,
+                           int cmd, const char *what)
+{
+    struct flock fl;
+    int r;
+
+    memset(&fl, 0, sizeof(fl));
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = 0;
+    fl.l_len = 1; /* byte 0 stands for the whole file */
+    do
+        r = env->os->fcntl_lock(fd, cmd, &fl);
+    while (r < 0 && errno == EINTR && cmd == F_OFD_SETLKW);
+    if (r == 0)
+        return LIL_OK;
+    if (errno == EAGAIN || errno == EACCES)
+        return lil__seterr(err, LIL_E_LOCKED, errno, "%s is locked", what);
+    return lil__seterr(err, LIL_E_IO, errno, "lock %s: %s", what, strerror(errno));
+}
+
+lil_status lil__os_lock_try(const struct lil_env *env, struct lil_err *err, int fd,
+                            const char *what)
+{
+    return ofd_lock(env, err, fd, F_OFD_SETLK, what);
+}
+
+lil_status lil__os_lock_wait(const struct lil_env *env, struct lil_err *err, int fd,
+                             const char *what)
+{
+    return ofd_lock(env, err, fd, F_OFD_SETLKW, what);
+}
+
+bool lil__os_lock_held(const struct lil_env *env, int fd)
+{
+    struct flock fl;
+
+    memset(&fl, 0, sizeof(fl));
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = 0;
+    fl.l_len = 1;
+    if (env->os->fcntl_lock(fd, F_OFD_GETLK, &fl) < 0)
+        return false;
+    return fl.l_type != F_UNLCK;
+}

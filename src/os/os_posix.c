@@ -1,0 +1,37 @@
+/*
+ * os_posix.c -- the default system-call table: libc, nothing added.
+ */
+#include "os/os.h"
+
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static int posix_open(const char *path, int flags, mode_t mode)
+{
+    return open(path, flags, mode);
+}
+
+static int posix_fcntl_lock(int fd, int cmd, struct flock *fl)
+{
+    return fcntl(fd, cmd, fl);
+}
+
+const struct lil_os lil__os_posix = {
+    .open = posix_open,
+    .close = close,
+    .pread = pread,
+    .pwrite = pwrite,
+    .fdatasync = fdatasync,
+    .fsync = fsync,
+    .ftruncate = ftruncate,
+    .fallocate = fallocate,
+    .fstat = fstat,
+    .rename = rename,
+    .link = link,
+    .unlink = unlink,
+    .mkdir = mkdir,
+    .fcntl_lock = posix_fcntl_lock,
+    .mmap = mmap,
+    .munmap = munmap,
+};
