@@ -430,7 +430,7 @@ const char *lil_call_identity(const lil_call *call)
 
 const char *lil_call_idempotency_key(const lil_call *call)
 {
-    return call_ok(call) ? call->idem_key : NULL;
+    return call_ok(call) ? lil__call_idempotency_key((lil_call *)(uintptr_t)call) : NULL;
 }
 
 unsigned lil_call_attempt(const lil_call *call)
@@ -485,10 +485,10 @@ const char *lil_run_uncertain_at(const lil_run *run, size_t i)
 
     if (!run_ok(run) || i >= run->n_uncertain)
         return NULL;
-    n = r->uncertain[i]->key_len;
+    n = r->index.entries[r->uncertain[i]].key_len;
     if (n >= sizeof(r->scratch))
         n = sizeof(r->scratch) - 1;
-    memcpy(r->scratch, r->uncertain[i]->key, n);
+    memcpy(r->scratch, r->index.entries[r->uncertain[i]].key, n);
     r->scratch[n] = '\0';
     return r->scratch;
 }

@@ -1,5 +1,6 @@
 /*
- * hash.h -- SHA-256, HMAC-SHA-256 (OpenSSL libcrypto) and CRC-32 (zlib).
+ * hash.h -- SHA-256, HMAC-SHA-256 (OpenSSL libcrypto) and CRC-32 (ISA-L;
+ * the same CRC-32 as zlib's crc32).
  *
  * struct lil_mac is a chain hasher: plain SHA-256 when no key is set,
  * HMAC-SHA-256 with one.  It is reused across records, so the per-record

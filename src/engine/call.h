@@ -14,8 +14,9 @@
 struct lil_call {
     uint32_t magic;
     const struct lil_env *env;
+    const char *scope;         /* run id, or "marker" */
     const char *identity;
-    char idem_key[4 + 32 + 1]; /* "lil-" + 32 hex */
+    char idem_key[4 + 32 + 1]; /* "lil-" + 32 hex; made on first use */
     unsigned attempt;
     struct lil_buf result;
     struct lil_buf reason;
@@ -27,5 +28,8 @@ void lil__call_init(struct lil_call *call, const struct lil_env *env,
                     const char *scope, const char *identity, unsigned attempt,
                     size_t max_result);
 void lil__call_free(struct lil_call *call);
+
+/* "lil-" + 32 hex of SHA-256(scope NUL identity), computed once; NULL on OOM. */
+const char *lil__call_idempotency_key(struct lil_call *call);
 
 #endif

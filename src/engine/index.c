@@ -1,7 +1,7 @@
 /*
- * index.c -- open addressing with linear probing, FNV-1a hashes, load
- * factor at most 1/2.  Entries are never removed (a run's history only
- * grows), which keeps probing simple.
+ * index.c -- open addressing with linear probing over (hash, index) slots,
+ * FNV-1a hashes, load factor at most 1/2; entries in a dense array.
+ * Entries are never removed (a run's history only grows).
  */
 #include "engine/index.h"
 
@@ -20,58 +20,65 @@ static uint32_t fnv1a(const uint8_t *p, size_t n)
     return h;
 }
 
-void lil__imap_init(struct imap *m, const struct lil_env *env, bool owns_keys)
+void lil__imap_init(struct imap *m, const struct lil_env *env)
 {
     memset(m, 0, sizeof(*m));
     m->env = env;
-    m->owns_keys = owns_keys;
 }
 
 void lil__imap_free(struct imap *m)
 {
-    if (m->owns_keys)
-        for (size_t i = 0; i < m->cap; i++)
-            lil__free(m->env, (void *)(uintptr_t)m->slots[i].key);
     lil__free(m->env, m->slots);
+    lil__free(m->env, m->entries);
     m->slots = NULL;
-    m->cap = m->n = 0;
+    m->entries = NULL;
+    m->cap = m->n = m->n_alloc = 0;
 }
 
-static struct ientry *probe(struct ientry *slots, size_t cap, const void *key,
-                            size_t len, uint32_t h)
+/* The slot holding key, or the empty slot where it would go. */
+static struct islot *probe(const struct imap *m, const void *key, size_t len,
+                           uint32_t h)
 {
-    size_t i = h & (cap - 1);
+    size_t i = h & (m->cap - 1);
 
     for (;;) {
-        struct ientry *e = &slots[i];
-        if (!e->key ||
-            (e->hash == h && e->key_len == len && memcmp(e->key, key, len) == 0))
-            return e;
-        i = (i + 1) & (cap - 1);
+        struct islot *s = &m->slots[i];
+        if (!s->idx1)
+            return s;
+        if (s->hash == h) {
+            const struct ientry *e = &m->entries[s->idx1 - 1];
+            if (e->key_len == len && memcmp(e->key, key, len) == 0)
+                return s;
+        }
+        i = (i + 1) & (m->cap - 1);
     }
 }
 
 struct ientry *lil__imap_find(const struct imap *m, const void *key, size_t len)
 {
-    struct ientry *e;
+    struct islot *s;
 
     if (!m->cap)
         return NULL;
-    e = probe(m->slots, m->cap, key, len, fnv1a(key, len));
-    return e->key ? e : NULL;
+    s = probe(m, key, len, fnv1a(key, len));
+    return s->idx1 ? &m->entries[s->idx1 - 1] : NULL;
 }
 
-static int grow(struct imap *m)
+static int grow_slots(struct imap *m)
 {
     size_t cap = m->cap ? m->cap * 2 : 64;
-    struct ientry *slots = lil__calloc(m->env, cap, sizeof(*slots));
+    struct islot *slots = lil__calloc(m->env, cap, sizeof(*slots));
 
     if (!slots)
         return -1;
     for (size_t i = 0; i < m->cap; i++) {
-        struct ientry *e = &m->slots[i];
-        if (e->key)
-            *probe(slots, cap, e->key, e->key_len, e->hash) = *e;
+        struct islot s = m->slots[i];
+        if (s.idx1) {
+            size_t j = s.hash & (cap - 1);
+            while (slots[j].idx1)
+                j = (j + 1) & (cap - 1);
+            slots[j] = s;
+        }
     }
     lil__free(m->env, m->slots);
     m->slots = slots;
@@ -79,25 +86,40 @@ static int grow(struct imap *m)
     return 0;
 }
 
+static int grow_entries(struct imap *m)
+{
+    size_t n = m->n_alloc ? m->n_alloc * 2 : 64;
+    struct ientry *p;
+
+    if (n > UINT32_MAX - 1)
+        return -1;
+    p = lil__realloc(m->env, m->entries, n * sizeof(*p));
+    if (!p)
+        return -1;
+    m->entries = p;
+    m->n_alloc = n;
+    return 0;
+}
+
 struct ientry *lil__imap_upsert(struct imap *m, const void *key, size_t len)
 {
     uint32_t h = fnv1a(key, len);
+    struct islot *s;
     struct ientry *e;
 
-    if ((m->n + 1) * 2 > m->cap && grow(m) != 0)
+    if ((m->n + 1) * 2 > m->cap && grow_slots(m) != 0)
         return NULL;
-    e = probe(m->slots, m->cap, key, len, h);
-    if (e->key)
-        return e;
+    s = probe(m, key, len, h);
+    if (s->idx1)
+        return &m->entries[s->idx1 - 1];
+    if (m->n == m->n_alloc && grow_entries(m) != 0)
+        return NULL;
+    e = &m->entries[m->n];
     memset(e, 0, sizeof(*e));
     e->key = key;
-    if (m->owns_keys) {
-        e->key = (const uint8_t *)lil__strndup(m->env, key, len);
-        if (!e->key)
-            return NULL;
-    }
     e->key_len = (uint32_t)len;
     e->hash = h;
-    m->n++;
+    s->hash = h;
+    s->idx1 = (uint32_t)++m->n;
     return e;
 }

@@ -24,29 +24,41 @@ enum ientry_state {
 };
 
 struct ientry {
-    const uint8_t *key; /* NULL: empty slot */
+    const uint8_t *key;
     uint32_t key_len;
     uint32_t hash;
     uint8_t state;
     uint8_t effect;      /* 1 if the journal holds an effect here */
-    uint32_t attempts;   /* intents seen; or, in the counter map, calls */
+    uint32_t attempts;   /* intents seen (effects) */
+    uint32_t calls;      /* calls of this name in this execution (first
+                            occurrences only: "fetch" counts fetch#2...) */
     const uint8_t *payload;
     size_t payload_len;
     const uint8_t *request; /* 32-byte SHA-256 of the effect's request */
 };
 
-struct imap {
-    const struct lil_env *env;
-    struct ientry *slots;
-    size_t cap; /* power of two, 0 when empty */
-    size_t n;
-    bool owns_keys;
+/* Entries live in a dense array in insertion order (journal order); the
+ * hash table holds (hash, index + 1) pairs, 0 marking an empty slot, so
+ * growing the table touches 8 bytes per slot, not a whole entry. */
+struct islot {
+    uint32_t hash;
+    uint32_t idx1; /* index into entries, plus one; 0: empty */
 };
 
-void lil__imap_init(struct imap *m, const struct lil_env *env, bool owns_keys);
+struct imap {
+    const struct lil_env *env;
+    struct islot *slots;
+    size_t cap; /* slots, a power of two; 0 when empty */
+    struct ientry *entries;
+    size_t n;
+    size_t n_alloc;
+};
+
+void lil__imap_init(struct imap *m, const struct lil_env *env);
 void lil__imap_free(struct imap *m);
 struct ientry *lil__imap_find(const struct imap *m, const void *key, size_t len);
-/* Find or insert (copying the key when the map owns keys); NULL on OOM. */
+/* Find or insert (the key is borrowed); NULL on OOM.  Pointers to entries
+ * stay valid only until the next upsert (the array may move). */
 struct ientry *lil__imap_upsert(struct imap *m, const void *key, size_t len);
 
 #endif

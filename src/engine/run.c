@@ -21,19 +21,29 @@ struct scan_ctx {
     int last_open_pid;
 };
 
+#define KEPT_CHUNK (64u * 1024u)
+
 const uint8_t *lil__run_keep(struct lil_run *run, const void *data, size_t len)
 {
-    struct kept *k = lil__malloc(run->env, sizeof(*k) + len + 1);
+    struct kept *k = run->kept;
+    uint8_t *p;
 
-    if (!k)
-        return NULL;
-    k->len = len;
+    if (!k || k->cap - k->used < len + 1) {
+        size_t cap = len + 1 > KEPT_CHUNK ? len + 1 : KEPT_CHUNK;
+        k = lil__malloc(run->env, sizeof(*k) + cap);
+        if (!k)
+            return NULL;
+        k->used = 0;
+        k->cap = cap;
+        k->next = run->kept;
+        run->kept = k;
+    }
+    p = k->data + k->used;
     if (len)
-        memcpy(k->data, data, len);
-    k->data[len] = '\0';
-    k->next = run->kept;
-    run->kept = k;
-    return k->data;
+        memcpy(p, data, len);
+    p[len] = '\0';
+    k->used += len + 1;
+    return p;
 }
 
 static lil_status apply_resolve(struct lil_run *run, struct ientry *e,
@@ -140,32 +150,22 @@ static lil_status scan_record(void *ud, const struct jrec *rec, struct lil_err *
     }
 }
 
-static int by_journal_order(const void *a, const void *b)
-{
-    const struct ientry *x = *(struct ientry *const *)a;
-    const struct ientry *y = *(struct ientry *const *)b;
-
-    return x->request < y->request ? -1 : x->request > y->request;
-}
-
 lil_status lil__run_settle_state(struct lil_run *run, struct lil_err *err)
 {
     run->n_uncertain = 0;
-    for (size_t i = 0; i < run->index.cap; i++) {
-        struct ientry *e = &run->index.slots[i];
-        if (!e->key || e->state != IE_PENDING)
+    for (size_t i = 0; i < run->index.n; i++) {
+        if (run->index.entries[i].state != IE_PENDING)
             continue;
         if (run->n_uncertain == run->cap_uncertain) {
             size_t cap = run->cap_uncertain ? run->cap_uncertain * 2 : 4;
-            void *p = lil__realloc(run->env, run->uncertain, cap * sizeof(e));
+            void *p = lil__realloc(run->env, run->uncertain, cap * sizeof(size_t));
             if (!p)
                 return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
             run->uncertain = p;
             run->cap_uncertain = cap;
         }
-        run->uncertain[run->n_uncertain++] = e;
+        run->uncertain[run->n_uncertain++] = i;
     }
-    qsort(run->uncertain, run->n_uncertain, sizeof(*run->uncertain), by_journal_order);
     if (run->n_uncertain)
         run->state = LIL_RUN_UNCERTAIN;
     else if (run->aborted)
@@ -208,8 +208,7 @@ static struct lil_run *run_new(struct lil_store *st, const char *run_id)
     run->st = st;
     run->env = st->env;
     pthread_mutex_init(&run->mu, NULL);
-    lil__imap_init(&run->index, st->env, false);
-    lil__imap_init(&run->counters, st->env, true);
+    lil__imap_init(&run->index, st->env);
     run->id = lil__strdup(st->env, run_id);
     run->path = lil__store_run_path(st, run_id);
     if (!run->id || !run->path) {
@@ -294,7 +293,6 @@ lil_status lil__run_close(struct lil_run *run, struct lil_err *err)
 
     run->magic = 0;
     lil__imap_free(&run->index);
-    lil__imap_free(&run->counters);
     while (run->kept) {
         struct kept *k = run->kept;
         run->kept = k->next;

@@ -20,11 +20,13 @@
 #define LIL_RUN_MAGIC 0x6c696c52u /* "lilR" */
 #define LIL_DEFAULT_MAX_RECORD (64u * 1024u * 1024u)
 
-/* A copy kept by the run of bytes not in the journal's mapping (results
- * given during this execution that the index must refer to). */
+/* Memory kept by the run for bytes the index refers to that are not in
+ * the journal's mapping (names of new steps, resolved outcomes): a chain
+ * of chunks, freed at close. */
 struct kept {
     struct kept *next;
-    size_t len;
+    size_t used;
+    size_t cap;
     uint8_t data[];
 };
 
@@ -40,14 +42,13 @@ struct lil_run {
 
     pthread_mutex_t mu;
     struct lil_err err;        /* last failure on this run, any thread */
-    struct imap index;         /* identity -> journal facts */
-    struct imap counters;      /* step name -> calls in this execution */
+    struct imap index;         /* identity -> journal facts, call counts */
     lil_run_state state;
     const uint8_t *outcome;    /* result (completed) or reason (failed, stopped) */
     size_t outcome_len;
     uint64_t steps_done;
     uint64_t steps_failed;
-    struct ientry **uncertain; /* pending effects, in journal order */
+    size_t *uncertain;         /* index entries of pending effects, in order */
     size_t n_uncertain;
     size_t cap_uncertain;
     struct kept *kept;

@@ -48,25 +48,34 @@ void lil__call_init(struct lil_call *call, const struct lil_env *env,
                     const char *scope, const char *identity, unsigned attempt,
                     size_t max_result)
 {
-    uint8_t digest[LIL_SHA256_LEN];
-    struct lil_buf b;
-
     memset(call, 0, sizeof(*call));
     call->magic = LIL_CALL_MAGIC;
     call->env = env;
+    call->scope = scope;
     call->identity = identity;
     call->attempt = attempt;
     lil__buf_init(&call->result, env, max_result);
     lil__buf_init(&call->reason, env, 1000);
-    lil__buf_init(&b, env, (size_t)-1);
-    if (lil__buf_addstr(&b, scope) == LIL_OK && lil__buf_add(&b, "", 1) == LIL_OK &&
-        lil__buf_addstr(&b, identity) == LIL_OK)
-        lil__sha256(b.data, b.len, digest);
-    else
-        lil__sha256(identity, strlen(identity), digest);
+}
+
+const char *lil__call_idempotency_key(struct lil_call *call)
+{
+    uint8_t digest[LIL_SHA256_LEN];
+    struct lil_buf b;
+
+    if (call->idem_key[0])
+        return call->idem_key;
+    lil__buf_init(&b, call->env, (size_t)-1);
+    if (lil__buf_addstr(&b, call->scope) != LIL_OK || lil__buf_add(&b, "", 1) != LIL_OK ||
+        lil__buf_addstr(&b, call->identity) != LIL_OK) {
+        lil__buf_free(&b);
+        return NULL;
+    }
+    lil__sha256(b.data, b.len, digest);
     lil__buf_free(&b);
     memcpy(call->idem_key, "lil-", 4);
     lil__hex(digest, 16, call->idem_key + 4);
+    return call->idem_key;
 }
 
 void lil__call_free(struct lil_call *call)
@@ -118,8 +127,8 @@ static lil_status refuse_state(struct lil_run *run, struct lil_err *err)
         return lil__seterr(err, LIL_E_UNCERTAIN, 0,
                            "run %s is uncertain: effect '%.*s' started and its outcome "
                            "is unknown; resolve it (retry, assume-done or abort)",
-                           run->id, (int)run->uncertain[0]->key_len,
-                           (const char *)run->uncertain[0]->key);
+                           run->id, (int)run->index.entries[run->uncertain[0]].key_len,
+                           (const char *)run->index.entries[run->uncertain[0]].key);
     if (run->readonly)
         return lil__seterr(err, LIL_E_INVAL, 0, "run %s is open read-only", run->id);
     if (run->state != LIL_RUN_RUNNING)
@@ -131,24 +140,41 @@ static lil_status refuse_state(struct lil_run *run, struct lil_err *err)
 /* Under mu: count the call, find its identity.  LIL_OK with *run_it set
  * when fn must run (then *attempt is its attempt number); LIL_OK with
  * *run_it clear after a replay into out; or an error. */
+/* The index entry that counts the calls of name: the entry of identity
+ * name itself (its first occurrence), added with a kept copy of the name
+ * when the journal does not have it. */
+static struct ientry *counter_of(struct lil_run *run, const char *name, size_t len)
+{
+    struct ientry *c = lil__imap_find(&run->index, name, len);
+    const uint8_t *key;
+
+    if (c)
+        return c;
+    key = lil__run_keep(run, name, len);
+    return key ? lil__imap_upsert(&run->index, key, len) : NULL;
+}
+
 static lil_status lookup(struct lil_run *run, struct lil_err *err, const char *name,
                          bool effect, const uint8_t *req_hash, char *identity,
                          unsigned *attempt, bool *run_it, lil_bytes *out)
 {
-    struct ientry *c = lil__imap_upsert(&run->counters, name, strlen(name));
-    struct ientry *e;
+    size_t len = strlen(name);
+    struct ientry *c, *e;
 
     *run_it = false;
-    if (!c)
-        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
     if (run->state == LIL_RUN_UNCERTAIN)
         return refuse_state(run, err);
-    c->attempts++;
-    if (c->attempts == 1)
-        snprintf(identity, IDENTITY_MAX, "%s", name);
-    else
-        snprintf(identity, IDENTITY_MAX, "%s#%u", name, c->attempts);
-    e = lil__imap_find(&run->index, identity, strlen(identity));
+    c = counter_of(run, name, len);
+    if (!c)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    c->calls++;
+    if (c->calls == 1) {
+        memcpy(identity, name, len + 1);
+        e = c;
+    } else {
+        snprintf(identity, IDENTITY_MAX, "%s#%u", name, c->calls);
+        e = lil__imap_find(&run->index, identity, strlen(identity));
+    }
     if (e && (e->state == IE_DONE || e->state == IE_FAILED))
         return replay(run, err, identity, e, effect, req_hash, out);
     if (e && e->state == IE_RETRY && !effect)
@@ -228,14 +254,15 @@ lil_status lil__run_step(struct lil_run *run, struct lil_err *err, const char *n
                          lil_fn fn, void *ud, lil_bytes *out)
 {
     char identity[IDENTITY_MAX];
-    uint8_t req_hash[LIL_SHA256_LEN];
+    uint8_t req_hash[LIL_SHA256_LEN] = {0};
     unsigned attempt = 1;
     bool run_it = false;
     lil_status rc = lil__step_name_check(err, name);
 
     if (rc != LIL_OK)
         return rc;
-    lil__sha256(request ? request : "", request ? request_len : 0, req_hash);
+    if (effect)
+        lil__sha256(request ? request : "", request ? request_len : 0, req_hash);
     pthread_mutex_lock(&run->mu);
     rc = lookup(run, err, name, effect, req_hash, identity, &attempt, &run_it, out);
     pthread_mutex_unlock(&run->mu);

@@ -191,7 +191,8 @@ static lil_status map_file(struct journal *j, struct lil_err *err)
     j->alloc_end = size;
     if (size == 0)
         return LIL_OK;
-    p = j->env->os->mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, j->fd, 0);
+    p = j->env->os->mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED | MAP_POPULATE, j->fd,
+                         0);
     if (p == MAP_FAILED)
         return lil__seterr(err, LIL_E_IO, errno, "mmap %s: %s", j->path,
                            strerror(errno));
