@@ -157,6 +157,9 @@ lil_status lil_env_set_allocator(lil_env *env, lil_malloc_fn malloc_fn,
         return BAD_HANDLE("env");
     if (!malloc_fn || !realloc_fn || !free_fn)
         return fail_plain(LIL_E_INVAL, "lil_env_set_allocator needs all three functions");
+    if (__atomic_load_n(&env->stores_open, __ATOMIC_SEQ_CST) > 0)
+        return fail_plain(LIL_E_INVAL,
+                          "lil_env_set_allocator: a store is open with this env");
     env->malloc_fn = malloc_fn;
     env->realloc_fn = realloc_fn;
     env->free_fn = free_fn;
@@ -202,6 +205,7 @@ lil_status lil_store_open(lil_env *env, const char *dir, lil_store **out)
         return rc;
     }
     (*out)->own_env = own;
+    __atomic_fetch_add(&env->stores_open, 1, __ATOMIC_SEQ_CST);
     return LIL_OK;
 }
 
@@ -215,6 +219,7 @@ void lil_store_close(lil_store *st)
     env = st->env;
     own = st->own_env;
     lil__store_close(st);
+    __atomic_fetch_sub(&env->stores_open, 1, __ATOMIC_SEQ_CST);
     if (own)
         lil_env_free(env);
 }

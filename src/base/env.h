@@ -28,6 +28,7 @@ struct lil_env {
     void *log_ud;
     int log_level;
     const struct lil_os *os; /* never NULL */
+    int stores_open;         /* stores opened with this env, not yet closed */
     struct lil_err err;      /* last failure of lil_store_open with this env */
 };
 

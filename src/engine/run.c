@@ -283,6 +283,16 @@ lil_status lil__run_open(struct lil_store *st, struct lil_err *err, const char *
         return rc;
     }
     run->magic = LIL_RUN_MAGIC;
+    lil__log(run->env, LIL_LOG_INFO,
+             "event=open run=%s records=%llu state=%s sync=%s readonly=%d", run->id,
+             (unsigned long long)lil__journal_records(run->j),
+             lil_run_state_name(run->state),
+             sync == LIL_SYNC_FULL ? "full" : sync == LIL_SYNC_NORMAL ? "normal" : "off",
+             (int)run->readonly);
+    for (size_t i = 0; i < run->n_uncertain; i++)
+        lil__log(run->env, LIL_LOG_WARN, "event=uncertain run=%s step=%.*s", run->id,
+                 (int)run->index.entries[run->uncertain[i]].key_len,
+                 (const char *)run->index.entries[run->uncertain[i]].key);
     *out = run;
     return LIL_OK;
 }
@@ -346,6 +356,8 @@ lil_status lil__run_end(struct lil_run *run, struct lil_err *err, bool completed
         run->state = completed ? LIL_RUN_COMPLETED : LIL_RUN_FAILED;
         if (!run->outcome)
             rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+        lil__log(run->env, LIL_LOG_INFO, "event=%s run=%s bytes=%zu",
+                 completed ? "complete" : "fail", run->id, len);
     }
     pthread_mutex_unlock(&run->mu);
     return rc;
@@ -467,6 +479,9 @@ static lil_status resolve_locked(struct lil_run *run, struct lil_err *err,
     }
     if (rc == LIL_OK)
         rc = lil__run_settle_state(run, err);
+    if (rc == LIL_OK)
+        lil__log(run->env, LIL_LOG_INFO, "event=resolve run=%s step=%s action=%s actor=%s",
+                 run->id, identity, action_name(how), actor);
     return rc;
 }
 

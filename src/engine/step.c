@@ -240,6 +240,10 @@ static lil_status run_fn(struct lil_run *run, struct lil_err *err, const char *i
     else if (rc == LIL_OK)
         run->steps_done++;
     pthread_mutex_unlock(&run->mu);
+    lil__log(run->env, call.failed ? LIL_LOG_WARN : LIL_LOG_DEBUG,
+             "event=step run=%s step=%s attempt=%u status=%s dur_us=%lld", run->id,
+             identity, attempt, rc != LIL_OK ? "unjournaled" : call.failed ? "failed" : "done",
+             (long long)((lil__mono_ns() - t0) / 1000));
     if (rc == LIL_OK && call.failed)
         rc = lil__seterr(err, LIL_E_FAILED, 0, "step '%s' failed: %s", identity,
                          (const char *)call.reason.data);

@@ -77,6 +77,8 @@ static lil_status poison(struct journal *j, struct lil_err *err)
 {
     j->poisoned = true;
     lil__copyerr(&j->poison, err);
+    lil__log(j->env, LIL_LOG_ERROR, "event=poisoned path=%s reason=\"%s\"", j->path,
+             err->msg);
     return err->code;
 }
 

@@ -245,7 +245,7 @@ static bool settled_after(const uint8_t *data, size_t len, uint64_t bad,
         if (!(p[LIL_JF_R_FLAGS] & LIL_JF_FLAG_SETTLED))
             continue;
         seq = lil__rd64(p + LIL_JF_R_SEQ);
-        if (seq <= last_seq || seq - last_seq > (off - bad) / LIL_JF_REC_OVERHEAD + 1)
+        if (seq <= last_seq)
             continue;
         if (frame_ok(data, len, off, limit))
             return true;
@@ -282,7 +282,10 @@ static lil_status stop_at(struct lil_err *err, const char *path, const uint8_t *
         return LIL_OK; /* clean end: preallocated zeros */
     if (off >= len)
         return LIL_OK;
-    if (!settled_after(data, len, off, res->seq, limit)) {
+    /* A whole, checksummed record out of sequence was not torn: records
+     * were removed or reordered. */
+    if (!frame_ok(data, len, off, limit) &&
+        !settled_after(data, len, off, res->seq, limit)) {
         res->torn = true;
         return LIL_OK;
     }
@@ -336,6 +339,8 @@ lil_status lil__scan_records(const struct lil_env *env, struct lil_err *err,
             return rc;
         if (fn && (rc = fn(ud, &r, err)) != LIL_OK)
             return rc;
+        if (res->records == 0)
+            res->created_ns = r.ts_ns;
         res->seq = r.seq;
         res->records++;
         res->last_ns = r.ts_ns;
