@@ -1,0 +1,250 @@
+/*
+ * test_scan.c -- the recovery scan on journal images built in memory:
+ * every cut point of a torn tail, every damaged byte before the tail, the
+ * SETTLED rule that tells them apart, chain tampering, reordering, and the
+ * header checks (version, features, keys).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/env.h"
+#include "base/hash.h"
+#include "journal/format.h"
+#include "journal/journal.h"
+#include "journal/scan.h"
+#include "t.h"
+
+#define MAX_IMG (64 * 1024)
+#define NREC 6
+
+struct image {
+    uint8_t data[MAX_IMG];
+    size_t len;
+    uint64_t off[NREC + 1]; /* record offsets; off[NREC] = end */
+};
+
+static struct lil_env env;
+
+static void build(struct image *img, const char *key, uint8_t flags)
+{
+    uint8_t chain[LIL_SHA256_LEN];
+    size_t klen = key ? strlen(key) : 0;
+    struct lil_mac *mac;
+
+    lil__env_init(&env);
+    mac = lil__mac_new(&env, (const uint8_t *)key, klen);
+    memset(img, 0, sizeof(*img));
+    T_REQUIRE(mac != NULL);
+    T_REQUIRE(lil__format_header(mac, (const uint8_t *)key, klen, 1, img->data) == LIL_OK);
+    lil__mac2(mac, img->data, LIL_JF_HEADER_LEN, NULL, 0, chain);
+    img->len = LIL_JF_HEADER_LEN;
+    for (int i = 0; i < NREC; i++) {
+        char name[16], payload[64];
+        struct jrec r = {0};
+        size_t len;
+        snprintf(name, sizeof(name), "step%d", i);
+        snprintf(payload, sizeof(payload), "result of step %d %.*s", i, i * 3,
+                 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+        r.type = i == 0 ? LIL_REC_BEGIN : LIL_REC_STEP;
+        r.ts_ns = 1000 + i;
+        r.key = (const uint8_t *)name;
+        r.key_len = strlen(name);
+        r.payload = (const uint8_t *)payload;
+        r.payload_len = strlen(payload);
+        len = LIL_JF_REC_OVERHEAD + r.key_len + r.payload_len;
+        img->off[i] = img->len;
+        T_REQUIRE(lil__encode_record(mac, chain, (uint64_t)i + 1, &r, flags,
+                                     img->data + img->len, len) == LIL_OK);
+        img->len += len;
+    }
+    img->off[NREC] = img->len;
+    lil__mac_free(&env, mac);
+}
+
+static lil_status scan(const struct image *img, size_t len, const char *key,
+                       uint64_t *end, uint64_t *records, struct lil_err *err)
+{
+    lil__clearerr(err);
+    return lil__journal_scan_buffer(&env, err, img->data, len, (const uint8_t *)key,
+                                    key ? strlen(key) : 0, 1 << 20, end, records);
+}
+
+T_TEST(intact_image_scans_whole)
+{
+    static struct image img;
+    struct lil_err err;
+    uint64_t end, n;
+
+    build(&img, NULL, LIL_JF_FLAG_SETTLED);
+    T_EQ_I64(scan(&img, img.len, NULL, &end, &n, &err), LIL_OK);
+    T_EQ_I64(end, img.len);
+    T_EQ_I64(n, NREC);
+}
+
+T_TEST(preallocated_zeros_are_a_clean_end)
+{
+    static struct image img;
+    struct lil_err err;
+    uint64_t end, n;
+
+    build(&img, NULL, LIL_JF_FLAG_SETTLED);
+    T_EQ_I64(scan(&img, img.len + 4096, NULL, &end, &n, &err), LIL_OK);
+    T_EQ_I64(end, img.len);
+    T_EQ_I64(n, NREC);
+}
+
+/* Cutting the file anywhere leaves the whole records before the cut. */
+T_TEST(every_cut_point_is_a_torn_tail)
+{
+    static struct image img;
+    struct lil_err err;
+    uint64_t end, n;
+
+    build(&img, NULL, LIL_JF_FLAG_SETTLED);
+    for (size_t cut = LIL_JF_HEADER_LEN; cut <= img.len; cut++) {
+        uint64_t whole = 0;
+        while (whole < NREC && img.off[whole + 1] <= cut)
+            whole++;
+        T_EQ_I64(scan(&img, cut, NULL, &end, &n, &err), LIL_OK);
+        T_EQ_I64(n, whole);
+        T_EQ_I64(end, img.off[whole]);
+    }
+}
+
+/* A damaged byte in any record followed by SETTLED records is damage to
+ * durable data: an error naming that record's offset. */
+T_TEST(damage_before_settled_records_is_corrupt)
+{
+    static struct image img;
+    struct lil_err err;
+    uint64_t end, n;
+    char want[64];
+
+    build(&img, NULL, LIL_JF_FLAG_SETTLED);
+    for (int k = 0; k < NREC - 1; k++) {
+        for (uint64_t b = img.off[k]; b < img.off[k + 1]; b++) {
+            img.data[b] ^= 0x40;
+            T_EQ_I64(scan(&img, img.len, NULL, &end, &n, &err), LIL_E_CORRUPT);
+            snprintf(want, sizeof(want), "offset %llu", (unsigned long long)img.off[k]);
+            T_CONTAINS(err.msg, want);
+            img.data[b] ^= 0x40;
+        }
+    }
+}
+
+/* Without SETTLED records after it, damage is a torn tail (nothing after
+ * it was ever durable) and the valid prefix is kept. */
+T_TEST(damage_before_unsettled_records_is_torn)
+{
+    static struct image img;
+    struct lil_err err;
+    uint64_t end, n;
+
+    build(&img, NULL, 0);
+    for (int k = 0; k < NREC; k++) {
+        uint64_t b = img.off[k] + 10;
+        img.data[b] ^= 0xff;
+        T_EQ_I64(scan(&img, img.len, NULL, &end, &n, &err), LIL_OK);
+        T_EQ_I64(n, (uint64_t)k);
+        T_EQ_I64(end, img.off[k]);
+        img.data[b] ^= 0xff;
+    }
+}
+
+T_TEST(edited_record_with_fixed_crc_breaks_the_chain)
+{
+    static struct image img;
+    struct lil_err err;
+    uint64_t end, n, off;
+    uint32_t len;
+
+    build(&img, NULL, 0);
+    off = img.off[2];
+    len = lil__rd32(img.data + off);
+    img.data[off + len - LIL_JF_CHAIN_LEN - 1] ^= 1; /* last payload byte */
+    lil__wr32(img.data + off + 4, lil__crc32(0, img.data + off + 8, len - 8));
+    T_EQ_I64(scan(&img, img.len, NULL, &end, &n, &err), LIL_E_CORRUPT);
+    T_CONTAINS(err.msg, "hash chain broken");
+    T_EQ_I64(n, 2); /* the records before the edited one */
+    (void)end;
+}
+
+T_TEST(edited_timestamp_breaks_the_chain)
+{
+    static struct image img;
+    struct lil_err err;
+    uint64_t end, n, off;
+    uint32_t len;
+
+    build(&img, NULL, 0);
+    off = img.off[1];
+    len = lil__rd32(img.data + off);
+    img.data[off + LIL_JF_R_TS] ^= 1;
+    lil__wr32(img.data + off + 4, lil__crc32(0, img.data + off + 8, len - 8));
+    T_EQ_I64(scan(&img, img.len, NULL, &end, &n, &err), LIL_E_CORRUPT);
+    T_CONTAINS(err.msg, "offset");
+}
+
+T_TEST(removed_record_is_corrupt)
+{
+    static struct image img;
+    struct lil_err err;
+    uint64_t end, n;
+    size_t cut;
+
+    build(&img, NULL, 0);
+    cut = (size_t)(img.off[3] - img.off[2]);
+    memmove(img.data + img.off[2], img.data + img.off[3], img.len - img.off[3]);
+    T_EQ_I64(scan(&img, img.len - cut, NULL, &end, &n, &err), LIL_E_CORRUPT);
+    T_CONTAINS(err.msg, "out of order");
+}
+
+T_TEST(header_checks)
+{
+    static struct image img;
+    struct lil_err err;
+    uint64_t end, n;
+
+    build(&img, NULL, 0);
+    T_EQ_I64(scan(&img, 10, NULL, &end, &n, &err), LIL_E_CORRUPT);
+    lil__wr32(img.data + LIL_JF_H_VERSION, 2);
+    lil__wr32(img.data + LIL_JF_H_CRC, lil__crc32(0, img.data, LIL_JF_H_CRC));
+    T_EQ_I64(scan(&img, img.len, NULL, &end, &n, &err), LIL_E_VERSION);
+    lil__wr32(img.data + LIL_JF_H_VERSION, 1);
+    lil__wr32(img.data + LIL_JF_H_INCOMPAT, 0x100);
+    lil__wr32(img.data + LIL_JF_H_CRC, lil__crc32(0, img.data, LIL_JF_H_CRC));
+    T_EQ_I64(scan(&img, img.len, NULL, &end, &n, &err), LIL_E_VERSION);
+    lil__wr32(img.data + LIL_JF_H_INCOMPAT, 0);
+    img.data[LIL_JF_H_SALT] ^= 1; /* CRC no longer matches */
+    T_EQ_I64(scan(&img, img.len, NULL, &end, &n, &err), LIL_E_CORRUPT);
+    T_CONTAINS(err.msg, "offset 0");
+}
+
+T_TEST(keyed_journal_needs_its_key)
+{
+    static struct image img;
+    struct lil_err err;
+    uint64_t end, n;
+
+    build(&img, "sesame", LIL_JF_FLAG_SETTLED);
+    T_EQ_I64(scan(&img, img.len, "sesame", &end, &n, &err), LIL_OK);
+    T_EQ_I64(n, NREC);
+    T_EQ_I64(scan(&img, img.len, NULL, &end, &n, &err), LIL_E_KEY);
+    T_EQ_I64(scan(&img, img.len, "sesam", &end, &n, &err), LIL_E_KEY);
+    build(&img, NULL, 0);
+    T_EQ_I64(scan(&img, img.len, "sesame", &end, &n, &err), LIL_E_KEY);
+}
+
+T_TEST(huge_length_fields_are_refused_without_allocating)
+{
+    static struct image img;
+    struct lil_err err;
+    uint64_t end, n;
+
+    build(&img, NULL, 0);
+    lil__wr32(img.data + img.off[4], 0xfffffff0u);
+    T_EQ_I64(scan(&img, img.len, NULL, &end, &n, &err), LIL_OK);
+    T_EQ_I64(n, 4);
+}
+
+T_MAIN()
