@@ -103,6 +103,12 @@ static int grow_entries(struct imap *m)
 
 struct ientry *lil__imap_upsert(struct imap *m, const void *key, size_t len)
 {
+    return lil__imap_upsert_keep(m, key, len, NULL, NULL);
+}
+
+struct ientry *lil__imap_upsert_keep(struct imap *m, const void *key, size_t len,
+                                     imap_keep_fn keep, void *ud)
+{
     uint32_t h = fnv1a(key, len);
     struct islot *s;
     struct ientry *e;
@@ -113,6 +119,8 @@ struct ientry *lil__imap_upsert(struct imap *m, const void *key, size_t len)
     if (s->idx1)
         return &m->entries[s->idx1 - 1];
     if (m->n == m->n_alloc && grow_entries(m) != 0)
+        return NULL;
+    if (keep && !(key = keep(ud, key, len)))
         return NULL;
     e = &m->entries[m->n];
     memset(e, 0, sizeof(*e));

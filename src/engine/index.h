@@ -61,4 +61,10 @@ struct ientry *lil__imap_find(const struct imap *m, const void *key, size_t len)
  * stay valid only until the next upsert (the array may move). */
 struct ientry *lil__imap_upsert(struct imap *m, const void *key, size_t len);
 
+/* Like lil__imap_upsert, but a new entry borrows keep(ud, key, len): a copy
+ * that lives as long as the map (NULL from keep is OOM). */
+typedef const uint8_t *(*imap_keep_fn)(void *ud, const void *key, size_t len);
+struct ientry *lil__imap_upsert_keep(struct imap *m, const void *key, size_t len,
+                                     imap_keep_fn keep, void *ud);
+
 #endif

@@ -511,8 +511,8 @@ lil_status lil__run_info(struct lil_run *run, struct lil_err *err, lil_run_info 
     pthread_mutex_lock(&run->mu);
     full.state = run->state;
     full.records = lil__journal_records(run->j);
-    full.steps_done = run->steps_done;
-    full.steps_failed = run->steps_failed;
+    full.steps_done = __atomic_load_n(&run->steps_done, __ATOMIC_RELAXED);
+    full.steps_failed = __atomic_load_n(&run->steps_failed, __ATOMIC_RELAXED);
     full.journal_bytes = lil__journal_end(run->j);
     full.created_ns = lil__journal_created_ns(run->j);
     full.last_ns = lil__journal_last_ns(run->j);

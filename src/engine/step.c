@@ -143,15 +143,14 @@ static lil_status refuse_state(struct lil_run *run, struct lil_err *err)
 /* The index entry that counts the calls of name: the entry of identity
  * name itself (its first occurrence), added with a kept copy of the name
  * when the journal does not have it. */
+static const uint8_t *keep_name(void *ud, const void *key, size_t len)
+{
+    return lil__run_keep(ud, key, len);
+}
+
 static struct ientry *counter_of(struct lil_run *run, const char *name, size_t len)
 {
-    struct ientry *c = lil__imap_find(&run->index, name, len);
-    const uint8_t *key;
-
-    if (c)
-        return c;
-    key = lil__run_keep(run, name, len);
-    return key ? lil__imap_upsert(&run->index, key, len) : NULL;
+    return lil__imap_upsert_keep(&run->index, name, len, keep_name, run);
 }
 
 static lil_status lookup(struct lil_run *run, struct lil_err *err, const char *name,
@@ -234,12 +233,9 @@ static lil_status run_fn(struct lil_run *run, struct lil_err *err, const char *i
         lil__buf_addstr(&call.reason, "the step function returned an error");
     }
     rc = append_outcome(run, err, identity, effect, &call, lil__mono_ns() - t0);
-    pthread_mutex_lock(&run->mu);
-    if (rc == LIL_OK && call.failed)
-        run->steps_failed++;
-    else if (rc == LIL_OK)
-        run->steps_done++;
-    pthread_mutex_unlock(&run->mu);
+    if (rc == LIL_OK)
+        __atomic_fetch_add(call.failed ? &run->steps_failed : &run->steps_done, 1,
+                           __ATOMIC_RELAXED);
     lil__log(run->env, call.failed ? LIL_LOG_WARN : LIL_LOG_DEBUG,
              "event=step run=%s step=%s attempt=%u status=%s dur_us=%lld", run->id,
              identity, attempt, rc != LIL_OK ? "unjournaled" : call.failed ? "failed" : "done",

@@ -43,6 +43,7 @@ struct journal {
     int fd;
     char *path;
     char *dir;
+    char *run_id; /* for log lines */
     bool readonly;
     lil_sync sync;
     size_t max_record;
@@ -77,8 +78,8 @@ static lil_status poison(struct journal *j, struct lil_err *err)
 {
     j->poisoned = true;
     lil__copyerr(&j->poison, err);
-    lil__log(j->env, LIL_LOG_ERROR, "event=poisoned path=%s reason=\"%s\"", j->path,
-             err->msg);
+    lil__log(j->env, LIL_LOG_ERROR, "event=poisoned run=%s path=%s reason=\"%s\"",
+             j->run_id, j->path, err->msg);
     return err->code;
 }
 
@@ -233,7 +234,8 @@ static lil_status settle(struct journal *j, struct lil_err *err,
     lil_status rc = LIL_OK;
 
     if (res->torn) {
-        lil__log(j->env, LIL_LOG_WARN, "event=torn_tail path=%s offset=%llu bytes=%llu",
+        lil__log(j->env, LIL_LOG_WARN,
+                 "event=torn_tail run=%s path=%s offset=%llu bytes=%llu", j->run_id,
                  j->path, (unsigned long long)res->end,
                  (unsigned long long)(j->alloc_end - res->end));
         rc = lil__os_ftruncate(j->env, err, j->fd, res->end, j->path);
@@ -271,9 +273,10 @@ static struct journal *journal_new(const struct lil_env *env, const char *dir,
     lil__buf_init(&j->enc, env, lil__record_limit(opts->max_record));
     j->path = lil__strdup(env, path);
     j->dir = lil__strdup(env, dir);
+    j->run_id = lil__strdup(env, opts->run_id ? opts->run_id : "");
     pthread_mutex_init(&j->mu, NULL);
     pthread_cond_init(&j->cv, NULL);
-    if (!j->path || !j->dir) {
+    if (!j->path || !j->dir || !j->run_id) {
         lil__journal_close(j, NULL);
         return NULL;
     }
@@ -497,6 +500,7 @@ lil_status lil__journal_close(struct journal *j, struct lil_err *err)
     pthread_mutex_destroy(&j->mu);
     lil__free(j->env, j->path);
     lil__free(j->env, j->dir);
+    lil__free(j->env, j->run_id);
     lil__free(j->env, j);
     return rc;
 }
