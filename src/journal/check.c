@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "base/alloc.h"
 #include "base/buf.h"
@@ -102,12 +101,14 @@ static lil_status note_open(void *ud, const struct jrec *rec, struct lil_err *er
     return LIL_OK;
 }
 
-/* Map the file at path read-only; *len 0 and *map NULL for an empty file. */
+/* Open path (taking its lock when lock is set, before reading) and load a
+ * private copy: another process may truncate the file meanwhile. */
 static lil_status map_path(const struct lil_env *env, struct lil_err *err,
-                           const char *path, int flags, int *fd, uint8_t **map,
+                           const char *path, bool lock, int *fd, uint8_t **map,
                            uint64_t *len)
 {
-    lil_status rc = lil__os_open(env, err, path, flags | O_CLOEXEC, 0, fd);
+    lil_status rc = lil__os_open(env, err, path, (lock ? O_RDWR : O_RDONLY) | O_CLOEXEC,
+                                 0, fd);
 
     *map = NULL;
     *len = 0;
@@ -115,23 +116,14 @@ static lil_status map_path(const struct lil_env *env, struct lil_err *err,
         return err->sys_errno == ENOENT
                    ? lil__seterr(err, LIL_E_NOTFOUND, ENOENT, "%s does not exist", path)
                    : rc;
-    rc = lil__os_fstat_size(env, err, *fd, len, path);
-    if (rc != LIL_OK || *len == 0)
+    if (lock && (rc = lil__os_lock_try(env, err, *fd, path)) != LIL_OK)
         return rc;
-    if (*len > SIZE_MAX)
-        return lil__seterr(err, LIL_E_TOOBIG, 0, "%s is too large", path);
-    *map = env->os->mmap(NULL, (size_t)*len, PROT_READ, MAP_SHARED, *fd, 0);
-    if (*map == MAP_FAILED) {
-        *map = NULL;
-        return lil__seterr(err, LIL_E_IO, errno, "mmap %s: %s", path, strerror(errno));
-    }
-    return LIL_OK;
+    return lil__os_load(env, err, *fd, path, false, map, len);
 }
 
 static void unmap_path(const struct lil_env *env, int fd, uint8_t *map, uint64_t len)
 {
-    if (map)
-        env->os->munmap(map, (size_t)len);
+    lil__os_unload(env, map, len, false);
     lil__os_close(env, fd);
 }
 
@@ -146,7 +138,7 @@ int lil__journal_holder_pid(const struct lil_env *env, const char *path)
     const char *key = getenv("LIL_JOURNAL_KEY");
     size_t key_len = key && *key ? strlen(key) : 0;
 
-    if (map_path(env, &err, path, O_RDONLY, &fd, &map, &len) == LIL_OK && map &&
+    if (map_path(env, &err, path, false, &fd, &map, &len) == LIL_OK && map &&
         lil__scan_header(env, &err, path, map, (size_t)len, key_len ? (const uint8_t *)key : NULL,
                          key_len, &mac, &res) == LIL_OK)
         lil__scan_records(env, &err, path, map, (size_t)len, mac, (size_t)-1 / 4,
@@ -241,9 +233,7 @@ lil_status lil__journal_check(const struct lil_env *env, struct lil_err *err,
     lil_status rc;
 
     (void)dir;
-    rc = map_path(env, err, path, repair_it ? O_RDWR : O_RDONLY, &fd, &map, &len);
-    if (rc == LIL_OK && repair_it)
-        rc = lil__os_lock_try(env, err, fd, path);
+    rc = map_path(env, err, path, repair_it, &fd, &map, &len);
     if (rc == LIL_OK) {
         rep->file_bytes = len;
         rc = check_mapped(env, err, path, map, len, key, key_len, rep);

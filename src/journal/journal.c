@@ -48,7 +48,7 @@ struct journal {
     lil_sync sync;
     size_t max_record;
     struct lil_mac *mac;
-    uint8_t *map; /* read-only mapping of what open found */
+    uint8_t *map; /* what open found: a mapping (writer) or a copy (reader) */
     size_t map_len;
 
     pthread_mutex_t mu;
@@ -183,26 +183,13 @@ static lil_status open_fd(struct journal *j, struct lil_err *err,
 
 static lil_status map_file(struct journal *j, struct lil_err *err)
 {
-    uint64_t size;
-    void *p;
-    lil_status rc = lil__os_fstat_size(j->env, err, j->fd, &size, j->path);
+    uint64_t size = 0;
+    lil_status rc = lil__os_load(j->env, err, j->fd, j->path, !j->readonly, &j->map,
+                                 &size);
 
-    if (rc != LIL_OK)
-        return rc;
-    if (size > SIZE_MAX)
-        return lil__seterr(err, LIL_E_TOOBIG, 0, "%s is too large to map", j->path);
-    j->alloc_end = size;
-    if (size == 0)
-        return LIL_OK;
-    p = j->env->os->mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED | MAP_POPULATE, j->fd,
-                         0);
-    if (p == MAP_FAILED)
-        return lil__seterr(err, LIL_E_IO, errno, "mmap %s: %s", j->path,
-                           strerror(errno));
-    madvise(p, (size_t)size, MADV_SEQUENTIAL);
-    j->map = p;
     j->map_len = (size_t)size;
-    return LIL_OK;
+    j->alloc_end = size;
+    return rc;
 }
 
 static lil_status scan_file(struct journal *j, struct lil_err *err,
@@ -491,8 +478,7 @@ lil_status lil__journal_close(struct journal *j, struct lil_err *err)
         if (rc == LIL_OK && j->alloc_end != UINT64_MAX && j->alloc_end > j->end)
             j->env->os->ftruncate(j->fd, (off_t)j->end); /* give back the rest */
     }
-    if (j->map)
-        j->env->os->munmap(j->map, j->map_len);
+    lil__os_unload(j->env, j->map, j->map_len, !j->readonly);
     lil__os_close(j->env, j->fd); /* releases the OFD lock */
     lil__mac_free(j->env, j->mac);
     lil__buf_free(&j->enc);

@@ -10,7 +10,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
+
+#include "base/alloc.h"
 
 lil_status lil__os_open(const struct lil_env *env, struct lil_err *err,
                         const char *path, int flags, mode_t mode, int *fd_out)
@@ -220,4 +223,69 @@ bool lil__os_lock_held(const struct lil_env *env, int fd)
     if (env->os->fcntl_lock(fd, F_OFD_GETLK, &fl) < 0)
         return false;
     return fl.l_type != F_UNLCK;
+}
+
+static lil_status load_copy(const struct lil_env *env, struct lil_err *err, int fd,
+                            const char *path, uint64_t size, uint8_t **data)
+{
+    uint8_t *p = lil__malloc(env, (size_t)size);
+    uint64_t got = 0;
+
+    if (!p)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory reading %s", path);
+    while (got < size) { /* the file may shrink meanwhile: keep what was read */
+        ssize_t r = env->os->pread(fd, p + got, (size_t)(size - got), (off_t)got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            lil__free(env, p);
+            return lil__seterr(err, LIL_E_IO, errno, "read %s: %s", path,
+                               strerror(errno));
+        }
+        if (r == 0)
+            break;
+        got += (uint64_t)r;
+    }
+    if (got < size)
+        memset(p + got, 0, (size_t)(size - got));
+    *data = p;
+    return LIL_OK;
+}
+
+lil_status lil__os_load(const struct lil_env *env, struct lil_err *err, int fd,
+                        const char *path, bool shared, uint8_t **data, uint64_t *len)
+{
+    uint64_t size = 0;
+    void *p;
+    lil_status rc = lil__os_fstat_size(env, err, fd, &size, path);
+
+    *data = NULL;
+    *len = 0;
+    if (rc != LIL_OK || size == 0)
+        return rc;
+    if (size > SIZE_MAX / 2)
+        return lil__seterr(err, LIL_E_TOOBIG, 0, "%s is too large", path);
+    if (!shared) {
+        rc = load_copy(env, err, fd, path, size, data);
+    } else {
+        p = env->os->mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd,
+                          0);
+        if (p == MAP_FAILED)
+            return lil__seterr(err, LIL_E_IO, errno, "mmap %s: %s", path,
+                               strerror(errno));
+        *data = p;
+    }
+    if (rc == LIL_OK)
+        *len = size;
+    return rc;
+}
+
+void lil__os_unload(const struct lil_env *env, uint8_t *data, uint64_t len, bool shared)
+{
+    if (!data)
+        return;
+    if (shared)
+        env->os->munmap(data, (size_t)len);
+    else
+        lil__free(env, data);
 }

@@ -90,6 +90,16 @@ lil_status lil__os_lock_try(const struct lil_env *env, struct lil_err *err, int 
 lil_status lil__os_lock_wait(const struct lil_env *env, struct lil_err *err, int fd,
                              const char *what);
 
+/* The contents of the file open at fd, for reading.  shared: a read-only
+ * shared mapping (only for a file this process has locked, since another
+ * process that truncates a mapped file makes reads past its new end fault);
+ * otherwise a private copy read with pread.  *data is NULL for an empty
+ * file.  Release with lil__os_unload and the same shared flag. */
+lil_status lil__os_load(const struct lil_env *env, struct lil_err *err, int fd,
+                        const char *path, bool shared, uint8_t **data, uint64_t *len);
+void lil__os_unload(const struct lil_env *env, uint8_t *data, uint64_t len,
+                    bool shared);
+
 /* true when another open file description holds the lock of fd's file. */
 bool lil__os_lock_held(const struct lil_env *env, int fd);
 
