@@ -26,6 +26,9 @@
 #include "os/os.h"
 
 #define MARKER_PATH_MAX 4200
+/* Scope of marker idempotency keys: a run id cannot hold a control
+ * character, so no step of any run shares a key with a marker. */
+#define MARKER_SCOPE "\x01marker"
 
 struct marker {
     struct lil_store *st;
@@ -116,7 +119,7 @@ static lil_status run_marker_fn(struct marker *m, struct lil_err *err, unsigned 
 
     if (rc != LIL_OK)
         return rc;
-    lil__call_init(&call, env, "marker", m->name, attempt, LIL_DEFAULT_MAX_RECORD);
+    lil__call_init(&call, env, MARKER_SCOPE, m->name, attempt, LIL_DEFAULT_MAX_RECORD);
     if (fn(&call, ud) != 0 || call.failed) {
         env->os->unlink(m->pending);
         lil__os_fsync_dir(env, NULL, m->dir);

@@ -147,8 +147,9 @@ static lil_status create_file(struct journal *j, struct lil_err *err,
     char tmp[4200];
     lil_status rc;
 
-    snprintf(tmp, sizeof(tmp), "%s.new.%ld", j->path, (long)getpid());
-    j->env->os->unlink(tmp);
+    /* unique per process and thread: threads may race to create a run */
+    snprintf(tmp, sizeof(tmp), "%s.new.%ld.%ld.%lld", j->path, (long)getpid(),
+             (long)gettid(), (long long)lil__mono_ns());
     rc = write_new_file(j, err, tmp, opts);
     if (rc == LIL_OK) {
         if (j->env->os->link(tmp, j->path) == 0)

@@ -160,7 +160,7 @@ lil_status lil__os_publish(const struct lil_env *env, struct lil_err *err,
     int fd = -1;
     lil_status rc;
 
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%ld", path, (long)getpid(), (long)gettid());
     rc = lil__os_open(env, err, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600,
                       &fd);
     if (rc == LIL_OK)
