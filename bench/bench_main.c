@@ -1,0 +1,158 @@
+/*
+ * bench_main.c -- lil_bench: runs every benchmark in one process, on one
+ * scratch directory, and prints one markdown table (bench/run.sh builds
+ * the release preset and calls this; docs/performance.md explains it).
+ *
+ *     lil_bench --dir DIR [--quick]
+ *
+ * DIR must be on the disk under test (the raw loops and the store live
+ * there) and is left with nothing in it but the empty store.
+ */
+#define _GNU_SOURCE
+#include "bench.h"
+
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statfs.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: lil_bench --dir DIR [--quick]\n");
+    exit(64);
+}
+
+static void config(struct bench_cfg *cfg, bool quick)
+{
+    cfg->quick = quick;
+    cfg->payload_len = BENCH_PAYLOAD;
+    cfg->sync_steps = quick ? 300 : 2000;
+    cfg->fast_steps = quick ? 50000 : 400000;
+    cfg->big_steps = quick ? 100000 : 1000000;
+    cfg->flat_window = quick ? 2000 : 10000;
+    cfg->resume_steps = 10000;
+    cfg->resume_reps = quick ? 10 : 40;
+    cfg->group_seconds = quick ? 0.5 : 2.0;
+    cfg->replay_reps = quick ? 1 : 3;
+}
+
+static const char *fs_name(const char *dir)
+{
+    struct statfs sf;
+    if (statfs(dir, &sf))
+        return "?";
+    switch ((unsigned long)sf.f_type) {
+    case 0xEF53:
+        return "ext4";
+    case 0x58465342:
+        return "xfs";
+    case 0x9123683E:
+        return "btrfs";
+    case 0x01021994:
+        return "tmpfs";
+    case 0x794c7630:
+        return "overlayfs";
+    default:
+        return "other";
+    }
+}
+
+static void cpu_model(char *buf, size_t cap)
+{
+    char line[512];
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    snprintf(buf, cap, "?");
+    while (f && fgets(line, sizeof(line), f)) {
+        if (strncmp(line, "model name", 10) == 0) {
+            const char *v = strchr(line, ':');
+            snprintf(buf, cap, "%s", v ? v + 2 : line);
+            buf[strcspn(buf, "\n")] = 0;
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+}
+
+/* Other processes on a 2-vCPU machine show in every number: say so. */
+static void print_load(const char *when)
+{
+    char buf[128] = "?";
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (!fgets(buf, sizeof(buf), f))
+            snprintf(buf, sizeof(buf), "?");
+        fclose(f);
+    }
+    buf[strcspn(buf, "\n")] = 0;
+    printf("%s: %s (/proc/loadavg)\n", when, buf);
+}
+
+static void print_header(const struct bench_cfg *cfg)
+{
+    char cpu[512], date[64];
+    struct utsname u;
+    time_t now = time(NULL);
+
+    uname(&u);
+    cpu_model(cpu, sizeof(cpu));
+    strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", gmtime(&now));
+    printf("lil %s benchmarks, %s run, %s\n", lil_version(), cfg->quick ? "quick" : "full",
+           date);
+    printf("machine: %ld vCPU (%s), %s %s, scratch dir on %s\n",
+           sysconf(_SC_NPROCESSORS_ONLN), cpu, u.sysname, u.release, fs_name(cfg->dir));
+    print_load("load average at the start");
+    printf("\n");
+}
+
+int main(int argc, char **argv)
+{
+    struct bench_cfg cfg = {0};
+    bool quick = false;
+    char exe[PATH_MAX], store_dir[PATH_MAX];
+    lil_store *st = NULL;
+
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0)
+            quick = true;
+        else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
+            cfg.dir = argv[++i];
+        else
+            usage();
+    }
+    if (!cfg.dir)
+        usage();
+    config(&cfg, quick);
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0)
+        bench_die_errno("readlink /proc/self/exe");
+    exe[n] = 0;
+    cfg.bin_dir = dirname(exe);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    unsetenv("LIL_SYNC");
+    unsetenv("LIL_JOURNAL_KEY");
+    print_header(&cfg);
+
+    snprintf(store_dir, sizeof(store_dir), "%s/store", cfg.dir);
+    lil_status rc = lil_store_open(NULL, store_dir, &st);
+    if (rc != LIL_OK)
+        bench_die("lil_store_open", rc, lil_errmsg());
+
+    bench_raw_and_full(&cfg, st);
+    bench_sync_modes(&cfg, st);
+    bench_bytes(&cfg, st);
+    bench_resume(&cfg, st);
+    bench_group(&cfg, st);
+    bench_flat_and_replay(&cfg, st);
+    lil_store_close(st);
+
+    fprintf(stderr, "\n");
+    bench_print_table();
+    print_load("load average at the end");
+    return 0;
+}

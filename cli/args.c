@@ -1,0 +1,182 @@
+/*
+ * args.c -- command-line parsing shared by the verbs.
+ *
+ * A verb describes its flags in a table (struct cli_flag) and names its
+ * required positionals; the global flags --dir, --json and --help are known
+ * to every verb.  Flags and positionals may come in any order; "--" ends
+ * the flags.  `--flag value` and `--flag=value` are the same.  Anything
+ * else (an unknown flag, a missing value or argument, one argument too
+ * many) is a usage error: a message on stderr and exit status 64.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+void cli_err(const struct cli_ctx *ctx, const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "lil: ");
+    if (ctx && ctx->verb)
+        fprintf(stderr, "%s: ", ctx->verb->name);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+int cli_usage(const struct cli_ctx *ctx, const char *fmt, ...)
+{
+    va_list ap;
+    const char *verb = ctx && ctx->verb ? ctx->verb->name : NULL;
+
+    fprintf(stderr, "lil: ");
+    if (verb)
+        fprintf(stderr, "%s: ", verb);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    if (verb)
+        fprintf(stderr, "\nTry 'lil %s --help'.\n", verb);
+    else
+        fprintf(stderr, "\nTry 'lil --help'.\n");
+    return CLI_EXIT_USAGE;
+}
+
+void cli_print_help(const struct cli_verb *verb)
+{
+    fputs(verb->help, stdout);
+}
+
+/* The flag named by word (after "--", up to '=' when there is one). */
+static const struct cli_flag *find_flag(const struct cli_flag *flags, const char *word,
+                                        size_t len)
+{
+    for (const struct cli_flag *f = flags; f && f->name; f++) {
+        if (strlen(f->name) == len && memcmp(f->name, word, len) == 0)
+            return f;
+    }
+    return NULL;
+}
+
+/* The global flags, as a table of the same shape as a verb's. */
+struct globals {
+    struct cli_flag table[4];
+    const char *dir;
+    bool dir_set, json, help;
+};
+
+static void globals_init(struct globals *g)
+{
+    memset(g, 0, sizeof(*g));
+    g->table[0] = (struct cli_flag){"dir", true, &g->dir, &g->dir_set};
+    g->table[1] = (struct cli_flag){"json", false, NULL, &g->json};
+    g->table[2] = (struct cli_flag){"help", false, NULL, &g->help};
+}
+
+/* Take the value of flag f: "=value" glued to it or the next word. */
+static int take_value(const struct cli_ctx *ctx, const struct cli_flag *f,
+                      const char *eq, int argc, char **argv, int *i)
+{
+    const char *value = eq ? eq + 1 : NULL;
+
+    if (!f->has_value) {
+        if (eq)
+            return cli_usage(ctx, "flag --%s takes no value", f->name);
+        *f->set = true;
+        return 0;
+    }
+    if (!value) {
+        if (*i + 1 >= argc)
+            return cli_usage(ctx, "flag --%s needs a value", f->name);
+        value = argv[++*i];
+    }
+    *f->value = value;
+    if (f->set)
+        *f->set = true;
+    return 0;
+}
+
+/* Handle the flag word argv[*i] ("--name" or "--name=value" or "-h"). */
+static int parse_flag(const struct cli_ctx *ctx, struct globals *g,
+                      const struct cli_args *a, int argc, char **argv, int *i)
+{
+    const char *word = argv[*i];
+    const char *name, *eq;
+    const struct cli_flag *f;
+
+    if (strcmp(word, "-h") == 0) {
+        g->help = true;
+        return 0;
+    }
+    if (word[1] != '-')
+        return cli_usage(ctx, "unknown flag '%s'", word);
+    name = word + 2;
+    eq = strchr(name, '=');
+    size_t len = eq ? (size_t)(eq - name) : strlen(name);
+    f = find_flag(a->flags, name, len);
+    if (!f)
+        f = find_flag(g->table, name, len);
+    if (!f)
+        return cli_usage(ctx, "unknown flag '--%.*s'", (int)len, name);
+    return take_value(ctx, f, eq, argc, argv, i);
+}
+
+/* Store one positional argument, or complain that there are too many. */
+static int take_positional(const struct cli_ctx *ctx, const struct cli_args *a,
+                           size_t *npos, const char *word)
+{
+    size_t max = 0;
+
+    while (a->names && a->names[max])
+        max++;
+    if (*npos >= max)
+        return cli_usage(ctx, "unexpected argument '%s'", word);
+    a->pos[(*npos)++] = word;
+    return 0;
+}
+
+/* Copy the global flags into ctx and check the positional count. */
+static int finish(struct cli_ctx *ctx, const struct globals *g,
+                  const struct cli_args *a, size_t npos)
+{
+    if (g->help) {
+        cli_print_help(ctx->verb);
+        return CLI_PARSE_HELP;
+    }
+    if (g->dir_set)
+        ctx->dir = g->dir;
+    if (g->json)
+        ctx->json = true;
+    if (ctx->dir && !*ctx->dir)
+        return cli_usage(ctx, "--dir needs a non-empty directory");
+    if (a->names && a->names[npos])
+        return cli_usage(ctx, "missing argument %s", a->names[npos]);
+    return 0;
+}
+
+int cli_parse(struct cli_ctx *ctx, int argc, char **argv, const struct cli_args *a)
+{
+    struct globals g;
+    size_t npos = 0;
+    bool flags_done = false;
+    int rc;
+
+    globals_init(&g);
+    for (int i = 0; i < argc; i++) {
+        const char *w = argv[i];
+        if (!flags_done && strcmp(w, "--") == 0) {
+            flags_done = true;
+            continue;
+        }
+        if (!flags_done && w[0] == '-' && w[1] != '\0')
+            rc = parse_flag(ctx, &g, a, argc, argv, &i);
+        else
+            rc = take_positional(ctx, a, &npos, w);
+        if (rc != 0)
+            return rc;
+    }
+    return finish(ctx, &g, a, npos);
+}

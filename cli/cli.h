@@ -1,0 +1,168 @@
+/*
+ * cli.h -- what the verbs of the `lil` command share.
+ *
+ * The command uses only <lil/lil.h> (and jansson for --json output).  Each
+ * verb lives in its own cmd_<verb>.c and exports one struct cli_verb; main.c
+ * holds the table of verbs, the global flags and `lil --help`.
+ *
+ * Conventions:
+ *  - A verb returns the process exit status (CLI_EXIT_*); it never calls
+ *    exit() itself, so every handle it opened is closed on the way out.
+ *  - Results go to stdout; errors go to stderr as "lil: <verb>: <message>",
+ *    with the library's message (which names the file and the offset).
+ *  - Usage errors (unknown flag, missing argument) exit 64 and point to
+ *    `lil <verb> --help`.
+ *  - Every flag is accepted as `--flag value` and `--flag=value`; `--`
+ *    ends the flags.
+ */
+#ifndef LIL_CLI_CLI_H
+#define LIL_CLI_CLI_H
+
+#include <lil/lil.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+/* Exit statuses (documented in `lil --help` and docs/cli.md). */
+#define CLI_EXIT_OK        0
+#define CLI_EXIT_FAIL      1
+#define CLI_EXIT_UNCERTAIN 2
+#define CLI_EXIT_LOCKED    3
+#define CLI_EXIT_USAGE     64
+
+/* cli_parse's result when --help was given and the verb's help printed. */
+#define CLI_PARSE_HELP (-1)
+
+struct cli_verb;
+
+/* State of one invocation: the verb and the global flags. */
+struct cli_ctx {
+    const struct cli_verb *verb;
+    const char *dir; /* --dir, or NULL: $LIL_DIR, else .lil */
+    bool json;       /* --json */
+};
+
+struct cli_verb {
+    const char *name;
+    const char *summary; /* one line for `lil --help` */
+    const char *help;    /* full text for `lil help <verb>` */
+    int (*run)(struct cli_ctx *ctx, int argc, char **argv);
+};
+
+extern const struct cli_verb cli_verb_ls;
+extern const struct cli_verb cli_verb_inspect;
+extern const struct cli_verb cli_verb_log;
+extern const struct cli_verb cli_verb_check;
+extern const struct cli_verb cli_verb_resolve;
+
+/* ------------------------------------------------------------------------ */
+/* Arguments (args.c)                                                        */
+
+/* One flag of a verb.  A flag without value sets *set; a flag with a value
+ * stores it in *value (the last occurrence wins) and sets *set too. */
+struct cli_flag {
+    const char *name; /* without the leading "--"; NULL ends a table */
+    bool has_value;
+    const char **value;
+    bool *set;
+};
+
+/* What a verb accepts besides the global flags (--dir, --json, --help). */
+struct cli_args {
+    const struct cli_flag *flags; /* may be NULL */
+    const char *const *names;     /* required positionals, NULL-terminated */
+    const char **pos;             /* receives them, same count as names */
+};
+
+/* Parse argv (the words after the verb).  Returns 0, CLI_PARSE_HELP (help
+ * printed), or CLI_EXIT_USAGE (message printed). */
+int cli_parse(struct cli_ctx *ctx, int argc, char **argv, const struct cli_args *a);
+
+/* Print "lil: <verb>: <message>" to stderr. */
+void cli_err(const struct cli_ctx *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Print a usage error and the --help hint; returns CLI_EXIT_USAGE. */
+int cli_usage(const struct cli_ctx *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Print the verb's help text to stdout. */
+void cli_print_help(const struct cli_verb *verb);
+
+/* ------------------------------------------------------------------------ */
+/* Store and runs (open.c)                                                   */
+
+/* The exit status for a library error: 3 for LIL_E_LOCKED, else 1. */
+int cli_exit_for(lil_status s);
+
+/* Open the store of ctx without creating it: a missing directory is an
+ * error (exit 1).  Returns an exit status; *out is set on CLI_EXIT_OK. */
+int cli_store_open(const struct cli_ctx *ctx, lil_store **out);
+
+/* Check a run id given on the command line (CLI_EXIT_USAGE if invalid). */
+int cli_run_id_ok(const struct cli_ctx *ctx, const char *run_id);
+
+/* Open an existing run, read-only (no lock) or for writing.  Prints the
+ * error and returns its exit status on failure. */
+int cli_run_open(const struct cli_ctx *ctx, lil_store *st, const char *run_id,
+                 bool readonly, lil_run **out);
+
+/* Fill *info for run; prints the error on failure. */
+int cli_run_info(const struct cli_ctx *ctx, lil_run *run, lil_run_info *info);
+
+/* "full", "normal", "off" or "default". */
+const char *cli_sync_name(lil_sync sync);
+
+/* ------------------------------------------------------------------------ */
+/* Formatting (fmt.c).  Each writes a NUL-terminated string into buf.       */
+
+/* Now, ns since the Unix epoch (CLOCK_REALTIME). */
+int64_t cli_now_ns(void);
+
+/* "2024-05-01T10:00:00Z", or with nine digits of ns when with_ns. */
+void cli_fmt_iso(int64_t ns, bool with_ns, char *buf, size_t cap);
+
+/* "12s ago", "3m ago", "5h ago", "2d ago", "in 4s" (clock skew). */
+void cli_fmt_ago(int64_t ns, int64_t now_ns, char *buf, size_t cap);
+
+/* A time relative to another: "+1.234s". */
+void cli_fmt_rel(int64_t delta_ns, char *buf, size_t cap);
+
+/* A duration in µs: "850us", "12.3ms", "1.23s", "2m03s", or "-" for 0. */
+void cli_fmt_dur(uint64_t us, char *buf, size_t cap);
+
+/* Bytes as text that is safe on a terminal: printable ASCII and valid
+ * UTF-8 (C1 controls excepted) are kept; '\\' and the other bytes are
+ * escaped (\n, \t, \xNN).  The result is always valid UTF-8.  At most
+ * max bytes of input are shown; "..." marks a cut. */
+void cli_fmt_printable(const void *data, size_t len, size_t max, char *buf, size_t cap);
+
+/* ------------------------------------------------------------------------ */
+/* JSON output (json.c)                                                      */
+
+/* Print v (indented, or one line when compact) and a newline, then release
+ * it.  v NULL means an allocation failed.  Returns an exit status. */
+int cli_json_print(const struct cli_ctx *ctx, json_t *v, bool compact);
+
+/* Set key to a new value, ignoring NULL (allocation failure is caught when
+ * the document is printed: json_object_set_new fails and the key is
+ * missing, which never crashes). */
+void cli_json_set(json_t *obj, const char *key, json_t *v);
+
+/* A JSON integer from a uint64 (values above INT64_MAX are clamped). */
+json_t *cli_json_u64(uint64_t v);
+
+/* Put payload bytes in obj: "payload" as a string when they are valid
+ * UTF-8 without NUL, else "payload_b64" (standard base64). */
+void cli_json_payload(json_t *obj, const void *data, size_t len);
+
+/* A JSON string of len bytes of text: as is when valid UTF-8 without NUL,
+ * else escaped like cli_fmt_printable (run ids and keys are bytes). */
+json_t *cli_json_str(const void *data, size_t len);
+
+/* An ISO-8601 time string (see cli_fmt_iso). */
+json_t *cli_json_time(int64_t ns, bool with_ns);
+
+#endif

@@ -1,0 +1,369 @@
+/*
+ * cmd_inspect.c -- `lil inspect RUN`: a run's header and its timeline.
+ *
+ * The run is opened read-only.  Two walks over the records: the first
+ * finds the time of the first record (timeline times are relative to it),
+ * the width of the identity column, and, for each uncertain effect
+ * (lil_run_uncertain_at), the seq of its last intent -- that intent is the
+ * one without an outcome, flagged UNCERTAIN.  The second walk prints one
+ * row per record (or builds the JSON timeline).
+ *
+ * Exit status: 2 when the run is uncertain (a script can tell that a
+ * person must decide), else 0; 1 when the run cannot be read.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+struct uncertain {
+    char *id; /* a copy */
+    uint64_t intent_seq;
+};
+
+struct insp {
+    lil_run *run;
+    int64_t first_ns;
+    bool have_first;
+    int key_w;
+    struct uncertain *unc;
+    size_t nunc;
+    json_t *timeline; /* --json: the array being built */
+};
+
+/* Copy the uncertain identities (their strings are valid only until the
+ * next call on the run). */
+static int load_uncertain(struct insp *in)
+{
+    size_t n = lil_run_uncertain_count(in->run);
+
+    in->unc = calloc(n ? n : 1, sizeof(*in->unc));
+    if (!in->unc)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        const char *id = lil_run_uncertain_at(in->run, i);
+        in->unc[i].id = strdup(id ? id : "");
+        if (!in->unc[i].id)
+            return -1;
+        in->nunc++;
+    }
+    return 0;
+}
+
+static void insp_free(struct insp *in)
+{
+    for (size_t i = 0; i < in->nunc; i++)
+        free(in->unc[i].id);
+    free(in->unc);
+}
+
+static struct uncertain *find_uncertain(const struct insp *in, const lil_record *rec)
+{
+    for (size_t i = 0; i < in->nunc; i++) {
+        const char *id = in->unc[i].id;
+        if (strlen(id) == rec->key_len && memcmp(id, rec->key, rec->key_len) == 0)
+            return &in->unc[i];
+    }
+    return NULL;
+}
+
+static int first_walk(void *ud, const lil_record *rec)
+{
+    struct insp *in = ud;
+    struct uncertain *u;
+
+    if (!in->have_first) {
+        in->first_ns = rec->ts_ns;
+        in->have_first = true;
+    }
+    if (rec->key_len > (size_t)in->key_w)
+        in->key_w = rec->key_len > 32 ? 32 : (int)rec->key_len;
+    if (rec->type == LIL_REC_INTENT && (u = find_uncertain(in, rec)) != NULL)
+        u->intent_seq = rec->seq;
+    return 0;
+}
+
+static bool is_uncertain(const struct insp *in, const lil_record *rec)
+{
+    const struct uncertain *u;
+
+    if (rec->type != LIL_REC_INTENT)
+        return false;
+    u = find_uncertain(in, rec);
+    return u && u->intent_seq == rec->seq;
+}
+
+/* The status column of a record. */
+static const char *row_status(const struct insp *in, const lil_record *rec)
+{
+    switch (rec->type) {
+    case LIL_REC_BEGIN:
+        return "created";
+    case LIL_REC_OPEN:
+        return "opened";
+    case LIL_REC_STEP:
+        return "done";
+    case LIL_REC_STEP_FAILED:
+    case LIL_REC_RUN_FAILED:
+        return "failed";
+    case LIL_REC_INTENT:
+        return is_uncertain(in, rec) ? "UNCERTAIN" : "intent";
+    case LIL_REC_RESOLVE:
+        return "resolved";
+    case LIL_REC_RUN_DONE:
+        return "completed";
+    default:
+        return "?";
+    }
+}
+
+/* Hex of the first bytes of a payload (the intent's request hash). */
+static void fmt_hex(const void *data, size_t len, char *buf, size_t cap)
+{
+    const unsigned char *p = data;
+    size_t at = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < len && at + 3 < cap; i++, at += 2)
+        snprintf(buf + at, cap - at, "%02x", p[i]);
+}
+
+/* The note column: reason, result, request hash, resolution. */
+static void row_note(const struct insp *in, const lil_record *rec, char *buf,
+                     size_t cap)
+{
+    char tmp[300];
+
+    buf[0] = '\0';
+    switch (rec->type) {
+    case LIL_REC_STEP_FAILED:
+    case LIL_REC_RUN_FAILED:
+    case LIL_REC_RESOLVE:
+    case LIL_REC_OPEN:
+        cli_fmt_printable(rec->payload, rec->payload_len, 200, buf, cap);
+        break;
+    case LIL_REC_RUN_DONE:
+        cli_fmt_printable(rec->payload, rec->payload_len, 60, tmp, sizeof(tmp));
+        snprintf(buf, cap, "result: %s", tmp);
+        break;
+    case LIL_REC_INTENT:
+        fmt_hex(rec->payload, rec->payload_len < 8 ? rec->payload_len : 8, tmp,
+                sizeof(tmp));
+        snprintf(buf, cap, "request sha256 %s...%s", tmp,
+                 is_uncertain(in, rec) ? "  outcome unknown: see `lil resolve`" : "");
+        break;
+    default:
+        break;
+    }
+}
+
+static bool has_result(const lil_record *rec)
+{
+    return rec->type == LIL_REC_STEP || rec->type == LIL_REC_RUN_DONE;
+}
+
+static int print_row(void *ud, const lil_record *rec)
+{
+    const struct insp *in = ud;
+    char t[32], key[300], dur[16], size[24], note[700];
+
+    cli_fmt_rel(rec->ts_ns - in->first_ns, t, sizeof(t));
+    cli_fmt_printable(rec->key, rec->key_len, 64, key, sizeof(key));
+    cli_fmt_dur(rec->dur_us, dur, sizeof(dur));
+    snprintf(size, sizeof(size), "%zu", rec->payload_len);
+    row_note(in, rec, note, sizeof(note));
+    printf("%5" PRIu64 "  %-9s  %-11s  %-*s  %-9s  %8s  %6s  %s\n", rec->seq, t,
+           lil_record_type_name(rec->type), in->key_w, key, row_status(in, rec), dur,
+           has_result(rec) ? size : "-", note);
+    return 0;
+}
+
+/* One timeline entry of the --json document. */
+static int json_row(void *ud, const lil_record *rec)
+{
+    struct insp *in = ud;
+    json_t *o = json_object();
+    char t[32], hex[80];
+
+    cli_fmt_rel(rec->ts_ns - in->first_ns, t, sizeof(t));
+    cli_json_set(o, "seq", cli_json_u64(rec->seq));
+    cli_json_set(o, "offset", cli_json_u64(rec->offset));
+    cli_json_set(o, "ts", cli_json_time(rec->ts_ns, true));
+    cli_json_set(o, "t", json_string(t));
+    cli_json_set(o, "type", json_string(lil_record_type_name(rec->type)));
+    cli_json_set(o, "identity", cli_json_str(rec->key, rec->key_len));
+    cli_json_set(o, "status", json_string(row_status(in, rec)));
+    cli_json_set(o, "dur_us", json_integer(rec->dur_us));
+    cli_json_set(o, "size", json_integer((json_int_t)rec->payload_len));
+    if (rec->type == LIL_REC_INTENT) {
+        fmt_hex(rec->payload, rec->payload_len, hex, sizeof(hex));
+        cli_json_set(o, "request_sha256", json_string(hex));
+    } else if (rec->type != LIL_REC_STEP) {
+        cli_json_payload(o, rec->payload, rec->payload_len);
+    }
+    json_array_append_new(in->timeline, o);
+    return 0;
+}
+
+static void print_when(const char *label, int64_t ns, int64_t now)
+{
+    char iso[40], ago[32];
+
+    cli_fmt_iso(ns, false, iso, sizeof(iso));
+    cli_fmt_ago(ns, now, ago, sizeof(ago));
+    printf("%-14s%s (%s)\n", label, iso, ago);
+}
+
+static void print_header(const struct insp *in, const lil_run_info *info)
+{
+    int64_t now = cli_now_ns();
+    char key[300];
+
+    cli_fmt_printable(lil_run_id(in->run), strlen(lil_run_id(in->run)), 200, key,
+                      sizeof(key));
+    printf("%-14s%s\n", "run", key);
+    printf("%-14s%s\n", "status", lil_run_state_name(info->state));
+    print_when("created", info->created_ns, now);
+    print_when("last activity", info->last_ns, now);
+    printf("%-14s%" PRIu64 " (steps: %" PRIu64 " done, %" PRIu64 " failed)\n", "records",
+           info->records, info->steps_done, info->steps_failed);
+    printf("%-14s%" PRIu64 "\n", "bytes", info->journal_bytes);
+    printf("%-14s%s\n", "sync", cli_sync_name(info->sync));
+    printf("%-14s%s\n", "keyed", info->keyed ? "yes" : "no");
+    if (info->holder_pid)
+        printf("%-14s%d\n", "holder pid", info->holder_pid);
+    else
+        printf("%-14s-\n", "holder pid");
+    for (size_t i = 0; i < in->nunc; i++) {
+        cli_fmt_printable(in->unc[i].id, strlen(in->unc[i].id), 200, key, sizeof(key));
+        printf("%-14s%s  (outcome unknown: lil resolve %s %s --retry|--assume-done|"
+               "--abort)\n",
+               i ? "" : "uncertain", key, lil_run_id(in->run), key);
+    }
+}
+
+static json_t *header_json(const struct insp *in, const lil_run_info *info)
+{
+    json_t *o = json_object(), *unc = json_array();
+
+    cli_json_set(o, "run",
+                 cli_json_str(lil_run_id(in->run), strlen(lil_run_id(in->run))));
+    cli_json_set(o, "status", json_string(lil_run_state_name(info->state)));
+    cli_json_set(o, "created", cli_json_time(info->created_ns, false));
+    cli_json_set(o, "created_ns", json_integer(info->created_ns));
+    cli_json_set(o, "last_activity", cli_json_time(info->last_ns, false));
+    cli_json_set(o, "last_activity_ns", json_integer(info->last_ns));
+    cli_json_set(o, "records", cli_json_u64(info->records));
+    cli_json_set(o, "steps_done", cli_json_u64(info->steps_done));
+    cli_json_set(o, "steps_failed", cli_json_u64(info->steps_failed));
+    cli_json_set(o, "journal_bytes", cli_json_u64(info->journal_bytes));
+    cli_json_set(o, "sync", json_string(cli_sync_name(info->sync)));
+    cli_json_set(o, "keyed", json_boolean(info->keyed));
+    cli_json_set(o, "holder_pid",
+                 info->holder_pid ? json_integer(info->holder_pid) : json_null());
+    for (size_t i = 0; i < in->nunc; i++)
+        json_array_append_new(unc, cli_json_str(in->unc[i].id, strlen(in->unc[i].id)));
+    cli_json_set(o, "uncertain", unc);
+    return o;
+}
+
+/* Print the header and the timeline (text or JSON). */
+static int show(const struct cli_ctx *ctx, struct insp *in, const lil_run_info *info)
+{
+    json_t *doc;
+    lil_status rc;
+
+    if (!ctx->json) {
+        print_header(in, info);
+        printf("\n%5s  %-9s  %-11s  %-*s  %-9s  %8s  %6s  %s\n", "SEQ", "TIME", "TYPE",
+               in->key_w, "IDENTITY", "STATUS", "DURATION", "SIZE", "NOTE");
+        rc = lil_run_foreach(in->run, print_row, in);
+    } else {
+        doc = header_json(in, info);
+        in->timeline = json_array();
+        rc = lil_run_foreach(in->run, json_row, in);
+        cli_json_set(doc, "timeline", in->timeline);
+        if (rc == LIL_OK)
+            return cli_json_print(ctx, doc, false);
+        json_decref(doc);
+    }
+    if (rc != LIL_OK) {
+        cli_err(ctx, "%s", lil_run_errmsg(in->run));
+        return cli_exit_for(rc);
+    }
+    return CLI_EXIT_OK;
+}
+
+static int inspect_run(const struct cli_ctx *ctx, lil_run *run)
+{
+    struct insp in = {run, 0, false, 8, NULL, 0, NULL};
+    lil_run_info info;
+    int rc = cli_run_info(ctx, run, &info);
+
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    if (load_uncertain(&in) != 0) {
+        insp_free(&in);
+        cli_err(ctx, "out of memory");
+        return CLI_EXIT_FAIL;
+    }
+    if (lil_run_foreach(run, first_walk, &in) != LIL_OK) {
+        cli_err(ctx, "%s", lil_run_errmsg(run));
+        insp_free(&in);
+        return CLI_EXIT_FAIL;
+    }
+    rc = show(ctx, &in, &info);
+    insp_free(&in);
+    if (rc == CLI_EXIT_OK && info.state == LIL_RUN_UNCERTAIN)
+        return CLI_EXIT_UNCERTAIN;
+    return rc;
+}
+
+static int cmd_inspect(struct cli_ctx *ctx, int argc, char **argv)
+{
+    static const char *const names[] = {"RUN", NULL};
+    const char *pos[1] = {NULL};
+    struct cli_args a = {NULL, names, pos};
+    lil_store *st = NULL;
+    lil_run *run = NULL;
+    int rc = cli_parse(ctx, argc, argv, &a);
+
+    if (rc != 0)
+        return rc == CLI_PARSE_HELP ? CLI_EXIT_OK : rc;
+    rc = cli_run_id_ok(ctx, pos[0]);
+    if (rc == CLI_EXIT_OK)
+        rc = cli_store_open(ctx, &st);
+    if (rc == CLI_EXIT_OK)
+        rc = cli_run_open(ctx, st, pos[0], true, &run);
+    if (rc == CLI_EXIT_OK)
+        rc = inspect_run(ctx, run);
+    lil_run_close(run);
+    lil_store_close(st);
+    return rc;
+}
+
+const struct cli_verb cli_verb_inspect = {
+    "inspect",
+    "show a run's state and timeline",
+    "Usage: lil inspect RUN [--dir DIR] [--json]\n"
+    "\n"
+    "Show the run's header (id, status, created, last activity, records, bytes,\n"
+    "sync mode, keyed, holder pid, uncertain effects) and its timeline: one row\n"
+    "per journal record with its seq, time since the first record (+1.234s),\n"
+    "type, identity, status (created, opened, done, failed, intent, resolved,\n"
+    "completed), duration, result size and a note (the reason of a failure, the\n"
+    "run's result, the request hash of an intent).  An effect whose intent has no\n"
+    "outcome is flagged UNCERTAIN: decide it with `lil resolve`.\n"
+    "\n"
+    "The run is opened read-only (no lock, nothing written).\n"
+    "\n"
+    "Flags:\n"
+    "  --dir DIR   store directory (default: $LIL_DIR, else .lil)\n"
+    "  --json      the header as an object with a \"timeline\" array\n"
+    "\n"
+    "Exit status: 0, or 2 when the run is uncertain; 1 when the run cannot be\n"
+    "read (no such run, damaged journal, missing key); 64 on a usage error.\n",
+    cmd_inspect,
+};

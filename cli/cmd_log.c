@@ -1,0 +1,153 @@
+/*
+ * cmd_log.c -- `lil log RUN [--jsonl]`: every record of a run.
+ *
+ * Text: one line per record.  --jsonl: one JSON object per line (a readable
+ * event stream, written as the walk goes):
+ *
+ *   {"seq":3,"offset":220,"ts":"2024-05-01T10:00:00.123456789Z",
+ *    "ts_ns":1714557600123456789,"type":"step","key":"fetch","flags":[],
+ *    "dur_us":812,"payload":"...","payload_len":5,"size":101}
+ *
+ * "payload" is a string when the bytes are valid UTF-8 without NUL, else
+ * "payload_b64" holds them in base64.  "size" is the record's size on disk.
+ * --json: the same objects in one document {"run": ID, "records": [...]}.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+struct log_walk {
+    const struct cli_ctx *ctx;
+    bool jsonl;
+    json_t *records; /* --json */
+    int out_rc;      /* first output error */
+};
+
+static json_t *record_json(const lil_record *rec)
+{
+    json_t *o = json_object(), *flags = json_array();
+
+    cli_json_set(o, "seq", cli_json_u64(rec->seq));
+    cli_json_set(o, "offset", cli_json_u64(rec->offset));
+    cli_json_set(o, "ts", cli_json_time(rec->ts_ns, true));
+    cli_json_set(o, "ts_ns", json_integer(rec->ts_ns));
+    cli_json_set(o, "type", json_string(lil_record_type_name(rec->type)));
+    cli_json_set(o, "key", cli_json_str(rec->key, rec->key_len));
+    if (rec->flags & LIL_RECF_EFFECT)
+        json_array_append_new(flags, json_string("effect"));
+    cli_json_set(o, "flags", flags);
+    cli_json_set(o, "dur_us", json_integer(rec->dur_us));
+    cli_json_payload(o, rec->payload, rec->payload_len);
+    cli_json_set(o, "payload_len", json_integer((json_int_t)rec->payload_len));
+    cli_json_set(o, "size", json_integer(rec->size));
+    return o;
+}
+
+static void print_text(const lil_record *rec)
+{
+    char ts[48], key[300], dur[16], payload[300];
+
+    cli_fmt_iso(rec->ts_ns, true, ts, sizeof(ts));
+    cli_fmt_printable(rec->key, rec->key_len, 64, key, sizeof(key));
+    cli_fmt_dur(rec->dur_us, dur, sizeof(dur));
+    cli_fmt_printable(rec->payload, rec->payload_len, 80, payload, sizeof(payload));
+    printf("%5" PRIu64 "  @%-8" PRIu64 " %s  %-11s  %-20s  %-6s  %8s  %5zuB  \"%s\"\n",
+           rec->seq, rec->offset, ts, lil_record_type_name(rec->type), key,
+           rec->flags & LIL_RECF_EFFECT ? "effect" : "-", dur, rec->payload_len,
+           payload);
+}
+
+static int each_record(void *ud, const lil_record *rec)
+{
+    struct log_walk *w = ud;
+
+    if (w->jsonl) {
+        w->out_rc = cli_json_print(w->ctx, record_json(rec), true);
+        return w->out_rc;
+    }
+    if (w->records) {
+        json_array_append_new(w->records, record_json(rec));
+        return 0;
+    }
+    print_text(rec);
+    return 0;
+}
+
+static int log_run(const struct cli_ctx *ctx, lil_run *run, bool jsonl)
+{
+    struct log_walk w = {ctx, jsonl, NULL, 0};
+    lil_status rc;
+    json_t *doc;
+
+    if (ctx->json && !jsonl)
+        w.records = json_array();
+    if (ctx->json && !jsonl && !w.records)
+        return cli_json_print(ctx, NULL, false);
+    rc = lil_run_foreach(run, each_record, &w);
+    if (w.out_rc != 0) {
+        json_decref(w.records);
+        return w.out_rc;
+    }
+    if (rc != LIL_OK) {
+        json_decref(w.records);
+        cli_err(ctx, "%s", lil_run_errmsg(run));
+        return cli_exit_for(rc);
+    }
+    if (!w.records)
+        return CLI_EXIT_OK;
+    doc = json_object();
+    cli_json_set(doc, "run", cli_json_str(lil_run_id(run), strlen(lil_run_id(run))));
+    cli_json_set(doc, "records", w.records);
+    return cli_json_print(ctx, doc, false);
+}
+
+static int cmd_log(struct cli_ctx *ctx, int argc, char **argv)
+{
+    static const char *const names[] = {"RUN", NULL};
+    const char *pos[1] = {NULL};
+    bool jsonl = false;
+    const struct cli_flag flags[] = {{"jsonl", false, NULL, &jsonl},
+                                     {NULL, false, NULL, NULL}};
+    struct cli_args a = {flags, names, pos};
+    lil_store *st = NULL;
+    lil_run *run = NULL;
+    int rc = cli_parse(ctx, argc, argv, &a);
+
+    if (rc != 0)
+        return rc == CLI_PARSE_HELP ? CLI_EXIT_OK : rc;
+    rc = cli_run_id_ok(ctx, pos[0]);
+    if (rc == CLI_EXIT_OK)
+        rc = cli_store_open(ctx, &st);
+    if (rc == CLI_EXIT_OK)
+        rc = cli_run_open(ctx, st, pos[0], true, &run);
+    if (rc == CLI_EXIT_OK)
+        rc = log_run(ctx, run, jsonl);
+    lil_run_close(run);
+    lil_store_close(st);
+    return rc;
+}
+
+const struct cli_verb cli_verb_log = {
+    "log",
+    "print every record of a run (--jsonl: one JSON object per line)",
+    "Usage: lil log RUN [--jsonl] [--dir DIR] [--json]\n"
+    "\n"
+    "Print every record of the run's journal, in order.  Text: one line per\n"
+    "record with seq, @offset, time (UTC, ns), type, key, 'effect' flag,\n"
+    "duration, payload size and the payload (escaped, cut at 80 bytes).\n"
+    "\n"
+    "Flags:\n"
+    "  --jsonl     one JSON object per line: {\"seq\", \"offset\", \"ts\", \"ts_ns\",\n"
+    "              \"type\", \"key\", \"flags\": [\"effect\"], \"dur_us\", \"payload\" "
+    "(or\n"
+    "              \"payload_b64\" when not UTF-8 text), \"payload_len\", \"size\"}\n"
+    "  --json      the same objects as {\"run\": RUN, \"records\": [...]}\n"
+    "  --dir DIR   store directory (default: $LIL_DIR, else .lil)\n"
+    "\n"
+    "The run is opened read-only (no lock, nothing written).\n"
+    "\n"
+    "Exit status: 0; 1 when the run cannot be read; 64 on a usage error.\n",
+    cmd_log,
+};

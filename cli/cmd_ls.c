@@ -1,0 +1,260 @@
+/*
+ * cmd_ls.c -- `lil ls`: one line per run of the store.
+ *
+ * The ids are collected first (lil_store_foreach_run), then each run is
+ * opened read-only (no lock, nothing written, so a run held by a live
+ * process can be listed) and its lil_run_info printed.  A run that cannot
+ * be opened still gets its line, with a status word that says why
+ * ("locked", "damaged", "key?", "version?", "error") and the library's
+ * message.  ls exits 0 whenever the store itself could be listed.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+struct ls_row {
+    char *id;
+    const char *status;
+    char *reason; /* NULL when the run opened */
+    const char *code;
+    lil_run_info info;
+};
+
+struct ls_list {
+    struct ls_row *rows;
+    size_t n, cap;
+    bool oom;
+};
+
+static int collect_id(void *ud, const char *run_id)
+{
+    struct ls_list *l = ud;
+    struct ls_row *grown;
+
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        grown = realloc(l->rows, cap * sizeof(*grown));
+        if (!grown) {
+            l->oom = true;
+            return 1;
+        }
+        l->rows = grown;
+        l->cap = cap;
+    }
+    memset(&l->rows[l->n], 0, sizeof(l->rows[0]));
+    l->rows[l->n].id = strdup(run_id);
+    if (!l->rows[l->n].id) {
+        l->oom = true;
+        return 1;
+    }
+    l->n++;
+    return 0;
+}
+
+static void list_free(struct ls_list *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        free(l->rows[i].id);
+        free(l->rows[i].reason);
+    }
+    free(l->rows);
+}
+
+/* The status word of a run that could not be opened read-only. */
+static const char *failure_word(lil_status rc)
+{
+    switch (rc) {
+    case LIL_E_LOCKED:
+        return "locked";
+    case LIL_E_CORRUPT:
+        return "damaged";
+    case LIL_E_KEY:
+        return "key?";
+    case LIL_E_VERSION:
+        return "version?";
+    default:
+        return "error";
+    }
+}
+
+/* Open one run read-only and fill its row. */
+static void fill_row(lil_store *st, struct ls_row *row)
+{
+    lil_run_opts opts = {sizeof(opts), LIL_SYNC_DEFAULT,
+                         LIL_OPEN_READONLY | LIL_OPEN_EXISTING, 0};
+    lil_run *run = NULL;
+    lil_status rc;
+
+    row->info.struct_size = sizeof(row->info);
+    rc = lil_run_open(st, row->id, &opts, &run);
+    if (rc == LIL_OK)
+        rc = lil_run_get_info(run, &row->info);
+    if (rc == LIL_OK) {
+        row->status = lil_run_state_name(row->info.state);
+    } else {
+        row->status = failure_word(rc);
+        row->code = lil_status_name(rc);
+        row->reason = strdup(run ? lil_run_errmsg(run) : lil_store_errmsg(st));
+    }
+    lil_run_close(run);
+}
+
+static json_t *row_json(const struct ls_row *r)
+{
+    json_t *o = json_object();
+    const lil_run_info *in = &r->info;
+
+    cli_json_set(o, "id", cli_json_str(r->id, strlen(r->id)));
+    cli_json_set(o, "status", json_string(r->status));
+    if (r->code) {
+        json_t *err = json_object();
+        cli_json_set(err, "code", json_string(r->code));
+        cli_json_set(err, "message",
+                     cli_json_str(r->reason ? r->reason : "",
+                                  r->reason ? strlen(r->reason) : 0));
+        cli_json_set(o, "error", err);
+        return o;
+    }
+    cli_json_set(o, "records", cli_json_u64(in->records));
+    cli_json_set(o, "steps_done", cli_json_u64(in->steps_done));
+    cli_json_set(o, "steps_failed", cli_json_u64(in->steps_failed));
+    cli_json_set(o, "journal_bytes", cli_json_u64(in->journal_bytes));
+    cli_json_set(o, "created", cli_json_time(in->created_ns, false));
+    cli_json_set(o, "created_ns", json_integer(in->created_ns));
+    cli_json_set(o, "last_activity", cli_json_time(in->last_ns, false));
+    cli_json_set(o, "last_activity_ns", json_integer(in->last_ns));
+    cli_json_set(o, "holder_pid",
+                 in->holder_pid ? json_integer(in->holder_pid) : json_null());
+    return o;
+}
+
+static int print_json(const struct cli_ctx *ctx, lil_store *st, const struct ls_list *l)
+{
+    json_t *doc = json_object(), *runs = json_array();
+
+    for (size_t i = 0; i < l->n; i++)
+        json_array_append_new(runs, row_json(&l->rows[i]));
+    cli_json_set(doc, "store",
+                 cli_json_str(lil_store_path(st), strlen(lil_store_path(st))));
+    if (!runs) {
+        json_decref(doc);
+        return cli_json_print(ctx, NULL, false);
+    }
+    cli_json_set(doc, "runs", runs);
+    return cli_json_print(ctx, doc, false);
+}
+
+static int id_width(const struct ls_list *l)
+{
+    size_t w = 3;
+
+    for (size_t i = 0; i < l->n; i++) {
+        size_t len = strlen(l->rows[i].id);
+        w = len > w ? len : w;
+    }
+    return w > 40 ? 40 : (int)w;
+}
+
+static void print_row(const struct ls_row *r, int w, int64_t now)
+{
+    const lil_run_info *in = &r->info;
+    char id[900], iso[40], ago[32], pid[16], why[600];
+
+    cli_fmt_printable(r->id, strlen(r->id), LIL_RUN_ID_MAX, id, sizeof(id));
+    if (r->code) {
+        cli_fmt_printable(r->reason, r->reason ? strlen(r->reason) : 0, 500, why,
+                          sizeof(why));
+        printf("%-*s  %-10s %5s %6s %8s  %-30s  %-7s  %s\n", w, id, r->status, "-", "-",
+               "-", "-", "-", why);
+        return;
+    }
+    cli_fmt_iso(in->last_ns, false, iso, sizeof(iso));
+    cli_fmt_ago(in->last_ns, now, ago, sizeof(ago));
+    size_t n = strlen(iso);
+    snprintf(iso + n, sizeof(iso) - n, " (%s)", ago);
+    snprintf(pid, sizeof(pid), "%d", in->holder_pid);
+    printf("%-*s  %-10s %5" PRIu64 " %6" PRIu64 " %8" PRIu64 "  %-30s  %s\n", w, id,
+           r->status, in->steps_done, in->steps_failed, in->journal_bytes, iso,
+           in->holder_pid ? pid : "-");
+}
+
+static void print_text(lil_store *st, const struct ls_list *l)
+{
+    int w = id_width(l);
+    int64_t now = cli_now_ns();
+
+    if (l->n == 0) {
+        printf("no runs in store '%s'\n", lil_store_path(st));
+        return;
+    }
+    printf("%-*s  %-10s %5s %6s %8s  %-30s  %s\n", w, "RUN", "STATUS", "DONE", "FAILED",
+           "BYTES", "LAST ACTIVITY", "PID");
+    for (size_t i = 0; i < l->n; i++)
+        print_row(&l->rows[i], w, now);
+}
+
+static int list_runs(const struct cli_ctx *ctx, lil_store *st)
+{
+    struct ls_list l = {NULL, 0, 0, false};
+    lil_status rc = lil_store_foreach_run(st, collect_id, &l);
+    int ret = CLI_EXIT_OK;
+
+    if (rc != LIL_OK || l.oom) {
+        cli_err(ctx, "%s", rc != LIL_OK ? lil_store_errmsg(st) : "out of memory");
+        list_free(&l);
+        return CLI_EXIT_FAIL;
+    }
+    for (size_t i = 0; i < l.n; i++)
+        fill_row(st, &l.rows[i]);
+    if (ctx->json)
+        ret = print_json(ctx, st, &l);
+    else
+        print_text(st, &l);
+    list_free(&l);
+    return ret;
+}
+
+static int cmd_ls(struct cli_ctx *ctx, int argc, char **argv)
+{
+    static const char *const names[] = {NULL};
+    struct cli_args a = {NULL, names, NULL};
+    lil_store *st = NULL;
+    int rc = cli_parse(ctx, argc, argv, &a);
+
+    if (rc != 0)
+        return rc == CLI_PARSE_HELP ? CLI_EXIT_OK : rc;
+    rc = cli_store_open(ctx, &st);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    rc = list_runs(ctx, st);
+    lil_store_close(st);
+    return rc;
+}
+
+const struct cli_verb cli_verb_ls = {
+    "ls",
+    "list the runs of the store",
+    "Usage: lil ls [--dir DIR] [--json]\n"
+    "\n"
+    "List the runs of the store, one line each: id, status, steps done, steps\n"
+    "failed, journal bytes, last activity (UTC and how long ago), and the pid of\n"
+    "the process holding the run, if any.  Runs are opened read-only: ls takes\n"
+    "no lock and writes nothing, so it works while runs are being written.\n"
+    "\n"
+    "A run that cannot be opened is listed with the reason and the status\n"
+    "locked, damaged (see `lil check`), key? (LIL_JOURNAL_KEY missing or\n"
+    "wrong), version? (written by a newer lil) or error.\n"
+    "\n"
+    "Flags:\n"
+    "  --dir DIR   store directory (default: $LIL_DIR, else .lil)\n"
+    "  --json      {\"store\": DIR, \"runs\": [{\"id\", \"status\", \"records\",\n"
+    "              \"steps_done\", \"steps_failed\", \"journal_bytes\", \"created\",\n"
+    "              \"last_activity\", \"holder_pid\", ...}]}\n"
+    "\n"
+    "Exit status: 0 when the store could be listed (whatever the runs' states),\n"
+    "1 when it could not (no such directory, I/O error), 64 on a usage error.\n",
+    cmd_ls,
+};

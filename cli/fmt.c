@@ -1,0 +1,194 @@
+/*
+ * fmt.c -- text formatting for human output: times (ISO-8601 UTC, "3m
+ * ago", "+1.234s"), durations, and bytes made safe for a terminal.
+ *
+ * Every function writes a NUL-terminated string into a caller's buffer and
+ * truncates rather than overflows.  Integer arithmetic only, so that no
+ * rounding differs between machines.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+#define NS_PER_S  INT64_C(1000000000)
+#define NS_PER_MS INT64_C(1000000)
+
+int64_t cli_now_ns(void)
+{
+    struct timespec ts;
+
+    if (clock_gettime(CLOCK_REALTIME, &ts) != 0)
+        return 0;
+    return (int64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
+}
+
+void cli_fmt_iso(int64_t ns, bool with_ns, char *buf, size_t cap)
+{
+    int64_t sec = ns / NS_PER_S, frac = ns % NS_PER_S;
+    struct tm tm;
+    time_t t;
+
+    if (frac < 0) {
+        frac += NS_PER_S;
+        sec -= 1;
+    }
+    t = (time_t)sec;
+    if (!gmtime_r(&t, &tm)) {
+        snprintf(buf, cap, "?");
+        return;
+    }
+    if (with_ns)
+        snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%09" PRId64 "Z",
+                 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+                 tm.tm_sec, frac);
+    else
+        snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
+                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+/* "12s", "3m", "5h", "2d" for a non-negative number of seconds. */
+static void fmt_span(int64_t s, char *buf, size_t cap)
+{
+    if (s < 60)
+        snprintf(buf, cap, "%" PRId64 "s", s);
+    else if (s < 3600)
+        snprintf(buf, cap, "%" PRId64 "m", s / 60);
+    else if (s < 86400)
+        snprintf(buf, cap, "%" PRId64 "h", s / 3600);
+    else
+        snprintf(buf, cap, "%" PRId64 "d", s / 86400);
+}
+
+void cli_fmt_ago(int64_t ns, int64_t now_ns, char *buf, size_t cap)
+{
+    char span[32];
+    int64_t delta;
+
+    if (__builtin_sub_overflow(now_ns, ns, &delta)) {
+        snprintf(buf, cap, "?");
+        return;
+    }
+    if (delta >= 0) {
+        fmt_span(delta / NS_PER_S, span, sizeof(span));
+        snprintf(buf, cap, "%s ago", span);
+    } else {
+        fmt_span(-(delta / NS_PER_S), span, sizeof(span));
+        snprintf(buf, cap, "in %s", span);
+    }
+}
+
+void cli_fmt_rel(int64_t delta_ns, char *buf, size_t cap)
+{
+    const char *sign = delta_ns < 0 ? "-" : "+";
+    uint64_t mag = delta_ns < 0 ? 0u - (uint64_t)delta_ns : (uint64_t)delta_ns;
+    uint64_t ms = mag / (uint64_t)NS_PER_MS;
+
+    snprintf(buf, cap, "%s%" PRIu64 ".%03" PRIu64 "s", sign, ms / 1000, ms % 1000);
+}
+
+void cli_fmt_dur(uint64_t us, char *buf, size_t cap)
+{
+    if (us == 0)
+        snprintf(buf, cap, "-");
+    else if (us < 1000)
+        snprintf(buf, cap, "%" PRIu64 "us", us);
+    else if (us < 1000000)
+        snprintf(buf, cap, "%" PRIu64 ".%" PRIu64 "ms", us / 1000, us % 1000 / 100);
+    else if (us < 60000000)
+        snprintf(buf, cap, "%" PRIu64 ".%02" PRIu64 "s", us / 1000000,
+                 us % 1000000 / 10000);
+    else if (us < UINT64_C(3600000000))
+        snprintf(buf, cap, "%" PRIu64 "m%02" PRIu64 "s", us / 60000000,
+                 us / 1000000 % 60);
+    else
+        snprintf(buf, cap, "%" PRIu64 "h%02" PRIu64 "m", us / UINT64_C(3600000000),
+                 us / 60000000 % 60);
+}
+
+/* The escape for byte c, or NULL when c prints as itself. */
+static const char *escape_of(unsigned char c, char tmp[5])
+{
+    switch (c) {
+    case '\n':
+        return "\\n";
+    case '\t':
+        return "\\t";
+    case '\r':
+        return "\\r";
+    case '\\':
+        return "\\\\";
+    default:
+        break;
+    }
+    if (c >= 0x20 && c < 0x7f)
+        return NULL;
+    snprintf(tmp, 5, "\\x%02x", c);
+    return tmp;
+}
+
+/* Length of the valid UTF-8 sequence of 2 to 4 bytes at p (n bytes
+ * left), or 0.  Overlong forms, surrogates and C1 controls give 0. */
+static size_t utf8_seq(const unsigned char *p, size_t n)
+{
+    size_t k = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : 2;
+    uint32_t cp = p[0] & (0x7fu >> k);
+
+    if (p[0] < 0xc2 || p[0] > 0xf4 || k > n)
+        return 0;
+    for (size_t i = 1; i < k; i++) {
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (p[i] & 0x3fu);
+    }
+    if (cp < 0xa0 || (k == 3 && cp < 0x800) || (k == 4 && cp < 0x10000) ||
+        cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return k;
+}
+
+/* The text for the bytes at p: a UTF-8 sequence as is, else one byte,
+ * escaped when needed.  *used receives the bytes of input consumed. */
+static const char *piece_of(const unsigned char *p, size_t n, char tmp[5], size_t *used,
+                            size_t *len)
+{
+    const char *esc;
+
+    *used = utf8_seq(p, n);
+    if (*used) {
+        *len = *used;
+        return (const char *)p;
+    }
+    *used = 1;
+    esc = escape_of(p[0], tmp);
+    *len = esc ? strlen(esc) : 1;
+    return esc ? esc : (const char *)p;
+}
+
+void cli_fmt_printable(const void *data, size_t len, size_t max, char *buf, size_t cap)
+{
+    const unsigned char *p = data;
+    size_t n = len < max ? len : max, at = 0, i = 0, used, plen;
+    char tmp[5];
+
+    if (cap < 8) {
+        if (cap)
+            buf[0] = '\0';
+        return;
+    }
+    while (i < n) {
+        const char *piece = piece_of(p + i, n - i, tmp, &used, &plen);
+        if (at + plen + 4 > cap) /* keep room for "..." and the NUL */
+            break;
+        memcpy(buf + at, piece, plen);
+        at += plen;
+        i += used;
+    }
+    if (i < len) {
+        memcpy(buf + at, "...", 3);
+        at += 3;
+    }
+    buf[at] = '\0';
+}

@@ -1,0 +1,146 @@
+/*
+ * main.c -- the `lil` command: global flags, the table of verbs, help and
+ * version.
+ *
+ *     lil [--dir DIR] [--json] VERB [ARGS...]
+ *
+ * Global flags may come before the verb or among its arguments.  The verb
+ * does the work and returns the exit status; main only dispatches and makes
+ * sure stdout was written (a full disk or a closed pipe is exit 1).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct cli_verb *const verbs[] = {
+    &cli_verb_ls, &cli_verb_inspect, &cli_verb_log, &cli_verb_check, &cli_verb_resolve,
+};
+
+#define NVERBS (sizeof(verbs) / sizeof(verbs[0]))
+
+static const char help_head[] =
+    "lil -- durable execution in C: tools for run journals.\n"
+    "\n"
+    "Usage: lil [--dir DIR] [--json] VERB [ARGS...]\n"
+    "       lil help VERB | lil VERB --help | lil --version\n"
+    "\n"
+    "Verbs:\n";
+
+static const char help_tail[] =
+    "\n"
+    "Global flags (before or after the verb; --flag=value works too):\n"
+    "  --dir DIR   store directory (default: $LIL_DIR, else .lil)\n"
+    "  --json      print one JSON document instead of text\n"
+    "  --help, -h  show help\n"
+    "  --version   print the library version\n"
+    "\n"
+    "Environment: LIL_DIR (store), LIL_JOURNAL_KEY (key of keyed journals),\n"
+    "USER (default --actor of resolve).\n"
+    "\n"
+    "Exit status:\n"
+    "  0   success\n"
+    "  1   failure: damaged journal (check), no such run or store, I/O error\n"
+    "  2   the run is uncertain: an effect's outcome is unknown (inspect)\n"
+    "  3   the run is held by another process (check --repair, resolve)\n"
+    "  64  usage error: unknown verb or flag, missing argument\n";
+
+static void print_main_help(FILE *f)
+{
+    fputs(help_head, f);
+    for (size_t i = 0; i < NVERBS; i++)
+        fprintf(f, "  %-9s %s\n", verbs[i]->name, verbs[i]->summary);
+    fprintf(f, "  %-9s %s\n", "help", "show help for a verb");
+    fputs(help_tail, f);
+}
+
+static const struct cli_verb *find_verb(const char *name)
+{
+    for (size_t i = 0; i < NVERBS; i++) {
+        if (strcmp(verbs[i]->name, name) == 0)
+            return verbs[i];
+    }
+    return NULL;
+}
+
+/* `lil help [VERB]`. */
+static int cmd_help(int argc, char **argv)
+{
+    const struct cli_verb *v;
+
+    if (argc == 0) {
+        print_main_help(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (argc > 1)
+        return cli_usage(NULL, "help: unexpected argument '%s'", argv[1]);
+    v = find_verb(argv[0]);
+    if (!v)
+        return cli_usage(NULL, "help: unknown verb '%s'", argv[0]);
+    cli_print_help(v);
+    return CLI_EXIT_OK;
+}
+
+/* A global flag before the verb, at argv[*i].  Returns -1 to go on, or an
+ * exit status (help, version, usage error). */
+static int global_flag(struct cli_ctx *ctx, int argc, char **argv, int *i)
+{
+    const char *w = argv[*i];
+
+    if (strcmp(w, "--help") == 0 || strcmp(w, "-h") == 0) {
+        print_main_help(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(w, "--version") == 0) {
+        printf("lil %s\n", lil_version());
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(w, "--json") == 0) {
+        ctx->json = true;
+        return -1;
+    }
+    if (strncmp(w, "--dir=", 6) == 0) {
+        ctx->dir = w + 6;
+        return -1;
+    }
+    if (strcmp(w, "--dir") == 0) {
+        if (*i + 1 >= argc)
+            return cli_usage(NULL, "flag --dir needs a value");
+        ctx->dir = argv[++*i];
+        return -1;
+    }
+    return cli_usage(NULL, "unknown flag '%s'", w);
+}
+
+static int dispatch(int argc, char **argv)
+{
+    struct cli_ctx ctx = {NULL, NULL, false};
+    int i = 1, rc;
+
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        rc = global_flag(&ctx, argc, argv, &i);
+        if (rc >= 0)
+            return rc;
+    }
+    if (i >= argc) {
+        print_main_help(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    if (strcmp(argv[i], "help") == 0)
+        return cmd_help(argc - i - 1, argv + i + 1);
+    ctx.verb = find_verb(argv[i]);
+    if (!ctx.verb)
+        return cli_usage(NULL, "unknown verb '%s'", argv[i]);
+    return ctx.verb->run(&ctx, argc - i - 1, argv + i + 1);
+}
+
+int main(int argc, char **argv)
+{
+    int rc = dispatch(argc, argv);
+
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "lil: cannot write to stdout\n");
+        return rc == CLI_EXIT_OK ? CLI_EXIT_FAIL : rc;
+    }
+    return rc;
+}

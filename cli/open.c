@@ -1,0 +1,111 @@
+/*
+ * open.c -- opening the store and runs for the verbs, and mapping library
+ * errors to exit statuses.
+ *
+ * The library creates a missing store directory on open; an inspection
+ * tool must not, so cli_store_open looks first and reports a missing
+ * directory as an error.  Runs are always opened with LIL_OPEN_EXISTING:
+ * no verb of this file creates a run.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+int cli_exit_for(lil_status s)
+{
+    return s == LIL_E_LOCKED ? CLI_EXIT_LOCKED : CLI_EXIT_FAIL;
+}
+
+/* --dir, else $LIL_DIR when set and not empty, else ".lil". */
+static const char *store_dir(const struct cli_ctx *ctx)
+{
+    const char *env = getenv("LIL_DIR");
+
+    if (ctx->dir)
+        return ctx->dir;
+    return env && *env ? env : ".lil";
+}
+
+int cli_store_open(const struct cli_ctx *ctx, lil_store **out)
+{
+    const char *dir = store_dir(ctx);
+    struct stat sb;
+    lil_status rc;
+
+    *out = NULL;
+    if (stat(dir, &sb) != 0) {
+        cli_err(ctx, "no store at '%s': %s (use --dir or LIL_DIR)", dir,
+                strerror(errno));
+        return CLI_EXIT_FAIL;
+    }
+    if (!S_ISDIR(sb.st_mode)) {
+        cli_err(ctx, "store '%s' is not a directory", dir);
+        return CLI_EXIT_FAIL;
+    }
+    rc = lil_store_open(NULL, dir, out);
+    if (rc != LIL_OK) {
+        cli_err(ctx, "cannot open store '%s': %s", dir, lil_errmsg());
+        return cli_exit_for(rc);
+    }
+    return CLI_EXIT_OK;
+}
+
+int cli_run_id_ok(const struct cli_ctx *ctx, const char *run_id)
+{
+    if (lil_run_id_check(run_id) == LIL_OK)
+        return CLI_EXIT_OK;
+    return cli_usage(ctx,
+                     "invalid run id '%s' (1 to %d bytes, no '/' and no "
+                     "control characters)",
+                     run_id, LIL_RUN_ID_MAX);
+}
+
+int cli_run_open(const struct cli_ctx *ctx, lil_store *st, const char *run_id,
+                 bool readonly, lil_run **out)
+{
+    lil_run_opts opts;
+    lil_status rc;
+
+    memset(&opts, 0, sizeof(opts));
+    opts.struct_size = sizeof(opts);
+    opts.flags = LIL_OPEN_EXISTING | (readonly ? LIL_OPEN_READONLY : 0u);
+    rc = lil_run_open(st, run_id, &opts, out);
+    if (rc == LIL_OK)
+        return CLI_EXIT_OK;
+    if (rc == LIL_E_NOTFOUND)
+        cli_err(ctx, "no run '%s' in store '%s'", run_id, lil_store_path(st));
+    else
+        cli_err(ctx, "%s", lil_store_errmsg(st));
+    return cli_exit_for(rc);
+}
+
+int cli_run_info(const struct cli_ctx *ctx, lil_run *run, lil_run_info *info)
+{
+    lil_status rc;
+
+    memset(info, 0, sizeof(*info));
+    info->struct_size = sizeof(*info);
+    rc = lil_run_get_info(run, info);
+    if (rc == LIL_OK)
+        return CLI_EXIT_OK;
+    cli_err(ctx, "%s", lil_run_errmsg(run));
+    return cli_exit_for(rc);
+}
+
+const char *cli_sync_name(lil_sync sync)
+{
+    switch (sync) {
+    case LIL_SYNC_FULL:
+        return "full";
+    case LIL_SYNC_NORMAL:
+        return "normal";
+    case LIL_SYNC_OFF:
+        return "off";
+    case LIL_SYNC_DEFAULT:
+        break;
+    }
+    return "default";
+}

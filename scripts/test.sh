@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# test.sh -- build lil and run its tests, the way CI does.
+#
+#   scripts/test.sh            presets ci, asan and tsan; label "slow" excluded
+#   scripts/test.sh --slow     the same, with the slow tests too
+#   scripts/test.sh --preset ci [--preset asan ...]   only these presets
+#
+# ci    RelWithDebInfo with -Werror: the whole suite
+# asan  the whole suite again under ASan + UBSan (leak checks on)
+# tsan  only the multithreaded tests (ctest -R "$LIL_TSAN_TESTS", default
+#       "thread"): group commit and shared runs under ThreadSanitizer
+#
+# Each preset builds in build/<preset>.  The script prints one summary line
+# per preset, then a total, and exits non-zero if anything failed.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+TSAN_TESTS=${LIL_TSAN_TESTS:-thread}  # ctest -R regex for the tsan preset
+JOBS=${LIL_TEST_JOBS:-2}              # ctest -j
+TIMEOUT=${LIL_TEST_TIMEOUT:-300}      # seconds per test
+
+slow=0
+presets=()
+usage() {
+    echo "usage: scripts/test.sh [--slow] [--preset ci|asan|tsan]..." >&2
+    exit 64
+}
+while [ $# -gt 0 ]; do
+    case $1 in
+    --slow) slow=1 ;;
+    --preset)
+        [ $# -ge 2 ] || usage
+        presets+=("$2")
+        shift
+        ;;
+    -h | --help) usage ;;
+    *) usage ;;
+    esac
+    shift
+done
+[ ${#presets[@]} -gt 0 ] || presets=(ci asan tsan)
+
+bash scripts/deps.sh
+
+export ASAN_OPTIONS=detect_leaks=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export LSAN_OPTIONS=${LSAN_OPTIONS:-}
+
+logdir=$root/build/test-logs
+mkdir -p "$logdir"
+
+# The sanitizers must really work here: LeakSanitizer refuses to run under
+# some ptrace setups and ThreadSanitizer under some ASLR settings, and a
+# sanitizer that cannot run must fail the run, not pass it quietly.
+tsan_prefix=()
+sanitizer_preflight() {
+    local t=$logdir/preflight
+    mkdir -p "$t"
+    printf '#include <stdlib.h>\nint main(void){void *volatile p = malloc(77); p = 0; return 0;}\n' \
+        >"$t/leak.c"
+    clang -fsanitize=address,undefined -g "$t/leak.c" -o "$t/leak"
+    if "$t/leak" >"$t/leak.out" 2>&1 || ! grep -q 'LeakSanitizer: detected memory leaks' "$t/leak.out"; then
+        cat "$t/leak.out" >&2
+        echo "test.sh: LeakSanitizer does not work on this machine" >&2
+        return 1
+    fi
+    printf '#include <pthread.h>\nstatic void *f(void *a){return a;}\nint main(void){pthread_t t; pthread_create(&t,0,f,0); return pthread_join(t,0);}\n' \
+        >"$t/thr.c"
+    clang -fsanitize=thread -g "$t/thr.c" -o "$t/thr" -lpthread
+    if ! "$t/thr" >"$t/thr.out" 2>&1; then
+        # TSan from clang 14 fails with high ASLR entropy: run without ASLR.
+        if setarch "$(uname -m)" -R "$t/thr" >"$t/thr.out" 2>&1; then
+            tsan_prefix=(setarch "$(uname -m)" -R)
+        else
+            cat "$t/thr.out" >&2
+            echo "test.sh: ThreadSanitizer does not work on this machine" >&2
+            return 1
+        fi
+    fi
+}
+
+summary=()
+total_pass=0
+total_fail=0
+failed=0
+
+# run_preset NAME: configure, build and test one preset.
+run_preset() {
+    local p=$1 log=$logdir/$1.log start=$SECONDS
+    local args=(--preset "$p" -j "$JOBS" --timeout "$TIMEOUT" --no-tests=error)
+    local prefix=()
+
+    [ $slow -eq 1 ] || args+=(-LE slow)
+    [ "$p" != tsan ] || { args+=(-R "$TSAN_TESTS"); prefix=("${tsan_prefix[@]}"); }
+
+    echo "== $p: configure and build (log: ${log#"$root"/})"
+    if ! { cmake --preset "$p" && cmake --build --preset "$p"; } >"$log" 2>&1; then
+        tail -n 60 "$log"
+        summary+=("$p: BUILD FAILED ($((SECONDS - start)) s)")
+        total_fail=$((total_fail + 1))
+        failed=1
+        return
+    fi
+    echo "== $p: ctest ${args[*]}"
+    local rc=0
+    "${prefix[@]}" ctest "${args[@]}" 2>&1 | tee "$log.ctest" || rc=$?
+    local line pass=0 fail=0 total=0
+    line=$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log.ctest" | tail -n 1 || true)
+    if [ -n "$line" ]; then
+        fail=$(sed -E 's/.* ([0-9]+) tests? failed.*/\1/' <<<"$line")
+        total=$(sed -E 's/.*out of ([0-9]+).*/\1/' <<<"$line")
+        pass=$((total - fail))
+    fi
+    total_pass=$((total_pass + pass))
+    total_fail=$((total_fail + fail))
+    if [ $rc -ne 0 ] || [ "$total" -eq 0 ]; then
+        failed=1
+        summary+=("$p: FAILED: $pass passed, $fail failed of $total ($((SECONDS - start)) s)")
+    else
+        summary+=("$p: ok: $pass passed ($((SECONDS - start)) s)")
+    fi
+}
+
+if ! sanitizer_preflight; then
+    failed=1
+    total_fail=$((total_fail + 1))
+    summary+=("sanitizer preflight: FAILED")
+fi
+for p in "${presets[@]}"; do
+    case $p in
+    ci | asan | tsan | dev) run_preset "$p" ;;
+    *) usage ;;
+    esac
+done
+
+echo
+echo "== summary$([ $slow -eq 1 ] && echo " (with slow tests)" || echo " (slow tests excluded; --slow runs them)")"
+for s in "${summary[@]}"; do
+    echo "  $s"
+done
+echo "test.sh: $total_pass passed, $total_fail failed"
+exit $failed

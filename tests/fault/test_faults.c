@@ -1,0 +1,361 @@
+/*
+ * test_faults.c -- fault injection (STYLE B.7): EIO, ENOSPC and short
+ * writes at the k-th call of each kind, for every k, and the allocator
+ * failing at the k-th allocation (curl torture).  Everything runs in this
+ * process, so the asan preset's LeakSanitizer sees every error path; the
+ * test allocator also counts live blocks, so a leak fails the dev build too.
+ *
+ * For each sync mode, each kind (open, pwrite, fdatasync, fsync, ftruncate,
+ * fallocate, rename, link, unlink, mkdir), each fault (EIO, ENOSPC; for
+ * pwrite also a short write and an ENOSPC that lasts) and every k until the
+ * workload no longer reaches the k-th call:
+ *   - every call returns LIL_OK, LIL_E_IO or LIL_E_POISONED (LIL_E_FAILED
+ *     for the plan's failing steps); the first error is LIL_E_IO and every
+ *     later call on that run, lil_run_close included, is LIL_E_POISONED;
+ *   - a failed pwrite or fdatasync is never hidden: some call reports it;
+ *     a short write is not an error at all (it is finished by a loop);
+ *   - then the power is cut with every unsynced change dropped: every
+ *     step that was acknowledged under a sync that lil promised (full: each
+ *     acknowledgement; normal/off: before the last explicit sync point) is
+ *     still there with its exact bytes -- so an OK for a write whose
+ *     fdatasync failed is caught -- and nothing there has wrong bytes;
+ *   - before the cut, every acknowledged step was there too;
+ *   - the journal opens with a healthy table, the run finishes, no step
+ *     function runs for a step the journal held, and a replay runs nothing;
+ *   - no allocation is left.
+ * OOM: allocation k fails (once; and from k on) over store open, run open,
+ * four steps (one failing, one effect), complete and close: every status is
+ * LIL_OK or LIL_E_NOMEM (or the plan's LIL_E_FAILED), nothing leaks, the
+ * journal stays consistent and the run can be finished.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/env.h"
+#include "faults.h"
+#include "t.h"
+#include "workload.h"
+
+#define NSTEPS 12
+
+static const lil_sync modes[3] = {LIL_SYNC_FULL, LIL_SYNC_NORMAL, LIL_SYNC_OFF};
+static const char *const mode_names[3] = {"full", "normal", "off"};
+
+struct fcase {
+    enum t_kind kind;
+    enum t_action act;
+    int err;
+    int sticky;
+};
+
+static const struct fcase cases[] = {
+    {T_K_PWRITE, T_ACT_ERR, EIO, 0},        {T_K_PWRITE, T_ACT_ERR, ENOSPC, 0},
+    {T_K_PWRITE, T_ACT_ERR, ENOSPC, 1},     {T_K_PWRITE, T_ACT_SHORT, 0, 0},
+    {T_K_FDATASYNC, T_ACT_ERR, EIO, 0},     {T_K_FDATASYNC, T_ACT_ERR, ENOSPC, 0},
+    {T_K_FSYNC, T_ACT_ERR, EIO, 0},         {T_K_FSYNC, T_ACT_ERR, ENOSPC, 0},
+    {T_K_FTRUNCATE, T_ACT_ERR, EIO, 0},     {T_K_FTRUNCATE, T_ACT_ERR, ENOSPC, 0},
+    {T_K_FALLOCATE, T_ACT_ERR, EIO, 0},     {T_K_FALLOCATE, T_ACT_ERR, ENOSPC, 0},
+    {T_K_OPEN, T_ACT_ERR, EIO, 0},          {T_K_OPEN, T_ACT_ERR, ENOSPC, 0},
+    {T_K_RENAME, T_ACT_ERR, EIO, 0},        {T_K_LINK, T_ACT_ERR, EIO, 0},
+    {T_K_LINK, T_ACT_ERR, ENOSPC, 0},       {T_K_UNLINK, T_ACT_ERR, EIO, 0},
+    {T_K_MKDIR, T_ACT_ERR, EIO, 0},         {T_K_MKDIR, T_ACT_ERR, ENOSPC, 0},
+};
+
+static bool run_call(char what)
+{
+    return what == 's' || what == 'y' || what == 'c' || what == 'u' || what == 'z';
+}
+
+/* The statuses the workload saw, against the rules in the header. */
+static int check_statuses(const struct t_wl *w, const struct fcase *fc,
+                          unsigned long fired, const char *ctx)
+{
+    int first = -1, errors = 0;
+
+    for (int c = 0; c < w->ncalls; c++) {
+        const struct t_callrec *r = &w->calls[c];
+        bool ok = r->rc == LIL_OK || r->rc == LIL_E_FAILED;
+        if (first >= 0) {
+            if (r->rc != LIL_E_POISONED) {
+                fprintf(stderr,
+                        "  VIOLATION [%s]: call %c(%d) after a failure returned %s, "
+                        "not LIL_E_POISONED\n",
+                        ctx, r->what, r->i, lil_status_name(r->rc));
+                errors++;
+            }
+            continue;
+        }
+        if (ok)
+            continue;
+        if (r->rc != LIL_E_IO) {
+            fprintf(stderr, "  VIOLATION [%s]: call %c(%d) returned %s (first failure "
+                            "must be LIL_E_IO)\n",
+                    ctx, r->what, r->i, lil_status_name(r->rc));
+            errors++;
+        }
+        if (run_call(r->what))
+            first = c;
+    }
+    if (fc->act == T_ACT_SHORT && (w->first_err != LIL_OK || !w->completed)) {
+        fprintf(stderr, "  VIOLATION [%s]: a short write is not an error, got %s\n", ctx,
+                lil_status_name(w->first_err));
+        errors++;
+    }
+    if (fired && fc->act == T_ACT_ERR &&
+        (fc->kind == T_K_PWRITE || fc->kind == T_K_FDATASYNC) &&
+        w->first_err == LIL_OK) {
+        fprintf(stderr, "  VIOLATION [%s]: the failed %s was reported by no call\n", ctx,
+                t_kind_name(fc->kind));
+        errors++;
+    }
+    return errors;
+}
+
+struct stats {
+    long iterations, fired, errors_seen, poisoned_seen, completed;
+};
+
+/* One (mode, case, k).  Returns 1 if the fault fired, 0 if not, -1 on a
+ * violation. */
+static int one(const struct t_plan *p, int mi, const struct fcase *fc, unsigned long k,
+               struct stats *st)
+{
+    const char *store = t_path("store"), *pclog = t_path("pc.log");
+    struct t_fault f = {fc->kind, k, fc->act, fc->err, fc->sticky, k};
+    struct t_alloc a = {0};
+    struct t_evlog log = {0};
+    struct t_model m;
+    struct t_seen s;
+    struct t_wl w;
+    lil_env *env;
+    unsigned long fired;
+    char ctx[200];
+    int errors = 0;
+
+    snprintf(ctx, sizeof(ctx), "fault sync=%s %s #%lu %s%s errno=%d", mode_names[mi],
+             t_kind_name(fc->kind), k, t_action_name(fc->act), fc->sticky ? "(sticky)" : "",
+             fc->err);
+    t_rmtree(store);
+    t_pc_forget(pclog);
+    env = t_env_faulty();
+    if (!env || t_alloc_install(env, &a) != LIL_OK)
+        return -1;
+    t_pc_track(pclog);
+    t_faults_arm(&f);
+    t_wl_init(&w, p, store, "run", modes[mi], &log);
+    w.env = env;
+    w.keep_going = 1;
+    w.quiet = 1;
+    t_wl_run(&w);
+    fired = t_faults_fired();
+    t_faults_reset();
+    t_pc_untrack();
+    lil_env_free(env);
+    st->iterations++;
+    st->fired += fired ? 1 : 0;
+    st->errors_seen += w.first_err != LIL_OK;
+    st->completed += w.completed;
+    for (int c = 0; c < w.ncalls; c++)
+        st->poisoned_seen += w.calls[c].rc == LIL_E_POISONED;
+    if (a.live != 0) {
+        fprintf(stderr, "  VIOLATION [%s]: %ld allocation(s) leaked\n", ctx, a.live);
+        errors++;
+    }
+    if (w.bad)
+        errors++;
+    errors += check_statuses(&w, fc, fired, ctx);
+
+    /* Before the cut: what was acknowledged is there (page cache). */
+    t_model_init(&m, p, modes[mi], ctx);
+    t_model_begin(&m, NULL);
+    t_model_feed(&m, &log);
+    t_inspect(p, store, "run", NULL, &s);
+    if (s.open_rc != LIL_OK && !(s.open_rc == LIL_E_NOTFOUND && !m.opened)) {
+        fprintf(stderr, "  VIOLATION [%s]: journal does not open after the fault: %s %s\n",
+                ctx, lil_status_name(s.open_rc), s.msg);
+        errors++;
+    }
+    t_model_end(&m, T_END_PROCESS, &s);
+    /* The cut: everything unsynced is lost. */
+    t_pc_apply(pclog, k, T_PC_DROP_ALL, NULL);
+    t_inspect(p, store, "run", NULL, &s);
+    if (s.open_rc != LIL_OK && !(s.open_rc == LIL_E_NOTFOUND && !m.opened) &&
+        modes[mi] != LIL_SYNC_OFF) {
+        fprintf(stderr, "  VIOLATION [%s]: journal does not open after the cut: %s %s\n",
+                ctx, lil_status_name(s.open_rc), s.msg);
+        errors++;
+    }
+    t_model_end(&m, T_END_POWER, &s);
+    if (s.open_rc == LIL_OK || s.open_rc == LIL_E_NOTFOUND) {
+        /* Resume with a healthy table and finish. */
+        t_model_begin(&m, &s);
+        t_evlog_clear(&log);
+        t_wl_init(&w, p, store, "run", modes[mi], &log);
+        w.attempt = 2;
+        if (t_wl_run(&w) != 0 || !w.completed) {
+            fprintf(stderr, "  VIOLATION [%s]: resuming with a healthy table failed: %s\n",
+                    ctx, lil_status_name(w.first_err));
+            errors++;
+        }
+        t_model_feed(&m, &log);
+        t_inspect(p, store, "run", NULL, &s);
+        t_model_end(&m, T_END_CLEAN, &s);
+        errors += t_verify_final(p, store, "run", modes[mi], ctx);
+    }
+    errors += m.errors;
+    t_evlog_free(&log);
+    if (errors)
+        return -1;
+    return fired ? 1 : 0;
+}
+
+static void sweep(int mi)
+{
+    struct t_plan plan;
+    struct stats st = {0};
+    long points = 0;
+
+    t_plan_init(&plan, NSTEPS, 70000);
+    for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
+        int failures = 0;
+        for (unsigned long k = 1; k < 100000; k++) {
+            int r = one(&plan, mi, &cases[ci], k, &st);
+            if (r < 0) {
+                T_CHECK(r >= 0);
+                /* Go on with the next case: one bug should not hide others. */
+                if (++failures == 3)
+                    break;
+                continue;
+            }
+            if (r == 0)
+                break;
+            points++;
+        }
+    }
+    printf("faults sync=%s: %ld faults injected over %zu cases (%ld iterations), "
+           "%ld surfaced as an error, %ld POISONED returns, %ld runs completed anyway\n",
+           mode_names[mi], points, sizeof(cases) / sizeof(cases[0]), st.iterations,
+           st.errors_seen, st.poisoned_seen, st.completed);
+    T_CHECK(points > 0 && st.errors_seen > 0 && st.poisoned_seen > 0);
+}
+
+T_TEST(faults_full)
+{
+    sweep(0);
+}
+
+T_TEST(faults_normal)
+{
+    sweep(1);
+}
+
+T_TEST(faults_off)
+{
+    sweep(2);
+}
+
+/* ---- OOM torture ------------------------------------------------------------- */
+
+static int oom_one(const struct t_plan *p, unsigned long k, int sticky, long *failed)
+{
+    const char *store = t_path("store");
+    struct t_alloc a = {k, sticky, 0, 0, 0};
+    struct t_evlog log = {0};
+    struct t_model m;
+    struct t_seen s;
+    struct t_wl w;
+    lil_env *env = NULL;
+    unsigned char tolerate[T_WL_MAX];
+    char ctx[120];
+    int errors = 0, first = -1;
+
+    snprintf(ctx, sizeof(ctx), "oom allocation #%lu%s", k, sticky ? " and later" : "");
+    t_rmtree(store);
+    if (lil_env_new(&env) != LIL_OK || t_alloc_install(env, &a) != LIL_OK)
+        return -1;
+    t_wl_init(&w, p, store, "run", LIL_SYNC_FULL, &log);
+    w.env = env;
+    w.keep_going = 1;
+    w.quiet = 1;
+    t_wl_run(&w);
+    lil_env_free(env);
+    *failed = (long)a.failed;
+    if (a.live != 0) {
+        fprintf(stderr, "  VIOLATION [%s]: %ld allocation(s) leaked\n", ctx, a.live);
+        errors++;
+    }
+    if (w.bad)
+        errors++;
+    for (int c = 0; c < w.ncalls; c++) {
+        lil_status rc = w.calls[c].rc;
+        if (rc == LIL_OK || rc == LIL_E_FAILED || rc == LIL_E_NOMEM ||
+            (rc == LIL_E_POISONED && first >= 0)) {
+            if (rc != LIL_OK && rc != LIL_E_FAILED && first < 0)
+                first = c;
+            continue;
+        }
+        fprintf(stderr, "  VIOLATION [%s]: call %c(%d) returned %s\n", ctx,
+                w.calls[c].what, w.calls[c].i, lil_status_name(rc));
+        errors++;
+    }
+    memcpy(tolerate, w.fn_nomem, sizeof(tolerate));
+    t_model_init(&m, p, LIL_SYNC_FULL, ctx);
+    t_model_begin(&m, NULL);
+    t_model_feed(&m, &log);
+    t_inspect(p, store, "run", tolerate, &s);
+    if (s.open_rc != LIL_OK && s.open_rc != LIL_E_NOTFOUND) {
+        fprintf(stderr, "  VIOLATION [%s]: journal does not open: %s %s\n", ctx,
+                lil_status_name(s.open_rc), s.msg);
+        errors++;
+    }
+    t_model_end(&m, T_END_PROCESS, &s);
+    t_model_begin(&m, &s);
+    t_evlog_clear(&log);
+    t_wl_init(&w, p, store, "run", LIL_SYNC_FULL, &log);
+    w.attempt = 2;
+    w.tolerate_fail = tolerate;
+    if (t_wl_run(&w) != 0 || !w.completed) {
+        fprintf(stderr, "  VIOLATION [%s]: the run cannot be finished: %s\n", ctx,
+                lil_status_name(w.first_err));
+        errors++;
+    }
+    t_model_feed(&m, &log);
+    t_inspect(p, store, "run", tolerate, &s);
+    t_model_end(&m, T_END_CLEAN, &s);
+    errors += m.errors;
+    t_evlog_free(&log);
+    return errors ? -1 : 0;
+}
+
+static void oom(int sticky)
+{
+    struct t_plan plan;
+    unsigned long k;
+    long failed = 0;
+
+    t_plan_init(&plan, 4, 0);
+    for (k = 1; k < 100000; k++) {
+        T_REQUIRE(oom_one(&plan, k, sticky, &failed) == 0);
+        if (failed == 0)
+            break;
+    }
+    printf("oom%s: allocations 1..%lu failed in turn (the workload makes %lu)\n",
+           sticky ? " (sticky)" : "", k - 1, k - 1);
+    T_CHECK(k > 10);
+}
+
+T_TEST(oom_each)
+{
+    oom(0);
+}
+
+T_TEST(oom_from)
+{
+    oom(1);
+}
+
+T_MAIN()
