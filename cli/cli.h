@@ -139,6 +139,10 @@ void cli_fmt_dur(uint64_t us, char *buf, size_t cap);
  * max bytes of input are shown; "..." marks a cut. */
 void cli_fmt_printable(const void *data, size_t len, size_t max, char *buf, size_t cap);
 
+/* A payload for a human: text (valid UTF-8) as cli_fmt_printable, other
+ * bytes as hex ("0xbaf627...", at most max bytes of input). */
+void cli_fmt_payload(const void *data, size_t len, size_t max, char *buf, size_t cap);
+
 /* ------------------------------------------------------------------------ */
 /* JSON output (json.c)                                                      */
 

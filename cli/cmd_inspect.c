@@ -142,10 +142,10 @@ static void row_note(const struct insp *in, const lil_record *rec, char *buf,
     case LIL_REC_RUN_FAILED:
     case LIL_REC_RESOLVE:
     case LIL_REC_OPEN:
-        cli_fmt_printable(rec->payload, rec->payload_len, 200, buf, cap);
+        cli_fmt_payload(rec->payload, rec->payload_len, 200, buf, cap);
         break;
     case LIL_REC_RUN_DONE:
-        cli_fmt_printable(rec->payload, rec->payload_len, 60, tmp, sizeof(tmp));
+        cli_fmt_payload(rec->payload, rec->payload_len, 60, tmp, sizeof(tmp));
         snprintf(buf, cap, "result: %s", tmp);
         break;
     case LIL_REC_INTENT:
@@ -185,7 +185,7 @@ static int json_row(void *ud, const lil_record *rec)
 {
     struct insp *in = ud;
     json_t *o = json_object();
-    char t[32], hex[80];
+    char t[32];
 
     cli_fmt_rel(rec->ts_ns - in->first_ns, t, sizeof(t));
     cli_json_set(o, "seq", cli_json_u64(rec->seq));
@@ -196,8 +196,9 @@ static int json_row(void *ud, const lil_record *rec)
     cli_json_set(o, "identity", cli_json_str(rec->key, rec->key_len));
     cli_json_set(o, "status", json_string(row_status(in, rec)));
     cli_json_set(o, "dur_us", json_integer(rec->dur_us));
-    cli_json_set(o, "size", json_integer((json_int_t)rec->payload_len));
+    cli_json_set(o, "payload_len", json_integer((json_int_t)rec->payload_len));
     if (rec->type == LIL_REC_INTENT) {
+        char hex[80];
         fmt_hex(rec->payload, rec->payload_len, hex, sizeof(hex));
         cli_json_set(o, "request_sha256", json_string(hex));
     } else if (rec->type != LIL_REC_STEP) {
@@ -227,8 +228,8 @@ static void print_header(const struct insp *in, const lil_run_info *info)
     printf("%-14s%s\n", "status", lil_run_state_name(info->state));
     print_when("created", info->created_ns, now);
     print_when("last activity", info->last_ns, now);
-    printf("%-14s%" PRIu64 " (steps: %" PRIu64 " done, %" PRIu64 " failed)\n", "records",
-           info->records, info->steps_done, info->steps_failed);
+    printf("%-14s%" PRIu64 " (steps: %" PRIu64 " done, %" PRIu64 " failed)\n",
+           "records", info->records, info->steps_done, info->steps_failed);
     printf("%-14s%" PRIu64 "\n", "bytes", info->journal_bytes);
     printf("%-14s%s\n", "sync", cli_sync_name(info->sync));
     printf("%-14s%s\n", "keyed", info->keyed ? "yes" : "no");
@@ -272,7 +273,6 @@ static json_t *header_json(const struct insp *in, const lil_run_info *info)
 /* Print the header and the timeline (text or JSON). */
 static int show(const struct cli_ctx *ctx, struct insp *in, const lil_run_info *info)
 {
-    json_t *doc;
     lil_status rc;
 
     if (!ctx->json) {
@@ -281,7 +281,7 @@ static int show(const struct cli_ctx *ctx, struct insp *in, const lil_run_info *
                in->key_w, "IDENTITY", "STATUS", "DURATION", "SIZE", "NOTE");
         rc = lil_run_foreach(in->run, print_row, in);
     } else {
-        doc = header_json(in, info);
+        json_t *doc = header_json(in, info);
         in->timeline = json_array();
         rc = lil_run_foreach(in->run, json_row, in);
         cli_json_set(doc, "timeline", in->timeline);

@@ -52,8 +52,8 @@ static void print_text(const lil_record *rec)
     cli_fmt_iso(rec->ts_ns, true, ts, sizeof(ts));
     cli_fmt_printable(rec->key, rec->key_len, 64, key, sizeof(key));
     cli_fmt_dur(rec->dur_us, dur, sizeof(dur));
-    cli_fmt_printable(rec->payload, rec->payload_len, 80, payload, sizeof(payload));
-    printf("%5" PRIu64 "  @%-8" PRIu64 " %s  %-11s  %-20s  %-6s  %8s  %5zuB  \"%s\"\n",
+    cli_fmt_payload(rec->payload, rec->payload_len, 80, payload, sizeof(payload));
+    printf("%5" PRIu64 "  @%-8" PRIu64 " %s  %-11s  %-20s  %-6s  %8s  %5zuB  %s\n",
            rec->seq, rec->offset, ts, lil_record_type_name(rec->type), key,
            rec->flags & LIL_RECF_EFFECT ? "effect" : "-", dur, rec->payload_len,
            payload);
@@ -136,7 +136,8 @@ const struct cli_verb cli_verb_log = {
     "\n"
     "Print every record of the run's journal, in order.  Text: one line per\n"
     "record with seq, @offset, time (UTC, ns), type, key, 'effect' flag,\n"
-    "duration, payload size and the payload (escaped, cut at 80 bytes).\n"
+    "duration, payload size and the payload (cut at 80 bytes; control characters\n"
+    "escaped; a payload that is not UTF-8 text is shown in hex: 0xbaf627...).\n"
     "\n"
     "Flags:\n"
     "  --jsonl     one JSON object per line: {\"seq\", \"offset\", \"ts\", \"ts_ns\",\n"

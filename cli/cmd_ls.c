@@ -161,10 +161,11 @@ static int id_width(const struct ls_list *l)
 static void print_row(const struct ls_row *r, int w, int64_t now)
 {
     const lil_run_info *in = &r->info;
-    char id[900], iso[40], ago[32], pid[16], why[600];
+    char id[900], iso[40], ago[32], pid[16];
 
     cli_fmt_printable(r->id, strlen(r->id), LIL_RUN_ID_MAX, id, sizeof(id));
     if (r->code) {
+        char why[600];
         cli_fmt_printable(r->reason, r->reason ? strlen(r->reason) : 0, 500, why,
                           sizeof(why));
         printf("%-*s  %-10s %5s %6s %8s  %-30s  %-7s  %s\n", w, id, r->status, "-", "-",

@@ -102,7 +102,8 @@ static int parse(struct cli_ctx *ctx, int argc, char **argv, struct resolve_args
     return validate(ctx, &f, ra);
 }
 
-/* List the run's uncertain identities after msg, or say there are none. */
+/* Say why identity cannot be resolved: name the run's uncertain effects,
+ * or say that it has none. */
 static void explain_not_uncertain(const struct cli_ctx *ctx, lil_run *run,
                                   const char *identity)
 {

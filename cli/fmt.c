@@ -192,3 +192,40 @@ void cli_fmt_printable(const void *data, size_t len, size_t max, char *buf, size
     }
     buf[at] = '\0';
 }
+
+/* True when every byte of data belongs to ASCII or a valid UTF-8 sequence. */
+static bool is_text(const unsigned char *p, size_t len)
+{
+    for (size_t i = 0; i < len;) {
+        size_t k = p[i] < 0x80 ? 1 : utf8_seq(p + i, len - i);
+        if (k == 0)
+            return false;
+        i += k;
+    }
+    return true;
+}
+
+void cli_fmt_payload(const void *data, size_t len, size_t max, char *buf, size_t cap)
+{
+    const unsigned char *p = data;
+    size_t at, i;
+
+    if (is_text(p, len)) {
+        cli_fmt_printable(data, len, max, buf, cap);
+        return;
+    }
+    if (cap < 8) {
+        if (cap)
+            buf[0] = '\0';
+        return;
+    }
+    memcpy(buf, "0x", 2);
+    at = 2;
+    for (i = 0; i < len && i < max && at + 2 + 4 <= cap; i++, at += 2)
+        snprintf(buf + at, cap - at, "%02x", p[i]);
+    if (i < len) {
+        memcpy(buf + at, "...", 3);
+        at += 3;
+    }
+    buf[at] = '\0';
+}

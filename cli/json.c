@@ -75,8 +75,9 @@ json_t *cli_json_str(const void *data, size_t len)
 /* Standard base64 (RFC 4648, with padding) of len bytes; free() it. */
 static char *base64(const unsigned char *p, size_t len)
 {
+    /* the 64 digits, then the pad at index 64 */
     static const char tab[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=";
     char *out = malloc((len + 2) / 3 * 4 + 1), *o = out;
 
     if (!out)
@@ -89,8 +90,8 @@ static char *base64(const unsigned char *p, size_t len)
             v |= p[i + 2];
         *o++ = tab[v >> 18 & 63];
         *o++ = tab[v >> 12 & 63];
-        *o++ = i + 1 < len ? tab[v >> 6 & 63] : '=';
-        *o++ = i + 2 < len ? tab[v & 63] : '=';
+        *o++ = tab[i + 1 < len ? v >> 6 & 63 : 64];
+        *o++ = tab[i + 2 < len ? v & 63 : 64];
     }
     *o = '\0';
     return out;

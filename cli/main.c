@@ -115,10 +115,10 @@ static int global_flag(struct cli_ctx *ctx, int argc, char **argv, int *i)
 static int dispatch(int argc, char **argv)
 {
     struct cli_ctx ctx = {NULL, NULL, false};
-    int i = 1, rc;
+    int i = 1;
 
     for (; i < argc && argv[i][0] == '-'; i++) {
-        rc = global_flag(&ctx, argc, argv, &i);
+        int rc = global_flag(&ctx, argc, argv, &i);
         if (rc >= 0)
             return rc;
     }
