@@ -50,6 +50,11 @@ struct bench_stats {
 /* Monotonic clock, ns. */
 uint64_t bench_now_ns(void);
 
+/* CPU time of the calling thread (user + system), ns.  Unlike the wall
+ * clock it does not count the time slices other processes take on a busy
+ * machine. */
+uint64_t bench_cpu_ns(void);
+
 /* Statistics of n samples (sorted in place). */
 struct bench_stats bench_stats_of(double *samples, size_t n);
 

@@ -424,7 +424,8 @@ lil_status lil_call_fail(lil_call *call, const char *fmt, ...)
     va_end(ap);
     call->failed = true;
     lil__buf_reset(&call->reason);
-    lil__buf_addstr(&call->reason, msg);
+    if (lil__buf_addstr(&call->reason, msg) != LIL_OK)
+        return fail_plain(LIL_E_NOMEM, "out of memory recording a step's failure");
     return LIL_OK;
 }
 

@@ -160,6 +160,16 @@ static lil_status marker_locked(struct marker *m, struct lil_err *err, int polic
 {
     lil_status rc = read_file(m->st->env, err, m->done, out);
 
+    if (rc == LIL_OK) {
+        /* its publisher may have died before the directory fsync */
+        rc = lil__os_fsync_dir(m->st->env, err, m->dir);
+        if (rc != LIL_OK && out) {
+            lil_free(out->data);
+            out->data = NULL;
+            out->len = 0;
+        }
+        return rc;
+    }
     if (rc != LIL_E_NOTFOUND)
         return rc;
     rc = read_file(m->st->env, err, m->pending, NULL);

@@ -242,7 +242,7 @@ static lil_status run_fn(struct lil_run *run, struct lil_err *err, const char *i
              (long long)((lil__mono_ns() - t0) / 1000));
     if (rc == LIL_OK && call.failed)
         rc = lil__seterr(err, LIL_E_FAILED, 0, "step '%s' failed: %s", identity,
-                         (const char *)call.reason.data);
+                         call.reason.data ? (const char *)call.reason.data : "");
     else if (rc == LIL_OK && out && lil__buf_export(&call.result, out) != LIL_OK)
         rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
     lil__call_free(&call);

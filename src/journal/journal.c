@@ -63,6 +63,7 @@ struct journal {
     int64_t last_ns;
     bool syncing;
     bool poisoned;
+    bool opened; /* open succeeded */
     struct lil_err poison;
     struct lil_buf enc;
 };
@@ -231,6 +232,10 @@ static lil_status settle(struct journal *j, struct lil_err *err,
     }
     if (rc == LIL_OK && j->sync != LIL_SYNC_OFF)
         rc = lil__os_fdatasync(j->env, err, j->fd, j->path);
+    /* The creator may have died before its directory fsync: make the name
+     * durable too before acknowledging anything written to it. */
+    if (rc == LIL_OK && j->sync != LIL_SYNC_OFF)
+        rc = lil__os_fsync_dir(j->env, err, j->dir);
     j->synced = j->end;
     return rc;
 }
@@ -301,6 +306,7 @@ lil_status lil__journal_open(const struct lil_env *env, struct lil_err *err,
         lil__journal_close(j, NULL);
         return rc;
     }
+    j->opened = true;
     *out = j;
     return LIL_OK;
 }
@@ -330,8 +336,8 @@ static lil_status preallocate(struct journal *j, struct lil_err *err, uint64_t n
         j->alloc_end = UINT64_MAX; /* grow by appending */
         return LIL_OK;
     }
-    return lil__seterr(err, LIL_E_IO, errno, "fallocate %s: %s", j->path,
-                       strerror(errno));
+    lil__seterr(err, LIL_E_IO, errno, "fallocate %s: %s", j->path, strerror(errno));
+    return poison(j, err); /* the step it was for can never be journaled now */
 }
 
 static lil_status check_writable(struct journal *j, struct lil_err *err)
@@ -473,6 +479,8 @@ lil_status lil__journal_close(struct journal *j, struct lil_err *err)
         return LIL_OK;
     if (!err)
         err = &local;
+    if (j->fd >= 0 && !j->readonly && j->poisoned && j->opened)
+        rc = poisoned_err(j, err); /* what was not synced may be lost */
     if (j->fd >= 0 && !j->readonly && !j->poisoned) {
         if (j->sync != LIL_SYNC_OFF)
             rc = lil__journal_sync_all(j, err);

@@ -138,18 +138,38 @@ lil_status lil__os_fsync_dir(const struct lil_env *env, struct lil_err *err,
     return rc;
 }
 
+/* fsync the directory that holds path. */
+static lil_status fsync_parent(const struct lil_env *env, struct lil_err *err,
+                               const char *path)
+{
+    char parent[4200];
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) : 0;
+
+    if (!slash)
+        return lil__os_fsync_dir(env, err, ".");
+    if (n == 0)
+        return lil__os_fsync_dir(env, err, "/");
+    if (n >= sizeof(parent))
+        return lil__seterr(err, LIL_E_TOOBIG, 0, "path %s is too long", path);
+    memcpy(parent, path, n);
+    parent[n] = '\0';
+    return lil__os_fsync_dir(env, err, parent);
+}
+
 lil_status lil__os_mkdir(const struct lil_env *env, struct lil_err *err,
                          const char *dir)
 {
     struct stat st;
 
-    if (env->os->mkdir(dir, 0700) == 0 || errno == EEXIST) {
-        if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-            return LIL_OK;
+    if (env->os->mkdir(dir, 0700) != 0 && errno != EEXIST)
+        return lil__seterr(err, LIL_E_IO, errno, "mkdir %s: %s", dir, strerror(errno));
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return lil__seterr(err, LIL_E_IO, ENOTDIR, "%s exists and is not a directory",
                            dir);
-    }
-    return lil__seterr(err, LIL_E_IO, errno, "mkdir %s: %s", dir, strerror(errno));
+    /* Whoever created it may have died before this: make its name durable
+     * every time, not only when this call created it. */
+    return fsync_parent(env, err, dir);
 }
 
 lil_status lil__os_publish(const struct lil_env *env, struct lil_err *err,

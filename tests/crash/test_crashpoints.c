@@ -30,7 +30,7 @@
 #include "t.h"
 #include "workload.h"
 
-static int nsteps = 24;
+static int nsteps = 16;
 static int slow;
 
 static const lil_sync modes[3] = {LIL_SYNC_FULL, LIL_SYNC_NORMAL, LIL_SYNC_OFF};
@@ -46,15 +46,15 @@ struct point {
  * right before the next call does (a point of its own), so those "after"
  * points run only in the long campaign. */
 static const struct point points[] = {
-    {T_K_PWRITE, T_ACT_CRASH, 0},         {T_K_PWRITE, T_ACT_CRASH_TORN, 0},
-    {T_K_PWRITE, T_ACT_CRASH_AFTER, 1},   {T_K_FDATASYNC, T_ACT_CRASH, 0},
+    {T_K_PWRITE, T_ACT_CRASH, 0},          {T_K_PWRITE, T_ACT_CRASH_TORN, 0},
+    {T_K_PWRITE, T_ACT_CRASH_AFTER, 1},    {T_K_FDATASYNC, T_ACT_CRASH, 0},
     {T_K_FDATASYNC, T_ACT_CRASH_AFTER, 0}, {T_K_FSYNC, T_ACT_CRASH, 0},
-    {T_K_FSYNC, T_ACT_CRASH_AFTER, 0},    {T_K_FTRUNCATE, T_ACT_CRASH, 0},
+    {T_K_FSYNC, T_ACT_CRASH_AFTER, 0},     {T_K_FTRUNCATE, T_ACT_CRASH, 0},
     {T_K_FTRUNCATE, T_ACT_CRASH_AFTER, 1}, {T_K_FALLOCATE, T_ACT_CRASH, 0},
     {T_K_FALLOCATE, T_ACT_CRASH_AFTER, 1}, {T_K_RENAME, T_ACT_CRASH, 0},
-    {T_K_RENAME, T_ACT_CRASH_AFTER, 1},   {T_K_LINK, T_ACT_CRASH, 0},
-    {T_K_LINK, T_ACT_CRASH_AFTER, 1},     {T_K_UNLINK, T_ACT_CRASH, 0},
-    {T_K_UNLINK, T_ACT_CRASH_AFTER, 1},   {T_K_OPEN, T_ACT_CRASH, 0},
+    {T_K_RENAME, T_ACT_CRASH_AFTER, 1},    {T_K_LINK, T_ACT_CRASH, 0},
+    {T_K_LINK, T_ACT_CRASH_AFTER, 1},      {T_K_UNLINK, T_ACT_CRASH, 0},
+    {T_K_UNLINK, T_ACT_CRASH_AFTER, 1},    {T_K_OPEN, T_ACT_CRASH, 0},
     {T_K_OPEN, T_ACT_CRASH_AFTER, 1},
 };
 
@@ -74,7 +74,8 @@ static int after_death(const struct t_plan *p, struct t_model *m, const char *st
 
     t_inspect(p, store, "run", NULL, &s);
     if (s.open_rc != LIL_OK && !(s.open_rc == LIL_E_NOTFOUND && !m->opened)) {
-        fprintf(stderr, "  VIOLATION [%s]: journal does not open after a crash: %s %s\n",
+        fprintf(stderr,
+                "  VIOLATION [%s]: journal does not open after a crash: %s %s\n",
                 m->ctx, lil_status_name(s.open_rc), s.msg);
         errors++;
     }
@@ -139,9 +140,15 @@ static int one_point(const struct t_plan *p, int mi, const struct point *pt,
         st->points++;
         st->per_kind[pt->kind]++;
         errors += after_death(p, &m, store, st);
-        for (int r = 0; r < (slow ? 2 : 1); r++) {
+        /* A crash inside the recovery too: after every second point (after
+         * every point, twice, with --slow). */
+        for (int r = 0; r < (slow ? 2 : (int)(k & 1)); r++) {
             struct t_fault f2 = {recovery_kinds[(k + (unsigned)r) % 3],
-                                 1 + (k * 7 + (unsigned)r) % 4, T_ACT_CRASH, 0, 0, k};
+                                 1 + (k * 7 + (unsigned)r) % 4,
+                                 T_ACT_CRASH,
+                                 0,
+                                 0,
+                                 k};
             w.attempt++;
             rc = phase(&w, &f2, &log, &m, &res);
             if (rc < 0) {

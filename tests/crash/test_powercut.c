@@ -23,13 +23,18 @@
  * (before, after), fsync, ftruncate, fallocate, link, for each sync mode,
  * one seed each.  powercut_random: seeds 1..300, each a run of one to three
  * lives that end by a crash point or a SIGKILL at a random time, most of
- * them followed by a power cut.  `test_powercut --slow` (label slow):
- * 10000 seeds and three seeds per crash point.  LIL_PC_SEEDS and
+ * them followed by a power cut.  Both start from a store directory that
+ * exists durably; three fixed scenarios check the directory entries lil
+ * makes itself: powercut_creator_died_before_dir_fsync,
+ * powercut_new_dirs_are_durable, powercut_marker_found_before_dir_fsync. `test_powercut
+ * --slow` (label slow): 10000 seeds and three seeds per crash point.  LIL_PC_SEEDS and
  * LIL_PC_SEED0 override the seeds of powercut_random.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "t.h"
+
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +42,6 @@
 
 #include "base/env.h"
 #include "faults.h"
-#include "t.h"
 #include "workload.h"
 
 #define NSTEPS   24
@@ -211,9 +215,9 @@ struct point {
 };
 
 static const struct point points[] = {
-    {T_K_PWRITE, T_ACT_CRASH},        {T_K_PWRITE, T_ACT_CRASH_TORN},
-    {T_K_FDATASYNC, T_ACT_CRASH},     {T_K_FDATASYNC, T_ACT_CRASH_AFTER},
-    {T_K_FSYNC, T_ACT_CRASH},         {T_K_FTRUNCATE, T_ACT_CRASH},
+    {T_K_PWRITE, T_ACT_CRASH},          {T_K_PWRITE, T_ACT_CRASH_TORN},
+    {T_K_FDATASYNC, T_ACT_CRASH},       {T_K_FDATASYNC, T_ACT_CRASH_AFTER},
+    {T_K_FSYNC, T_ACT_CRASH},           {T_K_FTRUNCATE, T_ACT_CRASH},
     {T_K_FALLOCATE, T_ACT_CRASH_AFTER}, {T_K_LINK, T_ACT_CRASH_AFTER},
 };
 
@@ -237,10 +241,11 @@ static int cut_at(const struct t_plan *p, int mi, const struct point *pt,
     char ctx[200];
     int r, errors = 0;
 
-    snprintf(ctx, sizeof(ctx), "powercut sync=%s %s #%lu %s seed=%#llx",
-             mode_names[mi], t_kind_name(pt->kind), k, t_action_name(pt->act),
+    snprintf(ctx, sizeof(ctx), "powercut sync=%s %s #%lu %s seed=%#llx", mode_names[mi],
+             t_kind_name(pt->kind), k, t_action_name(pt->act),
              (unsigned long long)seed);
     t_rmtree(store);
+    t_store_prepare(store);
     t_pc_forget(pclog);
     t_model_init(&m, p, modes[mi], ctx);
     t_model_begin(&m, NULL);
@@ -312,6 +317,7 @@ T_TEST(powercut_creator_died_before_dir_fsync)
     struct t_wl w;
 
     t_plan_init(&plan, 6, 0);
+    t_store_prepare(store);
     t_pc_forget(pclog);
     t_wl_init(&w, &plan, store, "run", LIL_SYNC_FULL, NULL);
     T_REQUIRE(t_child_run(&w, &c1, &log, &res) == 0);
@@ -332,8 +338,93 @@ T_TEST(powercut_creator_died_before_dir_fsync)
     t_evlog_free(&log);
 }
 
+/* lil_store_open creates the store directory and lil_marker creates
+ * <store>/markers.  A run in a new store completes with sync=full and its
+ * marker is taken; then the power fails and every change no sync covered is
+ * lost.  The journal and the marker must still be there, so the entries of
+ * the directories lil made must have been made durable (an fsync of the
+ * parent directory after the mkdir). */
+T_TEST(powercut_new_dirs_are_durable)
+{
+    const char *store = t_path("new/store"), *pclog = t_path("pc.log");
+    struct t_child c = {NULL, pclog, -1};
+    struct t_evlog log = {0};
+    struct t_child_res res;
+    struct t_plan plan;
+    struct t_seen s;
+    struct t_wl w;
+
+    t_plan_init(&plan, 6, 0);
+    t_store_prepare(t_path("new")); /* the parent exists durably, not store */
+    t_pc_forget(pclog);
+    t_wl_init(&w, &plan, store, "run", LIL_SYNC_FULL, NULL);
+    T_REQUIRE(t_child_run(&w, &c, &log, &res) == 0);
+    T_EQ_I64(res.code, 0);
+    T_EQ_I64(t_evlog_count(&log, 'C', -1), 1);
+    T_EQ_I64(t_evlog_count(&log, 'K', -1), 1);
+    T_EQ_I64(t_pc_apply(pclog, 1, T_PC_DROP_ALL, NULL), 0);
+    t_inspect(&plan, store, "run", NULL, &s);
+    T_EQ_STR(lil_status_name(s.open_rc), "LIL_OK");
+    T_EQ_I64(s.state, LIL_RUN_COMPLETED);
+    T_EQ_I64(s.marker_done, 1);
+    t_evlog_free(&log);
+}
+
+/* A process dies inside lil_marker after the marker's result file was
+ * renamed into place and before the directory fsync that makes it durable.
+ * The next process calls lil_marker, finds the result and returns it
+ * (LIL_OK) without running the function.  Then the power fails.  The
+ * marker must still be published: a caller acted on that result, and the
+ * function must not run again.  The finder cannot know whether the
+ * publisher finished its directory fsync, so it has to make it durable. */
+T_TEST(powercut_marker_found_before_dir_fsync)
+{
+    const char *store = t_path("store"), *pclog = t_path("pc.log");
+    struct t_evlog log = {0};
+    struct t_child_res res;
+    struct t_plan plan;
+    struct t_seen s;
+    struct t_wl w;
+    unsigned long k;
+    bool found = false;
+
+    t_plan_init(&plan, 6, 0);
+    /* Find the fsync after which the marker's .done is visible: the one
+     * that would have made it durable. */
+    for (k = 1; k < 20 && !found; k++) {
+        struct t_fault f = {T_K_FSYNC, k, T_ACT_CRASH, 0, 0, 1};
+        struct t_child c = {&f, pclog, -1};
+        t_rmtree(store);
+        t_store_prepare(store);
+        t_pc_forget(pclog);
+        t_evlog_clear(&log);
+        t_wl_init(&w, &plan, store, "run", LIL_SYNC_FULL, NULL);
+        T_REQUIRE(t_child_run(&w, &c, &log, &res) == 0);
+        if (!res.crashed)
+            break;
+        t_inspect(&plan, store, "run", NULL, &s);
+        found = s.marker_done && t_evlog_count(&log, 'm', -1) == 1 &&
+                t_evlog_count(&log, 'K', -1) == 0;
+    }
+    T_REQUIRE(found);
+    {
+        struct t_child c = {NULL, pclog, -1};
+        t_evlog_clear(&log);
+        w.attempt = 2;
+        T_REQUIRE(t_child_run(&w, &c, &log, &res) == 0);
+        T_EQ_I64(res.code, 0);
+        T_EQ_I64(t_evlog_count(&log, 'm', -1), 0); /* found, not run */
+        T_EQ_I64(t_evlog_count(&log, 'K', -1), 1); /* and acknowledged */
+    }
+    T_EQ_I64(t_pc_apply(pclog, 1, T_PC_DROP_ALL, NULL), 0);
+    t_inspect(&plan, store, "run", NULL, &s);
+    T_EQ_I64(s.marker_done, 1);
+    t_evlog_free(&log);
+}
+
 static const enum t_kind random_kinds[6] = {T_K_PWRITE,    T_K_FDATASYNC, T_K_FTRUNCATE,
                                             T_K_FALLOCATE, T_K_LINK,      T_K_FSYNC};
+
 static const enum t_action random_acts[3] = {T_ACT_CRASH, T_ACT_CRASH_AFTER,
                                              T_ACT_CRASH_TORN};
 
@@ -350,6 +441,7 @@ static int one_seed(const struct t_plan *p, uint64_t seed, struct stats *st)
     snprintf(ctx, sizeof(ctx), "powercut-random seed=%llu sync=%s",
              (unsigned long long)seed, mode_names[mi]);
     t_rmtree(store);
+    t_store_prepare(store);
     t_pc_forget(pclog);
     t_model_init(&m, p, modes[mi], ctx);
     t_model_begin(&m, NULL);
@@ -367,10 +459,21 @@ static int one_seed(const struct t_plan *p, uint64_t seed, struct stats *st)
             f.seed = t_rand(&rng);
             c.fault = &f;
         } else {
-            c.kill_after_us = (long)t_rand_below(&rng, (uint64_t)(dur[mi] * 5 / 4 + 300));
+            c.kill_after_us =
+                (long)t_rand_below(&rng, (uint64_t)(dur[mi] * 5 / 4 + 300));
         }
         w.attempt++;
         r = life(&w, &c, &log, &m, st);
+        if (getenv("LIL_PC_TRACE"))
+            fprintf(stderr, "life %d: %s %s #%lu %s, kill after %ld us -> %s; %s\n",
+                    w.attempt, ctx, c.fault ? t_kind_name(f.kind) : "-",
+                    c.fault ? f.nth : 0, c.fault ? t_action_name(f.action) : "-",
+                    c.kill_after_us,
+                    r == 1   ? "died"
+                    : r == 0 ? "finished"
+                             : "failed",
+                    r >= 0 && (r == 1 || power) ? (power ? "power cut" : "no cut")
+                                                : "no cut");
         if (r < 0)
             errors++;
         else if (r == 1 || power)

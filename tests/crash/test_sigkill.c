@@ -110,7 +110,8 @@ static int one_round(const struct t_plan *p, int m, int64_t dur, int64_t open_us
             c.kill_after_us = (long)t_rand_below(rng, (uint64_t)(dur + dur / 4 + 300));
         else if (attempt <= 8)
             c.kill_after_us =
-                (long)(open_us + (int64_t)t_rand_below(rng, (uint64_t)(dur - open_us) + 300));
+                (long)(open_us +
+                       (int64_t)t_rand_below(rng, (uint64_t)(dur - open_us) + 300));
         t_wl_init(&w, p, store, "run", modes[m], NULL);
         w.attempt = attempt;
         w.step_delay_us = DELAY_US;
@@ -125,14 +126,16 @@ static int one_round(const struct t_plan *p, int m, int64_t dur, int64_t open_us
             stt->kills++;
             if (!model.opened)
                 stt->early++;
-            if (s.open_rc != LIL_OK && !(s.open_rc == LIL_E_NOTFOUND && !model.opened)) {
-                fprintf(stderr, "  [%s attempt %d] journal does not open after SIGKILL: "
-                                "%s %s\n",
+            if (s.open_rc != LIL_OK &&
+                !(s.open_rc == LIL_E_NOTFOUND && !model.opened)) {
+                fprintf(stderr,
+                        "  [%s attempt %d] journal does not open after SIGKILL: "
+                        "%s %s\n",
                         ctx, attempt, lil_status_name(s.open_rc), s.msg);
                 errors++;
             }
-            if (s.open_rc == LIL_OK && (s.check_rc != LIL_OK ||
-                                        !(s.rep.intact || s.rep.torn_tail))) {
+            if (s.open_rc == LIL_OK &&
+                (s.check_rc != LIL_OK || !(s.rep.intact || s.rep.torn_tail))) {
                 fprintf(stderr, "  [%s attempt %d] check after SIGKILL: %s: %s\n", ctx,
                         attempt, lil_status_name(s.check_rc), s.rep.message);
                 errors++;
@@ -145,8 +148,8 @@ static int one_round(const struct t_plan *p, int m, int64_t dur, int64_t open_us
             continue;
         }
         if (!res.exited || res.code != 0) {
-            fprintf(stderr, "  [%s attempt %d] workload failed: exit %d signal %d\n", ctx,
-                    attempt, res.code, res.sig);
+            fprintf(stderr, "  [%s attempt %d] workload failed: exit %d signal %d\n",
+                    ctx, attempt, res.code, res.sig);
             errors++;
             break;
         }
@@ -182,13 +185,14 @@ T_TEST(sigkill_campaign)
     }
     T_EQ_I64(errors, 0);
     T_CHECK(stt.kills >= kills_target);
-    printf("sigkill: seed %#llx, %ld kills (%ld before the run was open) over %ld runs, "
-           "%ld attempts, %ld torn tails seen, %ld uncertain effects resolved; "
-           "workload %lld/%lld/%lld us (full/normal/off), open after %lld/%lld/%lld us\n",
-           (unsigned long long)seed0, stt.kills, stt.early, stt.rounds, stt.attempts,
-           stt.torn, stt.uncertain, (long long)dur[0], (long long)dur[1],
-           (long long)dur[2], (long long)open_us[0], (long long)open_us[1],
-           (long long)open_us[2]);
+    printf(
+        "sigkill: seed %#llx, %ld kills (%ld before the run was open) over %ld runs, "
+        "%ld attempts, %ld torn tails seen, %ld uncertain effects resolved; "
+        "workload %lld/%lld/%lld us (full/normal/off), open after %lld/%lld/%lld us\n",
+        (unsigned long long)seed0, stt.kills, stt.early, stt.rounds, stt.attempts,
+        stt.torn, stt.uncertain, (long long)dur[0], (long long)dur[1],
+        (long long)dur[2], (long long)open_us[0], (long long)open_us[1],
+        (long long)open_us[2]);
 }
 
 int main(int argc, char **argv)

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/hash.h"
 #include "t.h"
 
 /* ---- plan ---------------------------------------------------------------------- */
@@ -37,6 +38,7 @@ void t_plan_init(struct t_plan *p, int n, size_t big_size)
     p->big_at = big_size && n > 11 ? 11 : -1;
     p->big_size = big_size;
     p->sync_every = 8;
+    p->marker_at = n >= 3 ? n / 3 : -1;
     snprintf(p->done, sizeof(p->done), "done-%d", n);
     for (int i = 0; i < n; i++) {
         int *occ;
@@ -145,7 +147,8 @@ size_t t_evlog_count(const struct t_evlog *l, char tag, int i)
     return c;
 }
 
-/* ---- the workload -------------------------------------------------------------------- */
+/* ---- the workload
+ * -------------------------------------------------------------------- */
 
 static void write_all(int fd, const char *p, size_t n)
 {
@@ -321,6 +324,49 @@ static bool do_step(struct t_wl *w, lil_run *run, int i)
     return unexpected(w, "step", i, rc);
 }
 
+struct markctx {
+    struct t_wl *w;
+    int ran;
+};
+
+static int marker_fn(lil_call *call, void *ud)
+{
+    struct markctx *c = ud;
+    lil_status rc;
+
+    c->ran++;
+    emit(c->w, 'm', c->w->plan->marker_at);
+    rc = lil_call_set_result(call, T_MARKER_RESULT, strlen(T_MARKER_RESULT));
+    if (rc == LIL_E_NOMEM)
+        c->w->marker_nomem = 1;
+    else if (rc != LIL_OK)
+        bad(c->w, "marker: lil_call_set_result: %s", lil_status_name(rc));
+    return rc == LIL_OK ? 0 : 1;
+}
+
+/* The store-wide marker.  Returns false to stop. */
+static bool do_marker(struct t_wl *w, lil_store *st)
+{
+    struct markctx c = {w, 0};
+    lil_bytes out = {0};
+    lil_status rc =
+        lil_marker(st, T_MARKER_NAME, LIL_MARKER_RETRY, marker_fn, &c, &out);
+
+    note(w, 'k', w->plan->marker_at, rc);
+    if (c.ran > 1)
+        bad(w, "marker function ran %d times in one call", c.ran);
+    if (rc == LIL_OK) {
+        if (out.len != strlen(T_MARKER_RESULT) ||
+            memcmp(out.data, T_MARKER_RESULT, out.len) != 0)
+            bad(w, "marker: wrong result (%zu bytes)", out.len);
+        emit(w, 'K', w->plan->marker_at);
+    }
+    lil_free(out.data);
+    if (rc == LIL_OK || (rc == LIL_E_FAILED && w->marker_nomem))
+        return true;
+    return unexpected(w, "marker", w->plan->marker_at, rc);
+}
+
 static bool resolve_uncertain(struct t_wl *w, lil_run *run)
 {
     const struct t_plan *p = w->plan;
@@ -380,7 +426,7 @@ static void finish(struct t_wl *w, lil_run *run)
     emit(w, 'D', -1);
 }
 
-static void run_steps(struct t_wl *w, lil_run *run)
+static void run_steps(struct t_wl *w, lil_store *st, lil_run *run)
 {
     const struct t_plan *p = w->plan;
     int end = w->stop_before > 0 && w->stop_before < p->n ? w->stop_before : p->n;
@@ -396,6 +442,8 @@ static void run_steps(struct t_wl *w, lil_run *run)
             else if (!unexpected(w, "sync", i, rc))
                 return;
         }
+        if (i == p->marker_at && !do_marker(w, st))
+            return;
         if (!do_step(w, run, i))
             return;
     }
@@ -430,6 +478,7 @@ int t_wl_run(struct t_wl *w)
     w->bad = 0;
     w->completed = 0;
     memset(w->fn_nomem, 0, sizeof(w->fn_nomem));
+    w->marker_nomem = 0;
     rc = lil_store_open(w->env, w->store, &st);
     note(w, 'o', -1, rc);
     if (rc != LIL_OK) {
@@ -445,7 +494,7 @@ int t_wl_run(struct t_wl *w)
         unexpected(w, "run open", -1, rc);
     } else {
         emit(w, 'O', -1);
-        run_steps(w, run);
+        run_steps(w, st, run);
         rc = lil_run_close(run);
         note(w, 'z', -1, rc);
         if (rc == LIL_OK)
@@ -457,7 +506,8 @@ int t_wl_run(struct t_wl *w)
     return w->first_err == LIL_OK && w->bad == 0 ? 0 : 1;
 }
 
-/* ---- children ---------------------------------------------------------------------- */
+/* ---- children ----------------------------------------------------------------------
+ */
 
 static int64_t now_us(void)
 {
@@ -577,7 +627,8 @@ int t_child_run(struct t_wl *w, const struct t_child *c, struct t_evlog *log,
     return 0;
 }
 
-/* ---- inspection ---------------------------------------------------------------------- */
+/* ---- inspection
+ * ---------------------------------------------------------------------- */
 
 struct insp {
     const struct t_plan *p;
@@ -595,9 +646,10 @@ static void seen_bad(struct insp *x, const lil_record *r, const char *fmt, ...)
     va_list ap;
 
     x->s->bad++;
-    fprintf(stderr, "  journal of %s, record seq=%llu offset=%llu key='%.*s': ",
-            x->run_id, (unsigned long long)r->seq, (unsigned long long)r->offset,
-            (int)r->key_len, r->key);
+    fprintf(stderr,
+            "  journal of %s, record seq=%llu offset=%llu key='%.*s': ", x->run_id,
+            (unsigned long long)r->seq, (unsigned long long)r->offset, (int)r->key_len,
+            r->key);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
@@ -677,6 +729,19 @@ static int seen_record(void *ud, const lil_record *r)
     return 0;
 }
 
+/* <store>/markers/m-<first 32 hex digits of SHA-256(name)>.done */
+static bool marker_done(const char *store)
+{
+    uint8_t digest[LIL_SHA256_LEN];
+    char hex[2 * LIL_SHA256_LEN + 1], path[4200];
+    struct stat st;
+
+    lil__sha256(T_MARKER_NAME, strlen(T_MARKER_NAME), digest);
+    lil__hex(digest, LIL_SHA256_LEN, hex);
+    snprintf(path, sizeof(path), "%s/markers/m-%.32s.done", store, hex);
+    return stat(path, &st) == 0;
+}
+
 void t_inspect(const struct t_plan *p, const char *store, const char *run_id,
                const unsigned char *tolerate, struct t_seen *s)
 {
@@ -687,6 +752,7 @@ void t_inspect(const struct t_plan *p, const char *store, const char *run_id,
     lil_status rc;
 
     memset(s, 0, sizeof(*s));
+    s->marker_done = marker_done(store);
     rc = lil_store_open(NULL, store, &st);
     if (rc != LIL_OK) {
         s->open_rc = rc;
@@ -713,7 +779,8 @@ void t_inspect(const struct t_plan *p, const char *store, const char *run_id,
     lil_store_close(st);
 }
 
-/* ---- the model ---------------------------------------------------------------------- */
+/* ---- the model ----------------------------------------------------------------------
+ */
 
 static void violation(struct t_model *m, const char *fmt, ...) LIL_PRINTF(2, 3);
 
@@ -765,7 +832,8 @@ static void feed_one(struct t_model *m, const struct t_ev *e)
             break;
         m->ran[i]++;
         if (m->present[i])
-            violation(m, "step %d (%s) ran in attempt %d although the journal held its "
+            violation(m,
+                      "step %d (%s) ran in attempt %d although the journal held its "
                       "outcome when the attempt began",
                       i, m->plan->ident[i], e->attempt);
         else if (m->durable[i])
@@ -784,6 +852,16 @@ static void feed_one(struct t_model *m, const struct t_ev *e)
         break;
     case 'O':
         m->opened = 1;
+        break;
+    case 'm':
+        if (m->marker)
+            violation(m,
+                      "the marker's function ran in attempt %d after lil_marker "
+                      "had returned LIL_OK",
+                      e->attempt);
+        break;
+    case 'K':
+        m->marker = 1;
         break;
     case 'Y':
         barrier(m);
@@ -815,12 +893,18 @@ void t_model_end(struct t_model *m, enum t_end how, const struct t_seen *s)
     for (int i = 0; i < p->n; i++) {
         bool need = m->durable[i] || (how != T_END_POWER && m->acked[i]);
         if (need && !(open && s->has[i]))
-            violation(m, "step %d (%s) was %s but is not in the journal after a %s "
+            violation(m,
+                      "step %d (%s) was %s but is not in the journal after a %s "
                       "(open: %s %s)",
                       i, p->ident[i], m->durable[i] ? "durable" : "acknowledged",
                       how == T_END_POWER ? "power cut" : "process death",
                       lil_status_name(s->open_rc), s->msg);
     }
+    if (m->marker && !s->marker_done)
+        violation(m,
+                  "lil_marker returned LIL_OK but the marker is not published "
+                  "after a %s",
+                  how == T_END_POWER ? "power cut" : "process death");
     if (how == T_END_POWER) {
         /* What survived is on disk now: a later cut cannot take it. */
         for (int i = 0; i < p->n; i++)
@@ -828,7 +912,8 @@ void t_model_end(struct t_model *m, enum t_end how, const struct t_seen *s)
     }
 }
 
-/* ---- final verification ------------------------------------------------------------------ */
+/* ---- final verification
+ * ------------------------------------------------------------------ */
 
 int t_verify_final(const struct t_plan *p, const char *store, const char *run_id,
                    lil_sync sync, const char *ctx)
@@ -839,7 +924,8 @@ int t_verify_final(const struct t_plan *p, const char *store, const char *run_id
     int errors = 0;
 
     t_inspect(p, store, run_id, NULL, &s);
-    if (s.open_rc != LIL_OK || s.state != LIL_RUN_COMPLETED || s.bad || s.run_done != 1) {
+    if (s.open_rc != LIL_OK || s.state != LIL_RUN_COMPLETED || s.bad ||
+        s.run_done != 1) {
         fprintf(stderr, "  FINAL [%s]: open=%s state=%d bad=%d run_done=%d %s\n", ctx,
                 lil_status_name(s.open_rc), s.state, s.bad, s.run_done, s.msg);
         errors++;
@@ -860,6 +946,13 @@ int t_verify_final(const struct t_plan *p, const char *store, const char *run_id
     if (t_wl_run(&w) != 0 || !w.completed) {
         fprintf(stderr, "  FINAL [%s]: replay failed: %s\n", ctx,
                 lil_status_name(w.first_err));
+        errors++;
+    }
+    if (p->marker_at >= 0 &&
+        (t_evlog_count(&log, 'm', -1) != 0 || t_evlog_count(&log, 'K', -1) != 1)) {
+        fprintf(stderr,
+                "  FINAL [%s]: replay: marker ran %zu times, acknowledged %zu\n", ctx,
+                t_evlog_count(&log, 'm', -1), t_evlog_count(&log, 'K', -1));
         errors++;
     }
     if (t_evlog_count(&log, 'R', -1) != 0) {
@@ -889,4 +982,32 @@ void t_rmtree(const char *path)
 {
     if (nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
         fprintf(stderr, "warning: could not remove %s: %s\n", path, strerror(errno));
+}
+
+static void mkdir_durable(const char *dir)
+{
+    char parent[4200];
+    char *slash;
+    int fd;
+
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        fprintf(stderr, "warning: mkdir %s: %s\n", dir, strerror(errno));
+    snprintf(parent, sizeof(parent), "%s", dir);
+    slash = strrchr(parent, '/');
+    if (slash && slash != parent)
+        *slash = '\0';
+    fd = open(slash ? parent : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+}
+
+void t_store_prepare(const char *store)
+{
+    char markers[4200];
+
+    snprintf(markers, sizeof(markers), "%s/markers", store);
+    mkdir_durable(store);
+    mkdir_durable(markers);
 }

@@ -8,7 +8,9 @@
  * "req-<i>").  Step i's result is "result-<i>-" followed by binary bytes,
  * 16 to 5000 bytes long, and one big step (big_size bytes) that makes the
  * journal grow past its first preallocated chunk.  lil_run_sync is called
- * before every sync_every-th step; the run is completed with "done-<n>".
+ * before every sync_every-th step; before step marker_at the store-wide
+ * marker "mark" is taken (lil_marker, policy retry, result
+ * T_MARKER_RESULT); the run is completed with "done-<n>".
  *
  * EVENTS.  While it runs, the workload reports what happened, in order, as
  * (attempt, tag, step) -- to a pipe when it runs in a child, or to memory:
@@ -21,6 +23,7 @@
  *   G  failing step i acknowledged by replay
  *   Y  lil_run_sync returned LIL_OK  C  lil_run_complete returned LIL_OK
  *   D  the run had already completed Z  lil_run_close returned LIL_OK
+ *   m  the marker's function began   K  lil_marker returned LIL_OK
  * An event is written after the call it reports returned, so the parent
  * may miss the last acknowledgement of a killed child, never invent one.
  *
@@ -36,30 +39,35 @@
  *     step acknowledged before it and every step the journal held when the
  *     phase began (an fdatasync covers the whole file, whoever wrote it);
  *   - every outcome record in the journal has the plan's type and exact
- *     bytes, appears once, and the sequence numbers have no gap.
+ *     bytes, appears once, and the sequence numbers have no gap;
+ *   - once lil_marker returned LIL_OK the marker is published (its .done
+ *     file, docs/format.md) in every mode, and its function never runs
+ *     again.
  */
 #ifndef LIL_TESTS_WORKLOAD_H
 #define LIL_TESTS_WORKLOAD_H
 
+#include <lil/lil.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <lil/lil.h>
-
 #include "faults.h"
 
-#define T_WL_MAX 128
+#define T_WL_MAX        128
+#define T_MARKER_NAME   "mark"
+#define T_MARKER_RESULT "marker-result-42"
 
 enum t_wl_kind { T_WL_STEP, T_WL_FAIL, T_WL_EFFECT };
 
 struct t_plan {
     int n;
-    int effect_at;  /* -1: no effect */
-    int big_at;     /* -1: no big step */
+    int effect_at; /* -1: no effect */
+    int big_at;    /* -1: no big step */
     size_t big_size;
     int sync_every; /* 0: never call lil_run_sync */
+    int marker_at;  /* -1: no marker */
     char done[32];  /* the run's result, "done-<n>" */
     const char *name[T_WL_MAX];
     char ident[T_WL_MAX][32];
@@ -96,7 +104,8 @@ size_t t_evlog_count(const struct t_evlog *l, char tag, int i);
 /* ---- the workload ------------------------------------------------------------ */
 
 struct t_callrec {
-    char what; /* s step, y sync, c complete, u resolve, z close, o store, r run open */
+    char what; /* s step, y sync, c complete, u resolve, z close, o store, r run
+                  open, k marker (store-wide: not part of the run's errors) */
     int i;
     lil_status rc;
 };
@@ -104,15 +113,15 @@ struct t_callrec {
 struct t_wl {
     /* inputs */
     const struct t_plan *plan;
-    lil_env *env;       /* NULL: the store's private default env */
+    lil_env *env; /* NULL: the store's private default env */
     const char *store;
     const char *run_id;
     lil_sync sync;
     int attempt;
-    int stop_before;    /* > 0: close after steps 0..stop_before-1, no complete */
-    int keep_going;     /* go on calling after an unexpected status (fault tests) */
-    int quiet;          /* do not print unexpected statuses */
-    int emit_fd;        /* >= 0: events as lines to this fd; else to log */
+    int stop_before; /* > 0: close after steps 0..stop_before-1, no complete */
+    int keep_going;  /* go on calling after an unexpected status (fault tests) */
+    int quiet;       /* do not print unexpected statuses */
+    int emit_fd;     /* >= 0: events as lines to this fd; else to log */
     struct t_evlog *log;
     const unsigned char *tolerate_fail; /* may be LIL_E_FAILED (OOM: fn saw NOMEM) */
     long step_delay_us; /* each step function sleeps this long (kill window) */
@@ -124,6 +133,7 @@ struct t_wl {
     int bad;              /* wrong bytes, identity or kind of outcome */
     int completed;        /* the run is completed with the right result */
     unsigned char fn_nomem[T_WL_MAX];
+    int marker_nomem; /* the marker's function saw LIL_E_NOMEM */
 };
 
 /* Fill w with defaults for plan/store/run/sync (events to memory log). */
@@ -141,9 +151,9 @@ struct t_child {
 };
 
 struct t_child_res {
-    int exited, code;     /* exit status */
-    int signaled, sig;    /* killed */
-    int crashed;          /* exited with T_CRASH_EXIT (a crash point) */
+    int exited, code;  /* exit status */
+    int signaled, sig; /* killed */
+    int crashed;       /* exited with T_CRASH_EXIT (a crash point) */
 };
 
 /* Fork a child that runs w (w->env is replaced in the child: a faulty env
@@ -163,6 +173,7 @@ struct t_seen {
     int outcomes[T_WL_MAX];
     int intents[T_WL_MAX];
     int run_done;
+    int marker_done; /* <store>/markers/m-<h>.done exists */
     int bad;
     lil_status check_rc;
     lil_check_report rep;
@@ -176,7 +187,8 @@ struct t_seen {
 void t_inspect(const struct t_plan *p, const char *store, const char *run_id,
                const unsigned char *tolerate, struct t_seen *s);
 
-/* ---- the model -------------------------------------------------------------------- */
+/* ---- the model --------------------------------------------------------------------
+ */
 
 enum t_end { T_END_CLEAN, T_END_PROCESS, T_END_POWER };
 
@@ -188,9 +200,10 @@ struct t_model {
     unsigned char acked[T_WL_MAX];   /* acknowledged in this phase */
     int ran[T_WL_MAX];               /* function runs over all phases */
     int opened;                      /* a writable open succeeded (O) */
+    int marker;                      /* lil_marker returned OK once (K) */
     int barrier;                     /* some sync barrier completed */
     int errors;
-    char ctx[160];                   /* printed with every violation */
+    char ctx[160]; /* printed with every violation */
 };
 
 void t_model_init(struct t_model *m, const struct t_plan *p, lil_sync sync,
@@ -210,5 +223,11 @@ int t_verify_final(const struct t_plan *p, const char *store, const char *run_id
 
 /* rm -rf path (a test's scratch store). */
 void t_rmtree(const char *path);
+
+/* Make store and store/markers as durable directories, with plain system
+ * calls (not through the fault table, so no power cut undoes them).  The
+ * campaigns start from a store that exists; whether lil makes the
+ * directories it creates durable is a test of its own. */
+void t_store_prepare(const char *store);
 
 #endif

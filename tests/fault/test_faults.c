@@ -23,10 +23,16 @@
  *   - the journal opens with a healthy table, the run finishes, no step
  *     function runs for a step the journal held, and a replay runs nothing;
  *   - no allocation is left.
+ * The workload's marker (lil_marker) is the store's, not the run's: it may
+ * fail with LIL_E_IO without poisoning the run.
  * OOM: allocation k fails (once; and from k on) over store open, run open,
- * four steps (one failing, one effect), complete and close: every status is
- * LIL_OK or LIL_E_NOMEM (or the plan's LIL_E_FAILED), nothing leaks, the
- * journal stays consistent and the run can be finished.
+ * four steps (one failing, one effect), a marker, complete and close: every
+ * status is LIL_OK or LIL_E_NOMEM (or the plan's LIL_E_FAILED), nothing
+ * leaks, no message formats a NULL string, the journal stays consistent and
+ * the run can be finished.
+ * Three small tests state single rules on their own:
+ * close_after_failed_sync_is_not_ok, failed_fallocate_poisons,
+ * call_fail_under_oom.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -53,16 +59,16 @@ struct fcase {
 };
 
 static const struct fcase cases[] = {
-    {T_K_PWRITE, T_ACT_ERR, EIO, 0},        {T_K_PWRITE, T_ACT_ERR, ENOSPC, 0},
-    {T_K_PWRITE, T_ACT_ERR, ENOSPC, 1},     {T_K_PWRITE, T_ACT_SHORT, 0, 0},
-    {T_K_FDATASYNC, T_ACT_ERR, EIO, 0},     {T_K_FDATASYNC, T_ACT_ERR, ENOSPC, 0},
-    {T_K_FSYNC, T_ACT_ERR, EIO, 0},         {T_K_FSYNC, T_ACT_ERR, ENOSPC, 0},
-    {T_K_FTRUNCATE, T_ACT_ERR, EIO, 0},     {T_K_FTRUNCATE, T_ACT_ERR, ENOSPC, 0},
-    {T_K_FALLOCATE, T_ACT_ERR, EIO, 0},     {T_K_FALLOCATE, T_ACT_ERR, ENOSPC, 0},
-    {T_K_OPEN, T_ACT_ERR, EIO, 0},          {T_K_OPEN, T_ACT_ERR, ENOSPC, 0},
-    {T_K_RENAME, T_ACT_ERR, EIO, 0},        {T_K_LINK, T_ACT_ERR, EIO, 0},
-    {T_K_LINK, T_ACT_ERR, ENOSPC, 0},       {T_K_UNLINK, T_ACT_ERR, EIO, 0},
-    {T_K_MKDIR, T_ACT_ERR, EIO, 0},         {T_K_MKDIR, T_ACT_ERR, ENOSPC, 0},
+    {T_K_PWRITE, T_ACT_ERR, EIO, 0},    {T_K_PWRITE, T_ACT_ERR, ENOSPC, 0},
+    {T_K_PWRITE, T_ACT_ERR, ENOSPC, 1}, {T_K_PWRITE, T_ACT_SHORT, 0, 0},
+    {T_K_FDATASYNC, T_ACT_ERR, EIO, 0}, {T_K_FDATASYNC, T_ACT_ERR, ENOSPC, 0},
+    {T_K_FSYNC, T_ACT_ERR, EIO, 0},     {T_K_FSYNC, T_ACT_ERR, ENOSPC, 0},
+    {T_K_FTRUNCATE, T_ACT_ERR, EIO, 0}, {T_K_FTRUNCATE, T_ACT_ERR, ENOSPC, 0},
+    {T_K_FALLOCATE, T_ACT_ERR, EIO, 0}, {T_K_FALLOCATE, T_ACT_ERR, ENOSPC, 0},
+    {T_K_OPEN, T_ACT_ERR, EIO, 0},      {T_K_OPEN, T_ACT_ERR, ENOSPC, 0},
+    {T_K_RENAME, T_ACT_ERR, EIO, 0},    {T_K_LINK, T_ACT_ERR, EIO, 0},
+    {T_K_LINK, T_ACT_ERR, ENOSPC, 0},   {T_K_UNLINK, T_ACT_ERR, EIO, 0},
+    {T_K_MKDIR, T_ACT_ERR, EIO, 0},     {T_K_MKDIR, T_ACT_ERR, ENOSPC, 0},
 };
 
 static bool run_call(char what)
@@ -79,6 +85,14 @@ static int check_statuses(const struct t_wl *w, const struct fcase *fc,
     for (int c = 0; c < w->ncalls; c++) {
         const struct t_callrec *r = &w->calls[c];
         bool ok = r->rc == LIL_OK || r->rc == LIL_E_FAILED;
+        if (r->what == 'k') { /* the marker is the store's, not the run's */
+            if (r->rc != LIL_OK && r->rc != LIL_E_IO) {
+                fprintf(stderr, "  VIOLATION [%s]: lil_marker returned %s\n", ctx,
+                        lil_status_name(r->rc));
+                errors++;
+            }
+            continue;
+        }
         if (first >= 0) {
             if (r->rc != LIL_E_POISONED) {
                 fprintf(stderr,
@@ -92,8 +106,9 @@ static int check_statuses(const struct t_wl *w, const struct fcase *fc,
         if (ok)
             continue;
         if (r->rc != LIL_E_IO) {
-            fprintf(stderr, "  VIOLATION [%s]: call %c(%d) returned %s (first failure "
-                            "must be LIL_E_IO)\n",
+            fprintf(stderr,
+                    "  VIOLATION [%s]: call %c(%d) returned %s (first failure "
+                    "must be LIL_E_IO)\n",
                     ctx, r->what, r->i, lil_status_name(r->rc));
             errors++;
         }
@@ -101,15 +116,15 @@ static int check_statuses(const struct t_wl *w, const struct fcase *fc,
             first = c;
     }
     if (fc->act == T_ACT_SHORT && (w->first_err != LIL_OK || !w->completed)) {
-        fprintf(stderr, "  VIOLATION [%s]: a short write is not an error, got %s\n", ctx,
-                lil_status_name(w->first_err));
+        fprintf(stderr, "  VIOLATION [%s]: a short write is not an error, got %s\n",
+                ctx, lil_status_name(w->first_err));
         errors++;
     }
     if (fired && fc->act == T_ACT_ERR &&
         (fc->kind == T_K_PWRITE || fc->kind == T_K_FDATASYNC) &&
         w->first_err == LIL_OK) {
-        fprintf(stderr, "  VIOLATION [%s]: the failed %s was reported by no call\n", ctx,
-                t_kind_name(fc->kind));
+        fprintf(stderr, "  VIOLATION [%s]: the failed %s was reported by no call\n",
+                ctx, t_kind_name(fc->kind));
         errors++;
     }
     return errors;
@@ -137,9 +152,10 @@ static int one(const struct t_plan *p, int mi, const struct fcase *fc, unsigned 
     int errors = 0;
 
     snprintf(ctx, sizeof(ctx), "fault sync=%s %s #%lu %s%s errno=%d", mode_names[mi],
-             t_kind_name(fc->kind), k, t_action_name(fc->act), fc->sticky ? "(sticky)" : "",
-             fc->err);
+             t_kind_name(fc->kind), k, t_action_name(fc->act),
+             fc->sticky ? "(sticky)" : "", fc->err);
     t_rmtree(store);
+    t_store_prepare(store);
     t_pc_forget(pclog);
     env = t_env_faulty();
     if (!env || t_alloc_install(env, &a) != LIL_OK)
@@ -175,8 +191,9 @@ static int one(const struct t_plan *p, int mi, const struct fcase *fc, unsigned 
     t_model_feed(&m, &log);
     t_inspect(p, store, "run", NULL, &s);
     if (s.open_rc != LIL_OK && !(s.open_rc == LIL_E_NOTFOUND && !m.opened)) {
-        fprintf(stderr, "  VIOLATION [%s]: journal does not open after the fault: %s %s\n",
-                ctx, lil_status_name(s.open_rc), s.msg);
+        fprintf(stderr,
+                "  VIOLATION [%s]: journal does not open after the fault: %s %s\n", ctx,
+                lil_status_name(s.open_rc), s.msg);
         errors++;
     }
     t_model_end(&m, T_END_PROCESS, &s);
@@ -185,8 +202,9 @@ static int one(const struct t_plan *p, int mi, const struct fcase *fc, unsigned 
     t_inspect(p, store, "run", NULL, &s);
     if (s.open_rc != LIL_OK && !(s.open_rc == LIL_E_NOTFOUND && !m.opened) &&
         modes[mi] != LIL_SYNC_OFF) {
-        fprintf(stderr, "  VIOLATION [%s]: journal does not open after the cut: %s %s\n",
-                ctx, lil_status_name(s.open_rc), s.msg);
+        fprintf(stderr,
+                "  VIOLATION [%s]: journal does not open after the cut: %s %s\n", ctx,
+                lil_status_name(s.open_rc), s.msg);
         errors++;
     }
     t_model_end(&m, T_END_POWER, &s);
@@ -197,8 +215,9 @@ static int one(const struct t_plan *p, int mi, const struct fcase *fc, unsigned 
         t_wl_init(&w, p, store, "run", modes[mi], &log);
         w.attempt = 2;
         if (t_wl_run(&w) != 0 || !w.completed) {
-            fprintf(stderr, "  VIOLATION [%s]: resuming with a healthy table failed: %s\n",
-                    ctx, lil_status_name(w.first_err));
+            fprintf(stderr,
+                    "  VIOLATION [%s]: resuming with a healthy table failed: %s\n", ctx,
+                    lil_status_name(w.first_err));
             errors++;
         }
         t_model_feed(&m, &log);
@@ -236,10 +255,11 @@ static void sweep(int mi)
             points++;
         }
     }
-    printf("faults sync=%s: %ld faults injected over %zu cases (%ld iterations), "
-           "%ld surfaced as an error, %ld POISONED returns, %ld runs completed anyway\n",
-           mode_names[mi], points, sizeof(cases) / sizeof(cases[0]), st.iterations,
-           st.errors_seen, st.poisoned_seen, st.completed);
+    printf(
+        "faults sync=%s: %ld faults injected over %zu cases (%ld iterations), "
+        "%ld surfaced as an error, %ld POISONED returns, %ld runs completed anyway\n",
+        mode_names[mi], points, sizeof(cases) / sizeof(cases[0]), st.iterations,
+        st.errors_seen, st.poisoned_seen, st.completed);
     T_CHECK(points > 0 && st.errors_seen > 0 && st.poisoned_seen > 0);
 }
 
@@ -256,6 +276,141 @@ T_TEST(faults_normal)
 T_TEST(faults_off)
 {
     sweep(2);
+}
+
+/* ---- the rules, one at a time ------------------------------------------------ */
+
+static int small_fn(lil_call *call, void *ud)
+{
+    size_t len = ud ? *(const size_t *)ud : 3;
+    char *buf = calloc(1, len);
+    lil_status rc;
+
+    if (!buf)
+        return 1;
+    memcpy(buf, "abc", len < 3 ? len : 3);
+    rc = lil_call_set_result(call, buf, len);
+    free(buf);
+    return rc == LIL_OK ? 0 : 1;
+}
+
+/* Open run "r" of store dir with a faulty env; the fault is armed after the
+ * open, so its k counts from the first call after lil_run_open. */
+static lil_run *open_faulty(lil_env **env, lil_store **st, lil_sync sync,
+                            const struct t_fault *f)
+{
+    lil_run_opts o;
+    lil_run *run = NULL;
+
+    *env = t_env_faulty();
+    if (!*env || lil_store_open(*env, t_path("store"), st) != LIL_OK)
+        return NULL;
+    memset(&o, 0, sizeof(o));
+    o.struct_size = sizeof(o);
+    o.sync = sync;
+    if (lil_run_open(*st, "r", &o, &run) != LIL_OK)
+        return NULL;
+    t_faults_arm(f);
+    return run;
+}
+
+/* lil_run_close on a run whose fdatasync failed must not say LIL_OK: under
+ * sync=normal that OK is the promise that everything is durable. */
+T_TEST(close_after_failed_sync_is_not_ok)
+{
+    struct t_fault f = {T_K_FDATASYNC, 1, T_ACT_ERR, EIO, 0, 1};
+    lil_env *env = NULL;
+    lil_store *st = NULL;
+    lil_run *run = open_faulty(&env, &st, LIL_SYNC_NORMAL, &f);
+
+    T_REQUIRE(run != NULL);
+    T_OK(lil_step(run, "a", small_fn, NULL, NULL));
+    T_EQ_STR(lil_status_name(lil_run_sync(run)), "LIL_E_IO");
+    T_EQ_STR(lil_status_name(lil_step(run, "b", small_fn, NULL, NULL)),
+             "LIL_E_POISONED");
+    T_EQ_STR(lil_status_name(lil_run_close(run)), "LIL_E_POISONED");
+    lil_store_close(st);
+    lil_env_free(env);
+    t_faults_reset();
+}
+
+/* A failed fallocate (the disk is full) fails the append: the run must be
+ * poisoned like after a failed write, or the program goes on, completes
+ * the run without that step, and can never replay it (LIL_E_DONE). */
+T_TEST(failed_fallocate_poisons)
+{
+    struct t_fault f = {T_K_FALLOCATE, 1, T_ACT_ERR, ENOSPC, 0, 1};
+    size_t big = 70000; /* past the first 64 KiB chunk */
+    lil_env *env = NULL;
+    lil_store *st = NULL;
+    lil_run *run = open_faulty(&env, &st, LIL_SYNC_FULL, &f);
+
+    T_REQUIRE(run != NULL);
+    T_EQ_STR(lil_status_name(lil_step(run, "big", small_fn, &big, NULL)), "LIL_E_IO");
+    T_EQ_I64(t_faults_fired(), 1);
+    T_EQ_STR(lil_status_name(lil_step(run, "next", small_fn, NULL, NULL)),
+             "LIL_E_POISONED");
+    T_EQ_STR(lil_status_name(lil_run_complete(run, "x", 1)), "LIL_E_POISONED");
+    T_EQ_STR(lil_status_name(lil_run_close(run)), "LIL_E_POISONED");
+    lil_store_close(st);
+    lil_env_free(env);
+    t_faults_reset();
+}
+
+struct oom_fail {
+    struct t_alloc *a;
+    lil_status rc;
+};
+
+static int fail_while_oom(lil_call *call, void *ud)
+{
+    struct oom_fail *o = ud;
+
+    o->a->fail_at = o->a->calls + 1; /* every allocation from now on fails */
+    o->a->sticky = 1;
+    o->rc = lil_call_fail(call, "boom-%d", 7);
+    o->a->fail_at = 0;
+    return 1;
+}
+
+static int reason_of(void *ud, const lil_record *r)
+{
+    if (r->type == LIL_REC_STEP_FAILED)
+        snprintf(ud, 64, "%.*s", (int)r->payload_len, (const char *)r->payload);
+    return 0;
+}
+
+/* lil_call_fail must record the reason or say it could not
+ * (LIL_E_NOMEM); the step's error message must never format NULL. */
+T_TEST(call_fail_under_oom)
+{
+    struct t_alloc a = {0};
+    struct oom_fail o = {&a, LIL_OK};
+    lil_run_opts opts;
+    lil_env *env = NULL;
+    lil_store *st = NULL;
+    lil_run *run = NULL;
+    char reason[64] = "";
+
+    T_REQUIRE(lil_env_new(&env) == LIL_OK && t_alloc_install(env, &a) == LIL_OK);
+    T_REQUIRE(lil_store_open(env, t_path("store"), &st) == LIL_OK);
+    memset(&opts, 0, sizeof(opts));
+    opts.struct_size = sizeof(opts);
+    T_REQUIRE(lil_run_open(st, "r", &opts, &run) == LIL_OK);
+    T_EQ_STR(lil_status_name(lil_step(run, "s", fail_while_oom, &o, NULL)),
+             "LIL_E_FAILED");
+    T_CHECK(strstr(lil_errmsg(), "(null)") == NULL);
+    if (o.rc == LIL_OK) {
+        T_CONTAINS(lil_errmsg(), "boom-7");
+        T_OK(lil_run_foreach(run, reason_of, reason));
+        T_EQ_STR(reason, "boom-7");
+    } else {
+        T_EQ_STR(lil_status_name(o.rc), "LIL_E_NOMEM");
+    }
+    T_OK(lil_run_close(run));
+    lil_store_close(st);
+    lil_env_free(env);
+    T_EQ_I64(a.live, 0);
 }
 
 /* ---- OOM torture ------------------------------------------------------------- */

@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,8 +55,8 @@ static struct {
 } S;
 
 static const char *const kind_names[T_K_COUNT] = {
-    "open",      "pwrite",    "fdatasync", "fsync",  "ftruncate",
-    "fallocate", "rename",    "link",      "unlink", "mkdir",
+    "open",      "pwrite", "fdatasync", "fsync",  "ftruncate",
+    "fallocate", "rename", "link",      "unlink", "mkdir",
 };
 
 const char *t_kind_name(enum t_kind k)
@@ -158,6 +159,8 @@ static struct {
     int log_fd;
     char *fd_path[PC_FD_MAX];
 } PC = {.log_fd = -1};
+
+static uint8_t *read_file(const char *path, size_t *len);
 
 static void pc_remember(int fd, const char *path)
 {
@@ -395,9 +398,41 @@ static uint8_t *slurp(const char *path, size_t max, size_t *len)
     return buf;
 }
 
+static bool entry_ok(const uint8_t *data, size_t left)
+{
+    struct pc_hdr h;
+
+    if (left < sizeof(h))
+        return false;
+    memcpy(&h, data, sizeof(h));
+    return h.magic == PC_MAGIC && h.total <= left &&
+           h.total == sizeof(h) + h.old_len + h.path_len + h.path2_len;
+}
+
+/* A process killed while it appended an entry leaves a torn last entry
+ * (its change was not made).  Cut it off before anyone appends after it,
+ * or the reader would frame every later entry wrongly. */
+static void pc_cut_torn(const char *log_path)
+{
+    size_t len, pos = 0;
+    uint8_t *data = read_file(log_path, &len);
+
+    if (!data)
+        return;
+    while (entry_ok(data + pos, len - pos)) {
+        struct pc_hdr h;
+        memcpy(&h, data + pos, sizeof(h));
+        pos += (size_t)h.total;
+    }
+    if (pos < len && truncate(log_path, (off_t)pos) != 0)
+        fprintf(stderr, "faults: cannot truncate %s: %s\n", log_path, strerror(errno));
+    free(data);
+}
+
 void t_pc_track(const char *log_path)
 {
     t_pc_untrack();
+    pc_cut_torn(log_path);
     PC.log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (PC.log_fd < 0) {
         fprintf(stderr, "faults: cannot open %s: %s\n", log_path, strerror(errno));
@@ -659,6 +694,8 @@ static int f_mkdir(const char *path, mode_t mode)
         return -1;
     }
     r = lil__os_posix.mkdir(path, mode);
+    if (r == 0)
+        pc_log_name(PC_CREATE, path, NULL); /* the entry needs its parent's fsync */
     if (act == T_ACT_CRASH_AFTER)
         crash();
     return r;
@@ -725,10 +762,10 @@ struct pc_ent {
 
 struct pc_file {
     uint64_t dev, ino;
-    char *path;          /* where it is now */
-    bool unsynced;       /* has content/size entries not covered by a sync */
+    char *path;    /* where it is now */
+    bool unsynced; /* has content/size entries not covered by a sync */
     uint64_t synced_size;
-    bool synced_later;   /* scratch for the durability pass */
+    bool synced_later; /* scratch for the durability pass */
     bool gone;
 };
 
@@ -816,13 +853,10 @@ static void pc_parse(struct pc_state *s, const uint8_t *data, size_t len)
 {
     size_t pos = 0;
 
-    while (len - pos >= sizeof(struct pc_hdr)) {
+    while (entry_ok(data + pos, len - pos)) {
         struct pc_hdr h;
         struct pc_ent *ne;
         memcpy(&h, data + pos, sizeof(h));
-        if (h.magic != PC_MAGIC || h.total > len - pos ||
-            h.total != sizeof(h) + h.old_len + h.path_len + h.path2_len)
-            break; /* a torn last entry: its change was not made */
         ne = realloc(s->e, (s->n + 1) * sizeof(*s->e));
         if (!ne)
             abort();
@@ -948,7 +982,8 @@ static void restore(int fd, const struct pc_ent *e, uint64_t from)
         size_t n;
         const void *src;
         if (rel < e->h.old_len) {
-            n = (size_t)(e->h.old_len - rel < end - pos ? e->h.old_len - rel : end - pos);
+            n = (size_t)(e->h.old_len - rel < end - pos ? e->h.old_len - rel
+                                                        : end - pos);
             src = e->old + rel;
         } else {
             n = (size_t)(end - pos < sizeof(zero) ? end - pos : sizeof(zero));
@@ -1015,6 +1050,19 @@ static bool coin(struct pc_state *s)
     return s->policy == T_PC_DROP_ALL || t_rand_below(&s->rng, 2) == 0;
 }
 
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+/* A directory whose entry was not durable vanishes with all it held. */
+static int rmtree(const char *path)
+{
+    return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 static void undo_name(struct pc_state *s, const struct pc_ent *e, struct pc_file *f)
 {
     struct stat st;
@@ -1036,7 +1084,7 @@ static void undo_name(struct pc_state *s, const struct pc_ent *e, struct pc_file
             }
         }
     } else {
-        if (unlink(name) != 0)
+        if (S_ISDIR(st.st_mode) ? rmtree(name) != 0 : unlink(name) != 0)
             return;
         if (e->h.type == PC_CREATE)
             f->gone = true;
@@ -1046,15 +1094,56 @@ static void undo_name(struct pc_state *s, const struct pc_ent *e, struct pc_file
     s->st->names_undone++;
 }
 
+static const char *const pc_type_names[] = {"?",      "write", "size",   "sync",
+                                            "create", "link",  "rename", "dirsync"};
+
+/* LIL_PC_TRACE=1: one line per log entry on stderr, with what the cut did
+ * (the counters before and after tell which choice was made). */
+static void pc_trace(const struct pc_ent *e, const char *what)
+{
+    const char *base = strrchr(e->path, '/');
+
+    fprintf(stderr, "pc: %-7s %s%s%s ino=%llu off=%llu len=%llu old_size=%llu %s\n",
+            e->h.type <= PC_DIRSYNC ? pc_type_names[e->h.type] : "?",
+            base ? base + 1 : e->path, e->path2[0] ? " -> " : "",
+            e->path2[0]
+                ? (strrchr(e->path2, '/') ? strrchr(e->path2, '/') + 1 : e->path2)
+                : "",
+            (unsigned long long)e->h.ino, (unsigned long long)e->h.off,
+            (unsigned long long)e->h.len, (unsigned long long)e->h.old_size, what);
+}
+
+static const char *pc_outcome(const struct t_pc_stats *a, const struct t_pc_stats *b)
+{
+    if (b->dropped != a->dropped)
+        return "DROPPED";
+    if (b->torn != a->torn)
+        return "TORN";
+    if (b->garbled != a->garbled)
+        return "GARBLED";
+    if (b->size_undone != a->size_undone)
+        return "SIZE-UNDONE";
+    if (b->names_undone != a->names_undone)
+        return "NAME-UNDONE";
+    return "kept";
+}
+
 static void pc_undo(struct pc_state *s)
 {
+    bool trace = getenv("LIL_PC_TRACE") != NULL;
+
     for (size_t i = s->n; i-- > 0;) {
         struct pc_ent *e = &s->e[i];
         struct pc_file *f = pc_file(s, e->h.dev, e->h.ino);
+        struct t_pc_stats before = *s->st;
         int fd;
-        if (e->durable)
+        if (e->durable) {
+            if (trace)
+                pc_trace(e, "durable");
             continue;
+        }
         s->st->unsynced++;
+        before.unsynced = s->st->unsynced;
         if (e->h.type == PC_WRITE || e->h.type == PC_SIZE) {
             fd = pc_open(f, e);
             if (fd < 0)
@@ -1067,6 +1156,8 @@ static void pc_undo(struct pc_state *s)
         } else if (e->h.type != PC_SYNC && e->h.type != PC_DIRSYNC) {
             undo_name(s, e, f);
         }
+        if (trace)
+            pc_trace(e, pc_outcome(&before, s->st));
     }
 }
 
@@ -1090,8 +1181,14 @@ static void pc_sizes(struct pc_state *s)
             to = f->synced_size;
         else if (r < 30 && size > f->synced_size)
             to = f->synced_size + t_rand_below(&s->rng, size - f->synced_size);
-        if (to < size && ftruncate(fd, (off_t)to) == 0)
+        if (to < size && ftruncate(fd, (off_t)to) == 0) {
             s->st->size_undone++;
+            if (getenv("LIL_PC_TRACE"))
+                fprintf(stderr,
+                        "pc: file ino=%llu size %llu -> %llu (synced size %llu)\n",
+                        (unsigned long long)f->ino, (unsigned long long)size,
+                        (unsigned long long)to, (unsigned long long)f->synced_size);
+        }
         close(fd);
     }
 }

@@ -9,21 +9,24 @@
  *    or in the middle of it (a torn pwrite: a random prefix is written).
  *
  * 2. Power cut (SQLite test6.c, but across processes).  With tracking on
- *    (t_pc_track), every write, size change, create, link and rename made
- *    through the table first appends an undo entry to a log file outside the
- *    store: offset, the old bytes, the old size.  An fdatasync or fsync of a
- *    file marks its entries durable; an fsync of a directory makes the
- *    creates, links and renames in it durable.  The log lives in a file, not
- *    in memory, because the page cache outlives a process: a write made by a
- *    process that was killed is still lost by a later power cut unless some
- *    process synced the file in between.  t_pc_apply (called by the parent
- *    after the crashed child is gone, standing for the reboot) replays the
- *    log backwards and, for each entry that is not durable, chooses with a
- *    seeded generator: keep it, drop it (old bytes back), keep only a prefix
- *    (torn), garble a random part; a size change is kept or undone; a create,
- *    link or rename that no directory fsync covered is undone half the time;
- *    finally the file may shrink back to its synced size.  Then the log is
- *    emptied (the disk is what it is after the reboot).
+ *    (t_pc_track), every write, size change, create, mkdir, link and rename
+ *    made through the table first appends an undo entry to a log file
+ *    outside the store: offset, the old bytes, the old size.  An fdatasync
+ *    or fsync of a file marks its entries durable; an fsync of a directory
+ *    makes the creates, mkdirs, links and renames in it durable.  The log
+ *    lives in a file, not in memory, because the page cache outlives a
+ *    process: a write made by a process that was killed is still lost by a
+ *    later power cut unless some process synced the file in between.
+ *    t_pc_apply (called by the parent after the crashed child is gone,
+ *    standing for the reboot) replays the log backwards and, for each entry
+ *    that is not durable, chooses with a seeded generator: keep it, drop it
+ *    (old bytes back), keep only a prefix (torn), garble a random part; a
+ *    size change is kept or undone; a create, mkdir, link or rename that no
+ *    directory fsync covered is undone half the time (a directory vanishes
+ *    with everything in it); finally the file may shrink back to its synced
+ *    size.  Then the log is emptied (the disk is what it is after the
+ *    reboot).  An unlink counts as durable at once.  LIL_PC_TRACE=1 prints
+ *    every entry of the log and what the cut did with it.
  *
  * 3. Allocator (curl torture): t_alloc_install puts a counting allocator in
  *    an env that fails the nth allocation (or every one from the nth) and
@@ -35,10 +38,9 @@
 #ifndef LIL_TESTS_FAULTS_H
 #define LIL_TESTS_FAULTS_H
 
+#include <lil/lil.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include <lil/lil.h>
 
 struct lil_os;
 
@@ -70,11 +72,11 @@ enum t_action {
 
 struct t_fault {
     enum t_kind kind;
-    unsigned long nth;  /* 1-based number of the call of kind that acts */
+    unsigned long nth; /* 1-based number of the call of kind that acts */
     enum t_action action;
-    int err;            /* errno for T_ACT_ERR */
-    int sticky;         /* act on every later call of kind too */
-    uint64_t seed;      /* for the torn prefix length */
+    int err;       /* errno for T_ACT_ERR */
+    int sticky;    /* act on every later call of kind too */
+    uint64_t seed; /* for the torn prefix length */
 };
 
 const char *t_kind_name(enum t_kind k);
@@ -103,11 +105,11 @@ enum t_pc_policy {
 };
 
 struct t_pc_stats {
-    unsigned long entries;   /* entries in the log */
-    unsigned long unsynced;  /* entries not covered by a sync */
+    unsigned long entries;                      /* entries in the log */
+    unsigned long unsynced;                     /* entries not covered by a sync */
     unsigned long kept, dropped, torn, garbled; /* writes */
-    unsigned long size_undone;    /* ftruncate/fallocate/growth undone */
-    unsigned long names_undone;   /* creates, links, renames undone */
+    unsigned long size_undone;                  /* ftruncate/fallocate/growth undone */
+    unsigned long names_undone;                 /* creates, links, renames undone */
 };
 
 /* Start logging undo entries to log_path (created; appended to). */
