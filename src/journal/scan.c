@@ -231,10 +231,17 @@ static bool all_zero(const uint8_t *p, size_t n)
 }
 
 /* After an invalid record at bad: does a later valid, SETTLED record prove
- * that the bytes at bad had been durable? */
-static bool settled_after(const uint8_t *data, size_t len, uint64_t bad,
-                          uint64_t last_seq, uint64_t limit)
+ * that the bytes at bad had been durable?  Searched byte by byte, so the
+ * CRC work is capped (crafted input could otherwise make it quadratic);
+ * when the cap is hit the answer is "yes": damage is reported, never
+ * silently cut. */
+enum settled { NOT_SETTLED, SETTLED, UNDECIDED };
+
+static enum settled settled_after(const uint8_t *data, size_t len, uint64_t bad,
+                                  uint64_t last_seq, uint64_t limit)
 {
+    uint64_t budget = 4 * (uint64_t)len + (1u << 20);
+
     for (uint64_t off = bad + 1; off + LIL_JF_REC_OVERHEAD <= len; off++) {
         const uint8_t *p = data + off;
         uint32_t rlen = lil__rd32(p);
@@ -244,13 +251,17 @@ static bool settled_after(const uint8_t *data, size_t len, uint64_t bad,
             continue;
         if (!(p[LIL_JF_R_FLAGS] & LIL_JF_FLAG_SETTLED))
             continue;
+        /* every record between bad and off is at least 64 bytes long */
         seq = lil__rd64(p + LIL_JF_R_SEQ);
-        if (seq <= last_seq)
+        if (seq <= last_seq || seq - last_seq > (off - bad) / LIL_JF_REC_OVERHEAD + 1)
             continue;
+        if (budget < rlen)
+            return UNDECIDED;
+        budget -= rlen;
         if (frame_ok(data, len, off, limit))
-            return true;
+            return SETTLED;
     }
-    return false;
+    return NOT_SETTLED;
 }
 
 static const char *why_invalid(const uint8_t *data, size_t len, uint64_t off,
@@ -276,6 +287,7 @@ static lil_status stop_at(struct lil_err *err, const char *path, const uint8_t *
                           size_t len, uint64_t limit, struct scan_result *res)
 {
     uint64_t off = res->end;
+    enum settled settled = SETTLED;
 
     res->damage_off = off;
     if (off + 4 <= len && lil__rd32(data + off) == 0 && all_zero(data + off, len - off))
@@ -284,12 +296,20 @@ static lil_status stop_at(struct lil_err *err, const char *path, const uint8_t *
         return LIL_OK;
     /* A whole, checksummed record out of sequence was not torn: records
      * were removed or reordered. */
-    if (!frame_ok(data, len, off, limit) &&
-        !settled_after(data, len, off, res->seq, limit)) {
+    if (!frame_ok(data, len, off, limit))
+        settled = settled_after(data, len, off, res->seq, limit);
+    if (settled == NOT_SETTLED) {
         res->torn = true;
         return LIL_OK;
     }
     res->damaged = true;
+    if (settled == UNDECIDED)
+        return lil__seterr(err, LIL_E_CORRUPT, 0,
+                           "%s: damaged record at offset %llu (%s), and the bytes "
+                           "after it are too irregular to prove it a torn tail; "
+                           "`lil check --repair` truncates the journal there",
+                           path, (unsigned long long)off,
+                           why_invalid(data, len, off, res->seq + 1, limit));
     return lil__seterr(err, LIL_E_CORRUPT, 0,
                        "%s: damaged record at offset %llu (%s) with intact records "
                        "after it; `lil check --repair` truncates the journal there",

@@ -247,4 +247,31 @@ T_TEST(huge_length_fields_are_refused_without_allocating)
     T_EQ_I64(n, 4);
 }
 
+/* A torn record followed by megabytes of plausible SETTLED headers whose
+ * lengths run to the end of the file: searching for a settled record must
+ * stay linear (the CRC work is capped) and decide for damage, not hang. */
+T_TEST(crafted_search_ahead_stays_linear)
+{
+    size_t len = 8u << 20;
+    uint8_t *buf = calloc(1, len);
+    struct lil_err err;
+    uint64_t end, n;
+    static struct image img;
+
+    T_REQUIRE(buf != NULL);
+    build(&img, NULL, 0);
+    memcpy(buf, img.data, LIL_JF_HEADER_LEN);
+    lil__wr32(buf + LIL_JF_HEADER_LEN, 1); /* a torn record */
+    for (size_t off = 128; off + 64 <= len; off += 64) {
+        lil__wr32(buf + off, (uint32_t)(len - off));
+        lil__wr64(buf + off + LIL_JF_R_SEQ, 1);
+        buf[off + LIL_JF_R_FLAGS] = LIL_JF_FLAG_SETTLED;
+    }
+    lil__clearerr(&err);
+    T_EQ_I64(lil__journal_scan_buffer(&env, &err, buf, len, NULL, 0, 64u << 20, &end, &n),
+             LIL_E_CORRUPT);
+    T_CONTAINS(err.msg, "offset 64");
+    free(buf);
+}
+
 T_MAIN()
