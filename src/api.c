@@ -85,7 +85,9 @@ static lil_status fail_plain(lil_status code, const char *msg)
 static lil_status to_store(struct lil_store *st, const struct lil_err *e, lil_status rc)
 {
     if (rc != LIL_OK) {
+        pthread_mutex_lock(&st->mu);
         lil__copyerr(&st->err, e);
+        pthread_mutex_unlock(&st->mu);
         lil__publish_err(e);
     }
     return rc;

@@ -8,6 +8,7 @@
 #ifndef LIL_STORE_STORE_H
 #define LIL_STORE_STORE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -21,6 +22,7 @@ struct lil_store {
     struct lil_env *env;
     bool own_env;
     char *dir;
+    pthread_mutex_t mu; /* guards err: threads may share a store */
     struct lil_err err;
 };
 

@@ -56,6 +56,7 @@ lil_status lil__store_open(struct lil_env *env, struct lil_err *err, const char 
     }
     st->magic = LIL_STORE_MAGIC;
     st->env = env;
+    pthread_mutex_init(&st->mu, NULL);
     *out = st;
     return LIL_OK;
 }
@@ -63,6 +64,7 @@ lil_status lil__store_open(struct lil_env *env, struct lil_err *err, const char 
 void lil__store_close(struct lil_store *st)
 {
     st->magic = 0;
+    pthread_mutex_destroy(&st->mu);
     lil__free(st->env, st->dir);
     lil__free(st->env, st);
 }
