@@ -227,7 +227,9 @@ static lil_status write_open_record(struct lil_run *run, struct lil_err *err)
     r.type = LIL_REC_OPEN;
     r.payload_len = (size_t)snprintf(text, sizeof(text), "{\"pid\":%ld}", (long)getpid());
     r.payload = (const uint8_t *)text;
-    return lil__journal_append(run->j, err, &r, &end);
+    if (lil__journal_append(run->j, err, &r, &end) != LIL_OK)
+        return err->code;
+    return lil__journal_flush(run->j, err); /* readers name the holder by it */
 }
 
 static lil_status open_journal(struct lil_run *run, struct lil_err *err,

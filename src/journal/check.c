@@ -64,7 +64,7 @@ lil_status lil__journal_foreach(struct journal *j, struct lil_err *err,
 {
     struct journal_view v;
     struct lil_buf b;
-    uint64_t end = lil__journal_end(j);
+    uint64_t end = lil__journal_written(j);
     uint64_t off = LIL_JF_HEADER_LEN;
     lil_status rc = lil__journal_view(j, &v);
 

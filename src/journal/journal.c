@@ -9,12 +9,18 @@
  *   2. a writable open takes the OFD lock first, then scans, truncates a
  *      torn tail, and (full/normal) fdatasyncs, so that what it found is
  *      durable before anything is appended after it (the SETTLED flag);
- *   3. each record is written whole with one pwrite at the end, into space
- *      preallocated in chunks (an fdatasync that must also grow the file
- *      costs more); the end is found by checksums, never by the file size;
- *   4. a commit returns only after an fdatasync that covers it.  Threads
- *      share syncs: one leader syncs all that was written while the others
- *      wait (group commit).
+ *   3. records are written whole at the end, into space preallocated in
+ *      chunks (an fdatasync that must also grow the file costs more); the
+ *      end is found by checksums, never by the file size;
+ *   4. sync full: a commit returns only after an fdatasync that covers it.
+ *      Appends only encode the record into a batch in memory; the thread
+ *      that leads the next sync writes the whole batch with one pwrite and
+ *      fdatasyncs it while the others wait (group commit).  Writing in the
+ *      leader matters: a pwrite into the page that an fdatasync is writing
+ *      back waits for that I/O (stable pages), so threads that wrote for
+ *      themselves would queue behind every sync instead of joining the
+ *      next one.  Modes normal and off write each record at once, so a
+ *      process crash loses nothing they acknowledged.
  * After a failed write, fdatasync or ftruncate the journal is poisoned.
  */
 #include "journal/journal.h"
@@ -36,7 +42,6 @@
 #include "os/os.h"
 
 #define PREALLOC_MIN (64u * 1024u)
-#define PEND_MAX     64u /* writes in flight at once; more wait their turn */
 #define PREALLOC_MAX (4u * 1024u * 1024u)
 
 struct journal {
@@ -56,14 +61,8 @@ struct journal {
     pthread_cond_t cv;
     uint8_t chain[LIL_SHA256_LEN];
     uint64_t seq;
-    uint64_t end;       /* offset past the last record reserved */
-    uint64_t written;   /* every byte below this has been written */
-    struct inflight {   /* writes reserved, in offset order, not all done */
-        uint64_t end;
-        bool done;
-    } pend[PEND_MAX];
-    unsigned pend_head, pend_n;
-    bool enc_busy;      /* enc is in use by a write outside the lock */
+    uint64_t end;       /* offset past the last record appended */
+    uint64_t written;   /* every byte below this is in the file */
     uint64_t alloc_end; /* file size; UINT64_MAX when preallocation is off */
     uint64_t synced;    /* bytes below this are durable (or settled) */
     uint64_t records;
@@ -77,7 +76,9 @@ struct journal {
     int64_t last_sync_ns;    /* how long the last fdatasync took */
     pthread_cond_t gather; /* signalled when a record is appended */
     struct lil_err poison;
-    struct lil_buf enc;
+    struct lil_buf enc;      /* normal, off: the record being written */
+    struct lil_buf batch;    /* full: records appended, not yet written */
+    struct lil_buf flushing; /* full: the batch a sync leader is writing */
 };
 
 static lil_status poisoned_err(struct journal *j, struct lil_err *err)
@@ -221,6 +222,7 @@ static lil_status scan_file(struct journal *j, struct lil_err *err,
     memcpy(j->chain, res->chain, LIL_SHA256_LEN);
     j->seq = res->seq;
     j->end = res->end;
+    j->written = res->end;
     j->records = res->records;
     j->created_ns = res->created_ns;
     j->last_ns = res->last_ns;
@@ -277,6 +279,8 @@ static struct journal *journal_new(const struct lil_env *env, const char *dir,
     j->sync = opts->sync;
     j->max_record = opts->max_record;
     lil__buf_init(&j->enc, env, lil__record_limit(opts->max_record));
+    lil__buf_init(&j->batch, env, (size_t)-1);
+    lil__buf_init(&j->flushing, env, (size_t)-1);
     j->path = lil__strdup(env, path);
     j->dir = lil__strdup(env, dir);
     j->run_id = lil__strdup(env, opts->run_id ? opts->run_id : "");
@@ -363,8 +367,9 @@ static lil_status check_writable(struct journal *j, struct lil_err *err)
     return LIL_OK;
 }
 
+/* Encode rec at the end of b (after emptying it first when fresh). */
 static lil_status encode(struct journal *j, struct lil_err *err, const struct jrec *rec,
-                         size_t len, struct lil_buf *b)
+                         size_t len, struct lil_buf *b, bool fresh)
 {
     struct jrec r = *rec;
     uint8_t flags = (uint8_t)(rec->flags & ~LIL_JF_FLAG_SETTLED);
@@ -374,23 +379,28 @@ static lil_status encode(struct journal *j, struct lil_err *err, const struct jr
         flags |= LIL_JF_FLAG_SETTLED;
     if (!r.ts_ns)
         r.ts_ns = lil__wall_ns();
-    lil__buf_reset(b);
+    if (fresh)
+        lil__buf_reset(b);
     rc = lil__buf_reserve(b, len);
     if (rc == LIL_OK)
-        rc = lil__encode_record(j->mac, j->chain, j->seq + 1, &r, flags, b->data, len);
+        rc = lil__encode_record(j->mac, j->chain, j->seq + 1, &r, flags,
+                                b->data + b->len, len);
     if (rc != LIL_OK)
         return lil__seterr(err, rc, 0, "out of memory encoding a record");
-    b->len = len;
+    b->len += len;
     j->last_ns = r.ts_ns;
     return LIL_OK;
 }
 
-/* Under mu: check, preallocate, encode rec into b and reserve its place:
- * *off where it goes.  The write itself happens outside the lock. */
-static lil_status reserve(struct journal *j, struct lil_err *err, const struct jrec *rec,
-                          struct lil_buf *b, uint64_t *off)
+/* Under mu: check, preallocate, and encode rec where it goes: for sync
+ * full at the tail of the batch that the next sync leader writes; else
+ * into enc, written here and now.  *end receives the record's end. */
+static lil_status append_locked(struct journal *j, struct lil_err *err,
+                                const struct jrec *rec, uint64_t *end)
 {
     size_t len = LIL_JF_REC_OVERHEAD + rec->key_len + rec->payload_len;
+    bool batched = j->sync == LIL_SYNC_FULL;
+    struct lil_buf *b = batched ? &j->batch : &j->enc;
     lil_status rc = check_writable(j, err);
 
     if (rc != LIL_OK)
@@ -399,72 +409,52 @@ static lil_status reserve(struct journal *j, struct lil_err *err, const struct j
         return lil__seterr(err, LIL_E_TOOBIG, 0,
                            "record of %zu bytes is over the limit of %zu bytes",
                            rec->payload_len, j->max_record);
-    while (j->pend_n == PEND_MAX && !j->poisoned)
-        pthread_cond_wait(&j->gather, &j->mu);
-    rc = check_writable(j, err);
+    rc = preallocate(j, err, j->end + len);
     if (rc == LIL_OK)
-        rc = preallocate(j, err, j->end + len);
-    if (rc == LIL_OK)
-        rc = encode(j, err, rec, len, b);
+        rc = encode(j, err, rec, len, b, !batched);
     if (rc != LIL_OK)
         return rc;
-    *off = j->end;
-    j->pend[(j->pend_head + j->pend_n++) % PEND_MAX] = (struct inflight){j->end + len, 0};
+    if (!batched) {
+        rc = lil__os_pwrite_all(j->env, err, j->fd, b->data, len, j->end, j->path);
+        if (rc != LIL_OK)
+            return poison(j, err);
+        j->written = j->end + len;
+    }
     j->seq++;
     j->records++;
     j->end += len;
+    *end = j->end;
+    if (j->syncing && j->records - j->synced_records >= j->last_batch)
+        pthread_cond_signal(&j->gather); /* the leader has what it waits for */
     return LIL_OK;
 }
 
-/* Under mu: the write ending at end is done; advance written over the
- * writes done in order. */
-static void write_done(struct journal *j, uint64_t end)
-{
-    for (unsigned i = 0; i < j->pend_n; i++) {
-        struct inflight *w = &j->pend[(j->pend_head + i) % PEND_MAX];
-        if (w->end == end)
-            w->done = true;
-    }
-    while (j->pend_n && j->pend[j->pend_head].done) {
-        j->written = j->pend[j->pend_head].end;
-        j->pend_head = (j->pend_head + 1) % PEND_MAX;
-        j->pend_n--;
-    }
-    pthread_cond_broadcast(&j->gather);
-}
-
-/* Appends are reserved and chained in order under the lock, but written
- * outside it: a pwrite may wait for the page it shares with the previous
- * record to finish writeback (stable pages), and must not hold up the
- * other threads or the sync leader meanwhile. */
 lil_status lil__journal_append(struct journal *j, struct lil_err *err,
                                const struct jrec *rec, uint64_t *end)
 {
-    struct lil_buf local, *b = &local;
-    uint64_t off = 0;
     lil_status rc;
 
-    lil__buf_init(&local, j->env, lil__record_limit(j->max_record));
     pthread_mutex_lock(&j->mu);
-    if (!j->enc_busy) {
-        b = &j->enc;
-        j->enc_busy = true;
-    }
-    rc = reserve(j, err, rec, b, &off);
+    rc = append_locked(j, err, rec, end);
     pthread_mutex_unlock(&j->mu);
-    if (rc == LIL_OK)
-        rc = lil__os_pwrite_all(j->env, err, j->fd, b->data, b->len, off, j->path);
+    return rc;
+}
+
+lil_status lil__journal_flush(struct journal *j, struct lil_err *err)
+{
+    lil_status rc = LIL_OK;
+
     pthread_mutex_lock(&j->mu);
-    if (b == &j->enc)
-        j->enc_busy = false;
-    if (off && rc != LIL_OK)
-        poison(j, err);
-    if (off) {
-        *end = off + b->len;
-        write_done(j, *end);
+    if (!j->syncing && j->batch.len && !j->poisoned) {
+        rc = lil__os_pwrite_all(j->env, err, j->fd, j->batch.data, j->batch.len,
+                                j->written, j->path);
+        if (rc == LIL_OK)
+            j->written += j->batch.len;
+        else
+            poison(j, err);
+        lil__buf_reset(&j->batch);
     }
     pthread_mutex_unlock(&j->mu);
-    lil__buf_free(&local);
     return rc;
 }
 
@@ -491,14 +481,29 @@ static void gather_appends(struct journal *j)
         until.tv_sec++;
         until.tv_nsec -= 1000000000L;
     }
-    while (j->records - j->synced_records <= j->last_batch && !j->poisoned)
+    while (j->records - j->synced_records < j->last_batch && !j->poisoned)
         if (pthread_cond_timedwait(&j->gather, &j->mu, &until) != 0)
             break;
 }
 
+/* The leader's work, outside the lock: write the batch it took (sync full
+ * appends nothing to the file itself), then fdatasync. */
+static lil_status write_and_sync(struct journal *j, struct lil_err *err, uint64_t off)
+{
+    lil_status rc = LIL_OK;
+
+    if (j->flushing.len)
+        rc = lil__os_pwrite_all(j->env, err, j->fd, j->flushing.data, j->flushing.len,
+                                off, j->path);
+    if (rc == LIL_OK)
+        rc = lil__os_fdatasync(j->env, err, j->fd, j->path);
+    return rc;
+}
+
 lil_status lil__journal_sync_to(struct journal *j, struct lil_err *err, uint64_t end)
 {
-    uint64_t target;
+    struct lil_buf taken;
+    uint64_t target, off;
     int64_t t0;
     lil_status rc;
 
@@ -512,21 +517,24 @@ lil_status lil__journal_sync_to(struct journal *j, struct lil_err *err, uint64_t
     }
     j->syncing = true; /* this thread leads the next sync */
     gather_appends(j);
-    while (j->written < end && !j->poisoned) /* an earlier write in flight */
-        pthread_cond_wait(&j->gather, &j->mu);
-    target = j->written;
+    target = j->end;
+    off = j->written;
+    taken = j->batch; /* take the batch; appends start a new one */
+    j->batch = j->flushing;
+    j->flushing = taken;
     j->last_batch = j->records - j->synced_records;
     j->synced_records = j->records;
     pthread_mutex_unlock(&j->mu);
 
     t0 = lil__mono_ns();
-    rc = lil__os_fdatasync(j->env, err, j->fd, j->path);
+    rc = write_and_sync(j, err, off);
 
     pthread_mutex_lock(&j->mu);
     j->last_sync_ns = lil__mono_ns() - t0;
     j->syncing = false;
+    lil__buf_reset(&j->flushing);
     if (rc == LIL_OK && target > j->synced)
-        j->synced = target;
+        j->synced = j->written = target;
     if (rc != LIL_OK)
         poison(j, err);
     pthread_cond_broadcast(&j->cv);
@@ -584,6 +592,8 @@ lil_status lil__journal_close(struct journal *j, struct lil_err *err)
     lil__os_close(j->env, j->fd); /* releases the OFD lock */
     lil__mac_free(j->env, j->mac);
     lil__buf_free(&j->enc);
+    lil__buf_free(&j->batch);
+    lil__buf_free(&j->flushing);
     pthread_cond_destroy(&j->cv);
     pthread_cond_destroy(&j->gather);
     pthread_mutex_destroy(&j->mu);
@@ -604,6 +614,16 @@ uint64_t lil__journal_records(const struct journal *j)
 uint64_t lil__journal_end(const struct journal *j)
 {
     return j->end;
+}
+
+uint64_t lil__journal_written(struct journal *j)
+{
+    uint64_t w;
+
+    pthread_mutex_lock(&j->mu);
+    w = j->written;
+    pthread_mutex_unlock(&j->mu);
+    return w;
 }
 
 int64_t lil__journal_created_ns(const struct journal *j)

@@ -75,6 +75,10 @@ lil_status lil__journal_close(struct journal *j, struct lil_err *err);
 lil_status lil__journal_append(struct journal *j, struct lil_err *err,
                                const struct jrec *rec, uint64_t *end);
 
+/* Write what sync full holds back for the next sync leader, without
+ * syncing, so that other processes see it (the OPEN record). */
+lil_status lil__journal_flush(struct journal *j, struct lil_err *err);
+
 /* Make every byte below end durable (group commit).  LIL_OK at once when a
  * finished sync already covers it. */
 lil_status lil__journal_sync_to(struct journal *j, struct lil_err *err, uint64_t end);
@@ -104,6 +108,7 @@ lil_status lil__journal_view(const struct journal *j, struct journal_view *v);
 /* Facts about the journal. */
 uint64_t lil__journal_records(const struct journal *j);
 uint64_t lil__journal_end(const struct journal *j);
+uint64_t lil__journal_written(struct journal *j); /* in the file so far */
 int64_t lil__journal_created_ns(const struct journal *j);
 int64_t lil__journal_last_ns(const struct journal *j);
 bool lil__journal_keyed(const struct journal *j);
