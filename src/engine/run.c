@@ -94,6 +94,7 @@ static lil_status apply_step(struct lil_run *run, const struct jrec *rec,
             run->steps_failed++;
         return LIL_OK;
     case LIL_REC_INTENT:
+        run->intents++;
         e->state = IE_PENDING;
         e->effect = 1;
         e->attempts++;
@@ -153,7 +154,7 @@ static lil_status scan_record(void *ud, const struct jrec *rec, struct lil_err *
 lil_status lil__run_settle_state(struct lil_run *run, struct lil_err *err)
 {
     run->n_uncertain = 0;
-    for (size_t i = 0; i < run->index.n; i++) {
+    for (size_t i = 0; run->intents && i < run->index.n; i++) {
         if (run->index.entries[i].state != IE_PENDING)
             continue;
         if (run->n_uncertain == run->cap_uncertain) {

@@ -54,6 +54,7 @@ struct lil_run {
     struct kept *kept;
     int last_open_pid; /* pid of the last OPEN record the scan saw */
     bool aborted;      /* an effect was resolved with abort: stopped */
+    uint64_t intents;  /* intent records the scan saw (0: nothing pending) */
     char scratch[256]; /* NUL-terminated identity for lil_run_uncertain_at */
 };
 

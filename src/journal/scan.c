@@ -10,6 +10,7 @@
 #include "journal/scan.h"
 
 #include <openssl/rand.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "journal/format.h"
@@ -338,24 +339,67 @@ static lil_status chain_check(struct lil_err *err, const char *path,
     return LIL_OK;
 }
 
-lil_status lil__scan_records(const struct lil_env *env, struct lil_err *err,
-                             const char *path, const uint8_t *data, size_t len,
-                             struct lil_mac *mac, size_t max_record,
-                             journal_scan_fn fn, void *ud, struct scan_result *res)
+/* ---- the chain on a second core --------------------------------------- */
+
+/* A large journal's chain is verified by a second thread while the first
+ * checks framing and builds the index: SHA-256 is the larger half of the
+ * work, and the two halves only meet at the end.  The chain thread walks
+ * the same records by their length fields and notes the first record
+ * whose chain does not match; that is damage only if the framing scan
+ * found the record valid (before its end). */
+#define PARALLEL_CHAIN_MIN (8u << 20) /* bytes of journal */
+
+struct chain_job {
+    struct lil_mac *mac;
+    const uint8_t *data;
+    size_t len;
+    uint64_t limit;
+    uint8_t chain[LIL_SHA256_LEN];
+    uint64_t bad_off; /* first record whose chain is wrong; UINT64_MAX: none */
+    bool nomem;
+};
+
+static void *chain_thread(void *arg)
 {
-    uint64_t limit = lil__record_limit(max_record);
+    struct chain_job *c = arg;
+    uint64_t off = LIL_JF_HEADER_LEN;
+    uint8_t next[LIL_SHA256_LEN];
+
+    c->bad_off = UINT64_MAX;
+    while (off + LIL_JF_REC_OVERHEAD <= c->len) {
+        uint32_t rlen = lil__rd32(c->data + off);
+        if (rlen < LIL_JF_REC_OVERHEAD || rlen > c->limit || rlen > c->len - off)
+            break;
+        if (record_chain(c->mac, c->chain, c->data + off, rlen, next) != LIL_OK) {
+            c->nomem = true;
+            break;
+        }
+        if (memcmp(next, c->data + off + rlen - LIL_JF_CHAIN_LEN, LIL_SHA256_LEN) != 0) {
+            c->bad_off = off;
+            break;
+        }
+        memcpy(c->chain, next, LIL_SHA256_LEN);
+        off += rlen;
+    }
+    return NULL;
+}
+
+/* The framing scan, with (chained) or without the chain check. */
+static lil_status scan_loop(struct lil_err *err, const char *path, const uint8_t *data,
+                            size_t len, struct lil_mac *mac, uint64_t limit,
+                            bool chained, journal_scan_fn fn, void *ud,
+                            struct scan_result *res)
+{
     struct jrec r;
     lil_status rc;
 
-    (void)env;
     for (;;) {
         uint64_t off = res->end;
         if (!frame_ok(data, len, off, limit) ||
             lil__rd64(data + off + LIL_JF_R_SEQ) != res->seq + 1)
             return stop_at(err, path, data, len, limit, res);
         fill_jrec(data, off, &r);
-        rc = chain_check(err, path, mac, data + off, r.len, off, res);
-        if (rc != LIL_OK)
+        if (chained && (rc = chain_check(err, path, mac, data + off, r.len, off, res)))
             return rc;
         if (fn && (rc = fn(ud, &r, err)) != LIL_OK)
             return rc;
@@ -366,4 +410,47 @@ lil_status lil__scan_records(const struct lil_env *env, struct lil_err *err,
         res->last_ns = r.ts_ns;
         res->end = off + r.len;
     }
+}
+
+/* After a parallel scan: the chain thread's verdict on the valid prefix. */
+static lil_status chain_verdict(struct lil_err *err, const char *path,
+                                const struct chain_job *c, const uint8_t *data,
+                                lil_status rc, struct scan_result *res)
+{
+    if (c->nomem)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    if (c->bad_off < res->end) {
+        res->damaged = true;
+        res->damage_off = c->bad_off;
+        return lil__seterr(err, LIL_E_CORRUPT, 0,
+                           "%s: hash chain broken at offset %llu (seq %llu): a "
+                           "record was edited, removed or reordered",
+                           path, (unsigned long long)c->bad_off,
+                           (unsigned long long)lil__rd64(data + c->bad_off +
+                                                         LIL_JF_R_SEQ));
+    }
+    if (rc == LIL_OK && res->records) /* the chain stored in the last record */
+        memcpy(res->chain, data + res->end - LIL_JF_CHAIN_LEN, LIL_SHA256_LEN);
+    return rc;
+}
+
+lil_status lil__scan_records(const struct lil_env *env, struct lil_err *err,
+                             const char *path, const uint8_t *data, size_t len,
+                             struct lil_mac *mac, size_t max_record,
+                             journal_scan_fn fn, void *ud, struct scan_result *res)
+{
+    uint64_t limit = lil__record_limit(max_record);
+    struct chain_job c = {mac, data, len, limit, {0}, UINT64_MAX, false};
+    pthread_t th;
+    lil_status rc;
+
+    (void)env;
+    memcpy(c.chain, res->chain, LIL_SHA256_LEN);
+    if (len < PARALLEL_CHAIN_MIN || pthread_create(&th, NULL, chain_thread, &c) != 0)
+        return scan_loop(err, path, data, len, mac, limit, true, fn, ud, res);
+    rc = scan_loop(err, path, data, len, mac, limit, false, fn, ud, res);
+    pthread_join(th, NULL);
+    if (rc != LIL_OK && rc != LIL_E_CORRUPT)
+        return rc; /* the callback's error */
+    return chain_verdict(err, path, &c, data, rc, res);
 }
