@@ -204,7 +204,7 @@ typedef enum lil_sync {
     LIL_SYNC_FULL = 1,    /* every commit is fdatasync'd before lil returns */
     LIL_SYNC_NORMAL = 2,  /* commits are grouped; a sync always happens before an
                              effect starts, before the run records an outcome,
-                             before a marker is published, and at close */
+                             on lil_run_sync, and at close */
     LIL_SYNC_OFF = 3,     /* never sync: survives a process crash, not a power cut */
 } lil_sync;
 
@@ -497,8 +497,10 @@ enum {
 
 typedef struct lil_check_report {
     size_t struct_size;      /* sizeof(lil_check_report), set by the caller */
-    int intact;              /* 1: framing and chain verified to the end */
-    int torn_tail;           /* 1: only an unsynced last record was torn */
+    int intact;              /* 1: framing and chain verified; the journal
+                                opens (a torn tail is allowed, see below) */
+    int torn_tail;           /* 1: an unsynced last record was torn; the next
+                                writable open truncates it */
     int repaired;            /* 1: the journal was truncated at damage_offset */
     uint64_t records;        /* valid records before the damage (or all) */
     uint64_t valid_bytes;    /* end of the last valid record */
