@@ -73,6 +73,9 @@ struct journal {
     bool opened;       /* open succeeded */
     uint64_t synced_records; /* records covered by the last sync's target */
     uint64_t last_batch;     /* records the last sync covered */
+    uint64_t in_sync;        /* threads inside lil__journal_sync_to now */
+    uint64_t peers;          /* most threads in it at once since the last
+                                sync started */
     int64_t last_sync_ns;    /* how long the last fdatasync took */
     pthread_cond_t gather; /* signalled when a record is appended */
     struct lil_err poison;
@@ -424,8 +427,8 @@ static lil_status append_locked(struct journal *j, struct lil_err *err,
     j->records++;
     j->end += len;
     *end = j->end;
-    if (j->syncing && j->records - j->synced_records >= j->last_batch)
-        pthread_cond_signal(&j->gather); /* the leader has what it waits for */
+    if (j->syncing)
+        pthread_cond_signal(&j->gather); /* the leader may wait for this one */
     return LIL_OK;
 }
 
@@ -461,17 +464,19 @@ lil_status lil__journal_flush(struct journal *j, struct lil_err *err)
 /* ---- syncing (group commit) --------------------------------------------- */
 
 /* The leader of a sync gives other threads a short while to append, so
- * that one fdatasync covers them too: it waits until as many records are
- * pending as the last sync covered (a measure of how many threads commit
- * together), for at most a quarter of the last fdatasync and 200 µs.  One
- * thread alone never waits: its batches are of one record.  Caller holds
- * mu. */
+ * that one fdatasync covers them too.  It waits until as many records are
+ * pending as threads took part in the last sync (waiting in it, or leading
+ * it) or as that sync covered, whichever is more: a measure of how many
+ * threads commit together.  Never longer than a quarter of the last
+ * fdatasync, nor 200 µs.  One thread alone never waits.  Caller holds mu. */
 static void gather_appends(struct journal *j)
 {
     int64_t wait = j->last_sync_ns / 4;
+    uint64_t want = j->last_batch > j->peers ? j->last_batch : j->peers;
     struct timespec until;
 
-    if (j->last_batch <= 1 || wait <= 0)
+    j->peers = j->in_sync; /* counts anew for the sync starting now */
+    if (want <= 1 || wait <= 0)
         return;
     if (wait > 200000)
         wait = 200000;
@@ -481,7 +486,7 @@ static void gather_appends(struct journal *j)
         until.tv_sec++;
         until.tv_nsec -= 1000000000L;
     }
-    while (j->records - j->synced_records < j->last_batch && !j->poisoned)
+    while (j->records - j->synced_records < want && !j->poisoned)
         if (pthread_cond_timedwait(&j->gather, &j->mu, &until) != 0)
             break;
 }
@@ -508,10 +513,13 @@ lil_status lil__journal_sync_to(struct journal *j, struct lil_err *err, uint64_t
     lil_status rc;
 
     pthread_mutex_lock(&j->mu);
+    if (++j->in_sync > j->peers)
+        j->peers = j->in_sync;
     while (!j->poisoned && j->synced < end && j->syncing)
         pthread_cond_wait(&j->cv, &j->mu);
     if (j->poisoned || j->synced >= end) {
         rc = j->poisoned ? poisoned_err(j, err) : LIL_OK;
+        j->in_sync--;
         pthread_mutex_unlock(&j->mu);
         return rc;
     }
@@ -537,6 +545,7 @@ lil_status lil__journal_sync_to(struct journal *j, struct lil_err *err, uint64_t
         j->synced = j->written = target;
     if (rc != LIL_OK)
         poison(j, err);
+    j->in_sync--;
     pthread_cond_broadcast(&j->cv);
     pthread_mutex_unlock(&j->mu);
     return rc;
