@@ -140,6 +140,22 @@ static lil_status refuse_state(struct lil_run *run, struct lil_err *err)
 /* Under mu: count the call, find its identity.  LIL_OK with *run_it set
  * when fn must run (then *attempt is its attempt number); LIL_OK with
  * *run_it clear after a replay into out; or an error. */
+/* identity = name "#" k (k >= 2), without printf on the replay path. */
+static void format_identity(char *identity, const char *name, size_t len, uint32_t k)
+{
+    char digits[10];
+    int n = 0;
+
+    memcpy(identity, name, len);
+    identity[len++] = '#';
+    do
+        digits[n++] = (char)('0' + k % 10);
+    while ((k /= 10) != 0);
+    while (n > 0)
+        identity[len++] = digits[--n];
+    identity[len] = '\0';
+}
+
 /* The index entry that counts the calls of name: the entry of identity
  * name itself (its first occurrence), added with a kept copy of the name
  * when the journal does not have it. */
@@ -171,7 +187,7 @@ static lil_status lookup(struct lil_run *run, struct lil_err *err, const char *n
         memcpy(identity, name, len + 1);
         e = c;
     } else {
-        snprintf(identity, IDENTITY_MAX, "%s#%u", name, c->calls);
+        format_identity(identity, name, len, c->calls);
         e = lil__imap_find(&run->index, identity, strlen(identity));
     }
     if (e && (e->state == IE_DONE || e->state == IE_FAILED))

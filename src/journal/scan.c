@@ -347,7 +347,7 @@ static lil_status chain_check(struct lil_err *err, const char *path,
  * the same records by their length fields and notes the first record
  * whose chain does not match; that is damage only if the framing scan
  * found the record valid (before its end). */
-#define PARALLEL_CHAIN_MIN (8u << 20) /* bytes of journal */
+#define PARALLEL_CHAIN_MIN (256u << 10) /* bytes of journal */
 
 struct chain_job {
     struct lil_mac *mac;

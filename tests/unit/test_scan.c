@@ -274,7 +274,7 @@ T_TEST(crafted_search_ahead_stays_linear)
     free(buf);
 }
 
-/* Journals of 8 MiB and more have their chain verified on a second
+/* Journals of 256 KiB and more have their chain verified on a second
  * thread: the verdicts must be the same as the serial scan's. */
 static uint8_t *build_big(size_t nrec, size_t *len_out, uint64_t *off_of_mid)
 {
