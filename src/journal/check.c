@@ -18,21 +18,6 @@
 
 /* ---- walking ------------------------------------------------------------ */
 
-static void parse_record(const uint8_t *p, uint64_t off, struct jrec *r)
-{
-    r->off = off;
-    r->len = lil__rd32(p);
-    r->seq = lil__rd64(p + LIL_JF_R_SEQ);
-    r->ts_ns = (int64_t)lil__rd64(p + LIL_JF_R_TS);
-    r->dur_us = lil__rd32(p + LIL_JF_R_DUR);
-    r->key_len = lil__rd16(p + LIL_JF_R_KEY_LEN);
-    r->type = p[LIL_JF_R_TYPE];
-    r->flags = p[LIL_JF_R_FLAGS];
-    r->key = p + LIL_JF_REC_FIXED;
-    r->payload = r->key + r->key_len;
-    r->payload_len = r->len - LIL_JF_REC_OVERHEAD - r->key_len;
-}
-
 static lil_status walk_one(const struct journal_view *v, struct lil_err *err,
                            struct lil_buf *b, uint64_t off, uint64_t end,
                            uint32_t *len_out)
@@ -75,7 +60,7 @@ lil_status lil__journal_foreach(struct journal *j, struct lil_err *err,
         rc = walk_one(&v, err, &b, off, end, &len);
         if (rc != LIL_OK)
             break;
-        parse_record(b.data, off, &r);
+        lil__jrec_parse(b.data, off, &r);
         if (fn(ud, &r) != 0)
             break;
         off += len;

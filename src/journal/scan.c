@@ -198,10 +198,8 @@ static bool frame_ok(const uint8_t *data, size_t len, uint64_t off, uint64_t lim
     return lil__crc32(0, data + off + 8, rlen - 8) == lil__rd32(data + off + LIL_JF_R_CRC);
 }
 
-static void fill_jrec(const uint8_t *data, uint64_t off, struct jrec *r)
+void lil__jrec_parse(const uint8_t *p, uint64_t off, struct jrec *r)
 {
-    const uint8_t *p = data + off;
-
     r->off = off;
     r->len = lil__rd32(p);
     r->seq = lil__rd64(p + LIL_JF_R_SEQ);
@@ -398,7 +396,7 @@ static lil_status scan_loop(struct lil_err *err, const char *path, const uint8_t
         if (!frame_ok(data, len, off, limit) ||
             lil__rd64(data + off + LIL_JF_R_SEQ) != res->seq + 1)
             return stop_at(err, path, data, len, limit, res);
-        fill_jrec(data, off, &r);
+        lil__jrec_parse(data + off, off, &r);
         if (chained && (rc = chain_check(err, path, mac, data + off, r.len, off, res)))
             return rc;
         if (fn && (rc = fn(ud, &r, err)) != LIL_OK)

@@ -56,6 +56,9 @@ lil_status lil__encode_record(struct lil_mac *mac, uint8_t *prev_chain, uint64_t
                               const struct jrec *rec, uint8_t flags, uint8_t *out,
                               size_t len);
 
+/* Fill r from the record at p, found at offset off (framing checked). */
+void lil__jrec_parse(const uint8_t *p, uint64_t off, struct jrec *r);
+
 /* Largest record length accepted for a given max payload. */
 uint64_t lil__record_limit(size_t max_record);
 
