@@ -476,8 +476,8 @@ static void gather_appends(struct journal *j)
     struct timespec until;
 
     j->peers = j->in_sync; /* counts anew for the sync starting now */
-    if (want <= 1 || wait <= 0)
-        return;
+    if (j->sync != LIL_SYNC_FULL || want <= 1 || wait <= 0)
+        return; /* normal and off sync rarely, for one thread's sake */
     if (wait > 200000)
         wait = 200000;
     clock_gettime(CLOCK_REALTIME, &until);
