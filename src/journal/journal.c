@@ -58,7 +58,9 @@ struct journal {
     size_t map_len;
 
     pthread_mutex_t mu;
-    pthread_cond_t cv;
+    pthread_cond_t cv[2]; /* waiters for sync generation g wait on cv[g & 1] */
+    uint64_t gen;         /* generation of the sync started last */
+    uint64_t sync_target; /* what it covers; UINT64_MAX until it takes its batch */
     uint8_t chain[LIL_SHA256_LEN];
     uint64_t seq;
     uint64_t end;       /* offset past the last record appended */
@@ -288,7 +290,8 @@ static struct journal *journal_new(const struct lil_env *env, const char *dir,
     j->dir = lil__strdup(env, dir);
     j->run_id = lil__strdup(env, opts->run_id ? opts->run_id : "");
     pthread_mutex_init(&j->mu, NULL);
-    pthread_cond_init(&j->cv, NULL);
+    pthread_cond_init(&j->cv[0], NULL);
+    pthread_cond_init(&j->cv[1], NULL);
     pthread_cond_init(&j->gather, NULL);
     if (!j->path || !j->dir || !j->run_id) {
         lil__journal_close(j, NULL);
@@ -491,6 +494,17 @@ static void gather_appends(struct journal *j)
             break;
 }
 
+/* Wait while a sync is in flight (caller holds mu).  A thread whose record
+ * the running sync covers sleeps until it ends; the others sleep until the
+ * sync after it, whose leader is the one thread woken at the end of this
+ * one: the rest are not woken twice. */
+static void wait_for_sync(struct journal *j, uint64_t end)
+{
+    uint64_t g = end <= j->sync_target ? j->gen : j->gen + 1;
+
+    pthread_cond_wait(&j->cv[g & 1], &j->mu);
+}
+
 /* The leader's work, outside the lock: write the batch it took (sync full
  * appends nothing to the file itself), then fdatasync. */
 static lil_status write_and_sync(struct journal *j, struct lil_err *err, uint64_t off)
@@ -516,7 +530,7 @@ lil_status lil__journal_sync_to(struct journal *j, struct lil_err *err, uint64_t
     if (++j->in_sync > j->peers)
         j->peers = j->in_sync;
     while (!j->poisoned && j->synced < end && j->syncing)
-        pthread_cond_wait(&j->cv, &j->mu);
+        wait_for_sync(j, end);
     if (j->poisoned || j->synced >= end) {
         rc = j->poisoned ? poisoned_err(j, err) : LIL_OK;
         j->in_sync--;
@@ -524,8 +538,10 @@ lil_status lil__journal_sync_to(struct journal *j, struct lil_err *err, uint64_t
         return rc;
     }
     j->syncing = true; /* this thread leads the next sync */
+    j->gen++;
+    j->sync_target = UINT64_MAX; /* all appended until the batch is taken */
     gather_appends(j);
-    target = j->end;
+    target = j->sync_target = j->end;
     off = j->written;
     taken = j->batch; /* take the batch; appends start a new one */
     j->batch = j->flushing;
@@ -546,7 +562,11 @@ lil_status lil__journal_sync_to(struct journal *j, struct lil_err *err, uint64_t
     if (rc != LIL_OK)
         poison(j, err);
     j->in_sync--;
-    pthread_cond_broadcast(&j->cv);
+    pthread_cond_broadcast(&j->cv[j->gen & 1]); /* every thread it covered */
+    if (rc == LIL_OK)
+        pthread_cond_signal(&j->cv[(j->gen + 1) & 1]); /* one leads the next */
+    else
+        pthread_cond_broadcast(&j->cv[(j->gen + 1) & 1]);
     pthread_mutex_unlock(&j->mu);
     return rc;
 }
@@ -603,7 +623,8 @@ lil_status lil__journal_close(struct journal *j, struct lil_err *err)
     lil__buf_free(&j->enc);
     lil__buf_free(&j->batch);
     lil__buf_free(&j->flushing);
-    pthread_cond_destroy(&j->cv);
+    pthread_cond_destroy(&j->cv[0]);
+    pthread_cond_destroy(&j->cv[1]);
     pthread_cond_destroy(&j->gather);
     pthread_mutex_destroy(&j->mu);
     lil__free(j->env, j->path);
