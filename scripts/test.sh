@@ -5,7 +5,7 @@
 #   scripts/test.sh --slow     the same, with the slow tests too
 #   scripts/test.sh --preset ci [--preset asan ...]   only these presets
 #
-# ci    RelWithDebInfo with -Werror: the whole suite
+# ci    RelWithDebInfo with -Werror: the whole suite, and cppcheck (target lint)
 # asan  the whole suite again under ASan + UBSan (leak checks on)
 # tsan  only the multithreaded tests (ctest -R "$LIL_TSAN_TESTS", default
 #       the thread, locking, effect and marker tests): group commit, shared
@@ -104,6 +104,12 @@ run_preset() {
         total_fail=$((total_fail + 1))
         failed=1
         return
+    fi
+    if [ "$p" = ci ] && ! cmake --build --preset ci --target lint >>"$log" 2>&1; then
+        tail -n 30 "$log"
+        summary+=("lint (cppcheck): FAILED")
+        total_fail=$((total_fail + 1))
+        failed=1
     fi
     echo "== $p: ctest ${args[*]}"
     local rc=0

@@ -203,14 +203,13 @@ lil_status lil__marker_reset(struct lil_store *st, struct lil_err *err,
 {
     struct marker m = {.st = st, .name = name, .fd = -1};
     lil_status rc = lil__step_name_check(err, name);
-    int gone = 0;
 
     if (rc == LIL_OK)
         rc = marker_paths(&m, err);
     if (rc == LIL_OK)
         rc = marker_lock(&m, err);
     if (rc == LIL_OK) {
-        gone += st->env->os->unlink(m.done) == 0;
+        int gone = st->env->os->unlink(m.done) == 0;
         gone += st->env->os->unlink(m.pending) == 0;
         rc = gone ? lil__os_fsync_dir(st->env, err, m.dir)
                   : lil__seterr(err, LIL_E_NOTFOUND, 0, "marker '%s' is not set", name);

@@ -420,6 +420,7 @@ static lil_status resolve_outcome(struct lil_run *run, struct lil_err *err,
                                   const char *reason)
 {
     struct jrec r = {0};
+    /* cppcheck-suppress variableScope ; r.payload points here after the if */
     char msg[1300];
     lil_status rc;
 

@@ -388,11 +388,11 @@ static lil_status scan_loop(struct lil_err *err, const char *path, const uint8_t
                             bool chained, journal_scan_fn fn, void *ud,
                             struct scan_result *res)
 {
-    struct jrec r;
-    lil_status rc;
-
     for (;;) {
         uint64_t off = res->end;
+        struct jrec r;
+        lil_status rc;
+
         if (!frame_ok(data, len, off, limit) ||
             lil__rd64(data + off + LIL_JF_R_SEQ) != res->seq + 1)
             return stop_at(err, path, data, len, limit, res);
