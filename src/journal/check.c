@@ -73,7 +73,7 @@ lil_status lil__journal_foreach(struct journal *j, struct lil_err *err,
 
 static lil_status note_open(void *ud, const struct jrec *rec, struct lil_err *err)
 {
-    char text[32];
+    char text[64];
     int pid = 0;
 
     (void)err;
