@@ -109,6 +109,15 @@ int cli_run_id_ok(const struct cli_ctx *ctx, const char *run_id);
 int cli_run_open(const struct cli_ctx *ctx, lil_store *st, const char *run_id,
                  bool readonly, lil_run **out);
 
+/* The start of every verb that takes one RUN: parse argv into a (whose
+ * first positional is the run id), check the id, open the store and, when
+ * run is not NULL, open the run read-only.  Returns an exit status; *help
+ * is set when --help was printed and the verb has nothing more to do.  The
+ * caller closes *run and *st (NULL-safe) whatever it returns. */
+int cli_open_run_arg(struct cli_ctx *ctx, int argc, char **argv,
+                     const struct cli_args *a, lil_store **st, lil_run **run,
+                     bool *help);
+
 /* Fill *info for run; prints the error on failure. */
 int cli_run_info(const struct cli_ctx *ctx, lil_run *run, lil_run_info *info);
 

@@ -112,14 +112,10 @@ static int cmd_check(struct cli_ctx *ctx, int argc, char **argv)
                                      {NULL, false, NULL, NULL}};
     struct cli_args a = {flags, names, pos};
     lil_store *st = NULL;
-    int rc = cli_parse(ctx, argc, argv, &a);
+    bool help = false;
+    int rc = cli_open_run_arg(ctx, argc, argv, &a, &st, NULL, &help);
 
-    if (rc != 0)
-        return rc == CLI_PARSE_HELP ? CLI_EXIT_OK : rc;
-    rc = cli_run_id_ok(ctx, pos[0]);
-    if (rc == CLI_EXIT_OK)
-        rc = cli_store_open(ctx, &st);
-    if (rc == CLI_EXIT_OK)
+    if (rc == CLI_EXIT_OK && !help)
         rc = check_run(ctx, st, pos[0], repair);
     lil_store_close(st);
     return rc;

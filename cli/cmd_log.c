@@ -113,16 +113,10 @@ static int cmd_log(struct cli_ctx *ctx, int argc, char **argv)
     struct cli_args a = {flags, names, pos};
     lil_store *st = NULL;
     lil_run *run = NULL;
-    int rc = cli_parse(ctx, argc, argv, &a);
+    bool help = false;
+    int rc = cli_open_run_arg(ctx, argc, argv, &a, &st, &run, &help);
 
-    if (rc != 0)
-        return rc == CLI_PARSE_HELP ? CLI_EXIT_OK : rc;
-    rc = cli_run_id_ok(ctx, pos[0]);
-    if (rc == CLI_EXIT_OK)
-        rc = cli_store_open(ctx, &st);
-    if (rc == CLI_EXIT_OK)
-        rc = cli_run_open(ctx, st, pos[0], true, &run);
-    if (rc == CLI_EXIT_OK)
+    if (rc == CLI_EXIT_OK && !help)
         rc = log_run(ctx, run, jsonl);
     lil_run_close(run);
     lil_store_close(st);

@@ -82,6 +82,23 @@ int cli_run_open(const struct cli_ctx *ctx, lil_store *st, const char *run_id,
     return cli_exit_for(rc);
 }
 
+int cli_open_run_arg(struct cli_ctx *ctx, int argc, char **argv,
+                     const struct cli_args *a, lil_store **st, lil_run **run,
+                     bool *help)
+{
+    int rc = cli_parse(ctx, argc, argv, a);
+
+    *help = rc == CLI_PARSE_HELP;
+    if (rc != 0)
+        return *help ? CLI_EXIT_OK : rc;
+    rc = cli_run_id_ok(ctx, a->pos[0]);
+    if (rc == CLI_EXIT_OK)
+        rc = cli_store_open(ctx, st);
+    if (rc == CLI_EXIT_OK && run)
+        rc = cli_run_open(ctx, *st, a->pos[0], true, run);
+    return rc;
+}
+
 int cli_run_info(const struct cli_ctx *ctx, lil_run *run, lil_run_info *info)
 {
     lil_status rc;
