@@ -239,7 +239,7 @@ static lil_status run_fn(struct lil_run *run, struct lil_err *err, const char *i
                          lil_bytes *out)
 {
     struct lil_call call;
-    int64_t t0;
+    int64_t t0, dur_ns;
     lil_status rc;
 
     lil__call_init(&call, run->env, run->id, identity, attempt, run->max_record);
@@ -248,14 +248,15 @@ static lil_status run_fn(struct lil_run *run, struct lil_err *err, const char *i
         call.failed = true;
         lil__buf_addstr(&call.reason, "the step function returned an error");
     }
-    rc = append_outcome(run, err, identity, effect, &call, lil__mono_ns() - t0);
+    dur_ns = lil__mono_ns() - t0; /* the function's time, journaled and logged */
+    rc = append_outcome(run, err, identity, effect, &call, dur_ns);
     if (rc == LIL_OK)
         __atomic_fetch_add(call.failed ? &run->steps_failed : &run->steps_done, 1,
                            __ATOMIC_RELAXED);
     lil__log(run->env, call.failed ? LIL_LOG_WARN : LIL_LOG_DEBUG,
              "event=step run=%s step=%s attempt=%u status=%s dur_us=%lld", run->id,
              identity, attempt, rc != LIL_OK ? "unjournaled" : call.failed ? "failed" : "done",
-             (long long)((lil__mono_ns() - t0) / 1000));
+             (long long)(dur_ns / 1000));
     if (rc == LIL_OK && call.failed)
         rc = lil__seterr(err, LIL_E_FAILED, 0, "step '%s' failed: %s", identity,
                          call.reason.data ? (const char *)call.reason.data : "");
