@@ -140,7 +140,7 @@ static lil_status write_new_file(struct journal *j, struct lil_err *err,
     j->mac = lil__mac_new(j->env, opts->key, opts->key_len);
     if (!j->mac)
         return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
-    if (lil__format_header(j->mac, opts->key, opts->key_len, lil__wall_ns(), header) !=
+    if (lil__format_header(opts->key, opts->key_len, lil__wall_ns(), header) !=
         LIL_OK)
         return lil__seterr(err, LIL_E_NOMEM, 0, "cannot make a journal salt");
     rc = first_records(j, err, opts, header);

@@ -39,12 +39,11 @@ static lil_status key_check(const uint8_t *key, size_t key_len, const uint8_t *s
     return LIL_OK;
 }
 
-lil_status lil__format_header(struct lil_mac *mac, const uint8_t *key, size_t key_len,
-                              int64_t created_ns, uint8_t out[64])
+lil_status lil__format_header(const uint8_t *key, size_t key_len, int64_t created_ns,
+                              uint8_t out[64])
 {
     uint8_t *salt = out + LIL_JF_H_SALT;
 
-    (void)mac;
     memset(out, 0, LIL_JF_HEADER_LEN);
     memcpy(out, LIL_JF_MAGIC, LIL_JF_MAGIC_LEN);
     lil__wr32(out + LIL_JF_H_VERSION, LIL_JF_VERSION);

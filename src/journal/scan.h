@@ -46,8 +46,7 @@ lil_status lil__scan_records(const struct lil_env *env, struct lil_err *err,
                              journal_scan_fn fn, void *ud, struct scan_result *res);
 
 /* Build the header of a new journal into out (64 bytes). */
-lil_status lil__format_header(struct lil_mac *keyed_or_null_mac, const uint8_t *key,
-                              size_t key_len, int64_t created_ns,
+lil_status lil__format_header(const uint8_t *key, size_t key_len, int64_t created_ns,
                               uint8_t out[64]);
 
 /* Encode rec as record seq after chain prev into out (len bytes,

@@ -35,7 +35,7 @@ static void build(struct image *img, const char *key, uint8_t flags)
     mac = lil__mac_new(&env, (const uint8_t *)key, klen);
     memset(img, 0, sizeof(*img));
     T_REQUIRE(mac != NULL);
-    T_REQUIRE(lil__format_header(mac, (const uint8_t *)key, klen, 1, img->data) == LIL_OK);
+    T_REQUIRE(lil__format_header((const uint8_t *)key, klen, 1, img->data) == LIL_OK);
     lil__mac2(mac, img->data, LIL_JF_HEADER_LEN, NULL, 0, chain);
     img->len = LIL_JF_HEADER_LEN;
     for (int i = 0; i < NREC; i++) {
@@ -287,7 +287,7 @@ static uint8_t *build_big(size_t nrec, size_t *len_out, uint64_t *off_of_mid)
     if (!buf || !mac)
         return NULL;
     memset(payload, 'p', sizeof(payload));
-    lil__format_header(mac, NULL, 0, 1, buf);
+    lil__format_header(NULL, 0, 1, buf);
     lil__mac2(mac, buf, LIL_JF_HEADER_LEN, NULL, 0, chain);
     for (size_t i = 0; i < nrec; i++) {
         char name[16];
