@@ -103,5 +103,6 @@ void bench_bytes(const struct bench_cfg *cfg, lil_store *st);
 void bench_flat_and_replay(const struct bench_cfg *cfg, lil_store *st);
 void bench_resume(const struct bench_cfg *cfg, lil_store *st);
 void bench_group(const struct bench_cfg *cfg, lil_store *st);
+void bench_spec(const struct bench_cfg *cfg);
 
 #endif

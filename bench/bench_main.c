@@ -3,8 +3,9 @@
  * scratch directory, and prints one markdown table (bench/run.sh builds
  * the release preset and calls this; docs/performance.md explains it).
  *
- *     lil_bench --dir DIR [--quick]
+ *     lil_bench --dir DIR [--quick] [--only NAME]...
  *
+ * NAME: raw, sync, bytes, resume, group, replay, spec (default: all).
  * DIR must be on the disk under test (the raw loops and the store live
  * there) and is left with nothing in it but the empty store.
  */
@@ -23,7 +24,7 @@
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: lil_bench --dir DIR [--quick]\n");
+    fprintf(stderr, "usage: lil_bench --dir DIR [--quick] [--only NAME]...\n");
     exit(64);
 }
 
@@ -110,10 +111,22 @@ static void print_header(const struct bench_cfg *cfg)
     printf("\n");
 }
 
+/* Was the benchmark `name` asked for (all are when none is named)? */
+static bool wanted(const char *const *only, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(only[i], name) == 0)
+            return true;
+    }
+    return n == 0;
+}
+
 int main(int argc, char **argv)
 {
     struct bench_cfg cfg = {0};
     bool quick = false;
+    const char *only[8];
+    size_t nonly = 0;
     char exe[PATH_MAX], store_dir[PATH_MAX];
     lil_store *st = NULL;
 
@@ -122,6 +135,8 @@ int main(int argc, char **argv)
             quick = true;
         else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
             cfg.dir = argv[++i];
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc && nonly < 8)
+            only[nonly++] = argv[++i];
         else
             usage();
     }
@@ -143,12 +158,22 @@ int main(int argc, char **argv)
     if (rc != LIL_OK)
         bench_die("lil_store_open", rc, lil_errmsg());
 
-    bench_raw_and_full(&cfg, st);
-    bench_sync_modes(&cfg, st);
-    bench_bytes(&cfg, st);
-    bench_resume(&cfg, st);
-    bench_group(&cfg, st);
-    bench_flat_and_replay(&cfg, st);
+#define WANT(name) wanted(only, nonly, name)
+    if (WANT("raw"))
+        bench_raw_and_full(&cfg, st);
+    if (WANT("sync"))
+        bench_sync_modes(&cfg, st);
+    if (WANT("bytes"))
+        bench_bytes(&cfg, st);
+    if (WANT("resume"))
+        bench_resume(&cfg, st);
+    if (WANT("group"))
+        bench_group(&cfg, st);
+    if (WANT("replay"))
+        bench_flat_and_replay(&cfg, st);
+    if (WANT("spec"))
+        bench_spec(&cfg);
+#undef WANT
     lil_store_close(st);
 
     fprintf(stderr, "\n");

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/run.sh [--quick] -- build the release preset and run every
+# bench/run.sh [--quick] [--only NAME]... -- build the release preset and run every
 # benchmark, lil beside the physical limit of this machine, in one run.
 # Prints a markdown table (docs/performance.md explains each row).
 #
@@ -10,12 +10,17 @@ set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
+usage() { echo "usage: bench/run.sh [--quick] [--only raw|sync|bytes|resume|group|replay|spec]..." >&2; exit 64; }
 quick=
-case "${1-}" in
-    --quick) quick=--quick ;;
-    "") ;;
-    *) echo "usage: bench/run.sh [--quick]" >&2; exit 64 ;;
-esac
+only=
+while [ $# -gt 0 ]; do
+    case $1 in
+        --quick) quick=--quick ;;
+        --only) [ $# -ge 2 ] || usage; only="$only --only $2"; shift ;;
+        *) usage ;;
+    esac
+    shift
+done
 
 cd "$root"
 echo "== building (cmake --preset release)" >&2
@@ -28,4 +33,4 @@ cmake --build build/release >&2 || {
 scratch=$(mktemp -d "$root/build/release/bench-run.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT INT TERM
 echo "== running in $scratch" >&2
-"$root/build/release/bench/lil_bench" --dir "$scratch" $quick
+"$root/build/release/bench/lil_bench" --dir "$scratch" $quick $only

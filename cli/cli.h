@@ -56,6 +56,9 @@ extern const struct cli_verb cli_verb_inspect;
 extern const struct cli_verb cli_verb_log;
 extern const struct cli_verb cli_verb_check;
 extern const struct cli_verb cli_verb_resolve;
+extern const struct cli_verb cli_verb_validate;
+extern const struct cli_verb cli_verb_new;
+extern const struct cli_verb cli_verb_explain;
 
 /* ------------------------------------------------------------------------ */
 /* Arguments (args.c)                                                        */

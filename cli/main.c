@@ -14,13 +14,14 @@
 #include "cli.h"
 
 static const struct cli_verb *const verbs[] = {
-    &cli_verb_ls, &cli_verb_inspect, &cli_verb_log, &cli_verb_check, &cli_verb_resolve,
+    &cli_verb_ls,      &cli_verb_inspect,  &cli_verb_log, &cli_verb_check,
+    &cli_verb_resolve, &cli_verb_validate, &cli_verb_new, &cli_verb_explain,
 };
 
 #define NVERBS (sizeof(verbs) / sizeof(verbs[0]))
 
 static const char help_head[] =
-    "lil -- durable execution in C: tools for run journals.\n"
+    "lil -- durable execution in C: tools for run journals and loop specs.\n"
     "\n"
     "Usage: lil [--dir DIR] [--json] VERB [ARGS...]\n"
     "       lil help VERB | lil VERB --help | lil --version\n"
@@ -40,10 +41,11 @@ static const char help_tail[] =
     "\n"
     "Exit status:\n"
     "  0   success\n"
-    "  1   failure: damaged journal (check), no such run or store, I/O error\n"
+    "  1   failure: damaged journal (check), no such run or store, I/O error;\n"
+    "      invalid loop spec (validate, explain, new); new --out FILE exists\n"
     "  2   the run is uncertain: an effect's outcome is unknown (inspect)\n"
     "  3   the run is held by another process (check --repair, resolve)\n"
-    "  64  usage error: unknown verb or flag, missing argument\n";
+    "  64  usage error: unknown verb or flag, missing argument, invalid id\n";
 
 static void print_main_help(FILE *f)
 {

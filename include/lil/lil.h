@@ -83,7 +83,7 @@ typedef enum lil_status {
     LIL_E_LOCKED = -5,     /* another process holds the run (pid in message) */
     LIL_E_POISONED = -6,   /* a write or sync failed earlier; reopen the run */
     LIL_E_TOOBIG = -7,     /* a configured limit was hit (record size, id) */
-    LIL_E_SPEC = -8,       /* reserved for loop specs */
+    LIL_E_SPEC = -8,       /* a loop spec has errors (see its diagnostics) */
     LIL_E_HTTP = -9,       /* reserved for HTTP effects */
     LIL_E_CHILD = -10,     /* reserved for child processes */
     LIL_E_PG = -11,        /* reserved for the PostgreSQL store */
@@ -517,6 +517,79 @@ typedef struct lil_check_report {
  * LIL_CHECK_REPAIR nothing is written. */
 LIL_API lil_status lil_run_check(lil_store *st, const char *run_id, unsigned flags,
                                  lil_check_report *report);
+
+/* ------------------------------------------------------------------------ */
+/* Loop specs (LoopSpec v0.1)                                                */
+/*
+ * A loop spec is a YAML (or JSON) file describing an agent loop; docs/
+ * loopspec.md says what lil accepts.  lil_spec_load reads, parses,
+ * normalizes and validates one in a single call and keeps every diagnostic
+ * (all problems at once, the way a compiler reports them).  A spec with
+ * errors is still returned: inspect its diagnostics.
+ */
+typedef struct lil_spec lil_spec;
+
+typedef enum lil_severity {
+    LIL_SEV_ERROR = 0,   /* blocks running the spec */
+    LIL_SEV_WARNING = 1, /* likely a mistake; the spec still runs */
+    LIL_SEV_INFO = 2     /* what normalization did (e.g. caps injected) */
+} lil_severity;
+
+/* One diagnostic.  Strings are owned by the spec and live until
+ * lil_spec_free. */
+typedef struct lil_diag {
+    lil_severity severity;
+    const char *code;        /* stable identifier: "bad-ref", "yaml", ... */
+    const char *message;     /* one sentence, no trailing newline */
+    const char *path;        /* spec path ("body[1]:fix.when"), or "" */
+    const char *file;        /* the file name given to the loader */
+    unsigned line, column;   /* 1-based; 0 when there is no position */
+    const char *source_line; /* text of that line (no newline), or "" */
+} lil_diag;
+
+/* Limits of the loader; a field left 0 takes its default. */
+typedef struct lil_spec_limits {
+    size_t max_bytes;   /* largest file, default 1 MiB */
+    unsigned max_depth; /* deepest nesting of YAML collections, default 64 */
+    size_t max_scalar;  /* longest scalar, default 256 KiB */
+} lil_spec_limits;
+
+/* Read the file at path and load it (see lil_spec_parse).  A file that
+ * cannot be read is LIL_E_IO (message names the path); one larger than the
+ * limit is read no further and loaded as a spec with a diagnostic. */
+LIL_API lil_status lil_spec_load(lil_env *env, const char *path, const lil_spec_limits *lim,
+                                 lil_spec **out);
+
+/* Load a spec from len bytes of text.  name is used in diagnostics; a name
+ * ending in ".json" selects JSON syntax.  env and lim may be NULL.  Returns
+ * LIL_OK with *out set whenever the text could be examined, valid or not;
+ * LIL_E_NOMEM or LIL_E_INVAL (NULL text with len > 0, NULL out) otherwise. */
+LIL_API lil_status lil_spec_parse(lil_env *env, const char *name, const char *text, size_t len,
+                                  const lil_spec_limits *lim, lil_spec **out);
+
+/* 1 if the spec has no diagnostic of severity error, else 0 (and 0 for
+ * NULL). */
+LIL_API int lil_spec_ok(const lil_spec *spec);
+
+/* Diagnostics, sorted by position.  lil_spec_diag returns NULL past the
+ * end. */
+LIL_API size_t lil_spec_diag_count(const lil_spec *spec);
+LIL_API const lil_diag *lil_spec_diag(const lil_spec *spec, size_t i);
+
+/* The normalized spec as canonical JSON: defaults filled in, caps in force
+ * (injected per pattern when absent), durations also in milliseconds.
+ * LIL_E_SPEC if the spec has errors. */
+LIL_API lil_status lil_spec_json(const lil_spec *spec, lil_bytes *out);
+
+/* What the loop will do, as JSON (the source of `lil explain`): caps in
+ * force and where they came from, the exit predicate, the state it reads,
+ * the steps that write that state and how the exit is grounded, and the
+ * steps in order.  docs/loopspec.md describes the document.  LIL_E_SPEC if
+ * the spec has errors. */
+LIL_API lil_status lil_spec_explain(const lil_spec *spec, lil_bytes *out);
+
+/* Release a spec (NULL is harmless). */
+LIL_API void lil_spec_free(lil_spec *spec);
 
 #ifdef __cplusplus
 }

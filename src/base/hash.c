@@ -1,27 +1,56 @@
 /*
- * hash.c -- SHA-256 and HMAC-SHA-256 through OpenSSL's EVP interfaces,
- * CRC-32 through Intel ISA-L (crc32_gzip_refl: the CRC-32 of zlib and
- * gzip, bit for bit, computed with carry-less multiplication at tens of
- * GB/s, against about 1.4 GB/s for zlib's crc32 on the same machine).
+ * hash.c -- SHA-256 and HMAC-SHA-256 over OpenSSL's SHA-256 block
+ * functions, CRC-32 through Intel ISA-L (crc32_gzip_refl: the CRC-32 of
+ * zlib and gzip, bit for bit, computed with carry-less multiplication at
+ * tens of GB/s, against about 1.4 GB/s for zlib's crc32 on the same
+ * machine).
  *
- * A struct lil_mac keeps its EVP context for its whole life: the digest is
- * fetched once, and a keyed context is re-initialized with its key kept
- * (EVP_MAC_init with a NULL key), so hashing a record allocates nothing.
+ * Why SHA256_Init/Update/Final and not EVP (they are deprecated since
+ * OpenSSL 3.0, not removed; 3.x keeps them):
+ *   - EVP's first use initializes OpenSSL for the whole process: it reads
+ *     openssl.cnf, activates the default provider and builds its method
+ *     tables.  That cost 2 ms of CPU per process on the development
+ *     machine, the largest single part of a resume (docs/performance.md),
+ *     and it changes process-global OpenSSL state behind the host's back.
+ *     The low-level functions need no initialization and touch no global
+ *     state; lil now never initializes OpenSSL.
+ *   - They run the same code as the default provider's SHA-256 (with the
+ *     CPU's SHA extensions when present), so the bytes and the speed per
+ *     record are the same.
+ *   - What is given up: a provider configuration (a FIPS-only policy, say)
+ *     does not apply to these hashes.  The chain is an integrity check of
+ *     lil's own file, not a service offered to the host.
+ * HMAC is RFC 2104 built on them: the states after the key's inner and
+ * outer pad blocks are computed once per key and copied for each message,
+ * so hashing a record allocates nothing and costs two block compressions
+ * more than plain SHA-256.  tests/unit/test_hash.c checks both against
+ * EVP's results.
  */
+#define OPENSSL_SUPPRESS_DEPRECATED /* SHA256_Init & co.: see above */
+
 #include "base/hash.h"
 
-#include <openssl/core_names.h>
-#include <openssl/evp.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+#include <openssl/sha.h>
 #include <isa-l/crc.h>
 
 #include "base/alloc.h"
 #include "base/env.h"
 
+#ifdef OPENSSL_NO_DEPRECATED_3_0
+#error "lil needs SHA256_Init/Update/Final (this OpenSSL was built no-deprecated)"
+#endif
+
+#define BLOCK_LEN SHA256_CBLOCK /* 64 */
+
 struct lil_mac {
-    EVP_MD *md;          /* plain */
-    EVP_MD_CTX *md_ctx;
-    EVP_MAC *mac;        /* keyed */
-    EVP_MAC_CTX *mac_ctx;
+    SHA256_CTX ctx;   /* the message being hashed */
+    SHA256_CTX inner; /* keyed: the state after (key ^ ipad) */
+    SHA256_CTX outer; /* keyed: the state after (key ^ opad) */
+    bool keyed;
 };
 
 uint32_t lil__crc32(uint32_t crc, const void *data, size_t len)
@@ -31,9 +60,12 @@ uint32_t lil__crc32(uint32_t crc, const void *data, size_t len)
 
 void lil__sha256(const void *data, size_t len, uint8_t out[LIL_SHA256_LEN])
 {
-    unsigned int n = LIL_SHA256_LEN;
+    SHA256_CTX c;
 
-    EVP_Digest(data, len, out, &n, EVP_sha256(), NULL);
+    /* not SHA256(): in OpenSSL 3 it goes through EVP and its initialization */
+    SHA256_Init(&c);
+    SHA256_Update(&c, data, len);
+    SHA256_Final(out, &c);
 }
 
 void lil__hex(const uint8_t *bytes, size_t len, char *out)
@@ -47,42 +79,36 @@ void lil__hex(const uint8_t *bytes, size_t len, char *out)
     out[2 * len] = '\0';
 }
 
-static int mac_init_keyed(struct lil_mac *m, const uint8_t *key, size_t key_len)
+/* RFC 2104: a key longer than a block is hashed first; the block-sized key
+ * XOR ipad (0x36) and XOR opad (0x5c) start the inner and outer hashes. */
+static void mac_set_key(struct lil_mac *m, const uint8_t *key, size_t key_len)
 {
-    char digest[] = "SHA256";
-    OSSL_PARAM params[2];
+    uint8_t k[BLOCK_LEN] = {0}, pad[BLOCK_LEN];
 
-    m->mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
-    if (!m->mac)
-        return -1;
-    m->mac_ctx = EVP_MAC_CTX_new(m->mac);
-    if (!m->mac_ctx)
-        return -1;
-    params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0);
-    params[1] = OSSL_PARAM_construct_end();
-    return EVP_MAC_init(m->mac_ctx, key, key_len, params) == 1 ? 0 : -1;
-}
-
-static int mac_init_plain(struct lil_mac *m)
-{
-    m->md = EVP_MD_fetch(NULL, "SHA256", NULL);
-    m->md_ctx = EVP_MD_CTX_new();
-    return m->md && m->md_ctx ? 0 : -1;
+    if (key_len > BLOCK_LEN)
+        lil__sha256(key, key_len, k);
+    else if (key_len)
+        memcpy(k, key, key_len);
+    for (size_t i = 0; i < BLOCK_LEN; i++)
+        pad[i] = (uint8_t)(k[i] ^ 0x36);
+    SHA256_Init(&m->inner);
+    SHA256_Update(&m->inner, pad, BLOCK_LEN);
+    for (size_t i = 0; i < BLOCK_LEN; i++)
+        pad[i] = (uint8_t)(k[i] ^ 0x5c);
+    SHA256_Init(&m->outer);
+    SHA256_Update(&m->outer, pad, BLOCK_LEN);
+    OPENSSL_cleanse(k, sizeof(k));
+    OPENSSL_cleanse(pad, sizeof(pad));
+    m->keyed = true;
 }
 
 struct lil_mac *lil__mac_new(const struct lil_env *env, const uint8_t *key,
                              size_t key_len)
 {
     struct lil_mac *m = lil__calloc(env, 1, sizeof(*m));
-    int rc;
 
-    if (!m)
-        return NULL;
-    rc = key ? mac_init_keyed(m, key, key_len) : mac_init_plain(m);
-    if (rc != 0) {
-        lil__mac_free(env, m);
-        return NULL;
-    }
+    if (m && key)
+        mac_set_key(m, key, key_len);
     return m;
 }
 
@@ -90,51 +116,39 @@ void lil__mac_free(const struct lil_env *env, struct lil_mac *m)
 {
     if (!m)
         return;
-    EVP_MD_CTX_free(m->md_ctx);
-    EVP_MD_free(m->md);
-    EVP_MAC_CTX_free(m->mac_ctx);
-    EVP_MAC_free(m->mac);
+    OPENSSL_cleanse(m, sizeof(*m)); /* keyed: the pad states stand for the key */
     lil__free(env, m);
 }
 
 int lil__mac_keyed(const struct lil_mac *m)
 {
-    return m->mac_ctx != NULL;
+    return m->keyed;
 }
 
 lil_status lil__mac_begin(struct lil_mac *m)
 {
-    int ok;
-
-    if (m->mac_ctx)
-        ok = EVP_MAC_init(m->mac_ctx, NULL, 0, NULL);
+    if (m->keyed)
+        m->ctx = m->inner;
     else
-        ok = EVP_DigestInit_ex2(m->md_ctx, m->md, NULL);
-    return ok == 1 ? LIL_OK : LIL_E_NOMEM;
+        SHA256_Init(&m->ctx);
+    return LIL_OK;
 }
 
 lil_status lil__mac_update(struct lil_mac *m, const void *data, size_t len)
 {
-    int ok;
-
-    if (m->mac_ctx)
-        ok = EVP_MAC_update(m->mac_ctx, data, len);
-    else
-        ok = EVP_DigestUpdate(m->md_ctx, data, len);
-    return ok == 1 ? LIL_OK : LIL_E_NOMEM;
+    SHA256_Update(&m->ctx, data, len);
+    return LIL_OK;
 }
 
 lil_status lil__mac_end(struct lil_mac *m, uint8_t out[LIL_SHA256_LEN])
 {
-    size_t n = 0;
-    unsigned int un = 0;
-    int ok;
-
-    if (m->mac_ctx)
-        ok = EVP_MAC_final(m->mac_ctx, out, &n, LIL_SHA256_LEN);
-    else
-        ok = EVP_DigestFinal_ex(m->md_ctx, out, &un);
-    return ok == 1 ? LIL_OK : LIL_E_NOMEM;
+    SHA256_Final(out, &m->ctx);
+    if (m->keyed) {
+        m->ctx = m->outer;
+        SHA256_Update(&m->ctx, out, LIL_SHA256_LEN);
+        SHA256_Final(out, &m->ctx);
+    }
+    return LIL_OK;
 }
 
 lil_status lil__mac2(struct lil_mac *m, const void *a, size_t alen, const void *b,
@@ -149,4 +163,14 @@ lil_status lil__mac2(struct lil_mac *m, const void *a, size_t alen, const void *
     if (rc == LIL_OK)
         rc = lil__mac_end(m, out);
     return rc;
+}
+
+void lil__hmac_sha256(const uint8_t *key, size_t key_len, const void *data, size_t len,
+                      uint8_t out[LIL_SHA256_LEN])
+{
+    struct lil_mac m;
+
+    mac_set_key(&m, key, key_len);
+    lil__mac2(&m, data, len, NULL, 0, out);
+    OPENSSL_cleanse(&m, sizeof(m));
 }

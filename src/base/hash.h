@@ -1,10 +1,13 @@
 /*
- * hash.h -- SHA-256, HMAC-SHA-256 (OpenSSL libcrypto) and CRC-32 (ISA-L;
- * the same CRC-32 as zlib's crc32).
+ * hash.h -- SHA-256, HMAC-SHA-256 (OpenSSL libcrypto's SHA-256, without
+ * initializing OpenSSL: see hash.c) and CRC-32 (ISA-L; the same CRC-32 as
+ * zlib's crc32).
  *
  * struct lil_mac is a chain hasher: plain SHA-256 when no key is set,
  * HMAC-SHA-256 with one.  It is reused across records, so the per-record
- * cost is one init + updates + final, with no allocation.
+ * cost is one init + updates + final, with no allocation.  Nothing here
+ * touches global state: any number of lil_macs may be used at once, each
+ * by one thread at a time.
  */
 #ifndef LIL_BASE_HASH_H
 #define LIL_BASE_HASH_H
@@ -25,7 +28,8 @@ void lil__hex(const uint8_t *bytes, size_t len, char *out);
 
 struct lil_mac; /* opaque */
 
-/* key may be NULL (plain SHA-256).  NULL on allocation failure. */
+/* key may be NULL (plain SHA-256).  NULL on allocation failure.  The
+ * mac_begin/update/end calls below cannot fail (they return LIL_OK). */
 struct lil_mac *lil__mac_new(const struct lil_env *env, const uint8_t *key,
                              size_t key_len);
 void lil__mac_free(const struct lil_env *env, struct lil_mac *m);
@@ -37,5 +41,9 @@ lil_status lil__mac_end(struct lil_mac *m, uint8_t out[LIL_SHA256_LEN]);
 /* One-shot: mac of a||b (b may be NULL). */
 lil_status lil__mac2(struct lil_mac *m, const void *a, size_t alen, const void *b,
                      size_t blen, uint8_t out[LIL_SHA256_LEN]);
+
+/* One-shot HMAC-SHA-256 of data under key (key_len may be 0). */
+void lil__hmac_sha256(const uint8_t *key, size_t key_len, const void *data, size_t len,
+                      uint8_t out[LIL_SHA256_LEN]);
 
 #endif

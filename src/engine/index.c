@@ -2,12 +2,65 @@
  * index.c -- open addressing with linear probing over (hash, index) slots,
  * FNV-1a hashes, load factor at most 1/2; entries in a dense array.
  * Entries are never removed (a run's history only grows).
+ *
+ * The open scan builds the whole index at once, so its arrays are mostly
+ * fresh memory, and the first write to each page of it is a page fault.
+ * Where a fault is dear (12-15 us under the development machine's
+ * hypervisor, against about 1 us a page for faulting a range in one
+ * madvise), those faults were the larger part of opening a 10,000-step
+ * run.  So the arrays are faulted in ahead of use with MADV_POPULATE_WRITE:
+ * a new slot array whole (it is all written at once), the entry array
+ * one slice at a time as entries reach it, so that pages never used are
+ * not faulted in either.
+ * The advice changes no byte; where it is unknown (Linux before 5.14) it
+ * fails and the pages fault one by one, as before.
  */
 #include "engine/index.h"
 
+#include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
+
+#define SLICE ((size_t)64 * 1024) /* bytes of array faulted in at once */
+
+/* Fault in the whole pages inside [from, to) with one system call. */
+static void prefault(const void *from, const void *to)
+{
+#ifdef MADV_POPULATE_WRITE
+    uintptr_t page = (uintptr_t)getpagesize();
+    uintptr_t a = ((uintptr_t)from + page - 1) & ~(page - 1);
+    uintptr_t b = (uintptr_t)to & ~(page - 1);
+
+    if (b > a)
+        (void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
+#else
+    (void)from;
+    (void)to;
+#endif
+}
+
+/* Fault in the slice of the entry array that starts at from. */
+static void prefault_slice(const struct imap *m, uintptr_t from)
+{
+    uintptr_t limit = (uintptr_t)(m->entries + m->n_alloc);
+
+    if (from < limit)
+        prefault((const void *)from,
+                 (const void *)(limit - from > SLICE ? from + SLICE : limit));
+}
+
+/* Entries are written in order: when entry e reaches a slice boundary of
+ * the address space, fault in the slice after the boundary. */
+static void prefault_ahead(const struct imap *m, const struct ientry *e)
+{
+    uintptr_t edge = (uintptr_t)(e + 1) & ~(uintptr_t)(SLICE - 1);
+
+    if (edge >= (uintptr_t)e)
+        prefault_slice(m, edge);
+}
 
 static uint32_t fnv1a(const uint8_t *p, size_t n)
 {
@@ -67,10 +120,15 @@ struct ientry *lil__imap_find(const struct imap *m, const void *key, size_t len)
 static int grow_slots(struct imap *m)
 {
     size_t cap = m->cap ? m->cap * 2 : 64;
-    struct islot *slots = lil__calloc(m->env, cap, sizeof(*slots));
+    struct islot *slots = NULL;
 
+    if (cap <= SIZE_MAX / sizeof(*slots))
+        slots = lil__malloc(m->env, cap * sizeof(*slots));
     if (!slots)
         return -1;
+    if (cap * sizeof(*slots) >= SLICE)
+        prefault(slots, slots + cap);
+    memset(slots, 0, cap * sizeof(*slots));
     for (size_t i = 0; i < m->cap; i++) {
         struct islot s = m->slots[i];
         if (s.idx1) {
@@ -91,13 +149,17 @@ static int grow_entries(struct imap *m)
     size_t n = m->n_alloc ? m->n_alloc * 2 : 64;
     struct ientry *p;
 
-    if (n > UINT32_MAX - 1)
+    if (n > UINT32_MAX - 1 || n > SIZE_MAX / sizeof(*p))
         return -1;
+    /* realloc, not malloc + copy: a large block is moved by remapping its
+     * pages (mremap), which copies nothing and faults in no new page */
     p = lil__realloc(m->env, m->entries, n * sizeof(*p));
     if (!p)
         return -1;
     m->entries = p;
     m->n_alloc = n;
+    if (n * sizeof(*p) >= SLICE) /* the new part, up to where prefault_ahead starts */
+        prefault_slice(m, (uintptr_t)(p + m->n));
     return 0;
 }
 
@@ -123,6 +185,7 @@ struct ientry *lil__imap_upsert_keep(struct imap *m, const void *key, size_t len
     if (keep && !(key = keep(ud, key, len)))
         return NULL;
     e = &m->entries[m->n];
+    prefault_ahead(m, e);
     memset(e, 0, sizeof(*e));
     e->key = key;
     e->key_len = (uint32_t)len;

@@ -9,9 +9,10 @@
  */
 #include "journal/scan.h"
 
-#include <openssl/rand.h>
+#include <errno.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "journal/format.h"
 
@@ -22,21 +23,30 @@ uint64_t lil__record_limit(size_t max_record)
     return (uint64_t)max_record + LIL_JF_REC_OVERHEAD + LIL_JF_KEY_MAX;
 }
 
-static lil_status key_check(const uint8_t *key, size_t key_len, const uint8_t *salt,
-                            uint8_t out[LIL_JF_KEYCHECK_LEN])
+static void key_check(const uint8_t *key, size_t key_len, const uint8_t *salt,
+                      uint8_t out[LIL_JF_KEYCHECK_LEN])
 {
     uint8_t full[LIL_SHA256_LEN];
     uint8_t msg[sizeof(key_check_label) - 1 + LIL_JF_SALT_LEN];
-    size_t n = 0;
 
     memcpy(msg, key_check_label, sizeof(key_check_label) - 1);
     memcpy(msg + sizeof(key_check_label) - 1, salt, LIL_JF_SALT_LEN);
-    n = 0;
-    if (!EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, key, key_len, msg, sizeof(msg),
-                   full, sizeof(full), &n))
-        return LIL_E_NOMEM;
+    lil__hmac_sha256(key, key_len, msg, sizeof(msg), full);
     memcpy(out, full, LIL_JF_KEYCHECK_LEN);
-    return LIL_OK;
+}
+
+/* The salt only has to differ between journals.  From the kernel, not
+ * OpenSSL's RAND_bytes, whose first use initializes all of OpenSSL for the
+ * process (hash.c).  Up to 256 bytes, getrandom returns them all at once
+ * once the kernel's pool is ready; before that it may block or see EINTR. */
+static lil_status make_salt(uint8_t *salt)
+{
+    ssize_t r;
+
+    do
+        r = getrandom(salt, LIL_JF_SALT_LEN, 0);
+    while (r < 0 && errno == EINTR);
+    return r == LIL_JF_SALT_LEN ? LIL_OK : LIL_E_IO;
 }
 
 lil_status lil__format_header(const uint8_t *key, size_t key_len, int64_t created_ns,
@@ -49,11 +59,11 @@ lil_status lil__format_header(const uint8_t *key, size_t key_len, int64_t create
     lil__wr32(out + LIL_JF_H_VERSION, LIL_JF_VERSION);
     lil__wr32(out + LIL_JF_H_INCOMPAT, key ? LIL_JF_INCOMPAT_KEYED : 0);
     lil__wr32(out + LIL_JF_H_HEADER_LEN, LIL_JF_HEADER_LEN);
-    if (RAND_bytes(salt, LIL_JF_SALT_LEN) != 1)
-        return LIL_E_NOMEM;
+    if (make_salt(salt) != LIL_OK)
+        return LIL_E_IO;
     lil__wr64(out + LIL_JF_H_CREATED, (uint64_t)created_ns);
-    if (key && key_check(key, key_len, salt, out + LIL_JF_H_KEYCHECK) != LIL_OK)
-        return LIL_E_NOMEM;
+    if (key)
+        key_check(key, key_len, salt, out + LIL_JF_H_KEYCHECK);
     lil__wr32(out + LIL_JF_H_CRC, lil__crc32(0, out, LIL_JF_H_CRC));
     return LIL_OK;
 }
@@ -75,8 +85,7 @@ static lil_status header_key(struct lil_err *err, const char *path, const uint8_
                            path);
     if (!keyed)
         return LIL_OK;
-    if (key_check(key, key_len, h + LIL_JF_H_SALT, want) != LIL_OK)
-        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    key_check(key, key_len, h + LIL_JF_H_SALT, want);
     if (memcmp(want, h + LIL_JF_H_KEYCHECK, LIL_JF_KEYCHECK_LEN) != 0)
         return lil__seterr(err, LIL_E_KEY, 0,
                            "%s: LIL_JOURNAL_KEY is not the key it was written with",

@@ -1,0 +1,435 @@
+/*
+ * cmd_new.c -- `lil new ID [--pattern P | --blueprint NAME | --from-shell
+ * CMD --until EXPR] [--out FILE] [--force]` and `lil new --list`: start a
+ * loop spec from a built-in blueprint (blueprints.c).
+ *
+ * The text is loaded with lil_spec_parse before anything is printed or
+ * written: when it has an error (a bad EXPR, say) its diagnostics go to
+ * stderr, nothing is written and the exit status is 1.  Without --out the
+ * spec goes to stdout.  With --out FILE it is written to a temporary file
+ * in FILE's directory, synced, and then linked to FILE (refused when FILE
+ * exists: link(2) fails with EEXIST, so even a file created meanwhile is
+ * not replaced) or, with --force, renamed over it; the directory is synced
+ * last.  A FILE named *.json is refused: the spec is YAML, and lil reads a
+ * .json name as JSON.
+ *
+ * A bad ID (not ^[A-Za-z0-9_.:-]+$), an unknown pattern or blueprint, a
+ * bad combination of flags and CMD or EXPR that is not UTF-8 are usage
+ * errors (64), like an invalid run id elsewhere.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "spec_cli.h"
+
+/* The flags of the verb. */
+struct new_opts {
+    const char *pattern, *blueprint, *from_shell, *until, *out;
+    bool has_pattern, has_blueprint, has_from_shell, has_until, has_out;
+    bool force, list;
+};
+
+/* ------------------------------------------------------------------------ */
+/* --list                                                                    */
+
+static int print_list(const struct cli_ctx *ctx)
+{
+    size_t n;
+    const struct cli_blueprint *bp = cli_blueprints(&n);
+    json_t *arr;
+
+    if (!ctx->json) {
+        for (size_t i = 0; i < n; i++)
+            printf("%-16s %-21s %s\n", bp[i].name, bp[i].pattern, bp[i].summary);
+        return CLI_EXIT_OK;
+    }
+    arr = json_array();
+    for (size_t i = 0; arr && i < n; i++) {
+        json_t *o = json_object();
+        cli_json_set(o, "name", json_string(bp[i].name));
+        cli_json_set(o, "pattern", json_string(bp[i].pattern));
+        cli_json_set(o, "summary", json_string(bp[i].summary));
+        if (json_array_append_new(arr, o) != 0) {
+            json_decref(arr);
+            arr = NULL;
+        }
+    }
+    return cli_json_print(ctx, arr, false);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Choosing and rendering                                                    */
+
+/* Check the flag combination; returns 0 or CLI_EXIT_USAGE. */
+static int check_combination(const struct cli_ctx *ctx, const struct new_opts *o)
+{
+    int sources = o->has_pattern + o->has_blueprint + o->has_from_shell;
+
+    if (sources > 1)
+        return cli_usage(ctx, "--pattern, --blueprint and --from-shell exclude each "
+                              "other");
+    if (o->has_from_shell != o->has_until)
+        return cli_usage(ctx, "--from-shell CMD and --until EXPR go together");
+    if (o->has_out && !*o->out)
+        return cli_usage(ctx, "--out needs a file name");
+    if (!o->has_out && o->force)
+        return cli_usage(ctx, "--force only applies with --out FILE");
+    if (o->has_out) {
+        size_t len = strlen(o->out);
+        if (len >= 5 && strcmp(o->out + len - 5, ".json") == 0)
+            return cli_usage(ctx,
+                             "--out '%s': the spec is YAML; name it *.yaml "
+                             "(a .json name is read as JSON)",
+                             o->out);
+    }
+    return 0;
+}
+
+/* The blueprint the flags ask for (NULL for --from-shell), or a usage
+ * error in *rc. */
+static const struct cli_blueprint *pick(const struct cli_ctx *ctx,
+                                        const struct new_opts *o, int *rc)
+{
+    const struct cli_blueprint *bp = NULL;
+
+    *rc = 0;
+    if (o->has_from_shell)
+        return NULL;
+    if (o->has_blueprint) {
+        bp = cli_blueprint_named(o->blueprint);
+        if (!bp)
+            *rc =
+                cli_usage(ctx, "no blueprint '%s' (see lil new --list)", o->blueprint);
+        return bp;
+    }
+    bp = cli_blueprint_of_pattern(o->has_pattern ? o->pattern : "react");
+    if (!bp)
+        *rc = cli_usage(ctx,
+                        "unknown pattern '%s' (react, plan-execute-reflect, "
+                        "evaluator-optimizer, loop-until-dry, map-reduce, "
+                        "poll-until, cron)",
+                        o->pattern);
+    return bp;
+}
+
+/* Render the text for id; NULL with *rc set on failure. */
+static char *render(const struct cli_ctx *ctx, const struct new_opts *o,
+                    const struct cli_blueprint *bp, const char *id, int *rc)
+{
+    bool bad = false;
+    char *text;
+
+    *rc = CLI_EXIT_OK;
+    if (bp)
+        text = cli_blueprint_render(bp, id);
+    else
+        text = cli_from_shell_render(id, o->from_shell, o->until, &bad);
+    if (bad) {
+        *rc = cli_usage(ctx, "--from-shell and --until must be valid UTF-8");
+        return NULL;
+    }
+    if (!text) {
+        cli_err(ctx, "out of memory");
+        *rc = CLI_EXIT_FAIL;
+    }
+    return text;
+}
+
+/* Load the text; print its diagnostics to stderr when it has an error. */
+static int check_text(const struct cli_ctx *ctx, const char *text)
+{
+    const char *name = "(generated)";
+    lil_spec *spec = NULL;
+    lil_status s = lil_spec_parse(NULL, name, text, strlen(text), NULL, &spec);
+    int ok;
+
+    if (s != LIL_OK) {
+        cli_err(ctx, "cannot check the generated spec: %s", lil_strerror(s));
+        return CLI_EXIT_FAIL;
+    }
+    ok = lil_spec_ok(spec);
+    if (!ok) {
+        cli_diag_print(stderr, spec, name);
+        cli_diag_summary(stderr, spec, name);
+        cli_err(ctx, "the generated spec has errors (above); nothing written");
+    }
+    lil_spec_free(spec);
+    return ok ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writing --out FILE                                                        */
+
+/* The directory part of path ("." when none); free() it. */
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) : 1;
+    char *d = malloc(n + 1);
+
+    if (!d)
+        return NULL;
+    if (!slash)
+        memcpy(d, ".", 1);
+    else if (n == 0)
+        memcpy(d, "/", (n = 1));
+    else
+        memcpy(d, path, n);
+    d[n] = '\0';
+    return d;
+}
+
+static bool write_all(int fd, const char *p, size_t len)
+{
+    while (len > 0) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return false;
+        p += w;
+        len -= (size_t)w;
+    }
+    return true;
+}
+
+/* Create a temporary file beside path; its name goes to tmp. */
+static int open_temp(const char *path, char *tmp, size_t cap)
+{
+    char *dir = dir_of(path);
+    int fd = -1;
+
+    if (!dir)
+        return -1;
+    for (unsigned i = 0; i < 100 && fd < 0; i++) {
+        snprintf(tmp, cap, "%s/.lil-new.%ld.%u.tmp", dir, (long)getpid(), i);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
+    free(dir);
+    return fd;
+}
+
+/* Sync the directory of path so the new name is durable (best effort:
+ * some file systems refuse to sync a directory). */
+static void sync_dir(const char *path)
+{
+    char *dir = dir_of(path);
+    int fd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+
+    if (fd >= 0) {
+        (void)fsync(fd);
+        close(fd);
+    }
+    free(dir);
+}
+
+/* Give tmp the name path: link (no overwrite) or rename (force). */
+static int publish(const struct cli_ctx *ctx, const char *tmp, const char *path,
+                   bool force)
+{
+    if (force) {
+        if (rename(tmp, path) == 0)
+            return CLI_EXIT_OK;
+        cli_err(ctx, "cannot write '%s': %s", path, strerror(errno));
+        return CLI_EXIT_FAIL;
+    }
+    if (link(tmp, path) == 0)
+        return CLI_EXIT_OK;
+    if (errno == EEXIST)
+        cli_err(ctx, "'%s' exists; use --force to replace it", path);
+    else
+        cli_err(ctx, "cannot write '%s': %s", path, strerror(errno));
+    return CLI_EXIT_FAIL;
+}
+
+static int write_file(const struct cli_ctx *ctx, const char *path, const char *text,
+                      bool force)
+{
+    char tmp[4096];
+    struct stat st;
+    int fd, rc;
+
+    if (!force && lstat(path, &st) == 0) {
+        cli_err(ctx, "'%s' exists; use --force to replace it", path);
+        return CLI_EXIT_FAIL;
+    }
+    if (strlen(path) > sizeof(tmp) - 64 ||
+        (fd = open_temp(path, tmp, sizeof(tmp))) < 0) {
+        cli_err(ctx, "cannot create a file beside '%s': %s", path, strerror(errno));
+        return CLI_EXIT_FAIL;
+    }
+    if (!write_all(fd, text, strlen(text)) || fsync(fd) != 0) {
+        cli_err(ctx, "cannot write '%s': %s", tmp, strerror(errno));
+        close(fd);
+        unlink(tmp);
+        return CLI_EXIT_FAIL;
+    }
+    if (close(fd) != 0) {
+        cli_err(ctx, "cannot write '%s': %s", tmp, strerror(errno));
+        unlink(tmp);
+        return CLI_EXIT_FAIL;
+    }
+    rc = publish(ctx, tmp, path, force);
+    unlink(tmp); /* after link: the extra name; after rename: already gone */
+    if (rc == CLI_EXIT_OK)
+        sync_dir(path);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The verb                                                                  */
+
+static int emit(const struct cli_ctx *ctx, const struct new_opts *o, const char *id,
+                const struct cli_blueprint *bp, const char *text)
+{
+    const char *name = bp ? bp->name : "from-shell";
+    const char *pattern = bp ? bp->pattern : "poll-until";
+    int rc = CLI_EXIT_OK;
+    json_t *doc;
+
+    if (o->has_out)
+        rc = write_file(ctx, o->out, text, o->force);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    if (ctx->json) {
+        doc = json_object();
+        cli_json_set(doc, "id", json_string(id));
+        cli_json_set(doc, "blueprint", json_string(name));
+        cli_json_set(doc, "pattern", json_string(pattern));
+        cli_json_set(doc, "file",
+                     o->has_out ? cli_json_str(o->out, strlen(o->out)) : json_null());
+        if (!o->has_out)
+            cli_json_set(doc, "text", json_string(text));
+        return cli_json_print(ctx, doc, false);
+    }
+    if (o->has_out)
+        printf("wrote %s (blueprint %s, pattern %s)\n", o->out, name, pattern);
+    else
+        fputs(text, stdout);
+    return CLI_EXIT_OK;
+}
+
+static int make_spec(const struct cli_ctx *ctx, const struct new_opts *o,
+                     const char *id)
+{
+    const struct cli_blueprint *bp;
+    char *text;
+    int rc = check_combination(ctx, o);
+
+    if (rc != 0)
+        return rc;
+    if (!cli_loop_id_ok(id))
+        return cli_usage(ctx, "invalid loop id '%s': use letters, digits and _ . : -",
+                         id);
+    bp = pick(ctx, o, &rc);
+    if (rc != 0)
+        return rc;
+    text = render(ctx, o, bp, id, &rc);
+    if (!text)
+        return rc;
+    rc = check_text(ctx, text);
+    if (rc == CLI_EXIT_OK)
+        rc = emit(ctx, o, id, bp, text);
+    free(text);
+    return rc;
+}
+
+static int dispatch(struct cli_ctx *ctx, struct new_opts *o, const char **pos, size_t n)
+{
+    if (o->list) {
+        if (n > 0 || o->has_pattern || o->has_blueprint || o->has_from_shell ||
+            o->has_until || o->has_out || o->force)
+            return cli_usage(ctx, "--list takes no other argument");
+        return print_list(ctx);
+    }
+    if (n == 0)
+        return cli_usage(ctx, "missing argument ID");
+    if (n > 1)
+        return cli_usage(ctx, "unexpected argument '%s'", pos[1]);
+    return make_spec(ctx, o, pos[0]);
+}
+
+static int cmd_new(struct cli_ctx *ctx, int argc, char **argv)
+{
+    struct new_opts o;
+    const char **pos;
+    size_t n = 0;
+    int rc;
+
+    memset(&o, 0, sizeof(o));
+    const struct cli_flag flags[] = {
+        {"pattern", true, &o.pattern, &o.has_pattern},
+        {"blueprint", true, &o.blueprint, &o.has_blueprint},
+        {"from-shell", true, &o.from_shell, &o.has_from_shell},
+        {"until", true, &o.until, &o.has_until},
+        {"out", true, &o.out, &o.has_out},
+        {"force", false, NULL, &o.force},
+        {"list", false, NULL, &o.list},
+        {NULL, false, NULL, NULL},
+    };
+    const struct cli_args a = {flags, NULL, NULL};
+
+    pos = calloc((size_t)argc + 1, sizeof(*pos));
+    if (!pos) {
+        cli_err(ctx, "out of memory");
+        return CLI_EXIT_FAIL;
+    }
+    rc = cli_parse_any(ctx, argc, argv, &a, pos, &n);
+    if (rc == CLI_PARSE_HELP)
+        rc = CLI_EXIT_OK;
+    else if (rc == 0)
+        rc = dispatch(ctx, &o, pos, n);
+    free(pos);
+    return rc;
+}
+
+const struct cli_verb cli_verb_new = {
+    "new",
+    "start a loop spec from a blueprint (--list shows them)",
+    "Usage: lil new ID [--pattern P | --blueprint NAME] [--out FILE [--force]]\n"
+    "       lil new ID --from-shell CMD --until EXPR [--out FILE [--force]]\n"
+    "       lil new --list\n"
+    "\n"
+    "Print a new loop spec (LoopSpec v0.1, YAML with comments that explain\n"
+    "it) for loop id ID, or write it to FILE.  It is checked first: it\n"
+    "validates with no error, or nothing is written.\n"
+    "\n"
+    "  (default)           the blueprint of pattern react\n"
+    "  --pattern P         the blueprint of pattern P: react, plan-execute-\n"
+    "                      reflect, evaluator-optimizer, loop-until-dry,\n"
+    "                      map-reduce, poll-until, cron\n"
+    "  --blueprint NAME    a blueprint by name (lil new --list)\n"
+    "  --from-shell CMD --until EXPR\n"
+    "                      a poll-until loop that runs the shell command CMD\n"
+    "                      every 30s until the guard EXPR holds.  EXPR can read\n"
+    "                      state.out (CMD's result: its stdout parsed as JSON,\n"
+    "                      else {stdout, code}), state.code (its exit code) and\n"
+    "                      state.polls, e.g. 'state.out.ready == true' or\n"
+    "                      'state.code == 0'.  CMD runs as given (a ${ in it is\n"
+    "                      for the shell).  A bad EXPR prints the diagnostics\n"
+    "                      and writes nothing (exit 1).\n"
+    "  --out FILE          write FILE (atomically: temporary file, fsync,\n"
+    "                      rename) instead of printing; an existing FILE is\n"
+    "                      refused...\n"
+    "  --force             ...unless --force is given\n"
+    "  --list              name, pattern and purpose of each blueprint\n"
+    "  --json              --list as [{\"name\", \"pattern\", \"summary\"}]; else\n"
+    "                      {\"id\", \"blueprint\", \"pattern\", \"file\", \"text\"}\n"
+    "\n"
+    "ID follows the loop id rule: letters, digits and _ . : - only.\n"
+    "\n"
+    "Exit status: 0 done; 1 the spec has errors, FILE exists (without\n"
+    "--force) or cannot be written; 64 on a usage error (a bad ID, an\n"
+    "unknown pattern or blueprint, flags that do not go together).\n",
+    cmd_new,
+};

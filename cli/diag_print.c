@@ -1,0 +1,498 @@
+/*
+ * diag_print.c -- a loop spec's diagnostics for people (compiler style) and
+ * for programs (JSON), shared by `lil validate`, `lil new` and `lil explain`;
+ * cli_spec_load (a path, or "-" for stdin); and cli_parse_any, for verbs
+ * whose positionals are optional or repeated.
+ *
+ * Text output, one block per diagnostic:
+ *
+ *     loop.yaml:12:11: error: reference to undeclared state var ... [bad-ref]
+ *        12 |     when: "${state.nope == 1}"
+ *           |           ^
+ *
+ * The gutter is as wide as the line number (at least four digits, plus one
+ * blank).  A diagnostic without a position prints "loop.yaml: error: ...
+ * [code] (at PATH)" and no snippet.  Alignment rule of the caret line: it
+ * repeats, for every character of the source before the column, a tab where
+ * the source has a tab and as many blanks as the character takes on the
+ * screen everywhere else: 1 for ASCII and most of Unicode, 2 for East Asian
+ * wide characters and emoji, and 4 per byte for a byte shown as \xNN (the
+ * control characters, DEL, bytes that are not valid UTF-8, C1 controls, bidi
+ * controls, U+2028/9 and U+FEFF, so that the terminal shows what is in the
+ * file and nothing can reorder or hide text).  Backslashes are shown as
+ * they are.  A line longer than WINDOW_MAX bytes is shown as a window
+ * around the column, with "..." at the cut ends (three blanks in the caret
+ * line).  A column one past the end of the line gets its caret there; a
+ * column further out (a position the source line cannot show) gets the
+ * caret just after the line and says which column it was.  Messages, paths
+ * and file names get the same escaping.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "spec_cli.h"
+
+#define WINDOW_MAX    240              /* bytes of a source line shown at most */
+#define WINDOW_BEFORE 80               /* bytes shown before the column when cut */
+#define STDIN_MAX     ((1u << 20) + 1) /* bytes of stdin read for SPEC "-" */
+
+/* What one character (or byte) of text prints as. */
+struct piece {
+    char text[16]; /* what is printed (not NUL-terminated) */
+    size_t len;    /* bytes of text */
+    size_t used;   /* bytes of input consumed */
+    unsigned cols; /* screen columns (a tab: 0, see is_tab) */
+    bool is_tab;
+};
+
+/* Decode the UTF-8 sequence of 2 to 4 bytes at p (n bytes left): its
+ * length, or 0 when it is not valid (overlong, surrogate, > U+10FFFF). */
+static size_t utf8_decode(const unsigned char *p, size_t n, uint32_t *cp)
+{
+    size_t k = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : 2;
+    uint32_t v = p[0] & (0x7fu >> k);
+
+    if (p[0] < 0xc2 || p[0] > 0xf4 || k > n)
+        return 0;
+    for (size_t i = 1; i < k; i++) {
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+        v = v << 6 | (p[i] & 0x3fu);
+    }
+    if ((k == 3 && v < 0x800) || (k == 4 && v < 0x10000) || v > 0x10ffff ||
+        (v >= 0xd800 && v <= 0xdfff))
+        return 0;
+    *cp = v;
+    return k;
+}
+
+/* Code points shown escaped: C1 controls, bidi controls, line and
+ * paragraph separators, the zero-width no-break space. */
+static bool hidden_cp(uint32_t cp)
+{
+    return cp < 0xa0 || (cp >= 0x200e && cp <= 0x200f) ||
+           (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) ||
+           cp == 0xfeff;
+}
+
+/* Screen width of a printable code point: 2 for the East Asian wide and
+ * fullwidth blocks and the emoji blocks, else 1. */
+static unsigned cp_width(uint32_t cp)
+{
+    static const uint32_t wide[][2] = {
+        {0x1100, 0x115f},   {0x2e80, 0x303e},   {0x3041, 0x33ff},   {0x3400, 0x4dbf},
+        {0x4e00, 0x9fff},   {0xa000, 0xa4cf},   {0xac00, 0xd7a3},   {0xf900, 0xfaff},
+        {0xfe30, 0xfe4f},   {0xff00, 0xff60},   {0xffe0, 0xffe6},   {0x1f300, 0x1f64f},
+        {0x1f900, 0x1f9ff}, {0x20000, 0x2fffd}, {0x30000, 0x3fffd},
+    };
+
+    for (size_t i = 0; i < sizeof(wide) / sizeof(wide[0]); i++) {
+        if (cp >= wide[i][0] && cp <= wide[i][1])
+            return 2;
+    }
+    return 1;
+}
+
+/* Bytes p[0..k) as \xNN each. */
+static void piece_escape(struct piece *pc, const unsigned char *p, size_t k)
+{
+    pc->len = 0;
+    for (size_t i = 0; i < k; i++) {
+        snprintf(pc->text + pc->len, sizeof(pc->text) - pc->len, "\\x%02x", p[i]);
+        pc->len += 4;
+    }
+    pc->used = k;
+    pc->cols = (unsigned)(4 * k);
+}
+
+/* The piece at p (n >= 1 bytes left). */
+static void next_piece(const unsigned char *p, size_t n, struct piece *pc)
+{
+    uint32_t cp = 0;
+    size_t k;
+
+    pc->is_tab = false;
+    if (p[0] == '\t' || (p[0] >= 0x20 && p[0] < 0x7f)) {
+        pc->text[0] = (char)p[0];
+        pc->len = pc->used = 1;
+        pc->cols = p[0] == '\t' ? 0 : 1;
+        pc->is_tab = p[0] == '\t';
+        return;
+    }
+    k = p[0] >= 0x80 ? utf8_decode(p, n, &cp) : 0;
+    if (k == 0) {
+        piece_escape(pc, p, 1);
+        return;
+    }
+    if (hidden_cp(cp)) {
+        piece_escape(pc, p, k);
+        return;
+    }
+    memcpy(pc->text, p, k);
+    pc->len = pc->used = k;
+    pc->cols = cp_width(cp);
+}
+
+/* Print len bytes of s, escaped (see the top of the file). */
+static void put_escaped(FILE *f, const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    struct piece pc;
+
+    for (size_t i = 0; i < len; i += pc.used) {
+        next_piece(p + i, len - i, &pc);
+        fwrite(pc.text, 1, pc.len, f);
+    }
+}
+
+void cli_put_text(FILE *f, const char *s)
+{
+    if (s)
+        put_escaped(f, s, strlen(s));
+}
+
+static const char *severity_word(lil_severity sev)
+{
+    switch (sev) {
+    case LIL_SEV_ERROR:
+        return "error";
+    case LIL_SEV_WARNING:
+        return "warning";
+    default:
+        return "note";
+    }
+}
+
+static const char *severity_json(lil_severity sev)
+{
+    switch (sev) {
+    case LIL_SEV_ERROR:
+        return "error";
+    case LIL_SEV_WARNING:
+        return "warning";
+    default:
+        return "info";
+    }
+}
+
+/* The part of a source line of len bytes shown for byte column col
+ * (0-based): [*start, *end). */
+static void line_window(const unsigned char *s, size_t len, size_t col, size_t *start,
+                        size_t *end)
+{
+    size_t a = 0, b;
+
+    if (len > WINDOW_MAX && col > WINDOW_BEFORE)
+        a = col - WINDOW_BEFORE;
+    if (a > len)
+        a = len;
+    for (int i = 0; i < 3 && a < len && a > 0 && (s[a] & 0xc0) == 0x80; i++)
+        a++; /* start on a character, not inside one */
+    b = len - a > WINDOW_MAX ? a + WINDOW_MAX : len;
+    for (int i = 0; i < 3 && b < len && (s[b] & 0xc0) == 0x80; i++)
+        b++;
+    *start = a;
+    *end = b;
+}
+
+/* The caret line's blanks for the shown text s[start..col), col <= end. */
+static void put_caret_pad(FILE *f, const unsigned char *s, size_t start, size_t end,
+                          size_t col)
+{
+    struct piece pc;
+    size_t i = start;
+
+    while (i < end && i < col) {
+        next_piece(s + i, end - i, &pc);
+        if (i + pc.used > col)
+            break; /* the column is inside this character: point at it */
+        if (pc.is_tab)
+            fputc('\t', f);
+        else
+            fprintf(f, "%*s", (int)pc.cols, "");
+        i += pc.used;
+    }
+}
+
+static int gutter_width(unsigned line)
+{
+    int digits = 1;
+
+    for (unsigned v = line; v >= 10; v /= 10)
+        digits++;
+    return (digits < 4 ? 4 : digits) + 1;
+}
+
+/* The source line and the caret under the column. */
+static void print_snippet(FILE *f, const lil_diag *d)
+{
+    const char *src = d->source_line ? d->source_line : "";
+    const unsigned char *s = (const unsigned char *)src;
+    size_t len = strlen(src), col = d->column ? d->column - 1 : 0, start, end;
+    int w = gutter_width(d->line);
+
+    line_window(s, len, col, &start, &end);
+    fprintf(f, "%*u | ", w, d->line);
+    if (start > 0)
+        fputs("...", f);
+    put_escaped(f, src + start, end - start);
+    if (end < len)
+        fputs("...", f);
+    fputc('\n', f);
+    if (d->column == 0)
+        return;
+    fprintf(f, "%*s | ", w, "");
+    if (start > 0)
+        fputs("   ", f);
+    if (col > len) {
+        /* past the end of the line as given: point just after it */
+        put_caret_pad(f, s, start, end, end);
+        fprintf(f, "^ column %u is past the end of the line\n", d->column);
+        return;
+    }
+    put_caret_pad(f, s, start, end, col);
+    fputs("^\n", f);
+}
+
+static void print_one(FILE *f, const lil_diag *d, const char *file)
+{
+    cli_put_text(f, d->file && *d->file ? d->file : file);
+    if (d->line && d->column)
+        fprintf(f, ":%u:%u", d->line, d->column);
+    else if (d->line)
+        fprintf(f, ":%u", d->line);
+    fprintf(f, ": %s: ", severity_word(d->severity));
+    cli_put_text(f, d->message);
+    fputs(" [", f);
+    cli_put_text(f, d->code);
+    fputc(']', f);
+    if (!d->line && d->path && *d->path) {
+        fputs(" (at ", f);
+        cli_put_text(f, d->path);
+        fputc(')', f);
+    }
+    fputc('\n', f);
+    if (d->line)
+        print_snippet(f, d);
+}
+
+void cli_diag_print(FILE *f, const lil_spec *spec, const char *file)
+{
+    size_t n = lil_spec_diag_count(spec);
+
+    for (size_t i = 0; i < n; i++) {
+        const lil_diag *d = lil_spec_diag(spec, i);
+        if (d)
+            print_one(f, d, file);
+    }
+}
+
+struct counts {
+    size_t errors, warnings, infos;
+};
+
+static struct counts count_diags(const lil_spec *spec)
+{
+    struct counts c = {0, 0, 0};
+    size_t n = lil_spec_diag_count(spec);
+
+    for (size_t i = 0; i < n; i++) {
+        const lil_diag *d = lil_spec_diag(spec, i);
+        if (!d)
+            continue;
+        if (d->severity == LIL_SEV_ERROR)
+            c.errors++;
+        else if (d->severity == LIL_SEV_WARNING)
+            c.warnings++;
+        else
+            c.infos++;
+    }
+    return c;
+}
+
+void cli_diag_summary(FILE *f, const lil_spec *spec, const char *file)
+{
+    struct counts c = count_diags(spec);
+
+    cli_put_text(f, file);
+    if (c.errors || !lil_spec_ok(spec))
+        fprintf(f, ": \u2717 invalid \u2014 %zu error(s), %zu warning(s)\n", c.errors,
+                c.warnings);
+    else if (c.warnings + c.infos == 0)
+        fprintf(f, ": \u2713 valid (no diagnostics)\n");
+    else
+        fprintf(f, ": \u2713 valid \u2014 %zu warning(s), %zu note(s)\n", c.warnings,
+                c.infos);
+}
+
+static json_t *str_or_null(const char *s)
+{
+    return s && *s ? cli_json_str(s, strlen(s)) : json_null();
+}
+
+static json_t *diag_json(const lil_diag *d)
+{
+    json_t *o = json_object();
+
+    cli_json_set(o, "severity", json_string(severity_json(d->severity)));
+    cli_json_set(o, "code", str_or_null(d->code));
+    cli_json_set(o, "message", str_or_null(d->message));
+    cli_json_set(o, "path", str_or_null(d->path));
+    cli_json_set(o, "line", d->line ? json_integer(d->line) : json_null());
+    cli_json_set(o, "column", d->column ? json_integer(d->column) : json_null());
+    return o;
+}
+
+static json_t *doc_json(const char *file, bool ok, struct counts c, json_t *diags)
+{
+    json_t *o = json_object();
+
+    cli_json_set(o, "file", cli_json_str(file, strlen(file)));
+    cli_json_set(o, "ok", json_boolean(ok));
+    cli_json_set(o, "errors", cli_json_u64(c.errors));
+    cli_json_set(o, "warnings", cli_json_u64(c.warnings));
+    cli_json_set(o, "infos", cli_json_u64(c.infos));
+    if (!o || !diags || json_object_set_new(o, "diagnostics", diags) != 0) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+json_t *cli_diag_json(const lil_spec *spec, const char *file)
+{
+    json_t *arr = json_array();
+    size_t n = lil_spec_diag_count(spec);
+
+    for (size_t i = 0; arr && i < n; i++) {
+        const lil_diag *d = lil_spec_diag(spec, i);
+        if (d && json_array_append_new(arr, diag_json(d)) != 0) {
+            json_decref(arr);
+            return NULL;
+        }
+    }
+    return doc_json(file, lil_spec_ok(spec) != 0, count_diags(spec), arr);
+}
+
+json_t *cli_diag_json_failed(const char *file, const char *msg)
+{
+    struct counts c = {1, 0, 0};
+    json_t *arr = json_array(), *d = json_object();
+
+    cli_json_set(d, "severity", json_string("error"));
+    cli_json_set(d, "code", json_string("io"));
+    cli_json_set(d, "message", str_or_null(msg));
+    cli_json_set(d, "path", json_null());
+    cli_json_set(d, "line", json_null());
+    cli_json_set(d, "column", json_null());
+    if (!arr || !d || json_array_append_new(arr, d) != 0) {
+        json_decref(arr);
+        return NULL;
+    }
+    return doc_json(file, false, c, arr);
+}
+
+const char *cli_spec_name(const char *path)
+{
+    return strcmp(path, "-") == 0 ? "<stdin>" : path;
+}
+
+/* Read stdin, at most STDIN_MAX bytes (the loader's default limit plus one,
+ * so that a larger text is still reported as too large), and parse it. */
+static lil_status load_stdin(lil_env *env, lil_spec **out)
+{
+    size_t cap = STDIN_MAX, len = 0, n;
+    char *buf = malloc(cap);
+    lil_status rc;
+
+    if (!buf)
+        return LIL_E_NOMEM;
+    while (len < cap && (n = fread(buf + len, 1, cap - len, stdin)) > 0)
+        len += n;
+    if (ferror(stdin)) {
+        free(buf);
+        return LIL_E_IO;
+    }
+    rc = lil_spec_parse(env, "<stdin>", buf, len, NULL, out);
+    free(buf);
+    return rc;
+}
+
+lil_status cli_spec_load(lil_env *env, const char *path, lil_spec **out, char *msg,
+                         size_t cap)
+{
+    lil_status rc = strcmp(path, "-") == 0 ? load_stdin(env, out)
+                                           : lil_spec_load(env, path, NULL, out);
+    const char *why;
+
+    path = cli_spec_name(path);
+
+    if (rc == LIL_OK && *out)
+        return LIL_OK;
+    if (rc == LIL_OK)
+        rc = LIL_E_NOMEM;
+    why = *lil_errmsg() ? lil_errmsg() : lil_strerror(rc);
+    if (strstr(why, path))
+        snprintf(msg, cap, "%s", why);
+    else
+        snprintf(msg, cap, "cannot load '%s': %s", path, why);
+    return rc;
+}
+
+/* Does the flag word w ("--name", no '=') take the next word as value? */
+static bool takes_value(const struct cli_args *a, const char *w)
+{
+    const char *name = w + 2;
+
+    if (strchr(name, '='))
+        return false;
+    if (strcmp(name, "dir") == 0)
+        return true;
+    for (const struct cli_flag *f = a->flags; f && f->name; f++) {
+        if (strcmp(f->name, name) == 0)
+            return f->has_value;
+    }
+    return false;
+}
+
+int cli_parse_any(struct cli_ctx *ctx, int argc, char **argv, const struct cli_args *a,
+                  const char **pos, size_t *npos)
+{
+    char **flags = malloc(((size_t)argc + 1) * sizeof(*flags));
+    bool done = false;
+    int nf = 0, rc;
+
+    *npos = 0;
+    if (!flags) {
+        cli_err(ctx, "out of memory");
+        return CLI_EXIT_FAIL;
+    }
+    for (int i = 0; i < argc; i++) {
+        char *w = argv[i];
+        if (!done && strcmp(w, "--") == 0) {
+            done = true;
+        } else if (!done && w[0] == '-' && w[1] != '\0') {
+            flags[nf++] = w;
+            if (w[1] != '-' || !takes_value(a, w) || i + 1 >= argc)
+                continue;
+            if (strncmp(argv[i + 1], "--", 2) == 0 && argv[i + 1][2] != '\0') {
+                free(flags);
+                return cli_usage(ctx,
+                                 "flag %s needs a value, not the flag '%s' (write "
+                                 "%s=VALUE for a value that starts with --)",
+                                 w, argv[i + 1], w);
+            }
+            flags[nf++] = argv[++i];
+        } else {
+            pos[(*npos)++] = w;
+        }
+    }
+    rc = cli_parse(ctx, nf, flags, a);
+    free(flags);
+    return rc;
+}

@@ -1,0 +1,112 @@
+/*
+ * spec_cli.h -- what the loop-spec verbs (validate, new, explain) share:
+ * printing a spec's diagnostics (diag_print.c), splitting argv for verbs
+ * whose positionals are optional or repeated (diag_print.c), and the
+ * built-in blueprints of `lil new` (blueprints.c).
+ *
+ * Like the rest of the command, these use only <lil/lil.h> and jansson.
+ */
+#ifndef LIL_CLI_SPEC_CLI_H
+#define LIL_CLI_SPEC_CLI_H
+
+#include <lil/lil.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+
+/* ------------------------------------------------------------------------ */
+/* Diagnostics (diag_print.c)                                                */
+
+/* Print every diagnostic of spec to f, compiler style:
+ *
+ *     loop.yaml:12:11: error: reference to undeclared state var ... [bad-ref]
+ *        12 |     when: "${state.nope == 1}"
+ *           |           ^
+ *
+ * file is used when a diagnostic names no file.  Bytes that would not print
+ * as themselves (control characters, invalid UTF-8, C1 and bidi controls)
+ * are shown as \xNN; the caret line repeats a tab where the source has one
+ * and a blank of the same width elsewhere, so the caret lands under the
+ * column (see docs/cli.md, "Reading a diagnostic"). */
+void cli_diag_print(FILE *f, const lil_spec *spec, const char *file);
+
+/* Print s (NULL: nothing) escaped like the diagnostics' text. */
+void cli_put_text(FILE *f, const char *s);
+
+/* The summary line, like the reference's formatValidation header:
+ * "FILE: ✓ valid (no diagnostics)", "FILE: ✓ valid — N warning(s), M
+ * note(s)", "FILE: ✗ invalid — N error(s), M warning(s)". */
+void cli_diag_summary(FILE *f, const lil_spec *spec, const char *file);
+
+/* {"file", "ok", "errors", "warnings", "infos", "diagnostics": [{"severity",
+ * "code", "message", "path", "line", "column"}]} (path, line and column
+ * null when absent).  NULL when an allocation failed. */
+json_t *cli_diag_json(const lil_spec *spec, const char *file);
+
+/* The same document for a file that could not be loaded: one error of
+ * code "io" whose message is msg. */
+json_t *cli_diag_json_failed(const char *file, const char *msg);
+
+/* Load path (lil_spec_load), or stdin when path is "-" (lil_spec_parse,
+ * named "<stdin>").  On failure msg (cap bytes) receives a message that
+ * names the path, and the status is returned. */
+lil_status cli_spec_load(lil_env *env, const char *path, lil_spec **out, char *msg,
+                         size_t cap);
+
+/* The name a SPEC argument is shown as: "<stdin>" for "-", else path. */
+const char *cli_spec_name(const char *path);
+
+/* ------------------------------------------------------------------------ */
+/* Arguments with optional or repeated positionals (diag_print.c)            */
+
+/* cli_parse accepts only required positionals.  cli_parse_any takes every
+ * positional word of argv (in order) into pos (room for argc entries),
+ * stores their count in *npos and lets cli_parse check the flags (with
+ * a's flags; a->names must be NULL).  Same return values as cli_parse.
+ * Unlike cli_parse, a flag's value given as the next word may not be
+ * another flag ("--out --force" is a usage error; "--out=--force" is the
+ * way to say it), so a forgotten value is not silently a flag (the
+ * contract's W28). */
+int cli_parse_any(struct cli_ctx *ctx, int argc, char **argv, const struct cli_args *a,
+                  const char **pos, size_t *npos);
+
+/* ------------------------------------------------------------------------ */
+/* Blueprints of `lil new` (blueprints.c)                                    */
+
+struct cli_blueprint {
+    const char *name;    /* "fix-tests" */
+    const char *pattern; /* "react" */
+    const char *summary; /* one line for `lil new --list` */
+    const char *text;    /* the spec; "@ID@" stands for the loop id */
+};
+
+/* The blueprints, one per pattern, in the order of the contract's pattern
+ * list; *n receives their count. */
+const struct cli_blueprint *cli_blueprints(size_t *n);
+
+/* The blueprint named name, or the one of pattern; NULL when none. */
+const struct cli_blueprint *cli_blueprint_named(const char *name);
+const struct cli_blueprint *cli_blueprint_of_pattern(const char *pattern);
+
+/* The text of bp for loop id (which must obey the loop id rule), or NULL
+ * when out of memory; free() it. */
+char *cli_blueprint_render(const struct cli_blueprint *bp, const char *id);
+
+/* A poll-until spec that runs the shell command cmd until the guard expr
+ * holds (see the comment of blueprints.c for the state it declares).
+ * cmd and expr must be valid UTF-8 (else NULL with *bad set); NULL on
+ * allocation failure.  free() it. */
+char *cli_from_shell_render(const char *id, const char *cmd, const char *expr,
+                            bool *bad);
+
+/* 1 when id obeys the loop id rule ^[A-Za-z0-9_.:-]+$. */
+bool cli_loop_id_ok(const char *id);
+
+/* 1 when the NUL-terminated s is valid UTF-8. */
+bool cli_utf8_ok(const char *s);
+
+#endif
