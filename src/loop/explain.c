@@ -40,6 +40,8 @@
  *     "steps": [{"id": "fix", "kind": "agent", "path": "body[1]:fix",
  *                "when": "${...}" (if set),
  *                "writes": [{"var": "attempt", "how": "incr"}],
+ *                "for": "5m", "for_ms": 300000, "until": "${...}"  (a sleep's),
+ *                "over": "${state.items}", "as": "item"             (a reduce's),
  *                "body": [ ...the same for a reduce's steps... ]}]
  *   }
  *
@@ -531,8 +533,17 @@ static json_t *explain_steps(struct jb *jb, const struct lil_ir_step *v, size_t 
         put_str(jb, o, "path", v[i].path);
         put_str(jb, o, "when", v[i].when.src.s);
         put(jb, o, "writes", step_writes(jb, &v[i]));
-        if (v[i].kind == LIL_STEP_REDUCE)
+        if (v[i].kind == LIL_STEP_SLEEP) {
+            put_str(jb, o, "for", v[i].sleep.for_.text.s);
+            if (v[i].sleep.for_.text.s && v[i].sleep.for_.ok)
+                put(jb, o, "for_ms", num(jb, v[i].sleep.for_.ms));
+            put_str(jb, o, "until", v[i].sleep.until.src.s);
+        }
+        if (v[i].kind == LIL_STEP_REDUCE) {
+            put_str(jb, o, "over", v[i].reduce.over.src.s);
+            put_str(jb, o, "as", v[i].reduce.as.s);
             put(jb, o, "body", explain_steps(jb, v[i].reduce.body, v[i].reduce.nbody));
+        }
         push(jb, a, o);
     }
     return a;

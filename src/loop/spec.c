@@ -157,7 +157,7 @@ static lil_status read_file(const struct lil_env *env, struct lil_err *err,
             lil__seterr(err, rc, 0, "%s: out of memory", path);
             break;
         }
-        n = env->os->pread(fd, b->data + b->len, want, (off_t)b->len);
+        n = env->os->read(fd, b->data + b->len, want);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {

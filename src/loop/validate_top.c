@@ -77,7 +77,8 @@ static void check_reachability(struct vctx *v, const struct lil_ir_exit *x)
                   "only a cap can end the loop");
         return;
     }
-    if (x->reads_state && !x->any_written && !x->uses_iteration)
+    /* Only undeclared vars read: bad-ref already says so. */
+    if (x->reads_state && !x->any_written && !x->uses_iteration && x->nreads > 0)
         lil__diag(v->d, LIL_SEV_ERROR, "unreachable-exit", pos, "terminate.until",
                   "terminate.until reads state var(s) %s that no step ever writes "
                   "(save, incr, "

@@ -27,6 +27,7 @@
 struct lil_os {
     int (*open)(const char *path, int flags, mode_t mode);
     int (*close)(int fd);
+    ssize_t (*read)(int fd, void *buf, size_t n); /* sequential: loop specs, pipes */
     ssize_t (*pread)(int fd, void *buf, size_t n, off_t off);
     ssize_t (*pwrite)(int fd, const void *buf, size_t n, off_t off);
     int (*fdatasync)(int fd);

@@ -20,6 +20,7 @@ static int posix_fcntl_lock(int fd, int cmd, struct flock *fl)
 const struct lil_os lil__os_posix = {
     .open = posix_open,
     .close = close,
+    .read = read,
     .pread = pread,
     .pwrite = pwrite,
     .fdatasync = fdatasync,

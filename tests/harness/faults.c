@@ -489,6 +489,11 @@ static int f_close(int fd)
     return lil__os_posix.close(fd);
 }
 
+static ssize_t f_read(int fd, void *buf, size_t n)
+{
+    return lil__os_posix.read(fd, buf, n);
+}
+
 static ssize_t f_pread(int fd, void *buf, size_t n, off_t off)
 {
     return lil__os_posix.pread(fd, buf, n, off);
@@ -719,6 +724,7 @@ static int f_munmap(void *addr, size_t len)
 static const struct lil_os faults_os = {
     .open = f_open,
     .close = f_close,
+    .read = f_read,
     .pread = f_pread,
     .pwrite = f_pwrite,
     .fdatasync = f_fdatasync,
