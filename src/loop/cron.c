@@ -24,6 +24,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "loop/value.h"
+
 #define SHOW_MAX  24         /* bytes of an element quoted in a message */
 #define NUM_LIMIT 1000000000 /* numbers saturate here (all bounds are < 60) */
 
@@ -44,29 +46,6 @@ struct cron_ctx {
     char *why;
     size_t why_len;
 };
-
-/* Bytes of the JavaScript whitespace character at s, or 0.  (The same
- * table is in duration.c and ident.c.) */
-static size_t js_space_len(const char *s, size_t len)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    unsigned cp;
-
-    if (len == 0)
-        return 0;
-    if (u[0] == ' ' || (u[0] >= 0x09 && u[0] <= 0x0d))
-        return 1;
-    if (len >= 2 && u[0] == 0xc2 && u[1] == 0xa0)
-        return 2;
-    if (len < 3 || (u[0] & 0xf0) != 0xe0 || (u[1] & 0xc0) != 0x80 ||
-        (u[2] & 0xc0) != 0x80)
-        return 0;
-    cp = ((u[0] & 0x0fu) << 12) | ((u[1] & 0x3fu) << 6) | (u[2] & 0x3fu);
-    if (cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200a) || cp == 0x2028 ||
-        cp == 0x2029 || cp == 0x202f || cp == 0x205f || cp == 0x3000 || cp == 0xfeff)
-        return 3;
-    return 0;
-}
 
 static void say(char *why, size_t why_len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -287,12 +266,12 @@ static int split_fields(const char *expr, const char *f[6], size_t flen[6])
     int n = 0;
 
     while (i < len) {
-        size_t sp = js_space_len(expr + i, len - i), start = i;
+        size_t sp = lil__js_space_len(expr + i, len - i), start = i;
         if (sp) {
             i += sp;
             continue;
         }
-        while (i < len && !js_space_len(expr + i, len - i))
+        while (i < len && !lil__js_space_len(expr + i, len - i))
             i++;
         if (n < 6) {
             f[n] = expr + start;

@@ -31,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "loop/value.h"
+
 #define INT_DIGITS_MAX  400  /* more significant digits: >= 1e400 */
 #define FRAC_DIGITS_MAX 1100 /* kept fraction digits before the sticky one */
 
@@ -42,50 +44,6 @@ struct dur_match {
     size_t flen;
     double unit;
 };
-
-/* Bytes of the JavaScript whitespace character at s (trim, regex \s), or 0.
- * (The same table is in cron.c and ident.c.) */
-static size_t js_space_len(const char *s, size_t len)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    unsigned cp;
-
-    if (len == 0)
-        return 0;
-    if (u[0] == ' ' || (u[0] >= 0x09 && u[0] <= 0x0d))
-        return 1;
-    if (len >= 2 && u[0] == 0xc2 && u[1] == 0xa0)
-        return 2;
-    if (len < 3 || (u[0] & 0xf0) != 0xe0 || (u[1] & 0xc0) != 0x80 ||
-        (u[2] & 0xc0) != 0x80)
-        return 0;
-    cp = ((u[0] & 0x0fu) << 12) | ((u[1] & 0x3fu) << 6) | (u[2] & 0x3fu);
-    if (cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200a) || cp == 0x2028 ||
-        cp == 0x2029 || cp == 0x202f || cp == 0x205f || cp == 0x3000 || cp == 0xfeff)
-        return 3;
-    return 0;
-}
-
-/* The bounds [*b, *e) of s without leading and trailing JS whitespace. */
-static void js_trim(const char *s, size_t len, size_t *b, size_t *e)
-{
-    size_t i = 0;
-    bool seen = false;
-
-    *b = 0;
-    *e = 0;
-    while (i < len) {
-        size_t n = js_space_len(s + i, len - i);
-        if (n) {
-            i += n;
-            continue;
-        }
-        if (!seen)
-            *b = i;
-        seen = true;
-        *e = ++i;
-    }
-}
 
 static size_t count_digits(const char *s, size_t len)
 {
@@ -184,7 +142,9 @@ enum lil_duration_rc lil__duration_parse(const char *s, size_t len, double *ms)
     *ms = 0.0;
     if (!s)
         return LIL_DURATION_SYNTAX;
-    js_trim(s, len, &b, &e);
+    b = 0;
+    e = len;
+    lil__js_trim(s, &b, &e);
     if (!match_duration(s + b, e - b, &m))
         return LIL_DURATION_SYNTAX;
     v = match_number(&m) * m.unit;

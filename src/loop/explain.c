@@ -97,7 +97,7 @@ static void put_str(struct jb *jb, json_t *obj, const char *key, const char *s)
 static json_t *num(struct jb *jb, double x)
 {
     if (isfinite(x) && x > -9007199254740992.0 && x < 9007199254740992.0 &&
-        x == (double)(json_int_t)x) /* no libm: the cast is defined in this range */
+        x == (double)(json_int_t)x) /* the cast is exact in this range */
         return chk(jb, json_integer((json_int_t)x));
     return chk(jb, json_real(x));
 }

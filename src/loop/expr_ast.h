@@ -156,9 +156,6 @@ void lil__expr_seterr(struct lil_expr_err *err, size_t off, const char *head,
  * for an invalid byte. */
 size_t lil__utf8_decode(const unsigned char *s, size_t len, uint32_t *cp);
 
-/* JavaScript String.prototype.trim() on s[*start .. *end). */
-void lil__js_trim(const char *s, size_t *start, size_t *end);
-
 /* JavaScript StringToNumber: Number(s) for a string. */
 double lil__js_str_to_num(const char *s, size_t len);
 

@@ -319,64 +319,6 @@ static lil_status eval_add(struct lil_eval *ev, struct lil_val *l, struct lil_va
     return LIL_OK;
 }
 
-/* The mantissa of a finite non-zero |x| with its implicit bit, scaled so
- * that bit 52 is the leading one; *e is the matching biased exponent
- * (below 1 for subnormals). */
-static uint64_t mantissa(uint64_t bits, int *e)
-{
-    *e = (int)(bits >> 52 & 0x7ff);
-    if (*e == 0) { /* subnormal: normalize */
-        bits &= ~0ull >> 12;
-        *e = 1;
-        while (!(bits >> 52)) {
-            bits <<= 1;
-            (*e)--;
-        }
-        return bits;
-    }
-    return (bits & (~0ull >> 12)) | 1ull << 52;
-}
-
-/* C's fmod (JavaScript's %): exact, the sign of x; written out so the
- * library needs no libm.  Long division of the mantissas, one bit per
- * step of exponent difference. */
-static double js_fmod(double x, double y)
-{
-    uint64_t ux, uy, mx, my, sign;
-    int ex, ey;
-    double r;
-
-    memcpy(&ux, &x, 8);
-    memcpy(&uy, &y, 8);
-    sign = ux >> 63 << 63;
-    if (y == 0 || isnan(y) || !isfinite(x))
-        return (double)NAN;
-    if ((ux << 1) <= (uy << 1)) /* |x| <= |y|, or y infinite */
-        return (ux << 1) == (uy << 1) ? x * 0 : x;
-    mx = mantissa(ux & ~sign, &ex);
-    my = mantissa(uy << 1 >> 1, &ey);
-    for (; ex > ey; ex--) {
-        if (mx >= my)
-            mx -= my;
-        mx <<= 1;
-    }
-    if (mx >= my)
-        mx -= my;
-    if (mx == 0)
-        return x * 0;
-    while (!(mx >> 52)) {
-        mx <<= 1;
-        ex--;
-    }
-    if (ex > 0)
-        mx = (mx & (~0ull >> 12)) | (uint64_t)ex << 52;
-    else
-        mx >>= 1 - ex; /* subnormal result: exact, the low bits are zero */
-    mx |= sign;
-    memcpy(&r, &mx, 8);
-    return r;
-}
-
 static struct lil_val arith(uint8_t op, double a, double b)
 {
     switch (op) {
@@ -387,7 +329,7 @@ static struct lil_val arith(uint8_t op, double a, double b)
     case N_DIV:
         return v_num(a / b);
     default:
-        return v_num(js_fmod(a, b));
+        return v_num(fmod(a, b)); /* JavaScript's % is C's fmod */
     }
 }
 

@@ -116,46 +116,12 @@ bool lil__ident_is_root(const char *s)
 
 /* ---- declared types ---------------------------------------------------- */
 
-/* Bytes of the JavaScript whitespace character at s, or 0.  (The same
- * table is in duration.c and cron.c.) */
-static size_t js_space_len(const char *s, size_t len)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    unsigned cp;
-
-    if (len == 0)
-        return 0;
-    if (u[0] == ' ' || (u[0] >= 0x09 && u[0] <= 0x0d))
-        return 1;
-    if (len >= 2 && u[0] == 0xc2 && u[1] == 0xa0)
-        return 2;
-    if (len < 3 || (u[0] & 0xf0) != 0xe0 || (u[1] & 0xc0) != 0x80 ||
-        (u[2] & 0xc0) != 0x80)
-        return 0;
-    cp = ((u[0] & 0x0fu) << 12) | ((u[1] & 0x3fu) << 6) | (u[2] & 0x3fu);
-    if (cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200a) || cp == 0x2028 ||
-        cp == 0x2029 || cp == 0x202f || cp == 0x205f || cp == 0x3000 || cp == 0xfeff)
-        return 3;
-    return 0;
-}
-
 /* Copy s (len bytes) trimmed into the member slot; false if too long. */
 static bool add_member(struct lil_type *t, const char *s, size_t len)
 {
-    size_t b = 0, e = 0, i = 0;
-    bool seen = false;
+    size_t b = 0, e = len;
 
-    while (i < len) {
-        size_t n = js_space_len(s + i, len - i);
-        if (n) {
-            i += n;
-            continue;
-        }
-        if (!seen)
-            b = i;
-        seen = true;
-        e = ++i;
-    }
+    lil__js_trim(s, &b, &e);
     if (t->nmembers == LIL_TYPE_MAX_MEMBERS || e - b > MEMBER_MAX_LEN)
         return false;
     memcpy(t->members[t->nmembers], s + b, e - b);
@@ -359,6 +325,37 @@ static size_t osa_distance(const char *a, size_t n, const char *b, size_t m)
     return d[n][m];
 }
 
+/* Is c a subsequence of w ("cmd" in "comand")? */
+static bool subsequence(const char *c, const char *w)
+{
+    for (; *c && *w; w++) {
+        if (*c == *w)
+            c++;
+    }
+    return *c == '\0';
+}
+
+/* The longest candidate of 3+ bytes, shorter than word and at least half
+ * its length, whose letters appear in order in word: an abbreviation typed
+ * out ("comand" -> "cmd"), which edit distance misses. */
+static const char *suggest_abbreviation(const char *word, size_t wlen,
+                                        const char *const *candidates, size_t n)
+{
+    const char *best = NULL;
+    size_t blen = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        size_t l = candidates[i] ? strlen(candidates[i]) : 0;
+
+        if (l >= 3 && l > blen && l < wlen && 2 * l >= wlen &&
+            subsequence(candidates[i], word)) {
+            best = candidates[i];
+            blen = l;
+        }
+    }
+    return best;
+}
+
 const char *lil__suggest(const char *word, const char *const *candidates, size_t n)
 {
     size_t wlen, limit, best_d = SIZE_MAX;
@@ -382,5 +379,5 @@ const char *lil__suggest(const char *word, const char *const *candidates, size_t
             best = candidates[i];
         }
     }
-    return best;
+    return best ? best : suggest_abbreviation(word, wlen, candidates, n);
 }

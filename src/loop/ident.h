@@ -51,7 +51,9 @@ bool lil__type_parse(const char *s, struct lil_type *out);
 bool lil__type_accepts(const struct lil_type *t, json_t *value);
 
 /* The candidate closest to word by edit distance (at most 2, or a third of
- * its length for longer words), or NULL: for "did you mean 'cmd'?". */
+ * its length for longer words); failing that, the longest candidate whose
+ * letters appear in order in word and make up half of it ("comand" ->
+ * "cmd"); else NULL.  For "did you mean 'cmd'?". */
 const char *lil__suggest(const char *word, const char *const *candidates, size_t n);
 
 #endif

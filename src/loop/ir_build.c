@@ -265,37 +265,6 @@ static bool step_kinds_of_key(const char *key, char *out, size_t cap)
     return l > 0;
 }
 
-/* Is c a subsequence of w ("cmd" in "comand")? */
-static bool subsequence(const char *c, const char *w)
-{
-    for (; *c && *w; w++) {
-        if (*c == *w)
-            c++;
-    }
-    return *c == '\0';
-}
-
-/* lil__suggest, else the longest allowed key of 3+ bytes whose letters
- * appear in order in the word and make up at least half of it. */
-static const char *suggest_key(const char *k, const char *const *allowed, size_t n)
-{
-    const char *best = lil__suggest(k, allowed, n);
-    size_t klen = strlen(k), blen = 0;
-
-    if (best)
-        return best;
-    for (size_t i = 0; i < n; i++) {
-        size_t l = strlen(allowed[i]);
-
-        if (l >= 3 && l > blen && l < klen && 2 * l >= klen &&
-            subsequence(allowed[i], k)) {
-            best = allowed[i];
-            blen = l;
-        }
-    }
-    return best;
-}
-
 static void unknown_key(struct build *b, const struct obj *o,
                         const struct lil_node *key, const char *const *allowed,
                         size_t n, const char *step_kind)
@@ -304,7 +273,7 @@ static void unknown_key(struct build *b, const struct obj *o,
     const char *k = key->str ? key->str : "";
     char kinds[64];
     bool other = step_kind && step_kinds_of_key(k, kinds, sizeof(kinds));
-    const char *s = other ? NULL : suggest_key(k, allowed, n);
+    const char *s = other ? NULL : lil__suggest(k, allowed, n);
 
     if (o->where)
         snprintf(where, sizeof(where), " in %s", o->where);

@@ -79,13 +79,18 @@ static bool js_space_cp(uint32_t c)
            c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000 || c == 0xFEFF;
 }
 
+size_t lil__js_space_len(const char *s, size_t len)
+{
+    uint32_t cp;
+    size_t n = lil__utf8_decode((const unsigned char *)s, len, &cp);
+
+    return n && js_space_cp(cp) ? n : 0;
+}
+
 /* Bytes of the JS whitespace character at s[i], or 0. */
 static size_t space_at(const char *s, size_t i, size_t end)
 {
-    uint32_t cp;
-    size_t n = lil__utf8_decode((const unsigned char *)s + i, end - i, &cp);
-
-    return n && js_space_cp(cp) ? n : 0;
+    return lil__js_space_len(s + i, end - i);
 }
 
 /* Bytes of the JS whitespace character ending at s[end-1], or 0. */

@@ -67,6 +67,14 @@ lil_status lil__val_string(const struct lil_val *v, struct lil_buf *out);
  * returns the length. */
 size_t lil__num_format(double x, char out[32]);
 
+/* Bytes of the JavaScript whitespace character (String.prototype.trim's
+ * set: ASCII space and \t-\r, NBSP, U+1680, U+2000-U+200A, U+2028, U+2029,
+ * U+202F, U+205F, U+3000, U+FEFF) at s, or 0. */
+size_t lil__js_space_len(const char *s, size_t len);
+
+/* Narrow [*start, *end) of s to drop JavaScript whitespace at both ends. */
+void lil__js_trim(const char *s, size_t *start, size_t *end);
+
 /* Strict equality (===): no coercion, NaN != NaN, containers by identity. */
 bool lil__val_strict_eq(const struct lil_val *a, const struct lil_val *b);
 

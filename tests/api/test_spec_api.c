@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <jansson.h>
 #include <lil/lil.h>
@@ -119,6 +121,25 @@ T_TEST(load_reads_the_file_and_names_it)
     T_OK(lil_spec_load(NULL, t_path("bad.yaml"), NULL, &spec));
     T_REQUIRE(find_code(spec, "bad-ref"));
     T_EQ_STR(find_code(spec, "bad-ref")->file, t_path("bad.yaml"));
+    lil_spec_free(spec);
+}
+
+T_TEST(load_reads_a_pipe)
+{
+    lil_spec *spec = NULL;
+    pid_t pid;
+    int status = 0;
+
+    T_REQUIRE(mkfifo(t_path("fifo.yaml"), 0600) == 0);
+    pid = fork();
+    T_REQUIRE(pid >= 0);
+    if (pid == 0) {
+        write_file(t_path("fifo.yaml"), valid_spec, strlen(valid_spec));
+        _exit(0);
+    }
+    T_OK(lil_spec_load(NULL, t_path("fifo.yaml"), NULL, &spec));
+    waitpid(pid, &status, 0);
+    T_EQ_I64(lil_spec_ok(spec), 1);
     lil_spec_free(spec);
 }
 
