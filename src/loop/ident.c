@@ -7,10 +7,11 @@
  *
  * Types: `enum[...]` members are the text between the brackets split on ','
  * or '|' and trimmed with JavaScript's trim; empty members are kept, like
- * the reference ("enum[a,,b]" has the members "a", "" and "b").  A member
- * longer than 63 bytes or more than LIL_TYPE_MAX_MEMBERS members do not fit
- * struct lil_type: lil__type_parse then says false (the reference would
- * accept such a type).
+ * the reference ("enum[a,,b]" has the members "a", "" and "b").  The
+ * members are not copied: struct lil_type points into the type's text, and
+ * lil__type_member cuts member i out of it when asked.  A member longer
+ * than MEMBER_MAX_LEN bytes makes the type invalid (the reference has no
+ * such limit; no value's String() is compared beyond it).
  *
  * lil__type_accepts compares an enum with JavaScript's String(value):
  * strings as they are, true/false, numbers in Number::toString form (1,
@@ -34,9 +35,9 @@
 
 #include "loop/value.h"
 
-#define SUGGEST_MAX    64 /* longest word compared */
-#define STRING_DEPTH   64 /* deepest array String() follows */
-#define MEMBER_MAX_LEN (sizeof(((struct lil_type *)0)->members[0]) - 1)
+#define SUGGEST_MAX    64  /* longest word compared */
+#define STRING_DEPTH   64  /* deepest array String() follows */
+#define MEMBER_MAX_LEN 256 /* longest String(value) compared with members */
 
 static const char *const RESERVED[] = {
     "await",    "break",    "case",      "catch",  "class",      "const",
@@ -116,24 +117,15 @@ bool lil__ident_is_root(const char *s)
 
 /* ---- declared types ---------------------------------------------------- */
 
-/* Copy s (len bytes) trimmed into the member slot; false if too long. */
-static bool add_member(struct lil_type *t, const char *s, size_t len)
+static bool is_member_separator(char c)
 {
-    size_t b = 0, e = len;
-
-    lil__js_trim(s, &b, &e);
-    if (t->nmembers == LIL_TYPE_MAX_MEMBERS || e - b > MEMBER_MAX_LEN)
-        return false;
-    memcpy(t->members[t->nmembers], s + b, e - b);
-    t->members[t->nmembers][e - b] = '\0';
-    t->nmembers++;
-    return true;
+    return c == ',' || c == '|';
 }
 
-/* "enum[" [^\]]+ "]" at the very end; the members into t. */
+/* "enum[" [^\]]+ "]" at the very end: t points at the text inside. */
 static bool parse_enum(const char *s, struct lil_type *t)
 {
-    size_t len = strlen(s), start;
+    size_t len = strlen(s);
 
     if (len < 7 || strncmp(s, "enum[", 5) != 0 || s[len - 1] != ']')
         return false;
@@ -141,15 +133,44 @@ static bool parse_enum(const char *s, struct lil_type *t)
     len -= 6; /* the text between the brackets */
     if (memchr(s, ']', len))
         return false;
-    start = 0;
-    for (size_t i = 0; i <= len; i++) {
-        if (i < len && s[i] != ',' && s[i] != '|')
-            continue;
-        if (!add_member(t, s + start, i - start))
-            return false;
-        start = i + 1;
-    }
     t->kind = LIL_TYPE_ENUM;
+    t->text = s;
+    t->text_len = len;
+    t->nmembers = 1;
+    for (size_t i = 0; i < len; i++)
+        t->nmembers += is_member_separator(s[i]);
+    for (size_t i = 0, start = 0; i <= len; i++) { /* one pass: no member too long */
+        size_t b = start, e = i;
+
+        if (i < len && !is_member_separator(s[i]))
+            continue;
+        start = i + 1;
+        lil__js_trim(s, &b, &e);
+        if (e - b > MEMBER_MAX_LEN)
+            return false;
+    }
+    return true;
+}
+
+bool lil__type_member(const struct lil_type *t, size_t i, const char **s, size_t *len)
+{
+    size_t start = 0, k = 0, b, e;
+
+    if (t->kind != LIL_TYPE_ENUM || i >= t->nmembers)
+        return false;
+    for (size_t j = 0; j < t->text_len && k < i; j++) {
+        if (is_member_separator(t->text[j])) {
+            k++;
+            start = j + 1;
+        }
+    }
+    e = start;
+    while (e < t->text_len && !is_member_separator(t->text[e]))
+        e++;
+    b = start;
+    lil__js_trim(t->text, &b, &e);
+    *s = t->text + b;
+    *len = e - b;
     return true;
 }
 
@@ -179,7 +200,7 @@ bool lil__type_parse(const char *s, struct lil_type *out)
 struct sbuf {
     char s[MEMBER_MAX_LEN + 1];
     size_t len;
-    bool over; /* longer than any member can be */
+    bool over; /* longer than MEMBER_MAX_LEN: compared as no member */
 };
 
 static void sbuf_add(struct sbuf *b, const char *s, size_t len)
@@ -247,12 +268,21 @@ static bool enum_accepts(const struct lil_type *t, json_t *value)
 {
     struct sbuf b = {{0}, 0, false};
 
+    size_t start = 0;
+
     js_string(value, &b, 0);
     if (b.over)
         return false;
-    for (size_t i = 0; i < t->nmembers; i++)
-        if (strlen(t->members[i]) == b.len && memcmp(t->members[i], b.s, b.len) == 0)
+    for (size_t i = 0; i <= t->text_len; i++) { /* each member, in one pass */
+        size_t mb = start, me = i;
+
+        if (i < t->text_len && !is_member_separator(t->text[i]))
+            continue;
+        start = i + 1;
+        lil__js_trim(t->text, &mb, &me);
+        if (me - mb == b.len && memcmp(t->text + mb, b.s, b.len) == 0)
             return true;
+    }
     return false;
 }
 

@@ -32,18 +32,21 @@ enum lil_type_kind {
     LIL_TYPE_JSON, LIL_TYPE_LIST, LIL_TYPE_ENUM
 };
 
-#define LIL_TYPE_MAX_MEMBERS 64
-
 struct lil_type {
     enum lil_type_kind kind;
-    size_t nmembers;                          /* ENUM */
-    char members[LIL_TYPE_MAX_MEMBERS][64];   /* ENUM: trimmed, split on , or | */
+    const char *text; /* ENUM: the text between the brackets (borrowed) */
+    size_t text_len;
+    size_t nmembers; /* ENUM: members split on , or | (empty ones count) */
 };
 
 /* Parse a declared type; false if it does not match
- * ^(string|int|number|boolean|json|list|enum\[[^\]]+\])$ (or has more
- * members than fit). */
+ * ^(string|int|number|boolean|json|list|enum\[[^\]]+\])$.  An enum's
+ * members stay in s: keep s alive while the type is used. */
 bool lil__type_parse(const char *s, struct lil_type *out);
+
+/* Member i of an enum, trimmed (JavaScript trim), as a slice of the type's
+ * text; false past the end or for another kind. */
+bool lil__type_member(const struct lil_type *t, size_t i, const char **s, size_t *len);
 
 /* Does a (non-null) value match the type?  (section 1.8: int = integral
  * number, enum compares String(value) with the members, list = array,

@@ -27,16 +27,18 @@
  * quadratic.
  *
  * JSON (name ending in ".json"): libyaml accepts things JSON does not
- * (comments, single quotes, plain strings, trailing commas) and refuses a
+ * (comments, single quotes, plain strings, trailing commas) and misreads a
  * few valid JSON texts (a surrogate pair escape "\ud83d\ude00", a newline
  * between a key and its colon, a tab before the first token, keys over 1024
  * characters, C1 control characters).  So jansson decides what is valid
- * JSON (diagnostic code "json", duplicates refused), and libyaml only gives
- * the positions: surrogate escapes are first rewritten to private-use
- * escapes of the same length (\uD83D -> \uE83D) so positions stay right,
- * and the strings are then taken from jansson's value.  When libyaml still
- * fails on a valid JSON text, the tree is built from jansson's value with
- * no positions (0:0).
+ * JSON (diagnostic code "json", duplicates refused) and what it means, and
+ * libyaml only gives the positions: surrogate escapes are first rewritten
+ * to private-use escapes of the same length (\uD83D -> \uE83D) so that
+ * libyaml reads the text and positions stay right; then libyaml's tree must
+ * match jansson's value node for node, and strings are taken from jansson.
+ * When libyaml fails or its tree differs, the tree is built from jansson's
+ * value with no positions (0:0).  JSON integers beyond 64 bits are refused
+ * (jansson: "too big integer").
  *
  * Reals that JSON cannot hold (.inf, .nan, 1e400) keep their text as a
  * string value (node->quoted stays false), so a consumer that wants a
@@ -631,12 +633,15 @@ static lil_status bad_tag(struct loader *ld, struct lil_pos pos,
 {
     char t[MSG_TEXT_MAX + 4];
     const char *s = (const char *)tag;
+    size_t plen = sizeof(CORE_TAG_PREFIX) - 1;
+    bool core = strncmp(s, CORE_TAG_PREFIX, plen) == 0; /* shown as !!name */
 
-    return fail_at(
-        ld, "yaml", pos,
-        "tag '%s' is not supported on %s (only !!str, !!int, !!float, !!bool, "
-        "!!null, !!seq and !!map)",
-        msg_text(s, strlen(s), t), what);
+    if (core)
+        s += plen;
+    return fail_at(ld, "yaml", pos,
+                   "tag '%s%s' is not supported on %s (only !!str, !!int, !!float, "
+                   "!!bool, !!null, !!seq and !!map)",
+                   core ? "!!" : "", msg_text(s, strlen(s), t), what);
 }
 
 /* JSON mode: libyaml's reading of a text differs from jansson's (which is
