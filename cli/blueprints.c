@@ -786,6 +786,7 @@ static char *guard_body(const char *expr)
         a++;
     while (z > a && is_blank(expr[z - 1]))
         z--;
+    /* cppcheck-suppress knownConditionTrueFalse ; false positive (cppcheck 2.10) */
     if (z - a >= 3 && expr[a] == '$' && expr[a + 1] == '{' && expr[z - 1] == '}') {
         a += 2;
         z--;

@@ -82,13 +82,14 @@ static const char *show(const char *s, size_t len, char out[SHOW_MAX + 4])
 {
     size_t n = len > SHOW_MAX ? SHOW_MAX : len;
 
+    /* cppcheck-suppress knownConditionTrueFalse ; n is len cut at SHOW_MAX */
     for (size_t i = 0; i < n; i++) {
         if (s[i] >= 0x20 && s[i] < 0x7f)
             out[i] = s[i];
         else
             out[i] = '?';
     }
-    if (n < len) {
+    if (n < len) { /* cppcheck-suppress knownConditionTrueFalse */
         memcpy(out + n, "...", 3);
         n += 3;
     }
