@@ -19,8 +19,6 @@
  *   is valid UTF-8), and that JSON loads back in JSON mode, without a
  *   diagnostic, to an equal value.
  */
-#include "fuzz_common.h"
-
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +27,7 @@
 #include <jansson.h>
 
 #include "base/env.h"
+#include "fuzz_common.h"
 #include "loop/diag.h"
 #include "loop/node.h"
 
@@ -112,8 +111,8 @@ static void check_pos(struct lil_pos p, const struct shape *sh, bool may_be_zero
     if (p.line == 0 && p.col == 0 && may_be_zero)
         return;
     if (p.line < 1 || p.line > sh->lines || p.col < 1 || p.col > sh->longest + 1)
-        bad("%s at %u:%u outside the text (%zu lines, longest %zu)", what, p.line, p.col,
-            sh->lines, sh->longest);
+        bad("%s at %u:%u outside the text (%zu lines, longest %zu)", what, p.line,
+            p.col, sh->lines, sh->longest);
 }
 
 static bool before(struct lil_pos a, struct lil_pos b)
@@ -220,8 +219,8 @@ static void round_trip(const struct lil_node *root)
     if (!s)
         bad("json_dumps failed: invalid UTF-8 in a string?");
     lil__diags_init(&d, env(), "rt.json");
-    if (lil__doc_parse(&doc, env(), "rt.json", s, strlen(s), &big, &d) != LIL_OK || d.n ||
-        !doc.root)
+    if (lil__doc_parse(&doc, env(), "rt.json", s, strlen(s), &big, &d) != LIL_OK ||
+        d.n || !doc.root)
         bad("the tree's JSON does not load back: %s", d.n ? d.v[0].pub.message : "");
     back = lil__node_json(doc.root);
     if (!json_equal(j, back))

@@ -83,7 +83,8 @@ void lil__hex(const uint8_t *bytes, size_t len, char *out)
  * XOR ipad (0x36) and XOR opad (0x5c) start the inner and outer hashes. */
 static void mac_set_key(struct lil_mac *m, const uint8_t *key, size_t key_len)
 {
-    uint8_t k[BLOCK_LEN] = {0}, pad[BLOCK_LEN];
+    uint8_t k[BLOCK_LEN] = {0};
+    uint8_t pad[BLOCK_LEN];
 
     if (key_len > BLOCK_LEN)
         lil__sha256(key, key_len, k);

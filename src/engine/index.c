@@ -27,15 +27,15 @@
 #define SLICE ((size_t)64 * 1024) /* bytes of array faulted in at once */
 
 /* Fault in the whole pages inside [from, to) with one system call. */
-static void prefault(const void *from, const void *to)
+static void prefault(char *from, char *to)
 {
 #ifdef MADV_POPULATE_WRITE
-    uintptr_t page = (uintptr_t)getpagesize();
-    uintptr_t a = ((uintptr_t)from + page - 1) & ~(page - 1);
-    uintptr_t b = (uintptr_t)to & ~(page - 1);
+    size_t page = (size_t)getpagesize();
+    char *a = from + (page - (uintptr_t)from % page) % page;
+    char *b = to - (uintptr_t)to % page;
 
     if (b > a)
-        (void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
+        (void)madvise(a, (size_t)(b - a), MADV_POPULATE_WRITE);
 #else
     (void)from;
     (void)to;
@@ -43,22 +43,22 @@ static void prefault(const void *from, const void *to)
 }
 
 /* Fault in the slice of the entry array that starts at from. */
-static void prefault_slice(const struct imap *m, uintptr_t from)
+static void prefault_slice(const struct imap *m, char *from)
 {
-    uintptr_t limit = (uintptr_t)(m->entries + m->n_alloc);
+    char *limit = (char *)(m->entries + m->n_alloc);
 
     if (from < limit)
-        prefault((const void *)from,
-                 (const void *)(limit - from > SLICE ? from + SLICE : limit));
+        prefault(from, (size_t)(limit - from) > SLICE ? from + SLICE : limit);
 }
 
 /* Entries are written in order: when entry e reaches a slice boundary of
  * the address space, fault in the slice after the boundary. */
-static void prefault_ahead(const struct imap *m, const struct ientry *e)
+static void prefault_ahead(const struct imap *m, struct ientry *e)
 {
-    uintptr_t edge = (uintptr_t)(e + 1) & ~(uintptr_t)(SLICE - 1);
+    char *end = (char *)(e + 1);
+    char *edge = end - (uintptr_t)end % SLICE;
 
-    if (edge >= (uintptr_t)e)
+    if (edge >= (char *)e)
         prefault_slice(m, edge);
 }
 
@@ -127,7 +127,7 @@ static int grow_slots(struct imap *m)
     if (!slots)
         return -1;
     if (cap * sizeof(*slots) >= SLICE)
-        prefault(slots, slots + cap);
+        prefault((char *)slots, (char *)(slots + cap));
     memset(slots, 0, cap * sizeof(*slots));
     for (size_t i = 0; i < m->cap; i++) {
         struct islot s = m->slots[i];
@@ -159,7 +159,7 @@ static int grow_entries(struct imap *m)
     m->entries = p;
     m->n_alloc = n;
     if (n * sizeof(*p) >= SLICE) /* the new part, up to where prefault_ahead starts */
-        prefault_slice(m, (uintptr_t)(p + m->n));
+        prefault_slice(m, (char *)(p + m->n));
     return 0;
 }
 

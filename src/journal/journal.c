@@ -381,10 +381,10 @@ lil_status lil__journal_open(const struct lil_env *env, struct lil_err *err,
     }
     if (rc == LIL_OK)
         rc = map_file(j, err);
-    if (rc == LIL_OK)
+    if (rc == LIL_OK) {
         open_sync_start(j, &bg);
-    if (rc == LIL_OK)
         rc = scan_file(j, err, opts, scan, ud, &res);
+    }
     rc = open_sync_wait(&bg, err, rc);
     if (rc == LIL_OK && !j->readonly)
         rc = settle(j, err, &res, bg.started);

@@ -14,10 +14,20 @@
  *          [-+]?(\.inf|\.Inf|\.INF), .nan .NaN .NAN  -> real
  *   anything else, and every quoted or block scalar -> string
  *
- * so `yes`, `no`, `on`, `off`, `y`, `n` stay strings.  Explicit tags
- * (`!!str 5`) are honoured for the core tags str, int, float, bool, null;
- * other tags are refused.  A JSON file (name ending in .json) is parsed with
- * JSON's rules: only double-quoted keys, no comments.
+ * so `yes`, `no`, `on`, `off`, `y`, `n` stay strings.  A real that JSON
+ * cannot hold (.inf, .nan, 1e400) keeps its text as a string value with
+ * `quoted` false, so the layer above reports a type error.  Keys are always
+ * strings (`1:` and `"1":` are the same key).  Explicit tags (`!!str 5`) are
+ * honoured for the core tags str, int, float, bool, null, seq, map and the
+ * non-specific `!`; other tags are refused.
+ *
+ * A JSON file (name ending in .json) is checked by jansson (its errors have
+ * code `json`); libyaml then only supplies positions.  Should libyaml read
+ * the same text differently, the tree is built from jansson alone and every
+ * position is 0:0.
+ *
+ * Lines are counted at LF; columns are bytes (a UTF-8 BOM counts in line
+ * 1).  max_depth is capped at 1000 (lil__node_json recurses).
  *
  * Refused with a diagnostic (code `yaml`) naming line and column: syntax
  * errors, anchors and aliases (no billion laughs), duplicate keys in one

@@ -76,7 +76,8 @@
 struct byte_chunk {
     struct byte_chunk *next;
     size_t used, cap;
-    size_t pad; /* the header is 32 bytes: data stays 16-aligned */
+    /* cppcheck-suppress unusedStructMember ; the header is 32 bytes: data stays 16-aligned */
+    size_t pad;
 };
 
 struct node_chunk {
@@ -90,7 +91,6 @@ struct lil_doc_arena {
     struct node_chunk *nodes;
     size_t next_bytes; /* size of the next byte chunk */
     size_t next_nodes; /* nodes in the next node chunk */
-    json_t *json;      /* JSON mode: jansson's value (strings are borrowed from it) */
 };
 
 static void *arena_alloc(const struct lil_env *env, struct lil_doc_arena *a,
@@ -176,7 +176,6 @@ static void arena_free(const struct lil_env *env, struct lil_doc_arena *a)
         a->bytes = c->next;
         lil__free(env, c);
     }
-    json_decref(a->json);
     lil__free(env, a);
 }
 
@@ -215,6 +214,7 @@ struct loader {
     struct lil_node *root;
     unsigned docs;
     locale_t c_locale; /* for strtod_l, made on first use */
+    json_t *jv;        /* JSON mode: jansson's value (nodes keep their own refs) */
 };
 
 static struct lil_pos pos_of(const struct cursor *c)
@@ -879,8 +879,8 @@ static lil_status on_end(struct loader *ld)
     if (!f)
         return LIL_OK; /* libyaml's events are balanced: cannot happen */
     nd = f->node;
-    kids = ld->pend + f->base;
     n = ld->npend - f->base;
+    kids = n ? ld->pend + f->base : NULL; /* pend may still be NULL */
     if (nd->kind == LIL_NODE_SEQ && n) {
         nd->items = arena_alloc(ld->env, ld->arena, n * sizeof(*nd->items));
         if (!nd->items)
@@ -1060,13 +1060,13 @@ static lil_status json_check(struct loader *ld)
     const size_t flags = JSON_DECODE_ANY | JSON_REJECT_DUPLICATES;
     json_error_t e, again;
 
-    ld->arena->json = json_loadb(ld->text, ld->len, flags, &e);
-    if (ld->arena->json)
+    ld->jv = json_loadb(ld->text, ld->len, flags, &e);
+    if (ld->jv)
         return LIL_OK;
     if (json_error_code(&e) == json_error_out_of_memory)
         return LIL_E_NOMEM;
-    ld->arena->json = json_loadb(ld->text, ld->len, flags, &again);
-    if (ld->arena->json)
+    ld->jv = json_loadb(ld->text, ld->len, flags, &again);
+    if (ld->jv)
         return LIL_OK;
     if (json_error_code(&again) == json_error_out_of_memory || !same_error(&e, &again))
         return LIL_E_NOMEM;
@@ -1087,30 +1087,29 @@ static lil_status from_json(struct loader *ld, json_t *v, size_t depth,
 
 static lil_status scalar_from_json(struct loader *ld, json_t *v, struct lil_node *nd)
 {
+    json_malloc_t jmalloc;
+    json_free_t jfree;
+    char *s;
+
     nd->value = json_incref(v);
     nd->quoted = json_is_string(v);
     if (json_is_string(v)) {
         nd->str = json_string_value(v);
         nd->str_len = json_string_length(v);
-        if (nd->str_len > ld->lim.max_scalar)
-            return fail_at(
-                ld, "yaml", nd->pos,
-                "a scalar of %zu bytes is longer than the limit of %zu bytes",
-                nd->str_len, ld->lim.max_scalar);
-        return LIL_OK;
-    } else {
-        char *s = json_dumps(v, JSON_ENCODE_ANY);
-        json_malloc_t jmalloc;
-        json_free_t jfree;
-
-        if (!s)
-            return LIL_E_NOMEM;
-        nd->str_len = strlen(s);
-        nd->str = arena_strndup(ld->env, ld->arena, s, nd->str_len);
-        json_get_alloc_funcs(&jmalloc, &jfree); /* the host may have set them */
-        jfree(s);
-        return nd->str ? LIL_OK : LIL_E_NOMEM;
+        if (nd->str_len <= ld->lim.max_scalar)
+            return LIL_OK;
+        return fail_at(ld, "yaml", nd->pos,
+                       "a scalar of %zu bytes is longer than the limit of %zu bytes",
+                       nd->str_len, ld->lim.max_scalar);
     }
+    s = json_dumps(v, JSON_ENCODE_ANY); /* the text of a number or literal */
+    if (!s)
+        return LIL_E_NOMEM;
+    nd->str_len = strlen(s);
+    nd->str = arena_strndup(ld->env, ld->arena, s, nd->str_len);
+    json_get_alloc_funcs(&jmalloc, &jfree); /* the host may have set them */
+    jfree(s);
+    return nd->str ? LIL_OK : LIL_E_NOMEM;
 }
 
 static lil_status pairs_from_json(struct loader *ld, json_t *v, size_t depth,
@@ -1253,12 +1252,12 @@ static lil_status parse_json(struct loader *ld)
     if (rc == LIL_OK && !ld->root)
         rc = trees_differ(ld); /* jansson found a value: libyaml must too */
     if (rc == LIL_OK)
-        rc = match_json(ld, ld->root, ld->arena->json);
+        rc = match_json(ld, ld->root, ld->jv);
     ld->text = orig;
     lil__free(ld->env, copy);
     if (ld->yaml_failed) {
         ld->root = NULL;
-        rc = from_json(ld, ld->arena->json, 0, &ld->root);
+        rc = from_json(ld, ld->jv, 0, &ld->root);
     }
     return rc;
 }
@@ -1310,6 +1309,7 @@ static void loader_free(struct loader *ld)
         json_decref(ld->frames[i].keys);
     lil__free(ld->env, ld->frames);
     lil__free(ld->env, ld->pend);
+    json_decref(ld->jv);
     if (ld->c_locale)
         freelocale(ld->c_locale);
 }

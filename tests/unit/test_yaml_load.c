@@ -79,8 +79,8 @@ static const struct lil_node *v_of(const struct loaded *l)
 
 /* The text loads with exactly one error diagnostic (code, message part,
  * line, column) and no tree. */
-static void expect_error(struct loaded *l, const char *code, const char *msg, unsigned line,
-                         unsigned col)
+static void expect_error(struct loaded *l, const char *code, const char *msg,
+                         unsigned line, unsigned col)
 {
     T_EQ_I64(l->rc, LIL_OK);
     T_CHECK(l->doc.root == NULL);
@@ -103,8 +103,8 @@ static void yaml_error(const char *text, const char *msg, unsigned line, unsigne
     unload(&l);
 }
 
-static void json_error(const char *text, const char *code, const char *msg, unsigned line,
-                       unsigned col)
+static void json_error(const char *text, const char *code, const char *msg,
+                       unsigned line, unsigned col)
 {
     struct loaded l;
 
@@ -128,10 +128,10 @@ static void at(const struct lil_node *n, unsigned line, unsigned col)
 /* ---- scalars ------------------------------------------------------------ */
 
 struct scalar_case {
-    const char *yaml;   /* the value after "v: " */
-    const char *json;   /* lil__node_json of it, compact */
+    const char *yaml; /* the value after "v: " */
+    const char *json; /* lil__node_json of it, compact */
     json_type type;
-    const char *str;    /* node->str (NULL: same as yaml) */
+    const char *str; /* node->str (NULL: same as yaml) */
     int quoted;
 };
 
@@ -260,7 +260,8 @@ T_TEST(keys_are_strings_and_json_keeps_order)
         T_CHECK(json_is_string(l.doc.root->pairs[i].key->value));
     T_EQ_STR(l.doc.root->pairs[1].key->str, "1");
     T_EQ_STR(dump(l.doc.root),
-             "{\"z\":1,\"1\":\"int key\",\"null\":\"k\",\"true\":\"b\",\"a\":[\"x\",2,2.5,null]}");
+             "{\"z\":1,\"1\":\"int "
+             "key\",\"null\":\"k\",\"true\":\"b\",\"a\":[\"x\",2,2.5,null]}");
     j = lil__node_json(l.doc.root);
     T_CHECK(json_is_integer(json_object_get(j, "z")));
     T_CHECK(json_is_real(json_array_get(json_object_get(j, "a"), 2)));
@@ -306,20 +307,20 @@ T_TEST(empty_documents)
 
 T_TEST(positions)
 {
-    static const char text[] = "loopspec: \"0.1\"\n"               /* 1 */
-                               "id: t\n"                          /* 2 */
-                               "meta:\n"                          /* 3 */
-                               "  name: h\xc3\xa9llo\n"           /* 4 */
-                               "  tags: [a, \"b\", {c: 1}]\n"     /* 5 */
-                               "body:\n"                          /* 6 */
-                               "  - id: s1\n"                     /* 7 */
-                               "    cmd: |\n"                     /* 8 */
-                               "      echo hi\n"                  /* 9 */
-                               "  - x\n"                          /* 10 */
-                               "empty:\n"                         /* 11 */
-                               "\xc3\xa9: \xc3\xbc, \xc3\xa9\n"   /* 12 */
-                               "? k\n"                            /* 13 */
-                               ": !!str v\n";                     /* 14 */
+    static const char text[] = "loopspec: \"0.1\"\n"            /* 1 */
+                               "id: t\n"                        /* 2 */
+                               "meta:\n"                        /* 3 */
+                               "  name: h\xc3\xa9llo\n"         /* 4 */
+                               "  tags: [a, \"b\", {c: 1}]\n"   /* 5 */
+                               "body:\n"                        /* 6 */
+                               "  - id: s1\n"                   /* 7 */
+                               "    cmd: |\n"                   /* 8 */
+                               "      echo hi\n"                /* 9 */
+                               "  - x\n"                        /* 10 */
+                               "empty:\n"                       /* 11 */
+                               "\xc3\xa9: \xc3\xbc, \xc3\xa9\n" /* 12 */
+                               "? k\n"                          /* 13 */
+                               ": !!str v\n";                   /* 14 */
     struct loaded l;
     const struct lil_node *r, *meta, *tags, *body, *fm;
 
@@ -374,7 +375,8 @@ T_TEST(positions_crlf_bom_tabs)
     T_EQ_STR(lil__node_get(l.doc.root, "b")->items[1]->str, "y");
     unload(&l);
 
-    load(&l, "\xef\xbb\xbf" "a: 1\nb: 2\n");
+    load(&l, "\xef\xbb\xbf"
+             "a: 1\nb: 2\n");
     T_EQ_I64(l.d.n, 0);
     T_REQUIRE(l.doc.root != NULL);
     at(lil__node_pair(l.doc.root, "a")->key, 1, 4); /* after the 3-byte BOM */
@@ -393,9 +395,11 @@ T_TEST(positions_crlf_bom_tabs)
 
 T_TEST(syntax_errors)
 {
-    yaml_error("a: 1\n  b: 2\n", "mapping values are not allowed in this context", 2, 4);
+    yaml_error("a: 1\n  b: 2\n", "mapping values are not allowed in this context", 2,
+               4);
     yaml_error("a: [1, 2\nb: 3\n", "did not find expected ',' or ']'", 2, 2);
-    yaml_error("a: [1, 2\nb: 3\n", "while parsing a flow sequence at line 1, column 4", 2, 2);
+    yaml_error("a: [1, 2\nb: 3\n", "while parsing a flow sequence at line 1, column 4",
+               2, 2);
     yaml_error("a: \"unterminated\n", "found unexpected end of stream", 2, 1);
     yaml_error("a: 1\n- b\n", "did not find expected key", 2, 1);
     yaml_error("key: \t\n\t- x\n", "found character that cannot start any token", 2, 1);
@@ -410,12 +414,13 @@ T_TEST(anchors_aliases_tags)
     yaml_error("base: &b {k: 1}\n", "anchors and aliases are not supported", 1, 7);
     yaml_error("l: &l\n  - 1\n", "anchors and aliases are not supported", 1, 4);
     yaml_error("a: !foo 1\n", "tag '!foo' is not supported on a scalar", 1, 4);
-    yaml_error("a: !!binary aGk=\n", "tag '!!binary' is not supported on a scalar", 1, 4);
+    yaml_error("a: !!binary aGk=\n", "tag '!!binary' is not supported on a scalar", 1,
+               4);
     yaml_error("a: !!str {k: 1}\n", "is not supported on a mapping", 1, 4);
     yaml_error("a: !!map [1]\n", "is not supported on a list", 1, 4);
     yaml_error("a: !!set {k}\n", "tag '!!set' is not supported on a mapping", 1, 4);
-    yaml_error("%TAG !! tag:example.com,2000:\n---\na: !!str 1\n", "tag:example.com,2000:str", 3,
-               4);
+    yaml_error("%TAG !! tag:example.com,2000:\n---\na: !!str 1\n",
+               "tag:example.com,2000:str", 3, 4);
     yaml_error("a: !!int abc\n", "'abc' is not a valid !!int", 1, 4);
     yaml_error("a: !!int 1.5\n", "'1.5' is not a valid !!int", 1, 4);
     yaml_error("a: !!float x\n", "'x' is not a valid !!float", 1, 4);
@@ -427,10 +432,12 @@ T_TEST(duplicate_and_complex_keys)
 {
     yaml_error("x: 1\ny: 2\nx: 3\n", "duplicate key 'x' (first at line 1)", 3, 1);
     yaml_error("m:\n  a: 1\n  'a': 2\n", "duplicate key 'a' (first at line 2)", 3, 3);
-    yaml_error("m: {a: 1, b: 2, \"a\": 3}\n", "duplicate key 'a' (first at line 1)", 1, 17);
+    yaml_error("m: {a: 1, b: 2, \"a\": 3}\n", "duplicate key 'a' (first at line 1)", 1,
+               17);
     yaml_error("1: a\n\"1\": b\n", "duplicate key '1' (first at line 1)", 2, 1);
     yaml_error("? [a]\n: b\n", "a mapping key must be a scalar, not a list", 1, 3);
-    yaml_error("? {a: 1}\n: b\n", "a mapping key must be a scalar, not a mapping", 1, 3);
+    yaml_error("? {a: 1}\n: b\n", "a mapping key must be a scalar, not a mapping", 1,
+               3);
     yaml_error("{[a]: b}\n", "a mapping key must be a scalar, not a list", 1, 2);
     /* the same key in different mappings is fine */
     {
@@ -481,7 +488,8 @@ T_TEST(limits)
 
     /* max_scalar */
     load_lim(&l, "t.yaml", "a: 12345678\nb: 123456789\n", 25, &lim);
-    expect_error(&l, "yaml", "a scalar of 9 bytes is longer than the limit of 8 bytes", 2, 4);
+    expect_error(&l, "yaml", "a scalar of 9 bytes is longer than the limit of 8 bytes",
+                 2, 4);
     unload(&l);
     load_lim(&l, "t.yaml", "a: \"\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\"\n", 36, &lim);
     expect_error(&l, "yaml", "a scalar of 10 bytes", 1, 4); /* decoded length */
@@ -490,7 +498,8 @@ T_TEST(limits)
     /* max_bytes: refused before parsing, at the first byte past the limit */
     lim = (struct lil_doc_limits){8, 0, 0};
     load_lim(&l, "t.yaml", "a: 1\nb: 2345\n", 13, &lim);
-    expect_error(&l, "yaml", "the file is 13 bytes, larger than the limit of 8 bytes", 2, 4);
+    expect_error(&l, "yaml", "the file is 13 bytes, larger than the limit of 8 bytes",
+                 2, 4);
     unload(&l);
     load_lim(&l, "t.yaml", "a: [1\n", 6, &lim); /* within the limit: the syntax error */
     expect_error(&l, "yaml", "did not find expected", 2, 1);
@@ -538,7 +547,8 @@ T_TEST(bad_bytes)
     unload(&l);
     /* control characters, raw */
     LOADB(&l, "t.yaml", "a: 1\nb: x\x01y\n");
-    expect_error(&l, "yaml", "control characters are not allowed (character U+0001)", 2, 5);
+    expect_error(&l, "yaml", "control characters are not allowed (character U+0001)", 2,
+                 5);
     unload(&l);
     /* a NUL byte: refused before parsing, at its position */
     LOADB(&l, "t.yaml", "a: 1\nb: x\0y\n");
@@ -548,7 +558,9 @@ T_TEST(bad_bytes)
     yaml_error("a: \"x\\0y\"\n", "a NUL character is not allowed in a scalar", 1, 4);
     yaml_error("a: \"\\u0000\"\n", "a NUL character is not allowed in a scalar", 1, 4);
     /* a UTF-16 BOM is not a way to switch encodings: bytes are UTF-8 */
-    LOADB(&l, "t.yaml", "\xff\xfe" "a\0:\0");
+    LOADB(&l, "t.yaml",
+          "\xff\xfe"
+          "a\0:\0");
     T_CHECK(l.doc.root == NULL);
     T_EQ_I64(l.d.nerrors, 1);
     unload(&l);
@@ -563,8 +575,9 @@ T_TEST(messages_quote_long_and_odd_keys)
              "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk",
              "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk");
     load(&l, text);
-    expect_error(&l, "yaml", "duplicate key 'kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk...'", 2,
-                 1);
+    expect_error(&l, "yaml",
+                 "duplicate key 'kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk...'",
+                 2, 1);
     unload(&l);
     yaml_error("\"a\\tb\": 1\n\"a\\tb\": 2\n", "duplicate key 'a?b'", 2, 1);
 }
@@ -629,8 +642,8 @@ T_TEST(json_refusals)
         struct loaded l;
 
         load_lim(&l, "t.json", "{\"a\": \"abc\", \"b\": \"abcd\"}", 25, &lim);
-        expect_error(&l, "yaml", "a scalar of 4 bytes is longer than the limit of 3 bytes", 1,
-                     19);
+        expect_error(&l, "yaml",
+                     "a scalar of 4 bytes is longer than the limit of 3 bytes", 1, 19);
         unload(&l);
     }
 }
@@ -640,7 +653,9 @@ T_TEST(json_surrogate_pairs_keep_positions)
     struct loaded l;
     const struct lil_node *r;
 
-    load_json(&l, "{\"e\": \"\\ud83d\\ude00!\", \"\\uD83D\\uDE01\": 1, \"n\": \"\\\\ud800\"}");
+    load_json(
+        &l,
+        "{\"e\": \"\\ud83d\\ude00!\", \"\\uD83D\\uDE01\": 1, \"n\": \"\\\\ud800\"}");
     T_EQ_I64(l.d.n, 0);
     r = l.doc.root;
     T_REQUIRE(r != NULL && r->n == 3);
@@ -652,7 +667,9 @@ T_TEST(json_surrogate_pairs_keep_positions)
     at(lil__node_get(r, "e"), 1, 7);
     at(r->pairs[1].key, 1, 24);
     at(lil__node_get(r, "n"), 1, 48);
-    T_EQ_STR(dump(r), "{\"e\":\"\xf0\x9f\x98\x80!\",\"\xf0\x9f\x98\x81\":1,\"n\":\"\\\\ud800\"}");
+    T_EQ_STR(
+        dump(r),
+        "{\"e\":\"\xf0\x9f\x98\x80!\",\"\xf0\x9f\x98\x81\":1,\"n\":\"\\\\ud800\"}");
     unload(&l);
 }
 
@@ -704,7 +721,7 @@ T_TEST(reference_examples_load_cleanly)
     struct dirent *e;
     int count = 0;
 
-    snprintf(dir, sizeof(dir), "%s/yaml/examples", T_DATA_DIR);
+    snprintf(dir, sizeof(dir), "%s/reference-examples", T_DATA_DIR);
     d = opendir(dir);
     T_REQUIRE(d != NULL);
     while ((e = readdir(d)) != NULL) {
@@ -808,7 +825,8 @@ T_TEST(large_inputs_are_linear)
         n += 3;
     }
     text[n - 1] = ']';
-    T_CHECK(timed("256 KiB flow sequence on one line", "t.yaml", text, n, &l) < SLOW_MS);
+    T_CHECK(timed("256 KiB flow sequence on one line", "t.yaml", text, n, &l) <
+            SLOW_MS);
     T_EQ_I64(l.d.n, 0);
     at(l.doc.root->items[l.doc.root->n - 1], 1, (unsigned)(n - 2));
     unload(&l);
@@ -845,14 +863,16 @@ T_TEST(thousand_step_spec)
     struct loaded l;
 
     T_REQUIRE(text != NULL);
-    n += (size_t)snprintf(text + n, cap - n,
-                          "loopspec: \"0.1\"\nid: big\npattern: react\nstate:\n  vars:\n"
-                          "    done: { type: bool, init: false }\nbody:\n");
+    n +=
+        (size_t)snprintf(text + n, cap - n,
+                         "loopspec: \"0.1\"\nid: big\npattern: react\nstate:\n  vars:\n"
+                         "    done: { type: bool, init: false }\nbody:\n");
     for (int i = 0; i < 1000; i++)
-        n += (size_t)snprintf(text + n, cap - n,
-                              "  - id: step-%d\n    kind: shell\n    cmd: \"echo ${state.done} "
-                              "%d\"\n    when: \"${!state.done}\"\n    save: { done: \"$.ok\" }\n",
-                              i, i);
+        n += (size_t)snprintf(
+            text + n, cap - n,
+            "  - id: step-%d\n    kind: shell\n    cmd: \"echo ${state.done} "
+            "%d\"\n    when: \"${!state.done}\"\n    save: { done: \"$.ok\" }\n",
+            i, i);
     n += (size_t)snprintf(text + n, cap - n,
                           "terminate:\n  signal: oracle\n  until: \"${state.done}\"\n");
     T_CHECK(timed("1000-step spec", "t.yaml", text, n, &l) < SLOW_MS);
@@ -967,8 +987,10 @@ static void torture(const char *name, const char *text)
         memset(&ctr, 0, sizeof(ctr));
         ctr.fail_at = k;
         outcome(name, text, &env, got, sizeof(got), &rc, 0);
-        if (ctr.live != 0 || !(rc == LIL_E_NOMEM || (rc == LIL_OK && strcmp(got, want) == 0)))
-            fprintf(stderr, "  %s: allocation %lu failed: rc %d, live %ld\n    %s\n    %s\n",
+        if (ctr.live != 0 ||
+            !(rc == LIL_E_NOMEM || (rc == LIL_OK && strcmp(got, want) == 0)))
+            fprintf(stderr,
+                    "  %s: allocation %lu failed: rc %d, live %ld\n    %s\n    %s\n",
                     name, k, (int)rc, ctr.live, got, want);
         T_EQ_I64(ctr.live, 0);
         T_CHECK(rc == LIL_E_NOMEM || (rc == LIL_OK && strcmp(got, want) == 0));
@@ -985,8 +1007,8 @@ T_TEST(allocation_failures)
 
     json_set_alloc_funcs(j_malloc, j_free);
     for (int i = 0; i < 40; i++)
-        n += (size_t)snprintf(big_map + n, sizeof(big_map) - n, "k%d: [%d, x%d, %d.5]\n", i, i,
-                              i, i);
+        n += (size_t)snprintf(big_map + n, sizeof(big_map) - n,
+                              "k%d: [%d, x%d, %d.5]\n", i, i, i, i);
     torture("a.yaml", big_map);
     torture("b.yaml", "a: 1\nb: {c: [x, \"y\", 2.5, ~, 0x10, 99999999999999999999]}\n");
     torture("c.yaml", "a: 1\nb: 2\na: 3\n"); /* a diagnostic */
