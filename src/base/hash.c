@@ -5,26 +5,27 @@
  * tens of GB/s, against about 1.4 GB/s for zlib's crc32 on the same
  * machine).
  *
- * Why SHA256_Init/Update/Final and not EVP (they are deprecated since
- * OpenSSL 3.0, not removed; 3.x keeps them):
+ * Plain SHA-256 (unkeyed journals, request hashes, marker keys) uses
+ * SHA256_Init/Update/Final, not EVP (they are deprecated since OpenSSL 3.0,
+ * not removed; 3.x keeps them):
  *   - EVP's first use initializes OpenSSL for the whole process: it reads
  *     openssl.cnf, activates the default provider and builds its method
  *     tables.  That cost 2 ms of CPU per process on the development
  *     machine, the largest single part of a resume (docs/performance.md),
  *     and it changes process-global OpenSSL state behind the host's back.
  *     The low-level functions need no initialization and touch no global
- *     state; lil now never initializes OpenSSL.
+ *     state, so a program with unkeyed journals never initializes OpenSSL.
  *   - They run the same code as the default provider's SHA-256 (with the
- *     CPU's SHA extensions when present), so the bytes and the speed per
- *     record are the same.
+ *     CPU's SHA extensions when present): the same bytes, the same speed
+ *     per record.
  *   - What is given up: a provider configuration (a FIPS-only policy, say)
  *     does not apply to these hashes.  The chain is an integrity check of
  *     lil's own file, not a service offered to the host.
- * HMAC is RFC 2104 built on them: the states after the key's inner and
- * outer pad blocks are computed once per key and copied for each message,
- * so hashing a record allocates nothing and costs two block compressions
- * more than plain SHA-256.  tests/unit/test_hash.c checks both against
- * EVP's results.
+ * HMAC-SHA-256 (keyed journals, LIL_JOURNAL_KEY) is OpenSSL's own, through
+ * EVP_MAC: a struct lil_mac keeps its context for its whole life and
+ * re-initializes it per record with the same key (EVP_MAC_init with a NULL
+ * key), so hashing a record allocates nothing.  Keyed journals pay
+ * OpenSSL's initialization once per process.
  */
 #define OPENSSL_SUPPRESS_DEPRECATED /* SHA256_Init & co.: see above */
 
@@ -33,7 +34,10 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include <openssl/core_names.h>
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/sha.h>
 #include <isa-l/crc.h>
 
@@ -44,13 +48,10 @@
 #error "lil needs SHA256_Init/Update/Final (this OpenSSL was built no-deprecated)"
 #endif
 
-#define BLOCK_LEN SHA256_CBLOCK /* 64 */
-
 struct lil_mac {
-    SHA256_CTX ctx;   /* the message being hashed */
-    SHA256_CTX inner; /* keyed: the state after (key ^ ipad) */
-    SHA256_CTX outer; /* keyed: the state after (key ^ opad) */
-    bool keyed;
+    SHA256_CTX ctx;       /* plain */
+    EVP_MAC *mac;         /* keyed */
+    EVP_MAC_CTX *mac_ctx; /* keyed: NULL for plain */
 };
 
 uint32_t lil__crc32(uint32_t crc, const void *data, size_t len)
@@ -79,28 +80,19 @@ void lil__hex(const uint8_t *bytes, size_t len, char *out)
     out[2 * len] = '\0';
 }
 
-/* RFC 2104: a key longer than a block is hashed first; the block-sized key
- * XOR ipad (0x36) and XOR opad (0x5c) start the inner and outer hashes. */
-static void mac_set_key(struct lil_mac *m, const uint8_t *key, size_t key_len)
+static bool mac_init_keyed(struct lil_mac *m, const uint8_t *key, size_t key_len)
 {
-    uint8_t k[BLOCK_LEN] = {0};
-    uint8_t pad[BLOCK_LEN];
+    char digest[] = "SHA256";
+    OSSL_PARAM params[2];
 
-    if (key_len > BLOCK_LEN)
-        lil__sha256(key, key_len, k);
-    else if (key_len)
-        memcpy(k, key, key_len);
-    for (size_t i = 0; i < BLOCK_LEN; i++)
-        pad[i] = (uint8_t)(k[i] ^ 0x36);
-    SHA256_Init(&m->inner);
-    SHA256_Update(&m->inner, pad, BLOCK_LEN);
-    for (size_t i = 0; i < BLOCK_LEN; i++)
-        pad[i] = (uint8_t)(k[i] ^ 0x5c);
-    SHA256_Init(&m->outer);
-    SHA256_Update(&m->outer, pad, BLOCK_LEN);
-    OPENSSL_cleanse(k, sizeof(k));
-    OPENSSL_cleanse(pad, sizeof(pad));
-    m->keyed = true;
+    m->mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+    if (m->mac)
+        m->mac_ctx = EVP_MAC_CTX_new(m->mac);
+    if (!m->mac_ctx)
+        return false;
+    params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0);
+    params[1] = OSSL_PARAM_construct_end();
+    return EVP_MAC_init(m->mac_ctx, key, key_len, params) == 1;
 }
 
 struct lil_mac *lil__mac_new(const struct lil_env *env, const uint8_t *key,
@@ -108,8 +100,10 @@ struct lil_mac *lil__mac_new(const struct lil_env *env, const uint8_t *key,
 {
     struct lil_mac *m = lil__calloc(env, 1, sizeof(*m));
 
-    if (m && key)
-        mac_set_key(m, key, key_len);
+    if (m && key && !mac_init_keyed(m, key, key_len)) {
+        lil__mac_free(env, m);
+        return NULL;
+    }
     return m;
 }
 
@@ -117,38 +111,41 @@ void lil__mac_free(const struct lil_env *env, struct lil_mac *m)
 {
     if (!m)
         return;
-    OPENSSL_cleanse(m, sizeof(*m)); /* keyed: the pad states stand for the key */
+    EVP_MAC_CTX_free(m->mac_ctx); /* wipes the key */
+    EVP_MAC_free(m->mac);
+    OPENSSL_cleanse(m, sizeof(*m));
     lil__free(env, m);
 }
 
 int lil__mac_keyed(const struct lil_mac *m)
 {
-    return m->keyed;
+    return m->mac_ctx != NULL;
 }
 
 lil_status lil__mac_begin(struct lil_mac *m)
 {
-    if (m->keyed)
-        m->ctx = m->inner;
-    else
-        SHA256_Init(&m->ctx);
+    if (m->mac_ctx)
+        return EVP_MAC_init(m->mac_ctx, NULL, 0, NULL) == 1 ? LIL_OK : LIL_E_NOMEM;
+    SHA256_Init(&m->ctx);
     return LIL_OK;
 }
 
 lil_status lil__mac_update(struct lil_mac *m, const void *data, size_t len)
 {
+    if (m->mac_ctx)
+        return EVP_MAC_update(m->mac_ctx, data, len) == 1 ? LIL_OK : LIL_E_NOMEM;
     SHA256_Update(&m->ctx, data, len);
     return LIL_OK;
 }
 
 lil_status lil__mac_end(struct lil_mac *m, uint8_t out[LIL_SHA256_LEN])
 {
+    size_t n = 0;
+
+    if (m->mac_ctx)
+        return EVP_MAC_final(m->mac_ctx, out, &n, LIL_SHA256_LEN) == 1 ? LIL_OK
+                                                                        : LIL_E_NOMEM;
     SHA256_Final(out, &m->ctx);
-    if (m->keyed) {
-        m->ctx = m->outer;
-        SHA256_Update(&m->ctx, out, LIL_SHA256_LEN);
-        SHA256_Final(out, &m->ctx);
-    }
     return LIL_OK;
 }
 
@@ -166,12 +163,13 @@ lil_status lil__mac2(struct lil_mac *m, const void *a, size_t alen, const void *
     return rc;
 }
 
-void lil__hmac_sha256(const uint8_t *key, size_t key_len, const void *data, size_t len,
-                      uint8_t out[LIL_SHA256_LEN])
+lil_status lil__hmac_sha256(const uint8_t *key, size_t key_len, const void *data, size_t len,
+                            uint8_t out[LIL_SHA256_LEN])
 {
-    struct lil_mac m;
+    static const uint8_t no_key[1];
+    unsigned int n = 0;
 
-    mac_set_key(&m, key, key_len);
-    lil__mac2(&m, data, len, NULL, 0, out);
-    OPENSSL_cleanse(&m, sizeof(m));
+    return HMAC(EVP_sha256(), key_len ? key : no_key, (int)key_len, data, len, out, &n)
+               ? LIL_OK
+               : LIL_E_NOMEM;
 }

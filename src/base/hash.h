@@ -1,13 +1,12 @@
 /*
- * hash.h -- SHA-256, HMAC-SHA-256 (OpenSSL libcrypto's SHA-256, without
- * initializing OpenSSL: see hash.c) and CRC-32 (ISA-L; the same CRC-32 as
- * zlib's crc32).
+ * hash.h -- SHA-256 (OpenSSL libcrypto's SHA-256 functions, which need no
+ * initialization of OpenSSL: see hash.c), HMAC-SHA-256 (OpenSSL's EVP_MAC)
+ * and CRC-32 (ISA-L; the same CRC-32 as zlib's crc32).
  *
  * struct lil_mac is a chain hasher: plain SHA-256 when no key is set,
  * HMAC-SHA-256 with one.  It is reused across records, so the per-record
- * cost is one init + updates + final, with no allocation.  Nothing here
- * touches global state: any number of lil_macs may be used at once, each
- * by one thread at a time.
+ * cost is one init + updates + final, with no allocation.  Any number of
+ * lil_macs may be used at once, each by one thread at a time.
  */
 #ifndef LIL_BASE_HASH_H
 #define LIL_BASE_HASH_H
@@ -42,8 +41,9 @@ lil_status lil__mac_end(struct lil_mac *m, uint8_t out[LIL_SHA256_LEN]);
 lil_status lil__mac2(struct lil_mac *m, const void *a, size_t alen, const void *b,
                      size_t blen, uint8_t out[LIL_SHA256_LEN]);
 
-/* One-shot HMAC-SHA-256 of data under key (key_len may be 0). */
-void lil__hmac_sha256(const uint8_t *key, size_t key_len, const void *data, size_t len,
-                      uint8_t out[LIL_SHA256_LEN]);
+/* One-shot HMAC-SHA-256 of data under key (key_len may be 0); LIL_E_NOMEM
+ * if OpenSSL fails. */
+lil_status lil__hmac_sha256(const uint8_t *key, size_t key_len, const void *data,
+                            size_t len, uint8_t out[LIL_SHA256_LEN]);
 
 #endif

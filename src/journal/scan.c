@@ -23,16 +23,18 @@ uint64_t lil__record_limit(size_t max_record)
     return (uint64_t)max_record + LIL_JF_REC_OVERHEAD + LIL_JF_KEY_MAX;
 }
 
-static void key_check(const uint8_t *key, size_t key_len, const uint8_t *salt,
-                      uint8_t out[LIL_JF_KEYCHECK_LEN])
+static lil_status key_check(const uint8_t *key, size_t key_len, const uint8_t *salt,
+                            uint8_t out[LIL_JF_KEYCHECK_LEN])
 {
     uint8_t full[LIL_SHA256_LEN];
     uint8_t msg[sizeof(key_check_label) - 1 + LIL_JF_SALT_LEN];
+    lil_status rc;
 
     memcpy(msg, key_check_label, sizeof(key_check_label) - 1);
     memcpy(msg + sizeof(key_check_label) - 1, salt, LIL_JF_SALT_LEN);
-    lil__hmac_sha256(key, key_len, msg, sizeof(msg), full);
+    rc = lil__hmac_sha256(key, key_len, msg, sizeof(msg), full);
     memcpy(out, full, LIL_JF_KEYCHECK_LEN);
+    return rc;
 }
 
 /* The salt only has to differ between journals.  From the kernel, not
@@ -62,8 +64,8 @@ lil_status lil__format_header(const uint8_t *key, size_t key_len, int64_t create
     if (make_salt(salt) != LIL_OK)
         return LIL_E_IO;
     lil__wr64(out + LIL_JF_H_CREATED, (uint64_t)created_ns);
-    if (key)
-        key_check(key, key_len, salt, out + LIL_JF_H_KEYCHECK);
+    if (key && key_check(key, key_len, salt, out + LIL_JF_H_KEYCHECK) != LIL_OK)
+        return LIL_E_NOMEM;
     lil__wr32(out + LIL_JF_H_CRC, lil__crc32(0, out, LIL_JF_H_CRC));
     return LIL_OK;
 }
@@ -85,7 +87,8 @@ static lil_status header_key(struct lil_err *err, const char *path, const uint8_
                            path);
     if (!keyed)
         return LIL_OK;
-    key_check(key, key_len, h + LIL_JF_H_SALT, want);
+    if (key_check(key, key_len, h + LIL_JF_H_SALT, want) != LIL_OK)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "%s: HMAC-SHA-256 failed", path);
     if (memcmp(want, h + LIL_JF_H_KEYCHECK, LIL_JF_KEYCHECK_LEN) != 0)
         return lil__seterr(err, LIL_E_KEY, 0,
                            "%s: LIL_JOURNAL_KEY is not the key it was written with",
