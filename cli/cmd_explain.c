@@ -264,6 +264,16 @@ static void print_step(const json_t *s, const char *num, size_t indent, int dept
         cli_put_text(stdout, jstr(s, "over"));
         printf(" as %s\n", json_object_get(s, "as") ? jstr(s, "as") : "item");
     }
+    if (json_object_get(s, "for")) {
+        printf("%sfor     ", pad);
+        cli_put_text(stdout, jstr(s, "for"));
+        putchar('\n');
+    }
+    if (json_object_get(s, "until")) {
+        printf("%suntil   ", pad);
+        cli_put_text(stdout, jstr(s, "until"));
+        putchar('\n');
+    }
     print_writes(json_object_get(s, "writes"), pad);
     if (json_is_array(body) && depth < 8)
         print_steps(body, num, sub, depth + 1);

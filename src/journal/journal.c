@@ -316,6 +316,11 @@ static lil_status settle(struct journal *j, struct lil_err *err,
         rc = make_durable(j, err);
     else if (rc == LIL_OK && j->sync != LIL_SYNC_OFF && res->torn)
         rc = lil__os_fdatasync(j->env, err, j->fd, j->path); /* the cut too */
+    /* Even at sync=off the run itself must outlive a power cut once it has
+     * been opened: its first bytes were synced by its creator, but the
+     * creator may have died before its directory fsync. */
+    if (rc == LIL_OK && j->sync == LIL_SYNC_OFF)
+        rc = lil__os_fsync_dir(j->env, err, j->dir);
     j->synced = j->end;
     j->written = j->end;
     return rc;

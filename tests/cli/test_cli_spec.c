@@ -797,11 +797,16 @@ T_TEST(explain_steps_guards_and_reduce)
     T_EQ_I64(c_lil(out, err, "explain %s", shq(T_EXAMPLES_DIR "/map-reduce.yaml")), 0);
     T_CONTAINS(out, "caps (from the spec):\n  max_iterations   2\n");
     T_CONTAINS(out, "  2. measure-each (reduce)\n"
+                    "     over    ${state.files} as file\n"
                     "     2.1. measure (shell)\n"
                     "          writes  state.last_size (save)\n"
                     "     2.2. collect (shell)\n"
                     "          writes  state.sizes (append)\n"
                     "  3. summarize (agent)\n");
+    T_EQ_I64(c_lil(out, err, "explain %s", shq(T_EXAMPLES_DIR "/poll-until.yaml")), 0);
+    T_CONTAINS(out, "  2. wait (sleep)\n"
+                    "     when    ${state.status != 'ready' && state.status != 'failed'}\n"
+                    "     for     2s\n");
     T_EQ_I64(c_lil(out, err, "explain %s", shq(T_EXAMPLES_DIR "/react.yaml")), 0);
     T_CONTAINS(out, "  2. fix (agent)\n"
                     "     when    ${state.code != 0}\n"
