@@ -588,33 +588,6 @@ char *cli_blueprint_render(const struct cli_blueprint *bp, const char *id)
 /* ------------------------------------------------------------------------ */
 /* Double-quoted YAML scalars                                                */
 
-/* Length of the valid UTF-8 sequence at p (n bytes left) and its code
- * point; 0 when invalid. */
-static size_t utf8_char(const unsigned char *p, size_t n, uint32_t *cp)
-{
-    size_t k;
-    uint32_t v;
-
-    if (p[0] < 0x80) {
-        *cp = p[0];
-        return 1;
-    }
-    k = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : 2;
-    v = p[0] & (0x7fu >> k);
-    if (p[0] < 0xc2 || p[0] > 0xf4 || k > n)
-        return 0;
-    for (size_t i = 1; i < k; i++) {
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-        v = v << 6 | (p[i] & 0x3fu);
-    }
-    if ((k == 3 && v < 0x800) || (k == 4 && v < 0x10000) || v > 0x10ffff ||
-        (v >= 0xd800 && v <= 0xdfff))
-        return 0;
-    *cp = v;
-    return k;
-}
-
 bool cli_utf8_ok(const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
@@ -622,7 +595,7 @@ bool cli_utf8_ok(const char *s)
     uint32_t cp;
 
     for (size_t i = 0, k; i < n; i += k) {
-        k = utf8_char(p + i, n - i, &cp);
+        k = cli_utf8_decode(p + i, n - i, &cp);
         if (k == 0)
             return false;
     }
@@ -675,7 +648,7 @@ static void sb_yaml_dq(struct sbuf *b, const char *s)
     sb_add(b, "\"", 1);
     for (size_t i = 0; i < n; i += k) {
         const char *esc;
-        k = utf8_char(p + i, n - i, &cp);
+        k = cli_utf8_decode(p + i, n - i, &cp);
         if (k == 0)
             k = 1; /* not reached: the caller checked the text */
         esc = yaml_escape(cp, tmp);

@@ -130,6 +130,11 @@ const char *cli_sync_name(lil_sync sync);
 /* ------------------------------------------------------------------------ */
 /* Formatting (fmt.c).  Each writes a NUL-terminated string into buf.       */
 
+/* Length of the valid UTF-8 sequence at p (n bytes left: 1 to 4) with its
+ * code point in *cp; 0 when invalid (overlong, surrogate, > U+10FFFF,
+ * truncated). */
+size_t cli_utf8_decode(const unsigned char *p, size_t n, uint32_t *cp);
+
 /* Now, ns since the Unix epoch (CLOCK_REALTIME). */
 int64_t cli_now_ns(void);
 

@@ -50,27 +50,6 @@ struct piece {
     bool is_tab;
 };
 
-/* Decode the UTF-8 sequence of 2 to 4 bytes at p (n bytes left): its
- * length, or 0 when it is not valid (overlong, surrogate, > U+10FFFF). */
-static size_t utf8_decode(const unsigned char *p, size_t n, uint32_t *cp)
-{
-    size_t k = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : 2;
-    uint32_t v = p[0] & (0x7fu >> k);
-
-    if (p[0] < 0xc2 || p[0] > 0xf4 || k > n)
-        return 0;
-    for (size_t i = 1; i < k; i++) {
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-        v = v << 6 | (p[i] & 0x3fu);
-    }
-    if ((k == 3 && v < 0x800) || (k == 4 && v < 0x10000) || v > 0x10ffff ||
-        (v >= 0xd800 && v <= 0xdfff))
-        return 0;
-    *cp = v;
-    return k;
-}
-
 /* Code points shown escaped: C1 controls, bidi controls, line and
  * paragraph separators, the zero-width no-break space. */
 static bool hidden_cp(uint32_t cp)
@@ -124,7 +103,7 @@ static void next_piece(const unsigned char *p, size_t n, struct piece *pc)
         pc->is_tab = p[0] == '\t';
         return;
     }
-    k = p[0] >= 0x80 ? utf8_decode(p, n, &cp) : 0;
+    k = p[0] >= 0x80 ? cli_utf8_decode(p, n, &cp) : 0;
     if (k == 0) {
         piece_escape(pc, p, 1);
         return;

@@ -129,24 +129,41 @@ static const char *escape_of(unsigned char c, char tmp[5])
     return tmp;
 }
 
-/* Length of the valid UTF-8 sequence of 2 to 4 bytes at p (n bytes
- * left), or 0.  Overlong forms, surrogates and C1 controls give 0. */
-static size_t utf8_seq(const unsigned char *p, size_t n)
+size_t cli_utf8_decode(const unsigned char *p, size_t n, uint32_t *cp)
 {
-    size_t k = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : 2;
-    uint32_t cp = p[0] & (0x7fu >> k);
+    size_t k;
+    uint32_t v;
 
+    if (n == 0)
+        return 0;
+    if (p[0] < 0x80) {
+        *cp = p[0];
+        return 1;
+    }
+    k = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : 2;
+    v = p[0] & (0x7fu >> k);
     if (p[0] < 0xc2 || p[0] > 0xf4 || k > n)
         return 0;
     for (size_t i = 1; i < k; i++) {
         if ((p[i] & 0xc0) != 0x80)
             return 0;
-        cp = cp << 6 | (p[i] & 0x3fu);
+        v = v << 6 | (p[i] & 0x3fu);
     }
-    if (cp < 0xa0 || (k == 3 && cp < 0x800) || (k == 4 && cp < 0x10000) ||
-        cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+    if ((k == 3 && v < 0x800) || (k == 4 && v < 0x10000) || v > 0x10ffff ||
+        (v >= 0xd800 && v <= 0xdfff))
         return 0;
+    *cp = v;
     return k;
+}
+
+/* Length of the valid UTF-8 sequence of 2 to 4 bytes at p (n bytes
+ * left), or 0.  Invalid sequences and C1 controls give 0. */
+static size_t utf8_seq(const unsigned char *p, size_t n)
+{
+    uint32_t cp;
+    size_t k = cli_utf8_decode(p, n, &cp);
+
+    return k >= 2 && cp >= 0xa0 ? k : 0;
 }
 
 /* The text for the bytes at p: a UTF-8 sequence as is, else one byte,

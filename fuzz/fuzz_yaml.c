@@ -19,7 +19,6 @@
  *   is valid UTF-8), and that JSON loads back in JSON mode, without a
  *   diagnostic, to an equal value.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,54 +32,13 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void bad(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-
-static void bad(const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    fprintf(stderr, "FUZZ FAILURE: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
-    va_end(ap);
-    __builtin_trap();
-}
-
-static void *guard_malloc(void *ud, size_t n)
-{
-    (void)ud;
-    if (n > FUZZ_ALLOC_LIMIT)
-        bad("huge allocation: malloc(%zu)", n);
-    return malloc(n);
-}
-
-static void *guard_realloc(void *ud, void *p, size_t n)
-{
-    (void)ud;
-    if (n > FUZZ_ALLOC_LIMIT)
-        bad("huge allocation: realloc(%zu)", n);
-    return realloc(p, n);
-}
-
-static void guard_free(void *ud, void *p)
-{
-    (void)ud;
-    free(p);
-}
-
+/* The shared fuzzing env: its allocator traps on any huge request. */
 static const struct lil_env *env(void)
 {
-    static struct lil_env e;
-
-    if (e.magic != LIL_ENV_MAGIC) {
-        lil__env_init(&e);
-        e.malloc_fn = guard_malloc;
-        e.realloc_fn = guard_realloc;
-        e.free_fn = guard_free;
-    }
-    return &e;
+    return fuzz_env();
 }
+
+#define bad fuzz_fail
 
 /* Lines of the text (LF-separated) and the length of the longest. */
 struct shape {
