@@ -32,7 +32,6 @@ struct lil_spec {
     char *name;
     struct lil_ir_spec *ir;
     struct lil_diags diags;
-    bool structural_ok; /* the IR was built without error */
 };
 
 static lil_status fail(lil_status code, const char *msg)
@@ -95,6 +94,7 @@ static lil_status spec_compile(lil_spec *spec, const char *text, size_t len,
 {
     struct lil_doc_limits l = limits_of(lim);
     struct lil_doc doc;
+    bool structural_ok;
     lil_status rc;
 
     memset(&doc, 0, sizeof(doc));
@@ -102,8 +102,9 @@ static lil_status spec_compile(lil_spec *spec, const char *text, size_t len,
     if (rc == LIL_OK && spec->diags.nerrors == 0) /* root NULL: an empty document */
         rc = lil__ir_build_text(&spec->env, doc.root, text, len, &spec->diags,
                                 &spec->ir);
-    spec->structural_ok = rc == LIL_OK && spec->ir && spec->diags.nerrors == 0;
-    if (rc == LIL_OK && spec->structural_ok)
+    /* As in the reference: no validation of a structurally broken spec. */
+    structural_ok = rc == LIL_OK && spec->ir && spec->diags.nerrors == 0;
+    if (structural_ok)
         rc = lil__ir_validate(spec->ir, &spec->diags);
     lil__doc_free(&doc);
     if (rc == LIL_OK)
