@@ -524,8 +524,9 @@ LIL_API lil_status lil_run_check(lil_store *st, const char *run_id, unsigned fla
  * A loop spec is a YAML (or JSON) file describing an agent loop; docs/
  * loopspec.md says what lil accepts.  lil_spec_load reads, parses,
  * normalizes and validates one in a single call and keeps every diagnostic
- * (all problems at once, the way a compiler reports them).  A spec with
- * errors is still returned: inspect its diagnostics.
+ * (all problems of a stage at once, the way a compiler reports them; the
+ * validation rules run once the structure is sound).  A spec with errors is
+ * still returned: inspect its diagnostics.
  */
 typedef struct lil_spec lil_spec;
 
