@@ -22,18 +22,28 @@ bool lil__irb_is_string(const struct lil_node *n)
     return n->kind == LIL_NODE_SCALAR && json_is_string(n->value);
 }
 
+/* The value of key when it is a string of at least min_len bytes; NULL
+ * (with a diagnostic when it is there but is not) otherwise. */
+static const struct lil_node *string_field(struct build *b, const struct obj *o,
+                                           const char *key, bool required, size_t min_len)
+{
+    const struct lil_node *v = lil__irb_field(b, o, key, required);
+
+    if (v && (!lil__irb_is_string(v) || v->str_len < min_len)) {
+        lil__irb_field_error(b, v, o, key, min_len ? "a non-empty string" : "a string");
+        return NULL;
+    }
+    return v;
+}
+
 /* A string value (min_len 0 or 1); false if absent or wrong. */
 bool lil__irb_get_str(struct build *b, const struct obj *o, const char *key,
                       bool required, size_t min_len, struct lil_ir_str *out)
 {
-    const struct lil_node *v = lil__irb_field(b, o, key, required);
+    const struct lil_node *v = string_field(b, o, key, required, min_len);
 
     if (!v)
         return false;
-    if (!lil__irb_is_string(v) || v->str_len < min_len) {
-        lil__irb_field_error(b, v, o, key, min_len ? "a non-empty string" : "a string");
-        return false;
-    }
     out->pos = v->pos;
     out->s = lil__irb_dup_node_str(b, v);
     return out->s != NULL;
@@ -353,29 +363,17 @@ bool lil__irb_parse_tmpl_node(struct build *b, const struct lil_node *v,
 bool lil__irb_get_guard(struct build *b, const struct obj *o, const char *key,
                         bool required, size_t min_len, struct lil_ir_guard *out)
 {
-    const struct lil_node *v = lil__irb_field(b, o, key, required);
+    const struct lil_node *v = string_field(b, o, key, required, min_len);
 
-    if (!v)
-        return false;
-    if (!lil__irb_is_string(v) || v->str_len < min_len) {
-        lil__irb_field_error(b, v, o, key, min_len ? "a non-empty string" : "a string");
-        return false;
-    }
-    return parse_guard_node(b, v, out);
+    return v && parse_guard_node(b, v, out);
 }
 
 bool lil__irb_get_tmpl(struct build *b, const struct obj *o, const char *key,
                        bool required, size_t min_len, struct lil_ir_tmpl *out)
 {
-    const struct lil_node *v = lil__irb_field(b, o, key, required);
+    const struct lil_node *v = string_field(b, o, key, required, min_len);
 
-    if (!v)
-        return false;
-    if (!lil__irb_is_string(v) || v->str_len < min_len) {
-        lil__irb_field_error(b, v, o, key, min_len ? "a non-empty string" : "a string");
-        return false;
-    }
-    return lil__irb_parse_tmpl_node(b, v, out);
+    return v && lil__irb_parse_tmpl_node(b, v, out);
 }
 
 void lil__irb_get_duration(struct build *b, const struct obj *o, const char *key,
