@@ -215,6 +215,9 @@ enum {
     LIL_OPEN_READONLY = 1u << 0,
     /* Fail with LIL_E_NOTFOUND instead of creating a missing run. */
     LIL_OPEN_EXISTING = 1u << 1,
+    /* Verify the hash chain of every record at open, as lil_run_check does
+     * (a keyed journal's chain is always verified at open). */
+    LIL_OPEN_VERIFY_CHAIN = 1u << 2,
 };
 
 typedef struct lil_run_opts {
@@ -226,12 +229,19 @@ typedef struct lil_run_opts {
 
 /* Open run run_id of the store, creating its journal when it does not exist
  * (unless LIL_OPEN_EXISTING).  Opening scans the journal once: it checks
- * every record's checksum and the hash chain, truncates a torn last record
- * (a crash in the middle of an append), and builds the index that replay
- * uses.  opts NULL means defaults.
+ * every record's length, checksum and sequence number (so a record damaged,
+ * removed or moved is found) and truncates a torn last record (a crash in
+ * the middle of an append).  Replay then follows the journal in order; the
+ * index of every step is built only when a call leaves that order (threads,
+ * changed code) or the journal holds effects.  opts NULL means defaults.
  *
- * A journal written with $LIL_JOURNAL_KEY set needs the same key to open;
- * the chain is then HMAC-SHA-256 and a wrong or missing key is LIL_E_KEY.
+ * The hash chain of a plain journal is verified by lil_run_check (`lil
+ * check`), or at open with LIL_OPEN_VERIFY_CHAIN: without a key anyone can
+ * recompute it, so it proves integrity against deliberate edits only when
+ * checked against a chain value kept elsewhere, and checksums already catch
+ * accidental damage.  A journal written with $LIL_JOURNAL_KEY set needs the
+ * same key to open; its chain is HMAC-SHA-256, verified at every open, and a
+ * wrong or missing key is LIL_E_KEY.
  *
  * Errors: LIL_E_INVAL (bad id, see lil_run_id_check), LIL_E_LOCKED ("run R is
  * held by pid P": one process at a time writes a run; the lock dies with its

@@ -74,6 +74,17 @@ static void apply_outcome(struct lil_run *run, const struct jrec *rec,
     run->outcome_len = rec->payload_len;
 }
 
+void lil__run_entry_of(const struct jrec *rec, struct ientry *e)
+{
+    e->state = rec->type == LIL_REC_STEP ? IE_DONE : IE_FAILED;
+    e->effect = (rec->flags & LIL_JF_FLAG_EFFECT) != 0;
+    e->payload = rec->payload;
+    e->payload_len = rec->payload_len;
+}
+
+/* An outcome is final: lil writes none after it for the same identity, and
+ * if a journal holds one anyway the first wins, as in replay without the
+ * index (step.c). */
 static lil_status apply_step(struct lil_run *run, const struct jrec *rec,
                              struct lil_err *err)
 {
@@ -84,17 +95,10 @@ static lil_status apply_step(struct lil_run *run, const struct jrec *rec,
     switch (rec->type) {
     case LIL_REC_STEP:
     case LIL_REC_STEP_FAILED:
-        e->state = rec->type == LIL_REC_STEP ? IE_DONE : IE_FAILED;
-        e->effect = (rec->flags & LIL_JF_FLAG_EFFECT) != 0;
-        e->payload = rec->payload;
-        e->payload_len = rec->payload_len;
-        if (rec->type == LIL_REC_STEP)
-            run->steps_done++;
-        else
-            run->steps_failed++;
+        if (e->state != IE_DONE && e->state != IE_FAILED)
+            lil__run_entry_of(rec, e);
         return LIL_OK;
     case LIL_REC_INTENT:
-        run->intents++;
         e->state = IE_PENDING;
         e->effect = 1;
         e->attempts++;
@@ -136,10 +140,18 @@ static lil_status scan_record(void *ud, const struct jrec *rec, struct lil_err *
         }
         return LIL_OK;
     case LIL_REC_STEP:
+        run->steps_done++;
+        return LIL_OK;
     case LIL_REC_STEP_FAILED:
+        run->steps_failed++;
+        return LIL_OK;
     case LIL_REC_INTENT:
+        run->intents++;
+        run->need_index = true;
+        return LIL_OK;
     case LIL_REC_RESOLVE:
-        return apply_step(run, rec, err);
+        run->need_index = true;
+        return LIL_OK;
     case LIL_REC_RUN_DONE:
         apply_outcome(run, rec, LIL_RUN_COMPLETED);
         return LIL_OK;
@@ -149,6 +161,34 @@ static lil_status scan_record(void *ud, const struct jrec *rec, struct lil_err *
     default:
         return LIL_OK; /* unknown types of a compatible writer are skipped */
     }
+}
+
+static bool is_step_record(uint8_t type)
+{
+    return type == LIL_REC_STEP || type == LIL_REC_STEP_FAILED ||
+           type == LIL_REC_INTENT || type == LIL_REC_RESOLVE;
+}
+
+/* One pass over the records the open scan found (they were checked then).
+ * A failure leaves no half-built index behind: the next call starts over. */
+lil_status lil__run_index(struct lil_run *run, struct lil_err *err)
+{
+    uint64_t off = 0;
+    struct jrec r;
+    lil_status rc = LIL_OK;
+
+    if (run->indexed)
+        return LIL_OK;
+    while (rc == LIL_OK && lil__journal_next_scanned(run->j, &off, &r))
+        if (is_step_record(r.type))
+            rc = apply_step(run, &r, err);
+    if (rc != LIL_OK) {
+        lil__imap_free(&run->index);
+        run->aborted = false;
+        return rc;
+    }
+    run->indexed = true;
+    return LIL_OK;
 }
 
 lil_status lil__run_settle_state(struct lil_run *run, struct lil_err *err)
@@ -210,6 +250,7 @@ static struct lil_run *run_new(struct lil_store *st, const char *run_id)
     run->env = st->env;
     pthread_mutex_init(&run->mu, NULL);
     lil__imap_init(&run->index, st->env);
+    lil__imap_init(&run->names, st->env);
     run->id = lil__strdup(st->env, run_id);
     run->path = lil__store_run_path(st, run_id);
     if (!run->id || !run->path) {
@@ -245,6 +286,7 @@ static lil_status open_journal(struct lil_run *run, struct lil_err *err,
     jo.sync = sync;
     jo.readonly = run->readonly;
     jo.create = !(opts->flags & LIL_OPEN_EXISTING);
+    jo.verify_chain = (opts->flags & LIL_OPEN_VERIFY_CHAIN) != 0;
     jo.max_record = run->max_record;
     jo.key = key && *key ? (const uint8_t *)key : NULL;
     jo.key_len = key && *key ? strlen(key) : 0;
@@ -277,6 +319,8 @@ lil_status lil__run_open(struct lil_store *st, struct lil_err *err, const char *
     run->readonly = (opts->flags & LIL_OPEN_READONLY) != 0;
     run->max_record = opts->max_record ? opts->max_record : LIL_DEFAULT_MAX_RECORD;
     rc = open_journal(run, err, opts, sync);
+    if (rc == LIL_OK && run->need_index) /* effects: their state is needed now */
+        rc = lil__run_index(run, err);
     if (rc == LIL_OK)
         rc = lil__run_settle_state(run, err);
     if (rc == LIL_OK && !run->readonly)
@@ -306,6 +350,7 @@ lil_status lil__run_close(struct lil_run *run, struct lil_err *err)
 
     run->magic = 0;
     lil__imap_free(&run->index);
+    lil__imap_free(&run->names);
     while (run->kept) {
         struct kept *k = run->kept;
         run->kept = k->next;

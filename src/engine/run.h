@@ -1,6 +1,7 @@
 /*
- * run.h -- a run: its journal, the index the open scan built, the
- * occurrence counters of this execution, and its outcome.
+ * run.h -- a run: its journal, the index of its steps (built when replay
+ * leaves journal order, or at open when it holds effects), the occurrence
+ * counters of this execution, and its outcome.
  *
  * Thread rules: mu guards everything below it.  Step functions run with mu
  * released, so threads run them in parallel; journal appends and syncs
@@ -42,7 +43,12 @@ struct lil_run {
 
     pthread_mutex_t mu;
     struct lil_err err;        /* last failure on this run, any thread */
-    struct imap index;         /* identity -> journal facts, call counts */
+    struct imap index;         /* identity -> journal facts (once indexed) */
+    struct imap names;         /* step name -> calls in this execution */
+    bool indexed;              /* index holds every step the open scan found */
+    bool need_index;           /* the journal holds effects: index at open */
+    uint64_t cursor;           /* not indexed: where replay expects the next
+                                  step record (step.c) */
     lil_run_state state;
     const uint8_t *outcome;    /* result (completed) or reason (failed, stopped) */
     size_t outcome_len;
@@ -64,6 +70,13 @@ lil_status lil__run_close(struct lil_run *run, struct lil_err *err);
 
 /* Keep a copy of bytes for the life of the run (under mu). */
 const uint8_t *lil__run_keep(struct lil_run *run, const void *data, size_t len);
+
+/* Build the index from the records the open scan found, unless it is built
+ * (under mu).  Until then replay follows the journal in order. */
+lil_status lil__run_index(struct lil_run *run, struct lil_err *err);
+
+/* Fill e's outcome from a STEP or STEP_FAILED record. */
+void lil__run_entry_of(const struct jrec *rec, struct ientry *e);
 
 /* Rebuild run->uncertain from the index and set the state (under mu). */
 lil_status lil__run_settle_state(struct lil_run *run, struct lil_err *err);

@@ -156,9 +156,7 @@ static void format_identity(char *identity, const char *name, size_t len, uint32
     identity[len] = '\0';
 }
 
-/* The index entry that counts the calls of name: the entry of identity
- * name itself (its first occurrence), added with a kept copy of the name
- * when the journal does not have it. */
+/* The entry that counts the calls of name in this execution. */
 static const uint8_t *keep_name(void *ud, const void *key, size_t len)
 {
     return lil__run_keep(ud, key, len);
@@ -166,7 +164,54 @@ static const uint8_t *keep_name(void *ud, const void *key, size_t len)
 
 static struct ientry *counter_of(struct lil_run *run, const char *name, size_t len)
 {
-    return lil__imap_upsert_keep(&run->index, name, len, keep_name, run);
+    return lil__imap_upsert_keep(&run->names, name, len, keep_name, run);
+}
+
+/* Replay without the index.  A program that replays calls its steps in the
+ * order the journal holds them, so the next step record after the cursor
+ * (records of other kinds are passed over) is identity's outcome: e is
+ * filled from it and the cursor moves past it.  Past the last record the
+ * journal does not hold identity (the records before the cursor belong to
+ * earlier calls, whose identities all differ): e stays empty.  False when
+ * the call leaves journal order; then only the index can answer.  Only a
+ * journal without effects is replayed this way, so every step record here
+ * is a STEP or STEP_FAILED. */
+static bool follow_journal(struct lil_run *run, const char *identity, size_t len,
+                           struct ientry *e)
+{
+    uint64_t off = run->cursor;
+    struct jrec r;
+
+    memset(e, 0, sizeof(*e));
+    while (lil__journal_next_scanned(run->j, &off, &r)) {
+        if (r.type != LIL_REC_STEP && r.type != LIL_REC_STEP_FAILED)
+            continue;
+        if (r.key_len != len || memcmp(r.key, identity, len) != 0)
+            return false;
+        lil__run_entry_of(&r, e);
+        run->cursor = off;
+        return true;
+    }
+    run->cursor = off;
+    return true;
+}
+
+/* The journal's facts about identity: NULL when it holds none. */
+static lil_status find_identity(struct lil_run *run, struct lil_err *err,
+                                const char *identity, struct ientry *tmp,
+                                struct ientry **e)
+{
+    size_t len = strlen(identity);
+
+    *e = NULL;
+    if (!run->indexed && follow_journal(run, identity, len, tmp)) {
+        *e = tmp->state ? tmp : NULL;
+        return LIL_OK;
+    }
+    if (lil__run_index(run, err) != LIL_OK)
+        return err->code;
+    *e = lil__imap_find(&run->index, identity, len);
+    return LIL_OK;
 }
 
 static lil_status lookup(struct lil_run *run, struct lil_err *err, const char *name,
@@ -174,7 +219,8 @@ static lil_status lookup(struct lil_run *run, struct lil_err *err, const char *n
                          unsigned *attempt, bool *run_it, lil_bytes *out)
 {
     size_t len = strlen(name);
-    struct ientry *c, *e;
+    struct ientry *c, *e, tmp;
+    lil_status rc;
 
     *run_it = false;
     if (run->state == LIL_RUN_UNCERTAIN)
@@ -182,14 +228,14 @@ static lil_status lookup(struct lil_run *run, struct lil_err *err, const char *n
     c = counter_of(run, name, len);
     if (!c)
         return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
-    c->calls++;
-    if (c->calls == 1) {
+    if (c->calls == 0)
         memcpy(identity, name, len + 1);
-        e = c;
-    } else {
-        format_identity(identity, name, len, c->calls);
-        e = lil__imap_find(&run->index, identity, strlen(identity));
-    }
+    else
+        format_identity(identity, name, len, c->calls + 1);
+    rc = find_identity(run, err, identity, &tmp, &e);
+    if (rc != LIL_OK)
+        return rc;
+    c->calls++; /* counted once the identity is looked up */
     if (e && (e->state == IE_DONE || e->state == IE_FAILED))
         return replay(run, err, identity, e, effect, req_hash, out);
     if (e && e->state == IE_RETRY && !effect)

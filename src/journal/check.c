@@ -126,8 +126,8 @@ int lil__journal_holder_pid(const struct lil_env *env, const char *path)
     if (map_path(env, &err, path, false, &fd, &map, &len) == LIL_OK && map &&
         lil__scan_header(env, &err, path, map, (size_t)len, key_len ? (const uint8_t *)key : NULL,
                          key_len, &mac, &res) == LIL_OK)
-        lil__scan_records(env, &err, path, map, (size_t)len, mac, (size_t)-1 / 4,
-                          note_open, &pid, &res);
+        lil__scan_records(env, &err, path, map, (size_t)len, mac, false,
+                          (size_t)-1 / 4, note_open, &pid, &res);
     lil__mac_free(env, mac);
     unmap_path(env, fd, map, len);
     return pid;
@@ -196,7 +196,7 @@ static lil_status check_mapped(const struct lil_env *env, struct lil_err *err,
         return rc;
     }
     if (rc == LIL_OK)
-        rc = lil__scan_records(env, &scan_err, path, map, (size_t)len, mac,
+        rc = lil__scan_records(env, &scan_err, path, map, (size_t)len, mac, true,
                                (size_t)-1 / 4, NULL, NULL, &res);
     lil__mac_free(env, mac);
     if (rc == LIL_E_NOMEM) {
@@ -241,8 +241,8 @@ lil_status lil__journal_scan_buffer(const struct lil_env *env, struct lil_err *e
                                      &mac, &res);
 
     if (rc == LIL_OK)
-        rc = lil__scan_records(env, err, "(buffer)", data, len, mac, max_record, NULL,
-                               NULL, &res);
+        rc = lil__scan_records(env, err, "(buffer)", data, len, mac, true, max_record,
+                               NULL, NULL, &res);
     lil__mac_free(env, mac);
     *valid_end = res.end;
     *records = res.records;

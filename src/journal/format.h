@@ -43,8 +43,11 @@
  * H is SHA-256, or HMAC-SHA-256 under the journal key when the file is
  * keyed.  The chain before the first record is H(file header).  The chain
  * covers every byte of every record but its CRC (timestamps included) and
- * the order of records, so editing, removing or reordering any record is detected even
- * when the CRCs are recomputed.
+ * the order of records, so editing, removing or reordering any record is
+ * detected even when the CRCs are recomputed, wherever the chain is
+ * verified: lil check always, an open when the journal is keyed or the
+ * caller asks (LIL_OPEN_VERIFY_CHAIN).  A plain open checks len, CRC and
+ * seq of every record and chains new records to the last stored value.
  *
  * END OF JOURNAL AND PREALLOCATION
  *
@@ -67,8 +70,8 @@
  *   - otherwise X begins a torn tail (a crash or power cut before the sync
  *     that would have made it durable; nothing acknowledged lies there): the
  *     writer truncates the file to X before its next append.
- * A record whose CRC is right but whose chain is wrong is always
- * LIL_E_CORRUPT (it was edited, removed or moved).
+ * A record whose CRC is right but whose chain is wrong is LIL_E_CORRUPT (it
+ * was edited, removed or moved) wherever the chain is verified.
  */
 #ifndef LIL_JOURNAL_FORMAT_H
 #define LIL_JOURNAL_FORMAT_H

@@ -65,6 +65,7 @@ struct journal {
     uint8_t chain[LIL_SHA256_LEN];
     uint64_t seq;
     uint64_t end;       /* offset past the last record appended */
+    uint64_t scanned;   /* offset past the last record the open scan found */
     uint64_t written;   /* every byte below this is in the file */
     uint64_t alloc_end; /* file size; UINT64_MAX when preallocation is off */
     uint64_t synced;    /* bytes below this are durable (or settled) */
@@ -225,12 +226,14 @@ static lil_status scan_file(struct journal *j, struct lil_err *err,
 
     if (rc == LIL_OK)
         rc = lil__scan_records(j->env, err, j->path, j->map, j->map_len, j->mac,
-                               j->max_record, scan, ud, res);
+                               opts->verify_chain || opts->key, j->max_record, scan,
+                               ud, res);
     if (rc != LIL_OK)
         return rc;
     memcpy(j->chain, res->chain, LIL_SHA256_LEN);
     j->seq = res->seq;
     j->end = res->end;
+    j->scanned = res->end;
     j->written = res->end;
     j->records = res->records;
     j->created_ns = res->created_ns;
@@ -714,6 +717,18 @@ uint64_t lil__journal_records(const struct journal *j)
 uint64_t lil__journal_end(const struct journal *j)
 {
     return j->end;
+}
+
+bool lil__journal_next_scanned(const struct journal *j, uint64_t *off,
+                               struct jrec *r)
+{
+    uint64_t at = *off < LIL_JF_HEADER_LEN ? LIL_JF_HEADER_LEN : *off;
+
+    if (!j->map || at >= j->scanned)
+        return false;
+    lil__jrec_parse(j->map + at, at, r);
+    *off = at + r->len;
+    return true;
 }
 
 uint64_t lil__journal_written(struct journal *j)

@@ -51,6 +51,7 @@ struct journal_opts {
     bool readonly;        /* no lock, no create, no truncation, no append */
     bool create;          /* create the file when missing */
     size_t max_record;    /* largest record accepted (on read and write) */
+    bool verify_chain;    /* verify the chain of every record (keyed: always) */
     const uint8_t *key;   /* journal key or NULL */
     size_t key_len;
     const char *run_id;   /* written in the BEGIN record of a new journal */
@@ -108,6 +109,13 @@ lil_status lil__journal_view(const struct journal *j, struct journal_view *v);
 /* Facts about the journal. */
 uint64_t lil__journal_records(const struct journal *j);
 uint64_t lil__journal_end(const struct journal *j);
+
+/* Walk the records the open scan found and checked (not those appended
+ * since): *off starts at 0; each call fills *r with the next record, in the
+ * journal's mapping (valid until close), and moves *off past it.  False at
+ * the end.  No locking: the scanned records never change. */
+bool lil__journal_next_scanned(const struct journal *j, uint64_t *off,
+                               struct jrec *r);
 uint64_t lil__journal_written(struct journal *j); /* in the file so far */
 int64_t lil__journal_created_ns(const struct journal *j);
 int64_t lil__journal_last_ns(const struct journal *j);

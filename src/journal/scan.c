@@ -445,8 +445,9 @@ static lil_status chain_verdict(struct lil_err *err, const char *path,
 
 lil_status lil__scan_records(const struct lil_env *env, struct lil_err *err,
                              const char *path, const uint8_t *data, size_t len,
-                             struct lil_mac *mac, size_t max_record,
-                             journal_scan_fn fn, void *ud, struct scan_result *res)
+                             struct lil_mac *mac, bool verify_chain,
+                             size_t max_record, journal_scan_fn fn, void *ud,
+                             struct scan_result *res)
 {
     uint64_t limit = lil__record_limit(max_record);
     struct chain_job c = {mac, data, len, limit, {0}, UINT64_MAX, false};
@@ -454,6 +455,12 @@ lil_status lil__scan_records(const struct lil_env *env, struct lil_err *err,
     lil_status rc;
 
     (void)env;
+    if (!verify_chain) { /* the next record chains to the last one's value */
+        rc = scan_loop(err, path, data, len, mac, limit, false, fn, ud, res);
+        if (rc == LIL_OK && res->records)
+            memcpy(res->chain, data + res->end - LIL_JF_CHAIN_LEN, LIL_SHA256_LEN);
+        return rc;
+    }
     memcpy(c.chain, res->chain, LIL_SHA256_LEN);
     if (len < PARALLEL_CHAIN_MIN || pthread_create(&th, NULL, chain_thread, &c) != 0)
         return scan_loop(err, path, data, len, mac, limit, true, fn, ud, res);

@@ -35,15 +35,18 @@ lil_status lil__scan_header(const struct lil_env *env, struct lil_err *err,
                             const uint8_t *key, size_t key_len, struct lil_mac **mac,
                             struct scan_result *res);
 
-/* Scan the records after the header.  Calls fn (if not NULL) for each valid
+/* Scan the records after the header: length, CRC and sequence of each, and
+ * with verify_chain its chain value too (else res->chain is taken from the
+ * last record, for the next append).  Calls fn (if not NULL) for each valid
  * record.  Returns LIL_OK with res filled (res->torn when the tail is torn);
  * LIL_E_CORRUPT naming the offset when damage precedes the tail (res->damaged
  * and res->damage_off are set, res->end is the end of the valid prefix); or
  * fn's error. */
 lil_status lil__scan_records(const struct lil_env *env, struct lil_err *err,
                              const char *path, const uint8_t *data, size_t len,
-                             struct lil_mac *mac, size_t max_record,
-                             journal_scan_fn fn, void *ud, struct scan_result *res);
+                             struct lil_mac *mac, bool verify_chain,
+                             size_t max_record, journal_scan_fn fn, void *ud,
+                             struct scan_result *res);
 
 /* Build the header of a new journal into out (64 bytes). */
 lil_status lil__format_header(const uint8_t *key, size_t key_len, int64_t created_ns,

@@ -7,9 +7,11 @@
  * len, crc = CRC-32 of bytes 8..len-1, seq, ts, dur, key_len, type, flags,
  * key, payload, chain): junk after the last record is a torn tail that open
  * truncates; a flipped byte in an early record is LIL_E_CORRUPT naming its
- * offset; an edited record whose CRC was recomputed, a deleted record and
- * two swapped records are caught by the hash chain; a header of format
- * version 2 is LIL_E_VERSION.  CRC-32 is computed here (zlib's CRC-32), not
+ * offset; a deleted record breaks the sequence; an edited record whose CRC
+ * was recomputed and two swapped records (sequence numbers kept in order)
+ * are caught by the hash chain, which lil_run_check and an open with
+ * LIL_OPEN_VERIFY_CHAIN verify and a plain open does not; a header of
+ * format version 2 is LIL_E_VERSION.  CRC-32 is computed here (zlib's CRC-32), not
  * taken from the library.
  */
 #include <openssl/evp.h>
@@ -308,10 +310,11 @@ T_TEST(half_written_last_record_is_torn_tail)
     lil_store_close(st);
 }
 
-static void expect_corrupt_at(lil_store *st, uint64_t off, uint64_t records_before)
+static void expect_corrupt_at(lil_store *st, uint64_t off, uint64_t records_before,
+                              const lil_run_opts *opts)
 {
     lil_run *run = (lil_run *)st;
-    T_EQ_I64(lil_run_open(st, "r", NULL, &run), LIL_E_CORRUPT);
+    T_EQ_I64(lil_run_open(st, "r", opts, &run), LIL_E_CORRUPT);
     T_CHECK(run == NULL);
     if (!u_mentions_offset(lil_store_errmsg(st), off)) {
         fprintf(stderr, "message does not name offset %llu: %s\n",
@@ -329,6 +332,21 @@ static void expect_corrupt_at(lil_store *st, uint64_t off, uint64_t records_befo
     T_EQ_I64(rep.valid_bytes, off);
 }
 
+/* Damage that only the hash chain shows: a plain open does not verify the
+ * chain (lil.h), an open with LIL_OPEN_VERIFY_CHAIN and lil_run_check do. */
+static void expect_chain_broken_at(lil_store *st, uint64_t off, uint64_t records_before)
+{
+    lil_run_opts opts = {.struct_size = sizeof(opts), .flags = LIL_OPEN_VERIFY_CHAIN};
+    lil_run *run = NULL;
+    T_OK(lil_run_open(st, "r", NULL, &run));
+    T_OK(lil_run_close(run));
+    run = (lil_run *)st;
+    T_EQ_I64(lil_run_open(st, "r", &opts, &run), LIL_E_CORRUPT);
+    T_CHECK(run == NULL);
+    T_CONTAINS(lil_store_errmsg(st), "hash chain broken");
+    expect_corrupt_at(st, off, records_before, &opts);
+}
+
 T_TEST(flipped_byte_is_corrupt_then_repair)
 {
     lil_store *st = u_store(NULL);
@@ -343,7 +361,7 @@ T_TEST(flipped_byte_is_corrupt_then_repair)
     unsigned char x = before[boff + 32 + 1] ^ 0x20; /* first payload byte */
     T_EQ_I64(u_write_at(path, boff + 32 + 1, &x, 1), 0);
     /* BEGIN, OPEN, a precede b */
-    expect_corrupt_at(st, boff, 3);
+    expect_corrupt_at(st, boff, 3, NULL);
     size_t n1 = 0;
     unsigned char *after = u_read_file(path, &n1);
     T_REQUIRE(after);
@@ -408,7 +426,7 @@ T_TEST(edited_record_with_good_crc_breaks_chain)
     u_wr32(rec + 4, crc_of(rec + 8, bsize - 8));
     T_EQ_I64(u_write_at(path, boff, rec, bsize), 0);
     free(f);
-    expect_corrupt_at(st, boff, 3);
+    expect_chain_broken_at(st, boff, 3);
     lil_store_close(st);
 }
 
@@ -466,7 +484,7 @@ T_TEST(swapped_records_detected)
     u_wr32(c + 4, crc_of(c + 8, bsize - 8));
     T_EQ_I64(u_write_at(path, boff, b, 2 * (size_t)bsize), 0);
     free(f);
-    expect_corrupt_at(st, boff, 3);
+    expect_chain_broken_at(st, boff, 3);
     lil_store_close(st);
 }
 

@@ -2,7 +2,8 @@
  * test_steps.c -- lil_step and the lil_call_* calls: memoization across
  * close and reopen (the function is not called again and the bytes come
  * back identical, binary and empty ones included, with a NUL after them),
- * occurrence numbering, failures journaled and replayed, step name rules,
+ * occurrence numbering, replay in journal order and out of it, failures
+ * journaled and replayed, step name rules,
  * JSON results (canonical bytes, syntax errors with a position), identity
  * and idempotency keys, and the max_record limit.
  */
@@ -127,6 +128,80 @@ T_TEST(occurrence_numbering)
     T_EQ_I64(c4.calls, 1);
     T_EQ_STR(c4.identity, "fetch#4");
     T_EQ_I64(c4.attempt, 1);
+    T_OK(lil_run_close(run));
+    lil_store_close(st);
+}
+
+/* Replay follows the journal while calls come in its order and builds the
+ * index at the first call that does not: both must give the same answers. */
+struct replay_want {
+    const char *name;
+    const char *result; /* NULL: the step failed with "boom" */
+};
+
+static void replay_all(lil_run *run, const struct replay_want *w, int n)
+{
+    int never = 0;
+    for (int i = 0; i < n; i++) {
+        lil_bytes out = {0};
+        lil_status rc = lil_step(run, w[i].name, fn_never, &never, &out);
+        if (w[i].result) {
+            T_OK(rc);
+            T_EQ_MEM(out.data, out.len, w[i].result, strlen(w[i].result));
+        } else {
+            T_EQ_I64(rc, LIL_E_FAILED);
+            T_CONTAINS(lil_run_errmsg(run), "boom");
+        }
+        lil_free(out.data);
+    }
+    T_EQ_I64(never, 0);
+}
+
+static void new_step(lil_run *run, const char *name, const char *want_identity)
+{
+    struct fn_ctx c = {.result = name, .result_len = strlen(name)};
+    T_OK(lil_step(run, name, fn_generic, &c, NULL));
+    T_EQ_I64(c.calls, 1);
+    T_EQ_STR(c.identity, want_identity);
+}
+
+T_TEST(replay_in_journal_order_and_out_of_it)
+{
+    static const struct replay_want first[] = {
+        {"a", "a"}, {"b", "b"}, {"a", "a"}, {"c", "c"}, {"d", NULL}, {"e", "e"}};
+    static const struct replay_want in_order[] = {
+        {"a", "a"}, {"b", "b"}, {"a", "a"}, {"c", "c"}, {"d", NULL}, {"e", "e"},
+        {"f", "f"}};
+    static const struct replay_want shuffled[] = {
+        {"c", "c"}, {"a", "a"}, {"f", "f"}, {"b", "b"}, {"a", "a"}, {"e", "e"},
+        {"e", "e"}, {"d", NULL}};
+    lil_store *st = u_store(NULL);
+    lil_run *run = u_run(st, "r");
+    T_REQUIRE(run);
+    for (int i = 0; i < 6; i++) {
+        struct fn_ctx c = {.result = first[i].name, .result_len = 1,
+                           .fail_msg = first[i].result ? NULL : "boom"};
+        lil_status rc = lil_step(run, first[i].name, fn_generic, &c, NULL);
+        T_EQ_I64(rc, first[i].result ? LIL_OK : LIL_E_FAILED);
+    }
+    T_OK(lil_run_close(run));
+
+    run = u_run(st, "r"); /* in order, then a new step at the end */
+    T_REQUIRE(run);
+    replay_all(run, first, 6);
+    new_step(run, "f", "f");
+    T_OK(lil_run_close(run));
+
+    run = u_run(st, "r"); /* in order again, then a name seen before */
+    T_REQUIRE(run);
+    replay_all(run, in_order, 7);
+    new_step(run, "e", "e#2");
+    T_OK(lil_run_close(run));
+
+    run = u_run(st, "r"); /* out of order from the first call */
+    T_REQUIRE(run);
+    replay_all(run, shuffled, 8);
+    new_step(run, "c", "c#2");
     T_OK(lil_run_close(run));
     lil_store_close(st);
 }
