@@ -241,7 +241,9 @@ typedef struct lil_run_opts {
  * checked against a chain value kept elsewhere, and checksums already catch
  * accidental damage.  A journal written with $LIL_JOURNAL_KEY set needs the
  * same key to open; its chain is HMAC-SHA-256, verified at every open, and a
- * wrong or missing key is LIL_E_KEY.
+ * wrong or missing key is LIL_E_KEY.  The shared liblil loads OpenSSL's
+ * libcrypto.so.3 for HMAC-SHA-256 on the first keyed open in the process; if
+ * it cannot, that open fails with LIL_E_IO and a message naming the library.
  *
  * Errors: LIL_E_INVAL (bad id, see lil_run_id_check), LIL_E_LOCKED ("run R is
  * held by pid P": one process at a time writes a run; the lock dies with its

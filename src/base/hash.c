@@ -21,11 +21,19 @@
  *   - What is given up: a provider configuration (a FIPS-only policy, say)
  *     does not apply to these hashes.  The chain is an integrity check of
  *     lil's own file, not a service offered to the host.
+ * In liblil.so these SHA-256 functions come from OpenSSL's static
+ * libcrypto.a, so a process does not load libcrypto.so.3 (and apply its
+ * relocations) at start-up; liblil.a calls libcrypto.so.3's own.
+ *
  * HMAC-SHA-256 (keyed journals, LIL_JOURNAL_KEY) is OpenSSL's own, through
- * EVP_MAC: a struct lil_mac keeps its context for its whole life and
- * re-initializes it per record with the same key (EVP_MAC_init with a NULL
- * key), so hashing a record allocates nothing.  Keyed journals pay
- * OpenSSL's initialization once per process.
+ * EVP_MAC (and HMAC() for the one-shot), whose functions are reached
+ * through libcrypto.so.3 loaded with dlopen on the first keyed use
+ * (crypto_dl.h); if it cannot be loaded, keyed journals cannot be opened
+ * and the error names it.  A struct lil_mac keeps its context for its
+ * whole life and re-initializes it per record with the same key
+ * (EVP_MAC_init with a NULL key), so hashing a record allocates nothing.
+ * Keyed journals pay the load and OpenSSL's initialization once per
+ * process.
  */
 #define OPENSSL_SUPPRESS_DEPRECATED /* SHA256_Init & co.: see above */
 
@@ -36,12 +44,11 @@
 
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <openssl/sha.h>
 #include <isa-l/crc.h>
 
 #include "base/alloc.h"
+#include "base/crypto_dl.h"
 #include "base/env.h"
 
 #ifdef OPENSSL_NO_DEPRECATED_3_0
@@ -49,9 +56,10 @@
 #endif
 
 struct lil_mac {
-    SHA256_CTX ctx;       /* plain */
-    EVP_MAC *mac;         /* keyed */
-    EVP_MAC_CTX *mac_ctx; /* keyed: NULL for plain */
+    SHA256_CTX ctx;             /* plain */
+    const struct lil_crypto *c; /* keyed: libcrypto.so.3's functions */
+    EVP_MAC *mac;               /* keyed */
+    EVP_MAC_CTX *mac_ctx;       /* keyed: NULL for plain */
 };
 
 uint32_t lil__crc32(uint32_t crc, const void *data, size_t len)
@@ -80,39 +88,57 @@ void lil__hex(const uint8_t *bytes, size_t len, char *out)
     out[2 * len] = '\0';
 }
 
-static bool mac_init_keyed(struct lil_mac *m, const uint8_t *key, size_t key_len)
+static lil_status mac_init_keyed(struct lil_mac *m, struct lil_err *err,
+                                 const uint8_t *key, size_t key_len)
 {
     char digest[] = "SHA256";
     OSSL_PARAM params[2];
+    lil_status rc = lil__crypto_dl_load(err, &m->c);
 
-    m->mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+    if (rc != LIL_OK)
+        return rc;
+    m->mac = m->c->mac_fetch(NULL, "HMAC", NULL);
     if (m->mac)
-        m->mac_ctx = EVP_MAC_CTX_new(m->mac);
+        m->mac_ctx = m->c->mac_ctx_new(m->mac);
     if (!m->mac_ctx)
-        return false;
-    params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0);
-    params[1] = OSSL_PARAM_construct_end();
-    return EVP_MAC_init(m->mac_ctx, key, key_len, params) == 1;
+        return lil__seterr(err, LIL_E_NOMEM, 0,
+                           "out of memory (OpenSSL HMAC-SHA-256 context)");
+    params[0] = m->c->param_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0);
+    params[1] = m->c->param_end();
+    if (m->c->mac_init(m->mac_ctx, key, key_len, params) != 1)
+        return lil__seterr(err, LIL_E_NOMEM, 0,
+                           "out of memory (OpenSSL HMAC-SHA-256 key setup)");
+    return LIL_OK;
 }
 
-struct lil_mac *lil__mac_new(const struct lil_env *env, const uint8_t *key,
-                             size_t key_len)
+lil_status lil__mac_new(const struct lil_env *env, struct lil_err *err,
+                        const uint8_t *key, size_t key_len, struct lil_mac **out)
 {
     struct lil_mac *m = lil__calloc(env, 1, sizeof(*m));
+    lil_status rc;
 
-    if (m && key && !mac_init_keyed(m, key, key_len)) {
-        lil__mac_free(env, m);
-        return NULL;
+    *out = NULL;
+    if (!m)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    if (key) {
+        rc = mac_init_keyed(m, err, key, key_len);
+        if (rc != LIL_OK) {
+            lil__mac_free(env, m);
+            return rc;
+        }
     }
-    return m;
+    *out = m;
+    return LIL_OK;
 }
 
 void lil__mac_free(const struct lil_env *env, struct lil_mac *m)
 {
     if (!m)
         return;
-    EVP_MAC_CTX_free(m->mac_ctx); /* wipes the key */
-    EVP_MAC_free(m->mac);
+    if (m->c) {
+        m->c->mac_ctx_free(m->mac_ctx); /* wipes the key */
+        m->c->mac_free(m->mac);
+    }
     OPENSSL_cleanse(m, sizeof(*m));
     lil__free(env, m);
 }
@@ -125,7 +151,7 @@ int lil__mac_keyed(const struct lil_mac *m)
 lil_status lil__mac_begin(struct lil_mac *m)
 {
     if (m->mac_ctx)
-        return EVP_MAC_init(m->mac_ctx, NULL, 0, NULL) == 1 ? LIL_OK : LIL_E_NOMEM;
+        return m->c->mac_init(m->mac_ctx, NULL, 0, NULL) == 1 ? LIL_OK : LIL_E_NOMEM;
     SHA256_Init(&m->ctx);
     return LIL_OK;
 }
@@ -133,7 +159,7 @@ lil_status lil__mac_begin(struct lil_mac *m)
 lil_status lil__mac_update(struct lil_mac *m, const void *data, size_t len)
 {
     if (m->mac_ctx)
-        return EVP_MAC_update(m->mac_ctx, data, len) == 1 ? LIL_OK : LIL_E_NOMEM;
+        return m->c->mac_update(m->mac_ctx, data, len) == 1 ? LIL_OK : LIL_E_NOMEM;
     SHA256_Update(&m->ctx, data, len);
     return LIL_OK;
 }
@@ -143,8 +169,8 @@ lil_status lil__mac_end(struct lil_mac *m, uint8_t out[LIL_SHA256_LEN])
     size_t n = 0;
 
     if (m->mac_ctx)
-        return EVP_MAC_final(m->mac_ctx, out, &n, LIL_SHA256_LEN) == 1 ? LIL_OK
-                                                                        : LIL_E_NOMEM;
+        return m->c->mac_final(m->mac_ctx, out, &n, LIL_SHA256_LEN) == 1 ? LIL_OK
+                                                                         : LIL_E_NOMEM;
     SHA256_Final(out, &m->ctx);
     return LIL_OK;
 }
@@ -163,13 +189,17 @@ lil_status lil__mac2(struct lil_mac *m, const void *a, size_t alen, const void *
     return rc;
 }
 
-lil_status lil__hmac_sha256(const uint8_t *key, size_t key_len, const void *data, size_t len,
-                            uint8_t out[LIL_SHA256_LEN])
+lil_status lil__hmac_sha256(struct lil_err *err, const uint8_t *key, size_t key_len,
+                            const void *data, size_t len, uint8_t out[LIL_SHA256_LEN])
 {
     static const uint8_t no_key[1];
+    const struct lil_crypto *c;
     unsigned int n = 0;
+    lil_status rc = lil__crypto_dl_load(err, &c);
 
-    return HMAC(EVP_sha256(), key_len ? key : no_key, (int)key_len, data, len, out, &n)
-               ? LIL_OK
-               : LIL_E_NOMEM;
+    if (rc != LIL_OK)
+        return rc;
+    if (!c->hmac(c->sha256(), key_len ? key : no_key, (int)key_len, data, len, out, &n))
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory (OpenSSL HMAC-SHA-256)");
+    return LIL_OK;
 }

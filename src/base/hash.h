@@ -1,7 +1,8 @@
 /*
  * hash.h -- SHA-256 (OpenSSL libcrypto's SHA-256 functions, which need no
- * initialization of OpenSSL: see hash.c), HMAC-SHA-256 (OpenSSL's EVP_MAC)
- * and CRC-32 (ISA-L; the same CRC-32 as zlib's crc32).
+ * initialization of OpenSSL: see hash.c), HMAC-SHA-256 (OpenSSL's EVP_MAC
+ * and HMAC, from libcrypto.so.3 loaded on first use: crypto_dl.h) and
+ * CRC-32 (ISA-L; the same CRC-32 as zlib's crc32).
  *
  * struct lil_mac is a chain hasher: plain SHA-256 when no key is set,
  * HMAC-SHA-256 with one.  It is reused across records, so the per-record
@@ -16,6 +17,8 @@
 
 #include <lil/lil.h>
 
+#include "base/err.h"
+
 #define LIL_SHA256_LEN 32
 
 uint32_t lil__crc32(uint32_t crc, const void *data, size_t len);
@@ -27,10 +30,12 @@ void lil__hex(const uint8_t *bytes, size_t len, char *out);
 
 struct lil_mac; /* opaque */
 
-/* key may be NULL (plain SHA-256).  NULL on allocation failure.  The
- * mac_begin/update/end calls below cannot fail (they return LIL_OK). */
-struct lil_mac *lil__mac_new(const struct lil_env *env, const uint8_t *key,
-                             size_t key_len);
+/* A new hasher in *out; key may be NULL (plain SHA-256).  Errors, in err:
+ * LIL_E_NOMEM; with a key also LIL_E_IO when libcrypto.so.3 cannot be
+ * loaded (crypto_dl.h).  For a plain hasher the mac_begin/update/end calls
+ * below cannot fail (they return LIL_OK). */
+lil_status lil__mac_new(const struct lil_env *env, struct lil_err *err,
+                        const uint8_t *key, size_t key_len, struct lil_mac **out);
 void lil__mac_free(const struct lil_env *env, struct lil_mac *m);
 int lil__mac_keyed(const struct lil_mac *m);
 lil_status lil__mac_begin(struct lil_mac *m);
@@ -41,9 +46,10 @@ lil_status lil__mac_end(struct lil_mac *m, uint8_t out[LIL_SHA256_LEN]);
 lil_status lil__mac2(struct lil_mac *m, const void *a, size_t alen, const void *b,
                      size_t blen, uint8_t out[LIL_SHA256_LEN]);
 
-/* One-shot HMAC-SHA-256 of data under key (key_len may be 0); LIL_E_NOMEM
- * if OpenSSL fails. */
-lil_status lil__hmac_sha256(const uint8_t *key, size_t key_len, const void *data,
-                            size_t len, uint8_t out[LIL_SHA256_LEN]);
+/* One-shot HMAC-SHA-256 of data under key (key_len may be 0).  Errors, in
+ * err: LIL_E_IO when libcrypto.so.3 cannot be loaded (crypto_dl.h),
+ * LIL_E_NOMEM if OpenSSL fails. */
+lil_status lil__hmac_sha256(struct lil_err *err, const uint8_t *key, size_t key_len,
+                            const void *data, size_t len, uint8_t out[LIL_SHA256_LEN]);
 
 #endif

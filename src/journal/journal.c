@@ -139,16 +139,11 @@ static lil_status write_new_file(struct journal *j, struct lil_err *err,
     int fd = -1;
     lil_status rc;
 
-    j->mac = lil__mac_new(j->env, opts->key, opts->key_len);
-    if (!j->mac)
-        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
-    rc = lil__format_header(opts->key, opts->key_len, lil__wall_ns(), header);
-    if (rc == LIL_E_NOMEM)
-        return lil__seterr(err, rc, 0, "out of memory (HMAC-SHA-256 of the key check)");
-    if (rc != LIL_OK)
-        return lil__seterr(err, rc, errno, "cannot make a journal salt: %s",
-                           strerror(errno));
-    rc = first_records(j, err, opts, header);
+    rc = lil__mac_new(j->env, err, opts->key, opts->key_len, &j->mac);
+    if (rc == LIL_OK)
+        rc = lil__format_header(err, opts->key, opts->key_len, lil__wall_ns(), header);
+    if (rc == LIL_OK)
+        rc = first_records(j, err, opts, header);
     if (rc == LIL_OK)
         rc = lil__os_open(j->env, err, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
                           0600, &fd);

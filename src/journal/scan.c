@@ -23,8 +23,8 @@ uint64_t lil__record_limit(size_t max_record)
     return (uint64_t)max_record + LIL_JF_REC_OVERHEAD + LIL_JF_KEY_MAX;
 }
 
-static lil_status key_check(const uint8_t *key, size_t key_len, const uint8_t *salt,
-                            uint8_t out[LIL_JF_KEYCHECK_LEN])
+static lil_status key_check(struct lil_err *err, const uint8_t *key, size_t key_len,
+                            const uint8_t *salt, uint8_t out[LIL_JF_KEYCHECK_LEN])
 {
     uint8_t full[LIL_SHA256_LEN];
     uint8_t msg[sizeof(key_check_label) - 1 + LIL_JF_SALT_LEN];
@@ -32,7 +32,7 @@ static lil_status key_check(const uint8_t *key, size_t key_len, const uint8_t *s
 
     memcpy(msg, key_check_label, sizeof(key_check_label) - 1);
     memcpy(msg + sizeof(key_check_label) - 1, salt, LIL_JF_SALT_LEN);
-    rc = lil__hmac_sha256(key, key_len, msg, sizeof(msg), full);
+    rc = lil__hmac_sha256(err, key, key_len, msg, sizeof(msg), full);
     memcpy(out, full, LIL_JF_KEYCHECK_LEN);
     return rc;
 }
@@ -51,10 +51,11 @@ static lil_status make_salt(uint8_t *salt)
     return r == LIL_JF_SALT_LEN ? LIL_OK : LIL_E_IO;
 }
 
-lil_status lil__format_header(const uint8_t *key, size_t key_len, int64_t created_ns,
-                              uint8_t out[64])
+lil_status lil__format_header(struct lil_err *err, const uint8_t *key, size_t key_len,
+                              int64_t created_ns, uint8_t out[64])
 {
     uint8_t *salt = out + LIL_JF_H_SALT;
+    lil_status rc;
 
     memset(out, 0, LIL_JF_HEADER_LEN);
     memcpy(out, LIL_JF_MAGIC, LIL_JF_MAGIC_LEN);
@@ -62,10 +63,14 @@ lil_status lil__format_header(const uint8_t *key, size_t key_len, int64_t create
     lil__wr32(out + LIL_JF_H_INCOMPAT, key ? LIL_JF_INCOMPAT_KEYED : 0);
     lil__wr32(out + LIL_JF_H_HEADER_LEN, LIL_JF_HEADER_LEN);
     if (make_salt(salt) != LIL_OK)
-        return LIL_E_IO;
+        return lil__seterr(err, LIL_E_IO, errno, "cannot make a journal salt: %s",
+                           strerror(errno));
     lil__wr64(out + LIL_JF_H_CREATED, (uint64_t)created_ns);
-    if (key && key_check(key, key_len, salt, out + LIL_JF_H_KEYCHECK) != LIL_OK)
-        return LIL_E_NOMEM;
+    if (key) {
+        rc = key_check(err, key, key_len, salt, out + LIL_JF_H_KEYCHECK);
+        if (rc != LIL_OK)
+            return rc;
+    }
     lil__wr32(out + LIL_JF_H_CRC, lil__crc32(0, out, LIL_JF_H_CRC));
     return LIL_OK;
 }
@@ -75,6 +80,7 @@ static lil_status header_key(struct lil_err *err, const char *path, const uint8_
 {
     bool keyed = (lil__rd32(h + LIL_JF_H_INCOMPAT) & LIL_JF_INCOMPAT_KEYED) != 0;
     uint8_t want[LIL_JF_KEYCHECK_LEN];
+    lil_status rc;
 
     if (keyed && !key)
         return lil__seterr(err, LIL_E_KEY, 0,
@@ -87,8 +93,9 @@ static lil_status header_key(struct lil_err *err, const char *path, const uint8_
                            path);
     if (!keyed)
         return LIL_OK;
-    if (key_check(key, key_len, h + LIL_JF_H_SALT, want) != LIL_OK)
-        return lil__seterr(err, LIL_E_NOMEM, 0, "%s: HMAC-SHA-256 failed", path);
+    rc = key_check(err, key, key_len, h + LIL_JF_H_SALT, want);
+    if (rc != LIL_OK)
+        return rc;
     if (memcmp(want, h + LIL_JF_H_KEYCHECK, LIL_JF_KEYCHECK_LEN) != 0)
         return lil__seterr(err, LIL_E_KEY, 0,
                            "%s: LIL_JOURNAL_KEY is not the key it was written with",
@@ -139,8 +146,10 @@ lil_status lil__scan_header(const struct lil_env *env, struct lil_err *err,
         rc = header_key(err, path, data, key, key_len);
     if (rc != LIL_OK)
         return rc;
-    *mac = lil__mac_new(env, key, key_len);
-    if (!*mac || lil__mac2(*mac, data, LIL_JF_HEADER_LEN, NULL, 0, res->chain) != LIL_OK) {
+    rc = lil__mac_new(env, err, key, key_len, mac);
+    if (rc != LIL_OK)
+        return rc;
+    if (lil__mac2(*mac, data, LIL_JF_HEADER_LEN, NULL, 0, res->chain) != LIL_OK) {
         lil__mac_free(env, *mac);
         *mac = NULL;
         return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");

@@ -29,7 +29,8 @@ struct scan_result {
  * features, CRC, and the key against key_check.  Creates *mac (SHA-256, or
  * HMAC under key) and sets res->chain to H(header).  path names the file in
  * messages.  Errors: LIL_E_CORRUPT (offset 0), LIL_E_VERSION, LIL_E_KEY,
- * LIL_E_NOMEM. */
+ * LIL_E_NOMEM, and for a keyed journal LIL_E_IO when libcrypto.so.3 cannot
+ * be loaded (base/crypto_dl.h). */
 lil_status lil__scan_header(const struct lil_env *env, struct lil_err *err,
                             const char *path, const uint8_t *data, size_t len,
                             const uint8_t *key, size_t key_len, struct lil_mac **mac,
@@ -48,9 +49,11 @@ lil_status lil__scan_records(const struct lil_env *env, struct lil_err *err,
                              size_t max_record, journal_scan_fn fn, void *ud,
                              struct scan_result *res);
 
-/* Build the header of a new journal into out (64 bytes). */
-lil_status lil__format_header(const uint8_t *key, size_t key_len, int64_t created_ns,
-                              uint8_t out[64]);
+/* Build the header of a new journal into out (64 bytes).  Errors, in err:
+ * LIL_E_IO (no random salt from the kernel, or, with a key, libcrypto.so.3
+ * cannot be loaded), LIL_E_NOMEM (HMAC-SHA-256 of the key check). */
+lil_status lil__format_header(struct lil_err *err, const uint8_t *key, size_t key_len,
+                              int64_t created_ns, uint8_t out[64]);
 
 /* Encode rec as record seq after chain prev into out (len bytes,
  * 64 + key_len + payload_len); updates prev to the new chain. */

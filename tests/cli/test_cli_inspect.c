@@ -2,13 +2,17 @@
  * test_cli_inspect.c -- `lil inspect RUN`: the header and the timeline of
  * completed, failed and uncertain runs (exit 2 and the UNCERTAIN flag on
  * the intent that has no outcome), --json, a missing run, a damaged run,
- * a keyed run, and that inspect writes nothing.
+ * a keyed run (and, when liblil.so does not need libcrypto.so.3, a keyed
+ * run while that library cannot be loaded), and that inspect writes
+ * nothing.
  */
 #include "t.h"
 
 #include <lil/lil.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -200,5 +204,52 @@ T_TEST(keyed_run)
     T_EQ_I64(c_lil(out, err, "inspect k --dir '%s'", c_store()), 1);
     T_CONTAINS(err, "lil: inspect: ");
 }
+
+#ifdef T_LIBLIL_WITHOUT_LIBCRYPTO
+/* `lil ARGS --dir STORE` with LD_LIBRARY_PATH=dir. */
+static int lil_with_libpath(const char *dir, const char *args)
+{
+    const char *old = getenv("LD_LIBRARY_PATH");
+    char saved[4096];
+    int rc;
+
+    snprintf(saved, sizeof(saved), "%s", old ? old : "");
+    setenv("LD_LIBRARY_PATH", dir, 1);
+    rc = c_lil(out, err, "%s --dir '%s'", args, c_store());
+    if (old)
+        setenv("LD_LIBRARY_PATH", saved, 1);
+    else
+        unsetenv("LD_LIBRARY_PATH");
+    return rc;
+}
+
+/* liblil.so loads libcrypto.so.3 only for keyed journals (src/base/
+ * crypto_dl.h).  With a broken libcrypto.so.3 first on LD_LIBRARY_PATH,
+ * plain runs work (the process starts at all) and a keyed run fails with
+ * a message that names the library. */
+T_TEST(keyed_run_without_libcrypto)
+{
+    char dir[4096];
+    FILE *f;
+
+    snprintf(dir, sizeof(dir), "%s", t_path("brokenlib"));
+    T_REQUIRE(mkdir(dir, 0700) == 0);
+    f = fopen(t_path("brokenlib/libcrypto.so.3"), "w");
+    T_REQUIRE(f != NULL);
+    fputs("not a shared library\n", f);
+    fclose(f);
+    c_make_run("plain", 2, true);
+    T_EQ_I64(lil_with_libpath(dir, "inspect plain"), 0);
+    T_CONTAINS(out, "keyed         no\n");
+    setenv("LIL_JOURNAL_KEY", "sesame", 1);
+    c_make_run("k", 2, true);
+    T_EQ_I64(lil_with_libpath(dir, "inspect k"), 1);
+    unsetenv("LIL_JOURNAL_KEY");
+    T_CONTAINS(err, "lil: inspect: ");
+    T_CONTAINS(err, "cannot load libcrypto.so.3");
+    T_CONTAINS(err, "brokenlib/libcrypto.so.3"); /* dlerror()'s text */
+    T_CHECK(strstr(err, "out of memory") == NULL);
+}
+#endif
 
 T_MAIN()

@@ -29,13 +29,14 @@ static void build(struct image *img, const char *key, uint8_t flags)
 {
     uint8_t chain[LIL_SHA256_LEN];
     size_t klen = key ? strlen(key) : 0;
-    struct lil_mac *mac;
+    struct lil_mac *mac = NULL;
+    struct lil_err err;
 
     lil__env_init(&env);
-    mac = lil__mac_new(&env, (const uint8_t *)key, klen);
     memset(img, 0, sizeof(*img));
-    T_REQUIRE(mac != NULL);
-    T_REQUIRE(lil__format_header((const uint8_t *)key, klen, 1, img->data) == LIL_OK);
+    T_REQUIRE(lil__mac_new(&env, &err, (const uint8_t *)key, klen, &mac) == LIL_OK);
+    T_REQUIRE(lil__format_header(&err, (const uint8_t *)key, klen, 1, img->data) ==
+              LIL_OK);
     lil__mac2(mac, img->data, LIL_JF_HEADER_LEN, NULL, 0, chain);
     img->len = LIL_JF_HEADER_LEN;
     for (int i = 0; i < NREC; i++) {
@@ -281,13 +282,14 @@ static uint8_t *build_big(size_t nrec, size_t *len_out, uint64_t *off_of_mid)
     size_t cap = LIL_JF_HEADER_LEN + nrec * (LIL_JF_REC_OVERHEAD + 16 + 200);
     uint8_t *buf = calloc(1, cap + 4096);
     uint8_t chain[LIL_SHA256_LEN], payload[200];
-    struct lil_mac *mac = lil__mac_new(&env, NULL, 0);
+    struct lil_mac *mac = NULL;
+    struct lil_err err;
     size_t len = LIL_JF_HEADER_LEN;
 
-    if (!buf || !mac)
+    if (!buf || lil__mac_new(&env, &err, NULL, 0, &mac) != LIL_OK)
         return NULL;
     memset(payload, 'p', sizeof(payload));
-    lil__format_header(NULL, 0, 1, buf);
+    lil__format_header(&err, NULL, 0, 1, buf);
     lil__mac2(mac, buf, LIL_JF_HEADER_LEN, NULL, 0, chain);
     for (size_t i = 0; i < nrec; i++) {
         char name[16];
