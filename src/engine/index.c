@@ -117,9 +117,8 @@ struct ientry *lil__imap_find(const struct imap *m, const void *key, size_t len)
     return s->idx1 ? &m->entries[s->idx1 - 1] : NULL;
 }
 
-static int grow_slots(struct imap *m)
+static int resize_slots(struct imap *m, size_t cap)
 {
-    size_t cap = m->cap ? m->cap * 2 : 64;
     struct islot *slots = NULL;
 
     if (cap <= SIZE_MAX / sizeof(*slots))
@@ -144,9 +143,13 @@ static int grow_slots(struct imap *m)
     return 0;
 }
 
-static int grow_entries(struct imap *m)
+static int grow_slots(struct imap *m)
 {
-    size_t n = m->n_alloc ? m->n_alloc * 2 : 64;
+    return resize_slots(m, m->cap ? m->cap * 2 : 64);
+}
+
+static int resize_entries(struct imap *m, size_t n)
+{
     struct ientry *p;
 
     if (n > UINT32_MAX - 1 || n > SIZE_MAX / sizeof(*p))
@@ -161,6 +164,25 @@ static int grow_entries(struct imap *m)
     if (n * sizeof(*p) >= SLICE) /* the new part, up to where prefault_ahead starts */
         prefault_slice(m, (char *)(p + m->n));
     return 0;
+}
+
+static int grow_entries(struct imap *m)
+{
+    return resize_entries(m, m->n_alloc ? m->n_alloc * 2 : 64);
+}
+
+int lil__imap_reserve(struct imap *m, size_t n)
+{
+    size_t cap = m->cap ? m->cap : 64;
+
+    while (cap / 2 < n) {
+        if (cap > SIZE_MAX / 4)
+            return -1;
+        cap *= 2;
+    }
+    if (cap > m->cap && resize_slots(m, cap) != 0)
+        return -1;
+    return n > m->n_alloc ? resize_entries(m, n) : 0;
 }
 
 struct ientry *lil__imap_upsert(struct imap *m, const void *key, size_t len)

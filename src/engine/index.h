@@ -57,6 +57,9 @@ struct imap {
 void lil__imap_init(struct imap *m, const struct lil_env *env);
 void lil__imap_free(struct imap *m);
 struct ientry *lil__imap_find(const struct imap *m, const void *key, size_t len);
+/* Make room for n entries in all, so that adding them grows nothing;
+ * -1 on OOM (the map is unchanged). */
+int lil__imap_reserve(struct imap *m, size_t n);
 /* Find or insert (the key is borrowed); NULL on OOM.  Pointers to entries
  * stay valid only until the next upsert (the array may move). */
 struct ientry *lil__imap_upsert(struct imap *m, const void *key, size_t len);

@@ -179,6 +179,9 @@ lil_status lil__run_index(struct lil_run *run, struct lil_err *err)
 
     if (run->indexed)
         return LIL_OK;
+    if (lil__imap_reserve(&run->index, run->steps_done + run->steps_failed +
+                                           run->intents) != 0)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory indexing %s", run->path);
     while (rc == LIL_OK && lil__journal_next_scanned(run->j, &off, &r))
         if (is_step_record(r.type))
             rc = apply_step(run, &r, err);
