@@ -54,7 +54,9 @@ static lil_status marker_paths(struct marker *m, struct lil_err *err)
         snprintf(m->pending, sizeof(m->pending), "%s/m-%.32s.pending", m->dir, hex) < 0 ||
         snprintf(m->done, sizeof(m->done), "%s/m-%.32s.done", m->dir, hex) < 0)
         return lil__seterr(err, LIL_E_INVAL, 0, "cannot format marker paths");
-    return lil__os_mkdir(m->st->env, err, m->dir);
+    if (lil__store_sync_parent(m->st, err) != LIL_OK)
+        return err->code;
+    return lil__os_mkdir(m->st->env, err, m->dir, true);
 }
 
 static lil_status marker_lock(struct marker *m, struct lil_err *err)

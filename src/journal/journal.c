@@ -76,6 +76,7 @@ struct journal {
     bool poisoned;
     bool opened;       /* open succeeded */
     bool keep_space;   /* close keeps the preallocated space */
+    const char *sync_parent_of; /* during open: journal_opts.sync_parent_of */
     uint64_t synced_records; /* records covered by the last sync's target */
     uint64_t last_batch;     /* records the last sync covered */
     uint64_t in_sync;        /* threads inside lil__journal_sync_to now */
@@ -237,15 +238,27 @@ static lil_status scan_file(struct journal *j, struct lil_err *err,
     return LIL_OK;
 }
 
-/* The syncs of a writable open (full, normal): the journal's bytes, and
- * its name, since the creator may have died before its directory fsync.
- * Both must be done before anything read from the file is acknowledged. */
+/* The names a writable open makes durable, in every sync mode: the
+ * journal's own (its creator may have died before its directory fsync)
+ * and, when asked, the store's (journal_opts.sync_parent_of). */
+static lil_status make_names_durable(struct journal *j, struct lil_err *err)
+{
+    lil_status rc = lil__os_fsync_dir(j->env, err, j->dir);
+
+    if (rc == LIL_OK && j->sync_parent_of)
+        rc = lil__os_fsync_parent(j->env, err, j->sync_parent_of);
+    return rc;
+}
+
+/* The syncs of a writable open (full, normal): the journal's bytes and the
+ * names.  All must be done before anything read from the file is
+ * acknowledged. */
 static lil_status make_durable(struct journal *j, struct lil_err *err)
 {
     lil_status rc = lil__os_fdatasync(j->env, err, j->fd, j->path);
 
     if (rc == LIL_OK)
-        rc = lil__os_fsync_dir(j->env, err, j->dir);
+        rc = make_names_durable(j, err);
     return rc;
 }
 
@@ -274,12 +287,28 @@ static void *open_sync_thread(void *arg)
     return NULL;
 }
 
+/* A thread that only waits in system calls: a small stack is cheaper to
+ * set up (it counts when a restart is timed in milliseconds). */
+#define SYNC_THREAD_STACK (64u * 1024u)
+
+static bool start_sync_thread(struct open_sync *s)
+{
+    pthread_attr_t attr;
+    bool ok;
+
+    if (pthread_attr_init(&attr) != 0)
+        return false;
+    ok = pthread_attr_setstacksize(&attr, SYNC_THREAD_STACK) == 0 &&
+         pthread_create(&s->th, &attr, open_sync_thread, s) == 0;
+    pthread_attr_destroy(&attr);
+    return ok;
+}
+
 static void open_sync_start(struct journal *j, struct open_sync *s)
 {
     s->j = j;
     s->started = !j->readonly && j->sync != LIL_SYNC_OFF &&
-                 j->map_len >= SYNC_BESIDE_MIN &&
-                 pthread_create(&s->th, NULL, open_sync_thread, s) == 0;
+                 j->map_len >= SYNC_BESIDE_MIN && start_sync_thread(s);
 }
 
 /* Wait for the syncs; their failure is the open's unless it failed first. */
@@ -319,7 +348,7 @@ static lil_status settle(struct journal *j, struct lil_err *err,
      * been opened: its first bytes were synced by its creator, but the
      * creator may have died before its directory fsync. */
     if (rc == LIL_OK && j->sync == LIL_SYNC_OFF)
-        rc = lil__os_fsync_dir(j->env, err, j->dir);
+        rc = make_names_durable(j, err);
     j->synced = j->end;
     j->written = j->end;
     return rc;
@@ -346,6 +375,7 @@ static struct journal *journal_new(const struct lil_env *env, const char *dir,
     j->env = env;
     j->fd = -1;
     j->readonly = opts->readonly;
+    j->sync_parent_of = opts->readonly ? NULL : opts->sync_parent_of;
     j->sync = opts->sync;
     j->max_record = opts->max_record;
     lil__buf_init(&j->enc, env, lil__record_limit(opts->max_record));
@@ -400,6 +430,7 @@ lil_status lil__journal_open(const struct lil_env *env, struct lil_err *err,
         return rc;
     }
     j->opened = true;
+    j->sync_parent_of = NULL; /* borrowed for the open only */
     *out = j;
     return LIL_OK;
 }

@@ -52,6 +52,8 @@ struct journal_opts {
     bool create;          /* create the file when missing */
     size_t max_record;    /* largest record accepted (on read and write) */
     bool verify_chain;    /* verify the chain of every record (keyed: always) */
+    const char *sync_parent_of; /* writable: also fsync this path's parent
+                                   directory with the open's syncs, or NULL */
     const uint8_t *key;   /* journal key or NULL */
     size_t key_len;
     const char *run_id;   /* written in the BEGIN record of a new journal */

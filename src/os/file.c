@@ -139,8 +139,8 @@ lil_status lil__os_fsync_dir(const struct lil_env *env, struct lil_err *err,
 }
 
 /* fsync the directory that holds path. */
-static lil_status fsync_parent(const struct lil_env *env, struct lil_err *err,
-                               const char *path)
+lil_status lil__os_fsync_parent(const struct lil_env *env, struct lil_err *err,
+                                const char *path)
 {
     char parent[4200];
     const char *slash = strrchr(path, '/');
@@ -158,7 +158,7 @@ static lil_status fsync_parent(const struct lil_env *env, struct lil_err *err,
 }
 
 lil_status lil__os_mkdir(const struct lil_env *env, struct lil_err *err,
-                         const char *dir)
+                         const char *dir, bool sync_parent)
 {
     struct stat st;
 
@@ -167,9 +167,7 @@ lil_status lil__os_mkdir(const struct lil_env *env, struct lil_err *err,
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return lil__seterr(err, LIL_E_IO, ENOTDIR, "%s exists and is not a directory",
                            dir);
-    /* Whoever created it may have died before this: make its name durable
-     * every time, not only when this call created it. */
-    return fsync_parent(env, err, dir);
+    return sync_parent ? lil__os_fsync_parent(env, err, dir) : LIL_OK;
 }
 
 lil_status lil__os_publish(const struct lil_env *env, struct lil_err *err,

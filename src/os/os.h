@@ -72,9 +72,15 @@ lil_status lil__os_fstat_size(const struct lil_env *env, struct lil_err *err, in
 lil_status lil__os_fsync_dir(const struct lil_env *env, struct lil_err *err,
                              const char *dir);
 
-/* mkdir -p of one level: create dir (0700) unless it exists as a directory. */
+/* fsync the directory that holds path (path's own name in it). */
+lil_status lil__os_fsync_parent(const struct lil_env *env, struct lil_err *err,
+                                const char *path);
+
+/* mkdir -p of one level: create dir (0700) unless it exists as a directory.
+ * With sync_parent, its name is then made durable (fsync of its parent),
+ * whoever created it: a creator may have died before doing so. */
 lil_status lil__os_mkdir(const struct lil_env *env, struct lil_err *err,
-                         const char *dir);
+                         const char *dir, bool sync_parent);
 
 /* Publish data at path atomically and durably: write a temporary file in the
  * same directory, fsync it, rename it over path, fsync the directory. */

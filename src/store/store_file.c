@@ -46,7 +46,7 @@ lil_status lil__store_open(struct lil_env *env, struct lil_err *err, const char 
         dir = getenv("LIL_DIR");
     if (!dir || !*dir)
         dir = ".lil";
-    rc = lil__os_mkdir(env, err, dir);
+    rc = lil__os_mkdir(env, err, dir, false); /* its name: lil__store_sync_parent */
     if (rc != LIL_OK)
         return rc;
     st = lil__calloc(env, 1, sizeof(*st));
@@ -59,6 +59,28 @@ lil_status lil__store_open(struct lil_env *env, struct lil_err *err, const char 
     pthread_mutex_init(&st->mu, NULL);
     *out = st;
     return LIL_OK;
+}
+
+bool lil__store_parent_pending(const struct lil_store *st)
+{
+    return !__atomic_load_n(&st->parent_synced, __ATOMIC_ACQUIRE);
+}
+
+void lil__store_parent_done(struct lil_store *st)
+{
+    __atomic_store_n(&st->parent_synced, true, __ATOMIC_RELEASE);
+}
+
+lil_status lil__store_sync_parent(struct lil_store *st, struct lil_err *err)
+{
+    lil_status rc;
+
+    if (!lil__store_parent_pending(st))
+        return LIL_OK;
+    rc = lil__os_fsync_parent(st->env, err, st->dir);
+    if (rc == LIL_OK)
+        lil__store_parent_done(st);
+    return rc;
 }
 
 void lil__store_close(struct lil_store *st)
