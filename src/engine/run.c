@@ -350,16 +350,9 @@ lil_status lil__run_open(struct lil_store *st, struct lil_err *err, const char *
     return LIL_OK;
 }
 
-/* A run that has not ended will be resumed: its journal keeps its
- * preallocated space, so that resuming has no file size to sync.  An ended
- * run gives it back. */
 lil_status lil__run_close(struct lil_run *run, struct lil_err *err)
 {
-    lil_status rc;
-
-    if (run->j && (run->state == LIL_RUN_RUNNING || run->state == LIL_RUN_UNCERTAIN))
-        lil__journal_keep_space(run->j);
-    rc = lil__journal_close(run->j, err);
+    lil_status rc = lil__journal_close(run->j, err);
 
     run->magic = 0;
     lil__imap_free(&run->index);

@@ -75,7 +75,6 @@ struct journal {
     bool syncing;
     bool poisoned;
     bool opened;       /* open succeeded */
-    bool keep_space;   /* close keeps the preallocated space */
     const char *sync_parent_of; /* during open: journal_opts.sync_parent_of */
     uint64_t synced_records; /* records covered by the last sync's target */
     uint64_t last_batch;     /* records the last sync covered */
@@ -714,8 +713,7 @@ lil_status lil__journal_close(struct journal *j, struct lil_err *err)
     if (j->fd >= 0 && !j->readonly && !j->poisoned) {
         if (j->sync != LIL_SYNC_OFF)
             rc = lil__journal_sync_all(j, err);
-        if (rc == LIL_OK && !j->keep_space && j->alloc_end != UINT64_MAX &&
-            j->alloc_end > j->end)
+        if (rc == LIL_OK && j->alloc_end != UINT64_MAX && j->alloc_end > j->end)
             j->env->os->ftruncate(j->fd, (off_t)j->end); /* give back the rest */
     }
     lil__os_unload(j->env, j->map, j->map_len, !j->readonly);
@@ -733,11 +731,6 @@ lil_status lil__journal_close(struct journal *j, struct lil_err *err)
     lil__free(j->env, j->run_id);
     lil__free(j->env, j);
     return rc;
-}
-
-void lil__journal_keep_space(struct journal *j)
-{
-    j->keep_space = true;
 }
 
 /* ---- facts -------------------------------------------------------------- */

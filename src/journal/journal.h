@@ -69,15 +69,9 @@ lil_status lil__journal_open(const struct lil_env *env, struct lil_err *err,
                              const struct journal_opts *opts, journal_scan_fn scan,
                              void *ud, struct journal **out, bool *created);
 
-/* Sync (unless poisoned or readonly), give back the preallocated space
- * (unless told to keep it), unlock, unmap, close, free.  Returns the status
- * of that final sync. */
+/* Sync (unless poisoned or readonly), unlock, unmap, close, free.  Returns
+ * the status of that final sync. */
 lil_status lil__journal_close(struct journal *j, struct lil_err *err);
-
-/* Keep the preallocated space at close: the journal will be appended to
- * again.  Then the file's size does not change at close, so the next
- * open's fdatasync has no metadata to write (and neither does the close). */
-void lil__journal_keep_space(struct journal *j);
 
 /* Append one record (written to the file, not synced).  *end receives the
  * offset just past it, to pass to lil__journal_sync_to. */
