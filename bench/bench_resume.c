@@ -11,6 +11,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -60,6 +61,49 @@ static void make_resume_run(const struct bench_cfg *cfg, lil_store *st)
         bench_die("lil_run_close", rc, "");
 }
 
+/* Where a resume's time goes inside the child: reps more children, each
+ * writing its phases (resume_child.c) to a file; the medians, one row. */
+#define PHASES 5
+
+static void phase_row(const struct bench_cfg *cfg, char *const child_argv[], char *done,
+                      size_t first, size_t reps)
+{
+    static const char *names[PHASES] = {"store open", "run open", "replay",
+                                        "new step", "close"};
+    char path[4200], buf[256], cell[48];
+    double *v[PHASES], unused;
+    size_t got = 0;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/phases.txt", child_argv[1]);
+    unlink(path);
+    setenv("LIL_BENCH_PHASES", path, 1);
+    for (size_t i = 0; i < reps; i++) {
+        snprintf(done, 32, "%zu", first + i);
+        spawn_us(child_argv, &unused);
+    }
+    unsetenv("LIL_BENCH_PHASES");
+    for (int k = 0; k < PHASES; k++)
+        if (!(v[k] = calloc(reps, sizeof(double))))
+            bench_die_errno("calloc");
+    if ((f = fopen(path, "r")) != NULL) {
+        while (got < reps && fscanf(f, "%lf %lf %lf %lf %lf", &v[0][got], &v[1][got],
+                                    &v[2][got], &v[3][got], &v[4][got]) == PHASES)
+            got++;
+        fclose(f);
+    }
+    buf[0] = '\0';
+    for (int k = 0; k < PHASES && got; k++) {
+        snprintf(cell, sizeof(cell), "%s%s %.2f", k ? ", " : "", names[k],
+                 bench_stats_of(v[k], got).p50);
+        strncat(buf, cell, sizeof(buf) - strlen(buf) - 1);
+    }
+    for (int k = 0; k < PHASES; k++)
+        free(v[k]);
+    (void)cfg;
+    bench_row("inside the child, ms (p50)", got ? buf : "no phases written", "", -1);
+}
+
 void bench_resume(const struct bench_cfg *cfg, lil_store *st)
 {
     char child[4096], noop[4096], store[4096], id[] = "resume", done[32], plen[32];
@@ -104,4 +148,6 @@ void bench_resume(const struct bench_cfg *cfg, lil_store *st)
     snprintf(buf, sizeof(buf), "%.2f ms (p50), %.2f ms (mean); CPU %.2f ms", diff,
              (sa.mean - sb.mean) / 1e3, (sca.p50 - scb.p50) / 1e3);
     bench_row("difference", buf, "< 5 ms (p50)", diff < 5.0);
+    char *child_argv[] = {child, store, id, done, plen, NULL};
+    phase_row(cfg, child_argv, done, cfg->resume_steps + n, n / 2 ? n / 2 : 1);
 }
