@@ -237,6 +237,16 @@ static lil_status scan_file(struct journal *j, struct lil_err *err,
     return LIL_OK;
 }
 
+/* The next chunk of preallocated space for a journal of end bytes: a
+ * quarter of it, at least PREALLOC_MIN, at most PREALLOC_MAX, in 4 KiB. */
+static uint64_t prealloc_chunk(uint64_t end)
+{
+    uint64_t chunk = end / 4;
+
+    chunk = chunk < PREALLOC_MIN ? PREALLOC_MIN : chunk > PREALLOC_MAX ? PREALLOC_MAX : chunk;
+    return (chunk + 4095) & ~(uint64_t)4095;
+}
+
 /* The names a writable open makes durable, in every sync mode: the
  * journal's own (its creator may have died before its directory fsync)
  * and, when asked, the store's (journal_opts.sync_parent_of). */
@@ -267,7 +277,10 @@ static lil_status make_durable(struct journal *j, struct lil_err *err)
  * beside the scan, so the disk's cache flushes overlap the CPU's work;
  * open waits for them before it returns, and fails if they fail, as if
  * they had run after the scan.  (A torn tail is cut after the scan, and
- * that cut is synced then, as before.) */
+ * that cut is synced then, as before.)  The thread then preallocates the
+ * chunk the first append will need when the file ends at its journal (a
+ * clean close gave the rest back), so that append does not wait for it; if
+ * that fails, the append tries again and reports it. */
 #define SYNC_BESIDE_MIN (256u << 10) /* bytes of journal */
 
 struct open_sync {
@@ -276,13 +289,19 @@ struct open_sync {
     bool started;
     lil_status rc;
     struct lil_err err;
+    uint64_t prealloc_len; /* preallocated from the file's end; 0: none */
 };
 
 static void *open_sync_thread(void *arg)
 {
     struct open_sync *s = arg;
+    struct journal *j = s->j;
+    uint64_t chunk = prealloc_chunk(j->map_len);
 
-    s->rc = make_durable(s->j, &s->err);
+    s->rc = make_durable(j, &s->err);
+    if (s->rc == LIL_OK && j->map[j->map_len - 1] != 0 && /* no zero tail */
+        j->env->os->fallocate(j->fd, 0, (off_t)j->map_len, (off_t)chunk) == 0)
+        s->prealloc_len = chunk;
     return NULL;
 }
 
@@ -317,6 +336,8 @@ static lil_status open_sync_wait(struct open_sync *s, struct lil_err *err,
     if (!s->started)
         return rc;
     pthread_join(s->th, NULL);
+    if (s->prealloc_len)
+        s->j->alloc_end = s->j->map_len + s->prealloc_len;
     if (rc == LIL_OK && s->rc != LIL_OK) {
         lil__copyerr(err, &s->err);
         return s->rc;
@@ -438,13 +459,11 @@ lil_status lil__journal_open(const struct lil_env *env, struct lil_err *err,
 
 static lil_status preallocate(struct journal *j, struct lil_err *err, uint64_t need)
 {
-    uint64_t chunk = j->end / 4;
+    uint64_t chunk = prealloc_chunk(j->end);
     int r;
 
     if (j->alloc_end == UINT64_MAX || need <= j->alloc_end)
         return LIL_OK;
-    chunk = chunk < PREALLOC_MIN ? PREALLOC_MIN : chunk > PREALLOC_MAX ? PREALLOC_MAX
-                                                                       : chunk;
     if (chunk < need - j->alloc_end)
         chunk = need - j->alloc_end;
     chunk = (chunk + 4095) & ~(uint64_t)4095;
