@@ -33,11 +33,17 @@
  * Three small tests state single rules on their own:
  * close_after_failed_sync_is_not_ok, failed_fallocate_poisons,
  * call_fail_under_oom.
+ * Group commit: threads share a run with sync=full while the k-th pwrite or
+ * fdatasync fails, for every k: every thread returns (nobody waits for
+ * ever), one call (lil_run_close included) says LIL_E_IO, every later call
+ * of every thread says LIL_E_POISONED, and after a power cut that drops
+ * everything unsynced every step that any thread was told was done replays.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -511,6 +517,163 @@ T_TEST(oom_each)
 T_TEST(oom_from)
 {
     oom(1);
+}
+
+/* ---- group commit: a failed write or sync with threads waiting ------------- */
+
+#define GC_THREADS 4
+#define GC_STEPS   25
+
+struct gc_worker {
+    pthread_t th;
+    lil_run *run;
+    int id;
+    lil_status rc[GC_STEPS];
+};
+
+static void gc_name(char *buf, size_t cap, int id, int i)
+{
+    snprintf(buf, cap, "t%d-s%d", id, i);
+}
+
+static void *gc_main(void *ud)
+{
+    struct gc_worker *w = ud;
+    char name[32];
+
+    for (int i = 0; i < GC_STEPS; i++) {
+        gc_name(name, sizeof(name), w->id, i);
+        w->rc[i] = lil_step(w->run, name, small_fn, NULL, NULL);
+    }
+    return NULL;
+}
+
+/* A thread's statuses: OK, then (from its first failure on) only
+ * LIL_E_IO or LIL_E_POISONED, and after that first one only POISONED.
+ * Counts the LIL_E_IO. */
+static int gc_check_statuses(const struct gc_worker *w, int *io, const char *ctx)
+{
+    int errors = 0, failed = 0;
+
+    for (int i = 0; i < GC_STEPS; i++) {
+        lil_status rc = w->rc[i];
+        bool fine = failed ? rc == LIL_E_POISONED
+                           : rc == LIL_OK || rc == LIL_E_IO || rc == LIL_E_POISONED;
+        if (!fine) {
+            fprintf(stderr, "  VIOLATION [%s]: thread %d step %d returned %s\n", ctx,
+                    w->id, i, lil_status_name(rc));
+            errors++;
+        }
+        *io += rc == LIL_E_IO;
+        failed |= rc != LIL_OK;
+    }
+    return errors;
+}
+
+static int gc_fn_ran(lil_call *call, void *ud)
+{
+    (*(int *)ud)++;
+    return small_fn(call, NULL);
+}
+
+/* After the cut, with a healthy table: every acknowledged step replays
+ * with its result, and its function does not run. */
+static int gc_check_replay(const struct gc_worker *w, const char *ctx)
+{
+    lil_run_opts o = {.struct_size = sizeof(o), .sync = LIL_SYNC_FULL};
+    lil_store *st = NULL;
+    lil_run *run = NULL;
+    int errors = 0;
+
+    if (lil_store_open(NULL, t_path("store"), &st) != LIL_OK ||
+        lil_run_open(st, "r", &o, &run) != LIL_OK) {
+        fprintf(stderr, "  VIOLATION [%s]: the run does not open after the cut: %s\n",
+                ctx, lil_errmsg());
+        lil_store_close(st);
+        return 1;
+    }
+    for (int t = 0; t < GC_THREADS; t++)
+        for (int i = 0; i < GC_STEPS && w[t].rc[i] == LIL_OK; i++) {
+            char name[32];
+            lil_bytes out = {0};
+            int ran = 0;
+            gc_name(name, sizeof(name), t, i);
+            lil_status rc = lil_step(run, name, gc_fn_ran, &ran, &out);
+            if (rc != LIL_OK || ran || out.len != 3 ||
+                memcmp(out.data, "abc", 3) != 0) {
+                fprintf(stderr,
+                        "  VIOLATION [%s]: acknowledged step %s is lost (%s, ran %d)\n",
+                        ctx, name, lil_status_name(rc), ran);
+                errors++;
+            }
+            lil_free(out.data);
+        }
+    lil_run_close(run);
+    lil_store_close(st);
+    return errors;
+}
+
+/* One k: returns 1 if the fault fired, 0 if not, -1 on a violation. */
+static int gc_one(enum t_kind kind, unsigned long k)
+{
+    struct t_fault f = {kind, k, T_ACT_ERR, EIO, 0, k};
+    struct gc_worker w[GC_THREADS];
+    const char *pclog = t_path("pc.log");
+    lil_env *env = NULL;
+    lil_store *st = NULL;
+    lil_run *run;
+    unsigned long fired;
+    int errors = 0, io = 0;
+    char ctx[96];
+
+    snprintf(ctx, sizeof(ctx), "group commit, %s #%lu fails", t_kind_name(kind), k);
+    t_rmtree(t_path("store"));
+    t_store_prepare(t_path("store"));
+    t_pc_forget(pclog);
+    t_pc_track(pclog);
+    run = open_faulty(&env, &st, LIL_SYNC_FULL, &f);
+    if (!run)
+        return -1;
+    for (int t = 0; t < GC_THREADS; t++) {
+        w[t] = (struct gc_worker){.run = run, .id = t};
+        if (pthread_create(&w[t].th, NULL, gc_main, &w[t]) != 0)
+            return -1;
+    }
+    for (int t = 0; t < GC_THREADS; t++)
+        pthread_join(w[t].th, NULL);
+    fired = t_faults_fired();
+    io = lil_run_close(run) == LIL_E_IO; /* the fault may hit the last sync */
+    lil_store_close(st);
+    lil_env_free(env);
+    t_faults_reset();
+    t_pc_untrack();
+    t_pc_apply(pclog, k, T_PC_DROP_ALL, NULL);
+    for (int t = 0; t < GC_THREADS; t++)
+        errors += gc_check_statuses(&w[t], &io, ctx);
+    if (fired && io != 1) {
+        fprintf(stderr, "  VIOLATION [%s]: %d calls said LIL_E_IO, not 1\n", ctx, io);
+        errors++;
+    }
+    errors += gc_check_replay(w, ctx);
+    return errors ? -1 : fired ? 1 : 0;
+}
+
+static const enum t_kind gc_kinds[] = {T_K_PWRITE, T_K_FDATASYNC};
+
+T_TEST(group_commit_faults)
+{
+    long points = 0;
+
+    for (size_t i = 0; i < sizeof(gc_kinds) / sizeof(gc_kinds[0]); i++)
+        for (unsigned long k = 1; k < 10000; k++) {
+            int r = gc_one(gc_kinds[i], k);
+            T_CHECK(r >= 0);
+            if (r <= 0)
+                break;
+            points++;
+        }
+    printf("group commit: %ld faults injected with %d threads\n", points, GC_THREADS);
+    T_CHECK(points > 10);
 }
 
 T_MAIN()
