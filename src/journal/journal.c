@@ -70,6 +70,7 @@ struct journal {
     uint64_t alloc_end; /* file size; UINT64_MAX when preallocation is off */
     uint64_t synced;    /* bytes below this are durable (or settled) */
     uint64_t zeroed;    /* sync full: bytes below this are records or zeros */
+    bool synced_once;   /* sync full: this handle has led a sync */
     uint64_t records;
     int64_t created_ns;
     int64_t last_ns;
@@ -727,8 +728,10 @@ static void gather_deadline(const struct journal *j, struct timespec *until)
  * the preallocated space: one sync makes them written space, and the
  * syncs after it flush data only (PostgreSQL fills its WAL segments with
  * zeros for the same reason).  Zeros past the end are what a reader of
- * preallocated space sees anyway (format.md, "End of journal").  Under mu:
- * the range [*from, *to) to write now, if any.
+ * preallocated space sees anyway (format.md, "End of journal").  Not at a
+ * handle's first sync: a process that resumes, runs a step and exits would
+ * pay for zeros it never uses.  Under mu: the range [*from, *to) to write
+ * now, if any.
  */
 #define ZERO_AHEAD (64u * 1024u)
 
@@ -737,6 +740,10 @@ static void zero_range(struct journal *j, uint64_t target, uint64_t *from, uint6
     *from = *to = 0;
     if (j->sync != LIL_SYNC_FULL || j->alloc_end == UINT64_MAX)
         return;
+    if (!j->synced_once) {
+        j->synced_once = true;
+        return;
+    }
     if (j->zeroed < target)
         j->zeroed = target;
     if (j->zeroed - target >= ZERO_AHEAD / 2 || j->zeroed >= j->alloc_end)
