@@ -1,12 +1,15 @@
-# check_needed.cmake -- the CTest test liblil_needs_no_libcrypto: liblil.so
-# has no libcrypto.so in its DT_NEEDED, so a process that links it does not
-# load and relocate libcrypto at start-up (src/base/crypto_dl.h).  Skipped
-# when the build fell back to linking libcrypto.so (no libcrypto.a).
+# check_needed.cmake -- the CTest tests liblil_needs_no_libcrypto and
+# liblil_needs_no_libyaml: liblil.so has no NAME.so in its DT_NEEDED, so a
+# process that links it does not load NAME at start-up (libcrypto:
+# src/base/crypto_dl.h; libyaml: linked from libyaml.a).  Skipped when the
+# build fell back to linking NAME.so (no static archive found, or the
+# LIL_*_STATIC option is OFF).
 #
-#   cmake -DLIB=liblil.so -DSTATIC=ON|OFF [-DREADELF=..] [-DOBJDUMP=..] -P check_needed.cmake
+#   cmake -DLIB=liblil.so -DNAME=libcrypto -DSTATIC=ON|OFF [-DREADELF=..] [-DOBJDUMP=..]
+#         -P check_needed.cmake
 if(NOT STATIC)
-  message("SKIPPED: liblil.so links libcrypto.so (libcrypto.a was not found "
-          "or LIL_CRYPTO_STATIC is OFF)")
+  message("SKIPPED: liblil.so links ${NAME}.so (no static archive, or the "
+          "option is OFF)")
   return()
 endif()
 if(READELF)
@@ -26,7 +29,7 @@ string(REGEX MATCHALL "NEEDED[^\n]*" needed "${dyn}")
 if(NOT needed MATCHES "libc\\.so")
   message(FATAL_ERROR "no NEEDED entries read from ${LIB}:\n${dyn}")
 endif()
-if(needed MATCHES "libcrypto\\.so")
-  message(FATAL_ERROR "${LIB} needs libcrypto.so:\n${needed}")
+if(needed MATCHES "${NAME}[.-]")
+  message(FATAL_ERROR "${LIB} needs ${NAME}:\n${needed}")
 endif()
-message("ok: ${LIB} does not need libcrypto.so")
+message("ok: ${LIB} does not need ${NAME}")
