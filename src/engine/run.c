@@ -350,9 +350,15 @@ lil_status lil__run_open(struct lil_store *st, struct lil_err *err, const char *
     return LIL_OK;
 }
 
+/* An ended run gives back all its preallocated space; one that will be
+ * resumed keeps a little (lil__journal_close). */
 lil_status lil__run_close(struct lil_run *run, struct lil_err *err)
 {
-    lil_status rc = lil__journal_close(run->j, err);
+    lil_status rc;
+
+    if (run->j && run->state != LIL_RUN_RUNNING && run->state != LIL_RUN_UNCERTAIN)
+        lil__journal_give_back_all(run->j);
+    rc = lil__journal_close(run->j, err);
 
     run->magic = 0;
     lil__imap_free(&run->index);

@@ -47,6 +47,11 @@
 
 #define PREALLOC_MIN (64u * 1024u)
 #define PREALLOC_MAX (4u * 1024u * 1024u)
+/* Close gives back the preallocated space past the journal's end when it is
+ * more than this, else keeps it for the next process: then neither the
+ * close nor that process's open has a file size to make durable, and the
+ * zeros that open reads past the end stay few. */
+#define KEPT_TAIL_MAX PREALLOC_MIN
 
 struct journal {
     const struct lil_env *env;
@@ -78,6 +83,7 @@ struct journal {
     bool poisoned;
     bool opened;       /* open succeeded */
     const char *sync_parent_of; /* during open: journal_opts.sync_parent_of */
+    bool give_back_all; /* close gives back all the preallocated space */
     uint64_t synced_records; /* records covered by the last sync's target */
     uint64_t last_batch;     /* records the last sync covered */
     uint64_t in_sync;        /* threads inside lil__journal_sync_to now */
@@ -301,7 +307,7 @@ static void *open_sync_thread(void *arg)
 {
     struct open_sync *s = arg;
     struct journal *j = s->j;
-    uint64_t chunk = prealloc_chunk(j->map_len);
+    uint64_t chunk = KEPT_TAIL_MAX; /* what close keeps (a resume may append no more) */
 
     s->rc = make_durable(j, &s->err);
     if (s->rc == LIL_OK && j->map[j->map_len - 1] != 0 && /* no zero tail */
@@ -944,7 +950,8 @@ lil_status lil__journal_close(struct journal *j, struct lil_err *err)
     if (j->fd >= 0 && !j->readonly && !j->poisoned) {
         if (j->sync != LIL_SYNC_OFF)
             rc = lil__journal_sync_all(j, err);
-        if (rc == LIL_OK && j->alloc_end != UINT64_MAX && j->alloc_end > j->end)
+        if (rc == LIL_OK && j->alloc_end != UINT64_MAX &&
+            j->alloc_end - j->end > (j->give_back_all ? 0 : KEPT_TAIL_MAX))
             j->env->os->ftruncate(j->fd, (off_t)j->end); /* give back the rest */
     }
     lil__os_unload(j->env, j->map, j->map_len, !j->readonly);
@@ -959,6 +966,11 @@ lil_status lil__journal_close(struct journal *j, struct lil_err *err)
     lil__free(j->env, j->run_id);
     lil__free(j->env, j);
     return rc;
+}
+
+void lil__journal_give_back_all(struct journal *j)
+{
+    j->give_back_all = true;
 }
 
 /* ---- facts -------------------------------------------------------------- */

@@ -69,9 +69,15 @@ lil_status lil__journal_open(const struct lil_env *env, struct lil_err *err,
                              const struct journal_opts *opts, journal_scan_fn scan,
                              void *ud, struct journal **out, bool *created);
 
-/* Sync (unless poisoned or readonly), unlock, unmap, close, free.  Returns
- * the status of that final sync. */
+/* Sync (unless poisoned or readonly), give back the preallocated space past
+ * the end when it is more than 64 KiB (or whatever its size, after
+ * lil__journal_give_back_all), unlock, unmap, close, free.  Returns the
+ * status of that final sync. */
 lil_status lil__journal_close(struct journal *j, struct lil_err *err);
+
+/* Close is to give back all the preallocated space: nothing will be
+ * appended to this journal again. */
+void lil__journal_give_back_all(struct journal *j);
 
 /* Append one record (written to the file, not synced).  *end receives the
  * offset just past it, to pass to lil__journal_sync_to. */
