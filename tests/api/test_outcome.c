@@ -1,9 +1,12 @@
 /*
  * test_outcome.c -- lil_run_complete, lil_run_fail and lil_run_result: the
  * outcome is journaled, survives a reopen, ends the run for new steps while
- * journaled steps still replay, and can be recorded only once.
+ * journaled steps still replay, and can be recorded only once.  Closing an
+ * ended run gives back the journal's preallocated space; closing a running
+ * one keeps a little of it for the process that resumes.
  */
 #include <string.h>
+#include <sys/stat.h>
 
 #include <lil/lil.h>
 
@@ -174,3 +177,42 @@ T_TEST(run_result_binary_with_nul)
 }
 
 T_MAIN()
+
+static long long file_size(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
+}
+
+static long long journal_bytes(lil_store *st)
+{
+    lil_run_opts ro = {.struct_size = sizeof(ro), .flags = LIL_OPEN_READONLY};
+    lil_run *run = NULL;
+    lil_run_info info = {.struct_size = sizeof(info)};
+    T_OK(lil_run_open(st, "r", &ro, &run));
+    T_OK(lil_run_get_info(run, &info));
+    T_OK(lil_run_close(run));
+    return (long long)info.journal_bytes;
+}
+
+T_TEST(close_keeps_a_little_space_while_running_gives_it_back_when_ended)
+{
+    lil_store *st = u_store(NULL);
+    lil_run *run = u_run(st, "r");
+    T_REQUIRE(run);
+    struct fn_ctx c = {.result = "x", .result_len = 1};
+    T_OK(lil_step(run, "a", fn_generic, &c, NULL));
+    T_OK(lil_run_close(run));
+    const char *path = u_journal_path(NULL, "r");
+    long long kept = file_size(path) - journal_bytes(st);
+    T_CHECK(kept > 0 && kept <= 64 * 1024); /* zeros kept for the next process */
+
+    run = u_run(st, "r"); /* the resumed run appends into that space */
+    T_REQUIRE(run);
+    T_OK(lil_step(run, "a", fn_never, &c.calls, NULL));
+    T_EQ_I64(c.calls, 1); /* replayed, not run again */
+    T_OK(lil_run_complete(run, "ok", 2));
+    T_OK(lil_run_close(run));
+    T_EQ_I64(file_size(path), journal_bytes(st));
+    lil_store_close(st);
+}
