@@ -288,9 +288,9 @@ static lil_status make_durable(struct journal *j, struct lil_err *err)
  * beside the scan, so the disk's cache flushes overlap the CPU's work;
  * open waits for them before it returns, and fails if they fail, as if
  * they had run after the scan.  (A torn tail is cut after the scan, and
- * that cut is synced then, as before.)  The thread then preallocates the
- * chunk the first append will need when the file ends at its journal (a
- * clean close gave the rest back), so that append does not wait for it; if
+ * that cut is synced then, as before.)  When the file ends at its journal
+ * (its last close gave all its space back), the thread then preallocates
+ * KEPT_TAIL_MAX bytes, so that the first append does not wait for it; if
  * that fails, the append tries again and reports it. */
 #define SYNC_BESIDE_MIN (256u << 10) /* bytes of journal */
 
