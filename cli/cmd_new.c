@@ -362,7 +362,7 @@ static int dispatch(struct cli_ctx *ctx, struct new_opts *o, const char **pos, s
 static int cmd_new(struct cli_ctx *ctx, int argc, char **argv)
 {
     struct new_opts o;
-    const char **pos;
+    const char **pos = NULL;
     size_t n = 0;
     int rc;
 
@@ -379,12 +379,7 @@ static int cmd_new(struct cli_ctx *ctx, int argc, char **argv)
     };
     const struct cli_args a = {flags, NULL, NULL};
 
-    pos = calloc((size_t)argc + 1, sizeof(*pos));
-    if (!pos) {
-        cli_err(ctx, "out of memory");
-        return CLI_EXIT_FAIL;
-    }
-    rc = cli_parse_any(ctx, argc, argv, &a, pos, &n);
+    rc = cli_parse_any(ctx, argc, argv, &a, &pos, &n);
     if (rc == CLI_PARSE_HELP)
         rc = CLI_EXIT_OK;
     else if (rc == 0)

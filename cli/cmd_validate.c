@@ -102,12 +102,7 @@ static int cmd_validate(struct cli_ctx *ctx, int argc, char **argv)
     size_t n = 0;
     int rc;
 
-    pos = calloc((size_t)argc + 1, sizeof(*pos));
-    if (!pos) {
-        cli_err(ctx, "out of memory");
-        return CLI_EXIT_FAIL;
-    }
-    rc = cli_parse_any(ctx, argc, argv, &a, pos, &n);
+    rc = cli_parse_any(ctx, argc, argv, &a, &pos, &n);
     if (rc == CLI_PARSE_HELP)
         rc = CLI_EXIT_OK;
     else if (rc == 0 && n == 0)

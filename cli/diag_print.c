@@ -440,14 +440,18 @@ static bool takes_value(const struct cli_args *a, const char *w)
 }
 
 int cli_parse_any(struct cli_ctx *ctx, int argc, char **argv, const struct cli_args *a,
-                  const char **pos, size_t *npos)
+                  const char ***pos, size_t *npos)
 {
     char **flags = malloc(((size_t)argc + 1) * sizeof(*flags));
     bool done = false;
     int nf = 0, rc;
 
     *npos = 0;
-    if (!flags) {
+    *pos = calloc((size_t)argc + 1, sizeof(**pos));
+    if (!flags || !*pos) {
+        free(flags);
+        free(*pos);
+        *pos = NULL;
         cli_err(ctx, "out of memory");
         return CLI_EXIT_FAIL;
     }
@@ -461,6 +465,8 @@ int cli_parse_any(struct cli_ctx *ctx, int argc, char **argv, const struct cli_a
                 continue;
             if (strncmp(argv[i + 1], "--", 2) == 0 && argv[i + 1][2] != '\0') {
                 free(flags);
+                free(*pos);
+                *pos = NULL;
                 return cli_usage(ctx,
                                  "flag %s needs a value, not the flag '%s' (write "
                                  "%s=VALUE for a value that starts with --)",
@@ -468,7 +474,7 @@ int cli_parse_any(struct cli_ctx *ctx, int argc, char **argv, const struct cli_a
             }
             flags[nf++] = argv[++i];
         } else {
-            pos[(*npos)++] = w;
+            (*pos)[(*npos)++] = w;
         }
     }
     rc = cli_parse(ctx, nf, flags, a);
