@@ -290,14 +290,15 @@ static lil_status open_journal(struct lil_run *run, struct lil_err *err,
     jo.readonly = run->readonly;
     jo.create = !(opts->flags & LIL_OPEN_EXISTING);
     jo.verify_chain = (opts->flags & LIL_OPEN_VERIFY_CHAIN) != 0;
-    jo.sync_parent_of = lil__store_parent_pending(run->st) ? run->st->dir : NULL;
+    jo.sync_parent_of =
+        !run->readonly && lil__store_parent_pending(run->st) ? run->st->dir : NULL;
     jo.max_record = run->max_record;
     jo.key = key && *key ? (const uint8_t *)key : NULL;
     jo.key_len = key && *key ? strlen(key) : 0;
     jo.run_id = run->id;
     rc = lil__journal_open(run->env, err, run->st->dir, run->path, &jo, scan_record,
                            &ctx, &run->j, &created);
-    if (rc == LIL_OK && jo.sync_parent_of && !run->readonly)
+    if (rc == LIL_OK && jo.sync_parent_of)
         lil__store_parent_done(run->st);
     run->last_open_pid = ctx.last_open_pid;
     return rc;

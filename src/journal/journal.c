@@ -75,7 +75,6 @@ struct journal {
     uint64_t alloc_end; /* file size; UINT64_MAX when preallocation is off */
     uint64_t synced;    /* bytes below this are durable (or settled) */
     uint64_t zeroed;    /* sync full: bytes below this are records or zeros */
-    bool synced_once;   /* sync full: this handle has led a sync */
     uint64_t records;
     int64_t created_ns;
     int64_t last_ns;
@@ -406,7 +405,7 @@ static struct journal *journal_new(const struct lil_env *env, const char *dir,
     j->env = env;
     j->fd = -1;
     j->readonly = opts->readonly;
-    j->sync_parent_of = opts->readonly ? NULL : opts->sync_parent_of;
+    j->sync_parent_of = opts->sync_parent_of; /* used by writable opens only */
     j->sync = opts->sync;
     j->max_record = opts->max_record;
     lil__buf_init(&j->enc, env, lil__record_limit(opts->max_record));
@@ -746,10 +745,8 @@ static void zero_range(struct journal *j, uint64_t target, uint64_t *from, uint6
     *from = *to = 0;
     if (j->sync != LIL_SYNC_FULL || j->alloc_end == UINT64_MAX)
         return;
-    if (!j->synced_once) {
-        j->synced_once = true;
-        return;
-    }
+    if (j->last_sync_ns <= 0)
+        return; /* this handle's first sync */
     if (j->zeroed < target)
         j->zeroed = target;
     if (j->zeroed - target >= ZERO_AHEAD / 2 || j->zeroed >= j->alloc_end)
