@@ -65,8 +65,7 @@ static void make_resume_run(const struct bench_cfg *cfg, lil_store *st)
  * writing its phases (resume_child.c) to a file; the medians, one row. */
 #define PHASES 5
 
-static void phase_row(const struct bench_cfg *cfg, char *const child_argv[], char *done,
-                      size_t first, size_t reps)
+static void phase_row(char *const child_argv[], char *done, size_t first, size_t reps)
 {
     static const char *names[PHASES] = {"store open", "run open", "replay",
                                         "new step", "close"};
@@ -100,7 +99,6 @@ static void phase_row(const struct bench_cfg *cfg, char *const child_argv[], cha
     }
     for (int k = 0; k < PHASES; k++)
         free(v[k]);
-    (void)cfg;
     bench_row("inside the child, ms (p50)", got ? buf : "no phases written", "", -1);
 }
 
@@ -149,5 +147,5 @@ void bench_resume(const struct bench_cfg *cfg, lil_store *st)
              (sa.mean - sb.mean) / 1e3, (sca.p50 - scb.p50) / 1e3);
     bench_row("difference", buf, "< 5 ms (p50)", diff < 5.0);
     char *child_argv[] = {child, store, id, done, plen, NULL};
-    phase_row(cfg, child_argv, done, cfg->resume_steps + n, n / 2 ? n / 2 : 1);
+    phase_row(child_argv, done, cfg->resume_steps + n, n / 2 ? n / 2 : 1);
 }
