@@ -9,7 +9,9 @@
  *   2. a writable open takes the OFD lock first, then scans, truncates a
  *      torn tail, and (full/normal) fdatasyncs, so that what it found is
  *      durable before anything is appended after it (the SETTLED flag);
- *      for a large journal the sync runs beside the scan (open_sync);
+ *      for a large journal the sync runs beside the scan (open_sync); it
+ *      also makes the names durable (directory fsyncs) unless the journal
+ *      holds a record after BEGIN, which proves an earlier open did;
  *   3. records are written whole at the end, into space preallocated in
  *      chunks (an fdatasync that must also grow the file costs more); the
  *      end is found by checksums, never by the file size;
@@ -257,37 +259,33 @@ static uint64_t prealloc_chunk(uint64_t end)
     return (chunk + 4095) & ~(uint64_t)4095;
 }
 
-/* The names a writable open makes durable, in every sync mode: the
- * journal's own (its creator may have died before its directory fsync)
- * and, when asked, the store's (journal_opts.sync_parent_of). */
-static lil_status make_names_durable(struct journal *j, struct lil_err *err)
+/* The names a writable open makes durable, in every sync mode, before it
+ * returns: the journal's own (its creator may have died before its
+ * directory fsync) and, when asked, the store's (journal_opts.sync_parent_of).
+ * A journal that holds a valid record after BEGIN needs neither: that record
+ * was appended after a writable open had returned, so after both were
+ * durable (the store's by that handle's first writable open at the latest). */
+static lil_status make_names_durable(struct journal *j, struct lil_err *err,
+                                     const struct scan_result *res)
 {
-    lil_status rc = lil__os_fsync_dir(j->env, err, j->dir);
+    lil_status rc;
 
+    if (res->records > 1)
+        return LIL_OK;
+    rc = lil__os_fsync_dir(j->env, err, j->dir);
     if (rc == LIL_OK && j->sync_parent_of)
         rc = lil__os_fsync_parent(j->env, err, j->sync_parent_of);
     return rc;
 }
 
-/* The syncs of a writable open (full, normal): the journal's bytes and the
- * names.  All must be done before anything read from the file is
- * acknowledged. */
-static lil_status make_durable(struct journal *j, struct lil_err *err)
-{
-    lil_status rc = lil__os_fdatasync(j->env, err, j->fd, j->path);
-
-    if (rc == LIL_OK)
-        rc = make_names_durable(j, err);
-    return rc;
-}
-
-/* Those syncs do not depend on what the scan finds: the lock is held, so
- * no other process writes, and an fdatasync issued before the scan covers
- * every byte the scan reads.  For a large journal they run on a thread
- * beside the scan, so the disk's cache flushes overlap the CPU's work;
- * open waits for them before it returns, and fails if they fail, as if
- * they had run after the scan.  (A torn tail is cut after the scan, and
- * that cut is synced then, as before.)  When the file ends at its journal
+/* The fdatasync of a writable open (full, normal) does not depend on what
+ * the scan finds: the lock is held, so no other process writes, and an
+ * fdatasync issued before the scan covers every byte the scan reads.  For a
+ * large journal it runs on a thread beside the scan, so the disk's cache
+ * flush overlaps the CPU's work; open waits for it before it returns, and
+ * fails if it fails, as if it had run after the scan.  (A torn tail is cut
+ * after the scan, and that cut is synced then, as are the names, which
+ * depend on what the scan found.)  When the file ends at its journal
  * (its last close gave all its space back), the thread then preallocates
  * KEPT_TAIL_MAX bytes, so that the first append does not wait for it; if
  * that fails, the append tries again and reports it. */
@@ -308,7 +306,7 @@ static void *open_sync_thread(void *arg)
     struct journal *j = s->j;
     uint64_t chunk = KEPT_TAIL_MAX; /* what close keeps (a resume may append no more) */
 
-    s->rc = make_durable(j, &s->err);
+    s->rc = lil__os_fdatasync(j->env, &s->err, j->fd, j->path);
     if (s->rc == LIL_OK && j->map[j->map_len - 1] != 0 && /* no zero tail */
         j->env->os->fallocate(j->fd, 0, (off_t)j->map_len, (off_t)chunk) == 0)
         s->prealloc_len = chunk;
@@ -356,7 +354,8 @@ static lil_status open_sync_wait(struct open_sync *s, struct lil_err *err,
 }
 
 /* Writable open, after the scan: cut a torn tail, make what was found
- * durable (unless open_sync did), and from then on it counts as settled. */
+ * durable (unless open_sync did) and the names, and from then on it counts
+ * as settled. */
 static lil_status settle(struct journal *j, struct lil_err *err,
                          const struct scan_result *res, bool synced)
 {
@@ -370,15 +369,13 @@ static lil_status settle(struct journal *j, struct lil_err *err,
         rc = lil__os_ftruncate(j->env, err, j->fd, res->end, j->path);
         j->alloc_end = res->end;
     }
-    if (rc == LIL_OK && j->sync != LIL_SYNC_OFF && !synced)
-        rc = make_durable(j, err);
-    else if (rc == LIL_OK && j->sync != LIL_SYNC_OFF && res->torn)
+    if (rc == LIL_OK && j->sync != LIL_SYNC_OFF && (!synced || res->torn))
         rc = lil__os_fdatasync(j->env, err, j->fd, j->path); /* the cut too */
     /* Even at sync=off the run itself must outlive a power cut once it has
      * been opened: its first bytes were synced by its creator, but the
      * creator may have died before its directory fsync. */
-    if (rc == LIL_OK && j->sync == LIL_SYNC_OFF)
-        rc = make_names_durable(j, err);
+    if (rc == LIL_OK)
+        rc = make_names_durable(j, err, res);
     j->synced = j->end;
     j->written = j->end;
     return rc;
