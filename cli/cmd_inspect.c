@@ -114,6 +114,8 @@ static const char *row_status(const struct insp *in, const lil_record *rec)
         return "resolved";
     case LIL_REC_RUN_DONE:
         return "completed";
+    case LIL_REC_CLOSE:
+        return "closed";
     default:
         return "?";
     }
@@ -347,9 +349,9 @@ const struct cli_verb cli_verb_inspect = {
     "sync mode, keyed, holder pid, uncertain effects) and its timeline: one row\n"
     "per journal record with its seq, time since the first record (+1.234s),\n"
     "type, identity, status (created, opened, done, failed, intent, resolved,\n"
-    "completed), duration, result size and a note (the reason of a failure, the\n"
-    "run's result, the request hash of an intent).  An effect whose intent has no\n"
-    "outcome is flagged UNCERTAIN: decide it with `lil resolve`.\n"
+    "completed, closed), duration, result size and a note (the reason of a\n"
+    "failure, the run's result, the request hash of an intent).  An effect whose\n"
+    "intent has no outcome is flagged UNCERTAIN: decide it with `lil resolve`.\n"
     "\n"
     "The run is opened read-only (no lock, nothing written).\n"
     "\n"

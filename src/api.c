@@ -605,7 +605,7 @@ const char *lil_record_type_name(int type)
 {
     static const char *const names[] = {
         "unknown", "begin",   "open",     "step",      "step-failed",
-        "intent",  "resolve", "run-done", "run-failed",
+        "intent",  "resolve", "run-done", "run-failed", "close",
     };
 
     if (type < 0 || (size_t)type >= sizeof(names) / sizeof(names[0]))

@@ -253,9 +253,11 @@ typedef struct lil_run_opts {
 LIL_API lil_status lil_run_open(lil_store *st, const char *run_id,
                                 const lil_run_opts *opts, lil_run **out);
 
-/* Sync what is not yet synced, release the lock and free the handle.
- * Returns the status of that last sync (LIL_OK, LIL_E_IO, LIL_E_POISONED);
- * the handle is freed whatever it returns.  lil_run_close(NULL) is LIL_OK. */
+/* Sync what is not yet synced, append a CLOSE record (sync modes full and
+ * normal: it spares the next open a sync; docs/format.md), release the lock
+ * and free the handle.  Returns the status of that last sync and write
+ * (LIL_OK, LIL_E_IO, LIL_E_POISONED); the handle is freed whatever it
+ * returns.  lil_run_close(NULL) is LIL_OK. */
 LIL_API lil_status lil_run_close(lil_run *run);
 
 /* The run's id.  Valid until lil_run_close. */
@@ -453,10 +455,11 @@ typedef enum lil_record_type {
     LIL_REC_RESOLVE = 6,     /* an uncertain effect was resolved: JSON */
     LIL_REC_RUN_DONE = 7,    /* the run completed: result */
     LIL_REC_RUN_FAILED = 8,  /* the run failed: reason */
+    LIL_REC_CLOSE = 9,       /* a process closed the run after its last sync */
 } lil_record_type;
 
 /* "begin", "open", "step", "step-failed", "intent", "resolve", "run-done",
- * "run-failed", or "unknown". */
+ * "run-failed", "close", or "unknown". */
 LIL_API const char *lil_record_type_name(int type);
 
 /* Record flag: the step is an effect (its intent precedes it). */

@@ -8,10 +8,11 @@
  *      fsync'd, so a journal file never exists without a valid header;
  *   2. a writable open takes the OFD lock first, then scans, truncates a
  *      torn tail, and (full/normal) fdatasyncs, so that what it found is
- *      durable before anything is appended after it (the SETTLED flag);
- *      for a large journal the sync runs beside the scan (open_sync); it
- *      also makes the names durable (directory fsyncs) unless the journal
- *      holds a record after BEGIN, which proves an earlier open did;
+ *      durable before it is replayed or anything is appended after it (the
+ *      SETTLED flag), unless the last record is CLOSE: a clean close writes
+ *      it after its last sync, so a clean restart has nothing to sync (4).
+ *      It also makes the names durable (directory fsyncs) unless the
+ *      journal holds a record after BEGIN, which proves an earlier open did;
  *   3. records are written whole at the end, into space preallocated in
  *      chunks (an fdatasync that must also grow the file costs more); the
  *      end is found by checksums, never by the file size;
@@ -49,10 +50,11 @@
 
 #define PREALLOC_MIN (64u * 1024u)
 #define PREALLOC_MAX (4u * 1024u * 1024u)
-/* Close gives back the preallocated space past the journal's end when it is
- * more than this, else keeps it for the next process: then neither the
- * close nor that process's open has a file size to make durable, and the
- * zeros that open reads past the end stay few. */
+/* Close keeps this much of the preallocated space past the journal's end
+ * for the next process and gives back the rest (all of it once the run has
+ * ended): a process that resumes and appends a few records then has no file
+ * size to make durable, and the zeros its open reads past the end stay
+ * few. */
 #define KEPT_TAIL_MAX PREALLOC_MIN
 
 struct journal {
@@ -278,87 +280,27 @@ static lil_status make_names_durable(struct journal *j, struct lil_err *err,
     return rc;
 }
 
-/* The fdatasync of a writable open (full, normal) does not depend on what
- * the scan finds: the lock is held, so no other process writes, and an
- * fdatasync issued before the scan covers every byte the scan reads.  For a
- * large journal it runs on a thread beside the scan, so the disk's cache
- * flush overlaps the CPU's work; open waits for it before it returns, and
- * fails if it fails, as if it had run after the scan.  (A torn tail is cut
- * after the scan, and that cut is synced then, as are the names, which
- * depend on what the scan found.)  When the file ends at its journal
- * (its last close gave all its space back), the thread then preallocates
- * KEPT_TAIL_MAX bytes, so that the first append does not wait for it; if
- * that fails, the append tries again and reports it. */
-#define SYNC_BESIDE_MIN (256u << 10) /* bytes of journal */
-
-struct open_sync {
-    struct journal *j;
-    pthread_t th;
-    bool started;
-    lil_status rc;
-    struct lil_err err;
-    uint64_t prealloc_len; /* preallocated from the file's end; 0: none */
-};
-
-static void *open_sync_thread(void *arg)
+/* Whether what the scan found was durable already: its last record is
+ * CLOSE, which a process appends as it closes the run, right after a sync
+ * that covered everything before it (never at sync=off).  Everything but
+ * that record is durable then, and a clean restart needs no fdatasync of
+ * its own; after a crash the last record is something else. */
+static bool closed_after_sync(const struct scan_result *res)
 {
-    struct open_sync *s = arg;
-    struct journal *j = s->j;
-    uint64_t chunk = KEPT_TAIL_MAX; /* what close keeps (a resume may append no more) */
-
-    s->rc = lil__os_fdatasync(j->env, &s->err, j->fd, j->path);
-    if (s->rc == LIL_OK && j->map[j->map_len - 1] != 0 && /* no zero tail */
-        j->env->os->fallocate(j->fd, 0, (off_t)j->map_len, (off_t)chunk) == 0)
-        s->prealloc_len = chunk;
-    return NULL;
-}
-
-/* A thread that only waits in system calls: a small stack is cheaper to
- * set up (it counts when a restart is timed in milliseconds). */
-#define SYNC_THREAD_STACK (64u * 1024u)
-
-static bool start_sync_thread(struct open_sync *s)
-{
-    pthread_attr_t attr;
-    bool ok;
-
-    if (pthread_attr_init(&attr) != 0)
-        return false;
-    ok = pthread_attr_setstacksize(&attr, SYNC_THREAD_STACK) == 0 &&
-         pthread_create(&s->th, &attr, open_sync_thread, s) == 0;
-    pthread_attr_destroy(&attr);
-    return ok;
-}
-
-static void open_sync_start(struct journal *j, struct open_sync *s)
-{
-    s->j = j;
-    s->started = !j->readonly && j->sync != LIL_SYNC_OFF &&
-                 j->map_len >= SYNC_BESIDE_MIN && start_sync_thread(s);
-}
-
-/* Wait for the syncs; their failure is the open's unless it failed first. */
-static lil_status open_sync_wait(struct open_sync *s, struct lil_err *err,
-                                 lil_status rc)
-{
-    if (!s->started)
-        return rc;
-    pthread_join(s->th, NULL);
-    if (s->prealloc_len)
-        s->j->alloc_end = s->j->map_len + s->prealloc_len;
-    if (rc == LIL_OK && s->rc != LIL_OK) {
-        lil__copyerr(err, &s->err);
-        return s->rc;
-    }
-    return rc;
+    return res->last_type == LIL_REC_CLOSE && !res->torn;
 }
 
 /* Writable open, after the scan: cut a torn tail, make what was found
- * durable (unless open_sync did) and the names, and from then on it counts
- * as settled. */
+ * durable (full, normal) unless a CLOSE says it is, make the names durable
+ * (in every mode: the run itself must outlive a power cut once it has been
+ * opened, and its creator may have died before its directory fsync), and
+ * note up to where the journal is durable: records appended after that
+ * point are SETTLED (format.h).  At sync=off what the open found intact
+ * counts as settled. */
 static lil_status settle(struct journal *j, struct lil_err *err,
-                         const struct scan_result *res, bool synced)
+                         const struct scan_result *res)
 {
+    bool durable = closed_after_sync(res);
     lil_status rc = LIL_OK;
 
     if (res->torn) {
@@ -369,14 +311,11 @@ static lil_status settle(struct journal *j, struct lil_err *err,
         rc = lil__os_ftruncate(j->env, err, j->fd, res->end, j->path);
         j->alloc_end = res->end;
     }
-    if (rc == LIL_OK && j->sync != LIL_SYNC_OFF && (!synced || res->torn))
-        rc = lil__os_fdatasync(j->env, err, j->fd, j->path); /* the cut too */
-    /* Even at sync=off the run itself must outlive a power cut once it has
-     * been opened: its first bytes were synced by its creator, but the
-     * creator may have died before its directory fsync. */
+    if (rc == LIL_OK && j->sync != LIL_SYNC_OFF && !durable)
+        rc = lil__os_fdatasync(j->env, err, j->fd, j->path); /* a cut too */
     if (rc == LIL_OK)
         rc = make_names_durable(j, err, res);
-    j->synced = j->end;
+    j->synced = j->sync != LIL_SYNC_OFF && durable ? res->last_off : j->end;
     j->written = j->end;
     return rc;
 }
@@ -425,7 +364,6 @@ lil_status lil__journal_open(const struct lil_env *env, struct lil_err *err,
                              void *ud, struct journal **out, bool *created)
 {
     struct journal *j = journal_new(env, dir, path, opts);
-    struct open_sync bg = {0};
     struct scan_result res;
     lil_status rc;
 
@@ -441,13 +379,10 @@ lil_status lil__journal_open(const struct lil_env *env, struct lil_err *err,
     }
     if (rc == LIL_OK)
         rc = map_file(j, err);
-    if (rc == LIL_OK) {
-        open_sync_start(j, &bg);
+    if (rc == LIL_OK)
         rc = scan_file(j, err, opts, scan, ud, &res);
-    }
-    rc = open_sync_wait(&bg, err, rc);
     if (rc == LIL_OK && !j->readonly)
-        rc = settle(j, err, &res, bg.started);
+        rc = settle(j, err, &res);
     if (rc != LIL_OK) {
         j->poisoned = true; /* nothing to sync at close */
         lil__journal_close(j, NULL);
@@ -930,6 +865,25 @@ lil_status lil__journal_commit(struct journal *j, struct lil_err *err,
 
 /* ---- closing ------------------------------------------------------------ */
 
+/* After the sync of a clean close (full, normal): append CLOSE, which tells
+ * the next writable open that everything before it is durable (settle), and
+ * write it without a sync.  If the write fails, close reports it like any
+ * failed write (and the journal is poisoned); the next open then finds a
+ * torn tail or another last record, and syncs, as it does when a power cut
+ * tears the unsynced CLOSE. */
+static lil_status append_close(struct journal *j, struct lil_err *err)
+{
+    struct jrec rec = {0};
+    uint64_t end;
+    lil_status rc;
+
+    rec.type = LIL_REC_CLOSE;
+    rc = lil__journal_append(j, err, &rec, &end);
+    if (rc == LIL_OK)
+        rc = lil__journal_flush(j, err);
+    return rc;
+}
+
 lil_status lil__journal_close(struct journal *j, struct lil_err *err)
 {
     struct lil_err local;
@@ -941,12 +895,16 @@ lil_status lil__journal_close(struct journal *j, struct lil_err *err)
         err = &local;
     if (j->fd >= 0 && !j->readonly && j->poisoned && j->opened)
         rc = poisoned_err(j, err); /* what was not synced may be lost */
-    if (j->fd >= 0 && !j->readonly && !j->poisoned) {
-        if (j->sync != LIL_SYNC_OFF)
-            rc = lil__journal_sync_all(j, err);
-        if (rc == LIL_OK && j->alloc_end != UINT64_MAX &&
-            j->alloc_end - j->end > (j->give_back_all ? 0 : KEPT_TAIL_MAX))
-            j->env->os->ftruncate(j->fd, (off_t)j->end); /* give back the rest */
+    if (j->fd >= 0 && !j->readonly && !j->poisoned && j->sync != LIL_SYNC_OFF) {
+        rc = lil__journal_sync_all(j, err);
+        if (rc == LIL_OK && j->synced >= j->end)
+            rc = append_close(j, err);
+    }
+    if (j->fd >= 0 && !j->readonly && !j->poisoned && rc == LIL_OK &&
+        j->alloc_end != UINT64_MAX) {
+        uint64_t keep = j->give_back_all ? 0 : KEPT_TAIL_MAX;
+        if (j->alloc_end - j->end > keep) /* give back the rest */
+            j->env->os->ftruncate(j->fd, (off_t)(j->end + keep));
     }
     lil__os_unload(j->env, j->map, j->map_len, !j->readonly);
     lil__os_close(j->env, j->fd); /* releases the OFD lock */

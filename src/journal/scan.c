@@ -426,6 +426,8 @@ static lil_status scan_loop(struct lil_err *err, const char *path, const uint8_t
         res->seq = r.seq;
         res->records++;
         res->last_ns = r.ts_ns;
+        res->last_off = off;
+        res->last_type = r.type;
         res->end = off + r.len;
     }
 }

@@ -17,6 +17,8 @@ struct scan_result {
     uint64_t end;         /* offset past the last valid record */
     uint64_t seq;         /* seq of the last valid record (0: none) */
     uint64_t records;
+    uint64_t last_off;    /* offset of the last valid record (0: none) */
+    uint8_t last_type;    /* its type (0: none) */
     uint8_t chain[LIL_SHA256_LEN]; /* chain after the last valid record */
     int64_t created_ns;
     int64_t last_ns;

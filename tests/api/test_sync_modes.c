@@ -4,7 +4,8 @@
  * what was synced, read from the SETTLED flag (bit 7) that the journal format
  * (docs/format.md) sets on a record when every byte before it had been
  * fdatasync'd: full syncs each commit, off never syncs unless lil_run_sync
- * is called, normal syncs before an effect starts.
+ * is called, normal syncs before an effect starts; and a clean close's
+ * CLOSE record, which spares the next open its sync.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -123,8 +124,9 @@ T_TEST(every_mode_survives_process_crash)
     }
 }
 
-/* The flags byte of the first record with this type and key, or -1. */
-static int raw_flags(const char *id, int type, const char *key)
+/* The flags byte of the nth (0: first) record with this type and key, or
+ * -1. */
+static int raw_nth_flags(const char *id, int type, const char *key, int nth)
 {
     size_t n = 0;
     unsigned char *b = u_read_file(u_journal_path(NULL, id), &n);
@@ -136,12 +138,17 @@ static int raw_flags(const char *id, int type, const char *key)
             break;
         size_t klen = (size_t)b[off + 28] | (size_t)b[off + 29] << 8;
         if (b[off + 30] == type && klen == strlen(key) &&
-            memcmp(b + off + 32, key, klen) == 0)
+            memcmp(b + off + 32, key, klen) == 0 && nth-- == 0)
             found = b[off + 31];
         off += len;
     }
     free(b);
     return found;
+}
+
+static int raw_flags(const char *id, int type, const char *key)
+{
+    return raw_nth_flags(id, type, key, 0);
 }
 
 T_TEST(off_never_syncs_until_run_sync)
@@ -194,6 +201,72 @@ T_TEST(normal_syncs_before_effect)
     T_OK(u_step_text(run, "c", "C"));
     T_EQ_I64(raw_flags("r", LIL_REC_STEP, "c") & REC_SETTLED, REC_SETTLED);
     T_OK(lil_run_close(run));
+    lil_store_close(st);
+}
+
+/* A clean close (full, normal) appends CLOSE after its last sync, so the
+ * next open has nothing to sync: its own OPEN record is not SETTLED, and
+ * the records after it are once the first commit has synced them. */
+T_TEST(clean_close_spares_the_next_open_its_sync)
+{
+    lil_store *st = u_store(NULL);
+    lil_run *run = u_run_opts(st, "r", LIL_SYNC_FULL, 0, 0);
+    T_REQUIRE(run);
+    T_OK(u_step_text(run, "a", "A"));
+    T_OK(lil_run_close(run));
+    T_EQ_I64(raw_flags("r", LIL_REC_CLOSE, "") & REC_SETTLED, REC_SETTLED);
+    T_EQ_I64(raw_nth_flags("r", LIL_REC_CLOSE, "", 1), -1);
+
+    run = u_run_opts(st, "r", LIL_SYNC_FULL, 0, 0);
+    T_REQUIRE(run);
+    T_EQ_I64(raw_nth_flags("r", LIL_REC_OPEN, "", 1) & REC_SETTLED, 0);
+    lil_bytes out = {0};
+    int never = 0;
+    T_OK(lil_step(run, "a", fn_never, &never, &out)); /* replays */
+    T_EQ_MEM(out.data, out.len, "A", 1);
+    lil_free(out.data);
+    T_OK(u_step_text(run, "b", "B"));
+    T_OK(u_step_text(run, "c", "C"));
+    T_EQ_I64(raw_flags("r", LIL_REC_STEP, "b") & REC_SETTLED, 0);
+    T_EQ_I64(raw_flags("r", LIL_REC_STEP, "c") & REC_SETTLED, REC_SETTLED);
+    T_OK(lil_run_close(run));
+    T_EQ_I64(raw_nth_flags("r", LIL_REC_CLOSE, "", 1) & REC_SETTLED, REC_SETTLED);
+    lil_store_close(st);
+}
+
+/* After a crash there is no CLOSE at the end: the open syncs what it found
+ * before anything else, so its own OPEN record is SETTLED. */
+T_TEST(open_after_a_crash_syncs)
+{
+    struct crash_ctx c = {.mode = LIL_SYNC_FULL};
+    pid_t pid = u_fork(child_steps_then_exit, &c);
+    T_REQUIRE(pid > 0);
+    T_EQ_I64(u_wait(pid), 0);
+    T_EQ_I64(raw_flags("r", LIL_REC_CLOSE, ""), -1);
+    lil_store *st = u_store(NULL);
+    lil_run *run = u_run_opts(st, "r", LIL_SYNC_FULL, 0, 0);
+    T_REQUIRE(run);
+    T_EQ_I64(raw_nth_flags("r", LIL_REC_OPEN, "", 1) & REC_SETTLED, REC_SETTLED);
+    T_OK(lil_run_close(run));
+    lil_store_close(st);
+}
+
+/* Sync off never writes CLOSE (it did not sync), so an open with full
+ * after it syncs; normal syncs at close and writes one. */
+T_TEST(close_of_off_writes_no_close_record_normal_does)
+{
+    lil_store *st = u_store(NULL);
+    lil_run *run = u_run_opts(st, "r", LIL_SYNC_OFF, 0, 0);
+    T_REQUIRE(run);
+    T_OK(u_step_text(run, "a", "A"));
+    T_OK(lil_run_close(run));
+    T_EQ_I64(raw_flags("r", LIL_REC_CLOSE, ""), -1);
+    run = u_run_opts(st, "r", LIL_SYNC_NORMAL, 0, 0);
+    T_REQUIRE(run);
+    T_EQ_I64(raw_nth_flags("r", LIL_REC_OPEN, "", 1) & REC_SETTLED, REC_SETTLED);
+    T_OK(u_step_text(run, "b", "B"));
+    T_OK(lil_run_close(run));
+    T_EQ_I64(raw_flags("r", LIL_REC_CLOSE, "") & REC_SETTLED, REC_SETTLED);
     lil_store_close(st);
 }
 

@@ -88,10 +88,13 @@ T_TEST(timeline_has_one_row_per_record)
         if (i == 0)
             T_EQ_STR(json_string_value(json_object_get(row, "t")), "+0.000s");
     }
-    row = json_array_get(tl, json_array_size(tl) - 1);
+    row = json_array_get(tl, json_array_size(tl) - 2);
     T_EQ_STR(json_string_value(json_object_get(row, "type")), "run-done");
     T_EQ_STR(json_string_value(json_object_get(row, "status")), "completed");
     T_EQ_STR(json_string_value(json_object_get(row, "payload")), "all-good");
+    row = json_array_get(tl, json_array_size(tl) - 1); /* the clean close */
+    T_EQ_STR(json_string_value(json_object_get(row, "type")), "close");
+    T_EQ_STR(json_string_value(json_object_get(row, "status")), "closed");
     json_decref(doc);
 }
 

@@ -701,6 +701,7 @@ static int seen_record(void *ud, const lil_record *r)
         break;
     case LIL_REC_OPEN:
     case LIL_REC_RESOLVE:
+    case LIL_REC_CLOSE:
         break;
     case LIL_REC_STEP:
     case LIL_REC_STEP_FAILED:
