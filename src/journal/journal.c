@@ -637,12 +637,14 @@ static bool enough_pending(const struct journal *j)
            j->records - j->synced_records >= want;
 }
 
-/* How long a gatherer waits for the others: a quarter of the last
- * fdatasync, never more than 200 µs (the kernel's timer slack, 50 µs by
- * default, may add to it). */
+/* How long a gatherer waits for the others: half of the last fdatasync,
+ * never more than 200 µs (the kernel's timer slack, 50 µs by default, may
+ * add to it).  A quarter measured 3 to 8 % fewer steps/s with 8 threads:
+ * the gatherer more often gave up before the last of them came, and the
+ * batch split in two. */
 static void gather_deadline(const struct journal *j, struct timespec *until)
 {
-    int64_t wait = j->last_sync_ns / 4;
+    int64_t wait = j->last_sync_ns / 2;
 
     if (wait > 200000)
         wait = 200000;
