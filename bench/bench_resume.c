@@ -127,7 +127,7 @@ static void variant_rows(const char *what, const char *diff_what, double *a, dou
 void bench_resume(const struct bench_cfg *cfg, lil_store *st)
 {
     char child[4096], noop[4096], store[4096], clean_id[] = "resume", died_id[] = "resume-died";
-    char done[32], done_died[32], plen[32], die[] = "die", buf[160], what[96];
+    char done[32], plen[32], die[] = "die", buf[160], what[96];
     size_t n = cfg->resume_reps;
     double *a = malloc(n * sizeof(*a)), *b = malloc(n * sizeof(*b)), *d = malloc(n * sizeof(*d));
     double *ca = malloc(n * sizeof(*ca)), *cb = malloc(n * sizeof(*cb));
@@ -144,12 +144,12 @@ void bench_resume(const struct bench_cfg *cfg, lil_store *st)
 
     char *noop_argv[] = {noop, NULL};
     char *clean_argv[] = {child, store, clean_id, done, plen, NULL};
-    char *died_argv[] = {child, store, died_id, done_died, plen, die, NULL};
+    char *died_argv[] = {child, store, died_id, done, plen, die, NULL};
     spawn_us(noop_argv, &unused); /* warm the page cache for both programs */
     for (size_t i = 0; i < n; i++) {
-        /* Each child replays every step done so far and adds one. */
+        /* Each child replays every step done so far and adds one (both runs
+         * have as many). */
         snprintf(done, sizeof(done), "%zu", cfg->resume_steps + i);
-        snprintf(done_died, sizeof(done_died), "%zu", cfg->resume_steps + i);
         b[i] = spawn_us(noop_argv, &cb[i]);
         a[i] = spawn_us(clean_argv, &ca[i]);
         d[i] = spawn_us(died_argv, &cd[i]);
@@ -174,6 +174,6 @@ void bench_resume(const struct bench_cfg *cfg, lil_store *st)
     size_t reps = n / 2 ? n / 2 : 1;
     phase_row("inside the child after a close, ms (p50)", clean_argv, done,
               cfg->resume_steps + n, reps);
-    phase_row("inside the child after a crash, ms (p50)", died_argv, done_died,
+    phase_row("inside the child after a crash, ms (p50)", died_argv, done,
               cfg->resume_steps + n, reps);
 }

@@ -4,13 +4,12 @@
  *
  * Why: every process pays for each shared library it starts with, and
  * libm.so.6 is a dear one to start (it resolves the IFUNCs of its hundreds
- * of functions at load time: about 0.3 ms per process on a small VM).  lil
- * needs one libm function, fmod, for JavaScript's % in LoopSpec expressions,
- * and only when an operand is not an integer (expr_eval.c does integers
- * itself).  So liblil.so has no libm.so.6 in its DT_NEEDED, and the first
- * such % loads it here, once per process (pthread_once), RTLD_NOW |
- * RTLD_LOCAL, and never unloads it.  A host that links libm already gets
- * that same copy back.
+ * of functions at load time).  lil needs one libm function, fmod, for
+ * JavaScript's % in LoopSpec expressions, and only when an operand is not
+ * an integer (expr_eval.c does integers itself).  So liblil.so has no
+ * libm.so.6 in its DT_NEEDED, and the first such % loads it here, once per
+ * process (pthread_once), RTLD_NOW | RTLD_LOCAL, and never unloads it.  A
+ * host that links libm already gets that same copy back.
  *
  * Threads: lil__libm_fmod may be called from any thread at any time.
  */

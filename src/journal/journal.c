@@ -639,9 +639,8 @@ static bool enough_pending(const struct journal *j)
 
 /* How long a gatherer waits for the others: half of the last fdatasync,
  * never more than 200 µs (the kernel's timer slack, 50 µs by default, may
- * add to it).  A quarter measured 3 to 8 % fewer steps/s with 8 threads:
- * the gatherer more often gave up before the last of them came, and the
- * batch split in two. */
+ * add to it).  With a quarter, the gatherer of 8 threads more often gave
+ * up before the last of them came, and the batch split in two. */
 static void gather_deadline(const struct journal *j, struct timespec *until)
 {
     int64_t wait = j->last_sync_ns / 2;
