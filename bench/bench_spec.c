@@ -22,7 +22,7 @@
 #include <yaml.h>
 
 #include "base/env.h"
-#include "loop/expr.h"
+#include "lang/expr.h"
 
 #define SPEC_STEPS 1000
 

@@ -2,7 +2,7 @@
  * cmd_explain.c -- `lil explain SPEC [--json]`: say what a loop will do.
  *
  * The source is lil_spec_explain's document (described at the top of
- * src/loop/explain.c and in docs/loopspec.md); --json prints it as it is.
+ * src/spec/explain.c and in docs/loopspec.md); --json prints it as it is.
  * The text shows, in this order: the loop's id and pattern; the caps in
  * force and where they come from (the spec, or injected for the pattern);
  * the exit: signal, predicate, the state it reads, the steps that write

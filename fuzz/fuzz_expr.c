@@ -31,9 +31,9 @@
 
 #include "base/buf.h"
 #include "fuzz_common.h"
-#include "loop/expr.h"
-#include "loop/expr_ast.h"
-#include "loop/value.h"
+#include "lang/expr.h"
+#include "lang/expr_ast.h"
+#include "lang/value.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /*
  * fuzz_jsonpath.c -- libFuzzer target: the JSONPath subset of `save`
- * (src/loop/jsonpath.h).
+ * (src/lang/jsonpath.h).
  *
  * Input: a JSON text, then a NUL or newline, then a path (up to the next
  * NUL).  The JSON is loaded with jansson (its parser stops at depth 2048);
@@ -25,7 +25,7 @@
 
 #include <jansson.h>
 
-#include "loop/jsonpath.h"
+#include "lang/jsonpath.h"
 
 #define PATH_MAX_LEN 4096 /* longer paths are cut (no new behaviour beyond) */
 

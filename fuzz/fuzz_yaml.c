@@ -27,8 +27,8 @@
 
 #include "base/env.h"
 #include "fuzz_common.h"
-#include "loop/diag.h"
-#include "loop/node.h"
+#include "spec/diag.h"
+#include "spec/node.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -21,9 +21,9 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/env.h"
-#include "loop/expr.h"
-#include "loop/expr_ast.h"
-#include "loop/value.h"
+#include "lang/expr.h"
+#include "lang/expr_ast.h"
+#include "lang/value.h"
 #include "t.h"
 
 #ifndef T_DATA_DIR

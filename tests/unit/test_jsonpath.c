@@ -1,5 +1,5 @@
 /*
- * test_jsonpath.c -- the JSONPath subset of `save` (src/loop/jsonpath.h):
+ * test_jsonpath.c -- the JSONPath subset of `save` (src/lang/jsonpath.h):
  * every case of tests/data/jsonpath/subset.test (the vectors of
  * loopspec-contract.md section 3 and edge cases), the reasons
  * lil__jsonpath_supported gives, and reference counting of results.
@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "loop/jsonpath.h"
+#include "lang/jsonpath.h"
 #include "t.h"
 
 #ifndef T_DATA_DIR

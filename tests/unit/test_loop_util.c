@@ -11,10 +11,10 @@
 
 #include <jansson.h>
 
-#include "loop/artifact.h"
-#include "loop/cron.h"
-#include "loop/duration.h"
-#include "loop/ident.h"
+#include "spec/artifact.h"
+#include "spec/cron.h"
+#include "spec/duration.h"
+#include "spec/ident.h"
 #include "t.h"
 
 #ifndef T_DATA_DIR

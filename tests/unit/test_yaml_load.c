@@ -15,8 +15,8 @@
 #include <jansson.h>
 
 #include "base/env.h"
-#include "loop/diag.h"
-#include "loop/node.h"
+#include "spec/diag.h"
+#include "spec/node.h"
 #include "t.h"
 
 /* ---- helpers ------------------------------------------------------------ */

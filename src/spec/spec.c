@@ -1,0 +1,283 @@
+/*
+ * spec.c -- the public face of the loop-spec front end (lil_spec_* in
+ * lil.h): read a file, parse it into the document tree (yaml_load.c),
+ * build and normalize the IR (ir_build.c, normalize.c), validate it
+ * (validate.c), and keep every diagnostic with its source line.
+ *
+ * A spec owns a copy of the env it was loaded with (allocator and system
+ * calls), so the caller's env may go away first.  The IR copies what it
+ * needs, so the document tree is freed as soon as the IR is built.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <lil/lil.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "base/env.h"
+#include "base/err.h"
+#include "spec/diag.h"
+#include "spec/ir.h"
+#include "spec/node.h"
+#include "os/os.h"
+
+#define SPEC_MAGIC 0x6c696c53u /* "lilS" */
+
+struct lil_spec {
+    uint32_t magic;
+    struct lil_env env; /* a copy: allocator and os table */
+    char *name;
+    struct lil_ir_spec *ir;
+    struct lil_diags diags;
+};
+
+static lil_status fail(lil_status code, const char *msg)
+{
+    struct lil_err e;
+
+    lil__seterr(&e, code, 0, "%s", msg);
+    lil__publish_err(&e);
+    return code;
+}
+
+static bool spec_ok(const lil_spec *spec)
+{
+    return spec && spec->magic == SPEC_MAGIC;
+}
+
+static struct lil_doc_limits limits_of(const lil_spec_limits *lim)
+{
+    struct lil_doc_limits l = {LIL_DOC_MAX_BYTES, LIL_DOC_MAX_DEPTH,
+                               LIL_DOC_MAX_SCALAR};
+
+    if (lim && lim->max_bytes)
+        l.max_bytes = lim->max_bytes;
+    if (lim && lim->max_depth)
+        l.max_depth = lim->max_depth;
+    if (lim && lim->max_scalar)
+        l.max_scalar = lim->max_scalar;
+    return l;
+}
+
+static lil_status spec_new(const lil_env *env, const char *name, lil_spec **out)
+{
+    struct lil_env local;
+    lil_spec *spec;
+
+    if (!env) {
+        lil__env_init(&local);
+        env = &local;
+    }
+    spec = lil__calloc(env, 1, sizeof(*spec));
+    if (!spec)
+        return fail(LIL_E_NOMEM, "out of memory");
+    spec->env = *env;
+    spec->env.stores_open = 0;
+    lil__clearerr(&spec->env.err);
+    spec->name = lil__strdup(&spec->env, name ? name : "<spec>");
+    if (!spec->name) {
+        lil__free(&spec->env, spec);
+        return fail(LIL_E_NOMEM, "out of memory");
+    }
+    lil__diags_init(&spec->diags, &spec->env, spec->name);
+    spec->magic = SPEC_MAGIC;
+    *out = spec;
+    return LIL_OK;
+}
+
+/* Parse, build, validate; diagnostics sorted with their source lines. */
+static lil_status spec_compile(lil_spec *spec, const char *text, size_t len,
+                               const lil_spec_limits *lim)
+{
+    struct lil_doc_limits l = limits_of(lim);
+    struct lil_doc doc;
+    bool structural_ok;
+    lil_status rc;
+
+    memset(&doc, 0, sizeof(doc));
+    rc = lil__doc_parse(&doc, &spec->env, spec->name, text, len, &l, &spec->diags);
+    if (rc == LIL_OK && spec->diags.nerrors == 0) /* root NULL: an empty document */
+        rc = lil__ir_build_text(&spec->env, doc.root, text, len, &spec->diags,
+                                &spec->ir);
+    /* As in the reference: no validation of a structurally broken spec. */
+    structural_ok = rc == LIL_OK && spec->ir && spec->diags.nerrors == 0;
+    if (structural_ok)
+        rc = lil__ir_validate(spec->ir, &spec->diags);
+    lil__doc_free(&doc);
+    if (rc == LIL_OK)
+        lil__diags_attach_source(&spec->diags, text, len);
+    if (rc == LIL_OK && spec->diags.nomem)
+        rc = LIL_E_NOMEM;
+    return rc;
+}
+
+lil_status lil_spec_parse(lil_env *env, const char *name, const char *text, size_t len,
+                          const lil_spec_limits *lim, lil_spec **out)
+{
+    lil_spec *spec;
+    lil_status rc;
+
+    if (!out)
+        return fail(LIL_E_INVAL, "lil_spec_parse: out is NULL");
+    *out = NULL;
+    if (!text && len)
+        return fail(LIL_E_INVAL, "lil_spec_parse: text is NULL");
+    if (env && env->magic != LIL_ENV_MAGIC)
+        return fail(LIL_E_INVAL, "invalid or closed env handle");
+    rc = spec_new(env, name, &spec);
+    if (rc != LIL_OK)
+        return rc;
+    rc = spec_compile(spec, text ? text : "", len, lim);
+    if (rc != LIL_OK) {
+        lil_spec_free(spec);
+        return fail(rc,
+                    rc == LIL_E_NOMEM ? "out of memory" : "cannot load the spec");
+    }
+    *out = spec;
+    return LIL_OK;
+}
+
+/* Read at most cap bytes of the file at path into b (a larger file gives
+ * cap bytes: the loader then reports the limit). */
+static lil_status read_file(const struct lil_env *env, struct lil_err *err,
+                            const char *path, size_t cap, struct lil_buf *b)
+{
+    int fd = -1;
+    lil_status rc;
+
+    rc = lil__os_open(env, err, path, O_RDONLY | O_CLOEXEC, 0, &fd);
+    while (rc == LIL_OK && b->len < cap) {
+        size_t want = cap - b->len < 65536 ? cap - b->len : 65536;
+        ssize_t n;
+
+        rc = lil__buf_reserve(b, want);
+        if (rc != LIL_OK) {
+            lil__seterr(err, rc, 0, "%s: out of memory", path);
+            break;
+        }
+        n = env->os->read(fd, b->data + b->len, want);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            rc = lil__seterr(err, LIL_E_IO, errno, "cannot read %s: %s", path,
+                             strerror(errno));
+            break;
+        }
+        if (n == 0)
+            break;
+        b->len += (size_t)n;
+    }
+    lil__os_close(env, fd);
+    return rc;
+}
+
+lil_status lil_spec_load(lil_env *env, const char *path, const lil_spec_limits *lim,
+                         lil_spec **out)
+{
+    struct lil_env local;
+    struct lil_doc_limits l = limits_of(lim);
+    struct lil_err err;
+    struct lil_buf b;
+    lil_status rc;
+
+    if (!out)
+        return fail(LIL_E_INVAL, "lil_spec_load: out is NULL");
+    *out = NULL;
+    if (!path)
+        return fail(LIL_E_INVAL, "lil_spec_load: path is NULL");
+    if (env && env->magic != LIL_ENV_MAGIC)
+        return fail(LIL_E_INVAL, "invalid or closed env handle");
+    if (!env) {
+        lil__env_init(&local);
+        env = &local;
+    }
+    lil__clearerr(&err);
+    lil__buf_init(&b, env, l.max_bytes + 1);
+    rc = read_file(env, &err, path, l.max_bytes + 1, &b);
+    if (rc != LIL_OK) {
+        lil__buf_free(&b);
+        lil__publish_err(&err);
+        return rc;
+    }
+    rc = lil_spec_parse(env == &local ? NULL : env, path, (const char *)b.data, b.len,
+                        lim, out);
+    lil__buf_free(&b);
+    return rc;
+}
+
+int lil_spec_ok(const lil_spec *spec)
+{
+    return spec_ok(spec) && spec->diags.nerrors == 0 && spec->ir;
+}
+
+size_t lil_spec_diag_count(const lil_spec *spec)
+{
+    return spec_ok(spec) ? spec->diags.n : 0;
+}
+
+const lil_diag *lil_spec_diag(const lil_spec *spec, size_t i)
+{
+    if (!spec_ok(spec) || i >= spec->diags.n)
+        return NULL;
+    return &spec->diags.v[i].pub;
+}
+
+/* Dump a JSON document made by make() as an exported block. */
+static lil_status export_json(const lil_spec *spec,
+                              json_t *(*make)(const struct lil_ir_spec *),
+                              lil_bytes *out)
+{
+    json_t *doc;
+    char *text;
+    size_t len;
+
+    if (!out)
+        return fail(LIL_E_INVAL, "out is NULL");
+    out->data = NULL;
+    out->len = 0;
+    if (!spec_ok(spec))
+        return fail(LIL_E_INVAL, "invalid or freed spec handle");
+    if (!lil_spec_ok(spec))
+        return fail(LIL_E_SPEC, "the spec has errors");
+    doc = make(spec->ir);
+    if (!doc)
+        return fail(LIL_E_NOMEM, "out of memory");
+    text = json_dumps(doc, JSON_COMPACT); /* jansson's allocator */
+    json_decref(doc);
+    if (!text)
+        return fail(LIL_E_NOMEM, "out of memory");
+    len = strlen(text);
+    out->data = lil__export_copy(&spec->env, text, len);
+    free(text);
+    if (!out->data)
+        return fail(LIL_E_NOMEM, "out of memory");
+    out->len = len;
+    return LIL_OK;
+}
+
+lil_status lil_spec_json(const lil_spec *spec, lil_bytes *out)
+{
+    return export_json(spec, lil__ir_to_json, out);
+}
+
+lil_status lil_spec_explain(const lil_spec *spec, lil_bytes *out)
+{
+    return export_json(spec, lil__ir_explain, out);
+}
+
+void lil_spec_free(lil_spec *spec)
+{
+    struct lil_env env;
+
+    if (!spec_ok(spec))
+        return;
+    env = spec->env;
+    spec->magic = 0;
+    lil__ir_free(&env, spec->ir);
+    lil__diags_free(&spec->diags);
+    lil__free(&env, spec->name);
+    lil__free(&env, spec);
+}
