@@ -11,7 +11,6 @@
 #include "base/alloc.h"
 #include "engine/call.h"
 #include "engine/run.h"
-#include "journal/format.h"
 #include "os/os.h"
 
 /* ---- status codes ------------------------------------------------------ */
@@ -228,12 +227,21 @@ void lil_store_close(lil_store *st)
 
 const char *lil_store_path(const lil_store *st)
 {
-    return store_ok(st) ? st->dir : NULL;
+    return store_ok(st) ? st->where : NULL;
 }
 
 const char *lil_store_errmsg(const lil_store *st)
 {
     return store_ok(st) ? st->err.msg : "invalid or closed store handle";
+}
+
+lil_status lil_store_set_key(lil_store *st, const void *key, size_t len)
+{
+    struct lil_err e;
+
+    if (!store_ok(st))
+        return BAD_HANDLE("store");
+    return to_store(st, &e, lil__store_set_key(st, &e, len ? key : NULL, key ? len : 0));
 }
 
 lil_status lil_store_foreach_run(lil_store *st, lil_run_id_fn fn, void *ud)
@@ -244,7 +252,7 @@ lil_status lil_store_foreach_run(lil_store *st, lil_run_id_fn fn, void *ud)
         return BAD_HANDLE("store");
     if (!fn)
         return fail_plain(LIL_E_INVAL, "lil_store_foreach_run: fn is NULL");
-    return to_store(st, &e, lil__store_foreach(st, &e, fn, ud));
+    return to_store(st, &e, st->ops->foreach_run(st, &e, fn, ud));
 }
 
 lil_status lil_run_id_check(const char *run_id)
@@ -340,7 +348,7 @@ lil_status lil_run_sync(lil_run *run)
 
     if (!run_ok(run))
         return BAD_HANDLE("run");
-    return to_run(run, &e, lil__journal_sync_all(run->j, &e));
+    return to_run(run, &e, run->st->ops->run_sync(run->sr, &e));
 }
 
 /* ---- calls ------------------------------------------------------------------ */
@@ -636,14 +644,26 @@ lil_status lil_run_get_info(lil_run *run, lil_run_info *info)
     return to_run(run, &e, lil__run_info(run, &e, info));
 }
 
+/* Check under a copy of the store's key (lil_store_set_key may replace it
+ * meanwhile). */
+static lil_status check_with_key(struct lil_store *st, struct lil_err *e,
+                                 const char *run_id, bool repair, lil_check_report *r)
+{
+    uint8_t *key = NULL;
+    size_t len = 0;
+    lil_status rc = lil__store_key_copy(st, e, &key, &len);
+
+    if (rc == LIL_OK)
+        rc = st->ops->check_run(st, e, run_id, key, len, repair, r);
+    lil__store_key_free(st, key, len);
+    return rc;
+}
+
 lil_status lil_run_check(lil_store *st, const char *run_id, unsigned flags,
                          lil_check_report *report)
 {
-    const char *key = getenv("LIL_JOURNAL_KEY");
-    size_t key_len = key && *key ? strlen(key) : 0;
     lil_check_report full;
     struct lil_err e;
-    char *path;
     lil_status rc;
 
     if (!store_ok(st))
@@ -651,18 +671,16 @@ lil_status lil_run_check(lil_store *st, const char *run_id, unsigned flags,
     if (!report || report->struct_size < offsetof(lil_check_report, message))
         return to_store(st, &e, lil__seterr(&e, LIL_E_INVAL, 0,
                                             "report is NULL or its struct_size is unset"));
+    if (flags & ~(unsigned)LIL_CHECK_REPAIR)
+        return to_store(st, &e, lil__seterr(&e, LIL_E_INVAL, 0,
+                                            "unknown flags 0x%x for lil_run_check",
+                                            flags & ~(unsigned)LIL_CHECK_REPAIR));
     rc = lil__run_id_check(&e, run_id);
     if (rc != LIL_OK)
         return to_store(st, &e, rc);
-    path = lil__store_run_path(st, run_id);
-    if (!path)
-        return to_store(st, &e, lil__seterr(&e, LIL_E_NOMEM, 0, "out of memory"));
     memset(&full, 0, sizeof(full));
     full.struct_size = report->struct_size;
-    rc = lil__journal_check(st->env, &e, st->dir, path,
-                            key_len ? (const uint8_t *)key : NULL, key_len,
-                            (flags & LIL_CHECK_REPAIR) != 0, &full);
-    lil__free(st->env, path);
+    rc = check_with_key(st, &e, run_id, (flags & LIL_CHECK_REPAIR) != 0, &full);
     memcpy(report, &full,
            report->struct_size < sizeof(full) ? report->struct_size : sizeof(full));
     return to_store(st, &e, rc);

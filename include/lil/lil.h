@@ -169,13 +169,34 @@ typedef struct lil_store lil_store;
  * missing.  dir NULL means $LIL_DIR, or ".lil" in the working directory
  * when LIL_DIR is unset or empty.  env NULL means a private default env that
  * the store owns.  An env passed in must outlive the store.
+ *
+ * The store reads its settings from the environment here, once: LIL_SYNC
+ * (the sync mode of runs opened with LIL_SYNC_DEFAULT; an unknown value
+ * fails those opens with LIL_E_INVAL) and LIL_JOURNAL_KEY (the journal key,
+ * see lil_store_set_key).  Changing the environment later does not affect
+ * an open store.
+ *
+ * Run handles and forks: a journal's lock belongs to its open file
+ * description, so a child forked without exec shares the lock of every run
+ * its parent has open, and keeps it after the parent dies.  Fork before
+ * opening runs (lil_run_open), or exec in the child.
  * Errors: LIL_E_IO (cannot create or open dir), LIL_E_NOMEM. */
 LIL_API lil_status lil_store_open(lil_env *env, const char *dir, lil_store **out);
+
+/* Set the journal key (any bytes, len > 0) for the runs this store opens
+ * and checks from now on, in place of $LIL_JOURNAL_KEY; key NULL (or len
+ * 0) means none.  A new run is then created keyed (HMAC-SHA-256 chain) and
+ * a keyed run opens only with its key (LIL_E_KEY otherwise).  The bytes are
+ * copied; runs already open are not affected.  A program that holds its
+ * key need not put it in the environment.
+ * Errors: LIL_E_INVAL (bad handle), LIL_E_NOMEM. */
+LIL_API lil_status lil_store_set_key(lil_store *st, const void *key, size_t len);
 
 /* Close the store.  Every run opened from it must be closed first. */
 LIL_API void lil_store_close(lil_store *st);
 
-/* The store's directory as opened.  Valid until lil_store_close. */
+/* Where the store is, as opened (the file store: its directory).  Valid
+ * until lil_store_close. */
 LIL_API const char *lil_store_path(const lil_store *st);
 
 /* Message of the last failing call on the store (including lil_run_open and

@@ -13,10 +13,9 @@
 #include <stdint.h>
 
 #include "base/err.h"
+#include "base/handles.h"
 
 struct lil_os;
-
-#define LIL_ENV_MAGIC 0x6c696c45u /* "lilE" */
 
 struct lil_env {
     uint32_t magic;

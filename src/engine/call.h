@@ -8,8 +8,7 @@
 #include <stdbool.h>
 
 #include "base/buf.h"
-
-#define LIL_CALL_MAGIC 0x6c696c43u /* "lilC" */
+#include "base/handles.h"
 
 struct lil_call {
     uint32_t magic;

@@ -1,6 +1,8 @@
 /*
  * run.c -- opening a run (the scan that rebuilds its index and state),
  * closing it, its outcome, resolution of uncertain effects, inspection.
+ * The records live in the store (store/store.h), reached through its
+ * table of operations.
  */
 #include "engine/run.h"
 
@@ -12,7 +14,6 @@
 
 #include "base/alloc.h"
 #include "base/hash.h"
-#include "journal/format.h"
 
 /* ---- rebuilding state from the journal ---------------------------------- */
 
@@ -22,6 +23,13 @@ struct scan_ctx {
 };
 
 #define KEPT_CHUNK (64u * 1024u)
+#define ABORT_MSG_MAX 1300 /* "aborted by <actor>: <reason>" */
+
+/* What names the run in messages: its place in the store once open. */
+static const char *where(const struct lil_run *run)
+{
+    return run->sr ? run->sr->where : run->st->where;
+}
 
 const uint8_t *lil__run_keep(struct lil_run *run, const void *data, size_t len)
 {
@@ -46,8 +54,30 @@ const uint8_t *lil__run_keep(struct lil_run *run, const void *data, size_t len)
     return p;
 }
 
+/* The outcome of a run stopped by an abort: who aborted it and why, as
+ * lil_run_result reports it. */
+static lil_status note_abort(struct lil_run *run, json_t *doc, struct lil_err *err)
+{
+    const char *actor = json_string_value(json_object_get(doc, "actor"));
+    const char *reason = json_string_value(json_object_get(doc, "reason"));
+    char msg[ABORT_MSG_MAX];
+    int n = snprintf(msg, sizeof(msg), "aborted by %s: %s", actor ? actor : "?",
+                     reason ? reason : "");
+
+    run->aborted = true;
+    if (run->state == LIL_RUN_COMPLETED || run->state == LIL_RUN_FAILED)
+        return LIL_OK; /* its own outcome stands */
+    if (n < 0)
+        n = 0;
+    run->outcome = lil__run_keep(run, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+    run->outcome_len = run->outcome ? strlen((const char *)run->outcome) : 0;
+    if (!run->outcome)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    return LIL_OK;
+}
+
 static lil_status apply_resolve(struct lil_run *run, struct ientry *e,
-                                const struct jrec *rec, struct lil_err *err)
+                                const struct lil_srec *rec, struct lil_err *err)
 {
     json_t *doc = json_loadb((const char *)rec->payload, rec->payload_len, 0, NULL);
     const char *action = doc ? json_string_value(json_object_get(doc, "action")) : NULL;
@@ -55,18 +85,18 @@ static lil_status apply_resolve(struct lil_run *run, struct ientry *e,
 
     if (!action) {
         rc = lil__seterr(err, LIL_E_CORRUPT, 0,
-                         "%s: unreadable resolve record at offset %llu", run->path,
-                         (unsigned long long)rec->off);
+                         "%s: unreadable resolve record at position %llu", where(run),
+                         (unsigned long long)rec->pos);
     } else if (strcmp(action, "retry") == 0) {
         e->state = IE_RETRY;
     } else if (strcmp(action, "abort") == 0) {
-        run->aborted = true;
+        rc = note_abort(run, doc, err);
     }
     json_decref(doc);
     return rc;
 }
 
-static void apply_outcome(struct lil_run *run, const struct jrec *rec,
+static void apply_outcome(struct lil_run *run, const struct lil_srec *rec,
                           lil_run_state state)
 {
     run->state = state;
@@ -74,10 +104,10 @@ static void apply_outcome(struct lil_run *run, const struct jrec *rec,
     run->outcome_len = rec->payload_len;
 }
 
-void lil__run_entry_of(const struct jrec *rec, struct ientry *e)
+void lil__run_entry_of(const struct lil_srec *rec, struct ientry *e)
 {
     e->state = rec->type == LIL_REC_STEP ? IE_DONE : IE_FAILED;
-    e->effect = (rec->flags & LIL_JF_FLAG_EFFECT) != 0;
+    e->effect = (rec->flags & LIL_SREC_EFFECT) != 0;
     e->payload = rec->payload;
     e->payload_len = rec->payload_len;
 }
@@ -85,13 +115,13 @@ void lil__run_entry_of(const struct jrec *rec, struct ientry *e)
 /* An outcome is final: lil writes none after it for the same identity, and
  * if a journal holds one anyway the first wins, as in replay without the
  * index (step.c). */
-static lil_status apply_step(struct lil_run *run, const struct jrec *rec,
+static lil_status apply_step(struct lil_run *run, const struct lil_srec *rec,
                              struct lil_err *err)
 {
     struct ientry *e = lil__imap_upsert(&run->index, rec->key, rec->key_len);
 
     if (!e)
-        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory indexing %s", run->path);
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory indexing %s", where(run));
     switch (rec->type) {
     case LIL_REC_STEP:
     case LIL_REC_STEP_FAILED:
@@ -109,19 +139,20 @@ static lil_status apply_step(struct lil_run *run, const struct jrec *rec,
     }
 }
 
-static lil_status check_begin(struct lil_run *run, const struct jrec *rec,
+static lil_status check_begin(struct lil_run *run, const struct lil_srec *rec,
                               struct lil_err *err)
 {
     if (rec->seq == 1 && rec->key_len == strlen(run->id) &&
         memcmp(rec->key, run->id, rec->key_len) == 0)
         return LIL_OK;
     return lil__seterr(err, LIL_E_CORRUPT, 0,
-                       "%s: the journal belongs to run '%.*s', not '%s'", run->path,
+                       "%s: the journal of run '%s' belongs to run '%.*s'", where(run),
+                       run->id,
                        (int)(rec->key_len > 200 ? 200 : rec->key_len),
-                       (const char *)rec->key, run->id);
+                       (const char *)rec->key);
 }
 
-static lil_status scan_record(void *ud, const struct jrec *rec, struct lil_err *err)
+static lil_status scan_record(void *ud, const struct lil_srec *rec, struct lil_err *err)
 {
     struct scan_ctx *ctx = ud;
     struct lil_run *run = ctx->run;
@@ -174,15 +205,15 @@ static bool is_step_record(uint8_t type)
 lil_status lil__run_index(struct lil_run *run, struct lil_err *err)
 {
     uint64_t off = 0;
-    struct jrec r;
+    struct lil_srec r;
     lil_status rc = LIL_OK;
 
     if (run->indexed)
         return LIL_OK;
     if (lil__imap_reserve(&run->index, run->steps_done + run->steps_failed +
                                            run->intents) != 0)
-        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory indexing %s", run->path);
-    while (rc == LIL_OK && lil__journal_next_scanned(run->j, &off, &r))
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory indexing %s", where(run));
+    while (rc == LIL_OK && run->st->ops->run_next_scanned(run->sr, &off, &r))
         if (is_step_record(r.type))
             rc = apply_step(run, &r, err);
     if (rc != LIL_OK) {
@@ -221,25 +252,18 @@ lil_status lil__run_settle_state(struct lil_run *run, struct lil_err *err)
 
 /* ---- open and close --------------------------------------------------------- */
 
-static lil_status sync_mode(struct lil_err *err, lil_sync asked, lil_sync *out)
+static lil_status sync_mode(struct lil_store *st, struct lil_err *err, lil_sync asked,
+                            lil_sync *out)
 {
-    const char *e = getenv("LIL_SYNC");
-
     *out = asked;
     if (asked >= LIL_SYNC_FULL && asked <= LIL_SYNC_OFF)
         return LIL_OK;
     if (asked != LIL_SYNC_DEFAULT)
         return lil__seterr(err, LIL_E_INVAL, 0, "unknown sync mode %d", (int)asked);
-    *out = LIL_SYNC_FULL;
-    if (!e || !*e || strcmp(e, "full") == 0)
-        return LIL_OK;
-    if (strcmp(e, "normal") == 0)
-        *out = LIL_SYNC_NORMAL;
-    else if (strcmp(e, "off") == 0)
-        *out = LIL_SYNC_OFF;
-    else
+    if (st->set.bad_sync[0])
         return lil__seterr(err, LIL_E_INVAL, 0,
-                           "LIL_SYNC=%s: expected full, normal or off", e);
+                           "LIL_SYNC=%s: expected full, normal or off", st->set.bad_sync);
+    *out = st->set.sync;
     return LIL_OK;
 }
 
@@ -255,53 +279,67 @@ static struct lil_run *run_new(struct lil_store *st, const char *run_id)
     lil__imap_init(&run->index, st->env);
     lil__imap_init(&run->names, st->env);
     run->id = lil__strdup(st->env, run_id);
-    run->path = lil__store_run_path(st, run_id);
-    if (!run->id || !run->path) {
+    if (!run->id) {
         lil__run_close(run, NULL);
         return NULL;
     }
     return run;
 }
 
+/* OPEN names the process that holds the run, for readers (pid). */
 static lil_status write_open_record(struct lil_run *run, struct lil_err *err)
 {
     char text[32];
-    struct jrec r = {0};
-    uint64_t end;
+    struct lil_srec r = {0};
 
     r.type = LIL_REC_OPEN;
     r.payload_len = (size_t)snprintf(text, sizeof(text), "{\"pid\":%ld}", (long)getpid());
     r.payload = (const uint8_t *)text;
-    if (lil__journal_append(run->j, err, &r, &end) != LIL_OK)
-        return err->code;
-    return lil__journal_flush(run->j, err); /* readers name the holder by it */
+    return run->st->ops->run_announce(run->sr, err, &r);
 }
 
-static lil_status open_journal(struct lil_run *run, struct lil_err *err,
-                               const lil_run_opts *opts, lil_sync sync)
+static lil_status open_in_store(struct lil_run *run, struct lil_err *err,
+                                const lil_run_opts *opts, lil_sync sync)
 {
-    const char *key = getenv("LIL_JOURNAL_KEY");
-    struct journal_opts jo = {0};
+    struct lil_store *st = run->st;
+    struct lil_srun_opts so = {0};
     struct scan_ctx ctx = {run, 0};
-    bool created = false;
+    uint8_t *key = NULL;
     lil_status rc;
 
-    jo.sync = sync;
-    jo.readonly = run->readonly;
-    jo.create = !(opts->flags & LIL_OPEN_EXISTING);
-    jo.verify_chain = (opts->flags & LIL_OPEN_VERIFY_CHAIN) != 0;
-    jo.sync_parent_of =
-        !run->readonly && lil__store_parent_pending(run->st) ? run->st->dir : NULL;
-    jo.max_record = run->max_record;
-    jo.key = key && *key ? (const uint8_t *)key : NULL;
-    jo.key_len = key && *key ? strlen(key) : 0;
-    jo.run_id = run->id;
-    rc = lil__journal_open(run->env, err, run->st->dir, run->path, &jo, scan_record,
-                           &ctx, &run->j, &created);
-    if (rc == LIL_OK && jo.sync_parent_of)
-        lil__store_parent_done(run->st);
+    so.sync = sync;
+    so.readonly = run->readonly;
+    so.create = !(opts->flags & LIL_OPEN_EXISTING);
+    so.verify_chain = (opts->flags & LIL_OPEN_VERIFY_CHAIN) != 0;
+    so.max_record = run->max_record;
+    rc = lil__store_key_copy(st, err, &key, &so.key_len);
+    if (rc != LIL_OK)
+        return rc;
+    so.key = key;
+    rc = st->ops->run_open(st, err, run->id, &so, scan_record, &ctx, &run->sr);
+    lil__store_key_free(st, key, so.key_len);
     run->last_open_pid = ctx.last_open_pid;
     return rc;
+}
+
+static const char *sync_name(lil_sync sync)
+{
+    return sync == LIL_SYNC_FULL ? "full" : sync == LIL_SYNC_NORMAL ? "normal" : "off";
+}
+
+static void log_open(struct lil_run *run, lil_sync sync)
+{
+    struct lil_srun_info info = {0};
+
+    run->st->ops->run_info(run->sr, &info);
+    lil__log(run->env, LIL_LOG_INFO,
+             "event=open run=%s records=%llu state=%s sync=%s readonly=%d", run->id,
+             (unsigned long long)info.records, lil_run_state_name(run->state),
+             sync_name(sync), (int)run->readonly);
+    for (size_t i = 0; i < run->n_uncertain; i++)
+        lil__log(run->env, LIL_LOG_WARN, "event=uncertain run=%s step=%.*s", run->id,
+                 (int)run->index.entries[run->uncertain[i]].key_len,
+                 (const char *)run->index.entries[run->uncertain[i]].key);
 }
 
 lil_status lil__run_open(struct lil_store *st, struct lil_err *err, const char *run_id,
@@ -316,8 +354,11 @@ lil_status lil__run_open(struct lil_store *st, struct lil_err *err, const char *
     if (!opts)
         opts = &defaults;
     rc = lil__run_id_check(err, run_id);
+    if (rc == LIL_OK && (opts->flags & ~LIL_OPEN_KNOWN_FLAGS))
+        rc = lil__seterr(err, LIL_E_INVAL, 0, "unknown flags 0x%x in lil_run_opts",
+                         opts->flags & ~LIL_OPEN_KNOWN_FLAGS);
     if (rc == LIL_OK)
-        rc = sync_mode(err, opts->sync, &sync);
+        rc = sync_mode(st, err, opts->sync, &sync);
     if (rc != LIL_OK)
         return rc;
     run = run_new(st, run_id);
@@ -325,7 +366,7 @@ lil_status lil__run_open(struct lil_store *st, struct lil_err *err, const char *
         return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
     run->readonly = (opts->flags & LIL_OPEN_READONLY) != 0;
     run->max_record = opts->max_record ? opts->max_record : LIL_DEFAULT_MAX_RECORD;
-    rc = open_journal(run, err, opts, sync);
+    rc = open_in_store(run, err, opts, sync);
     if (rc == LIL_OK && run->need_index) /* effects: their state is needed now */
         rc = lil__run_index(run, err);
     if (rc == LIL_OK)
@@ -337,29 +378,18 @@ lil_status lil__run_open(struct lil_store *st, struct lil_err *err, const char *
         return rc;
     }
     run->magic = LIL_RUN_MAGIC;
-    lil__log(run->env, LIL_LOG_INFO,
-             "event=open run=%s records=%llu state=%s sync=%s readonly=%d", run->id,
-             (unsigned long long)lil__journal_records(run->j),
-             lil_run_state_name(run->state),
-             sync == LIL_SYNC_FULL ? "full" : sync == LIL_SYNC_NORMAL ? "normal" : "off",
-             (int)run->readonly);
-    for (size_t i = 0; i < run->n_uncertain; i++)
-        lil__log(run->env, LIL_LOG_WARN, "event=uncertain run=%s step=%.*s", run->id,
-                 (int)run->index.entries[run->uncertain[i]].key_len,
-                 (const char *)run->index.entries[run->uncertain[i]].key);
+    log_open(run, sync);
     *out = run;
     return LIL_OK;
 }
 
-/* An ended run gives back all its preallocated space; one that will be
- * resumed keeps a little (lil__journal_close). */
+/* An ended run tells the store that nothing will be appended again (the
+ * file store gives back all its preallocated space; a run that will be
+ * resumed keeps a little). */
 lil_status lil__run_close(struct lil_run *run, struct lil_err *err)
 {
-    lil_status rc;
-
-    if (run->j && run->state != LIL_RUN_RUNNING && run->state != LIL_RUN_UNCERTAIN)
-        lil__journal_give_back_all(run->j);
-    rc = lil__journal_close(run->j, err);
+    bool ended = run->state != LIL_RUN_RUNNING && run->state != LIL_RUN_UNCERTAIN;
+    lil_status rc = run->sr ? run->st->ops->run_close(run->sr, err, ended) : LIL_OK;
 
     run->magic = 0;
     lil__imap_free(&run->index);
@@ -371,7 +401,6 @@ lil_status lil__run_close(struct lil_run *run, struct lil_err *err)
     }
     lil__free(run->env, run->uncertain);
     lil__free(run->env, run->id);
-    lil__free(run->env, run->path);
     pthread_mutex_destroy(&run->mu);
     lil__free(run->env, run);
     return rc;
@@ -395,7 +424,7 @@ static lil_status writable(struct lil_run *run, struct lil_err *err)
 lil_status lil__run_end(struct lil_run *run, struct lil_err *err, bool completed,
                         const void *data, size_t len)
 {
-    struct jrec r = {0};
+    struct lil_srec r = {0};
     lil_status rc;
 
     pthread_mutex_lock(&run->mu);
@@ -409,7 +438,7 @@ lil_status lil__run_end(struct lil_run *run, struct lil_err *err, bool completed
         r.type = completed ? LIL_REC_RUN_DONE : LIL_REC_RUN_FAILED;
         r.payload = data;
         r.payload_len = len;
-        rc = lil__journal_commit(run->j, err, &r, true);
+        rc = run->st->ops->run_append(run->sr, err, &r, true);
     }
     if (rc == LIL_OK) {
         run->outcome = lil__run_keep(run, data, len);
@@ -456,7 +485,7 @@ static lil_status resolve_record(struct lil_run *run, struct lil_err *err,
     json_t *doc = json_pack("{s:s, s:s, s:s}", "action", action, "actor", actor,
                             "reason", reason);
     char *text = doc ? json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-    struct jrec r = {0};
+    struct lil_srec r = {0};
     lil_status rc;
 
     json_decref(doc);
@@ -467,7 +496,7 @@ static lil_status resolve_record(struct lil_run *run, struct lil_err *err,
     r.key_len = strlen(identity);
     r.payload = (const uint8_t *)text;
     r.payload_len = strlen(text);
-    rc = lil__journal_commit(run->j, err, &r, false);
+    rc = run->st->ops->run_append(run->sr, err, &r, false);
     free(text);
     return rc;
 }
@@ -477,14 +506,14 @@ static lil_status resolve_outcome(struct lil_run *run, struct lil_err *err,
                                   const void *result, size_t len, const char *actor,
                                   const char *reason)
 {
-    struct jrec r = {0};
+    struct lil_srec r = {0};
     /* cppcheck-suppress variableScope ; r.payload points here after the if */
-    char msg[1300];
+    char msg[ABORT_MSG_MAX];
     lil_status rc;
 
     r.key = e->key;
     r.key_len = e->key_len;
-    r.flags = LIL_JF_FLAG_EFFECT;
+    r.flags = LIL_SREC_EFFECT;
     if (how == LIL_RESOLVE_ASSUME_DONE) {
         r.type = LIL_REC_STEP;
         r.payload = result;
@@ -495,7 +524,7 @@ static lil_status resolve_outcome(struct lil_run *run, struct lil_err *err,
         r.payload = (const uint8_t *)msg;
         r.payload_len = strlen(msg);
     }
-    rc = lil__journal_commit(run->j, err, &r, true);
+    rc = run->st->ops->run_append(run->sr, err, &r, true);
     if (rc != LIL_OK)
         return rc;
     e->state = how == LIL_RESOLVE_ASSUME_DONE ? IE_DONE : IE_FAILED;
@@ -533,7 +562,7 @@ static lil_status resolve_locked(struct lil_run *run, struct lil_err *err,
                            "run %s has no uncertain effect '%s'", run->id, identity);
     rc = resolve_record(run, err, identity, action_name(how), actor, reason);
     if (rc == LIL_OK && how == LIL_RESOLVE_RETRY) {
-        rc = lil__journal_sync_all(run->j, err);
+        rc = run->st->ops->run_sync(run->sr, err);
         if (rc == LIL_OK)
             e->state = IE_RETRY;
     } else if (rc == LIL_OK) {
@@ -565,25 +594,27 @@ lil_status lil__run_resolve(struct lil_run *run, struct lil_err *err,
 lil_status lil__run_info(struct lil_run *run, struct lil_err *err, lil_run_info *info)
 {
     size_t size = info->struct_size;
+    struct lil_srun_info si = {0};
     lil_run_info full;
 
     (void)err;
     memset(&full, 0, sizeof(full));
     full.struct_size = size;
     pthread_mutex_lock(&run->mu);
+    run->st->ops->run_info(run->sr, &si);
     full.state = run->state;
-    full.records = lil__journal_records(run->j);
+    full.records = si.records;
     full.steps_done = __atomic_load_n(&run->steps_done, __ATOMIC_RELAXED);
     full.steps_failed = __atomic_load_n(&run->steps_failed, __ATOMIC_RELAXED);
-    full.journal_bytes = lil__journal_end(run->j);
-    full.created_ns = lil__journal_created_ns(run->j);
-    full.last_ns = lil__journal_last_ns(run->j);
-    full.sync = lil__journal_sync_mode(run->j);
-    full.keyed = lil__journal_keyed(run->j);
+    full.journal_bytes = si.bytes;
+    full.created_ns = si.created_ns;
+    full.last_ns = si.last_ns;
+    full.sync = si.sync;
+    full.keyed = si.keyed;
     pthread_mutex_unlock(&run->mu);
     if (!run->readonly)
         full.holder_pid = (int)getpid();
-    else if (lil__journal_held_elsewhere(run->j))
+    else if (run->st->ops->run_held_elsewhere(run->sr))
         full.holder_pid = run->last_open_pid > 0 ? run->last_open_pid : -1;
     memcpy(info, &full, size < sizeof(full) ? size : sizeof(full));
     return LIL_OK;
@@ -595,18 +626,18 @@ struct walk_ctx {
     char *key; /* NUL-terminated copy of the current key */
 };
 
-static int walk_record(void *ud, const struct jrec *r)
+static int walk_record(void *ud, const struct lil_srec *r)
 {
     struct walk_ctx *w = ud;
     lil_record rec;
 
     rec.seq = r->seq;
-    rec.offset = r->off;
-    rec.size = r->len;
+    rec.offset = r->pos;
+    rec.size = r->size;
     rec.ts_ns = r->ts_ns;
     rec.dur_us = r->dur_us;
     rec.type = r->type;
-    rec.flags = r->flags & LIL_JF_FLAG_EFFECT ? LIL_RECF_EFFECT : 0u;
+    rec.flags = r->flags & LIL_SREC_EFFECT ? LIL_RECF_EFFECT : 0u;
     memcpy(w->key, r->key, r->key_len);
     w->key[r->key_len] = '\0';
     rec.key = w->key;
@@ -619,12 +650,12 @@ static int walk_record(void *ud, const struct jrec *r)
 lil_status lil__run_foreach(struct lil_run *run, struct lil_err *err, lil_record_fn fn,
                             void *ud)
 {
-    struct walk_ctx w = {fn, ud, lil__malloc(run->env, LIL_JF_KEY_MAX + 1)};
+    struct walk_ctx w = {fn, ud, lil__malloc(run->env, LIL_SREC_KEY_MAX + 1)};
     lil_status rc;
 
     if (!w.key)
         return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
-    rc = lil__journal_foreach(run->j, err, walk_record, &w);
+    rc = run->st->ops->run_walk(run->sr, err, walk_record, &w);
     lil__free(run->env, w.key);
     return rc;
 }

@@ -1,11 +1,11 @@
 /*
- * run.h -- a run: its journal, the index of its steps (built when replay
+ * run.h -- a run: its records in the store, the index of its steps (built when replay
  * leaves journal order, or at open when it holds effects), the occurrence
  * counters of this execution, and its outcome.
  *
  * Thread rules: mu guards everything below it.  Step functions run with mu
- * released, so threads run them in parallel; journal appends and syncs
- * take the journal's own lock (group commit).
+ * released, so threads run them in parallel; appends and syncs are the
+ * store's to serialize (the file store's group commit).
  */
 #ifndef LIL_ENGINE_RUN_H
 #define LIL_ENGINE_RUN_H
@@ -15,11 +15,13 @@
 
 #include "base/buf.h"
 #include "engine/index.h"
-#include "journal/journal.h"
+#include "base/handles.h"
 #include "store/store.h"
 
-#define LIL_RUN_MAGIC 0x6c696c52u /* "lilR" */
 #define LIL_DEFAULT_MAX_RECORD (64u * 1024u * 1024u)
+#define LIL_OPEN_KNOWN_FLAGS \
+    ((unsigned)LIL_OPEN_READONLY | (unsigned)LIL_OPEN_EXISTING | \
+     (unsigned)LIL_OPEN_VERIFY_CHAIN)
 
 /* Memory kept by the run for bytes the index refers to that are not in
  * the journal's mapping (names of new steps, resolved outcomes): a chain
@@ -36,8 +38,7 @@ struct lil_run {
     struct lil_store *st;
     const struct lil_env *env;
     char *id;
-    char *path;
-    struct journal *j;
+    struct lil_srun *sr;       /* the run in the store (st->ops) */
     bool readonly;
     size_t max_record;
 
@@ -47,8 +48,8 @@ struct lil_run {
     struct imap names;         /* step name -> calls in this execution */
     bool indexed;              /* index holds every step the open scan found */
     bool need_index;           /* the journal holds effects: index at open */
-    uint64_t cursor;           /* not indexed: where replay expects the next
-                                  step record (step.c) */
+    uint64_t cursor;           /* not indexed: the store's cursor where replay
+                                  expects the next step record (step.c) */
     lil_run_state state;
     const uint8_t *outcome;    /* result (completed) or reason (failed, stopped) */
     size_t outcome_len;
@@ -76,7 +77,7 @@ const uint8_t *lil__run_keep(struct lil_run *run, const void *data, size_t len);
 lil_status lil__run_index(struct lil_run *run, struct lil_err *err);
 
 /* Fill e's outcome from a STEP or STEP_FAILED record. */
-void lil__run_entry_of(const struct jrec *rec, struct ientry *e);
+void lil__run_entry_of(const struct lil_srec *rec, struct ientry *e);
 
 /* Rebuild run->uncertain from the index and set the state (under mu). */
 lil_status lil__run_settle_state(struct lil_run *run, struct lil_err *err);

@@ -20,7 +20,6 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/hash.h"
-#include "journal/format.h"
 
 #define IDENTITY_MAX (LIL_STEP_NAME_MAX + 12)
 
@@ -180,10 +179,10 @@ static bool follow_journal(struct lil_run *run, const char *identity, size_t len
                            struct ientry *e)
 {
     uint64_t off = run->cursor;
-    struct jrec r;
+    struct lil_srec r;
 
     memset(e, 0, sizeof(*e));
-    while (lil__journal_next_scanned(run->j, &off, &r)) {
+    while (run->st->ops->run_next_scanned(run->sr, &off, &r)) {
         if (r.type != LIL_REC_STEP && r.type != LIL_REC_STEP_FAILED)
             continue;
         if (r.key_len != len || memcmp(r.key, identity, len) != 0)
@@ -252,32 +251,32 @@ static lil_status lookup(struct lil_run *run, struct lil_err *err, const char *n
 static lil_status append_intent(struct lil_run *run, struct lil_err *err,
                                 const char *identity, const uint8_t *req_hash)
 {
-    struct jrec r = {0};
+    struct lil_srec r = {0};
 
     r.type = LIL_REC_INTENT;
-    r.flags = LIL_JF_FLAG_EFFECT;
+    r.flags = LIL_SREC_EFFECT;
     r.key = (const uint8_t *)identity;
     r.key_len = strlen(identity);
     r.payload = req_hash;
     r.payload_len = LIL_SHA256_LEN;
-    return lil__journal_commit(run->j, err, &r, true);
+    return run->st->ops->run_append(run->sr, err, &r, true);
 }
 
 static lil_status append_outcome(struct lil_run *run, struct lil_err *err,
                                  const char *identity, bool effect,
                                  const struct lil_call *call, int64_t dur_ns)
 {
-    struct jrec r = {0};
+    struct lil_srec r = {0};
     int64_t us = dur_ns / 1000;
 
     r.type = call->failed ? LIL_REC_STEP_FAILED : LIL_REC_STEP;
-    r.flags = effect ? LIL_JF_FLAG_EFFECT : 0;
+    r.flags = effect ? LIL_SREC_EFFECT : 0;
     r.dur_us = us > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)(us < 0 ? 0 : us);
     r.key = (const uint8_t *)identity;
     r.key_len = strlen(identity);
     r.payload = call->failed ? call->reason.data : call->result.data;
     r.payload_len = call->failed ? call->reason.len : call->result.len;
-    return lil__journal_commit(run->j, err, &r, false);
+    return run->st->ops->run_append(run->sr, err, &r, false);
 }
 
 static lil_status run_fn(struct lil_run *run, struct lil_err *err, const char *identity,

@@ -112,7 +112,8 @@ static void unmap_path(const struct lil_env *env, int fd, uint8_t *map, uint64_t
     lil__os_close(env, fd);
 }
 
-int lil__journal_holder_pid(const struct lil_env *env, const char *path)
+int lil__journal_holder_pid(const struct lil_env *env, const char *path,
+                            const uint8_t *key, size_t key_len)
 {
     struct lil_err err;
     struct scan_result res;
@@ -120,12 +121,9 @@ int lil__journal_holder_pid(const struct lil_env *env, const char *path)
     uint8_t *map = NULL;
     uint64_t len = 0;
     int fd = -1, pid = 0;
-    const char *key = getenv("LIL_JOURNAL_KEY");
-    size_t key_len = key && *key ? strlen(key) : 0;
 
     if (map_path(env, &err, path, false, &fd, &map, &len) == LIL_OK && map &&
-        lil__scan_header(env, &err, path, map, (size_t)len, key_len ? (const uint8_t *)key : NULL,
-                         key_len, &mac, &res) == LIL_OK)
+        lil__scan_header(env, &err, path, map, (size_t)len, key, key_len, &mac, &res) == LIL_OK)
         lil__scan_records(env, &err, path, map, (size_t)len, mac, false,
                           (size_t)-1 / 4, note_open, &pid, &res);
     lil__mac_free(env, mac);

@@ -323,7 +323,7 @@ static lil_status settle(struct journal *j, struct lil_err *err,
 static lil_status holder_message(struct journal *j, struct lil_err *err,
                                  const struct journal_opts *opts)
 {
-    int pid = lil__journal_holder_pid(j->env, j->path);
+    int pid = lil__journal_holder_pid(j->env, j->path, opts->key, opts->key_len);
     const char *id = opts->run_id ? opts->run_id : j->path;
 
     if (pid > 0)

@@ -133,8 +133,10 @@ lil_sync lil__journal_sync_mode(const struct journal *j);
 /* true when another process holds the journal's lock. */
 bool lil__journal_held_elsewhere(const struct journal *j);
 
-/* The pid in the last OPEN record ({"pid":P}) of the file at path, or 0. */
-int lil__journal_holder_pid(const struct lil_env *env, const char *path);
+/* The pid in the last OPEN record ({"pid":P}) of the file at path, or 0
+ * (key: the journal's key, to read a keyed journal). */
+int lil__journal_holder_pid(const struct lil_env *env, const char *path,
+                            const uint8_t *key, size_t key_len);
 
 /* Verify (and with repair, truncate at the first damage) the file at
  * path.  See lil_run_check in lil.h for the report. */

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/utf8.h"
 #include "lang/expr.h"
 
 /* Tokens (expr_lex.c). */
@@ -151,10 +152,6 @@ lil_status lil__expr_parse_at(const struct lil_env *env, const char *text, size_
  * "..." to fit the message. */
 void lil__expr_seterr(struct lil_expr_err *err, size_t off, const char *head,
                       const char *src, size_t len);
-
-/* Length of the valid UTF-8 sequence at s (1-4) with its code point, or 0
- * for an invalid byte. */
-size_t lil__utf8_decode(const unsigned char *s, size_t len, uint32_t *cp);
 
 /* JavaScript StringToNumber: Number(s) for a string. */
 double lil__js_str_to_num(const char *s, size_t len);

@@ -24,7 +24,6 @@
 #include "spec/node.h"
 #include "os/os.h"
 
-#define SPEC_MAGIC 0x6c696c53u /* "lilS" */
 
 struct lil_spec {
     uint32_t magic;
@@ -45,7 +44,7 @@ static lil_status fail(lil_status code, const char *msg)
 
 static bool spec_ok(const lil_spec *spec)
 {
-    return spec && spec->magic == SPEC_MAGIC;
+    return spec && spec->magic == LIL_SPEC_MAGIC;
 }
 
 static struct lil_doc_limits limits_of(const lil_spec_limits *lim)
@@ -83,7 +82,7 @@ static lil_status spec_new(const lil_env *env, const char *name, lil_spec **out)
         return fail(LIL_E_NOMEM, "out of memory");
     }
     lil__diags_init(&spec->diags, &spec->env, spec->name);
-    spec->magic = SPEC_MAGIC;
+    spec->magic = LIL_SPEC_MAGIC;
     *out = spec;
     return LIL_OK;
 }

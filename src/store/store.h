@@ -1,9 +1,57 @@
 /*
- * store.h -- the file store: a directory holding one journal per run
- * (<dir>/<run id>.lil) and the markers (<dir>/markers/).
+ * store.h -- the store interface: where runs and markers live.
  *
- * A store handle may be shared by threads; its message slot belongs to the
- * last failing call (lil_errmsg is per thread).
+ * The engine (src/engine/) keeps runs, steps, effects and markers; a store
+ * keeps their records.  The engine sees a store only through the table of
+ * operations below, so that another backend can sit beside the file store
+ * (store_file.c: one journal file per run, src/journal/) without a change
+ * to the engine.  Nothing here names a file, an offset or a descriptor.
+ *
+ * What every backend must give
+ *
+ *   Runs.  A run is an ordered list of records (struct lil_srec) with
+ *   sequence numbers 1, 2, 3, ...  The first record is BEGIN, keyed by the
+ *   run id.  A record is immutable once appended; records are never
+ *   reordered.  Opening a run hands every record to the caller's scan
+ *   function, in order, before run_open returns; the run is then held by
+ *   this handle alone (another holder: LIL_E_LOCKED naming it) until
+ *   run_close.  A readonly open takes no hold and writes nothing.
+ *
+ *   Durability.  run_append with must_sync, or run_sync, returns only when
+ *   the record (and every one before it) survives a crash of the machine,
+ *   in sync modes full and normal; in full every append is durable when it
+ *   returns; in off nothing is synced.  Concurrent appends of one process
+ *   may share one sync (group commit).  After a failed write or sync the
+ *   run is poisoned: every later call fails with LIL_E_POISONED until the
+ *   run is opened again.
+ *
+ *   Integrity.  Records are chained (SHA-256, or HMAC-SHA-256 with the
+ *   journal key); run_check verifies the whole run and says where damage
+ *   starts; a damaged run does not open (LIL_E_CORRUPT) except for a torn
+ *   last record, which is dropped.
+ *
+ *   Positions.  lil_srec.pos orders the records of a run and is stable for
+ *   the run's life: the file store gives the record's byte offset in the
+ *   journal (lil_record.offset), another store its own position.  size is
+ *   the record's stored size in bytes, as the backend counts it.
+ *
+ *   Markers.  marker_enter serializes callers of one marker name across
+ *   processes (it waits for the one inside); the marker then has one of
+ *   three states, read with marker_state: none, pending (a caller was
+ *   inside and may have died there) or done (with a result).  Every
+ *   transition is durable when the call returns.
+ *
+ * Thread rules: a store handle may be shared by threads; a run handle too
+ * (appends and syncs of one run from many threads are the backend's to
+ * serialize).  Scan and walk callbacks run on the calling thread.
+ *
+ * Lifetimes: key and payload pointers given to a scan callback, and those
+ * run_next_scanned fills in, stay valid until run_close; those given to a
+ * walk callback only during the call.
+ *
+ * Adding a backend: fill a struct lil_store_ops (version
+ * LIL_STORE_OPS_VERSION), embed struct lil_srun first in the backend's run
+ * handle, and let lil__store_open choose it by the location's form.
  */
 #ifndef LIL_STORE_STORE_H
 #define LIL_STORE_STORE_H
@@ -14,43 +62,178 @@
 
 #include "base/env.h"
 
-#define LIL_STORE_MAGIC 0x6c696c53u /* "lilS" */
-#define LIL_JOURNAL_EXT ".lil"
+#define LIL_STORE_OPS_VERSION 1
 
-struct lil_store {
-    uint32_t magic;
-    struct lil_env *env;
-    bool own_env;
-    char *dir;
-    pthread_mutex_t mu; /* guards err: threads may share a store */
-    struct lil_err err;
-    bool parent_synced; /* the store's name is durable (atomic access) */
+/* Record flags as the engine sees them (the public LIL_RECF_* bits). */
+#define LIL_SREC_EFFECT LIL_RECF_EFFECT
+
+/* Longest record key any backend must hold (a step identity, a run id). */
+#define LIL_SREC_KEY_MAX 65535u
+
+/* A record as read (scan, walk) or to be appended. */
+struct lil_srec {
+    uint64_t seq;       /* read: 1, 2, ...; ignored on append */
+    uint64_t pos;       /* read: its position (see above); ignored on append */
+    uint32_t size;      /* read: stored size in bytes */
+    int64_t ts_ns;      /* read: its time; append: 0 means now */
+    uint32_t dur_us;    /* time the step took, or 0 */
+    uint8_t type;       /* lil_record_type */
+    uint8_t flags;      /* LIL_SREC_* */
+    const uint8_t *key; /* identity, run id, or empty */
+    size_t key_len;
+    const uint8_t *payload;
+    size_t payload_len;
 };
 
-/* Open the directory (creating it).  dir NULL: $LIL_DIR or ".lil". */
-lil_status lil__store_open(struct lil_env *env, struct lil_err *err, const char *dir,
+/* Called for each record while a run opens; non-OK aborts the open with
+ * that status (the callback fills err). */
+typedef lil_status (*lil_srec_scan_fn)(void *ud, const struct lil_srec *rec,
+                                       struct lil_err *err);
+/* Called for each record of a walk; non-zero stops it. */
+typedef int (*lil_srec_walk_fn)(void *ud, const struct lil_srec *rec);
+
+/* What an open asks of a run. */
+struct lil_srun_opts {
+    lil_sync sync;        /* FULL, NORMAL or OFF (DEFAULT resolved above) */
+    bool readonly;        /* no hold, no create, no write */
+    bool create;          /* create the run when missing (else LIL_E_NOTFOUND) */
+    bool verify_chain;    /* verify the chain at open (keyed runs: always) */
+    size_t max_record;    /* largest payload accepted, on read and write */
+    const uint8_t *key;   /* journal key or NULL */
+    size_t key_len;
+};
+
+/* Facts about an open run. */
+struct lil_srun_info {
+    uint64_t records;    /* records in the run */
+    uint64_t bytes;      /* stored size of its valid records */
+    int64_t created_ns;  /* time of its first record */
+    int64_t last_ns;     /* time of its last record */
+    lil_sync sync;
+    bool keyed;          /* the chain is an HMAC */
+};
+
+/* What every backend's run handle starts with. */
+struct lil_srun {
+    const struct lil_store_ops *ops;
+    const char *where; /* names the run in messages (the journal's path) */
+};
+
+struct lil_store;
+struct lil_smarker; /* one caller inside one marker */
+
+enum lil_smarker_state { LIL_SMARKER_NONE, LIL_SMARKER_PENDING, LIL_SMARKER_DONE };
+
+struct lil_store_ops {
+    int version; /* LIL_STORE_OPS_VERSION */
+    const char *name;
+
+    void (*close)(struct lil_store *st);
+    /* Run ids of the store, sorted, to fn (non-zero stops). */
+    lil_status (*foreach_run)(struct lil_store *st, struct lil_err *err,
+                              lil_run_id_fn fn, void *ud);
+    /* Verify (and with repair, cut at the first damage) one run. */
+    lil_status (*check_run)(struct lil_store *st, struct lil_err *err, const char *run_id,
+                            const uint8_t *key, size_t key_len, bool repair,
+                            lil_check_report *report);
+
+    /* Open (and create) a run, scanning every record to scan. */
+    lil_status (*run_open)(struct lil_store *st, struct lil_err *err, const char *run_id,
+                           const struct lil_srun_opts *opts, lil_srec_scan_fn scan,
+                           void *ud, struct lil_srun **out);
+    /* Sync what is pending, release the hold, free.  ended: nothing will be
+     * appended again (the backend may give back space it kept). */
+    lil_status (*run_close)(struct lil_srun *r, struct lil_err *err, bool ended);
+    /* Append one record; durable on return when must_sync (in sync normal)
+     * or always (full).  Never durable in off. */
+    lil_status (*run_append)(struct lil_srun *r, struct lil_err *err,
+                             const struct lil_srec *rec, bool must_sync);
+    /* Append a record that other processes must see at once (they read the
+     * holder's pid from it), without syncing it. */
+    lil_status (*run_announce)(struct lil_srun *r, struct lil_err *err,
+                               const struct lil_srec *rec);
+    /* Make everything appended so far durable, whatever the mode. */
+    lil_status (*run_sync)(struct lil_srun *r, struct lil_err *err);
+    /* Walk every record, those this handle appended too. */
+    lil_status (*run_walk)(struct lil_srun *r, struct lil_err *err, lil_srec_walk_fn fn,
+                           void *ud);
+    /* The records the open scanned, one per call: *cursor starts at 0.
+     * False at the end.  No locking: scanned records never change. */
+    bool (*run_next_scanned)(const struct lil_srun *r, uint64_t *cursor,
+                             struct lil_srec *rec);
+    void (*run_info)(const struct lil_srun *r, struct lil_srun_info *info);
+    /* A readonly handle: true while another process holds the run. */
+    bool (*run_held_elsewhere)(const struct lil_srun *r);
+
+    /* Enter the marker name (waiting for a caller inside). */
+    lil_status (*marker_enter)(struct lil_store *st, struct lil_err *err,
+                               const char *name, struct lil_smarker **out);
+    /* Its state; for DONE, *result gets a copy (lil_free) when result is
+     * not NULL. */
+    lil_status (*marker_state)(struct lil_smarker *m, struct lil_err *err,
+                               enum lil_smarker_state *state, lil_bytes *result);
+    /* NONE or DONE -> PENDING, noting who is inside (owner). */
+    lil_status (*marker_begin)(struct lil_smarker *m, struct lil_err *err,
+                               const void *owner, size_t owner_len);
+    /* PENDING (or NONE) -> DONE with result. */
+    lil_status (*marker_finish)(struct lil_smarker *m, struct lil_err *err,
+                                const void *result, size_t len);
+    /* PENDING -> NONE: the function failed. */
+    lil_status (*marker_abandon)(struct lil_smarker *m, struct lil_err *err);
+    /* Anything -> NONE; LIL_E_NOTFOUND when it was NONE. */
+    lil_status (*marker_clear)(struct lil_smarker *m, struct lil_err *err);
+    /* Leave the marker (the next caller enters); frees m. */
+    void (*marker_leave)(struct lil_smarker *m);
+};
+
+/* Settings a store reads once, at open (the environment's LIL_SYNC and
+ * LIL_JOURNAL_KEY); the caller may replace the key (lil_store_set_key). */
+struct lil_store_settings {
+    lil_sync sync;      /* default of runs opened with LIL_SYNC_DEFAULT */
+    char bad_sync[32];  /* an unreadable LIL_SYNC, reported at run open */
+    uint8_t *key;       /* journal key, or NULL */
+    size_t key_len;
+};
+
+/* The handle every backend's store starts with. */
+struct lil_store {
+    uint32_t magic;
+    const struct lil_store_ops *ops;
+    struct lil_env *env;
+    bool own_env;
+    char *where; /* the location the store was opened with */
+    pthread_mutex_t mu; /* guards err and the key: threads may share a store */
+    struct lil_err err;
+    struct lil_store_settings set;
+};
+
+/* Open the store at where: a directory (the file store, created when
+ * missing).  where NULL: $LIL_DIR, or ".lil".  Reads the settings. */
+lil_status lil__store_open(struct lil_env *env, struct lil_err *err, const char *where,
                            struct lil_store **out);
 void lil__store_close(struct lil_store *st);
 
-/* The store's own name (its entry in its parent directory) must be durable
- * before anything written in the store is acknowledged: its creator may
- * have died before making it so.  Opening the store does not sync it (a
- * cache flush on every start); the first writer does, once per handle: a
- * writable run open among its other syncs (lil__store_parent_pending, then
- * lil__store_parent_done once they succeeded), a marker through
- * lil__store_sync_parent. */
-bool lil__store_parent_pending(const struct lil_store *st);
-void lil__store_parent_done(struct lil_store *st);
-lil_status lil__store_sync_parent(struct lil_store *st, struct lil_err *err);
+/* Replace the journal key (NULL: none) for runs opened from now on. */
+lil_status lil__store_set_key(struct lil_store *st, struct lil_err *err,
+                              const void *key, size_t len);
 
-/* "<dir>/<run id>.lil" into a new string (lil__free), NULL on OOM. */
-char *lil__store_run_path(const struct lil_store *st, const char *run_id);
+/* A copy of the journal key for one open or check (the key may be replaced
+ * meanwhile); *key NULL when there is none.  Free with lil__store_key_free,
+ * which wipes it. */
+lil_status lil__store_key_copy(struct lil_store *st, struct lil_err *err, uint8_t **key,
+                               size_t *len);
+void lil__store_key_free(struct lil_store *st, uint8_t *key, size_t len);
 
-/* Run ids of the store, sorted, to fn. */
-lil_status lil__store_foreach(struct lil_store *st, struct lil_err *err,
-                              lil_run_id_fn fn, void *ud);
+/* Fill the parts of st every backend shares; free them. */
+lil_status lil__store_init(struct lil_store *st, struct lil_env *env, struct lil_err *err,
+                           const struct lil_store_ops *ops, const char *where);
+void lil__store_fini(struct lil_store *st);
 
 /* The run-id rule of lil.h. */
 lil_status lil__run_id_check(struct lil_err *err, const char *run_id);
+
+/* Backends. */
+lil_status lil__store_file_open(struct lil_env *env, struct lil_err *err, const char *dir,
+                                struct lil_store **out);
 
 #endif

@@ -1,7 +1,15 @@
 /*
- * store_file.c -- the file store: a directory, one journal file per run.
+ * store_file.c -- the file store: a directory holding one journal file per
+ * run (<dir>/<run id>.lil, src/journal/format.h) and the markers
+ * (<dir>/markers/, marker_file.c).
+ *
+ * The store's own name (its entry in its parent directory) must be durable
+ * before anything written in it is acknowledged: its creator may have died
+ * before making it so.  Opening the store syncs nothing (a cache flush on
+ * every start); the first writer does, once per handle: a writable run open
+ * among its other syncs, a marker through lil__store_file_sync_parent.
  */
-#include "store/store.h"
+#include "store/store_file.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -10,102 +18,270 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "journal/format.h"
+#include "journal/journal.h"
 #include "os/os.h"
 
-lil_status lil__run_id_check(struct lil_err *err, const char *run_id)
-{
-    size_t n;
+#define JOURNAL_EXT ".lil"
 
-    if (!run_id || !*run_id)
-        return lil__seterr(err, LIL_E_INVAL, 0, "run id is empty");
-    n = strlen(run_id);
-    if (n > LIL_RUN_ID_MAX)
-        return lil__seterr(err, LIL_E_TOOBIG, 0,
-                           "run id is %zu bytes long (at most %d)", n, LIL_RUN_ID_MAX);
-    if (strcmp(run_id, ".") == 0 || strcmp(run_id, "..") == 0)
-        return lil__seterr(err, LIL_E_INVAL, 0, "run id '%s' is not allowed", run_id);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)run_id[i];
-        if (c == '/' || c < 0x20 || c == 0x7f)
-            return lil__seterr(err, LIL_E_INVAL, 0,
-                               "run id has a forbidden byte 0x%02x at offset %zu "
-                               "('/' and control characters are not allowed)",
-                               c, i);
-    }
-    return LIL_OK;
+_Static_assert(LIL_JF_FLAG_EFFECT == LIL_SREC_EFFECT, "effect flag differs");
+_Static_assert(LIL_JF_KEY_MAX == LIL_SREC_KEY_MAX, "key limit differs");
+
+struct file_run {
+    struct lil_srun base;
+    struct journal *j;
+    char *path;
+    const struct lil_env *env;
+    lil_srec_scan_fn scan; /* the engine's, during open */
+    void *scan_ud;
+};
+
+/* ---- records ----------------------------------------------------------------- */
+
+static void srec_of(const struct jrec *j, struct lil_srec *s)
+{
+    s->seq = j->seq;
+    s->pos = j->off;
+    s->size = j->len;
+    s->ts_ns = j->ts_ns;
+    s->dur_us = j->dur_us;
+    s->type = j->type;
+    s->flags = j->flags & LIL_JF_FLAG_EFFECT;
+    s->key = j->key;
+    s->key_len = j->key_len;
+    s->payload = j->payload;
+    s->payload_len = j->payload_len;
 }
 
-lil_status lil__store_open(struct lil_env *env, struct lil_err *err, const char *dir,
-                           struct lil_store **out)
+static void jrec_of(const struct lil_srec *s, struct jrec *j)
 {
-    struct lil_store *st;
+    memset(j, 0, sizeof(*j));
+    j->ts_ns = s->ts_ns;
+    j->dur_us = s->dur_us;
+    j->type = s->type;
+    j->flags = s->flags & LIL_SREC_EFFECT;
+    j->key = s->key;
+    j->key_len = s->key_len;
+    j->payload = s->payload;
+    j->payload_len = s->payload_len;
+}
+
+/* ---- the store's name ------------------------------------------------------------ */
+
+static struct file_store *fs_of(struct lil_store *st)
+{
+    return (struct file_store *)st;
+}
+
+static bool parent_pending(struct file_store *fs)
+{
+    return !__atomic_load_n(&fs->parent_synced, __ATOMIC_ACQUIRE);
+}
+
+static void parent_done(struct file_store *fs)
+{
+    __atomic_store_n(&fs->parent_synced, true, __ATOMIC_RELEASE);
+}
+
+lil_status lil__store_file_sync_parent(struct file_store *fs, struct lil_err *err)
+{
     lil_status rc;
 
-    *out = NULL;
-    if (!dir)
-        dir = getenv("LIL_DIR");
-    if (!dir || !*dir)
-        dir = ".lil";
-    rc = lil__os_mkdir(env, err, dir, false); /* its name: lil__store_sync_parent */
-    if (rc != LIL_OK)
-        return rc;
-    st = lil__calloc(env, 1, sizeof(*st));
-    if (!st || !(st->dir = lil__strdup(env, dir))) {
-        lil__free(env, st);
-        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
-    }
-    st->magic = LIL_STORE_MAGIC;
-    st->env = env;
-    pthread_mutex_init(&st->mu, NULL);
-    *out = st;
-    return LIL_OK;
-}
-
-bool lil__store_parent_pending(const struct lil_store *st)
-{
-    return !__atomic_load_n(&st->parent_synced, __ATOMIC_ACQUIRE);
-}
-
-void lil__store_parent_done(struct lil_store *st)
-{
-    __atomic_store_n(&st->parent_synced, true, __ATOMIC_RELEASE);
-}
-
-lil_status lil__store_sync_parent(struct lil_store *st, struct lil_err *err)
-{
-    lil_status rc;
-
-    if (!lil__store_parent_pending(st))
+    if (!parent_pending(fs))
         return LIL_OK;
-    rc = lil__os_fsync_parent(st->env, err, st->dir);
+    rc = lil__os_fsync_parent(fs->base.env, err, fs->base.where);
     if (rc == LIL_OK)
-        lil__store_parent_done(st);
+        parent_done(fs);
     return rc;
 }
 
-void lil__store_close(struct lil_store *st)
+/* "<dir>/<run id>.lil" into a new string (lil__free), NULL on OOM. */
+static char *run_path(const struct lil_store *st, const char *run_id)
 {
-    st->magic = 0;
-    pthread_mutex_destroy(&st->mu);
-    lil__free(st->env, st->dir);
-    lil__free(st->env, st);
-}
-
-char *lil__store_run_path(const struct lil_store *st, const char *run_id)
-{
-    size_t n = strlen(st->dir) + 1 + strlen(run_id) + sizeof(LIL_JOURNAL_EXT);
+    size_t n = strlen(st->where) + 1 + strlen(run_id) + sizeof(JOURNAL_EXT);
     char *p = lil__malloc(st->env, n);
 
     if (p)
-        snprintf(p, n, "%s/%s%s", st->dir, run_id, LIL_JOURNAL_EXT);
+        snprintf(p, n, "%s/%s%s", st->where, run_id, JOURNAL_EXT);
     return p;
+}
+
+/* ---- runs ---------------------------------------------------------------------- */
+
+static lil_status scan_adapter(void *ud, const struct jrec *rec, struct lil_err *err)
+{
+    struct file_run *fr = ud;
+    struct lil_srec s;
+
+    srec_of(rec, &s);
+    return fr->scan(fr->scan_ud, &s, err);
+}
+
+static void journal_opts_of(struct file_store *fs, const char *run_id,
+                            const struct lil_srun_opts *o, struct journal_opts *jo)
+{
+    memset(jo, 0, sizeof(*jo));
+    jo->sync = o->sync;
+    jo->readonly = o->readonly;
+    jo->create = o->create;
+    jo->verify_chain = o->verify_chain;
+    jo->max_record = o->max_record;
+    jo->key = o->key;
+    jo->key_len = o->key_len;
+    jo->run_id = run_id;
+    jo->sync_parent_of = !o->readonly && parent_pending(fs) ? fs->base.where : NULL;
+}
+
+static lil_status file_run_close(struct lil_srun *r, struct lil_err *err, bool ended)
+{
+    struct file_run *fr = (struct file_run *)r;
+    lil_status rc;
+
+    if (ended && fr->j)
+        lil__journal_give_back_all(fr->j);
+    rc = lil__journal_close(fr->j, err);
+    lil__free(fr->env, fr->path);
+    lil__free(fr->env, fr);
+    return rc;
+}
+
+static lil_status file_run_open(struct lil_store *st, struct lil_err *err,
+                                const char *run_id, const struct lil_srun_opts *o,
+                                lil_srec_scan_fn scan, void *ud, struct lil_srun **out)
+{
+    struct file_store *fs = fs_of(st);
+    struct file_run *fr = lil__calloc(st->env, 1, sizeof(*fr));
+    struct journal_opts jo;
+    bool created = false;
+    lil_status rc;
+
+    *out = NULL;
+    if (!fr || !(fr->path = run_path(st, run_id))) {
+        lil__free(st->env, fr);
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    }
+    fr->base.ops = st->ops;
+    fr->base.where = fr->path;
+    fr->env = st->env;
+    fr->scan = scan;
+    fr->scan_ud = ud;
+    journal_opts_of(fs, run_id, o, &jo);
+    rc = lil__journal_open(st->env, err, st->where, fr->path, &jo, scan_adapter, fr,
+                           &fr->j, &created);
+    if (rc != LIL_OK) {
+        file_run_close(&fr->base, NULL, false);
+        return rc;
+    }
+    if (jo.sync_parent_of)
+        parent_done(fs);
+    fr->scan = NULL;
+    *out = &fr->base;
+    return LIL_OK;
+}
+
+static lil_status file_run_append(struct lil_srun *r, struct lil_err *err,
+                                  const struct lil_srec *rec, bool must_sync)
+{
+    struct jrec j;
+
+    jrec_of(rec, &j);
+    return lil__journal_commit(((struct file_run *)r)->j, err, &j, must_sync);
+}
+
+static lil_status file_run_announce(struct lil_srun *r, struct lil_err *err,
+                                    const struct lil_srec *rec)
+{
+    struct journal *jn = ((struct file_run *)r)->j;
+    struct jrec j;
+    uint64_t end;
+
+    jrec_of(rec, &j);
+    if (lil__journal_append(jn, err, &j, &end) != LIL_OK)
+        return err->code;
+    return lil__journal_flush(jn, err);
+}
+
+static lil_status file_run_sync(struct lil_srun *r, struct lil_err *err)
+{
+    return lil__journal_sync_all(((struct file_run *)r)->j, err);
+}
+
+struct walk_adapter {
+    lil_srec_walk_fn fn;
+    void *ud;
+};
+
+static int walk_adapter(void *ud, const struct jrec *rec)
+{
+    struct walk_adapter *w = ud;
+    struct lil_srec s;
+
+    srec_of(rec, &s);
+    return w->fn(w->ud, &s);
+}
+
+static lil_status file_run_walk(struct lil_srun *r, struct lil_err *err,
+                                lil_srec_walk_fn fn, void *ud)
+{
+    struct walk_adapter w = {fn, ud};
+
+    return lil__journal_foreach(((struct file_run *)r)->j, err, walk_adapter, &w);
+}
+
+static bool file_run_next_scanned(const struct lil_srun *r, uint64_t *cursor,
+                                  struct lil_srec *rec)
+{
+    struct jrec j;
+
+    if (!lil__journal_next_scanned(((const struct file_run *)r)->j, cursor, &j))
+        return false;
+    srec_of(&j, rec);
+    return true;
+}
+
+static void file_run_info(const struct lil_srun *r, struct lil_srun_info *info)
+{
+    const struct journal *j = ((const struct file_run *)r)->j;
+
+    info->records = lil__journal_records(j);
+    info->bytes = lil__journal_end(j);
+    info->created_ns = lil__journal_created_ns(j);
+    info->last_ns = lil__journal_last_ns(j);
+    info->sync = lil__journal_sync_mode(j);
+    info->keyed = lil__journal_keyed(j);
+}
+
+static bool file_run_held_elsewhere(const struct lil_srun *r)
+{
+    return lil__journal_held_elsewhere(((const struct file_run *)r)->j);
+}
+
+/* ---- the store ------------------------------------------------------------------ */
+
+/* A file of the store is a run's journal when it starts with the journal's
+ * magic, or with a part of it (a journal being created, or cut there: the
+ * run exists and `lil check` reports it).  Anything else is not a run. */
+static bool looks_like_journal(const struct lil_env *env, const char *dir,
+                               const char *name)
+{
+    char path[4352], head[LIL_JF_MAGIC_LEN];
+    struct lil_err err;
+    ssize_t n;
+    int fd = -1;
+
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path) ||
+        lil__os_open(env, &err, path, O_RDONLY | O_CLOEXEC, 0, &fd) != LIL_OK)
+        return false;
+    n = env->os->pread(fd, head, sizeof(head), 0);
+    lil__os_close(env, fd);
+    return n >= 0 && memcmp(head, LIL_JF_MAGIC, (size_t)n) == 0;
 }
 
 static int run_name_of(const char *file, char *id, size_t cap)
 {
-    size_t n = strlen(file), ext = sizeof(LIL_JOURNAL_EXT) - 1;
+    size_t n = strlen(file), ext = sizeof(JOURNAL_EXT) - 1;
 
-    if (n <= ext || strcmp(file + n - ext, LIL_JOURNAL_EXT) != 0 || n - ext >= cap)
+    if (n <= ext || strcmp(file + n - ext, JOURNAL_EXT) != 0 || n - ext >= cap)
         return -1;
     memcpy(id, file, n - ext);
     id[n - ext] = '\0';
@@ -117,22 +293,92 @@ static int by_name(const struct dirent **a, const struct dirent **b)
     return strcmp((*a)->d_name, (*b)->d_name);
 }
 
-lil_status lil__store_foreach(struct lil_store *st, struct lil_err *err,
-                              lil_run_id_fn fn, void *ud)
+static lil_status file_foreach_run(struct lil_store *st, struct lil_err *err,
+                                   lil_run_id_fn fn, void *ud)
 {
     struct dirent **names = NULL;
     char id[LIL_RUN_ID_MAX + 1];
-    int n = scandir(st->dir, &names, NULL, by_name);
+    int n = scandir(st->where, &names, NULL, by_name);
     int stop = 0;
 
     if (n < 0)
-        return lil__seterr(err, LIL_E_IO, errno, "scan %s: %s", st->dir,
+        return lil__seterr(err, LIL_E_IO, errno, "scan %s: %s", st->where,
                            strerror(errno));
     for (int i = 0; i < n; i++) {
-        if (!stop && run_name_of(names[i]->d_name, id, sizeof(id)) == 0)
+        if (!stop && run_name_of(names[i]->d_name, id, sizeof(id)) == 0 &&
+            looks_like_journal(st->env, st->where, names[i]->d_name))
             stop = fn(ud, id);
         free(names[i]);
     }
     free(names);
+    return LIL_OK;
+}
+
+static lil_status file_check_run(struct lil_store *st, struct lil_err *err,
+                                 const char *run_id, const uint8_t *key, size_t key_len,
+                                 bool repair, lil_check_report *report)
+{
+    char *path = run_path(st, run_id);
+    lil_status rc;
+
+    if (!path)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    rc = lil__journal_check(st->env, err, st->where, path, key, key_len, repair, report);
+    lil__free(st->env, path);
+    return rc;
+}
+
+static void file_close(struct lil_store *st)
+{
+    struct lil_env *env = st->env;
+
+    lil__store_fini(st);
+    lil__free(env, st);
+}
+
+static const struct lil_store_ops file_ops = {
+    .version = LIL_STORE_OPS_VERSION,
+    .name = "file",
+    .close = file_close,
+    .foreach_run = file_foreach_run,
+    .check_run = file_check_run,
+    .run_open = file_run_open,
+    .run_close = file_run_close,
+    .run_append = file_run_append,
+    .run_announce = file_run_announce,
+    .run_sync = file_run_sync,
+    .run_walk = file_run_walk,
+    .run_next_scanned = file_run_next_scanned,
+    .run_info = file_run_info,
+    .run_held_elsewhere = file_run_held_elsewhere,
+    .marker_enter = lil__marker_file_enter,
+    .marker_state = lil__marker_file_state,
+    .marker_begin = lil__marker_file_begin,
+    .marker_finish = lil__marker_file_finish,
+    .marker_abandon = lil__marker_file_abandon,
+    .marker_clear = lil__marker_file_clear,
+    .marker_leave = lil__marker_file_leave,
+};
+
+lil_status lil__store_file_open(struct lil_env *env, struct lil_err *err, const char *dir,
+                                struct lil_store **out)
+{
+    struct file_store *fs;
+    lil_status rc;
+
+    *out = NULL;
+    rc = lil__os_mkdir(env, err, dir, false); /* its name: see the top */
+    if (rc != LIL_OK)
+        return rc;
+    fs = lil__calloc(env, 1, sizeof(*fs));
+    if (!fs)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    rc = lil__store_init(&fs->base, env, err, &file_ops, dir);
+    if (rc != LIL_OK) {
+        file_close(&fs->base);
+        return rc;
+    }
+    fs->base.magic = LIL_STORE_MAGIC;
+    *out = &fs->base;
     return LIL_OK;
 }

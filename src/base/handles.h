@@ -1,0 +1,20 @@
+/*
+ * handles.h -- the magic numbers of lil's handles, in one place.
+ *
+ * Every handle the library gives out starts with a uint32_t magic that the
+ * public layer checks before touching it, and that close clears, so that a
+ * closed handle, a foreign pointer or a handle of another type passed to a
+ * call is refused with LIL_E_INVAL instead of being used.  Each type has its
+ * own number (all start with "lil"); tests/api/test_handles.c passes every
+ * handle to every other type's calls.
+ */
+#ifndef LIL_BASE_HANDLES_H
+#define LIL_BASE_HANDLES_H
+
+#define LIL_ENV_MAGIC 0x6c696c45u   /* "lilE": lil_env */
+#define LIL_STORE_MAGIC 0x6c696c53u /* "lilS": lil_store */
+#define LIL_RUN_MAGIC 0x6c696c52u   /* "lilR": lil_run */
+#define LIL_CALL_MAGIC 0x6c696c43u  /* "lilC": lil_call (inside a step) */
+#define LIL_SPEC_MAGIC 0x6c696c50u  /* "lilP": lil_spec (a parsed loop spec) */
+
+#endif

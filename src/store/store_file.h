@@ -1,0 +1,31 @@
+/*
+ * store_file.h -- inside the file store: its handle, and the markers
+ * (marker_file.c) that share it.  Only src/store/ includes this header.
+ */
+#ifndef LIL_STORE_STORE_FILE_H
+#define LIL_STORE_STORE_FILE_H
+
+#include "store/store.h"
+
+struct file_store {
+    struct lil_store base;
+    bool parent_synced; /* the store's name is durable (atomic access) */
+};
+
+/* Make the store's own name durable, once per handle. */
+lil_status lil__store_file_sync_parent(struct file_store *fs, struct lil_err *err);
+
+/* The marker operations of struct lil_store_ops (marker_file.c). */
+lil_status lil__marker_file_enter(struct lil_store *st, struct lil_err *err,
+                                  const char *name, struct lil_smarker **out);
+lil_status lil__marker_file_state(struct lil_smarker *m, struct lil_err *err,
+                                  enum lil_smarker_state *state, lil_bytes *result);
+lil_status lil__marker_file_begin(struct lil_smarker *m, struct lil_err *err,
+                                  const void *owner, size_t owner_len);
+lil_status lil__marker_file_finish(struct lil_smarker *m, struct lil_err *err,
+                                   const void *result, size_t len);
+lil_status lil__marker_file_abandon(struct lil_smarker *m, struct lil_err *err);
+lil_status lil__marker_file_clear(struct lil_smarker *m, struct lil_err *err);
+void lil__marker_file_leave(struct lil_smarker *m);
+
+#endif
