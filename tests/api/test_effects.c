@@ -308,6 +308,9 @@ static void check_stopped(lil_run *run)
     T_EQ_I64(lil_effect(run, "new2", "q", 1, fn_never, &never, NULL), LIL_E_DONE);
     T_EQ_I64(lil_run_complete(run, "x", 1), LIL_E_DONE);
     T_EQ_I64(never, 0);
+    /* the result names who stopped the run and why */
+    T_EQ_I64(lil_run_result(run, &out), LIL_E_FAILED);
+    T_CONTAINS(lil_run_errmsg(run), "was stopped: aborted by carol: too risky");
 }
 
 T_TEST(resolve_abort_stops_the_run)
