@@ -161,7 +161,7 @@ LIL_API lil_status lil_env_set_log(lil_env *env, lil_log_fn fn, void *ud,
                                    int min_level);
 
 /* ------------------------------------------------------------------------ */
-/* Store: a directory that holds runs (one journal file each) and markers.   */
+/* Store: where runs (one journal each) and markers live: a directory.      */
 
 typedef struct lil_store lil_store;
 
@@ -210,8 +210,9 @@ typedef int (*lil_run_id_fn)(void *ud, const char *run_id);
 LIL_API lil_status lil_store_foreach_run(lil_store *st, lil_run_id_fn fn, void *ud);
 
 /* LIL_OK if run_id is acceptable, else LIL_E_INVAL (or LIL_E_TOOBIG when
- * it is longer than LIL_RUN_ID_MAX bytes).  A run id is 1 to 200 bytes, not
- * "." or "..", and holds no '/' and no control character (0x00-0x1f, 0x7f). */
+ * it is longer than LIL_RUN_ID_MAX bytes).  A run id is 1 to 200 bytes of
+ * UTF-8 (RFC 3629: no overlong forms, no surrogates), not "." or "..", and
+ * holds no '/' and no control character (0x00-0x1f, 0x7f). */
 #define LIL_RUN_ID_MAX 200
 LIL_API lil_status lil_run_id_check(const char *run_id);
 
@@ -244,7 +245,7 @@ enum {
 typedef struct lil_run_opts {
     size_t struct_size;   /* sizeof(lil_run_opts): lets the struct grow */
     lil_sync sync;        /* LIL_SYNC_DEFAULT if zero */
-    unsigned flags;       /* LIL_OPEN_* */
+    unsigned flags;       /* LIL_OPEN_*; any other bit is LIL_E_INVAL */
     size_t max_record;    /* largest record accepted; 0 = 64 MiB */
 } lil_run_opts;
 
@@ -260,13 +261,14 @@ typedef struct lil_run_opts {
  * check`), or at open with LIL_OPEN_VERIFY_CHAIN: without a key anyone can
  * recompute it, so it proves integrity against deliberate edits only when
  * checked against a chain value kept elsewhere, and checksums already catch
- * accidental damage.  A journal written with $LIL_JOURNAL_KEY set needs the
- * same key to open; its chain is HMAC-SHA-256, verified at every open, and a
+ * accidental damage.  A journal written with a key (lil_store_set_key, or
+ * $LIL_JOURNAL_KEY when the store was opened) needs the same key to open; its chain is HMAC-SHA-256, verified at every open, and a
  * wrong or missing key is LIL_E_KEY.  The shared liblil loads OpenSSL's
  * libcrypto.so.3 for HMAC-SHA-256 on the first keyed open in the process; if
  * it cannot, that open fails with LIL_E_IO and a message naming the library.
  *
- * Errors: LIL_E_INVAL (bad id, see lil_run_id_check), LIL_E_LOCKED ("run R is
+ * Errors: LIL_E_INVAL (bad id, see lil_run_id_check; unknown flags; an
+ * unreadable $LIL_SYNC with LIL_SYNC_DEFAULT), LIL_E_LOCKED ("run R is
  * held by pid P": one process at a time writes a run; the lock dies with its
  * process), LIL_E_CORRUPT (damage before the tail; the message names the
  * byte offset; `lil check --repair` truncates it), LIL_E_VERSION, LIL_E_KEY,
@@ -488,8 +490,10 @@ LIL_API const char *lil_record_type_name(int type);
 
 typedef struct lil_record {
     uint64_t seq;         /* 1, 2, 3, ... */
-    uint64_t offset;      /* byte offset of the record in the journal */
-    uint32_t size;        /* bytes of the whole record on disk */
+    uint64_t offset;      /* where the record is: in the file store, its byte
+                             offset in the journal file; in another store, a
+                             position that orders the run's records */
+    uint32_t size;        /* bytes of the whole record as stored (on disk) */
     int64_t ts_ns;        /* when it was written, ns since the Unix epoch */
     uint32_t dur_us;      /* time the step's function took, µs (0 if none) */
     int type;             /* lil_record_type */
@@ -513,7 +517,8 @@ typedef struct lil_run_info {
     uint64_t records;        /* records in the journal */
     uint64_t steps_done;     /* completed steps and effects */
     uint64_t steps_failed;   /* failed steps */
-    uint64_t journal_bytes;  /* bytes of valid journal (preallocated space excluded) */
+    uint64_t journal_bytes;  /* bytes of valid journal as stored (the file store:
+                                preallocated space excluded) */
     int64_t created_ns;      /* time of the first record */
     int64_t last_ns;         /* time of the last record */
     int holder_pid;          /* pid holding the run, 0 if none or unknown */
