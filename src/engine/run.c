@@ -77,7 +77,7 @@ static lil_status note_abort(struct lil_run *run, json_t *doc, struct lil_err *e
 }
 
 static lil_status apply_resolve(struct lil_run *run, struct ientry *e,
-                                const struct lil_srec *rec, struct lil_err *err)
+                                const struct lil_rec *rec, struct lil_err *err)
 {
     json_t *doc = json_loadb((const char *)rec->payload, rec->payload_len, 0, NULL);
     const char *action = doc ? json_string_value(json_object_get(doc, "action")) : NULL;
@@ -86,7 +86,7 @@ static lil_status apply_resolve(struct lil_run *run, struct ientry *e,
     if (!action) {
         rc = lil__seterr(err, LIL_E_CORRUPT, 0,
                          "%s: unreadable resolve record at position %llu", where(run),
-                         (unsigned long long)rec->pos);
+                         (unsigned long long)rec->off);
     } else if (strcmp(action, "retry") == 0) {
         e->state = IE_RETRY;
     } else if (strcmp(action, "abort") == 0) {
@@ -96,7 +96,7 @@ static lil_status apply_resolve(struct lil_run *run, struct ientry *e,
     return rc;
 }
 
-static void apply_outcome(struct lil_run *run, const struct lil_srec *rec,
+static void apply_outcome(struct lil_run *run, const struct lil_rec *rec,
                           lil_run_state state)
 {
     run->state = state;
@@ -104,7 +104,7 @@ static void apply_outcome(struct lil_run *run, const struct lil_srec *rec,
     run->outcome_len = rec->payload_len;
 }
 
-void lil__run_entry_of(const struct lil_srec *rec, struct ientry *e)
+void lil__run_entry_of(const struct lil_rec *rec, struct ientry *e)
 {
     e->state = rec->type == LIL_REC_STEP ? IE_DONE : IE_FAILED;
     e->effect = (rec->flags & LIL_SREC_EFFECT) != 0;
@@ -115,7 +115,7 @@ void lil__run_entry_of(const struct lil_srec *rec, struct ientry *e)
 /* An outcome is final: lil writes none after it for the same identity, and
  * if a journal holds one anyway the first wins, as in replay without the
  * index (step.c). */
-static lil_status apply_step(struct lil_run *run, const struct lil_srec *rec,
+static lil_status apply_step(struct lil_run *run, const struct lil_rec *rec,
                              struct lil_err *err)
 {
     struct ientry *e = lil__imap_upsert(&run->index, rec->key, rec->key_len);
@@ -139,7 +139,7 @@ static lil_status apply_step(struct lil_run *run, const struct lil_srec *rec,
     }
 }
 
-static lil_status check_begin(struct lil_run *run, const struct lil_srec *rec,
+static lil_status check_begin(struct lil_run *run, const struct lil_rec *rec,
                               struct lil_err *err)
 {
     if (rec->seq == 1 && rec->key_len == strlen(run->id) &&
@@ -152,7 +152,7 @@ static lil_status check_begin(struct lil_run *run, const struct lil_srec *rec,
                        (const char *)rec->key);
 }
 
-static lil_status scan_record(void *ud, const struct lil_srec *rec, struct lil_err *err)
+static lil_status scan_record(void *ud, const struct lil_rec *rec, struct lil_err *err)
 {
     struct scan_ctx *ctx = ud;
     struct lil_run *run = ctx->run;
@@ -205,7 +205,7 @@ static bool is_step_record(uint8_t type)
 lil_status lil__run_index(struct lil_run *run, struct lil_err *err)
 {
     uint64_t off = 0;
-    struct lil_srec r;
+    struct lil_rec r;
     lil_status rc = LIL_OK;
 
     if (run->indexed)
@@ -290,7 +290,7 @@ static struct lil_run *run_new(struct lil_store *st, const char *run_id)
 static lil_status write_open_record(struct lil_run *run, struct lil_err *err)
 {
     char text[32];
-    struct lil_srec r = {0};
+    struct lil_rec r = {0};
 
     r.type = LIL_REC_OPEN;
     r.payload_len = (size_t)snprintf(text, sizeof(text), "{\"pid\":%ld}", (long)getpid());
@@ -424,7 +424,7 @@ static lil_status writable(struct lil_run *run, struct lil_err *err)
 lil_status lil__run_end(struct lil_run *run, struct lil_err *err, bool completed,
                         const void *data, size_t len)
 {
-    struct lil_srec r = {0};
+    struct lil_rec r = {0};
     lil_status rc;
 
     pthread_mutex_lock(&run->mu);
@@ -485,7 +485,7 @@ static lil_status resolve_record(struct lil_run *run, struct lil_err *err,
     json_t *doc = json_pack("{s:s, s:s, s:s}", "action", action, "actor", actor,
                             "reason", reason);
     char *text = doc ? json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-    struct lil_srec r = {0};
+    struct lil_rec r = {0};
     lil_status rc;
 
     json_decref(doc);
@@ -506,7 +506,7 @@ static lil_status resolve_outcome(struct lil_run *run, struct lil_err *err,
                                   const void *result, size_t len, const char *actor,
                                   const char *reason)
 {
-    struct lil_srec r = {0};
+    struct lil_rec r = {0};
     /* cppcheck-suppress variableScope ; r.payload points here after the if */
     char msg[ABORT_MSG_MAX];
     lil_status rc;
@@ -626,14 +626,14 @@ struct walk_ctx {
     char *key; /* NUL-terminated copy of the current key */
 };
 
-static int walk_record(void *ud, const struct lil_srec *r)
+static int walk_record(void *ud, const struct lil_rec *r)
 {
     struct walk_ctx *w = ud;
     lil_record rec;
 
     rec.seq = r->seq;
-    rec.offset = r->pos;
-    rec.size = r->size;
+    rec.offset = r->off;
+    rec.size = r->len;
     rec.ts_ns = r->ts_ns;
     rec.dur_us = r->dur_us;
     rec.type = r->type;

@@ -77,7 +77,7 @@ const uint8_t *lil__run_keep(struct lil_run *run, const void *data, size_t len);
 lil_status lil__run_index(struct lil_run *run, struct lil_err *err);
 
 /* Fill e's outcome from a STEP or STEP_FAILED record. */
-void lil__run_entry_of(const struct lil_srec *rec, struct ientry *e);
+void lil__run_entry_of(const struct lil_rec *rec, struct ientry *e);
 
 /* Rebuild run->uncertain from the index and set the state (under mu). */
 lil_status lil__run_settle_state(struct lil_run *run, struct lil_err *err);

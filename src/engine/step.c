@@ -179,7 +179,7 @@ static bool follow_journal(struct lil_run *run, const char *identity, size_t len
                            struct ientry *e)
 {
     uint64_t off = run->cursor;
-    struct lil_srec r;
+    struct lil_rec r;
 
     memset(e, 0, sizeof(*e));
     while (run->st->ops->run_next_scanned(run->sr, &off, &r)) {
@@ -251,7 +251,7 @@ static lil_status lookup(struct lil_run *run, struct lil_err *err, const char *n
 static lil_status append_intent(struct lil_run *run, struct lil_err *err,
                                 const char *identity, const uint8_t *req_hash)
 {
-    struct lil_srec r = {0};
+    struct lil_rec r = {0};
 
     r.type = LIL_REC_INTENT;
     r.flags = LIL_SREC_EFFECT;
@@ -266,7 +266,7 @@ static lil_status append_outcome(struct lil_run *run, struct lil_err *err,
                                  const char *identity, bool effect,
                                  const struct lil_call *call, int64_t dur_ns)
 {
-    struct lil_srec r = {0};
+    struct lil_rec r = {0};
     int64_t us = dur_ns / 1000;
 
     r.type = call->failed ? LIL_REC_STEP_FAILED : LIL_REC_STEP;

@@ -55,7 +55,7 @@ lil_status lil__journal_foreach(struct journal *j, struct lil_err *err,
 
     lil__buf_init(&b, v.env, (size_t)-1);
     while (rc == LIL_OK && off < end) {
-        struct jrec r;
+        struct lil_rec r;
         uint32_t len = 0;
         rc = walk_one(&v, err, &b, off, end, &len);
         if (rc != LIL_OK)
@@ -71,7 +71,7 @@ lil_status lil__journal_foreach(struct journal *j, struct lil_err *err,
 
 /* ---- the holder's pid --------------------------------------------------- */
 
-static lil_status note_open(void *ud, const struct jrec *rec, struct lil_err *err)
+static lil_status note_open(void *ud, const struct lil_rec *rec, struct lil_err *err)
 {
     char text[64];
     int pid = 0;

@@ -124,7 +124,7 @@ static lil_status poison(struct journal *j, struct lil_err *err)
 static lil_status first_records(struct journal *j, struct lil_err *err,
                                 const struct journal_opts *opts, uint8_t *header)
 {
-    struct jrec begin = {0};
+    struct lil_rec begin = {0};
     size_t len;
     lil_status rc;
 
@@ -431,10 +431,10 @@ static lil_status check_writable(struct journal *j, struct lil_err *err)
 }
 
 /* Encode rec at the end of b (after emptying it first when fresh). */
-static lil_status encode(struct journal *j, struct lil_err *err, const struct jrec *rec,
+static lil_status encode(struct journal *j, struct lil_err *err, const struct lil_rec *rec,
                          size_t len, struct lil_buf *b, bool fresh)
 {
-    struct jrec r = *rec;
+    struct lil_rec r = *rec;
     uint8_t flags = (uint8_t)(rec->flags & ~LIL_JF_FLAG_SETTLED);
     lil_status rc;
 
@@ -459,7 +459,7 @@ static lil_status encode(struct journal *j, struct lil_err *err, const struct jr
  * full at the tail of the batch that the next sync leader writes; else
  * into enc, written here and now.  *end receives the record's end. */
 static lil_status append_locked(struct journal *j, struct lil_err *err,
-                                const struct jrec *rec, uint64_t *end)
+                                const struct lil_rec *rec, uint64_t *end)
 {
     size_t len = LIL_JF_REC_OVERHEAD + rec->key_len + rec->payload_len;
     bool batched = j->sync == LIL_SYNC_FULL;
@@ -491,7 +491,7 @@ static lil_status append_locked(struct journal *j, struct lil_err *err,
 }
 
 lil_status lil__journal_append(struct journal *j, struct lil_err *err,
-                               const struct jrec *rec, uint64_t *end)
+                               const struct lil_rec *rec, uint64_t *end)
 {
     lil_status rc;
 
@@ -852,7 +852,7 @@ lil_status lil__journal_sync_all(struct journal *j, struct lil_err *err)
 }
 
 lil_status lil__journal_commit(struct journal *j, struct lil_err *err,
-                               const struct jrec *rec, bool must_sync)
+                               const struct lil_rec *rec, bool must_sync)
 {
     uint64_t end = 0;
     lil_status rc = lil__journal_append(j, err, rec, &end);
@@ -874,7 +874,7 @@ lil_status lil__journal_commit(struct journal *j, struct lil_err *err,
  * tears the unsynced CLOSE. */
 static lil_status append_close(struct journal *j, struct lil_err *err)
 {
-    struct jrec rec = {0};
+    struct lil_rec rec = {0};
     uint64_t end;
     lil_status rc;
 
@@ -939,7 +939,7 @@ uint64_t lil__journal_end(const struct journal *j)
 }
 
 bool lil__journal_next_scanned(const struct journal *j, uint64_t *off,
-                               struct jrec *r)
+                               struct lil_rec *r)
 {
     uint64_t at = *off < LIL_JF_HEADER_LEN ? LIL_JF_HEADER_LEN : *off;
 

@@ -23,27 +23,16 @@
 #include <stdint.h>
 
 #include "base/env.h"
+#include "base/record.h"
 
 struct journal;
 
-/* A record as read (scan, foreach) or to be written (append). */
-struct jrec {
-    uint64_t seq;     /* read: its seq; ignored on append */
-    uint64_t off;     /* read: its offset; ignored on append */
-    uint32_t len;     /* read: bytes on disk */
-    int64_t ts_ns;    /* read: its time; append: 0 means now */
-    uint32_t dur_us;
-    uint8_t type;
-    uint8_t flags;    /* LIL_JF_FLAG_EFFECT; SYNCED is the journal's business */
-    const uint8_t *key;
-    size_t key_len;
-    const uint8_t *payload;
-    size_t payload_len;
-};
+/* Records are struct lil_rec (base/record.h): flags carry
+ * LIL_JF_FLAG_EFFECT; LIL_JF_FLAG_SETTLED is the journal's business. */
 
 /* Called for each valid record during open; non-OK aborts the open with
  * that status (the callback fills err). */
-typedef lil_status (*journal_scan_fn)(void *ud, const struct jrec *rec,
+typedef lil_status (*journal_scan_fn)(void *ud, const struct lil_rec *rec,
                                       struct lil_err *err);
 
 struct journal_opts {
@@ -82,7 +71,7 @@ void lil__journal_give_back_all(struct journal *j);
 /* Append one record (written to the file, not synced).  *end receives the
  * offset just past it, to pass to lil__journal_sync_to. */
 lil_status lil__journal_append(struct journal *j, struct lil_err *err,
-                               const struct jrec *rec, uint64_t *end);
+                               const struct lil_rec *rec, uint64_t *end);
 
 /* Write what sync full holds back for the next sync leader, without
  * syncing, so that other processes see it (the OPEN record). */
@@ -95,14 +84,14 @@ lil_status lil__journal_sync_to(struct journal *j, struct lil_err *err, uint64_t
 /* Append, then sync when the journal's mode asks for it: always for
  * FULL; for NORMAL only when must_sync; never for OFF. */
 lil_status lil__journal_commit(struct journal *j, struct lil_err *err,
-                               const struct jrec *rec, bool must_sync);
+                               const struct lil_rec *rec, bool must_sync);
 
 /* Sync everything appended so far, whatever the mode. */
 lil_status lil__journal_sync_all(struct journal *j, struct lil_err *err);
 
 /* Walk every record from the start, reading with pread (so records this
  * handle appended are seen).  fn returns non-zero to stop. */
-typedef int (*journal_walk_fn)(void *ud, const struct jrec *rec);
+typedef int (*journal_walk_fn)(void *ud, const struct lil_rec *rec);
 lil_status lil__journal_foreach(struct journal *j, struct lil_err *err,
                                 journal_walk_fn fn, void *ud);
 
@@ -123,7 +112,7 @@ uint64_t lil__journal_end(const struct journal *j);
  * journal's mapping (valid until close), and moves *off past it.  False at
  * the end.  No locking: the scanned records never change. */
 bool lil__journal_next_scanned(const struct journal *j, uint64_t *off,
-                               struct jrec *r);
+                               struct lil_rec *r);
 uint64_t lil__journal_written(struct journal *j); /* in the file so far */
 int64_t lil__journal_created_ns(const struct journal *j);
 int64_t lil__journal_last_ns(const struct journal *j);

@@ -178,7 +178,7 @@ static lil_status record_chain(struct lil_mac *mac, const uint8_t *prev,
 }
 
 lil_status lil__encode_record(struct lil_mac *mac, uint8_t *prev_chain, uint64_t seq,
-                              const struct jrec *rec, uint8_t flags, uint8_t *out,
+                              const struct lil_rec *rec, uint8_t flags, uint8_t *out,
                               size_t len)
 {
     uint8_t *chain = out + len - LIL_JF_CHAIN_LEN;
@@ -218,7 +218,7 @@ static bool frame_ok(const uint8_t *data, size_t len, uint64_t off, uint64_t lim
     return lil__crc32(0, data + off + 8, rlen - 8) == lil__rd32(data + off + LIL_JF_R_CRC);
 }
 
-void lil__jrec_parse(const uint8_t *p, uint64_t off, struct jrec *r)
+void lil__jrec_parse(const uint8_t *p, uint64_t off, struct lil_rec *r)
 {
     r->off = off;
     r->len = lil__rd32(p);
@@ -410,7 +410,7 @@ static lil_status scan_loop(struct lil_err *err, const char *path, const uint8_t
 {
     for (;;) {
         uint64_t off = res->end;
-        struct jrec r;
+        struct lil_rec r;
         lil_status rc;
 
         if (!frame_ok(data, len, off, limit) ||

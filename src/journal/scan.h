@@ -60,11 +60,11 @@ lil_status lil__format_header(struct lil_err *err, const uint8_t *key, size_t ke
 /* Encode rec as record seq after chain prev into out (len bytes,
  * 64 + key_len + payload_len); updates prev to the new chain. */
 lil_status lil__encode_record(struct lil_mac *mac, uint8_t *prev_chain, uint64_t seq,
-                              const struct jrec *rec, uint8_t flags, uint8_t *out,
+                              const struct lil_rec *rec, uint8_t flags, uint8_t *out,
                               size_t len);
 
 /* Fill r from the record at p, found at offset off (framing checked). */
-void lil__jrec_parse(const uint8_t *p, uint64_t off, struct jrec *r);
+void lil__jrec_parse(const uint8_t *p, uint64_t off, struct lil_rec *r);
 
 /* Largest record length accepted for a given max payload. */
 uint64_t lil__record_limit(size_t max_record);

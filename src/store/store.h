@@ -9,7 +9,7 @@
  *
  * What every backend must give
  *
- *   Runs.  A run is an ordered list of records (struct lil_srec) with
+ *   Runs.  A run is an ordered list of records (struct lil_rec) with
  *   sequence numbers 1, 2, 3, ...  The first record is BEGIN, keyed by the
  *   run id.  A record is immutable once appended; records are never
  *   reordered.  Opening a run hands every record to the caller's scan
@@ -30,10 +30,11 @@
  *   starts; a damaged run does not open (LIL_E_CORRUPT) except for a torn
  *   last record, which is dropped.
  *
- *   Positions.  lil_srec.pos orders the records of a run and is stable for
- *   the run's life: the file store gives the record's byte offset in the
- *   journal (lil_record.offset), another store its own position.  size is
- *   the record's stored size in bytes, as the backend counts it.
+ *   Records are struct lil_rec (base/record.h).  Its off orders the records
+ *   of a run and is stable for the run's life: the file store gives the
+ *   record's byte offset in the journal (lil_record.offset), another store
+ *   its own position.  len is the record's stored size in bytes, as the
+ *   backend counts it.
  *
  *   Markers.  marker_enter serializes callers of one marker name across
  *   processes (it waits for the one inside); the marker then has one of
@@ -61,6 +62,7 @@
 #include <stdint.h>
 
 #include "base/env.h"
+#include "base/record.h"
 
 #define LIL_STORE_OPS_VERSION 1
 
@@ -70,27 +72,13 @@
 /* Longest record key any backend must hold (a step identity, a run id). */
 #define LIL_SREC_KEY_MAX 65535u
 
-/* A record as read (scan, walk) or to be appended. */
-struct lil_srec {
-    uint64_t seq;       /* read: 1, 2, ...; ignored on append */
-    uint64_t pos;       /* read: its position (see above); ignored on append */
-    uint32_t size;      /* read: stored size in bytes */
-    int64_t ts_ns;      /* read: its time; append: 0 means now */
-    uint32_t dur_us;    /* time the step took, or 0 */
-    uint8_t type;       /* lil_record_type */
-    uint8_t flags;      /* LIL_SREC_* */
-    const uint8_t *key; /* identity, run id, or empty */
-    size_t key_len;
-    const uint8_t *payload;
-    size_t payload_len;
-};
 
 /* Called for each record while a run opens; non-OK aborts the open with
  * that status (the callback fills err). */
-typedef lil_status (*lil_srec_scan_fn)(void *ud, const struct lil_srec *rec,
+typedef lil_status (*lil_rec_scan_fn)(void *ud, const struct lil_rec *rec,
                                        struct lil_err *err);
 /* Called for each record of a walk; non-zero stops it. */
-typedef int (*lil_srec_walk_fn)(void *ud, const struct lil_srec *rec);
+typedef int (*lil_rec_walk_fn)(void *ud, const struct lil_rec *rec);
 
 /* What an open asks of a run. */
 struct lil_srun_opts {
@@ -139,7 +127,7 @@ struct lil_store_ops {
 
     /* Open (and create) a run, scanning every record to scan. */
     lil_status (*run_open)(struct lil_store *st, struct lil_err *err, const char *run_id,
-                           const struct lil_srun_opts *opts, lil_srec_scan_fn scan,
+                           const struct lil_srun_opts *opts, lil_rec_scan_fn scan,
                            void *ud, struct lil_srun **out);
     /* Sync what is pending, release the hold, free.  ended: nothing will be
      * appended again (the backend may give back space it kept). */
@@ -147,20 +135,20 @@ struct lil_store_ops {
     /* Append one record; durable on return when must_sync (in sync normal)
      * or always (full).  Never durable in off. */
     lil_status (*run_append)(struct lil_srun *r, struct lil_err *err,
-                             const struct lil_srec *rec, bool must_sync);
+                             const struct lil_rec *rec, bool must_sync);
     /* Append a record that other processes must see at once (they read the
      * holder's pid from it), without syncing it. */
     lil_status (*run_announce)(struct lil_srun *r, struct lil_err *err,
-                               const struct lil_srec *rec);
+                               const struct lil_rec *rec);
     /* Make everything appended so far durable, whatever the mode. */
     lil_status (*run_sync)(struct lil_srun *r, struct lil_err *err);
     /* Walk every record, those this handle appended too. */
-    lil_status (*run_walk)(struct lil_srun *r, struct lil_err *err, lil_srec_walk_fn fn,
+    lil_status (*run_walk)(struct lil_srun *r, struct lil_err *err, lil_rec_walk_fn fn,
                            void *ud);
     /* The records the open scanned, one per call: *cursor starts at 0.
      * False at the end.  No locking: scanned records never change. */
     bool (*run_next_scanned)(const struct lil_srun *r, uint64_t *cursor,
-                             struct lil_srec *rec);
+                             struct lil_rec *rec);
     void (*run_info)(const struct lil_srun *r, struct lil_srun_info *info);
     /* A readonly handle: true while another process holds the run. */
     bool (*run_held_elsewhere)(const struct lil_srun *r);

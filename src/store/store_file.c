@@ -32,39 +32,7 @@ struct file_run {
     struct journal *j;
     char *path;
     const struct lil_env *env;
-    lil_srec_scan_fn scan; /* the engine's, during open */
-    void *scan_ud;
 };
-
-/* ---- records ----------------------------------------------------------------- */
-
-static void srec_of(const struct jrec *j, struct lil_srec *s)
-{
-    s->seq = j->seq;
-    s->pos = j->off;
-    s->size = j->len;
-    s->ts_ns = j->ts_ns;
-    s->dur_us = j->dur_us;
-    s->type = j->type;
-    s->flags = j->flags & LIL_JF_FLAG_EFFECT;
-    s->key = j->key;
-    s->key_len = j->key_len;
-    s->payload = j->payload;
-    s->payload_len = j->payload_len;
-}
-
-static void jrec_of(const struct lil_srec *s, struct jrec *j)
-{
-    memset(j, 0, sizeof(*j));
-    j->ts_ns = s->ts_ns;
-    j->dur_us = s->dur_us;
-    j->type = s->type;
-    j->flags = s->flags & LIL_SREC_EFFECT;
-    j->key = s->key;
-    j->key_len = s->key_len;
-    j->payload = s->payload;
-    j->payload_len = s->payload_len;
-}
 
 /* ---- the store's name ------------------------------------------------------------ */
 
@@ -108,15 +76,6 @@ static char *run_path(const struct lil_store *st, const char *run_id)
 
 /* ---- runs ---------------------------------------------------------------------- */
 
-static lil_status scan_adapter(void *ud, const struct jrec *rec, struct lil_err *err)
-{
-    struct file_run *fr = ud;
-    struct lil_srec s;
-
-    srec_of(rec, &s);
-    return fr->scan(fr->scan_ud, &s, err);
-}
-
 static void journal_opts_of(struct file_store *fs, const char *run_id,
                             const struct lil_srun_opts *o, struct journal_opts *jo)
 {
@@ -147,7 +106,7 @@ static lil_status file_run_close(struct lil_srun *r, struct lil_err *err, bool e
 
 static lil_status file_run_open(struct lil_store *st, struct lil_err *err,
                                 const char *run_id, const struct lil_srun_opts *o,
-                                lil_srec_scan_fn scan, void *ud, struct lil_srun **out)
+                                lil_rec_scan_fn scan, void *ud, struct lil_srun **out)
 {
     struct file_store *fs = fs_of(st);
     struct file_run *fr = lil__calloc(st->env, 1, sizeof(*fr));
@@ -163,40 +122,32 @@ static lil_status file_run_open(struct lil_store *st, struct lil_err *err,
     fr->base.ops = st->ops;
     fr->base.where = fr->path;
     fr->env = st->env;
-    fr->scan = scan;
-    fr->scan_ud = ud;
     journal_opts_of(fs, run_id, o, &jo);
-    rc = lil__journal_open(st->env, err, st->where, fr->path, &jo, scan_adapter, fr,
-                           &fr->j, &created);
+    rc = lil__journal_open(st->env, err, st->where, fr->path, &jo, scan, ud, &fr->j,
+                           &created);
     if (rc != LIL_OK) {
         file_run_close(&fr->base, NULL, false);
         return rc;
     }
     if (jo.sync_parent_of)
         parent_done(fs);
-    fr->scan = NULL;
     *out = &fr->base;
     return LIL_OK;
 }
 
 static lil_status file_run_append(struct lil_srun *r, struct lil_err *err,
-                                  const struct lil_srec *rec, bool must_sync)
+                                  const struct lil_rec *rec, bool must_sync)
 {
-    struct jrec j;
-
-    jrec_of(rec, &j);
-    return lil__journal_commit(((struct file_run *)r)->j, err, &j, must_sync);
+    return lil__journal_commit(((struct file_run *)r)->j, err, rec, must_sync);
 }
 
 static lil_status file_run_announce(struct lil_srun *r, struct lil_err *err,
-                                    const struct lil_srec *rec)
+                                    const struct lil_rec *rec)
 {
     struct journal *jn = ((struct file_run *)r)->j;
-    struct jrec j;
     uint64_t end;
 
-    jrec_of(rec, &j);
-    if (lil__journal_append(jn, err, &j, &end) != LIL_OK)
+    if (lil__journal_append(jn, err, rec, &end) != LIL_OK)
         return err->code;
     return lil__journal_flush(jn, err);
 }
@@ -206,37 +157,16 @@ static lil_status file_run_sync(struct lil_srun *r, struct lil_err *err)
     return lil__journal_sync_all(((struct file_run *)r)->j, err);
 }
 
-struct walk_adapter {
-    lil_srec_walk_fn fn;
-    void *ud;
-};
-
-static int walk_adapter(void *ud, const struct jrec *rec)
-{
-    struct walk_adapter *w = ud;
-    struct lil_srec s;
-
-    srec_of(rec, &s);
-    return w->fn(w->ud, &s);
-}
-
 static lil_status file_run_walk(struct lil_srun *r, struct lil_err *err,
-                                lil_srec_walk_fn fn, void *ud)
+                                lil_rec_walk_fn fn, void *ud)
 {
-    struct walk_adapter w = {fn, ud};
-
-    return lil__journal_foreach(((struct file_run *)r)->j, err, walk_adapter, &w);
+    return lil__journal_foreach(((struct file_run *)r)->j, err, fn, ud);
 }
 
 static bool file_run_next_scanned(const struct lil_srun *r, uint64_t *cursor,
-                                  struct lil_srec *rec)
+                                  struct lil_rec *rec)
 {
-    struct jrec j;
-
-    if (!lil__journal_next_scanned(((const struct file_run *)r)->j, cursor, &j))
-        return false;
-    srec_of(&j, rec);
-    return true;
+    return lil__journal_next_scanned(((const struct file_run *)r)->j, cursor, rec);
 }
 
 static void file_run_info(const struct lil_srun *r, struct lil_srun_info *info)

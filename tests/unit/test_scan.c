@@ -41,7 +41,7 @@ static void build(struct image *img, const char *key, uint8_t flags)
     img->len = LIL_JF_HEADER_LEN;
     for (int i = 0; i < NREC; i++) {
         char name[16], payload[64];
-        struct jrec r = {0};
+        struct lil_rec r = {0};
         size_t len;
         snprintf(name, sizeof(name), "step%d", i);
         snprintf(payload, sizeof(payload), "result of step %d %.*s", i, i * 3,
@@ -293,7 +293,7 @@ static uint8_t *build_big(size_t nrec, size_t *len_out, uint64_t *off_of_mid)
     lil__mac2(mac, buf, LIL_JF_HEADER_LEN, NULL, 0, chain);
     for (size_t i = 0; i < nrec; i++) {
         char name[16];
-        struct jrec r = {0};
+        struct lil_rec r = {0};
         size_t rl;
         snprintf(name, sizeof(name), "s%zu", i);
         r.type = i == 0 ? LIL_REC_BEGIN : LIL_REC_STEP;
