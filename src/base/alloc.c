@@ -60,6 +60,23 @@ char *lil__strndup(const struct lil_env *env, const char *s, size_t n)
     return p;
 }
 
+void *lil__grow(const struct lil_env *env, void *p, size_t *cap, size_t n, size_t size,
+                size_t first)
+{
+    size_t want;
+    void *q;
+
+    if (n < *cap)
+        return p;
+    want = *cap ? *cap * 2 : first;
+    if (want < *cap || size == 0 || want > SIZE_MAX / size)
+        return NULL;
+    q = lil__realloc(env, p, want * size);
+    if (q)
+        *cap = want;
+    return q;
+}
+
 char *lil__strdup(const struct lil_env *env, const char *s)
 {
     return lil__strndup(env, s, strlen(s));

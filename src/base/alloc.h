@@ -20,6 +20,14 @@ void lil__free(const struct lil_env *env, void *p);
 char *lil__strdup(const struct lil_env *env, const char *s);
 char *lil__strndup(const struct lil_env *env, const char *s, size_t n);
 
+/* Room for one more element in an array of *cap elements of size bytes
+ * that holds n: when n == *cap, the array is reallocated to twice as many
+ * (first when it has none) and *cap updated.  Returns the array (p itself
+ * when there was room), or NULL on failure or overflow (p and *cap are
+ * then unchanged, and p is still the caller's to free). */
+void *lil__grow(const struct lil_env *env, void *p, size_t *cap, size_t n, size_t size,
+                size_t first);
+
 /* A block of len+1 bytes for the host, released with lil_free(); the byte at
  * [len] is set to NUL.  NULL on failure (or if len overflows). */
 void *lil__export_alloc(const struct lil_env *env, size_t len);

@@ -231,14 +231,11 @@ lil_status lil__run_settle_state(struct lil_run *run, struct lil_err *err)
     for (size_t i = 0; run->intents && i < run->index.n; i++) {
         if (run->index.entries[i].state != IE_PENDING)
             continue;
-        if (run->n_uncertain == run->cap_uncertain) {
-            size_t cap = run->cap_uncertain ? run->cap_uncertain * 2 : 4;
-            void *p = lil__realloc(run->env, run->uncertain, cap * sizeof(size_t));
-            if (!p)
-                return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
-            run->uncertain = p;
-            run->cap_uncertain = cap;
-        }
+        size_t *p = lil__grow(run->env, run->uncertain, &run->cap_uncertain,
+                              run->n_uncertain, sizeof(*p), 4);
+        if (!p)
+            return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+        run->uncertain = p;
         run->uncertain[run->n_uncertain++] = i;
     }
     if (run->n_uncertain)

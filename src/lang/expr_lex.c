@@ -117,14 +117,11 @@ static lil_status push(struct lexer *lx, uint8_t kind, size_t off,
 {
     struct expr_lexed *o = lx->out;
 
-    if (o->ntok == lx->cap) {
-        size_t n = lx->cap ? lx->cap * 2 : 16;
-        struct expr_tok *t = lil__realloc(lx->env, o->toks, n * sizeof(*t));
-        if (!t)
-            return LIL_E_NOMEM;
-        o->toks = t;
-        lx->cap = n;
-    }
+    struct expr_tok *t = lil__grow(lx->env, o->toks, &lx->cap, o->ntok, sizeof(*t), 16);
+
+    if (!t)
+        return LIL_E_NOMEM;
+    o->toks = t;
     *out = &o->toks[o->ntok++];
     memset(*out, 0, sizeof(**out));
     (*out)->kind = kind;

@@ -47,16 +47,11 @@ static size_t find_close(const char *s, size_t len, size_t i)
 static lil_status add_seg(const struct lil_env *env, struct lil_tmpl *t, size_t *cap,
                           struct lil_expr *e, size_t off, size_t len)
 {
-    struct tmpl_seg *s;
+    struct tmpl_seg *s = lil__grow(env, t->segs, cap, t->nsegs, sizeof(*s), 4);
 
-    if (t->nsegs == *cap) {
-        size_t n = *cap ? *cap * 2 : 4;
-        s = lil__realloc(env, t->segs, n * sizeof(*s));
-        if (!s)
-            return LIL_E_NOMEM;
-        t->segs = s;
-        *cap = n;
-    }
+    if (!s)
+        return LIL_E_NOMEM;
+    t->segs = s;
     s = &t->segs[t->nsegs++];
     s->e = e;
     s->off = off;

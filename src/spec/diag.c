@@ -37,17 +37,11 @@ void lil__diags_free(struct lil_diags *d)
 
 static bool grow(struct lil_diags *d)
 {
-    size_t alloc;
-    struct lil_diag_item *v;
+    struct lil_diag_item *v = lil__grow(d->env, d->v, &d->alloc, d->n, sizeof(*v), 16);
 
-    if (d->n < d->alloc)
-        return true;
-    alloc = d->alloc ? d->alloc * 2 : 16;
-    v = lil__realloc(d->env, d->v, alloc * sizeof(*v));
     if (!v)
         return false;
     d->v = v;
-    d->alloc = alloc;
     return true;
 }
 

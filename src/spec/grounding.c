@@ -49,17 +49,13 @@ struct walk {
 
 static bool push_edge(struct walk *w, struct edges *e, size_t from, size_t to)
 {
-    if (e->n == e->alloc) {
-        size_t alloc = e->alloc ? e->alloc * 2 : 32;
-        struct edge *v = lil__realloc(w->ir->env, e->v, alloc * sizeof(*v));
+    struct edge *v = lil__grow(w->ir->env, e->v, &e->alloc, e->n, sizeof(*v), 32);
 
-        if (!v) {
-            w->nomem = true;
-            return false;
-        }
-        e->v = v;
-        e->alloc = alloc;
+    if (!v) {
+        w->nomem = true;
+        return false;
     }
+    e->v = v;
     e->v[e->n].from = from;
     e->v[e->n].to = to;
     e->n++;
@@ -68,17 +64,13 @@ static bool push_edge(struct walk *w, struct edges *e, size_t from, size_t to)
 
 static bool push_guard(struct walk *w, size_t var)
 {
-    if (w->nguard == w->aguard) {
-        size_t alloc = w->aguard ? w->aguard * 2 : 16;
-        size_t *v = lil__realloc(w->ir->env, w->guard, alloc * sizeof(*v));
+    size_t *v = lil__grow(w->ir->env, w->guard, &w->aguard, w->nguard, sizeof(*v), 16);
 
-        if (!v) {
-            w->nomem = true;
-            return false;
-        }
-        w->guard = v;
-        w->aguard = alloc;
+    if (!v) {
+        w->nomem = true;
+        return false;
     }
+    w->guard = v;
     w->guard[w->nguard++] = var;
     return true;
 }

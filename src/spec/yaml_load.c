@@ -281,15 +281,12 @@ static struct frame *top(struct loader *ld)
 
 static lil_status push_pending(struct loader *ld, struct lil_node *nd)
 {
-    if (ld->npend == ld->pend_cap) {
-        size_t cap = ld->pend_cap ? ld->pend_cap * 2 : 64;
-        struct lil_node **p = lil__realloc(ld->env, ld->pend, cap * sizeof(*p));
+    struct lil_node **p =
+        lil__grow(ld->env, ld->pend, &ld->pend_cap, ld->npend, sizeof(*p), 64);
 
-        if (!p)
-            return LIL_E_NOMEM;
-        ld->pend = p;
-        ld->pend_cap = cap;
-    }
+    if (!p)
+        return LIL_E_NOMEM;
+    ld->pend = p;
     ld->pend[ld->npend++] = nd;
     return LIL_OK;
 }
@@ -414,15 +411,12 @@ static lil_status on_scalar(struct loader *ld, const yaml_event_t *ev)
 
 static lil_status push_frame(struct loader *ld, struct lil_node *nd)
 {
-    if (ld->depth == ld->frames_cap) {
-        size_t cap = ld->frames_cap ? ld->frames_cap * 2 : 16;
-        struct frame *f = lil__realloc(ld->env, ld->frames, cap * sizeof(*f));
+    struct frame *f =
+        lil__grow(ld->env, ld->frames, &ld->frames_cap, ld->depth, sizeof(*f), 16);
 
-        if (!f)
-            return LIL_E_NOMEM;
-        ld->frames = f;
-        ld->frames_cap = cap;
-    }
+    if (!f)
+        return LIL_E_NOMEM;
+    ld->frames = f;
     ld->frames[ld->depth].node = nd;
     ld->frames[ld->depth].base = ld->npend;
     ld->frames[ld->depth].keys = NULL;

@@ -79,16 +79,17 @@ static char *run_path(const struct lil_store *st, const char *run_id)
 static void journal_opts_of(struct file_store *fs, const char *run_id,
                             const struct lil_srun_opts *o, struct journal_opts *jo)
 {
-    memset(jo, 0, sizeof(*jo));
-    jo->sync = o->sync;
-    jo->readonly = o->readonly;
-    jo->create = o->create;
-    jo->verify_chain = o->verify_chain;
-    jo->max_record = o->max_record;
-    jo->key = o->key;
-    jo->key_len = o->key_len;
-    jo->run_id = run_id;
-    jo->sync_parent_of = !o->readonly && parent_pending(fs) ? fs->base.where : NULL;
+    bool name_pending = !o->readonly && parent_pending(fs);
+
+    *jo = (struct journal_opts){.sync = o->sync,
+                                .readonly = o->readonly,
+                                .create = o->create,
+                                .max_record = o->max_record,
+                                .verify_chain = o->verify_chain,
+                                .sync_parent_of = name_pending ? fs->base.where : NULL,
+                                .key = o->key,
+                                .key_len = o->key_len,
+                                .run_id = run_id};
 }
 
 static lil_status file_run_close(struct lil_srun *r, struct lil_err *err, bool ended)
