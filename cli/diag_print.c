@@ -135,7 +135,8 @@ void cli_put_text(FILE *f, const char *s)
         put_escaped(f, s, strlen(s));
 }
 
-static const char *severity_word(lil_severity sev)
+/* The severity's name: a note is "note" in text and "info" in JSON. */
+static const char *severity_name(lil_severity sev, bool json)
 {
     switch (sev) {
     case LIL_SEV_ERROR:
@@ -143,19 +144,7 @@ static const char *severity_word(lil_severity sev)
     case LIL_SEV_WARNING:
         return "warning";
     default:
-        return "note";
-    }
-}
-
-static const char *severity_json(lil_severity sev)
-{
-    switch (sev) {
-    case LIL_SEV_ERROR:
-        return "error";
-    case LIL_SEV_WARNING:
-        return "warning";
-    default:
-        return "info";
+        return json ? "info" : "note";
     }
 }
 
@@ -245,7 +234,7 @@ static void print_one(FILE *f, const lil_diag *d, const char *file)
         fprintf(f, ":%u:%u", d->line, d->column);
     else if (d->line)
         fprintf(f, ":%u", d->line);
-    fprintf(f, ": %s: ", severity_word(d->severity));
+    fprintf(f, ": %s: ", severity_name(d->severity, false));
     cli_put_text(f, d->message);
     fputs(" [", f);
     cli_put_text(f, d->code);
@@ -318,7 +307,7 @@ static json_t *diag_json(const lil_diag *d)
 {
     json_t *o = json_object();
 
-    cli_json_set(o, "severity", json_string(severity_json(d->severity)));
+    cli_json_set(o, "severity", json_string(severity_name(d->severity, true)));
     cli_json_set(o, "code", str_or_null(d->code));
     cli_json_set(o, "message", str_or_null(d->message));
     cli_json_set(o, "path", str_or_null(d->path));
