@@ -3,7 +3,8 @@
  *
  * A program that is killed (SIGKILL, OOM, power cut) resumes from its last
  * durable step, and a completed step never runs twice.  Each run is one
- * append-only journal file in a store directory.
+ * append-only journal, kept by a store: in the file store, one file in a
+ * store directory.
  *
  *     lil_store *st;  lil_run *run;  lil_bytes out;
  *     lil_store_open(NULL, NULL, &st);             // ./.lil or $LIL_DIR
@@ -551,7 +552,9 @@ typedef struct lil_check_report {
 } lil_check_report;
 
 /* Verify a run's journal: header, every record's framing and checksum, the
- * sequence and the hash chain.  Returns LIL_OK when the check itself ran
+ * sequence and the hash chain.  Offsets and sizes in the report are bytes of
+ * the journal file in the file store (positions of lil_record.offset in
+ * another store).  Returns LIL_OK when the check itself ran
  * (see report->intact for the verdict) or the error that stopped it
  * (LIL_E_LOCKED with LIL_CHECK_REPAIR while another process holds the run,
  * LIL_E_KEY, LIL_E_VERSION, LIL_E_NOTFOUND, LIL_E_IO).  Without
