@@ -46,6 +46,14 @@ struct lil_os {
 
 extern const struct lil_os lil__os_posix;
 
+/* Fill env with the defaults (lil__env_init) and the POSIX table: how every
+ * env is made above base (lil_env_new, a spec loaded without one). */
+void lil__os_env_init(struct lil_env *env);
+
+/* Replace the system-call table (tests inject faults this way); NULL puts
+ * the POSIX table back. */
+void lil__env_set_os(struct lil_env *env, const struct lil_os *os);
+
 lil_status lil__os_open(const struct lil_env *env, struct lil_err *err,
                         const char *path, int flags, mode_t mode, int *fd_out);
 void lil__os_close(const struct lil_env *env, int fd); /* -1 is a no-op */

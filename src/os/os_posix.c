@@ -1,5 +1,6 @@
 /*
- * os_posix.c -- the default system-call table: libc, nothing added.
+ * os_posix.c -- the default system-call table (libc, nothing added) and its
+ * installation in an env.
  */
 #include "os/os.h"
 
@@ -36,3 +37,14 @@ const struct lil_os lil__os_posix = {
     .mmap = mmap,
     .munmap = munmap,
 };
+
+void lil__os_env_init(struct lil_env *env)
+{
+    lil__env_init(env);
+    env->os = &lil__os_posix;
+}
+
+void lil__env_set_os(struct lil_env *env, const struct lil_os *os)
+{
+    env->os = os ? os : &lil__os_posix;
+}
