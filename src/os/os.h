@@ -1,8 +1,8 @@
 /*
  * os.h -- the system-call table and the file helpers built on it.
  *
- * Every system call that touches a journal or a marker goes through the
- * env's struct lil_os, never straight to libc, so that tests can replace
+ * Every system call that touches a journal, a marker or a child process
+ * (os/proc.h) goes through the env's struct lil_os, never straight to libc, so that tests can replace
  * it: fail the k-th pwrite with EIO, the k-th fdatasync with EIO, write
  * short, end the process at the k-th call (crash points), or hold unsynced
  * writes back and garble them (simulated power cut).  The default table is
@@ -16,11 +16,14 @@
 #define LIL_OS_OS_H
 
 #include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 
 #include "base/env.h"
 
@@ -42,6 +45,17 @@ struct lil_os {
     int (*fcntl_lock)(int fd, int cmd, struct flock *fl);
     void *(*mmap)(void *addr, size_t len, int prot, int flags, int fd, off_t off);
     int (*munmap)(void *addr, size_t len);
+    /* child processes (proc.c) */
+    int (*pipe2)(int fds[2], int flags);
+    int (*fcntl_int)(int fd, int cmd, int arg); /* F_GETFL, F_SETFL, F_DUPFD_CLOEXEC */
+    ssize_t (*write)(int fd, const void *buf, size_t n); /* sequential: pipes */
+    /* posix_spawnp: 0 or an errno value (not -1 and errno), exec errors too */
+    int (*spawn)(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+                 const posix_spawnattr_t *attr, char *const argv[], char *const envp[]);
+    int (*pidfd_open)(pid_t pid, unsigned flags); /* ENOSYS before Linux 5.3 */
+    int (*poll)(struct pollfd *fds, nfds_t n, int timeout_ms);
+    int (*waitid)(idtype_t type, id_t id, siginfo_t *info, int options);
+    int (*kill)(pid_t pid, int sig);
 };
 
 extern const struct lil_os lil__os_posix;
