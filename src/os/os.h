@@ -1,13 +1,14 @@
 /*
  * os.h -- the system-call table and the file helpers built on it.
  *
- * Every system call that touches a journal, a marker or a child process
- * (os/proc.h) goes through the env's struct lil_os, never straight to libc, so that tests can replace
+ * Every system call that touches a journal or a marker goes through the
+ * env's struct lil_os, never straight to libc, so that tests can replace
  * it: fail the k-th pwrite with EIO, the k-th fdatasync with EIO, write
  * short, end the process at the k-th call (crash points), or hold unsynced
  * writes back and garble them (simulated power cut).  The default table is
  * lil__os_posix.  Function pointers take no user data: a replacing table
- * keeps its state where its test wants it.
+ * keeps its state where its test wants it.  Child processes (os/proc.h)
+ * go through it too.
  *
  * Every helper below returns LIL_OK or LIL_E_IO with errno kept in err and a
  * message naming the call and the path.  EINTR is retried here, once for all.
