@@ -62,6 +62,11 @@
  * or a handler that calls waitpid(-1), the exit status is lost and the wait
  * fails with LIL_E_CHILD (the status then says ended, code -1, signal 0).
  *
+ * Tests (tests/proc, docs/testing.md): test_proc checks each promise above
+ * from outside, through /proc, once with a pidfd and once with pidfd_open
+ * failing; test_proc_faults fails every system call and every allocation
+ * of this module in turn and checks that nothing is left behind.
+ *
  * Needs glibc 2.34 or later (posix_spawn_file_actions_addclosefrom_np;
  * addfchdir_np is 2.29) and Linux; pidfd_open is optional.
  *
