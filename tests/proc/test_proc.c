@@ -14,7 +14,7 @@
  * child is this binary run with --list-fds); no zombie is left, no
  * descriptor leaks, the process group or session is what was asked, and
  * the host's closed stdio, ignored SIGPIPE or blocked signals do not leak
- * into the child.
+ * into the child; a host that reaps children itself gets LIL_E_CHILD.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -487,7 +487,7 @@ static void start_errors(lil_env *env)
     T_REQUIRE(fd >= 0);
     T_REQUIRE(write(fd, "echo hi\n", 8) == 8);
     close(fd);
-    chmod(t_path("plain"), 0644); /* the first round left it 0755 */
+    chmod(t_path("plain"), 0644);                     /* the first round left it 0755 */
     expect_start_error(env, t_path("plain"), EACCES); /* not executable */
     chmod(t_path("plain"), 0755);
     /* No #! line: an exec error, not a silent run under /bin/sh. */
@@ -696,6 +696,26 @@ static void host_signals(lil_env *env)
 T_TEST(host_signal_state_not_inherited)
 {
     both(host_signals);
+}
+
+/* With SIGCHLD ignored the kernel reaps the child itself: the wait says
+ * so (LIL_E_CHILD) instead of hanging, and the pid is never signalled
+ * again. */
+static void host_reaps(lil_env *env)
+{
+    struct lil_proc_result r;
+
+    signal(SIGCHLD, SIG_IGN);
+    T_EQ_I64(sh(env, "exit 0", NULL, 10000, 0, &r), LIL_E_CHILD);
+    signal(SIGCHLD, SIG_DFL);
+    T_EQ_I64(E.sys_errno, ECHILD);
+    T_CONTAINS(E.msg, "SIGCHLD");
+    lil__proc_result_free(env, &r);
+}
+
+T_TEST(host_reaps_children)
+{
+    both(host_reaps);
 }
 
 /* ---- the child side of no_fd_leak
