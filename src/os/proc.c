@@ -188,12 +188,13 @@ static lil_status keep(struct lil_proc *p, struct lil_err *err, struct stream *s
     if (take == 0)
         return LIL_OK;
     if (s->o.len + take + 1 > s->alloc) {
-        size_t want = s->alloc ? s->alloc * 2 : 4096;
+        size_t need = s->o.len + take + 1;
+        size_t want = s->alloc && s->alloc <= SIZE_MAX / 2 ? s->alloc * 2 : 4096;
         char *d;
-        if (want < s->o.len + take + 1)
-            want = s->o.len + take + 1;
-        if (want > s->cap + 1)
-            want = s->cap + 1;
+        if (want < need)
+            want = need;
+        if (s->cap < SIZE_MAX && want > s->cap + 1)
+            want = s->cap + 1; /* never more than the cap needs */
         d = lil__realloc(p->env, s->o.data, want);
         if (!d) {
             s->o.truncated = true;
