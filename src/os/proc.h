@@ -2,9 +2,9 @@
  * proc.h -- child processes: start a program, feed its stdin, capture its
  * output, wait for it with a timeout, kill it with everything it started.
  *
- * Everything in lil that runs another program (shell effects, coding-agent
- * command lines, the supervisor) goes through this module, so that each of
- * them gets the same guarantees:
+ * Everything in lil that runs another program (the loop's shell and agent
+ * effects, the supervisor) goes through this module, so that each of them
+ * gets the same guarantees:
  *
  * - No shell.  argv is executed as given; argv[0] without a slash is looked
  *   up in this process's PATH (posix_spawnp), even when envp is given.  A
