@@ -137,7 +137,7 @@ lil_status lil_env_new(lil_env **out)
     env = malloc(sizeof(*env));
     if (!env)
         return fail_plain(LIL_E_NOMEM, "out of memory");
-    lil__env_init(env);
+    lil__os_env_init(env);
     *out = env;
     return LIL_OK;
 }

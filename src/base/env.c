@@ -7,7 +7,6 @@
 #include <stdlib.h>
 
 #include "base/alloc.h"
-#include "os/os.h"
 
 static void *default_malloc(void *ud, size_t n)
 {
@@ -37,14 +36,9 @@ void lil__env_init(struct lil_env *env)
     env->log_fn = NULL;
     env->log_ud = NULL;
     env->log_level = LIL_LOG_INFO;
-    env->os = &lil__os_posix;
+    env->os = NULL;
     env->stores_open = 0;
     lil__clearerr(&env->err);
-}
-
-void lil__env_set_os(struct lil_env *env, const struct lil_os *os)
-{
-    env->os = os ? os : &lil__os_posix;
 }
 
 void lil__log(const struct lil_env *env, int level, const char *fmt, ...)

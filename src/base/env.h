@@ -26,16 +26,15 @@ struct lil_env {
     lil_log_fn log_fn;
     void *log_ud;
     int log_level;
-    const struct lil_os *os; /* never NULL */
+    const struct lil_os *os; /* set by os/ (lil__os_env_init); NULL before */
     int stores_open;         /* stores opened with this env, not yet closed */
     struct lil_err err;      /* last failure of lil_store_open with this env */
 };
 
-/* Fill env with the defaults (malloc, no log, the POSIX os table). */
+/* Fill env with base's defaults (malloc, no log).  The system-call table is
+ * os/'s to install (base must not depend on os): an env that reaches a system
+ * call is made with lil__os_env_init (os/os.h), which calls this first. */
 void lil__env_init(struct lil_env *env);
-
-/* Replace the system-call table (tests inject faults this way). */
-void lil__env_set_os(struct lil_env *env, const struct lil_os *os);
 
 /* Log one line at level if the env's logger wants it (printf format). */
 void lil__log(const struct lil_env *env, int level, const char *fmt, ...)

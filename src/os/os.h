@@ -7,7 +7,8 @@
  * short, end the process at the k-th call (crash points), or hold unsynced
  * writes back and garble them (simulated power cut).  The default table is
  * lil__os_posix.  Function pointers take no user data: a replacing table
- * keeps its state where its test wants it.
+ * keeps its state where its test wants it.  Child processes (os/proc.h)
+ * go through it too.
  *
  * Every helper below returns LIL_OK or LIL_E_IO with errno kept in err and a
  * message naming the call and the path.  EINTR is retried here, once for all.
@@ -16,11 +17,14 @@
 #define LIL_OS_OS_H
 
 #include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 
 #include "base/env.h"
 
@@ -42,9 +46,28 @@ struct lil_os {
     int (*fcntl_lock)(int fd, int cmd, struct flock *fl);
     void *(*mmap)(void *addr, size_t len, int prot, int flags, int fd, off_t off);
     int (*munmap)(void *addr, size_t len);
+    /* child processes (proc.c) */
+    int (*pipe2)(int fds[2], int flags);
+    int (*fcntl_int)(int fd, int cmd, int arg); /* F_GETFL, F_SETFL, F_DUPFD_CLOEXEC */
+    ssize_t (*write)(int fd, const void *buf, size_t n); /* sequential: pipes */
+    /* posix_spawnp: 0 or an errno value (not -1 and errno), exec errors too */
+    int (*spawn)(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+                 const posix_spawnattr_t *attr, char *const argv[], char *const envp[]);
+    int (*pidfd_open)(pid_t pid, unsigned flags); /* ENOSYS before Linux 5.3 */
+    int (*poll)(struct pollfd *fds, nfds_t n, int timeout_ms);
+    int (*waitid)(idtype_t type, id_t id, siginfo_t *info, int options);
+    int (*kill)(pid_t pid, int sig);
 };
 
 extern const struct lil_os lil__os_posix;
+
+/* Fill env with the defaults (lil__env_init) and the POSIX table: how every
+ * env is made above base (lil_env_new, a spec loaded without one). */
+void lil__os_env_init(struct lil_env *env);
+
+/* Replace the system-call table (tests inject faults this way); NULL puts
+ * the POSIX table back. */
+void lil__env_set_os(struct lil_env *env, const struct lil_os *os);
 
 lil_status lil__os_open(const struct lil_env *env, struct lil_err *err,
                         const char *path, int flags, mode_t mode, int *fd_out);

@@ -67,7 +67,7 @@ static lil_status spec_new(const lil_env *env, const char *name, lil_spec **out)
     lil_spec *spec;
 
     if (!env) {
-        lil__env_init(&local);
+        lil__os_env_init(&local);
         env = &local;
     }
     spec = lil__calloc(env, 1, sizeof(*spec));
@@ -190,7 +190,7 @@ lil_status lil_spec_load(lil_env *env, const char *path, const lil_spec_limits *
     if (env && env->magic != LIL_ENV_MAGIC)
         return fail(LIL_E_INVAL, "invalid or closed env handle");
     if (!env) {
-        lil__env_init(&local);
+        lil__os_env_init(&local);
         env = &local;
     }
     lil__clearerr(&err);

@@ -56,7 +56,9 @@ static struct {
 
 static const char *const kind_names[T_K_COUNT] = {
     "open",      "pwrite", "fdatasync", "fsync",  "ftruncate",
-    "fallocate", "rename", "link",      "unlink", "mkdir",
+    "fallocate", "rename", "link",      "unlink", "mkdir",  "read",
+    "write",     "pipe2",  "fcntl",     "spawn",  "pidfd_open", "poll",
+    "waitid",    "kill",
 };
 
 const char *t_kind_name(enum t_kind k)
@@ -489,9 +491,35 @@ static int f_close(int fd)
     return lil__os_posix.close(fd);
 }
 
+/* A call that changes no file: decide, then fail it (errno set) or end the
+ * process before it; the caller makes the call and then crash_after(act). */
+static enum t_action fault_before(enum t_kind k)
+{
+    enum t_action act = decide(k);
+
+    if (act == T_ACT_CRASH || act == T_ACT_CRASH_TORN)
+        crash();
+    if (act == T_ACT_ERR)
+        errno = S.f.err;
+    return act;
+}
+
+static void crash_after(enum t_action act)
+{
+    if (act == T_ACT_CRASH_AFTER)
+        crash();
+}
+
 static ssize_t f_read(int fd, void *buf, size_t n)
 {
-    return lil__os_posix.read(fd, buf, n);
+    enum t_action act = fault_before(T_K_READ);
+    ssize_t r;
+
+    if (act == T_ACT_ERR)
+        return -1;
+    r = lil__os_posix.read(fd, buf, n);
+    crash_after(act);
+    return r;
 }
 
 static ssize_t f_pread(int fd, void *buf, size_t n, off_t off)
@@ -721,6 +749,104 @@ static int f_munmap(void *addr, size_t len)
     return lil__os_posix.munmap(addr, len);
 }
 
+static ssize_t f_write(int fd, const void *buf, size_t n)
+{
+    enum t_action act = fault_before(T_K_WRITE);
+    ssize_t r;
+
+    if (act == T_ACT_ERR)
+        return -1;
+    r = lil__os_posix.write(fd, buf, n);
+    crash_after(act);
+    return r;
+}
+
+static int f_pipe2(int fds[2], int flags)
+{
+    enum t_action act = fault_before(T_K_PIPE2);
+    int r;
+
+    if (act == T_ACT_ERR)
+        return -1;
+    r = lil__os_posix.pipe2(fds, flags);
+    crash_after(act);
+    return r;
+}
+
+static int f_fcntl_int(int fd, int cmd, int arg)
+{
+    enum t_action act = fault_before(T_K_FCNTL);
+    int r;
+
+    if (act == T_ACT_ERR)
+        return -1;
+    r = lil__os_posix.fcntl_int(fd, cmd, arg);
+    crash_after(act);
+    return r;
+}
+
+static int f_spawn(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+                   const posix_spawnattr_t *attr, char *const argv[],
+                   char *const envp[])
+{
+    enum t_action act = fault_before(T_K_SPAWN);
+    int r;
+
+    if (act == T_ACT_ERR)
+        return S.f.err; /* posix_spawn returns the error number */
+    r = lil__os_posix.spawn(pid, file, fa, attr, argv, envp);
+    crash_after(act);
+    return r;
+}
+
+static int f_pidfd_open(pid_t pid, unsigned flags)
+{
+    enum t_action act = fault_before(T_K_PIDFD_OPEN);
+    int r;
+
+    if (act == T_ACT_ERR)
+        return -1;
+    r = lil__os_posix.pidfd_open(pid, flags);
+    crash_after(act);
+    return r;
+}
+
+static int f_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
+{
+    enum t_action act = fault_before(T_K_POLL);
+    int r;
+
+    if (act == T_ACT_ERR)
+        return -1;
+    r = lil__os_posix.poll(fds, n, timeout_ms);
+    crash_after(act);
+    return r;
+}
+
+static int f_waitid(idtype_t type, id_t id, siginfo_t *info, int options)
+{
+    enum t_action act = fault_before(T_K_WAITID);
+    int r;
+
+    if (act == T_ACT_ERR)
+        return -1;
+    r = lil__os_posix.waitid(type, id, info, options);
+    crash_after(act);
+    return r;
+}
+
+static int f_kill(pid_t pid, int sig)
+{
+    enum t_action act = fault_before(T_K_KILL);
+    int r;
+
+    if (act == T_ACT_ERR)
+        return -1;
+    r = lil__os_posix.kill(pid, sig);
+    crash_after(act);
+    return r;
+}
+
 static const struct lil_os faults_os = {
     .open = f_open,
     .close = f_close,
@@ -739,6 +865,14 @@ static const struct lil_os faults_os = {
     .fcntl_lock = f_fcntl_lock,
     .mmap = f_mmap,
     .munmap = f_munmap,
+    .pipe2 = f_pipe2,
+    .fcntl_int = f_fcntl_int,
+    .write = f_write,
+    .spawn = f_spawn,
+    .pidfd_open = f_pidfd_open,
+    .poll = f_poll,
+    .waitid = f_waitid,
+    .kill = f_kill,
 };
 
 const struct lil_os *t_faults_os(void)

@@ -7,6 +7,9 @@
  *    fail it with an errno (EIO, ENOSPC), write only the first half (pwrite),
  *    or end the process with _exit(T_CRASH_EXIT) before the call, after it,
  *    or in the middle of it (a torn pwrite: a random prefix is written).
+ *    The calls of child processes (read, write, pipe2, fcntl, spawn,
+ *    pidfd_open, poll, waitid, kill) change no file: they only fail (spawn
+ *    returns the errno, as posix_spawn does) or end the process.
  *
  * 2. Power cut (SQLite test6.c, but across processes).  With tracking on
  *    (t_pc_track), every write, size change, create, mkdir, link and rename
@@ -58,6 +61,16 @@ enum t_kind {
     T_K_LINK,
     T_K_UNLINK,
     T_K_MKDIR,
+    /* child processes (os/proc.c) */
+    T_K_READ,
+    T_K_WRITE,
+    T_K_PIPE2,
+    T_K_FCNTL,
+    T_K_SPAWN,
+    T_K_PIDFD_OPEN,
+    T_K_POLL,
+    T_K_WAITID,
+    T_K_KILL,
     T_K_COUNT
 };
 
