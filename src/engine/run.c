@@ -4,7 +4,6 @@
  */
 #include "engine/run.h"
 
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 #include "base/alloc.h"
 #include "base/hash.h"
 #include "journal/format.h"
+#include "json/json.h"
 
 /* ---- rebuilding state from the journal ---------------------------------- */
 
@@ -49,11 +49,16 @@ const uint8_t *lil__run_keep(struct lil_run *run, const void *data, size_t len)
 static lil_status apply_resolve(struct lil_run *run, struct ientry *e,
                                 const struct jrec *rec, struct lil_err *err)
 {
-    json_t *doc = json_loadb((const char *)rec->payload, rec->payload_len, 0, NULL);
+    json_t *doc = NULL;
+    lil_status rc = lil__json_parse(run->env, err, LIL_E_CORRUPT,
+                                    (const char *)rec->payload, rec->payload_len, 0,
+                                    NULL, &doc);
     const char *action = doc ? json_string_value(json_object_get(doc, "action")) : NULL;
-    lil_status rc = LIL_OK;
 
-    if (!action) {
+    if (rc == LIL_E_NOMEM) {
+        lil__seterr(err, rc, 0, "%s: out of memory reading the resolve record at "
+                    "offset %llu", run->path, (unsigned long long)rec->off);
+    } else if (!action) {
         rc = lil__seterr(err, LIL_E_CORRUPT, 0,
                          "%s: unreadable resolve record at offset %llu", run->path,
                          (unsigned long long)rec->off);
@@ -453,22 +458,22 @@ static lil_status resolve_record(struct lil_run *run, struct lil_err *err,
                                  const char *identity, const char *action,
                                  const char *actor, const char *reason)
 {
-    json_t *doc = json_pack("{s:s, s:s, s:s}", "action", action, "actor", actor,
-                            "reason", reason);
-    char *text = doc ? json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    struct lil_buf text;
     struct jrec r = {0};
     lil_status rc;
 
-    json_decref(doc);
-    if (!text)
-        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
-    r.type = LIL_REC_RESOLVE;
-    r.key = (const uint8_t *)identity;
-    r.key_len = strlen(identity);
-    r.payload = (const uint8_t *)text;
-    r.payload_len = strlen(text);
-    rc = lil__journal_commit(run->j, err, &r, false);
-    free(text);
+    lil__buf_init(&text, run->env, run->max_record);
+    rc = lil__json_canon_pack(run->env, err, &text, "{s:s, s:s, s:s}", "action", action,
+                              "actor", actor, "reason", reason);
+    if (rc == LIL_OK) {
+        r.type = LIL_REC_RESOLVE;
+        r.key = (const uint8_t *)identity;
+        r.key_len = strlen(identity);
+        r.payload = text.data;
+        r.payload_len = text.len;
+        rc = lil__journal_commit(run->j, err, &r, false);
+    }
+    lil__buf_free(&text);
     return rc;
 }
 
