@@ -163,11 +163,15 @@ struct dump_ctx {
     lil_status rc;
 };
 
+/* The first failure sticks: jansson 2.14 ignores the callback's -1 while it
+ * prints an object's key and goes on with the value, so a piece could be
+ * missing from a text that looks complete. */
 static int dump_to_buf(const char *buffer, size_t size, void *data)
 {
     struct dump_ctx *d = data;
 
-    d->rc = lil__buf_add(d->out, buffer, size);
+    if (d->rc == LIL_OK)
+        d->rc = lil__buf_add(d->out, buffer, size);
     return d->rc == LIL_OK ? 0 : -1;
 }
 
@@ -181,7 +185,7 @@ lil_status lil__json_dump(const struct lil_env *env, struct lil_err *err,
     lil_status rc;
 
     lil__json_begin(&sc, env);
-    failed = !v || json_dump_callback(v, dump_to_buf, &d, flags) != 0;
+    failed = !v || json_dump_callback(v, dump_to_buf, &d, flags) != 0 || d.rc != LIL_OK;
     rc = lil__json_end(&sc);
     if (!failed && rc == LIL_OK)
         return LIL_OK;
