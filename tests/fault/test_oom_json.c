@@ -14,15 +14,16 @@
  *     wrong allocator is caught; the asan preset's LeakSanitizer checks the
  *     rest.
  *
- * The calls: lil_spec_load of the examples/loops specs and of a JSON spec
- * (tests/data/spec/j-valid.json); lil_spec_json and lil_spec_explain;
+ * The calls: lil_spec_load of the specs of examples/loops, of the
+ * acceptance files of tests/data/spec (valid and invalid, YAML and JSON)
+ * and of tests/data/reference-examples; lil_spec_json and lil_spec_explain
+ * of each example;
  * lil_call_set_json and lil_call_set_jsonf inside a step; lil_run_resolve
  * of an uncertain effect (retry, and assume-done with a JSON result); and
  * opening (store + run) a journal that holds RESOLVE records.
  *
- * `test_oom_json --slow` (label slow) also sweeps every spec of
- * tests/data/spec and tests/data/reference-examples, and fails every
- * allocation from k on (sticky), not only the k-th.
+ * `test_oom_json --slow` (label slow) sweeps the spec loads again with every
+ * allocation from k on failing (sticky), not only the k-th.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -208,30 +209,17 @@ static const char *const example_specs[] = {
     "react.yaml",
 };
 
-T_TEST(spec_load_examples)
-{
-    char path[1024];
+#define NEXAMPLES (sizeof(example_specs) / sizeof(example_specs[0]))
 
-    for (size_t i = 0; i < sizeof(example_specs) / sizeof(example_specs[0]); i++) {
-        snprintf(path, sizeof(path), "%s/%s", T_EXAMPLES_DIR, example_specs[i]);
-        sweep_spec_load(path, 0);
-    }
-    snprintf(path, sizeof(path), "%s/spec/j-valid.json", T_DATA_DIR);
-    sweep_spec_load(path, 0);
-    snprintf(path, sizeof(path), "%s/spec/j-errors.json", T_DATA_DIR);
-    sweep_spec_load(path, 0);
+static const char *example_path(size_t i)
+{
+    static char path[1024];
+
+    snprintf(path, sizeof(path), "%s/%s", T_EXAMPLES_DIR, example_specs[i]);
+    return path;
 }
 
-T_TEST(spec_json_and_explain)
-{
-    char path[1024];
-
-    snprintf(path, sizeof(path), "%s/%s", T_EXAMPLES_DIR, "map-reduce.yaml");
-    sweep_spec_output(path, 0);
-    sweep_spec_output(path, 1);
-}
-
-/* Every .yaml and .json file of dir (slow). */
+/* Every .yaml and .json file of dir. */
 static void sweep_dir(const char *dir, int sticky)
 {
     DIR *d = opendir(dir);
@@ -250,17 +238,38 @@ static void sweep_dir(const char *dir, int sticky)
     closedir(d);
 }
 
-T_TEST(spec_load_all_slow)
+/* The examples, and the acceptance files (valid and invalid specs, YAML
+ * and JSON) and the reference project's examples of tests/data; sticky:
+ * every allocation from k on fails. */
+static void sweep_all_specs(int sticky)
 {
     char dir[1024];
 
-    if (!slow)
-        return;
+    for (size_t i = 0; i < NEXAMPLES; i++)
+        sweep_spec_load(example_path(i), sticky);
     snprintf(dir, sizeof(dir), "%s/spec", T_DATA_DIR);
-    sweep_dir(dir, 0);
+    sweep_dir(dir, sticky);
     snprintf(dir, sizeof(dir), "%s/reference-examples", T_DATA_DIR);
-    sweep_dir(dir, 0);
-    sweep_dir(T_EXAMPLES_DIR, 1);
+    sweep_dir(dir, sticky);
+}
+
+T_TEST(spec_load)
+{
+    sweep_all_specs(0);
+}
+
+T_TEST(spec_json_and_explain)
+{
+    for (size_t i = 0; i < NEXAMPLES; i++) {
+        sweep_spec_output(example_path(i), 0);
+        sweep_spec_output(example_path(i), 1);
+    }
+}
+
+T_TEST(spec_load_sticky_slow)
+{
+    if (slow)
+        sweep_all_specs(1);
 }
 
 /* ---- JSON step results ---------------------------------------------------- */
