@@ -465,6 +465,8 @@ static lil_status resolve_record(struct lil_run *run, struct lil_err *err,
     lil__buf_init(&text, run->env, run->max_record);
     rc = lil__json_canon_pack(run->env, err, &text, "{s:s, s:s, s:s}", "action", action,
                               "actor", actor, "reason", reason);
+    if (rc == LIL_E_INVAL) /* the record is JSON: its strings must be UTF-8 */
+        lil__seterr(err, rc, 0, "actor and reason must be valid UTF-8");
     if (rc == LIL_OK) {
         r.type = LIL_REC_RESOLVE;
         r.key = (const uint8_t *)identity;

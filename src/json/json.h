@@ -40,13 +40,13 @@
  * block's own header; the install happens before any scope begins (the
  * pthread_once), so scopes on many threads with many envs run in parallel.
  *
- * A program that uses jansson itself in the same process as liblil.a (or a
- * liblil.so built without its private copy of jansson, see
- * src/CMakeLists.txt) shares these hooks: its values take malloc through
- * lil's header, it must release the strings of json_dumps with the free
- * function json_get_alloc_funcs returns (jansson's own rule for custom
- * hooks), never free(), and it must not call json_set_alloc_funcs
- * (docs/api.md, "Allocator").
+ * jansson is one library per process, so a program that uses jansson
+ * itself shares these hooks (docs/api.md, "Allocator"): its own values take
+ * malloc (or its earlier hooks) through lil's header; it must release the
+ * strings of json_dumps (made with the hooks) with the free function
+ * json_get_alloc_funcs returns, never with free(); it must not
+ * call json_set_alloc_funcs once liblil is loaded; and if it loads liblil
+ * with dlopen, no jansson value it made before may be released after.
  */
 #ifndef LIL_JSON_JSON_H
 #define LIL_JSON_JSON_H
