@@ -30,12 +30,8 @@ struct block_header {
     ((sizeof(struct block_header) + MAX_ALIGN - 1) / MAX_ALIGN * MAX_ALIGN)
 
 /* The calling thread's binding and its count of refused allocations. */
-struct thread_binding {
-    const struct lil_env *env;
-    unsigned long failures;
-};
-
-static _Thread_local struct thread_binding bound;
+static _Thread_local const struct lil_env *bound_env;
+static _Thread_local unsigned long bound_failures;
 
 /* Written once, inside install() (pthread_once), read-only afterwards. */
 static pthread_once_t install_once = PTHREAD_ONCE_INIT;
@@ -52,13 +48,13 @@ static void free_with_former(void *ud, void *p)
 
 static void *refuse(void)
 {
-    bound.failures++;
+    bound_failures++;
     return NULL;
 }
 
 static void *hook_malloc(size_t n)
 {
-    const struct lil_env *env = bound.env;
+    const struct lil_env *env = bound_env;
     struct block_header *h;
 
     if (n > SIZE_MAX - HEADER_SIZE)
@@ -117,20 +113,20 @@ __attribute__((constructor)) static void install_at_load(void)
 void lil__json_begin(struct lil_json_scope *sc, const struct lil_env *env)
 {
     lil__json_init();
-    sc->prev = bound.env;
-    sc->failures = bound.failures;
-    bound.env = env;
+    sc->prev = bound_env;
+    sc->failures = bound_failures;
+    bound_env = env;
 }
 
 lil_status lil__json_end(struct lil_json_scope *sc)
 {
-    bound.env = sc->prev;
-    return bound.failures != sc->failures ? LIL_E_NOMEM : LIL_OK;
+    bound_env = sc->prev;
+    return bound_failures != sc->failures ? LIL_E_NOMEM : LIL_OK;
 }
 
 bool lil__json_failed(const struct lil_json_scope *sc)
 {
-    return bound.failures != sc->failures;
+    return bound_failures != sc->failures;
 }
 
 /* ---- text ---------------------------------------------------------------------- */
@@ -140,7 +136,7 @@ lil_status lil__json_parse(const struct lil_env *env, struct lil_err *err,
                            json_error_t *jerr, json_t **out)
 {
     struct lil_json_scope sc;
-    json_error_t local;
+    json_error_t local = {0};
     json_error_t *e = jerr ? jerr : &local;
     lil_status rc;
 
