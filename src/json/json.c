@@ -95,7 +95,8 @@ static void install(void)
 {
     json_get_alloc_funcs(&former_malloc, &former_free);
     json_set_alloc_funcs(hook_malloc, hook_free);
-    json_object_seed(0); /* from /dev/urandom, once, before any object exists */
+    /* jansson seeds its hash function itself, once, at the first object
+     * (atomically): seeding here would read /dev/urandom at every start. */
 }
 
 void lil__json_init(void)

@@ -36,9 +36,10 @@
  *     knows whether one failed inside it, whatever jansson made of it (its
  *     parser reports some as syntax errors, its builders return NULL or -1
  *     and callers may drop those): lil__json_end then says LIL_E_NOMEM.
- * Thread rules: the hooks read only the calling thread's binding and the
- * block's own header; the install happens before any scope begins (the
- * pthread_once), so scopes on many threads with many envs run in parallel.
+ * Thread rules: the hooks read only the calling thread's binding, the
+ * block's own header and the former hooks (written once, inside the
+ * pthread_once, which every scope passes first), so scopes on many threads
+ * with many envs run in parallel.
  *
  * jansson is one library per process, so a program that uses jansson
  * itself shares these hooks (docs/api.md, "Allocator"): its own values take
@@ -64,8 +65,8 @@ struct lil_env;
 
 /* ---- set-up and scopes ---------------------------------------------------- */
 
-/* Install lil's allocation hooks in jansson and seed its hash function, once
- * per process (pthread_once).  Any number of calls, from any thread. */
+/* Install lil's allocation hooks in jansson, once per process
+ * (pthread_once).  Any number of calls, from any thread. */
 void lil__json_init(void);
 
 /* A binding of an env to the calling thread, on the caller's stack. */
