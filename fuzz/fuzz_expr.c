@@ -27,10 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-
 #include "base/buf.h"
 #include "fuzz_common.h"
+#include "json/json.h"
 #include "lang/expr.h"
 #include "lang/expr_ast.h"
 #include "lang/value.h"
@@ -125,7 +124,7 @@ static void check_value(const struct lil_val *v)
     if (!back || !json_equal(back, j))
         fuzz_fail("val_to_json gave JSON that does not round-trip: %s",
                   text ? text : "?");
-    free(text);
+    lil__json_free(text);
     json_decref(back);
     json_decref(j);
     if (v->t == LIL_V_NUM) {

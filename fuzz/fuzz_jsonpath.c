@@ -23,8 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-
+#include "json/json.h"
 #include "lang/jsonpath.h"
 
 #define PATH_MAX_LEN 4096 /* longer paths are cut (no new behaviour beyond) */
@@ -54,7 +53,7 @@ static void check_result(json_t *src, const char *path, json_t *r)
     text = json_dumps(r, JSON_ENCODE_ANY);
     if (!text)
         fail("result json_dumps cannot print", path);
-    free(text);
+    lil__json_free(text);
     again = lil__jsonpath_get(src, path);
     if (!again || !json_equal(r, again))
         fail("a second call differs", path);

@@ -3,7 +3,6 @@
  * errors (to the handle and to the calling thread).  Everything else is
  * done by the layers below.
  */
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 #include "base/alloc.h"
 #include "engine/call.h"
 #include "engine/run.h"
+#include "json/json.h"
 #include "os/os.h"
 
 /* ---- status codes ------------------------------------------------------ */
@@ -134,6 +134,7 @@ lil_status lil_env_new(lil_env **out)
     if (!out)
         return fail_plain(LIL_E_INVAL, "lil_env_new: out is NULL");
     *out = NULL;
+    lil__json_init(); /* jansson's allocation hooks, once per process */
     env = malloc(sizeof(*env));
     if (!env)
         return fail_plain(LIL_E_NOMEM, "out of memory");
@@ -366,60 +367,50 @@ lil_status lil_call_set_result(lil_call *call, const void *data, size_t len)
     return rc == LIL_OK ? rc : fail_plain(rc, "out of memory");
 }
 
-static lil_status set_json_value(lil_call *call, json_t *v)
+/* A canonical JSON result made in text (cap: the run's max_record) replaces
+ * the step's result; on failure the result is left as it was. */
+static lil_status set_json_result(lil_call *call, struct lil_buf *text,
+                                  struct lil_err *e, lil_status rc)
 {
-    char *text = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-    lil_status rc;
-
-    if (!text)
-        return fail_plain(LIL_E_NOMEM, "out of memory encoding JSON");
-    rc = lil_call_set_result(call, text, strlen(text));
-    free(text);
+    if (rc == LIL_OK) {
+        lil__buf_free(&call->result);
+        call->result = *text;
+        return LIL_OK;
+    }
+    lil__buf_free(text);
+    if (rc == LIL_E_TOOBIG)
+        lil__seterr(e, rc, 0, "step result is over the run's max_record");
+    lil__publish_err(e);
     return rc;
 }
 
 lil_status lil_call_set_json(lil_call *call, const char *json)
 {
-    json_error_t jerr;
-    json_t *v;
-    lil_status rc;
+    struct lil_buf text;
     struct lil_err e;
+    lil_status rc;
 
     if (!call_ok(call) || !json)
         return fail_plain(LIL_E_INVAL, "lil_call_set_json: bad call or NULL json");
-    v = json_loads(json, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
-    if (!v) {
-        lil__seterr(&e, LIL_E_INVAL, 0, "invalid JSON at line %d, column %d: %s",
-                    jerr.line, jerr.column, jerr.text);
-        lil__publish_err(&e);
-        return LIL_E_INVAL;
-    }
-    rc = set_json_value(call, v);
-    json_decref(v);
-    return rc;
+    lil__buf_init(&text, call->result.env, call->result.cap);
+    rc = lil__json_canon_text(call->env, &e, json, strlen(json), &text);
+    return set_json_result(call, &text, &e, rc);
 }
 
 lil_status lil_call_set_jsonf(lil_call *call, const char *fmt, ...)
 {
-    json_error_t jerr;
-    json_t *v;
+    struct lil_buf text;
     va_list ap;
     lil_status rc;
     struct lil_err e;
 
     if (!call_ok(call) || !fmt)
         return fail_plain(LIL_E_INVAL, "lil_call_set_jsonf: bad call or NULL format");
+    lil__buf_init(&text, call->result.env, call->result.cap);
     va_start(ap, fmt);
-    v = json_vpack_ex(&jerr, 0, fmt, ap);
+    rc = lil__json_canon_vpack(call->env, &e, &text, fmt, ap);
     va_end(ap);
-    if (!v) {
-        lil__seterr(&e, LIL_E_INVAL, 0, "JSON pack format '%s': %s", fmt, jerr.text);
-        lil__publish_err(&e);
-        return LIL_E_INVAL;
-    }
-    rc = set_json_value(call, v);
-    json_decref(v);
-    return rc;
+    return set_json_result(call, &text, &e, rc);
 }
 
 lil_status lil_call_fail(lil_call *call, const char *fmt, ...)

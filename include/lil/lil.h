@@ -414,7 +414,8 @@ typedef enum lil_resolution {
  * bytes).  result/result_len are the outcome for ASSUME_DONE and must be
  * NULL/0 otherwise.  When no uncertain effect remains the run is running
  * again (or stopped, after ABORT).
- * Errors: LIL_E_NOTFOUND (identity is not uncertain), LIL_E_INVAL, I/O. */
+ * Errors: LIL_E_NOTFOUND (identity is not uncertain), LIL_E_INVAL (also an
+ * actor or reason that is not UTF-8), LIL_E_NOMEM, I/O. */
 LIL_API lil_status lil_run_resolve(lil_run *run, const char *identity,
                                    lil_resolution how, const void *result,
                                    size_t result_len, const char *actor,

@@ -6,7 +6,6 @@
  */
 #include "engine/run.h"
 
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 
 #include "base/alloc.h"
 #include "base/hash.h"
+#include "json/json.h"
 
 /* ---- rebuilding state from the journal ---------------------------------- */
 
@@ -79,11 +79,16 @@ static lil_status note_abort(struct lil_run *run, json_t *doc, struct lil_err *e
 static lil_status apply_resolve(struct lil_run *run, struct ientry *e,
                                 const struct lil_rec *rec, struct lil_err *err)
 {
-    json_t *doc = json_loadb((const char *)rec->payload, rec->payload_len, 0, NULL);
+    json_t *doc = NULL;
+    lil_status rc = lil__json_parse(run->env, err, LIL_E_CORRUPT,
+                                    (const char *)rec->payload, rec->payload_len, 0,
+                                    NULL, &doc);
     const char *action = doc ? json_string_value(json_object_get(doc, "action")) : NULL;
-    lil_status rc = LIL_OK;
 
-    if (!action) {
+    if (rc == LIL_E_NOMEM) {
+        lil__seterr(err, rc, 0, "%s: out of memory reading the resolve record at "
+                    "position %llu", where(run), (unsigned long long)rec->off);
+    } else if (!action) {
         rc = lil__seterr(err, LIL_E_CORRUPT, 0,
                          "%s: unreadable resolve record at position %llu", where(run),
                          (unsigned long long)rec->off);
@@ -479,22 +484,24 @@ static lil_status resolve_record(struct lil_run *run, struct lil_err *err,
                                  const char *identity, const char *action,
                                  const char *actor, const char *reason)
 {
-    json_t *doc = json_pack("{s:s, s:s, s:s}", "action", action, "actor", actor,
-                            "reason", reason);
-    char *text = doc ? json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    struct lil_buf text;
     struct lil_rec r = {0};
     lil_status rc;
 
-    json_decref(doc);
-    if (!text)
-        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
-    r.type = LIL_REC_RESOLVE;
-    r.key = (const uint8_t *)identity;
-    r.key_len = strlen(identity);
-    r.payload = (const uint8_t *)text;
-    r.payload_len = strlen(text);
-    rc = run->st->ops->run_append(run->sr, err, &r, false);
-    free(text);
+    lil__buf_init(&text, run->env, run->max_record);
+    rc = lil__json_canon_pack(run->env, err, &text, "{s:s, s:s, s:s}", "action", action,
+                              "actor", actor, "reason", reason);
+    if (rc == LIL_E_INVAL) /* the record is JSON: its strings must be UTF-8 */
+        lil__seterr(err, rc, 0, "actor and reason must be valid UTF-8");
+    if (rc == LIL_OK) {
+        r.type = LIL_REC_RESOLVE;
+        r.key = (const uint8_t *)identity;
+        r.key_len = strlen(identity);
+        r.payload = text.data;
+        r.payload_len = text.len;
+        rc = run->st->ops->run_append(run->sr, err, &r, false);
+    }
+    lil__buf_free(&text);
     return rc;
 }
 

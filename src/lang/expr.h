@@ -25,9 +25,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <jansson.h>
-
 #include "base/buf.h"
+#include "json/json.h"
 #include "lang/value.h"
 
 struct lil_env;
@@ -117,7 +116,8 @@ lil_status lil__tmpl_render(const struct lil_tmpl *t, struct lil_eval *ev, struc
 
 /* A template as a JSON value: the typed value for a single `${expr}`
  * (lil__val_to_json rules; undefined becomes JSON null), else the rendered
- * string.  New reference in *out. */
+ * string.  New reference in *out, allocated under ev->env; LIL_E_NOMEM when
+ * any allocation failed. */
 lil_status lil__tmpl_value(const struct lil_tmpl *t, struct lil_eval *ev, json_t **out);
 
 #endif

@@ -201,16 +201,14 @@ static lil_status single_value(const struct lil_tmpl *t, struct lil_eval *ev,
     return rc;
 }
 
-lil_status lil__tmpl_value(const struct lil_tmpl *t, struct lil_eval *ev, json_t **out)
+static lil_status rendered_value(const struct lil_tmpl *t, struct lil_eval *ev,
+                                 json_t **out)
 {
     struct lil_buf b;
     struct lil_val v;
     bool undef;
     lil_status rc;
 
-    *out = NULL;
-    if (lil__tmpl_is_single(t))
-        return single_value(t, ev, out);
     lil__buf_init(&b, ev->env, TMPL_VALUE_CAP);
     rc = lil__tmpl_render(t, ev, &b);
     if (rc == LIL_OK) {
@@ -222,5 +220,22 @@ lil_status lil__tmpl_value(const struct lil_tmpl *t, struct lil_eval *ev, json_t
         rc = *out ? LIL_OK : LIL_E_NOMEM;
     }
     lil__buf_free(&b);
+    return rc;
+}
+
+/* The value is allocated under ev->env (json.h). */
+lil_status lil__tmpl_value(const struct lil_tmpl *t, struct lil_eval *ev, json_t **out)
+{
+    struct lil_json_scope sc;
+    lil_status rc;
+
+    *out = NULL;
+    lil__json_begin(&sc, ev->env);
+    rc = lil__tmpl_is_single(t) ? single_value(t, ev, out) : rendered_value(t, ev, out);
+    if (lil__json_end(&sc) != LIL_OK && rc == LIL_OK) {
+        json_decref(*out);
+        *out = NULL;
+        rc = LIL_E_NOMEM;
+    }
     return rc;
 }

@@ -476,8 +476,6 @@ struct lil_val lil__val_from_json(json_t *j)
  * refuses invalid strings). */
 static json_t *json_str(const char *s, size_t len)
 {
-    json_malloc_t jmalloc;
-    json_free_t jfree;
     json_t *j = json_stringn(s, len);
     char *fixed;
     size_t o = 0;
@@ -485,8 +483,7 @@ static json_t *json_str(const char *s, size_t len)
 
     if (j || len > SIZE_MAX / 3)
         return j;
-    json_get_alloc_funcs(&jmalloc, &jfree);
-    fixed = jmalloc(len * 3 + 1);
+    fixed = lil__json_malloc(len * 3 + 1);
     if (!fixed)
         return NULL;
     for (size_t i = 0, n; i < len; i += n) {
@@ -500,7 +497,7 @@ static json_t *json_str(const char *s, size_t len)
         }
     }
     j = json_stringn(fixed, o);
-    jfree(fixed);
+    lil__json_free(fixed);
     return j;
 }
 

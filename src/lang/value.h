@@ -17,9 +17,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <jansson.h>
-
 #include "base/buf.h"
+#include "json/json.h"
 
 enum lil_vtype {
     LIL_V_UNDEF, /* undefined: a missing var, key or member */

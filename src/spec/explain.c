@@ -67,18 +67,24 @@ static json_t *chk(struct jb *jb, json_t *j)
     return j;
 }
 
+/* json_object_set_new and json_array_append_new take val, also when they
+ * fail. */
 static void put(struct jb *jb, json_t *obj, const char *key, json_t *val)
 {
-    if (!obj || !val || json_object_set_new(obj, key, val) != 0) {
+    if (!obj || !val) {
         json_decref(val);
+        jb->failed = true;
+    } else if (json_object_set_new(obj, key, val) != 0) {
         jb->failed = true;
     }
 }
 
 static void push(struct jb *jb, json_t *arr, json_t *val)
 {
-    if (!arr || !val || json_array_append_new(arr, val) != 0) {
+    if (!arr || !val) {
         json_decref(val);
+        jb->failed = true;
+    } else if (json_array_append_new(arr, val) != 0) {
         jb->failed = true;
     }
 }

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <jansson.h>
+#include "json/json.h"
 
 /* Loop and step ids: ^[A-Za-z0-9_.:-]+$ */
 bool lil__ident_is_id(const char *s);

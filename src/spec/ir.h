@@ -31,8 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <jansson.h>
-
+#include "json/json.h"
 #include "spec/cron.h"
 #include "spec/diag.h"
 #include "lang/expr.h"

@@ -14,8 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <jansson.h>
-
+#include "json/json.h"
 #include "spec/ir.h"
 
 #define PATH_MAX_LEN 512

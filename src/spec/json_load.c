@@ -16,11 +16,11 @@
  * (jansson: "too big integer").
  */
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 
-#include <jansson.h>
-
 #include "base/alloc.h"
+#include "json/json.h"
 #include "spec/node.h"
 #include "spec/yaml_load.h"
 
@@ -90,30 +90,18 @@ static char *without_surrogates(struct loader *ld, const char *text, size_t len,
     return copy;
 }
 
-static bool same_error(const json_error_t *a, const json_error_t *b)
-{
-    return a->position == b->position && strcmp(a->text, b->text) == 0;
-}
-
-/* jansson's verdict on the text.  Its lexer reports some failed
- * allocations as syntax errors, so an error counts only if a second try
- * gives the same one (a failing allocator fails the second try too, the
- * same way or not: anything else is LIL_E_NOMEM). */
+/* jansson's verdict on the text (a failed allocation is LIL_E_NOMEM, even
+ * where jansson's lexer calls it a syntax error: json.h). */
 static lil_status json_check(struct loader *ld)
 {
     const size_t flags = JSON_DECODE_ANY | JSON_REJECT_DUPLICATES;
-    json_error_t e, again;
+    struct lil_err err;
+    json_error_t e;
+    lil_status rc = lil__json_parse(ld->env, &err, LIL_E_SPEC, ld->text, ld->len, flags,
+                                    &e, &ld->jv);
 
-    ld->jv = json_loadb(ld->text, ld->len, flags, &e);
-    if (ld->jv)
-        return LIL_OK;
-    if (json_error_code(&e) == json_error_out_of_memory)
-        return LIL_E_NOMEM;
-    ld->jv = json_loadb(ld->text, ld->len, flags, &again);
-    if (ld->jv)
-        return LIL_OK;
-    if (json_error_code(&again) == json_error_out_of_memory || !same_error(&e, &again))
-        return LIL_E_NOMEM;
+    if (rc != LIL_E_SPEC)
+        return rc;
     return lil__load_fail_at(ld, "json", json_error_pos(ld, &e), "%s", e.text);
 }
 
@@ -131,9 +119,9 @@ static lil_status from_json(struct loader *ld, json_t *v, size_t depth,
 
 static lil_status scalar_from_json(struct loader *ld, json_t *v, struct lil_node *nd)
 {
-    json_malloc_t jmalloc;
-    json_free_t jfree;
-    char *s;
+    struct lil_err err;
+    struct lil_buf s;
+    lil_status rc;
 
     nd->value = json_incref(v);
     nd->quoted = json_is_string(v);
@@ -147,14 +135,16 @@ static lil_status scalar_from_json(struct loader *ld, json_t *v, struct lil_node
             "a scalar of %zu bytes is longer than the limit of %zu bytes", nd->str_len,
             ld->lim.max_scalar);
     }
-    s = json_dumps(v, JSON_ENCODE_ANY); /* the text of a number or literal */
-    if (!s)
-        return LIL_E_NOMEM;
-    nd->str_len = strlen(s);
-    nd->str = lil__load_arena_strndup(ld->env, ld->arena, s, nd->str_len);
-    json_get_alloc_funcs(&jmalloc, &jfree); /* the host may have set them */
-    jfree(s);
-    return nd->str ? LIL_OK : LIL_E_NOMEM;
+    lil__buf_init(&s, ld->env, SIZE_MAX);
+    rc = lil__json_dump(ld->env, &err, v, JSON_ENCODE_ANY, &s); /* number, literal */
+    if (rc == LIL_OK) {
+        nd->str_len = s.len;
+        nd->str = lil__load_arena_strndup(ld->env, ld->arena, (const char *)s.data,
+                                          s.len);
+        rc = nd->str ? LIL_OK : LIL_E_NOMEM;
+    }
+    lil__buf_free(&s);
+    return rc;
 }
 
 static lil_status pairs_from_json(struct loader *ld, json_t *v, size_t depth,

@@ -44,8 +44,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <jansson.h>
-
+#include "json/json.h"
 #include "spec/diag.h"
 
 enum lil_node_kind { LIL_NODE_SCALAR, LIL_NODE_SEQ, LIL_NODE_MAP };

@@ -19,6 +19,7 @@
 #include "base/buf.h"
 #include "base/env.h"
 #include "base/err.h"
+#include "json/json.h"
 #include "spec/diag.h"
 #include "spec/ir.h"
 #include "spec/node.h"
@@ -92,11 +93,13 @@ static lil_status spec_compile(lil_spec *spec, const char *text, size_t len,
                                const lil_spec_limits *lim)
 {
     struct lil_doc_limits l = limits_of(lim);
+    struct lil_json_scope sc;
     struct lil_doc doc;
     bool structural_ok;
     lil_status rc;
 
     memset(&doc, 0, sizeof(doc));
+    lil__json_begin(&sc, &spec->env);
     rc = lil__doc_parse(&doc, &spec->env, spec->name, text, len, &l, &spec->diags);
     if (rc == LIL_OK && spec->diags.nerrors == 0) /* root NULL: an empty document */
         rc = lil__ir_build_text(&spec->env, doc.root, text, len, &spec->diags,
@@ -106,6 +109,8 @@ static lil_status spec_compile(lil_spec *spec, const char *text, size_t len,
     if (structural_ok)
         rc = lil__ir_validate(spec->ir, &spec->diags);
     lil__doc_free(&doc);
+    if (lil__json_end(&sc) != LIL_OK) /* also a failure the loader got past */
+        rc = LIL_E_NOMEM;
     if (rc == LIL_OK)
         lil__diags_attach_source(&spec->diags, text, len);
     if (rc == LIL_OK && spec->diags.nomem)
@@ -224,14 +229,17 @@ const lil_diag *lil_spec_diag(const lil_spec *spec, size_t i)
     return &spec->diags.v[i].pub;
 }
 
-/* Dump a JSON document made by make() as an exported block. */
+/* Print a JSON document made by make() (compact, keys in the order make()
+ * put them) as an exported block. */
 static lil_status export_json(const lil_spec *spec,
                               json_t *(*make)(const struct lil_ir_spec *),
                               lil_bytes *out)
 {
+    struct lil_json_scope sc;
+    struct lil_err e;
+    struct lil_buf text;
     json_t *doc;
-    char *text;
-    size_t len;
+    lil_status rc;
 
     if (!out)
         return fail(LIL_E_INVAL, "out is NULL");
@@ -241,20 +249,17 @@ static lil_status export_json(const lil_spec *spec,
         return fail(LIL_E_INVAL, "invalid or freed spec handle");
     if (!lil_spec_ok(spec))
         return fail(LIL_E_SPEC, "the spec has errors");
+    lil__buf_init(&text, &spec->env, SIZE_MAX);
+    lil__json_begin(&sc, &spec->env);
     doc = make(spec->ir);
-    if (!doc)
-        return fail(LIL_E_NOMEM, "out of memory");
-    text = json_dumps(doc, JSON_COMPACT); /* jansson's allocator */
+    rc = doc ? lil__json_dump(&spec->env, &e, doc, JSON_COMPACT, &text) : LIL_E_NOMEM;
     json_decref(doc);
-    if (!text)
-        return fail(LIL_E_NOMEM, "out of memory");
-    len = strlen(text);
-    out->data = lil__export_copy(&spec->env, text, len);
-    free(text);
-    if (!out->data)
-        return fail(LIL_E_NOMEM, "out of memory");
-    out->len = len;
-    return LIL_OK;
+    if (lil__json_end(&sc) != LIL_OK) /* also a failure make() got past */
+        rc = LIL_E_NOMEM;
+    if (rc == LIL_OK)
+        rc = lil__buf_export(&text, out);
+    lil__buf_free(&text);
+    return rc == LIL_OK ? rc : fail(rc, "out of memory");
 }
 
 lil_status lil_spec_json(const lil_spec *spec, lil_bytes *out)

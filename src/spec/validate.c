@@ -15,6 +15,7 @@
  */
 #include "spec/validate.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,15 +168,20 @@ void lil__validate_harness(struct vctx *v, const struct lil_ir_str *h, const cha
 /* ------------------------------------------------------------------------ */
 /* Declarations                                                             */
 
-/* A JSON value for a message: compact, cut. */
-static const char *show_json(json_t *j, char *buf, size_t cap)
+/* A JSON value for a message: compact, cut.  Out of memory sets v->nomem. */
+static const char *show_json(struct vctx *v, json_t *j, char *buf, size_t cap)
 {
-    char *s = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+    struct lil_err err;
+    struct lil_buf s;
 
-    if (!s)
+    lil__buf_init(&s, v->d->env, SIZE_MAX);
+    if (lil__json_dump(v->d->env, &err, j, JSON_COMPACT | JSON_ENCODE_ANY, &s) !=
+        LIL_OK) {
+        v->nomem = true;
         return "(value)";
-    lil__ir_show(s, strlen(s), buf, cap);
-    free(s); /* jansson's allocator */
+    }
+    lil__ir_show((const char *)s.data, s.len, buf, cap);
+    lil__buf_free(&s);
     return buf;
 }
 
@@ -215,7 +221,7 @@ static void check_var(struct vctx *v, const struct lil_ir_var *var)
         !lil__type_accepts(&var->type, var->init))
         lil__diag(v->d, LIL_SEV_ERROR, "bad-init", var->init_pos, path,
                   "state var '%s' init %s does not match type '%s'", n,
-                  show_json(var->init, jbuf, sizeof(jbuf)),
+                  show_json(v, var->init, jbuf, sizeof(jbuf)),
                   lil__ir_show(var->type_text.s, strlen(var->type_text.s), tbuf,
                                sizeof(tbuf)));
 }
@@ -249,7 +255,7 @@ static void check_input(struct vctx *v, const struct lil_ir_input *in)
         lil__diag(
             v->d, LIL_SEV_ERROR, "bad-init", in->def_pos, path,
             "input '%s' default %s does not match type '%s'", n,
-            show_json(in->def, jbuf, sizeof(jbuf)),
+            show_json(v, in->def, jbuf, sizeof(jbuf)),
             lil__ir_show(in->type_text.s, strlen(in->type_text.s), tbuf, sizeof(tbuf)));
 }
 

@@ -13,8 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <jansson.h>
-
+#include "json/json.h"
 #include "spec/diag.h"
 #include "spec/ir.h"
 

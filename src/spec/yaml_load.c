@@ -40,11 +40,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
 #include <yaml.h>
 
 #include "base/alloc.h"
 #include "base/env.h"
+#include "json/json.h"
 #include "spec/node.h"
 
 #define ARENA_ALIGN    16u
@@ -629,9 +629,9 @@ static void loader_free(struct loader *ld)
         freelocale(ld->c_locale);
 }
 
-lil_status lil__doc_parse(struct lil_doc *doc, const struct lil_env *env,
-                          const char *name, const char *text, size_t len,
-                          const struct lil_doc_limits *lim, struct lil_diags *diags)
+static lil_status doc_parse(struct lil_doc *doc, const struct lil_env *env,
+                            const char *name, const char *text, size_t len,
+                            const struct lil_doc_limits *lim, struct lil_diags *diags)
 {
     struct loader ld;
     lil_status rc;
@@ -663,6 +663,24 @@ lil_status lil__doc_parse(struct lil_doc *doc, const struct lil_env *env,
     doc->arena = ld.arena;
     doc->root = ld.root;
     return LIL_OK;
+}
+
+/* The tree's jansson values are allocated under env (json.h); an allocation
+ * that failed is LIL_E_NOMEM even if the loader got past it. */
+lil_status lil__doc_parse(struct lil_doc *doc, const struct lil_env *env,
+                          const char *name, const char *text, size_t len,
+                          const struct lil_doc_limits *lim, struct lil_diags *diags)
+{
+    struct lil_json_scope sc;
+    lil_status rc;
+
+    lil__json_begin(&sc, env);
+    rc = doc_parse(doc, env, name, text, len, lim, diags);
+    if (lil__json_end(&sc) != LIL_OK && rc == LIL_OK) {
+        lil__doc_free(doc);
+        rc = LIL_E_NOMEM;
+    }
+    return rc;
 }
 
 void lil__doc_free(struct lil_doc *doc)

@@ -15,9 +15,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <jansson.h>
 #include <yaml.h>
 
+#include "json/json.h"
 #include "spec/node.h"
 
 #define KEYSET_MIN   8u  /* keys in a mapping before a hash set is used */

@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
 #include <yaml.h>
 
+#include "json/json.h"
 #include "spec/node.h"
 #include "spec/yaml_load.h"
 

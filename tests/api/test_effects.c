@@ -361,6 +361,9 @@ T_TEST(resolve_argument_rules)
     T_EQ_I64(lil_run_resolve(run, "nope", R, NULL, 0, "me", "why"), LIL_E_NOTFOUND);
     T_EQ_I64(lil_run_resolve(run, "charge", R, NULL, 0, "me", "why"),
              LIL_E_NOTFOUND);
+    T_EQ_I64(lil_run_resolve(run, id, R, NULL, 0, "m\xff", "why"), LIL_E_INVAL);
+    T_CONTAINS(lil_errmsg(), "UTF-8");
+    T_EQ_I64(lil_run_resolve(run, id, R, NULL, 0, "me", "\xc3("), LIL_E_INVAL);
     T_EQ_I64(lil_run_status(run), LIL_RUN_UNCERTAIN);
     T_EQ_I64(lil_run_uncertain_count(run), 1);
     /* the limits themselves are accepted */

@@ -217,6 +217,17 @@ static bool check_diags(const char *path, const lil_spec *spec, struct expectati
     return ok;
 }
 
+/* Release a string of json_dumps.  liblil.a installs jansson's allocation
+ * hooks (docs/api.md), so it goes back through them, never to free(). */
+static void json_text_free(char *s)
+{
+    json_malloc_t m;
+    json_free_t f;
+
+    json_get_alloc_funcs(&m, &f);
+    f(s);
+}
+
 /* The value at a dotted path ("caps.budget.tokens", "body.0.id"). */
 static json_t *lookup(json_t *doc, const char *path)
 {
@@ -256,7 +267,7 @@ static bool check_normalized(const char *path, const lil_spec *spec, const struc
 
             fprintf(stderr, "%s: normalized %s = %s, expected %s\n", path, x->norm[i].path,
                     g ? g : "(absent)", x->norm[i].json);
-            free(g);
+            json_text_free(g);
             ok = false;
         }
         json_decref(want);

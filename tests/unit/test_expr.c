@@ -16,11 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/env.h"
+#include "json/json.h"
 #include "lang/expr.h"
 #include "lang/expr_ast.h"
 #include "lang/value.h"
@@ -228,7 +227,7 @@ static void check_json_list(const struct block *b, const char *what, json_t *got
 
     if (!want || !json_equal(want, got))
         block_fail(b, "wrong list: got %s, want %s", g, t->s);
-    free(g);
+    lil__json_free(g);
     json_decref(want);
 }
 
@@ -306,7 +305,7 @@ static void check_template(const struct block *b, const struct lil_tmpl *t,
         if (!got || !want || !json_equal(got, want) ||
             json_typeof(got) != json_typeof(want))
             block_fail(b, "value %s, want %s", g, result->s);
-        free(g);
+        lil__json_free(g);
         json_decref(got);
         json_decref(want);
     }

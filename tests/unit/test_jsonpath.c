@@ -8,8 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-
+#include "json/json.h"
 #include "lang/jsonpath.h"
 #include "t.h"
 
@@ -65,7 +64,7 @@ static void check_case(struct run *r, const char *want_text)
         char *g = dump(got);
         fprintf(stderr, "subset.test:%d: path '%s': got %s, want %s\n", r->lineno,
                 r->path, g ? g : "undefined", want_text);
-        free(g);
+        lil__json_free(g);
         r->failed++;
     }
     json_decref(want);

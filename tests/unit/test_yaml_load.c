@@ -12,9 +12,8 @@
 #include <string.h>
 #include <time.h>
 
-#include <jansson.h>
-
 #include "base/env.h"
+#include "json/json.h"
 #include "spec/diag.h"
 #include "spec/node.h"
 #include "t.h"
@@ -928,16 +927,6 @@ static void c_free(void *ud, void *p)
     free(p);
 }
 
-static void *j_malloc(size_t n)
-{
-    return c_malloc(NULL, n);
-}
-
-static void j_free(void *p)
-{
-    c_free(NULL, p);
-}
-
 /* The outcome of one load, to compare runs: rc, diagnostics, the tree. */
 static void outcome(const char *name, const char *text, struct lil_env *env, char *out,
                     size_t cap, lil_status *rc, int json_torture)
@@ -953,11 +942,14 @@ static void outcome(const char *name, const char *text, struct lil_env *env, cha
              d.n ? d.v[0].pub.line : 0, d.n ? d.v[0].pub.column : 0, dump(doc.root));
     if (doc.root && json_torture) /* lil__node_json under failure: NULL, no leak */
         for (unsigned long i = 1; i < 100000; i++) {
+            struct lil_json_scope sc;
             json_t *j;
 
             ctr.fail_at = ctr.calls + i;
             ctr.fired = 0;
+            lil__json_begin(&sc, env); /* jansson allocates from env */
             j = lil__node_json(doc.root);
+            T_EQ_I64(lil__json_end(&sc), ctr.fired ? LIL_E_NOMEM : LIL_OK);
             T_CHECK(ctr.fired ? j == NULL : j != NULL);
             json_decref(j);
             if (!ctr.fired)
@@ -1005,7 +997,6 @@ T_TEST(allocation_failures)
     static char big_map[4096];
     size_t n = 0;
 
-    json_set_alloc_funcs(j_malloc, j_free);
     for (int i = 0; i < 40; i++)
         n += (size_t)snprintf(big_map + n, sizeof(big_map) - n,
                               "k%d: [%d, x%d, %d.5]\n", i, i, i, i);
@@ -1016,7 +1007,6 @@ T_TEST(allocation_failures)
     torture("e.json", "{\"a\": [1, \"\\ud83d\\ude00\"], \"b\": {\"c\": null}}");
     torture("f.json", "{\"a\"\n: [1, \"x\"], \"b\": {\"c\": 1.5}}"); /* no positions */
     torture("g.json", "{\"a\": x}");
-    json_set_alloc_funcs(malloc, free);
 }
 
 T_MAIN()
