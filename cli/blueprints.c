@@ -532,6 +532,10 @@ static void sb_add(struct sbuf *b, const char *s, size_t n)
 {
     if (b->nomem)
         return;
+    if (n >= SIZE_MAX - b->len) {
+        b->nomem = true;
+        return;
+    }
     if (b->len + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 1024;
         char *p;

@@ -283,6 +283,7 @@ static lil_status push_pending(struct loader *ld, struct lil_node *nd)
 {
     if (ld->npend == ld->pend_cap) {
         size_t cap = ld->pend_cap ? ld->pend_cap * 2 : 64;
+        /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
         struct lil_node **p = lil__realloc(ld->env, ld->pend, cap * sizeof(*p));
 
         if (!p)
@@ -473,9 +474,11 @@ static lil_status on_end(struct loader *ld)
     n = ld->npend - f->base;
     kids = n ? ld->pend + f->base : NULL; /* pend may still be NULL */
     if (nd->kind == LIL_NODE_SEQ && n) {
+        /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
         nd->items = lil__load_arena_alloc(ld->env, ld->arena, n * sizeof(*nd->items));
         if (!nd->items)
             return LIL_E_NOMEM;
+        /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
         memcpy(nd->items, kids, n * sizeof(*nd->items));
         nd->n = n;
     } else if (n) {
