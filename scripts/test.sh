@@ -8,7 +8,7 @@
 # ci    RelWithDebInfo with -Werror: the whole suite, cppcheck (target lint),
 #       the layout check (scripts/format.sh) and clang-tidy (scripts/tidy.sh,
 #       over the ci build's compile_commands.json)
-# asan  the whole suite again under ASan + UBSan (leak checks on)
+# asan  the whole suite again under ASan + UBSan (leak checks on), asserts on
 # tsan  only the multithreaded tests (ctest -R "$LIL_TSAN_TESTS", default
 #       the thread, locking, effect and marker tests): group commit, shared
 #       runs and stores, processes racing for runs and markers, and the
@@ -108,7 +108,7 @@ static_checks() {
     echo "== clang-tidy: scripts/tidy.sh"
     start=$SECONDS
     if ! bash scripts/tidy.sh 2>&1 | tee -a "$log"; then
-        summary+=("clang-tidy: FAILED: new findings ($((SECONDS - start)) s)")
+        summary+=("clang-tidy: FAILED ($((SECONDS - start)) s)")
         total_fail=$((total_fail + 1))
         failed=1
     fi
