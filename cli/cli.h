@@ -83,6 +83,18 @@ struct cli_args {
  * printed), or CLI_EXIT_USAGE (message printed). */
 int cli_parse(struct cli_ctx *ctx, int argc, char **argv, const struct cli_args *a);
 
+/* For verbs whose positionals are optional or repeated: cli_parse accepts
+ * only required ones.  cli_parse_any takes every positional word of argv
+ * (in order) into *pos, a new array the caller frees (NULL when the call
+ * fails), stores their count in *npos and lets cli_parse check the flags
+ * (with a's flags; a->names must be NULL).  Same return values as
+ * cli_parse.  Unlike cli_parse, a flag's value given as the next word may
+ * not be another flag ("--out --force" is a usage error; "--out=--force" is
+ * the way to say it), so a forgotten value is not silently a flag (the
+ * contract's W28). */
+int cli_parse_any(struct cli_ctx *ctx, int argc, char **argv, const struct cli_args *a,
+                  const char ***pos, size_t *npos);
+
 /* Print "lil: <verb>: <message>" to stderr. */
 void cli_err(const struct cli_ctx *ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -1,8 +1,7 @@
 /*
  * diag_print.c -- a loop spec's diagnostics for people (compiler style) and
  * for programs (JSON), shared by `lil validate`, `lil new` and `lil explain`;
- * cli_spec_load (a path, or "-" for stdin); and cli_parse_any, for verbs
- * whose positionals are optional or repeated.
+ * and cli_spec_load (a path, or "-" for stdin).
  *
  * Text output, one block per diagnostic:
  *
@@ -409,64 +408,5 @@ lil_status cli_spec_load(lil_env *env, const char *path, lil_spec **out, char *m
         snprintf(msg, cap, "%s", why);
     else
         snprintf(msg, cap, "cannot load '%s': %s", path, why);
-    return rc;
-}
-
-/* Does the flag word w ("--name", no '=') take the next word as value? */
-static bool takes_value(const struct cli_args *a, const char *w)
-{
-    const char *name = w + 2;
-
-    if (strchr(name, '='))
-        return false;
-    if (strcmp(name, "dir") == 0)
-        return true;
-    for (const struct cli_flag *f = a->flags; f && f->name; f++) {
-        if (strcmp(f->name, name) == 0)
-            return f->has_value;
-    }
-    return false;
-}
-
-int cli_parse_any(struct cli_ctx *ctx, int argc, char **argv, const struct cli_args *a,
-                  const char ***pos, size_t *npos)
-{
-    char **flags = malloc(((size_t)argc + 1) * sizeof(*flags));
-    bool done = false;
-    int nf = 0, rc;
-
-    *npos = 0;
-    *pos = calloc((size_t)argc + 1, sizeof(**pos));
-    if (!flags || !*pos) {
-        free(flags);
-        free(*pos);
-        *pos = NULL;
-        cli_err(ctx, "out of memory");
-        return CLI_EXIT_FAIL;
-    }
-    for (int i = 0; i < argc; i++) {
-        char *w = argv[i];
-        if (!done && strcmp(w, "--") == 0) {
-            done = true;
-        } else if (!done && w[0] == '-' && w[1] != '\0') {
-            flags[nf++] = w;
-            if (w[1] != '-' || !takes_value(a, w) || i + 1 >= argc)
-                continue;
-            if (strncmp(argv[i + 1], "--", 2) == 0 && argv[i + 1][2] != '\0') {
-                free(flags);
-                free(*pos);
-                *pos = NULL;
-                return cli_usage(ctx,
-                                 "flag %s needs a value, not the flag '%s' (write "
-                                 "%s=VALUE for a value that starts with --)",
-                                 w, argv[i + 1], w);
-            }
-            flags[nf++] = argv[++i];
-        } else {
-            (*pos)[(*npos)++] = w;
-        }
-    }
-    rc = cli_parse(ctx, nf, flags, a);
-    free(flags);
     return rc;
 }

@@ -1,8 +1,7 @@
 /*
  * spec_cli.h -- what the loop-spec verbs (validate, new, explain) share:
- * printing a spec's diagnostics (diag_print.c), splitting argv for verbs
- * whose positionals are optional or repeated (diag_print.c), and the
- * built-in blueprints of `lil new` (blueprints.c).
+ * printing a spec's diagnostics (diag_print.c) and the built-in blueprints
+ * of `lil new` (blueprints.c).
  *
  * Like the rest of the command, these use only <lil/lil.h> and jansson.
  */
@@ -59,21 +58,6 @@ lil_status cli_spec_load(lil_env *env, const char *path, lil_spec **out, char *m
 
 /* The name a SPEC argument is shown as: "<stdin>" for "-", else path. */
 const char *cli_spec_name(const char *path);
-
-/* ------------------------------------------------------------------------ */
-/* Arguments with optional or repeated positionals (diag_print.c)            */
-
-/* cli_parse accepts only required positionals.  cli_parse_any takes every
- * positional word of argv (in order) into *pos, a new array the caller
- * frees (NULL when the call fails), stores their count in *npos and lets
- * cli_parse check the flags (with
- * a's flags; a->names must be NULL).  Same return values as cli_parse.
- * Unlike cli_parse, a flag's value given as the next word may not be
- * another flag ("--out --force" is a usage error; "--out=--force" is the
- * way to say it), so a forgotten value is not silently a flag (the
- * contract's W28). */
-int cli_parse_any(struct cli_ctx *ctx, int argc, char **argv, const struct cli_args *a,
-                  const char ***pos, size_t *npos);
 
 /* ------------------------------------------------------------------------ */
 /* Blueprints of `lil new` (blueprints.c)                                    */

@@ -10,6 +10,7 @@ PACKAGES=(
     build-essential cmake ninja-build pkg-config
     clang libclang-rt-14-dev llvm          # asan/tsan/fuzz presets, llvm-symbolizer
     cppcheck                               # the lint target
+    clang-format clang-tidy                # scripts/format.sh, scripts/tidy.sh (14)
     libjansson-dev libssl-dev libisal-dev  # the library (ISA-L: CRC-32)
     zlib1g-dev                             # tests craft damaged records with crc32
     libyaml-dev libcurl4-openssl-dev libpq-dev libmicrohttpd-dev

@@ -5,8 +5,10 @@
 #   scripts/test.sh --slow     the same, with the slow tests too
 #   scripts/test.sh --preset ci [--preset asan ...]   only these presets
 #
-# ci    RelWithDebInfo with -Werror: the whole suite, and cppcheck (target lint)
-# asan  the whole suite again under ASan + UBSan (leak checks on)
+# ci    RelWithDebInfo with -Werror: the whole suite, cppcheck (target lint),
+#       the layout check (scripts/format.sh) and clang-tidy (scripts/tidy.sh,
+#       over the ci build's compile_commands.json)
+# asan  the whole suite again under ASan + UBSan (leak checks on), asserts on
 # tsan  only the multithreaded tests (ctest -R "$LIL_TSAN_TESTS", default
 #       the thread, locking, effect and marker tests): group commit, shared
 #       runs and stores, processes racing for runs and markers, and the
@@ -88,6 +90,30 @@ total_pass=0
 total_fail=0
 failed=0
 
+# static_checks LOG: cppcheck, the layout and clang-tidy, after the ci build.
+static_checks() {
+    local log=$1 start
+    if ! cmake --build --preset ci --target lint >>"$log" 2>&1; then
+        tail -n 30 "$log"
+        summary+=("lint (cppcheck): FAILED")
+        total_fail=$((total_fail + 1))
+        failed=1
+    fi
+    echo "== format: scripts/format.sh --check"
+    if ! bash scripts/format.sh --check 2>&1 | tee -a "$log"; then
+        summary+=("format: FAILED (scripts/format.sh --fix rewrites the files)")
+        total_fail=$((total_fail + 1))
+        failed=1
+    fi
+    echo "== clang-tidy: scripts/tidy.sh"
+    start=$SECONDS
+    if ! bash scripts/tidy.sh 2>&1 | tee -a "$log"; then
+        summary+=("clang-tidy: FAILED ($((SECONDS - start)) s)")
+        total_fail=$((total_fail + 1))
+        failed=1
+    fi
+}
+
 # run_preset NAME: configure, build and test one preset.
 run_preset() {
     local p=$1 log=$logdir/$1.log start=$SECONDS
@@ -105,12 +131,7 @@ run_preset() {
         failed=1
         return
     fi
-    if [ "$p" = ci ] && ! cmake --build --preset ci --target lint >>"$log" 2>&1; then
-        tail -n 30 "$log"
-        summary+=("lint (cppcheck): FAILED")
-        total_fail=$((total_fail + 1))
-        failed=1
-    fi
+    [ "$p" != ci ] || static_checks "$log"
     echo "== $p: ctest ${args[*]}"
     local rc=0
     "${prefix[@]}" ctest "${args[@]}" 2>&1 | tee "$log.ctest" || rc=$?

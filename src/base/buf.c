@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/assert.h"
 
 void lil__buf_init(struct lil_buf *b, const struct lil_env *env, size_t cap)
 {
@@ -38,6 +39,9 @@ lil_status lil__buf_reserve(struct lil_buf *b, size_t more)
     size_t need, n;
     uint8_t *p;
 
+    /* data (NULL until the first reserve) has room for len bytes and a NUL */
+    LIL_ASSERT(b->len <= b->cap && (b->alloc == 0 || b->len < b->alloc));
+    LIL_ASSERT((b->data == NULL) == (b->alloc == 0));
     if (more > b->cap || b->len > b->cap - more)
         return LIL_E_TOOBIG;
     need = b->len + more + 1;
@@ -60,6 +64,7 @@ lil_status lil__buf_add(struct lil_buf *b, const void *data, size_t len)
 
     if (rc != LIL_OK)
         return rc;
+    LIL_ASSERT(b->len + len < b->alloc);
     if (len)
         memcpy(b->data + b->len, data, len);
     b->len += len;
@@ -86,6 +91,7 @@ lil_status lil__buf_printf(struct lil_buf *b, const char *fmt, ...)
     rc = lil__buf_reserve(b, (size_t)n);
     if (rc != LIL_OK)
         return rc;
+    LIL_ASSERT(b->len + (size_t)n < b->alloc);
     va_start(ap, fmt);
     vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
     va_end(ap);

@@ -218,7 +218,7 @@ static int binary_op(uint8_t kind, uint8_t *op)
 
 static lil_status parse_binary(struct parser *p, int minprec, uint32_t *out)
 {
-    uint32_t left, right;
+    uint32_t left = 0, right = 0; /* parse_unary leaves left unset when it fails */
     lil_status rc = parse_unary(p, &left);
 
     while (rc == LIL_OK) {

@@ -132,7 +132,7 @@ enum lil_ir_enum {
     LIL_ENUM_RUNTIME,
     LIL_ENUM_EMIT,
     LIL_ENUM_ACTION_KIND,
-    LIL_ENUM_COUNT_
+    LIL_ENUM_COUNT
 };
 
 /* The spelling of value v of enumeration e ("plan-execute-reflect"), or

@@ -62,7 +62,7 @@ static const char *const ACTION_KINDS[] = {"shell", "http", "agent"};
 static const struct {
     const char *const *v;
     size_t n;
-} ENUMS[LIL_ENUM_COUNT_] = {
+} ENUMS[LIL_ENUM_COUNT] = {
     {PATTERNS, NELEM(PATTERNS)},         {STEP_KINDS, NELEM(STEP_KINDS)},
     {SIGNALS, NELEM(SIGNALS)},           {CAP_ACTIONS, NELEM(CAP_ACTIONS)},
     {SCHED_MODES, NELEM(SCHED_MODES)},   {METHODS, NELEM(METHODS)},
@@ -74,14 +74,14 @@ static const struct {
 
 const char *lil__ir_enum_name(enum lil_ir_enum e, int v)
 {
-    if ((unsigned)e >= LIL_ENUM_COUNT_ || v < 0 || (size_t)v >= ENUMS[e].n)
+    if ((unsigned)e >= LIL_ENUM_COUNT || v < 0 || (size_t)v >= ENUMS[e].n)
         return "?";
     return ENUMS[e].v[v];
 }
 
 const char *const *lil__ir_enum_values(enum lil_ir_enum e, size_t *n)
 {
-    if ((unsigned)e >= LIL_ENUM_COUNT_) {
+    if ((unsigned)e >= LIL_ENUM_COUNT) {
         *n = 0;
         return NULL;
     }

@@ -166,8 +166,11 @@ static lil_status read_file(const struct lil_env *env, struct lil_err *err,
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
-            rc = lil__seterr(err, LIL_E_IO, errno, "cannot read %s: %s", path,
-                             strerror(errno));
+            char why[128];
+            int e = errno;
+
+            rc = lil__seterr(err, LIL_E_IO, e, "cannot read %s: %s", path,
+                             strerror_r(e, why, sizeof(why)));
             break;
         }
         if (n == 0)

@@ -467,9 +467,11 @@ static lil_status on_end(struct loader *ld)
     n = ld->npend - f->base;
     kids = n ? ld->pend + f->base : NULL; /* pend may still be NULL */
     if (nd->kind == LIL_NODE_SEQ && n) {
+        /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
         nd->items = lil__load_arena_alloc(ld->env, ld->arena, n * sizeof(*nd->items));
         if (!nd->items)
             return LIL_E_NOMEM;
+        /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
         memcpy(nd->items, kids, n * sizeof(*nd->items));
         nd->n = n;
     } else if (n) {
