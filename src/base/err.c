@@ -48,3 +48,11 @@ const char *lil_errmsg(void)
 {
     return thread_err.msg;
 }
+
+const char *lil__errstr(int e)
+{
+    static _Thread_local char buf[128];
+
+    /* the GNU strerror_r: it returns the text, in buf or a static string */
+    return strerror_r(e, buf, sizeof(buf));
+}

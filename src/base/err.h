@@ -24,6 +24,11 @@ struct lil_err {
 lil_status lil__seterr(struct lil_err *err, lil_status code, int sys_errno,
                        const char *fmt, ...) LIL_PRINTF(4, 5);
 
+/* The text of errno value e, for messages: strerror without its shared
+ * buffer (the text lives in a per-thread buffer until the next call on
+ * this thread, so use it once per message). */
+const char *lil__errstr(int e);
+
 /* Clear to LIL_OK and "". */
 void lil__clearerr(struct lil_err *err);
 

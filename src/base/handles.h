@@ -16,5 +16,23 @@
 #define LIL_RUN_MAGIC 0x6c696c52u   /* "lilR": lil_run */
 #define LIL_CALL_MAGIC 0x6c696c43u  /* "lilC": lil_call (inside a step) */
 #define LIL_SPEC_MAGIC 0x6c696c50u  /* "lilP": lil_spec (a parsed loop spec) */
+#define LIL_PROC_MAGIC 0x6c696c4bu  /* "lilK": a child process (os/proc.h) */
+
+/* Never called: two equal magics make two equal case labels, which do not
+ * compile. */
+static inline int lil__handle_magics_differ(unsigned m)
+{
+    switch (m) {
+    case LIL_ENV_MAGIC:
+    case LIL_STORE_MAGIC:
+    case LIL_RUN_MAGIC:
+    case LIL_CALL_MAGIC:
+    case LIL_SPEC_MAGIC:
+    case LIL_PROC_MAGIC:
+        return 1;
+    default:
+        return 0;
+    }
+}
 
 #endif

@@ -190,7 +190,7 @@ static lil_status create_file(struct journal *j, struct lil_err *err,
             *created = true;
         else if (errno != EEXIST)
             rc = lil__seterr(err, LIL_E_IO, errno, "link %s: %s", j->path,
-                             strerror(errno));
+                             lil__errstr(errno));
     }
     j->env->os->unlink(tmp);
     if (rc == LIL_OK && *created)
@@ -417,7 +417,7 @@ static lil_status preallocate(struct journal *j, struct lil_err *err, uint64_t n
         j->alloc_end = UINT64_MAX; /* grow by appending */
         return LIL_OK;
     }
-    lil__seterr(err, LIL_E_IO, errno, "fallocate %s: %s", j->path, strerror(errno));
+    lil__seterr(err, LIL_E_IO, errno, "fallocate %s: %s", j->path, lil__errstr(errno));
     return poison(j, err); /* the step it was for can never be journaled now */
 }
 

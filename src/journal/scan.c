@@ -64,7 +64,7 @@ lil_status lil__format_header(struct lil_err *err, const uint8_t *key, size_t ke
     lil__wr32(out + LIL_JF_H_HEADER_LEN, LIL_JF_HEADER_LEN);
     if (make_salt(salt) != LIL_OK)
         return lil__seterr(err, LIL_E_IO, errno, "cannot make a journal salt: %s",
-                           strerror(errno));
+                           lil__errstr(errno));
     lil__wr64(out + LIL_JF_H_CREATED, (uint64_t)created_ns);
     if (key) {
         rc = key_check(err, key, key_len, salt, out + LIL_JF_H_KEYCHECK);

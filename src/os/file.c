@@ -25,7 +25,7 @@ lil_status lil__os_open(const struct lil_env *env, struct lil_err *err,
         fd = env->os->open(path, flags, mode);
     while (fd < 0 && errno == EINTR);
     if (fd < 0)
-        return lil__seterr(err, LIL_E_IO, errno, "open %s: %s", path, strerror(errno));
+        return lil__seterr(err, LIL_E_IO, errno, "open %s: %s", path, lil__errstr(errno));
     *fd_out = fd;
     return LIL_OK;
 }
@@ -49,7 +49,7 @@ lil_status lil__os_pread_all(const struct lil_env *env, struct lil_err *err, int
         if (r < 0)
             return lil__seterr(err, LIL_E_IO, errno, "read %s at offset %llu: %s",
                                what, (unsigned long long)(off + done),
-                               strerror(errno));
+                               lil__errstr(errno));
         if (r == 0)
             return lil__seterr(err, LIL_E_IO, 0, "read %s at offset %llu: end of file",
                                what, (unsigned long long)(off + done));
@@ -72,7 +72,7 @@ lil_status lil__os_pwrite_all(const struct lil_env *env, struct lil_err *err, in
         if (r <= 0) {
             int e = r < 0 ? errno : ENOSPC;
             return lil__seterr(err, LIL_E_IO, e, "write %s at offset %llu: %s", what,
-                               (unsigned long long)(off + done), strerror(e));
+                               (unsigned long long)(off + done), lil__errstr(e));
         }
         done += (size_t)r;
     }
@@ -89,7 +89,7 @@ lil_status lil__os_fdatasync(const struct lil_env *env, struct lil_err *err, int
     while (r < 0 && errno == EINTR);
     if (r < 0)
         return lil__seterr(err, LIL_E_IO, errno, "fdatasync %s: %s", what,
-                           strerror(errno));
+                           lil__errstr(errno));
     return LIL_OK;
 }
 
@@ -103,7 +103,7 @@ lil_status lil__os_ftruncate(const struct lil_env *env, struct lil_err *err, int
     while (r < 0 && errno == EINTR);
     if (r < 0)
         return lil__seterr(err, LIL_E_IO, errno, "ftruncate %s to %llu: %s", what,
-                           (unsigned long long)len, strerror(errno));
+                           (unsigned long long)len, lil__errstr(errno));
     return LIL_OK;
 }
 
@@ -114,7 +114,7 @@ lil_status lil__os_fstat_size(const struct lil_env *env, struct lil_err *err, in
 
     *size_out = 0;
     if (env->os->fstat(fd, &st) < 0)
-        return lil__seterr(err, LIL_E_IO, errno, "fstat %s: %s", what, strerror(errno));
+        return lil__seterr(err, LIL_E_IO, errno, "fstat %s: %s", what, lil__errstr(errno));
     *size_out = (uint64_t)st.st_size;
     return LIL_OK;
 }
@@ -133,7 +133,7 @@ lil_status lil__os_fsync_dir(const struct lil_env *env, struct lil_err *err,
     while (r < 0 && errno == EINTR);
     if (r < 0)
         rc = lil__seterr(err, LIL_E_IO, errno, "fsync directory %s: %s", dir,
-                         strerror(errno));
+                         lil__errstr(errno));
     lil__os_close(env, fd);
     return rc;
 }
@@ -163,7 +163,7 @@ lil_status lil__os_mkdir(const struct lil_env *env, struct lil_err *err,
     struct stat st;
 
     if (env->os->mkdir(dir, 0700) != 0 && errno != EEXIST)
-        return lil__seterr(err, LIL_E_IO, errno, "mkdir %s: %s", dir, strerror(errno));
+        return lil__seterr(err, LIL_E_IO, errno, "mkdir %s: %s", dir, lil__errstr(errno));
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return lil__seterr(err, LIL_E_IO, ENOTDIR, "%s exists and is not a directory",
                            dir);
@@ -188,7 +188,7 @@ lil_status lil__os_publish(const struct lil_env *env, struct lil_err *err,
     lil__os_close(env, fd);
     if (rc == LIL_OK && env->os->rename(tmp, path) < 0)
         rc = lil__seterr(err, LIL_E_IO, errno, "rename %s to %s: %s", tmp, path,
-                         strerror(errno));
+                         lil__errstr(errno));
     if (rc != LIL_OK) {
         env->os->unlink(tmp);
         return rc;
@@ -214,7 +214,7 @@ static lil_status ofd_lock(const struct lil_env *env, struct lil_err *err, int f
         return LIL_OK;
     if (errno == EAGAIN || errno == EACCES)
         return lil__seterr(err, LIL_E_LOCKED, errno, "%s is locked", what);
-    return lil__seterr(err, LIL_E_IO, errno, "lock %s: %s", what, strerror(errno));
+    return lil__seterr(err, LIL_E_IO, errno, "lock %s: %s", what, lil__errstr(errno));
 }
 
 lil_status lil__os_lock_try(const struct lil_env *env, struct lil_err *err, int fd,
@@ -258,7 +258,7 @@ static lil_status load_copy(const struct lil_env *env, struct lil_err *err, int 
         if (r < 0) {
             lil__free(env, p);
             return lil__seterr(err, LIL_E_IO, errno, "read %s: %s", path,
-                               strerror(errno));
+                               lil__errstr(errno));
         }
         if (r == 0)
             break;
@@ -290,7 +290,7 @@ lil_status lil__os_load(const struct lil_env *env, struct lil_err *err, int fd,
                           0);
         if (p == MAP_FAILED)
             return lil__seterr(err, LIL_E_IO, errno, "mmap %s: %s", path,
-                               strerror(errno));
+                               lil__errstr(errno));
         *data = p;
     }
     if (rc == LIL_OK)

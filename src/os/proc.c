@@ -22,10 +22,10 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/handles.h"
 #include "base/clock.h"
 #include "os/os.h"
 
-#define PROC_MAGIC   0x6c696c50u /* "lilP" */
 #define CHUNK        65536       /* bytes per read or write: a default pipe */
 #define TICK_MIN_MS  1           /* without a pidfd: first sleep between looks */
 #define TICK_MAX_MS  32          /* ... doubling up to this */
@@ -67,7 +67,7 @@ struct setup {
 
 static bool proc_ok(const struct lil_proc *p)
 {
-    return p && p->magic == PROC_MAGIC;
+    return p && p->magic == LIL_PROC_MAGIC;
 }
 
 static void close_fd(const struct lil_env *env, int *fd)
@@ -97,7 +97,7 @@ static lil_status wait_error(struct lil_proc *p, struct lil_err *err)
 
     if (e != ECHILD)
         return lil__seterr(err, LIL_E_IO, e, "waitid child %d: %s", (int)p->pid,
-                           strerror(e));
+                           lil__errstr(e));
     /* Gone without us: its pid may be reused, so it is never signalled
      * again.  It ended, how is unknown. */
     p->exited = p->reaped = true;
@@ -151,7 +151,7 @@ static lil_status send_kill(struct lil_proc *p, struct lil_err *err, pid_t to, i
     if (p->env->os->kill(to, sig) < 0 && errno != ESRCH)
         return lil__seterr(err, LIL_E_IO, errno, "kill %s %d with %s: %s",
                            to < 0 ? "process group" : "child", (int)(to < 0 ? -to : to),
-                           sig == SIGKILL ? "SIGKILL" : "SIGTERM", strerror(errno));
+                           sig == SIGKILL ? "SIGKILL" : "SIGTERM", lil__errstr(errno));
     return LIL_OK;
 }
 
@@ -222,7 +222,7 @@ static lil_status read_stream(struct lil_proc *p, struct lil_err *err, struct st
     if (errno == EINTR || errno == EAGAIN)
         return LIL_OK;
     return lil__seterr(err, LIL_E_IO, errno, "read output of child %d: %s", (int)p->pid,
-                       strerror(errno));
+                       lil__errstr(errno));
 }
 
 /* write() with SIGPIPE blocked in this thread; the SIGPIPE that a closed
@@ -266,7 +266,7 @@ static lil_status feed_stdin(struct lil_proc *p, struct lil_err *err)
         return LIL_OK;
     if (r < 0 && errno != EPIPE)
         return lil__seterr(err, LIL_E_IO, errno, "write stdin of child %d: %s",
-                           (int)p->pid, strerror(errno));
+                           (int)p->pid, lil__errstr(errno));
     if (r > 0)
         p->in_off += (size_t)r;
     /* All written, or the child closed its stdin (EPIPE: its choice). */
@@ -329,7 +329,7 @@ static lil_status pump(struct lil_proc *p, struct lil_err *err, int timeout_ms)
     if (p->env->os->poll(fds, n, timeout_ms) < 0)
         return errno == EINTR
                    ? LIL_OK
-                   : lil__seterr(err, LIL_E_IO, errno, "poll: %s", strerror(errno));
+                   : lil__seterr(err, LIL_E_IO, errno, "poll: %s", lil__errstr(errno));
     for (nfds_t i = 0; i < n && rc == LIL_OK; i++) {
         if (!fds[i].revents)
             continue;
@@ -377,7 +377,7 @@ static lil_status drain(struct lil_proc *p, struct lil_err *err)
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)
-            rc = lil__seterr(err, LIL_E_IO, errno, "poll: %s", strerror(errno));
+            rc = lil__seterr(err, LIL_E_IO, errno, "poll: %s", lil__errstr(errno));
         if (r <= 0)
             break;
         for (nfds_t i = 0; i < n && rc == LIL_OK; i++)
@@ -421,9 +421,11 @@ static lil_status proc_new(const struct lil_env *env, struct lil_err *err,
     struct lil_proc *p = lil__calloc(env, 1, sizeof(*p));
 
     *out = NULL;
-    if (!p)
-        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
-    p->magic = PROC_MAGIC;
+    if (!p) {
+        lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+        return LIL_E_NOMEM; /* said outright: p is set whenever this is OK */
+    }
+    p->magic = LIL_PROC_MAGIC;
     p->env = env;
     p->pidfd = p->in_fd = p->s[0].fd = p->s[1].fd = -1;
     p->tick_ms = TICK_MIN_MS;
@@ -451,7 +453,7 @@ static lil_status raise_fd(const struct lil_env *env, struct lil_err *err, int *
     n = env->os->fcntl_int(*fd, F_DUPFD_CLOEXEC, 3);
     if (n < 0)
         return lil__seterr(err, LIL_E_IO, errno, "fcntl F_DUPFD_CLOEXEC: %s",
-                           strerror(errno));
+                           lil__errstr(errno));
     close_fd(env, fd);
     *fd = n;
     return LIL_OK;
@@ -480,7 +482,7 @@ static lil_status child_pipe(const struct lil_env *env, struct lil_err *err,
     int fds[2];
 
     if (env->os->pipe2(fds, O_CLOEXEC) < 0)
-        return lil__seterr(err, LIL_E_IO, errno, "pipe2: %s", strerror(errno));
+        return lil__seterr(err, LIL_E_IO, errno, "pipe2: %s", lil__errstr(errno));
     su->child[i] = fds[i == 0 ? 0 : 1];
     *parent = fds[i == 0 ? 1 : 0];
     return raise_fd(env, err, &su->child[i]);
@@ -493,7 +495,7 @@ static lil_status set_nonblock(const struct lil_env *env, struct lil_err *err, i
 
     if (fl < 0 || env->os->fcntl_int(fd, F_SETFL, fl | O_NONBLOCK) < 0)
         return lil__seterr(err, LIL_E_IO, errno, "fcntl O_NONBLOCK: %s",
-                           strerror(errno));
+                           lil__errstr(errno));
     return LIL_OK;
 }
 
@@ -531,7 +533,7 @@ static lil_status setup_cwd(const struct lil_env *env, struct lil_err *err,
     while (fd < 0 && errno == EINTR);
     if (fd < 0)
         return lil__seterr(err, LIL_E_CHILD, errno, "working directory %s: %s", cwd,
-                           strerror(errno));
+                           lil__errstr(errno));
     su->cwd_fd = fd;
     return LIL_OK;
 }
@@ -540,7 +542,7 @@ static lil_status spawn_setup_error(struct lil_err *err, int e, const char *what
 {
     if (e == ENOMEM)
         return lil__seterr(err, LIL_E_NOMEM, e, "%s: out of memory", what);
-    return lil__seterr(err, LIL_E_IO, e, "%s: %s", what, strerror(e));
+    return lil__seterr(err, LIL_E_IO, e, "%s: %s", what, lil__errstr(e));
 }
 
 /* In the child, in order: chdir, the three dup2s, close everything else
@@ -596,7 +598,7 @@ static lil_status build_attr(struct lil_err *err, struct setup *su,
  * cast goes through uintptr_t to say that on purpose. */
 static char *const *strv(const char *const *v)
 {
-    return (char *const *)(uintptr_t)v;
+    return (char *const *)(uintptr_t)v; /* NOLINT(performance-no-int-to-ptr) */
 }
 
 static lil_status start(struct lil_proc *p, struct lil_err *err, struct setup *su,
@@ -607,7 +609,7 @@ static lil_status start(struct lil_proc *p, struct lil_err *err, struct setup *s
                               o->envp ? strv(o->envp) : environ);
 
     if (e)
-        return lil__seterr(err, LIL_E_CHILD, e, "exec %s: %s", o->argv[0], strerror(e));
+        return lil__seterr(err, LIL_E_CHILD, e, "exec %s: %s", o->argv[0], lil__errstr(e));
     p->pid = pid;
     p->own_group = o->group != LIL_PROC_SAME_GROUP;
     /* Any failure leaves the waitid polling: the pidfd is only quicker. */

@@ -166,11 +166,9 @@ static lil_status read_file(const struct lil_env *env, struct lil_err *err,
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
-            char why[128];
             int e = errno;
 
-            rc = lil__seterr(err, LIL_E_IO, e, "cannot read %s: %s", path,
-                             strerror_r(e, why, sizeof(why)));
+            rc = lil__seterr(err, LIL_E_IO, e, "cannot read %s: %s", path, lil__errstr(e));
             break;
         }
         if (n == 0)

@@ -234,7 +234,7 @@ static lil_status file_foreach_run(struct lil_store *st, struct lil_err *err,
 
     if (n < 0)
         return lil__seterr(err, LIL_E_IO, errno, "scan %s: %s", st->where,
-                           strerror(errno));
+                           lil__errstr(errno));
     for (int i = 0; i < n; i++) {
         if (!stop && run_name_of(names[i]->d_name, id, sizeof(id)) == 0 &&
             looks_like_journal(st->env, st->where, names[i]->d_name))
