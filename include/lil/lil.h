@@ -235,6 +235,21 @@ typedef struct lil_run_opts {
  * index of every step is built only when a call leaves that order (threads,
  * changed code) or the journal holds effects.  opts NULL means defaults.
  *
+ * Recovery (docs/format.md has the rule): at the first invalid record the
+ * scan looks on for intact records.  When there are none (a torn tail), or
+ * only OPEN and CLOSE records, a writable open truncates the journal there
+ * and logs it (WARN, event=torn_tail); nothing acknowledged is lost.  When
+ * anything else follows (a step, an intent, a resolution, an outcome), the
+ * bad bytes are damage, or a power cut that made later unsynced writes
+ * durable but not an earlier one: lil cannot tell which, and dropping those
+ * records would run completed steps again.  The open refuses with
+ * LIL_E_CORRUPT (logged at WARN, event=damaged), naming the offset and how
+ * many records and steps follow; `lil check` shows them, and `lil check
+ * --repair` (lil_run_check with LIL_CHECK_REPAIR) drops them when asked.  A
+ * power cut can need that repair too: with sync full only in the first
+ * commit after an open (the OPEN record is not synced on its own), with
+ * normal and off, whose commits are not all synced, more often.
+ *
  * The hash chain of a plain journal is verified by lil_run_check (`lil
  * check`), or at open with LIL_OPEN_VERIFY_CHAIN: without a key anyone can
  * recompute it, so it proves integrity against deliberate edits only when
@@ -247,9 +262,10 @@ typedef struct lil_run_opts {
  *
  * Errors: LIL_E_INVAL (bad id, see lil_run_id_check), LIL_E_LOCKED ("run R is
  * held by pid P": one process at a time writes a run; the lock dies with its
- * process), LIL_E_CORRUPT (damage before the tail; the message names the
- * byte offset; `lil check --repair` truncates it), LIL_E_VERSION, LIL_E_KEY,
- * LIL_E_NOTFOUND, LIL_E_IO, LIL_E_NOMEM.  The message is on the store. */
+ * process), LIL_E_CORRUPT (damage before the tail, see above; the message
+ * names the byte offset; `lil check --repair` truncates it), LIL_E_VERSION,
+ * LIL_E_KEY, LIL_E_NOTFOUND, LIL_E_IO, LIL_E_NOMEM.  The message is on the
+ * store. */
 LIL_API lil_status lil_run_open(lil_store *st, const char *run_id,
                                 const lil_run_opts *opts, lil_run **out);
 
@@ -522,6 +538,12 @@ typedef struct lil_check_report {
     uint64_t damage_offset;  /* first damaged byte; meaningful when !intact */
     uint64_t file_bytes;     /* size of the file (preallocation included) */
     char message[256];       /* what was found, in words */
+    /* Intact records found after the first bad byte (the search goes on
+     * past it): what truncating there drops besides the bad bytes
+     * themselves.  0 for a true torn tail. */
+    uint64_t records_after_damage;
+    uint64_t steps_after_damage; /* of them, step outcomes (steps and effects,
+                                    completed or failed) */
 } lil_check_report;
 
 /* Verify a run's journal: header, every record's framing and checksum, the
@@ -529,7 +551,15 @@ typedef struct lil_check_report {
  * (see report->intact for the verdict) or the error that stopped it
  * (LIL_E_LOCKED with LIL_CHECK_REPAIR while another process holds the run,
  * LIL_E_KEY, LIL_E_VERSION, LIL_E_NOTFOUND, LIL_E_IO).  Without
- * LIL_CHECK_REPAIR nothing is written. */
+ * LIL_CHECK_REPAIR nothing is written.
+ *
+ * The verdicts follow the open's recovery rule (lil_run_open): intact; a
+ * torn tail (intact and torn_tail: nothing valid after the first bad byte,
+ * or only OPEN and CLOSE records); or damaged (intact 0: the open refuses
+ * the journal), and then records_after_damage and steps_after_damage say
+ * what truncating at damage_offset would drop.
+ * With LIL_CHECK_REPAIR a torn tail or damage is truncated at
+ * damage_offset; the report still says what was dropped. */
 LIL_API lil_status lil_run_check(lil_store *st, const char *run_id, unsigned flags,
                                  lil_check_report *report);
 

@@ -135,24 +135,38 @@ int lil__journal_holder_pid(const struct lil_env *env, const char *path)
 
 /* ---- checking ------------------------------------------------------------ */
 
+static void report_torn(lil_check_report *rep, const struct scan_result *res)
+{
+    rep->intact = 1;
+    rep->torn_tail = 1;
+    rep->damage_offset = res->end;
+    if (res->after_records)
+        snprintf(rep->message, sizeof(rep->message),
+                 "torn tail at offset %llu, then %llu intact records (only OPEN "
+                 "and CLOSE: nothing to replay); truncated on the next open",
+                 (unsigned long long)res->end,
+                 (unsigned long long)res->after_records);
+    else
+        snprintf(rep->message, sizeof(rep->message),
+                 "torn tail at offset %llu (never acknowledged; truncated on the "
+                 "next open)",
+                 (unsigned long long)res->end);
+}
+
 static void report_verdict(lil_check_report *rep, const struct scan_result *res,
                            lil_status rc, const struct lil_err *err)
 {
     rep->records = res->records;
     rep->valid_bytes = res->end;
-    if (rc == LIL_OK && !res->torn) {
+    rep->records_after_damage = res->after_records;
+    rep->steps_after_damage = res->after_steps;
+    if (rc == LIL_OK && res->torn) {
+        report_torn(rep, res);
+    } else if (rc == LIL_OK) {
         rep->intact = 1;
         snprintf(rep->message, sizeof(rep->message),
                  "intact: %llu records, %llu bytes, chain verified",
                  (unsigned long long)res->records, (unsigned long long)res->end);
-    } else if (rc == LIL_OK) {
-        rep->intact = 1;
-        rep->torn_tail = 1;
-        rep->damage_offset = res->end;
-        snprintf(rep->message, sizeof(rep->message),
-                 "torn tail at offset %llu (never acknowledged; truncated on the "
-                 "next open)",
-                 (unsigned long long)res->end);
     } else {
         rep->intact = 0;
         rep->damage_offset = res->damaged ? res->damage_off : 0;

@@ -238,6 +238,13 @@ static lil_status scan_file(struct journal *j, struct lil_err *err,
         rc = lil__scan_records(j->env, err, j->path, j->map, j->map_len, j->mac,
                                opts->verify_chain || opts->key, j->max_record, scan,
                                ud, res);
+    if (rc == LIL_E_CORRUPT && res->damaged)
+        lil__log(j->env, LIL_LOG_WARN,
+                 "event=damaged run=%s path=%s offset=%llu records_after=%llu "
+                 "steps_after=%llu readonly=%d",
+                 j->run_id, j->path, (unsigned long long)res->damage_off,
+                 (unsigned long long)res->after_records,
+                 (unsigned long long)res->after_steps, (int)j->readonly);
     if (rc != LIL_OK)
         return rc;
     memcpy(j->chain, res->chain, LIL_SHA256_LEN);
@@ -305,9 +312,11 @@ static lil_status settle(struct journal *j, struct lil_err *err,
 
     if (res->torn) {
         lil__log(j->env, LIL_LOG_WARN,
-                 "event=torn_tail run=%s path=%s offset=%llu bytes=%llu", j->run_id,
-                 j->path, (unsigned long long)res->end,
-                 (unsigned long long)(j->alloc_end - res->end));
+                 "event=torn_tail run=%s path=%s offset=%llu bytes=%llu "
+                 "records_after=%llu",
+                 j->run_id, j->path, (unsigned long long)res->end,
+                 (unsigned long long)(j->alloc_end - res->end),
+                 (unsigned long long)res->after_records);
         rc = lil__os_ftruncate(j->env, err, j->fd, res->end, j->path);
         j->alloc_end = res->end;
     }
