@@ -250,6 +250,11 @@ typedef struct lil_run_opts {
  * commit after an open (the OPEN record is not synced on its own), with
  * normal and off, whose commits are not all synced, more often.
  *
+ * A journal with no complete record (its creation was cut short, so no
+ * open ever returned on it) counts as not created: a read-only open, or one
+ * with LIL_OPEN_EXISTING, fails with LIL_E_NOTFOUND and writes nothing; a
+ * writable open starts it afresh (header and BEGIN, synced).
+ *
  * The hash chain of a plain journal is verified by lil_run_check (`lil
  * check`), or at open with LIL_OPEN_VERIFY_CHAIN: without a key anyone can
  * recompute it, so it proves integrity against deliberate edits only when
@@ -555,9 +560,10 @@ typedef struct lil_check_report {
  *
  * The verdicts follow the open's recovery rule (lil_run_open): intact; a
  * torn tail (intact and torn_tail: nothing valid after the first bad byte,
- * or only OPEN and CLOSE records); or damaged (intact 0: the open refuses
- * the journal), and then records_after_damage and steps_after_damage say
- * what truncating at damage_offset would drop.
+ * or only OPEN and CLOSE records; also a journal with no complete record,
+ * with records 0); or damaged (intact 0: the open refuses the journal), and
+ * then records_after_damage and steps_after_damage say what truncating at
+ * damage_offset would drop.
  * With LIL_CHECK_REPAIR a torn tail or damage is truncated at
  * damage_offset; the report still says what was dropped. */
 LIL_API lil_status lil_run_check(lil_store *st, const char *run_id, unsigned flags,

@@ -140,7 +140,13 @@ static void report_torn(lil_check_report *rep, const struct scan_result *res)
     rep->intact = 1;
     rep->torn_tail = 1;
     rep->damage_offset = res->end;
-    if (res->after_records)
+    if (res->records == 0)
+        snprintf(rep->message, sizeof(rep->message),
+                 "torn tail at offset %llu: no complete record (the journal's "
+                 "creation was cut short; nothing was acknowledged); the next "
+                 "writable open starts it afresh",
+                 (unsigned long long)res->end);
+    else if (res->after_records)
         snprintf(rep->message, sizeof(rep->message),
                  "torn tail at offset %llu, then %llu intact records (only OPEN "
                  "and CLOSE: nothing to replay); truncated on the next open",
@@ -160,7 +166,7 @@ static void report_verdict(lil_check_report *rep, const struct scan_result *res,
     rep->valid_bytes = res->end;
     rep->records_after_damage = res->after_records;
     rep->steps_after_damage = res->after_steps;
-    if (rc == LIL_OK && res->torn) {
+    if (rc == LIL_OK && (res->torn || res->records == 0)) {
         report_torn(rep, res);
     } else if (rc == LIL_OK) {
         rep->intact = 1;
@@ -181,7 +187,7 @@ static lil_status repair(const struct lil_env *env, struct lil_err *err, int fd,
 
     if (rep->intact && !rep->torn_tail)
         return LIL_OK;
-    if (rep->damage_offset < LIL_JF_HEADER_LEN)
+    if (rep->damage_offset < LIL_JF_HEADER_LEN && !rep->torn_tail)
         return lil__seterr(err, LIL_E_CORRUPT, 0,
                            "%s: the file header is damaged; nothing to keep", path);
     rc = lil__os_ftruncate(env, err, fd, rep->damage_offset, path);
@@ -203,6 +209,11 @@ static lil_status check_mapped(const struct lil_env *env, struct lil_err *err,
     lil_status rc;
 
     lil__clearerr(&scan_err);
+    if (lil__scan_header_cut(map, (size_t)len)) { /* no record: a torn tail */
+        memset(&res, 0, sizeof(res));
+        report_verdict(rep, &res, LIL_OK, &scan_err);
+        return LIL_OK;
+    }
     rc = lil__scan_header(env, &scan_err, path, map, (size_t)len, key, key_len, &mac,
                           &res);
     if (rc == LIL_E_KEY || rc == LIL_E_VERSION || rc == LIL_E_NOMEM) {
@@ -251,9 +262,14 @@ lil_status lil__journal_scan_buffer(const struct lil_env *env, struct lil_err *e
 {
     struct scan_result res;
     struct lil_mac *mac = NULL;
-    lil_status rc = lil__scan_header(env, err, "(buffer)", data, len, key, key_len,
-                                     &mac, &res);
+    lil_status rc;
 
+    if (lil__scan_header_cut(data, len)) { /* no record: what a writer starts afresh */
+        *valid_end = 0;
+        *records = 0;
+        return LIL_OK;
+    }
+    rc = lil__scan_header(env, err, "(buffer)", data, len, key, key_len, &mac, &res);
     if (rc == LIL_OK)
         rc = lil__scan_records(env, err, "(buffer)", data, len, mac, true, max_record,
                                NULL, NULL, &res);

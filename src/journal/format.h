@@ -75,6 +75,11 @@
  *     that would have made it durable; nothing acknowledged lies there): the
  *     writer truncates the file to X before its next append.
  * `lil check --repair` truncates at X when asked.
+ *
+ * A file with no complete record (cut inside its header, or inside BEGIN)
+ * is a creation cut short: no run yet for a reader (LIL_E_NOTFOUND); a
+ * writer replaces it with a new header and BEGIN, synced, as it creates a
+ * journal (journal.c, restart).
  * A record whose CRC is right but whose chain is wrong is LIL_E_CORRUPT (it
  * was edited, removed or moved) wherever the chain is verified.
  */

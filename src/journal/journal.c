@@ -231,9 +231,15 @@ static lil_status scan_file(struct journal *j, struct lil_err *err,
                             const struct journal_opts *opts, journal_scan_fn scan,
                             void *ud, struct scan_result *res)
 {
-    lil_status rc = lil__scan_header(j->env, err, j->path, j->map, j->map_len,
-                                     opts->key, opts->key_len, &j->mac, res);
+    lil_status rc;
 
+    if (lil__scan_header_cut(j->map, j->map_len)) { /* no record: see restart */
+        memset(res, 0, sizeof(*res));
+        res->torn = j->map_len > 0;
+        return LIL_OK;
+    }
+    rc = lil__scan_header(j->env, err, j->path, j->map, j->map_len, opts->key,
+                          opts->key_len, &j->mac, res);
     if (rc == LIL_OK)
         rc = lil__scan_records(j->env, err, j->path, j->map, j->map_len, j->mac,
                                opts->verify_chain || opts->key, j->max_record, scan,
@@ -367,6 +373,103 @@ static struct journal *journal_new(const struct lil_env *env, const char *dir,
     return j;
 }
 
+/* Open the file (creating it when missing), lock it (writable) and scan it. */
+static lil_status open_scan(struct journal *j, struct lil_err *err,
+                            const struct journal_opts *opts, journal_scan_fn scan,
+                            void *ud, struct scan_result *res, bool *created)
+{
+    lil_status rc = open_fd(j, err, opts, created);
+
+    if (rc == LIL_OK && !j->readonly) {
+        rc = lil__os_lock_try(j->env, err, j->fd, j->path);
+        if (rc == LIL_E_LOCKED)
+            rc = holder_message(j, err, opts);
+    }
+    if (rc == LIL_OK)
+        rc = map_file(j, err);
+    if (rc == LIL_OK)
+        rc = scan_file(j, err, opts, scan, ud, res);
+    return rc;
+}
+
+/* ---- a journal whose creation was cut short ------------------------------ */
+
+/* Whether the name j->path still leads to the file open at j->fd. */
+static bool still_in_place(struct journal *j)
+{
+    struct stat a, b;
+    int fd = j->env->os->open(j->path, O_RDONLY | O_CLOEXEC, 0);
+    bool same;
+
+    if (fd < 0)
+        return false;
+    same = j->env->os->fstat(fd, &a) == 0 && j->env->os->fstat(j->fd, &b) == 0 &&
+           a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    j->env->os->close(fd);
+    return same;
+}
+
+/*
+ * A journal with no complete record: it ends inside its header or inside
+ * its first record (BEGIN), which only a creation cut short leaves (a
+ * journal is created whole, header and BEGIN synced before it gets its
+ * name, so it takes a power cut that loses synced bytes, or a copy cut
+ * short).  No open ever returned on it, so nothing in it was acknowledged.
+ * A read-only open, or one that may not create, finds no run
+ * (LIL_E_NOTFOUND, and nothing is written).  A writable open starts it
+ * afresh the way a journal is created: header and BEGIN written to a
+ * temporary file and fdatasync'd (in every sync mode), renamed over the
+ * old file while this open holds the old file's lock, the directory
+ * fsync'd; then the open starts again on the new file.  A process that
+ * opened the old file too and takes its lock after this one let go finds
+ * that the name has moved on, and opens again as well.
+ */
+static lil_status restart(struct journal *j, struct lil_err *err,
+                          const struct journal_opts *opts, bool *created)
+{
+    char tmp[4200];
+    lil_status rc;
+
+    if (j->readonly || !opts->create)
+        return lil__seterr(err, LIL_E_NOTFOUND, 0,
+                           "run %s does not exist yet: %s holds no complete record "
+                           "(%llu bytes; its creation was cut short, nothing was "
+                           "acknowledged); a writable open starts it afresh",
+                           j->run_id, j->path, (unsigned long long)j->map_len);
+    if (!still_in_place(j))
+        return LIL_OK; /* started afresh by another process */
+    lil__log(j->env, LIL_LOG_WARN,
+             "event=restart run=%s path=%s bytes=%llu reason=\"no complete record: "
+             "its creation was cut short\"",
+             j->run_id, j->path, (unsigned long long)j->map_len);
+    lil__mac_free(j->env, j->mac);
+    j->mac = NULL;
+    snprintf(tmp, sizeof(tmp), "%s.new.%ld.%ld.%lld", j->path, (long)getpid(),
+             (long)gettid(), (long long)lil__mono_ns());
+    rc = write_new_file(j, err, tmp, opts);
+    if (rc == LIL_OK && j->env->os->rename(tmp, j->path) != 0)
+        rc = lil__seterr(err, LIL_E_IO, errno, "rename %s to %s: %s", tmp, j->path,
+                         strerror(errno));
+    if (rc != LIL_OK)
+        j->env->os->unlink(tmp);
+    if (rc == LIL_OK)
+        rc = lil__os_fsync_dir(j->env, err, j->dir);
+    *created = rc == LIL_OK;
+    return rc;
+}
+
+/* Before opening again: let go of the file, its lock and its mapping. */
+static void let_go(struct journal *j)
+{
+    lil__os_unload(j->env, j->map, j->map_len, !j->readonly);
+    j->map = NULL;
+    j->map_len = 0;
+    lil__os_close(j->env, j->fd);
+    j->fd = -1;
+    lil__mac_free(j->env, j->mac);
+    j->mac = NULL;
+}
+
 lil_status lil__journal_open(const struct lil_env *env, struct lil_err *err,
                              const char *dir, const char *path,
                              const struct journal_opts *opts, journal_scan_fn scan,
@@ -374,22 +477,25 @@ lil_status lil__journal_open(const struct lil_env *env, struct lil_err *err,
 {
     struct journal *j = journal_new(env, dir, path, opts);
     struct scan_result res;
-    lil_status rc;
+    lil_status rc = LIL_OK;
 
     *out = NULL;
     *created = false;
     if (!j)
         return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
-    rc = open_fd(j, err, opts, created);
-    if (rc == LIL_OK && !j->readonly) {
-        rc = lil__os_lock_try(env, err, j->fd, path);
-        if (rc == LIL_E_LOCKED)
-            rc = holder_message(j, err, opts);
+    memset(&res, 0, sizeof(res));
+    for (int round = 0; rc == LIL_OK; round++) {
+        rc = open_scan(j, err, opts, scan, ud, &res, created);
+        if (rc != LIL_OK || res.records > 0)
+            break;
+        if (round == 3) {
+            rc = lil__seterr(err, LIL_E_IO, 0,
+                             "%s: started afresh, and still holds no record", path);
+            break;
+        }
+        rc = restart(j, err, opts, created);
+        let_go(j);
     }
-    if (rc == LIL_OK)
-        rc = map_file(j, err);
-    if (rc == LIL_OK)
-        rc = scan_file(j, err, opts, scan, ud, &res);
     if (rc == LIL_OK && !j->readonly)
         rc = settle(j, err, &res);
     if (rc != LIL_OK) {

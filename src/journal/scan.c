@@ -130,6 +130,13 @@ static lil_status header_fields(struct lil_err *err, const char *path,
     return LIL_OK;
 }
 
+bool lil__scan_header_cut(const uint8_t *data, size_t len)
+{
+    size_t n = len < LIL_JF_MAGIC_LEN ? len : LIL_JF_MAGIC_LEN;
+
+    return len < LIL_JF_HEADER_LEN && (n == 0 || memcmp(data, LIL_JF_MAGIC, n) == 0);
+}
+
 lil_status lil__scan_header(const struct lil_env *env, struct lil_err *err,
                             const char *path, const uint8_t *data, size_t len,
                             const uint8_t *key, size_t key_len, struct lil_mac **mac,

@@ -35,6 +35,13 @@ struct scan_result {
     bool after_settled;   /* one of them carries SETTLED */
 };
 
+/* Whether data (len bytes) is a journal whose creation was cut short: it
+ * ends inside its 64-byte header, and what there is of the header starts
+ * as one does (its magic, or as much of it as there is; an empty file
+ * too).  Such a file holds no record, so nothing acknowledged; a writable
+ * open starts it afresh (docs/format.md, Recovery). */
+bool lil__scan_header_cut(const uint8_t *data, size_t len);
+
 /* Check the 64-byte header at data (len bytes available): magic, version,
  * features, CRC, and the key against key_check.  Creates *mac (SHA-256, or
  * HMAC under key) and sets res->chain to H(header).  path names the file in

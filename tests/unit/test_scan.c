@@ -295,7 +295,18 @@ T_TEST(header_checks)
     uint64_t end, n;
 
     build(&img, NULL, 0);
+    /* a header cut short: no record yet, which a writer starts afresh */
+    for (size_t cut = 0; cut < LIL_JF_HEADER_LEN; cut++) {
+        T_CHECK(lil__scan_header_cut(img.data, cut));
+        T_EQ_I64(scan(&img, cut, NULL, &end, &n, &err), LIL_OK);
+        T_EQ_I64(end, 0);
+        T_EQ_I64(n, 0);
+    }
+    T_CHECK(!lil__scan_header_cut(img.data, LIL_JF_HEADER_LEN));
+    img.data[3] ^= 1; /* not a journal's start */
+    T_CHECK(!lil__scan_header_cut(img.data, 10));
     T_EQ_I64(scan(&img, 10, NULL, &end, &n, &err), LIL_E_CORRUPT);
+    img.data[3] ^= 1;
     lil__wr32(img.data + LIL_JF_H_VERSION, 2);
     lil__wr32(img.data + LIL_JF_H_CRC, lil__crc32(0, img.data, LIL_JF_H_CRC));
     T_EQ_I64(scan(&img, img.len, NULL, &end, &n, &err), LIL_E_VERSION);
