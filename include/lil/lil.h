@@ -169,6 +169,11 @@ typedef struct lil_store lil_store;
  * missing.  dir NULL means $LIL_DIR, or ".lil" in the working directory
  * when LIL_DIR is unset or empty.  env NULL means a private default env that
  * the store owns.  An env passed in must outlive the store.
+ *
+ * A store handle may be used in a child forked after it was opened (to open
+ * runs of the child's own), but a run handle may not: runs are locked per
+ * open file, and a child forked while a run is open shares its lock until
+ * it exits (see lil_run_open).  Fork before opening runs.
  * Errors: LIL_E_IO (cannot create or open dir), LIL_E_NOMEM. */
 LIL_API lil_status lil_store_open(lil_env *env, const char *dir, lil_store **out);
 
@@ -265,6 +270,19 @@ typedef struct lil_run_opts {
  * libcrypto.so.3 for HMAC-SHA-256 on the first keyed open in the process; if
  * it cannot, that open fails with LIL_E_IO and a message naming the library.
  *
+ * Processes and fork: the run's lock is an open-file-description lock, so a
+ * child that forks without exec shares it through the journal descriptor
+ * it inherits (journal descriptors are close-on-exec, so exec drops it).
+ * Such a child keeps the run locked after its parent closed the run or
+ * died, until it exits or closes its copy; another opener then gets
+ * LIL_E_LOCKED "held by another process" (the pid that last opened the run
+ * is named only while it still has the journal open).  The handle itself
+ * belongs to the process that opened it: in a forked child every call on
+ * it fails with LIL_E_INVAL ("... belongs to pid P"), and lil_run_close
+ * there frees the child's copy and writes nothing, leaving the parent's
+ * journal and lock alone.  A process that forks a supervisor or workers
+ * should do so before it opens runs.
+ *
  * Errors: LIL_E_INVAL (bad id, see lil_run_id_check), LIL_E_LOCKED ("run R is
  * held by pid P": one process at a time writes a run; the lock dies with its
  * process), LIL_E_CORRUPT (damage before the tail, see above; the message
@@ -278,7 +296,9 @@ LIL_API lil_status lil_run_open(lil_store *st, const char *run_id,
  * normal: it spares the next open a sync; docs/format.md), release the lock
  * and free the handle.  Returns the status of that last sync and write
  * (LIL_OK, LIL_E_IO, LIL_E_POISONED); the handle is freed whatever it
- * returns.  lil_run_close(NULL) is LIL_OK. */
+ * returns.  lil_run_close(NULL) is LIL_OK.  In a child forked after the
+ * open it frees the child's copy only, writes nothing and returns
+ * LIL_E_INVAL (see lil_run_open). */
 LIL_API lil_status lil_run_close(lil_run *run);
 
 /* The run's id.  Valid until lil_run_close. */
@@ -516,7 +536,9 @@ typedef struct lil_run_info {
     uint64_t journal_bytes;  /* bytes of valid journal (preallocated space excluded) */
     int64_t created_ns;      /* time of the first record */
     int64_t last_ns;         /* time of the last record */
-    int holder_pid;          /* pid holding the run, 0 if none or unknown */
+    int holder_pid;          /* pid holding the run, 0 if none; -1 if another
+                                process holds it whose pid is not known (see
+                                lil_run_open on fork) */
     lil_sync sync;           /* sync mode of this handle */
     int keyed;               /* 1 if the chain is HMAC (a key was needed) */
 } lil_run_info;

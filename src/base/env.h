@@ -29,6 +29,10 @@ struct lil_env {
     int log_level;
     const struct lil_os *os; /* never NULL */
     int stores_open;         /* stores opened with this env, not yet closed */
+    int runs_open;           /* runs opened through its stores, not yet closed:
+                                a call that forks (a supervisor) must come
+                                before any, since a forked child shares the
+                                runs' locks (lil.h, lil_run_open) */
     struct lil_err err;      /* last failure of lil_store_open with this env */
 };
 

@@ -77,6 +77,8 @@ static lil_status note_open(void *ud, const struct jrec *rec, struct lil_err *er
     int pid = 0;
 
     (void)err;
+    if (rec->type == LIL_REC_CLOSE) /* the opener closed it after that */
+        *(int *)ud = 0;
     if (rec->type != LIL_REC_OPEN || rec->payload_len >= sizeof(text))
         return LIL_OK;
     memcpy(text, rec->payload, rec->payload_len);

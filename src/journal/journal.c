@@ -64,6 +64,7 @@ struct journal {
     char *dir;
     char *run_id; /* for log lines */
     bool readonly;
+    int pid; /* of the process that opened it (a forked child does no I/O) */
     lil_sync sync;
     size_t max_record;
     struct lil_mac *mac;
@@ -335,14 +336,27 @@ static lil_status settle(struct journal *j, struct lil_err *err,
     return rc;
 }
 
+/* The holder named is the pid of the last OPEN record (with no CLOSE after
+ * it) if that process still has the journal open.  The lock belongs to an
+ * open file description, which a child forked without exec shares: when
+ * the opener has closed the run or is gone, the holder is such a child, or
+ * a process between taking the lock and writing its OPEN record, and its
+ * pid is not known. */
 static lil_status holder_message(struct journal *j, struct lil_err *err,
                                  const struct journal_opts *opts)
 {
     int pid = lil__journal_holder_pid(j->env, j->path);
     const char *id = opts->run_id ? opts->run_id : j->path;
+    int has = lil__os_pid_has_open(j->env, pid, j->fd);
 
-    if (pid > 0)
+    if (pid > 0 && has != 0)
         return lil__seterr(err, LIL_E_LOCKED, 0, "run %s is held by pid %d", id, pid);
+    if (pid > 0)
+        return lil__seterr(err, LIL_E_LOCKED, 0,
+                           "run %s is held by another process (pid %d, the last to "
+                           "open it, no longer has it open: a process it forked "
+                           "without exec may hold it)",
+                           id, pid);
     return lil__seterr(err, LIL_E_LOCKED, 0, "run %s is held by another process", id);
 }
 
@@ -356,6 +370,7 @@ static struct journal *journal_new(const struct lil_env *env, const char *dir,
     j->env = env;
     j->fd = -1;
     j->readonly = opts->readonly;
+    j->pid = lil__os_self_pid();
     j->sync_parent_of = opts->sync_parent_of; /* used by writable opens only */
     j->sync = opts->sync;
     j->max_record = opts->max_record;
@@ -1004,20 +1019,25 @@ lil_status lil__journal_close(struct journal *j, struct lil_err *err)
 {
     struct lil_err local;
     lil_status rc = LIL_OK;
+    bool writer;
 
     if (!j)
         return LIL_OK;
     if (!err)
         err = &local;
-    if (j->fd >= 0 && !j->readonly && j->poisoned && j->opened)
+    /* A forked child's copy is let go without a write: the journal, its
+     * lock and its preallocated space are the parent's.  Closing the
+     * child's descriptor leaves the lock alone (it is the open file
+     * description's, and the parent's descriptor still refers to it). */
+    writer = j->fd >= 0 && !j->readonly && j->pid == lil__os_self_pid();
+    if (writer && j->poisoned && j->opened)
         rc = poisoned_err(j, err); /* what was not synced may be lost */
-    if (j->fd >= 0 && !j->readonly && !j->poisoned && j->sync != LIL_SYNC_OFF) {
+    if (writer && !j->poisoned && j->sync != LIL_SYNC_OFF) {
         rc = lil__journal_sync_all(j, err);
         if (rc == LIL_OK && j->synced >= j->end)
             rc = append_close(j, err);
     }
-    if (j->fd >= 0 && !j->readonly && !j->poisoned && rc == LIL_OK &&
-        j->alloc_end != UINT64_MAX) {
+    if (writer && !j->poisoned && rc == LIL_OK && j->alloc_end != UINT64_MAX) {
         uint64_t keep = j->give_back_all ? 0 : KEPT_TAIL_MAX;
         if (j->alloc_end - j->end > keep) /* give back the rest */
             j->env->os->ftruncate(j->fd, (off_t)(j->end + keep));
@@ -1104,7 +1124,9 @@ lil_status lil__journal_view(const struct journal *j, struct journal_view *v)
     return LIL_OK;
 }
 
-bool lil__journal_held_elsewhere(const struct journal *j)
+int lil__journal_holder(const struct journal *j, int pid)
 {
-    return lil__os_lock_held(j->env, j->fd);
+    if (!lil__os_lock_held(j->env, j->fd))
+        return 0;
+    return pid > 0 && lil__os_pid_has_open(j->env, pid, j->fd) != 0 ? pid : -1;
 }

@@ -130,8 +130,10 @@ int64_t lil__journal_last_ns(const struct journal *j);
 bool lil__journal_keyed(const struct journal *j);
 lil_sync lil__journal_sync_mode(const struct journal *j);
 
-/* true when another process holds the journal's lock. */
-bool lil__journal_held_elsewhere(const struct journal *j);
+/* Who holds the journal's lock, for a read-only handle: 0 nobody, pid (the
+ * last opener) when that process still has the journal open, -1 another
+ * process whose pid is not known (a child the opener forked, say). */
+int lil__journal_holder(const struct journal *j, int pid);
 
 /* The pid in the last OPEN record ({"pid":P}) of the file at path, or 0. */
 int lil__journal_holder_pid(const struct lil_env *env, const char *path);
