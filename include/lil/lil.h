@@ -541,6 +541,11 @@ typedef struct lil_run_info {
                                 lil_run_open on fork) */
     lil_sync sync;           /* sync mode of this handle */
     int keyed;               /* 1 if the chain is HMAC (a key was needed) */
+    uint64_t torn_offset;    /* the open found a torn tail starting here (a
+                                writable open has truncated it); 0 if none */
+    uint64_t torn_records;   /* intact records after that torn tail: OPEN and
+                                CLOSE records only (anything more and the
+                                open refuses, see lil_run_open) */
 } lil_run_info;
 
 /* Fill *info (caller sets info->struct_size first). */

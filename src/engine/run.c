@@ -585,6 +585,7 @@ lil_status lil__run_info(struct lil_run *run, struct lil_err *err, lil_run_info 
     full.last_ns = lil__journal_last_ns(run->j);
     full.sync = lil__journal_sync_mode(run->j);
     full.keyed = lil__journal_keyed(run->j);
+    full.torn_offset = lil__journal_torn(run->j, &full.torn_records);
     pthread_mutex_unlock(&run->mu);
     if (!run->readonly)
         full.holder_pid = (int)getpid();

@@ -81,6 +81,8 @@ struct journal {
     uint64_t synced;    /* bytes below this are durable (or settled) */
     uint64_t zeroed;    /* sync full: bytes below this are records or zeros */
     uint64_t records;
+    uint64_t torn_off;   /* what the open found: a torn tail at (0: none) */
+    uint64_t torn_after; /* and the intact records after it */
     int64_t created_ns;
     int64_t last_ns;
     bool syncing;
@@ -260,6 +262,8 @@ static lil_status scan_file(struct journal *j, struct lil_err *err,
     j->scanned = res->end;
     j->written = res->end;
     j->records = res->records;
+    j->torn_off = res->torn ? res->end : 0;
+    j->torn_after = res->torn ? res->after_records : 0;
     j->created_ns = res->created_ns;
     j->last_ns = res->last_ns;
     return LIL_OK;
@@ -1103,6 +1107,12 @@ int64_t lil__journal_created_ns(const struct journal *j)
 int64_t lil__journal_last_ns(const struct journal *j)
 {
     return j->last_ns;
+}
+
+uint64_t lil__journal_torn(const struct journal *j, uint64_t *records_after)
+{
+    *records_after = j->torn_after;
+    return j->torn_off;
 }
 
 bool lil__journal_keyed(const struct journal *j)

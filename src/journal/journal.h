@@ -128,6 +128,9 @@ uint64_t lil__journal_written(struct journal *j); /* in the file so far */
 int64_t lil__journal_created_ns(const struct journal *j);
 int64_t lil__journal_last_ns(const struct journal *j);
 bool lil__journal_keyed(const struct journal *j);
+/* Where the open found a torn tail (0: none) and the intact records after
+ * it (OPEN and CLOSE only). */
+uint64_t lil__journal_torn(const struct journal *j, uint64_t *records_after);
 lil_sync lil__journal_sync_mode(const struct journal *j);
 
 /* Who holds the journal's lock, for a read-only handle: 0 nobody, pid (the
