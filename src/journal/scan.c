@@ -383,7 +383,7 @@ static const char *why_invalid(const uint8_t *data, size_t len, uint64_t off,
 
 /* Intact records after the damage that no sync proves durable, and that
  * hold more than OPEN and CLOSE records: a power cut may explain them
- * (docs/format.md, Recovery, rule 4), but so may damage, and dropping them
+ * (docs/format.md, Recovery, rule 5), but so may damage, and dropping them
  * would run their steps again.  The open refuses; `lil check` tells what
  * lies there, `lil check --repair` drops it when asked. */
 static lil_status unsynced_after(struct lil_err *err, const char *path, const char *why,
