@@ -111,8 +111,16 @@ void lil__os_unload(const struct lil_env *env, uint8_t *data, uint64_t len,
 bool lil__os_lock_held(const struct lil_env *env, int fd);
 
 /* This process's pid, read again after every fork() (proc.c): a load, not
- * a system call. */
-int lil__os_self_pid(void);
+ * a system call (the API checks it on every call on a run). */
+extern int lil__os_pid; /* 0 until first asked for */
+int lil__os_self_pid_init(void);
+
+static inline int lil__os_self_pid(void)
+{
+    int pid = __atomic_load_n(&lil__os_pid, __ATOMIC_RELAXED);
+
+    return pid ? pid : lil__os_self_pid_init();
+}
 
 /* Whether process pid holds a descriptor of the file open at fd: 1 yes,
  * 0 no (or pid is gone), -1 cannot tell (no /proc, another user's process). */

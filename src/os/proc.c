@@ -22,11 +22,11 @@
 #include <unistd.h>
 
 static pthread_once_t pid_once = PTHREAD_ONCE_INIT;
-static int self_pid;
+int lil__os_pid;
 
 static void note_pid(void)
 {
-    __atomic_store_n(&self_pid, (int)getpid(), __ATOMIC_RELAXED);
+    __atomic_store_n(&lil__os_pid, (int)getpid(), __ATOMIC_RELAXED);
 }
 
 static void pid_init(void)
@@ -35,10 +35,10 @@ static void pid_init(void)
     pthread_atfork(NULL, NULL, note_pid);
 }
 
-int lil__os_self_pid(void)
+int lil__os_self_pid_init(void)
 {
     pthread_once(&pid_once, pid_init);
-    return __atomic_load_n(&self_pid, __ATOMIC_RELAXED);
+    return __atomic_load_n(&lil__os_pid, __ATOMIC_RELAXED);
 }
 
 /* Does /proc/pid/fd hold a descriptor of the file (dev, ino)? */
