@@ -280,15 +280,16 @@ typedef struct lil_run_opts {
  * belongs to the process that opened it: in a forked child every call on
  * it fails with LIL_E_INVAL ("... belongs to pid P"), and lil_run_close
  * there frees the child's copy and writes nothing, leaving the parent's
- * journal and lock alone.  A process that forks a supervisor or workers
- * should do so before it opens runs.
+ * journal and lock alone.  A process that forks without exec (a
+ * supervisor, workers) must do so before it opens runs: a child forked
+ * while runs are open holds their locks for as long as it lives.
  *
  * Errors: LIL_E_INVAL (bad id, see lil_run_id_check), LIL_E_LOCKED ("run R is
- * held by pid P": one process at a time writes a run; the lock dies with its
- * process), LIL_E_CORRUPT (damage before the tail, see above; the message
- * names the byte offset; `lil check --repair` truncates it), LIL_E_VERSION,
- * LIL_E_KEY, LIL_E_NOTFOUND, LIL_E_IO, LIL_E_NOMEM.  The message is on the
- * store. */
+ * held by pid P" or "by another process": one process at a time writes a
+ * run; the lock dies with its process, see fork above), LIL_E_CORRUPT
+ * (damage before the tail, see above; the message names the byte offset;
+ * `lil check --repair` truncates it), LIL_E_VERSION, LIL_E_KEY,
+ * LIL_E_NOTFOUND, LIL_E_IO, LIL_E_NOMEM.  The message is on the store. */
 LIL_API lil_status lil_run_open(lil_store *st, const char *run_id,
                                 const lil_run_opts *opts, lil_run **out);
 

@@ -60,10 +60,11 @@ struct journal_opts {
 };
 
 /* Open (and create) the journal at path in directory dir.  Takes the
- * run's lock (LIL_E_LOCKED "... held by pid P"), verifies the header,
- * scans every record (calling scan for each), and notes a torn tail, which
- * is truncated before the first append.  *created tells whether the file
- * was made by this call. */
+ * run's lock (LIL_E_LOCKED "... held by pid P" or "by another process"),
+ * verifies the header, scans every record (calling scan for each), and
+ * notes a torn tail, which is truncated before the first append.  A file
+ * with no complete record is started afresh (writable, may create) or is
+ * LIL_E_NOTFOUND.  *created tells whether the file was made by this call. */
 lil_status lil__journal_open(const struct lil_env *env, struct lil_err *err,
                              const char *dir, const char *path,
                              const struct journal_opts *opts, journal_scan_fn scan,
