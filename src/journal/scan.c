@@ -134,7 +134,9 @@ bool lil__scan_header_cut(const uint8_t *data, size_t len)
 {
     size_t n = len < LIL_JF_MAGIC_LEN ? len : LIL_JF_MAGIC_LEN;
 
-    return len < LIL_JF_HEADER_LEN && (n == 0 || memcmp(data, LIL_JF_MAGIC, n) == 0);
+    if (len >= LIL_JF_HEADER_LEN)
+        return false;
+    return len == 0 || memcmp(data, LIL_JF_MAGIC, n) == 0; /* an empty file too */
 }
 
 lil_status lil__scan_header(const struct lil_env *env, struct lil_err *err,

@@ -11,8 +11,6 @@
  * process-wide by nature.  A child made by a raw clone system call runs no
  * fork handler and is not told apart.
  */
-#include "os/os.h"
-
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
@@ -20,6 +18,8 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "os/os.h"
 
 static pthread_once_t pid_once = PTHREAD_ONCE_INIT;
 int lil__os_pid;
@@ -53,7 +53,8 @@ static int fd_dir_has(int pid, dev_t dev, ino_t ino)
     d = opendir(dir);
     if (!d)
         return errno == ENOENT ? 0 : -1;
-    while (!found && (e = readdir(d)) != NULL) { /* NOLINT(concurrency-mt-unsafe): own DIR */
+    while (!found &&
+           (e = readdir(d)) != NULL) { /* NOLINT(concurrency-mt-unsafe): own DIR */
         struct stat st;
         if (e->d_name[0] == '.')
             continue;

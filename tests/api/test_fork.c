@@ -16,6 +16,7 @@
  * child) is reparented to it when the parent exits and can be waited for.
  */
 #include <errno.h>
+#include <lil/lil.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,8 +25,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <lil/lil.h>
-
 #include "api_util.h"
 #include "t.h"
 
@@ -33,10 +32,10 @@
 struct seen {
     int pid;
     lil_status step, effect, info, sync, foreach_rc, complete, resolve, result, close;
-    int status;           /* lil_run_status */
-    int id_null;          /* lil_run_id returned NULL */
-    char msg[256];        /* lil_errmsg() after the refused step */
-    char close_msg[256];  /* lil_errmsg() after the refused close */
+    int status;          /* lil_run_status */
+    int id_null;         /* lil_run_id returned NULL */
+    char msg[256];       /* lil_errmsg() after the refused step */
+    char close_msg[256]; /* lil_errmsg() after the refused close */
 };
 
 struct roles {
@@ -98,7 +97,8 @@ static int parent_role(void *ud)
     pid_t child;
 
     if (lil_store_open(NULL, U_STORE, &st) != LIL_OK ||
-        lil_run_open(st, "r", NULL, &run) != LIL_OK || u_step_text(run, "a", "A") != LIL_OK)
+        lil_run_open(st, "r", NULL, &run) != LIL_OK ||
+        u_step_text(run, "a", "A") != LIL_OK)
         return 10;
     fflush(NULL);
     child = fork();

@@ -19,13 +19,12 @@
  *     read-only opens report it (lil_run_info), a writable open truncates it
  *     and logs the record it dropped.
  */
+#include <lil/lil.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include <lil/lil.h>
 
 #include "api_util.h"
 #include "t.h"
@@ -346,7 +345,8 @@ static int open_and_die(void *ud)
 
     (void)ud;
     if (lil_store_open(NULL, U_STORE, &st) != LIL_OK ||
-        lil_run_open(st, "r", &(lil_run_opts){sizeof(lil_run_opts), LIL_SYNC_NORMAL, 0, 0},
+        lil_run_open(st, "r",
+                     &(lil_run_opts){sizeof(lil_run_opts), LIL_SYNC_NORMAL, 0, 0},
                      &run) != LIL_OK)
         return 10;
     _exit(0);
@@ -369,7 +369,7 @@ T_TEST(damage_followed_only_by_open_is_a_torn_tail)
 
     T_REQUIRE(run);
     T_OK(u_step_text(run, "a", "A"));
-    T_OK(lil_run_close(run)); /* BEGIN OPEN STEP CLOSE */
+    T_OK(lil_run_close(run));                        /* BEGIN OPEN STEP CLOSE */
     T_EQ_I64(u_wait(u_fork(open_and_die, NULL)), 0); /* + OPEN */
     T_REQUIRE(record_at(st, 4, &off, &size, &n));
     T_EQ_I64(n, 5);

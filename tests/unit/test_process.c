@@ -5,14 +5,13 @@
  * that a call which forks must find at zero.
  */
 #include <fcntl.h>
+#include <lil/lil.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <lil/lil.h>
 
 #include "base/env.h"
 #include "os/os.h"
