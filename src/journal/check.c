@@ -152,8 +152,7 @@ static void report_torn(lil_check_report *rep, const struct scan_result *res)
         snprintf(rep->message, sizeof(rep->message),
                  "torn tail at offset %llu, then %llu intact records (only OPEN "
                  "and CLOSE: nothing to replay); truncated on the next open",
-                 (unsigned long long)res->end,
-                 (unsigned long long)res->after_records);
+                 (unsigned long long)res->end, (unsigned long long)res->after_records);
     else
         snprintf(rep->message, sizeof(rep->message),
                  "torn tail at offset %llu (never acknowledged; truncated on the "

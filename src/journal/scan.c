@@ -284,8 +284,8 @@ struct search {
 /* The first offset after from where an intact record with a seq that can
  * follow last_seq starts; false when there is none (or the budget ran out:
  * *undecided). */
-static bool find_record(struct search *s, uint64_t from, uint64_t last_seq, uint64_t *at,
-                        bool *undecided)
+static bool find_record(struct search *s, uint64_t from, uint64_t last_seq,
+                        uint64_t *at, bool *undecided)
 {
     for (uint64_t off = from + 1; off + LIL_JF_REC_OVERHEAD <= s->len; off++) {
         const uint8_t *p = s->data + off;

@@ -261,11 +261,13 @@ T_TEST(damage_with_intact_steps_after_it)
     json_t *doc;
 
     T_EQ_I64(c_lil(out, err, "check r --dir '%s'", c_store()), 1);
-    snprintf(want, sizeof(want), "r: DAMAGED at offset %llu: ", (unsigned long long)off);
+    snprintf(want, sizeof(want),
+             "r: DAMAGED at offset %llu: ", (unsigned long long)off);
     T_CONTAINS(out, want);
     T_CONTAINS(out, "88 intact records (88 steps) never synced");
     T_CONTAINS(out, "11 valid records");
-    T_CONTAINS(out, "--repair would drop the 88 intact records (88 steps) after the damage");
+    T_CONTAINS(out,
+               "--repair would drop the 88 intact records (88 steps) after the damage");
     T_EQ_I64(c_lil(out, err, "check r --json --dir '%s'", c_store()), 1);
     doc = c_json(out);
     T_REQUIRE(doc);

@@ -71,8 +71,8 @@ static void build(struct image *img, const char *key, uint8_t flags)
 }
 
 /* The scan of open, with its whole result. */
-static lil_status scan_full(const struct image *img, size_t len, struct scan_result *res,
-                            struct lil_err *err)
+static lil_status scan_full(const struct image *img, size_t len,
+                            struct scan_result *res, struct lil_err *err)
 {
     struct lil_mac *mac = NULL;
     lil_status rc;
@@ -198,7 +198,7 @@ T_TEST(damage_before_unsettled_steps_is_refused)
  * so it is a torn tail (the writer drops them with it, and logs it). */
 T_TEST(damage_before_only_open_and_close_is_torn)
 {
-    static const uint8_t types[NREC] = {LIL_REC_BEGIN, LIL_REC_OPEN,  LIL_REC_STEP,
+    static const uint8_t types[NREC] = {LIL_REC_BEGIN, LIL_REC_OPEN, LIL_REC_STEP,
                                         LIL_REC_CLOSE, LIL_REC_OPEN, LIL_REC_CLOSE};
     static struct image img;
     struct scan_result res;
@@ -343,7 +343,8 @@ T_TEST(huge_length_fields_are_refused_without_allocating)
 
     build(&img, NULL, 0);
     lil__wr32(img.data + img.off[4], 0xfffffff0u);
-    T_EQ_I64(scan(&img, img.len, NULL, &end, &n, &err), LIL_E_CORRUPT); /* a step follows */
+    /* a step follows the bad length: damage, not a torn tail */
+    T_EQ_I64(scan(&img, img.len, NULL, &end, &n, &err), LIL_E_CORRUPT);
     T_EQ_I64(n, 4);
     lil__wr32(img.data + img.off[5], 0xfffffff0u);
     T_EQ_I64(scan(&img, img.len, NULL, &end, &n, &err), LIL_OK);
