@@ -5,7 +5,9 @@
  * Durability comes from ordering:
  *   1. a new journal is written in full (header + BEGIN) to a temporary
  *      file, fdatasync'd, then linked to its name and the directory
- *      fsync'd, so a journal file never exists without a valid header;
+ *      fsync'd, so a journal file never exists without a valid header
+ *      (one that a failing disk or a copy cut short anyway, with no
+ *      complete record, is started afresh the same way: restart);
  *   2. a writable open takes the OFD lock first, then scans, truncates a
  *      torn tail, and (full/normal) fdatasyncs, so that what it found is
  *      durable before it is replayed or anything is appended after it (the
