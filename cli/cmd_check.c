@@ -6,12 +6,16 @@
  *
  *   intact            exit 0
  *   intact, torn tail exit 0: only an unsynced last record was torn by a
- *                     crash; nothing acknowledged lies there, and the next
- *                     open truncates it.  Reported all the same.
- *   damaged           exit 1: the offset of the first bad byte and what was
- *                     found.  Nothing is changed.
+ *                     crash (perhaps with OPEN and CLOSE records after it,
+ *                     or in a journal with no complete record at all);
+ *                     nothing acknowledged lies there, and the next open
+ *                     truncates it.  Reported all the same.
+ *   damaged           exit 1: the offset of the first bad byte, what was
+ *                     found, and the intact records and steps after it,
+ *                     which an open will not drop.  Nothing is changed.
  *   repaired          exit 0 (--repair only): the journal was truncated at
- *                     the damage; the records after it are gone.
+ *                     the damage; the records after it are gone, and the
+ *                     report says how many.
  *
  * Without --repair nothing is written and no lock is taken; --repair needs
  * the run's lock (exit 3 while another process holds it).
@@ -27,6 +31,14 @@ static uint64_t bytes_after(uint64_t file_bytes, uint64_t offset)
     return file_bytes > offset ? file_bytes - offset : 0;
 }
 
+/* The intact records after the damage, when the search found some. */
+static void print_after(const lil_check_report *r, const char *what)
+{
+    if (r->records_after_damage)
+        printf("%s %" PRIu64 " intact records (%" PRIu64 " steps) after the damage\n",
+               what, r->records_after_damage, r->steps_after_damage);
+}
+
 static void print_text(const char *id, const lil_check_report *r)
 {
     uint64_t cut = bytes_after(r->file_bytes, r->damage_offset);
@@ -35,6 +47,7 @@ static void print_text(const char *id, const lil_check_report *r)
         printf("%s: repaired: truncated at offset %" PRIu64 ", cut %" PRIu64
                " bytes; %" PRIu64 " records kept\n",
                id, r->damage_offset, cut, r->records);
+        print_after(r, "dropped");
         printf("the damage was: %s\n", r->message);
         return;
     }
@@ -44,6 +57,11 @@ static void print_text(const char *id, const lil_check_report *r)
         printf("%" PRIu64 " valid records (%" PRIu64 " bytes) before the damage; "
                "--repair would cut %" PRIu64 " bytes\n",
                r->records, r->valid_bytes, cut);
+        print_after(r, "--repair would drop the");
+        return;
+    }
+    if (r->torn_tail && r->records == 0) { /* a creation cut short */
+        printf("%s: %s\n", id, r->message);
         return;
     }
     printf("%s: intact: %" PRIu64 " records, %" PRIu64 " bytes, chain verified\n", id,
@@ -52,6 +70,10 @@ static void print_text(const char *id, const lil_check_report *r)
         printf("torn tail at offset %" PRIu64 " (%" PRIu64
                " bytes), truncated on next open\n",
                r->valid_bytes, bytes_after(r->file_bytes, r->valid_bytes));
+    if (r->torn_tail && r->records_after_damage)
+        printf("after it %" PRIu64 " intact records, only OPEN and CLOSE: dropped with "
+               "it\n",
+               r->records_after_damage);
 }
 
 static json_t *report_json(const char *id, const lil_check_report *r)
@@ -70,6 +92,8 @@ static json_t *report_json(const char *id, const lil_check_report *r)
     cli_json_set(o, "torn_offset",
                  r->torn_tail ? cli_json_u64(r->valid_bytes) : json_null());
     cli_json_set(o, "file_bytes", cli_json_u64(r->file_bytes));
+    cli_json_set(o, "records_after_damage", cli_json_u64(r->records_after_damage));
+    cli_json_set(o, "steps_after_damage", cli_json_u64(r->steps_after_damage));
     cli_json_set(o, "message",
                  cli_json_str(r->message, strnlen(r->message, sizeof(r->message))));
     return o;
@@ -133,8 +157,12 @@ const struct cli_verb cli_verb_check = {
     "      (and, when a crash tore an unsynced last record: \"torn tail at offset\n"
     "      N (X bytes), truncated on next open\"; nothing acknowledged is lost)\n"
     "  RUN: DAMAGED at offset N: what was found\n"
+    "      (and the intact records and steps after the damage: an open refuses\n"
+    "      to drop them, --repair drops them)\n"
     "  RUN: repaired: truncated at offset N, cut X bytes; N records kept\n"
     "\n"
+    "A journal with no complete record (its creation was cut short) is a torn\n"
+    "tail too: \"RUN: torn tail at offset N: no complete record ...\".\n"
     "Without --repair nothing is written and no lock is taken.\n"
     "\n"
     "Flags:\n"
@@ -143,7 +171,7 @@ const struct cli_verb cli_verb_check = {
     "  --json      {\"run\", \"intact\", \"torn_tail\", \"repaired\", \"records\",\n"
     "              \"valid_bytes\", \"damage_offset\", \"torn_offset\", "
     "\"file_bytes\",\n"
-    "              \"message\"}\n"
+    "              \"records_after_damage\", \"steps_after_damage\", \"message\"}\n"
     "  --dir DIR   store directory (default: $LIL_DIR, else .lil)\n"
     "\n"
     "Exit status: 0 intact (torn tail included) or repaired; 1 damaged, no such\n"

@@ -235,6 +235,11 @@ static void print_header(const struct insp *in, const lil_run_info *info)
     printf("%-14s%" PRIu64 "\n", "bytes", info->journal_bytes);
     printf("%-14s%s\n", "sync", cli_sync_name(info->sync));
     printf("%-14s%s\n", "keyed", info->keyed ? "yes" : "no");
+    if (info->torn_offset)
+        printf("%-14sat offset %" PRIu64 ", never acknowledged; the next writable "
+               "open truncates it%s\n",
+               "torn tail", info->torn_offset,
+               info->torn_records ? " with the OPEN and CLOSE records after it" : "");
     if (info->holder_pid)
         printf("%-14s%d\n", "holder pid", info->holder_pid);
     else
@@ -264,6 +269,9 @@ static json_t *header_json(const struct insp *in, const lil_run_info *info)
     cli_json_set(o, "journal_bytes", cli_json_u64(info->journal_bytes));
     cli_json_set(o, "sync", json_string(cli_sync_name(info->sync)));
     cli_json_set(o, "keyed", json_boolean(info->keyed));
+    cli_json_set(o, "torn_offset",
+                 info->torn_offset ? cli_json_u64(info->torn_offset) : json_null());
+    cli_json_set(o, "records_after_torn", cli_json_u64(info->torn_records));
     cli_json_set(o, "holder_pid",
                  info->holder_pid ? json_integer(info->holder_pid) : json_null());
     for (size_t i = 0; i < in->nunc; i++)
@@ -346,18 +354,22 @@ const struct cli_verb cli_verb_inspect = {
     "Usage: lil inspect RUN [--dir DIR] [--json]\n"
     "\n"
     "Show the run's header (id, status, created, last activity, records, bytes,\n"
-    "sync mode, keyed, holder pid, uncertain effects) and its timeline: one row\n"
-    "per journal record with its seq, time since the first record (+1.234s),\n"
-    "type, identity, status (created, opened, done, failed, intent, resolved,\n"
-    "completed, closed), duration, result size and a note (the reason of a\n"
-    "failure, the run's result, the request hash of an intent).  An effect whose\n"
-    "intent has no outcome is flagged UNCERTAIN: decide it with `lil resolve`.\n"
+    "sync mode, keyed, a torn tail, holder pid, uncertain effects) and its\n"
+    "timeline: one row per journal record with its seq, time since the first\n"
+    "record (+1.234s), type, identity, status (created, opened, done, failed,\n"
+    "intent, resolved, completed, closed), duration, result size and a note (the\n"
+    "reason of a failure, the run's result, the request hash of an intent).  An\n"
+    "effect whose intent has no outcome is flagged UNCERTAIN: decide it with\n"
+    "`lil resolve`.\n"
     "\n"
     "The run is opened read-only (no lock, nothing written).\n"
     "\n"
     "Flags:\n"
     "  --dir DIR   store directory (default: $LIL_DIR, else .lil)\n"
     "  --json      the header as an object with a \"timeline\" array\n"
+    "\n"
+    "A damaged journal is not shown: the message says where the damage is and\n"
+    "how many intact records and steps follow it (see `lil check`).\n"
     "\n"
     "Exit status: 0, or 2 when the run is uncertain; 1 when the run cannot be\n"
     "read (no such run, damaged journal, missing key); 64 on a usage error.\n",

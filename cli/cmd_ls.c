@@ -75,6 +75,8 @@ static const char *failure_word(lil_status rc)
         return "key?";
     case LIL_E_VERSION:
         return "version?";
+    case LIL_E_NOTFOUND: /* listed, but no complete record: a creation cut short */
+        return "unborn";
     default:
         return "error";
     }
@@ -247,7 +249,8 @@ const struct cli_verb cli_verb_ls = {
     "\n"
     "A run that cannot be opened is listed with the reason and the status\n"
     "locked, damaged (see `lil check`), key? (LIL_JOURNAL_KEY missing or\n"
-    "wrong), version? (written by a newer lil) or error.\n"
+    "wrong), version? (written by a newer lil), unborn (no complete record:\n"
+    "its creation was cut short; the next writable open starts it) or error.\n"
     "\n"
     "Flags:\n"
     "  --dir DIR   store directory (default: $LIL_DIR, else .lil)\n"

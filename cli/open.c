@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -63,6 +64,16 @@ int cli_run_id_ok(const struct cli_ctx *ctx, const char *run_id)
                      run_id, LIL_RUN_ID_MAX);
 }
 
+/* Whether the run's journal file (docs/format.md: <store>/<run id>.lil) is
+ * there. */
+static bool journal_exists(lil_store *st, const char *run_id)
+{
+    char path[4096];
+
+    snprintf(path, sizeof(path), "%s/%s.lil", lil_store_path(st), run_id);
+    return access(path, F_OK) == 0;
+}
+
 int cli_run_open(const struct cli_ctx *ctx, lil_store *st, const char *run_id,
                  bool readonly, lil_run **out)
 {
@@ -75,9 +86,9 @@ int cli_run_open(const struct cli_ctx *ctx, lil_store *st, const char *run_id,
     rc = lil_run_open(st, run_id, &opts, out);
     if (rc == LIL_OK)
         return CLI_EXIT_OK;
-    if (rc == LIL_E_NOTFOUND)
+    if (rc == LIL_E_NOTFOUND && !journal_exists(st, run_id))
         cli_err(ctx, "no run '%s' in store '%s'", run_id, lil_store_path(st));
-    else
+    else /* a journal with no complete record is no run yet: say why */
         cli_err(ctx, "%s", lil_store_errmsg(st));
     return cli_exit_for(rc);
 }

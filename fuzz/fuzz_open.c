@@ -18,6 +18,12 @@
  *      writer has then truncated any torn tail and appended, so the file
  *      must now open READONLY and check intact.
  *
+ * A file with no complete record (a creation cut short) is no run yet:
+ * step 1 and the writable open of step 3 (LIL_OPEN_EXISTING) get
+ * LIL_E_NOTFOUND, check calls it a torn tail with no record, and a writable
+ * open that may create starts it afresh, after which it opens and checks
+ * intact.
+ *
  * Inputs whose header says "keyed" are opened with LIL_JOURNAL_KEY set to
  * the key the keyed seeds were written with.
  */
@@ -116,6 +122,8 @@ static lil_status open_readonly(lil_store *st, uint64_t *records)
     lil_run *run = NULL;
     lil_status rc = lil_run_open(st, "fz", &opts, &run);
 
+    if (rc == LIL_E_NOTFOUND) /* no complete record */
+        return rc;
     fuzz_check_status("open readonly", rc);
     if (rc != LIL_OK)
         return rc;
@@ -133,15 +141,18 @@ static lil_status open_readonly(lil_store *st, uint64_t *records)
     return LIL_OK;
 }
 
-static void check_run(lil_store *st, bool must_be_intact)
+static void check_run(lil_store *st, lil_status opened)
 {
     lil_check_report rep = {.struct_size = sizeof(rep)};
     lil_status rc = lil_run_check(st, "fz", 0, &rep);
 
     fuzz_check_status("check", rc);
-    if (rc == LIL_OK && must_be_intact && !rep.intact && !rep.torn_tail)
+    if (rc == LIL_OK && opened == LIL_OK && !rep.intact && !rep.torn_tail)
         fuzz_fail("check calls damaged (at %llu: %s) a journal that opens",
                   (unsigned long long)rep.damage_offset, rep.message);
+    if (opened == LIL_E_NOTFOUND && (rc != LIL_OK || !rep.torn_tail || rep.records))
+        fuzz_fail("check of a journal with no complete record: %s, %s",
+                  lil_status_name(rc), rep.message);
 }
 
 static int one_step_fn(lil_call *call, void *ud)
@@ -158,6 +169,8 @@ static bool open_and_append(lil_store *st)
     lil_run *run = NULL;
     lil_status rc = lil_run_open(st, "fz", &opts, &run);
 
+    if (rc == LIL_E_NOTFOUND) /* no complete record */
+        return false;
     fuzz_check_status("open writable", rc);
     if (rc != LIL_OK)
         return false;
@@ -170,6 +183,26 @@ static bool open_and_append(lil_store *st)
     if (crc != LIL_OK)
         fuzz_fail("close: %s", lil_status_name(crc));
     return rc == LIL_OK;
+}
+
+/* A journal with no complete record: the open that may create starts it
+ * afresh; then it opens with BEGIN and OPEN and checks intact. */
+static void start_afresh(lil_store *st)
+{
+    lil_run_opts opts = {.struct_size = sizeof(opts), .sync = LIL_SYNC_OFF};
+    lil_run *run = NULL;
+    uint64_t records = 0;
+    lil_status rc = lil_run_open(st, "fz", &opts, &run);
+
+    if (rc != LIL_OK)
+        fuzz_fail("open of a journal with no complete record: %s: %s",
+                  lil_status_name(rc), lil_store_errmsg(st));
+    if (lil_run_close(run) != LIL_OK)
+        fuzz_fail("close after starting afresh: %s", lil_errmsg());
+    if (open_readonly(st, &records) != LIL_OK || records != 2)
+        fuzz_fail("started afresh, then %llu records: %s", (unsigned long long)records,
+                  lil_store_errmsg(st));
+    check_run(st, LIL_OK);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -186,15 +219,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     write_journal(path, data, size);
 
     lil_status ro = open_readonly(st, &records);
-    check_run(st, ro == LIL_OK);
-    if (open_and_append(st) && ro == LIL_OK) {
+    check_run(st, ro);
+    if (ro == LIL_E_NOTFOUND)
+        start_afresh(st);
+    else if (open_and_append(st) && ro == LIL_OK) {
         if (open_readonly(st, &after) != LIL_OK)
             fuzz_fail("the journal does not reopen after a successful append: %s",
                       lil_store_errmsg(st));
         if (after <= records)
             fuzz_fail("append left %llu records (had %llu)", (unsigned long long)after,
                       (unsigned long long)records);
-        check_run(st, true);
+        check_run(st, LIL_OK);
     }
     unlink(path);
     return 0;

@@ -113,9 +113,11 @@ static bool store_ok(const lil_store *st)
     return st && st->magic == LIL_STORE_MAGIC;
 }
 
+/* A run handle is usable only in the process that opened it (lil.h,
+ * lil_run_open): in a child forked since, it is refused like a bad one. */
 static bool run_ok(const lil_run *run)
 {
-    return run && run->magic == LIL_RUN_MAGIC;
+    return run && run->magic == LIL_RUN_MAGIC && run->pid == lil__os_self_pid();
 }
 
 static bool call_ok(const lil_call *call)
@@ -124,6 +126,22 @@ static bool call_ok(const lil_call *call)
 }
 
 #define BAD_HANDLE(what) fail_plain(LIL_E_INVAL, "invalid or closed " what " handle")
+
+/* The error for a run handle that fails run_ok. */
+static lil_status bad_run(const lil_run *run)
+{
+    struct lil_err e;
+
+    if (!run || run->magic != LIL_RUN_MAGIC)
+        return BAD_HANDLE("run");
+    lil__seterr(&e, LIL_E_INVAL, 0,
+                "run %s belongs to pid %d, which opened it; this process (pid %d) "
+                "got the handle through fork and may not use it (lil_run_close "
+                "frees its copy only)",
+                run->id, run->pid, lil__os_self_pid());
+    lil__publish_err(&e);
+    return LIL_E_INVAL;
+}
 
 /* ---- env ----------------------------------------------------------------- */
 
@@ -272,6 +290,7 @@ lil_status lil_run_open(lil_store *st, const char *run_id, const lil_run_opts *o
                         lil_run **out)
 {
     struct lil_err e;
+    lil_status rc;
 
     if (!out)
         return fail_plain(LIL_E_INVAL, "lil_run_open: out is NULL");
@@ -280,21 +299,30 @@ lil_status lil_run_open(lil_store *st, const char *run_id, const lil_run_opts *o
         return BAD_HANDLE("store");
     if (opts && opts->struct_size < offsetof(lil_run_opts, max_record))
         return fail_plain(LIL_E_INVAL, "lil_run_open: opts->struct_size is too small");
-    return to_store(st, &e, lil__run_open(st, &e, run_id, opts, out));
+    rc = to_store(st, &e, lil__run_open(st, &e, run_id, opts, out));
+    if (rc == LIL_OK)
+        __atomic_fetch_add(&st->env->runs_open, 1, __ATOMIC_SEQ_CST);
+    return rc;
 }
 
 lil_status lil_run_close(lil_run *run)
 {
+    struct lil_env *env;
     struct lil_err e;
     lil_status rc;
 
     if (!run)
         return LIL_OK;
-    if (!run_ok(run))
-        return BAD_HANDLE("run");
-    rc = lil__run_close(run, &e);
-    if (rc != LIL_OK)
+    if (run->magic != LIL_RUN_MAGIC)
+        return bad_run(run);
+    env = run->st->env;
+    if (!run_ok(run)) { /* a forked child: free its copy, write nothing */
+        rc = bad_run(run);
+        lil__run_close(run, NULL);
+    } else if ((rc = lil__run_close(run, &e)) != LIL_OK) {
         lil__publish_err(&e);
+    }
+    __atomic_fetch_sub(&env->runs_open, 1, __ATOMIC_SEQ_CST);
     return rc;
 }
 
@@ -348,7 +376,7 @@ lil_status lil_run_sync(lil_run *run)
     struct lil_err e;
 
     if (!run_ok(run))
-        return BAD_HANDLE("run");
+        return bad_run(run);
     return to_run(run, &e, run->st->ops->run_sync(run->sr, &e));
 }
 
@@ -458,7 +486,7 @@ static lil_status step_common(lil_run *run, const char *name, bool effect,
         out->len = 0;
     }
     if (!run_ok(run))
-        return BAD_HANDLE("run");
+        return bad_run(run);
     if (!fn || (!request && request_len))
         return to_run(run, &e, lil__seterr(&e, LIL_E_INVAL, 0,
                                            "lil_step/lil_effect: fn is NULL or request "
@@ -518,7 +546,7 @@ lil_status lil_run_resolve(lil_run *run, const char *identity, lil_resolution ho
     lil_status rc;
 
     if (!run_ok(run))
-        return BAD_HANDLE("run");
+        return bad_run(run);
     rc = check_text(&e, "identity", identity, 255);
     if (rc == LIL_OK)
         rc = check_text(&e, "actor", actor, 200);
@@ -540,7 +568,7 @@ lil_status lil_run_complete(lil_run *run, const void *result, size_t len)
     struct lil_err e;
 
     if (!run_ok(run))
-        return BAD_HANDLE("run");
+        return bad_run(run);
     if (!result && len)
         return to_run(run, &e, lil__seterr(&e, LIL_E_INVAL, 0,
                                            "result is NULL with a length"));
@@ -552,7 +580,7 @@ lil_status lil_run_fail(lil_run *run, const char *reason)
     struct lil_err e;
 
     if (!run_ok(run))
-        return BAD_HANDLE("run");
+        return bad_run(run);
     if (check_text(&e, "reason", reason, 1000) != LIL_OK)
         return to_run(run, &e, e.code);
     return to_run(run, &e, lil__run_end(run, &e, false, reason, strlen(reason)));
@@ -567,7 +595,7 @@ lil_status lil_run_result(lil_run *run, lil_bytes *out)
     out->data = NULL;
     out->len = 0;
     if (!run_ok(run))
-        return BAD_HANDLE("run");
+        return bad_run(run);
     return to_run(run, &e, lil__run_result(run, &e, out));
 }
 
@@ -617,7 +645,7 @@ lil_status lil_run_foreach(lil_run *run, lil_record_fn fn, void *ud)
     struct lil_err e;
 
     if (!run_ok(run))
-        return BAD_HANDLE("run");
+        return bad_run(run);
     if (!fn)
         return to_run(run, &e, lil__seterr(&e, LIL_E_INVAL, 0, "fn is NULL"));
     return to_run(run, &e, lil__run_foreach(run, &e, fn, ud));
@@ -628,7 +656,7 @@ lil_status lil_run_get_info(lil_run *run, lil_run_info *info)
     struct lil_err e;
 
     if (!run_ok(run))
-        return BAD_HANDLE("run");
+        return bad_run(run);
     if (!info || info->struct_size < offsetof(lil_run_info, keyed))
         return to_run(run, &e, lil__seterr(&e, LIL_E_INVAL, 0,
                                            "info is NULL or its struct_size is unset"));

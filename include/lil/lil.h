@@ -177,10 +177,10 @@ typedef struct lil_store lil_store;
  * see lil_store_set_key).  Changing the environment later does not affect
  * an open store.
  *
- * Run handles and forks: a journal's lock belongs to its open file
- * description, so a child forked without exec shares the lock of every run
- * its parent has open, and keeps it after the parent dies.  Fork before
- * opening runs (lil_run_open), or exec in the child.
+ * A store handle may be used in a child forked after it was opened (to open
+ * runs of the child's own), but a run handle may not: runs are locked per
+ * open file, and a child forked while a run is open shares its lock until
+ * it exits (see lil_run_open).  Fork before opening runs.
  * Errors: LIL_E_IO (cannot create or open dir), LIL_E_NOMEM. */
 LIL_API lil_status lil_store_open(lil_env *env, const char *dir, lil_store **out);
 
@@ -258,21 +258,57 @@ typedef struct lil_run_opts {
  * index of every step is built only when a call leaves that order (threads,
  * changed code) or the journal holds effects.  opts NULL means defaults.
  *
+ * Recovery (docs/format.md has the rule): at the first invalid record the
+ * scan looks on for intact records.  When there are none (a torn tail), or
+ * only OPEN and CLOSE records, a writable open truncates the journal there
+ * and logs it (WARN, event=torn_tail); nothing acknowledged is lost.  When
+ * anything else follows (a step, an intent, a resolution, an outcome), the
+ * bad bytes are damage, or a power cut that made later unsynced writes
+ * durable but not an earlier one: lil cannot tell which, and dropping those
+ * records would run completed steps again.  The open refuses with
+ * LIL_E_CORRUPT (logged at WARN, event=damaged), naming the offset and how
+ * many records and steps follow; `lil check` shows them, and `lil check
+ * --repair` (lil_run_check with LIL_CHECK_REPAIR) drops them when asked.  A
+ * power cut can need that repair too: with sync full only in the first
+ * commit after an open (the OPEN record is not synced on its own), with
+ * normal and off, whose commits are not all synced, more often.
+ *
+ * A journal with no complete record (its creation was cut short, so no
+ * open ever returned on it) counts as not created: a read-only open, or one
+ * with LIL_OPEN_EXISTING, fails with LIL_E_NOTFOUND and writes nothing; a
+ * writable open starts it afresh (header and BEGIN, synced).
+ *
  * The hash chain of a plain journal is verified by lil_run_check (`lil
  * check`), or at open with LIL_OPEN_VERIFY_CHAIN: without a key anyone can
  * recompute it, so it proves integrity against deliberate edits only when
  * checked against a chain value kept elsewhere, and checksums already catch
  * accidental damage.  A journal written with a key (lil_store_set_key, or
- * $LIL_JOURNAL_KEY when the store was opened) needs the same key to open; its chain is HMAC-SHA-256, verified at every open, and a
- * wrong or missing key is LIL_E_KEY.  The shared liblil loads OpenSSL's
+ * $LIL_JOURNAL_KEY when the store was opened) needs the same key to open;
+ * its chain is HMAC-SHA-256, verified at every open, and a wrong or missing
+ * key is LIL_E_KEY.  The shared liblil loads OpenSSL's
  * libcrypto.so.3 for HMAC-SHA-256 on the first keyed open in the process; if
  * it cannot, that open fails with LIL_E_IO and a message naming the library.
  *
+ * Processes and fork: the run's lock is an open-file-description lock, so a
+ * child that forks without exec shares it through the journal descriptor
+ * it inherits (journal descriptors are close-on-exec, so exec drops it).
+ * Such a child keeps the run locked after its parent closed the run or
+ * died, until it exits or closes its copy; another opener then gets
+ * LIL_E_LOCKED "held by another process" (the pid that last opened the run
+ * is named only while it still has the journal open).  The handle itself
+ * belongs to the process that opened it: in a forked child every call on
+ * it fails with LIL_E_INVAL ("... belongs to pid P"), and lil_run_close
+ * there frees the child's copy and writes nothing, leaving the parent's
+ * journal and lock alone.  A process that forks without exec (a
+ * supervisor, workers) must do so before it opens runs: a child forked
+ * while runs are open holds their locks for as long as it lives.
+ *
  * Errors: LIL_E_INVAL (bad id, see lil_run_id_check; unknown flags; an
  * unreadable $LIL_SYNC with LIL_SYNC_DEFAULT), LIL_E_LOCKED ("run R is
- * held by pid P": one process at a time writes a run; the lock dies with its
- * process), LIL_E_CORRUPT (damage before the tail; the message names the
- * byte offset; `lil check --repair` truncates it), LIL_E_VERSION, LIL_E_KEY,
+ * held by pid P" or "by another process": one process at a time writes a
+ * run; the lock dies with its process, see fork above), LIL_E_CORRUPT
+ * (damage before the tail, see above; the message names the byte offset;
+ * `lil check --repair` truncates it), LIL_E_VERSION, LIL_E_KEY,
  * LIL_E_NOTFOUND, LIL_E_IO, LIL_E_NOMEM.  The message is on the store. */
 LIL_API lil_status lil_run_open(lil_store *st, const char *run_id,
                                 const lil_run_opts *opts, lil_run **out);
@@ -281,7 +317,9 @@ LIL_API lil_status lil_run_open(lil_store *st, const char *run_id,
  * normal: it spares the next open a sync; docs/format.md), release the lock
  * and free the handle.  Returns the status of that last sync and write
  * (LIL_OK, LIL_E_IO, LIL_E_POISONED); the handle is freed whatever it
- * returns.  lil_run_close(NULL) is LIL_OK. */
+ * returns.  lil_run_close(NULL) is LIL_OK.  In a child forked after the
+ * open it frees the child's copy only, writes nothing and returns
+ * LIL_E_INVAL (see lil_run_open). */
 LIL_API lil_status lil_run_close(lil_run *run);
 
 /* The run's id.  Valid until lil_run_close. */
@@ -523,9 +561,16 @@ typedef struct lil_run_info {
                                 preallocated space excluded) */
     int64_t created_ns;      /* time of the first record */
     int64_t last_ns;         /* time of the last record */
-    int holder_pid;          /* pid holding the run, 0 if none or unknown */
+    int holder_pid;          /* pid holding the run, 0 if none; -1 if another
+                                process holds it whose pid is not known (see
+                                lil_run_open on fork) */
     lil_sync sync;           /* sync mode of this handle */
     int keyed;               /* 1 if the chain is HMAC (a key was needed) */
+    uint64_t torn_offset;    /* the open found a torn tail starting here (a
+                                writable open has truncated it); 0 if none */
+    uint64_t torn_records;   /* intact records after that torn tail: OPEN and
+                                CLOSE records only (anything more and the
+                                open refuses, see lil_run_open) */
 } lil_run_info;
 
 /* Fill *info (caller sets info->struct_size first). */
@@ -550,6 +595,12 @@ typedef struct lil_check_report {
     uint64_t damage_offset;  /* first damaged byte; meaningful when !intact */
     uint64_t file_bytes;     /* size of the file (preallocation included) */
     char message[256];       /* what was found, in words */
+    /* Intact records found after the first bad byte (the search goes on
+     * past it): what truncating there drops besides the bad bytes
+     * themselves.  0 for a true torn tail. */
+    uint64_t records_after_damage;
+    uint64_t steps_after_damage; /* of them, step outcomes (steps and effects,
+                                    completed or failed) */
 } lil_check_report;
 
 /* Verify a run's journal: header, every record's framing and checksum, the
@@ -559,7 +610,16 @@ typedef struct lil_check_report {
  * (see report->intact for the verdict) or the error that stopped it
  * (LIL_E_LOCKED with LIL_CHECK_REPAIR while another process holds the run,
  * LIL_E_KEY, LIL_E_VERSION, LIL_E_NOTFOUND, LIL_E_IO).  Without
- * LIL_CHECK_REPAIR nothing is written. */
+ * LIL_CHECK_REPAIR nothing is written.
+ *
+ * The verdicts follow the open's recovery rule (lil_run_open): intact; a
+ * torn tail (intact and torn_tail: nothing valid after the first bad byte,
+ * or only OPEN and CLOSE records; also a journal with no complete record,
+ * with records 0); or damaged (intact 0: the open refuses the journal), and
+ * then records_after_damage and steps_after_damage say what truncating at
+ * damage_offset would drop.
+ * With LIL_CHECK_REPAIR a torn tail or damage is truncated at
+ * damage_offset; the report still says what was dropped. */
 LIL_API lil_status lil_run_check(lil_store *st, const char *run_id, unsigned flags,
                                  lil_check_report *report);
 

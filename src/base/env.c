@@ -38,6 +38,7 @@ void lil__env_init(struct lil_env *env)
     env->log_level = LIL_LOG_INFO;
     env->os = NULL;
     env->stores_open = 0;
+    env->runs_open = 0;
     lil__clearerr(&env->err);
 }
 

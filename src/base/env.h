@@ -28,6 +28,10 @@ struct lil_env {
     int log_level;
     const struct lil_os *os; /* set by os/ (lil__os_env_init); NULL before */
     int stores_open;         /* stores opened with this env, not yet closed */
+    int runs_open;           /* runs opened through its stores, not yet closed:
+                                a call that forks (a supervisor) must come
+                                before any, since a forked child shares the
+                                runs' locks (lil.h, lil_run_open) */
     struct lil_err err;      /* last failure of lil_store_open with this env */
 };
 

@@ -14,6 +14,7 @@
 #include "base/alloc.h"
 #include "base/hash.h"
 #include "json/json.h"
+#include "os/os.h"
 
 /* ---- rebuilding state from the journal ---------------------------------- */
 
@@ -277,6 +278,10 @@ static struct lil_run *run_new(struct lil_store *st, const char *run_id)
         return NULL;
     run->st = st;
     run->env = st->env;
+    /* The handle is this process's.  A child forked while it is open shares
+     * the journal's descriptor and so its lock (an open-file-description
+     * lock), but not the handle: api.c refuses it there. */
+    run->pid = lil__os_self_pid();
     pthread_mutex_init(&run->mu, NULL);
     lil__imap_init(&run->index, st->env);
     lil__imap_init(&run->names, st->env);
@@ -615,11 +620,13 @@ lil_status lil__run_info(struct lil_run *run, struct lil_err *err, lil_run_info 
     full.last_ns = si.last_ns;
     full.sync = si.sync;
     full.keyed = si.keyed;
+    full.torn_offset = si.torn_pos;
+    full.torn_records = si.torn_records;
     pthread_mutex_unlock(&run->mu);
     if (!run->readonly)
         full.holder_pid = (int)getpid();
-    else if (run->st->ops->run_held_elsewhere(run->sr))
-        full.holder_pid = run->last_open_pid > 0 ? run->last_open_pid : -1;
+    else
+        full.holder_pid = run->st->ops->run_holder(run->sr, run->last_open_pid);
     memcpy(info, &full, size < sizeof(full) ? size : sizeof(full));
     return LIL_OK;
 }

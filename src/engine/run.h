@@ -40,6 +40,8 @@ struct lil_run {
     char *id;
     struct lil_srun *sr;       /* the run in the store (st->ops) */
     bool readonly;
+    int pid; /* the process that opened it: a child forked later may not use
+                it (lil.h, lil_run_open; api.c) */
     size_t max_record;
 
     pthread_mutex_t mu;

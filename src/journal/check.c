@@ -77,6 +77,8 @@ static lil_status note_open(void *ud, const struct lil_rec *rec, struct lil_err 
     int pid = 0;
 
     (void)err;
+    if (rec->type == LIL_REC_CLOSE) /* the opener closed it after that */
+        *(int *)ud = 0;
     if (rec->type != LIL_REC_OPEN || rec->payload_len >= sizeof(text))
         return LIL_OK;
     memcpy(text, rec->payload, rec->payload_len);
@@ -133,24 +135,43 @@ int lil__journal_holder_pid(const struct lil_env *env, const char *path,
 
 /* ---- checking ------------------------------------------------------------ */
 
+static void report_torn(lil_check_report *rep, const struct scan_result *res)
+{
+    rep->intact = 1;
+    rep->torn_tail = 1;
+    rep->damage_offset = res->end;
+    if (res->records == 0)
+        snprintf(rep->message, sizeof(rep->message),
+                 "torn tail at offset %llu: no complete record (the journal's "
+                 "creation was cut short; nothing was acknowledged); the next "
+                 "writable open starts it afresh",
+                 (unsigned long long)res->end);
+    else if (res->after_records)
+        snprintf(rep->message, sizeof(rep->message),
+                 "torn tail at offset %llu, then %llu intact records (only OPEN "
+                 "and CLOSE: nothing to replay); truncated on the next open",
+                 (unsigned long long)res->end, (unsigned long long)res->after_records);
+    else
+        snprintf(rep->message, sizeof(rep->message),
+                 "torn tail at offset %llu (never acknowledged; truncated on the "
+                 "next open)",
+                 (unsigned long long)res->end);
+}
+
 static void report_verdict(lil_check_report *rep, const struct scan_result *res,
                            lil_status rc, const struct lil_err *err)
 {
     rep->records = res->records;
     rep->valid_bytes = res->end;
-    if (rc == LIL_OK && !res->torn) {
+    rep->records_after_damage = res->after_records;
+    rep->steps_after_damage = res->after_steps;
+    if (rc == LIL_OK && (res->torn || res->records == 0)) {
+        report_torn(rep, res);
+    } else if (rc == LIL_OK) {
         rep->intact = 1;
         snprintf(rep->message, sizeof(rep->message),
                  "intact: %llu records, %llu bytes, chain verified",
                  (unsigned long long)res->records, (unsigned long long)res->end);
-    } else if (rc == LIL_OK) {
-        rep->intact = 1;
-        rep->torn_tail = 1;
-        rep->damage_offset = res->end;
-        snprintf(rep->message, sizeof(rep->message),
-                 "torn tail at offset %llu (never acknowledged; truncated on the "
-                 "next open)",
-                 (unsigned long long)res->end);
     } else {
         rep->intact = 0;
         rep->damage_offset = res->damaged ? res->damage_off : 0;
@@ -165,7 +186,7 @@ static lil_status repair(const struct lil_env *env, struct lil_err *err, int fd,
 
     if (rep->intact && !rep->torn_tail)
         return LIL_OK;
-    if (rep->damage_offset < LIL_JF_HEADER_LEN)
+    if (rep->damage_offset < LIL_JF_HEADER_LEN && !rep->torn_tail)
         return lil__seterr(err, LIL_E_CORRUPT, 0,
                            "%s: the file header is damaged; nothing to keep", path);
     rc = lil__os_ftruncate(env, err, fd, rep->damage_offset, path);
@@ -187,6 +208,11 @@ static lil_status check_mapped(const struct lil_env *env, struct lil_err *err,
     lil_status rc;
 
     lil__clearerr(&scan_err);
+    if (lil__scan_header_cut(map, (size_t)len)) { /* no record: a torn tail */
+        memset(&res, 0, sizeof(res));
+        report_verdict(rep, &res, LIL_OK, &scan_err);
+        return LIL_OK;
+    }
     rc = lil__scan_header(env, &scan_err, path, map, (size_t)len, key, key_len, &mac,
                           &res);
     if (rc == LIL_E_KEY || rc == LIL_E_VERSION || rc == LIL_E_NOMEM) {
@@ -235,9 +261,14 @@ lil_status lil__journal_scan_buffer(const struct lil_env *env, struct lil_err *e
 {
     struct scan_result res;
     struct lil_mac *mac = NULL;
-    lil_status rc = lil__scan_header(env, err, "(buffer)", data, len, key, key_len,
-                                     &mac, &res);
+    lil_status rc;
 
+    if (lil__scan_header_cut(data, len)) { /* no record: what a writer starts afresh */
+        *valid_end = 0;
+        *records = 0;
+        return LIL_OK;
+    }
+    rc = lil__scan_header(env, err, "(buffer)", data, len, key, key_len, &mac, &res);
     if (rc == LIL_OK)
         rc = lil__scan_records(env, err, "(buffer)", data, len, mac, true, max_record,
                                NULL, NULL, &res);

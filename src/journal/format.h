@@ -62,14 +62,24 @@
  *
  * Records are read in order.  A record is valid when len is in range, it
  * fits the file, its CRC matches and its seq is the next one.  At the first
- * invalid record, at offset X:
- *   - if any later valid record (found by searching byte by byte) carries
- *     the SETTLED flag, the bytes at X had been durable and have been
- *     damaged since: LIL_E_CORRUPT naming X.  `lil check --repair`
- *     truncates at X when asked;
+ * invalid record, at offset X, unless only zeros follow (the clean end),
+ * the intact records after X are searched for (byte by byte, then record
+ * by record):
+ *   - if one carries the SETTLED flag, the bytes at X had been durable and
+ *     have been damaged since: LIL_E_CORRUPT naming X;
+ *   - if they hold anything but OPEN and CLOSE records, LIL_E_CORRUPT naming
+ *     X and counting them: damage, or a power cut that kept later unsynced
+ *     writes and lost an earlier one, which lil cannot tell apart, and
+ *     dropping them would run acknowledged steps again;
  *   - otherwise X begins a torn tail (a crash or power cut before the sync
  *     that would have made it durable; nothing acknowledged lies there): the
  *     writer truncates the file to X before its next append.
+ * `lil check --repair` truncates at X when asked.
+ *
+ * A file with no complete record (cut inside its header, or inside BEGIN)
+ * is a creation cut short: no run yet for a reader (LIL_E_NOTFOUND); a
+ * writer replaces it with a new header and BEGIN, synced, as it creates a
+ * journal (journal.c, restart).
  * A record whose CRC is right but whose chain is wrong is LIL_E_CORRUPT (it
  * was edited, removed or moved) wherever the chain is verified.
  */

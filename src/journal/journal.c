@@ -5,7 +5,9 @@
  * Durability comes from ordering:
  *   1. a new journal is written in full (header + BEGIN) to a temporary
  *      file, fdatasync'd, then linked to its name and the directory
- *      fsync'd, so a journal file never exists without a valid header;
+ *      fsync'd, so a journal file never exists without a valid header
+ *      (one that a failing disk or a copy cut short anyway, with no
+ *      complete record, is started afresh the same way: restart);
  *   2. a writable open takes the OFD lock first, then scans, truncates a
  *      torn tail, and (full/normal) fdatasyncs, so that what it found is
  *      durable before it is replayed or anything is appended after it (the
@@ -64,6 +66,7 @@ struct journal {
     char *dir;
     char *run_id; /* for log lines */
     bool readonly;
+    int pid; /* of the process that opened it (a forked child does no I/O) */
     lil_sync sync;
     size_t max_record;
     struct lil_mac *mac;
@@ -80,6 +83,8 @@ struct journal {
     uint64_t synced;    /* bytes below this are durable (or settled) */
     uint64_t zeroed;    /* sync full: bytes below this are records or zeros */
     uint64_t records;
+    uint64_t torn_off;   /* what the open found: a torn tail at (0: none) */
+    uint64_t torn_after; /* and the intact records after it */
     int64_t created_ns;
     int64_t last_ns;
     bool syncing;
@@ -231,13 +236,26 @@ static lil_status scan_file(struct journal *j, struct lil_err *err,
                             const struct journal_opts *opts, journal_scan_fn scan,
                             void *ud, struct scan_result *res)
 {
-    lil_status rc = lil__scan_header(j->env, err, j->path, j->map, j->map_len,
-                                     opts->key, opts->key_len, &j->mac, res);
+    lil_status rc;
 
+    if (lil__scan_header_cut(j->map, j->map_len)) { /* no record: see restart */
+        memset(res, 0, sizeof(*res));
+        res->torn = j->map_len > 0;
+        return LIL_OK;
+    }
+    rc = lil__scan_header(j->env, err, j->path, j->map, j->map_len, opts->key,
+                          opts->key_len, &j->mac, res);
     if (rc == LIL_OK)
         rc = lil__scan_records(j->env, err, j->path, j->map, j->map_len, j->mac,
                                opts->verify_chain || opts->key, j->max_record, scan,
                                ud, res);
+    if (rc == LIL_E_CORRUPT && res->damaged)
+        lil__log(j->env, LIL_LOG_WARN,
+                 "event=damaged run=%s path=%s offset=%llu records_after=%llu "
+                 "steps_after=%llu readonly=%d",
+                 j->run_id, j->path, (unsigned long long)res->damage_off,
+                 (unsigned long long)res->after_records,
+                 (unsigned long long)res->after_steps, (int)j->readonly);
     if (rc != LIL_OK)
         return rc;
     memcpy(j->chain, res->chain, LIL_SHA256_LEN);
@@ -246,6 +264,8 @@ static lil_status scan_file(struct journal *j, struct lil_err *err,
     j->scanned = res->end;
     j->written = res->end;
     j->records = res->records;
+    j->torn_off = res->torn ? res->end : 0;
+    j->torn_after = res->torn ? res->after_records : 0;
     j->created_ns = res->created_ns;
     j->last_ns = res->last_ns;
     return LIL_OK;
@@ -305,9 +325,11 @@ static lil_status settle(struct journal *j, struct lil_err *err,
 
     if (res->torn) {
         lil__log(j->env, LIL_LOG_WARN,
-                 "event=torn_tail run=%s path=%s offset=%llu bytes=%llu", j->run_id,
-                 j->path, (unsigned long long)res->end,
-                 (unsigned long long)(j->alloc_end - res->end));
+                 "event=torn_tail run=%s path=%s offset=%llu bytes=%llu "
+                 "records_after=%llu",
+                 j->run_id, j->path, (unsigned long long)res->end,
+                 (unsigned long long)(j->alloc_end - res->end),
+                 (unsigned long long)res->after_records);
         rc = lil__os_ftruncate(j->env, err, j->fd, res->end, j->path);
         j->alloc_end = res->end;
     }
@@ -320,14 +342,27 @@ static lil_status settle(struct journal *j, struct lil_err *err,
     return rc;
 }
 
+/* The holder named is the pid of the last OPEN record (with no CLOSE after
+ * it) if that process still has the journal open.  The lock belongs to an
+ * open file description, which a child forked without exec shares: when
+ * the opener has closed the run or is gone, the holder is such a child, or
+ * a process between taking the lock and writing its OPEN record, and its
+ * pid is not known. */
 static lil_status holder_message(struct journal *j, struct lil_err *err,
                                  const struct journal_opts *opts)
 {
     int pid = lil__journal_holder_pid(j->env, j->path, opts->key, opts->key_len);
     const char *id = opts->run_id ? opts->run_id : j->path;
+    int has = lil__os_pid_has_open(j->env, pid, j->fd);
 
-    if (pid > 0)
+    if (pid > 0 && has != 0)
         return lil__seterr(err, LIL_E_LOCKED, 0, "run %s is held by pid %d", id, pid);
+    if (pid > 0)
+        return lil__seterr(err, LIL_E_LOCKED, 0,
+                           "run %s is held by another process (pid %d, the last to "
+                           "open it, no longer has it open: a process it forked "
+                           "without exec may hold it)",
+                           id, pid);
     return lil__seterr(err, LIL_E_LOCKED, 0, "run %s is held by another process", id);
 }
 
@@ -341,6 +376,7 @@ static struct journal *journal_new(const struct lil_env *env, const char *dir,
     j->env = env;
     j->fd = -1;
     j->readonly = opts->readonly;
+    j->pid = lil__os_self_pid();
     j->sync_parent_of = opts->sync_parent_of; /* used by writable opens only */
     j->sync = opts->sync;
     j->max_record = opts->max_record;
@@ -358,6 +394,103 @@ static struct journal *journal_new(const struct lil_env *env, const char *dir,
     return j;
 }
 
+/* Open the file (creating it when missing), lock it (writable) and scan it. */
+static lil_status open_scan(struct journal *j, struct lil_err *err,
+                            const struct journal_opts *opts, journal_scan_fn scan,
+                            void *ud, struct scan_result *res, bool *created)
+{
+    lil_status rc = open_fd(j, err, opts, created);
+
+    if (rc == LIL_OK && !j->readonly) {
+        rc = lil__os_lock_try(j->env, err, j->fd, j->path);
+        if (rc == LIL_E_LOCKED)
+            rc = holder_message(j, err, opts);
+    }
+    if (rc == LIL_OK)
+        rc = map_file(j, err);
+    if (rc == LIL_OK)
+        rc = scan_file(j, err, opts, scan, ud, res);
+    return rc;
+}
+
+/* ---- a journal whose creation was cut short ------------------------------ */
+
+/* Whether the name j->path still leads to the file open at j->fd. */
+static bool still_in_place(struct journal *j)
+{
+    struct stat a, b;
+    int fd = j->env->os->open(j->path, O_RDONLY | O_CLOEXEC, 0);
+    bool same;
+
+    if (fd < 0)
+        return false;
+    same = j->env->os->fstat(fd, &a) == 0 && j->env->os->fstat(j->fd, &b) == 0 &&
+           a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    j->env->os->close(fd);
+    return same;
+}
+
+/*
+ * A journal with no complete record: it ends inside its header or inside
+ * its first record (BEGIN), which only a creation cut short leaves (a
+ * journal is created whole, header and BEGIN synced before it gets its
+ * name, so it takes a power cut that loses synced bytes, or a copy cut
+ * short).  No open ever returned on it, so nothing in it was acknowledged.
+ * A read-only open, or one that may not create, finds no run
+ * (LIL_E_NOTFOUND, and nothing is written).  A writable open starts it
+ * afresh the way a journal is created: header and BEGIN written to a
+ * temporary file and fdatasync'd (in every sync mode), renamed over the
+ * old file while this open holds the old file's lock, the directory
+ * fsync'd; then the open starts again on the new file.  A process that
+ * opened the old file too and takes its lock after this one let go finds
+ * that the name has moved on, and opens again as well.
+ */
+static lil_status restart(struct journal *j, struct lil_err *err,
+                          const struct journal_opts *opts, bool *created)
+{
+    char tmp[4200];
+    lil_status rc;
+
+    if (j->readonly || !opts->create)
+        return lil__seterr(err, LIL_E_NOTFOUND, 0,
+                           "run %s does not exist yet: %s holds no complete record "
+                           "(%llu bytes; its creation was cut short, nothing was "
+                           "acknowledged); a writable open starts it afresh",
+                           j->run_id, j->path, (unsigned long long)j->map_len);
+    if (!still_in_place(j))
+        return LIL_OK; /* started afresh by another process */
+    lil__log(j->env, LIL_LOG_WARN,
+             "event=restart run=%s path=%s bytes=%llu reason=\"no complete record: "
+             "its creation was cut short\"",
+             j->run_id, j->path, (unsigned long long)j->map_len);
+    lil__mac_free(j->env, j->mac);
+    j->mac = NULL;
+    snprintf(tmp, sizeof(tmp), "%s.new.%ld.%ld.%lld", j->path, (long)getpid(),
+             (long)gettid(), (long long)lil__mono_ns());
+    rc = write_new_file(j, err, tmp, opts);
+    if (rc == LIL_OK && j->env->os->rename(tmp, j->path) != 0)
+        rc = lil__seterr(err, LIL_E_IO, errno, "rename %s to %s: %s", tmp, j->path,
+                         strerror(errno));
+    if (rc != LIL_OK)
+        j->env->os->unlink(tmp);
+    if (rc == LIL_OK)
+        rc = lil__os_fsync_dir(j->env, err, j->dir);
+    *created = rc == LIL_OK;
+    return rc;
+}
+
+/* Before opening again: let go of the file, its lock and its mapping. */
+static void let_go(struct journal *j)
+{
+    lil__os_unload(j->env, j->map, j->map_len, !j->readonly);
+    j->map = NULL;
+    j->map_len = 0;
+    lil__os_close(j->env, j->fd);
+    j->fd = -1;
+    lil__mac_free(j->env, j->mac);
+    j->mac = NULL;
+}
+
 lil_status lil__journal_open(const struct lil_env *env, struct lil_err *err,
                              const char *dir, const char *path,
                              const struct journal_opts *opts, journal_scan_fn scan,
@@ -365,22 +498,25 @@ lil_status lil__journal_open(const struct lil_env *env, struct lil_err *err,
 {
     struct journal *j = journal_new(env, dir, path, opts);
     struct scan_result res;
-    lil_status rc;
+    lil_status rc = LIL_OK;
 
     *out = NULL;
     *created = false;
     if (!j)
         return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
-    rc = open_fd(j, err, opts, created);
-    if (rc == LIL_OK && !j->readonly) {
-        rc = lil__os_lock_try(env, err, j->fd, path);
-        if (rc == LIL_E_LOCKED)
-            rc = holder_message(j, err, opts);
+    memset(&res, 0, sizeof(res));
+    for (int round = 0; rc == LIL_OK; round++) {
+        rc = open_scan(j, err, opts, scan, ud, &res, created);
+        if (rc != LIL_OK || res.records > 0)
+            break;
+        if (round == 3) {
+            rc = lil__seterr(err, LIL_E_IO, 0,
+                             "%s: started afresh, and still holds no record", path);
+            break;
+        }
+        rc = restart(j, err, opts, created);
+        let_go(j);
     }
-    if (rc == LIL_OK)
-        rc = map_file(j, err);
-    if (rc == LIL_OK)
-        rc = scan_file(j, err, opts, scan, ud, &res);
     if (rc == LIL_OK && !j->readonly)
         rc = settle(j, err, &res);
     if (rc != LIL_OK) {
@@ -889,20 +1025,25 @@ lil_status lil__journal_close(struct journal *j, struct lil_err *err)
 {
     struct lil_err local;
     lil_status rc = LIL_OK;
+    bool writer;
 
     if (!j)
         return LIL_OK;
     if (!err)
         err = &local;
-    if (j->fd >= 0 && !j->readonly && j->poisoned && j->opened)
+    /* A forked child's copy is let go without a write: the journal, its
+     * lock and its preallocated space are the parent's.  Closing the
+     * child's descriptor leaves the lock alone (it is the open file
+     * description's, and the parent's descriptor still refers to it). */
+    writer = j->fd >= 0 && !j->readonly && j->pid == lil__os_self_pid();
+    if (writer && j->poisoned && j->opened)
         rc = poisoned_err(j, err); /* what was not synced may be lost */
-    if (j->fd >= 0 && !j->readonly && !j->poisoned && j->sync != LIL_SYNC_OFF) {
+    if (writer && !j->poisoned && j->sync != LIL_SYNC_OFF) {
         rc = lil__journal_sync_all(j, err);
         if (rc == LIL_OK && j->synced >= j->end)
             rc = append_close(j, err);
     }
-    if (j->fd >= 0 && !j->readonly && !j->poisoned && rc == LIL_OK &&
-        j->alloc_end != UINT64_MAX) {
+    if (writer && !j->poisoned && rc == LIL_OK && j->alloc_end != UINT64_MAX) {
         uint64_t keep = j->give_back_all ? 0 : KEPT_TAIL_MAX;
         if (j->alloc_end - j->end > keep) /* give back the rest */
             j->env->os->ftruncate(j->fd, (off_t)(j->end + keep));
@@ -970,6 +1111,12 @@ int64_t lil__journal_last_ns(const struct journal *j)
     return j->last_ns;
 }
 
+uint64_t lil__journal_torn(const struct journal *j, uint64_t *records_after)
+{
+    *records_after = j->torn_after;
+    return j->torn_off;
+}
+
 bool lil__journal_keyed(const struct journal *j)
 {
     return j->mac && lil__mac_keyed(j->mac);
@@ -989,7 +1136,9 @@ lil_status lil__journal_view(const struct journal *j, struct journal_view *v)
     return LIL_OK;
 }
 
-bool lil__journal_held_elsewhere(const struct journal *j)
+int lil__journal_holder(const struct journal *j, int pid)
 {
-    return lil__os_lock_held(j->env, j->fd);
+    if (!lil__os_lock_held(j->env, j->fd))
+        return 0;
+    return pid > 0 && lil__os_pid_has_open(j->env, pid, j->fd) != 0 ? pid : -1;
 }

@@ -49,10 +49,11 @@ struct journal_opts {
 };
 
 /* Open (and create) the journal at path in directory dir.  Takes the
- * run's lock (LIL_E_LOCKED "... held by pid P"), verifies the header,
- * scans every record (calling scan for each), and notes a torn tail, which
- * is truncated before the first append.  *created tells whether the file
- * was made by this call. */
+ * run's lock (LIL_E_LOCKED "... held by pid P" or "by another process"),
+ * verifies the header, scans every record (calling scan for each), and
+ * notes a torn tail, which is truncated before the first append.  A file
+ * with no complete record is started afresh (writable, may create) or is
+ * LIL_E_NOTFOUND.  *created tells whether the file was made by this call. */
 lil_status lil__journal_open(const struct lil_env *env, struct lil_err *err,
                              const char *dir, const char *path,
                              const struct journal_opts *opts, journal_scan_fn scan,
@@ -117,10 +118,15 @@ uint64_t lil__journal_written(struct journal *j); /* in the file so far */
 int64_t lil__journal_created_ns(const struct journal *j);
 int64_t lil__journal_last_ns(const struct journal *j);
 bool lil__journal_keyed(const struct journal *j);
+/* Where the open found a torn tail (0: none) and the intact records after
+ * it (OPEN and CLOSE only). */
+uint64_t lil__journal_torn(const struct journal *j, uint64_t *records_after);
 lil_sync lil__journal_sync_mode(const struct journal *j);
 
-/* true when another process holds the journal's lock. */
-bool lil__journal_held_elsewhere(const struct journal *j);
+/* Who holds the journal's lock, for a read-only handle: 0 nobody, pid (the
+ * last opener) when that process still has the journal open, -1 another
+ * process whose pid is not known (a child the opener forked, say). */
+int lil__journal_holder(const struct journal *j, int pid);
 
 /* The pid in the last OPEN record ({"pid":P}) of the file at path, or 0
  * (key: the journal's key, to read a keyed journal). */

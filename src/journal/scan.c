@@ -3,9 +3,10 @@
  *
  * The scan walks records in order and stops at the first one that is not
  * valid.  What happens then is the heart of crash safety: a torn tail
- * (bytes that were never durable) is dropped, damage to bytes that had
- * been durable is an error naming its offset.  The SETTLED flag tells the
- * two apart (format.h, RECOVERY).
+ * (bytes that were never durable, with nothing valid after them) is
+ * dropped; damage to bytes that had been durable (a SETTLED record follows
+ * them), or followed by intact records that would run again if dropped, is
+ * an error naming its offset (format.h, RECOVERY).
  */
 #include "journal/scan.h"
 
@@ -129,6 +130,15 @@ static lil_status header_fields(struct lil_err *err, const char *path,
     return LIL_OK;
 }
 
+bool lil__scan_header_cut(const uint8_t *data, size_t len)
+{
+    size_t n = len < LIL_JF_MAGIC_LEN ? len : LIL_JF_MAGIC_LEN;
+
+    if (len >= LIL_JF_HEADER_LEN)
+        return false;
+    return len == 0 || memcmp(data, LIL_JF_MAGIC, n) == 0; /* an empty file too */
+}
+
 lil_status lil__scan_header(const struct lil_env *env, struct lil_err *err,
                             const char *path, const uint8_t *data, size_t len,
                             const uint8_t *key, size_t key_len, struct lil_mac **mac,
@@ -249,38 +259,109 @@ static bool all_zero(const uint8_t *p, size_t n)
     return true;
 }
 
-/* After an invalid record at bad: does a later valid, SETTLED record prove
- * that the bytes at bad had been durable?  Searched byte by byte, so the
- * CRC work is capped (crafted input could otherwise make it quadratic);
- * when the cap is hit the answer is "yes": damage is reported, never
- * silently cut. */
-enum settled { NOT_SETTLED, SETTLED, UNDECIDED };
+/*
+ * After an invalid record at bad: are there intact records further on?  A
+ * torn tail has none: what a crash or power cut interrupted was the last
+ * thing written.  Damage has some, and so may a power cut that made later
+ * unsynced writes durable but not an earlier one.  The search goes byte by
+ * byte from bad for a record whose length and CRC hold and whose seq can
+ * follow the last valid one (every record is at least 64 bytes long), then
+ * walks on record by record, and searches again past any further bad
+ * bytes.  It runs only past a bad record, never on a clean end.  The CRC
+ * work of the byte-by-byte search is capped (crafted input could otherwise
+ * make it quadratic); when the cap is hit the answer is UNDECIDED, and
+ * damage is reported, never silently cut.
+ */
+enum after { AFTER_DONE, AFTER_UNDECIDED };
 
-static enum settled settled_after(const uint8_t *data, size_t len, uint64_t bad,
-                                  uint64_t last_seq, uint64_t limit)
+struct search {
+    const uint8_t *data;
+    size_t len;
+    uint64_t limit;
+    uint64_t budget; /* CRC bytes the byte-by-byte search may still check */
+};
+
+/* The first offset after from where an intact record with a seq that can
+ * follow last_seq starts; false when there is none (or the budget ran out:
+ * *undecided). */
+static bool find_record(struct search *s, uint64_t from, uint64_t last_seq,
+                        uint64_t *at, bool *undecided)
 {
-    uint64_t budget = 4 * (uint64_t)len + (1u << 20);
+    for (uint64_t off = from + 1; off + LIL_JF_REC_OVERHEAD <= s->len; off++) {
+        const uint8_t *p = s->data + off;
+        uint32_t rlen;
+        uint64_t seq, w;
 
-    for (uint64_t off = bad + 1; off + LIL_JF_REC_OVERHEAD <= len; off++) {
-        const uint8_t *p = data + off;
-        uint32_t rlen = lil__rd32(p);
-        uint64_t seq;
-
-        if (rlen < LIL_JF_REC_OVERHEAD || rlen > len - off || rlen > limit)
+        memcpy(&w, p, 8);
+        if (w == 0) { /* no record starts in the next 5 bytes: their len is 0 */
+            off += 4;
             continue;
-        if (!(p[LIL_JF_R_FLAGS] & LIL_JF_FLAG_SETTLED))
+        }
+        rlen = lil__rd32(p);
+        if (rlen < LIL_JF_REC_OVERHEAD || rlen > s->len - off || rlen > s->limit)
             continue;
-        /* every record between bad and off is at least 64 bytes long */
         seq = lil__rd64(p + LIL_JF_R_SEQ);
-        if (seq <= last_seq || seq - last_seq > (off - bad) / LIL_JF_REC_OVERHEAD + 1)
+        if (seq <= last_seq || seq - last_seq > (off - from) / LIL_JF_REC_OVERHEAD + 1)
             continue;
-        if (budget < rlen)
-            return UNDECIDED;
-        budget -= rlen;
-        if (frame_ok(data, len, off, limit))
-            return SETTLED;
+        if (s->budget < rlen) {
+            *undecided = true;
+            return false;
+        }
+        s->budget -= rlen;
+        if (frame_ok(s->data, s->len, off, s->limit)) {
+            *at = off;
+            return true;
+        }
     }
-    return NOT_SETTLED;
+    return false;
+}
+
+static bool is_step_outcome(uint8_t type)
+{
+    return type == LIL_REC_STEP || type == LIL_REC_STEP_FAILED;
+}
+
+/* Walk the intact records from at (which is one) while their seqs follow
+ * each other, counting them in res; *seq and *end receive the last one's
+ * seq and end. */
+static void walk_after(const struct search *s, uint64_t at, struct scan_result *res,
+                       uint64_t *seq, uint64_t *end)
+{
+    const uint8_t *p = s->data + at;
+
+    *seq = lil__rd64(p + LIL_JF_R_SEQ);
+    for (;;) {
+        uint8_t type = p[LIL_JF_R_TYPE];
+        res->after_records++;
+        res->after_steps += is_step_outcome(type);
+        res->after_work |= type != LIL_REC_OPEN && type != LIL_REC_CLOSE;
+        res->after_settled |= (p[LIL_JF_R_FLAGS] & LIL_JF_FLAG_SETTLED) != 0;
+        at += lil__rd32(p);
+        res->after_end = at;
+        p = s->data + at;
+        if (!frame_ok(s->data, s->len, at, s->limit) ||
+            lil__rd64(p + LIL_JF_R_SEQ) != *seq + 1)
+            break;
+        (*seq)++;
+    }
+    *end = at;
+}
+
+/* Count in res the intact records after the invalid record at bad (the
+ * record at bad itself too when its framing holds: it is out of order). */
+static enum after records_after(const uint8_t *data, size_t len, uint64_t bad,
+                                uint64_t last_seq, uint64_t limit,
+                                struct scan_result *res)
+{
+    struct search s = {data, len, limit, 4 * (uint64_t)len + (1u << 20)};
+    uint64_t from = bad, seq = last_seq, at = bad;
+    bool undecided = false;
+
+    if (frame_ok(data, len, bad, limit))
+        walk_after(&s, bad, res, &seq, &from);
+    while (find_record(&s, from, seq, &at, &undecided))
+        walk_after(&s, at, res, &seq, &from);
+    return undecided ? AFTER_UNDECIDED : AFTER_DONE;
 }
 
 static const char *why_invalid(const uint8_t *data, size_t len, uint64_t off,
@@ -302,38 +383,58 @@ static const char *why_invalid(const uint8_t *data, size_t len, uint64_t off,
     return "bad record";
 }
 
+/* Intact records after the damage that no sync proves durable, and that
+ * hold more than OPEN and CLOSE records: a power cut may explain them
+ * (docs/format.md, Recovery, rule 5), but so may damage, and dropping them
+ * would run their steps again.  The open refuses; `lil check` tells what
+ * lies there, `lil check --repair` drops it when asked. */
+static lil_status unsynced_after(struct lil_err *err, const char *path, const char *why,
+                                 const struct scan_result *res)
+{
+    return lil__seterr(err, LIL_E_CORRUPT, 0,
+                       "%s: damaged record at offset %llu (%s), then %llu intact "
+                       "records (%llu steps) never synced; not dropped: `lil check "
+                       "--repair` truncates the journal there",
+                       path, (unsigned long long)res->damage_off, why,
+                       (unsigned long long)res->after_records,
+                       (unsigned long long)res->after_steps);
+}
+
 static lil_status stop_at(struct lil_err *err, const char *path, const uint8_t *data,
                           size_t len, uint64_t limit, struct scan_result *res)
 {
     uint64_t off = res->end;
-    enum settled settled = SETTLED;
+    const char *why;
 
     res->damage_off = off;
     if (off + 4 <= len && lil__rd32(data + off) == 0 && all_zero(data + off, len - off))
         return LIL_OK; /* clean end: preallocated zeros */
     if (off >= len)
         return LIL_OK;
-    /* A whole, checksummed record out of sequence was not torn: records
-     * were removed or reordered. */
-    if (!frame_ok(data, len, off, limit))
-        settled = settled_after(data, len, off, res->seq, limit);
-    if (settled == NOT_SETTLED) {
-        res->torn = true;
-        return LIL_OK;
-    }
+    why = why_invalid(data, len, off, res->seq + 1, limit);
     res->damaged = true;
-    if (settled == UNDECIDED)
+    if (records_after(data, len, off, res->seq, limit, res) == AFTER_UNDECIDED)
         return lil__seterr(err, LIL_E_CORRUPT, 0,
                            "%s: damaged record at offset %llu (%s), and the bytes "
                            "after it are too irregular to prove it a torn tail; "
                            "`lil check --repair` truncates the journal there",
-                           path, (unsigned long long)off,
-                           why_invalid(data, len, off, res->seq + 1, limit));
-    return lil__seterr(err, LIL_E_CORRUPT, 0,
-                       "%s: damaged record at offset %llu (%s) with intact records "
-                       "after it; `lil check --repair` truncates the journal there",
-                       path, (unsigned long long)off,
-                       why_invalid(data, len, off, res->seq + 1, limit));
+                           path, (unsigned long long)off, why);
+    /* A whole, checksummed record out of sequence was not torn: records
+     * were removed or reordered.  A SETTLED record after the damage was
+     * written when the damaged bytes had been durable. */
+    if (frame_ok(data, len, off, limit) || res->after_settled)
+        return lil__seterr(err, LIL_E_CORRUPT, 0,
+                           "%s: damaged record at offset %llu (%s) with %llu intact "
+                           "records (%llu steps) after it; `lil check --repair` "
+                           "truncates the journal there",
+                           path, (unsigned long long)off, why,
+                           (unsigned long long)res->after_records,
+                           (unsigned long long)res->after_steps);
+    if (res->after_work)
+        return unsynced_after(err, path, why, res);
+    res->damaged = false; /* a torn tail, perhaps with OPEN and CLOSE after it */
+    res->torn = true;
+    return LIL_OK;
 }
 
 static lil_status chain_check(struct lil_err *err, const char *path,

@@ -25,7 +25,22 @@ struct scan_result {
     bool torn;            /* bytes after end are a torn tail, not clean zeros */
     bool damaged;         /* damage before the tail (err says where) */
     uint64_t damage_off;  /* first bad byte when torn or damaged */
+    /* Intact records found past damage_off (searched only when the scan
+     * stops at a bad record): a torn tail has none, or only OPEN and CLOSE
+     * records; anything more is damage (LIL_E_CORRUPT). */
+    uint64_t after_records;
+    uint64_t after_steps; /* of them, step outcomes (STEP, STEP_FAILED) */
+    uint64_t after_end;   /* end of the last of them */
+    bool after_work;      /* one of them is neither OPEN nor CLOSE */
+    bool after_settled;   /* one of them carries SETTLED */
 };
+
+/* Whether data (len bytes) is a journal whose creation was cut short: it
+ * ends inside its 64-byte header, and what there is of the header starts
+ * as one does (its magic, or as much of it as there is; an empty file
+ * too).  Such a file holds no record, so nothing acknowledged; a writable
+ * open starts it afresh (docs/format.md, Recovery). */
+bool lil__scan_header_cut(const uint8_t *data, size_t len);
 
 /* Check the 64-byte header at data (len bytes available): magic, version,
  * features, CRC, and the key against key_check.  Creates *mac (SHA-256, or

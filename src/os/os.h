@@ -133,4 +133,20 @@ void lil__os_unload(const struct lil_env *env, uint8_t *data, uint64_t len,
 /* true when another open file description holds the lock of fd's file. */
 bool lil__os_lock_held(const struct lil_env *env, int fd);
 
+/* This process's pid, read again after every fork() (self.c): a load, not
+ * a system call (the API checks it on every call on a run). */
+extern int lil__os_pid; /* 0 until first asked for */
+int lil__os_self_pid_init(void);
+
+static inline int lil__os_self_pid(void)
+{
+    int pid = __atomic_load_n(&lil__os_pid, __ATOMIC_RELAXED);
+
+    return pid ? pid : lil__os_self_pid_init();
+}
+
+/* Whether process pid holds a descriptor of the file open at fd: 1 yes,
+ * 0 no (or pid is gone), -1 cannot tell (no /proc, another user's process). */
+int lil__os_pid_has_open(const struct lil_env *env, int pid, int fd);
+
 #endif

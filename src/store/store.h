@@ -99,6 +99,8 @@ struct lil_srun_info {
     int64_t last_ns;     /* time of its last record */
     lil_sync sync;
     bool keyed;          /* the chain is an HMAC */
+    uint64_t torn_pos;     /* where a torn tail the open dropped began, or 0 */
+    uint64_t torn_records; /* intact records (OPEN, CLOSE) dropped with it */
 };
 
 /* What every backend's run handle starts with. */
@@ -150,8 +152,10 @@ struct lil_store_ops {
     bool (*run_next_scanned)(const struct lil_srun *r, uint64_t *cursor,
                              struct lil_rec *rec);
     void (*run_info)(const struct lil_srun *r, struct lil_srun_info *info);
-    /* A readonly handle: true while another process holds the run. */
-    bool (*run_held_elsewhere)(const struct lil_srun *r);
+    /* For a readonly handle, who holds the run: 0 nobody, pid (the last
+     * opener, as the caller read it from the OPEN records) when that
+     * process still holds it, -1 another process the store cannot name. */
+    int (*run_holder)(const struct lil_srun *r, int last_opener);
 
     /* Enter the marker name (waiting for a caller inside). */
     lil_status (*marker_enter)(struct lil_store *st, struct lil_err *err,

@@ -180,11 +180,12 @@ static void file_run_info(const struct lil_srun *r, struct lil_srun_info *info)
     info->last_ns = lil__journal_last_ns(j);
     info->sync = lil__journal_sync_mode(j);
     info->keyed = lil__journal_keyed(j);
+    info->torn_pos = lil__journal_torn(j, &info->torn_records);
 }
 
-static bool file_run_held_elsewhere(const struct lil_srun *r)
+static int file_run_holder(const struct lil_srun *r, int last_opener)
 {
-    return lil__journal_held_elsewhere(((const struct file_run *)r)->j);
+    return lil__journal_holder(((const struct file_run *)r)->j, last_opener);
 }
 
 /* ---- the store ------------------------------------------------------------------ */
@@ -281,7 +282,7 @@ static const struct lil_store_ops file_ops = {
     .run_walk = file_run_walk,
     .run_next_scanned = file_run_next_scanned,
     .run_info = file_run_info,
-    .run_held_elsewhere = file_run_held_elsewhere,
+    .run_holder = file_run_holder,
     .marker_enter = lil__marker_file_enter,
     .marker_state = lil__marker_file_state,
     .marker_begin = lil__marker_file_begin,

@@ -4,12 +4,18 @@
  * middle (exit 1, the offset printed, nothing written), --repair (the
  * journal is cut at that offset and then checks intact), --repair on a run
  * held by another process (exit 3), a journal from a newer format, and
- * --json.  The damage is crafted with the byte layout of
- * src/journal/format.h: records start at offset 64, the key at +32.
+ * --json.  A byte flipped in record 12 of 100 written with sync=off: check
+ * (text and --json) counts the 88 intact records and steps after it, inspect
+ * refuses with the same counts, --repair drops them and says so.  A journal
+ * cut inside its first record: a torn tail with no record, `unborn` in
+ * ls.  The damage is crafted with the byte layout of src/journal/format.h:
+ * records start at offset 64, the key at +32.
  */
 #include <lil/lil.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 #include <zlib.h>
@@ -18,6 +24,12 @@
 #include "t.h"
 
 static char out[C_OUT_CAP], err[C_OUT_CAP];
+
+static int step_result(lil_call *call, void *ud)
+{
+    (void)ud;
+    return lil_call_set_result(call, "some result", 11) != LIL_OK;
+}
 
 #define REC_KEY 32 /* offset of the key in a record */
 
@@ -216,6 +228,96 @@ T_TEST(newer_format_is_refused)
     T_CONTAINS(err, "lil: check: ");
     T_EQ_I64(c_lil(out, err, "ls --dir '%s'", c_store()), 0);
     T_CONTAINS(out, "version?");
+}
+
+/* Run r: BEGIN, OPEN and 98 steps with sync=off (its close writes no
+ * CLOSE), then a payload byte of record 12 flipped; returns its offset. */
+static uint64_t make_100_damaged_at_12(void)
+{
+    lil_store *st = c_open_store();
+    lil_run_opts o = {sizeof(o), LIL_SYNC_OFF, 0, 0};
+    lil_run *run = NULL;
+    uint64_t off = 0;
+    size_t klen = 0, plen = 0;
+
+    T_OK(lil_run_open(st, "r", &o, &run));
+    for (int i = 1; i <= 98; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "s%d", i);
+        T_OK(lil_step(run, name, step_result, NULL, NULL));
+    }
+    T_OK(lil_run_close(run));
+    lil_store_close(st);
+    T_EQ_I64(c_record_count("r"), 100);
+    T_CHECK(c_record_at("r", 12, &off, &klen, &plen));
+    T_CHECK(c_flip_byte(c_journal("r"), off + REC_KEY + klen));
+    return off;
+}
+
+T_TEST(damage_with_intact_steps_after_it)
+{
+    uint64_t off = make_100_damaged_at_12(), before = c_file_hash(c_journal("r"));
+    char want[128];
+    json_t *doc;
+
+    T_EQ_I64(c_lil(out, err, "check r --dir '%s'", c_store()), 1);
+    snprintf(want, sizeof(want),
+             "r: DAMAGED at offset %llu: ", (unsigned long long)off);
+    T_CONTAINS(out, want);
+    T_CONTAINS(out, "88 intact records (88 steps) never synced");
+    T_CONTAINS(out, "11 valid records");
+    T_CONTAINS(out,
+               "--repair would drop the 88 intact records (88 steps) after the damage");
+    T_EQ_I64(c_lil(out, err, "check r --json --dir '%s'", c_store()), 1);
+    doc = c_json(out);
+    T_REQUIRE(doc);
+    T_CHECK(json_is_false(json_object_get(doc, "intact")));
+    T_EQ_I64(json_integer_value(json_object_get(doc, "damage_offset")), off);
+    T_EQ_I64(json_integer_value(json_object_get(doc, "records")), 11);
+    T_EQ_I64(json_integer_value(json_object_get(doc, "records_after_damage")), 88);
+    T_EQ_I64(json_integer_value(json_object_get(doc, "steps_after_damage")), 88);
+    json_decref(doc);
+    /* the open refuses: inspect says where and what follows */
+    T_EQ_I64(c_lil(out, err, "inspect r --dir '%s'", c_store()), 1);
+    snprintf(want, sizeof(want), "offset %llu", (unsigned long long)off);
+    T_CONTAINS(err, want);
+    T_CONTAINS(err, "88 intact records (88 steps)");
+    T_EQ_I64(c_lil(out, err, "ls --dir '%s'", c_store()), 0);
+    T_CONTAINS(out, "damaged");
+    T_CHECK(c_file_hash(c_journal("r")) == before);
+    /* --repair drops them, and says so; then the run opens */
+    T_EQ_I64(c_lil(out, err, "check r --repair --dir '%s'", c_store()), 0);
+    snprintf(want, sizeof(want), "r: repaired: truncated at offset %llu, cut ",
+             (unsigned long long)off);
+    T_CONTAINS(out, want);
+    T_CONTAINS(out, "11 records kept");
+    T_CONTAINS(out, "dropped 88 intact records (88 steps) after the damage");
+    T_EQ_I64(c_lil(out, err, "inspect r --dir '%s'", c_store()), 0);
+    T_EQ_I64(c_lil(out, err, "check r --dir '%s'", c_store()), 0);
+    T_CONTAINS(out, "r: intact: 11 records");
+}
+
+T_TEST(journal_cut_inside_its_first_record)
+{
+    json_t *doc;
+
+    c_make_run("r", 1, false);
+    T_REQUIRE(truncate(c_journal("r"), 64 + 40) == 0);
+    T_EQ_I64(c_lil(out, err, "check r --dir '%s'", c_store()), 0);
+    T_CONTAINS(out, "r: torn tail at offset 64: no complete record");
+    T_EQ_I64(c_lil(out, err, "check r --json --dir '%s'", c_store()), 0);
+    doc = c_json(out);
+    T_REQUIRE(doc);
+    T_CHECK(json_is_true(json_object_get(doc, "intact")));
+    T_CHECK(json_is_true(json_object_get(doc, "torn_tail")));
+    T_EQ_I64(json_integer_value(json_object_get(doc, "records")), 0);
+    T_EQ_I64(json_integer_value(json_object_get(doc, "torn_offset")), 64);
+    json_decref(doc);
+    T_EQ_I64(c_lil(out, err, "ls --dir '%s'", c_store()), 0);
+    T_CONTAINS(out, "unborn");
+    T_EQ_I64(c_lil(out, err, "inspect r --dir '%s'", c_store()), 1);
+    T_CONTAINS(err, "no complete record");
+    T_EQ_I64(c_file_size(c_journal("r")), 64 + 40);
 }
 
 T_MAIN()

@@ -2,6 +2,7 @@
  * test_cli_inspect.c -- `lil inspect RUN`: the header and the timeline of
  * completed, failed and uncertain runs (exit 2 and the UNCERTAIN flag on
  * the intent that has no outcome), --json, a missing run, a damaged run,
+ * a torn tail,
  * a keyed run (and, when liblil.so does not need libcrypto.so.3, a keyed
  * run while that library cannot be loaded), and that inspect writes
  * nothing.
@@ -195,6 +196,32 @@ T_TEST(damaged_run_names_the_offset)
     snprintf(want, sizeof(want), "%llu", (unsigned long long)off);
     T_CONTAINS(err, "lil: inspect: ");
     T_CONTAINS(err, want);
+}
+
+T_TEST(torn_tail_is_shown)
+{
+    unsigned char junk[40];
+    uint64_t end;
+    char want[96];
+    json_t *doc;
+
+    c_make_run("t", 2, false);
+    end = c_journal_bytes("t");
+    memset(junk, 0xab, sizeof(junk));
+    T_REQUIRE(c_pwrite(c_journal("t"), end, junk, sizeof(junk)));
+    T_EQ_I64(c_lil(out, err, "inspect t --dir '%s'", c_store()), 0);
+    snprintf(want, sizeof(want), "torn tail     at offset %llu, never acknowledged",
+             (unsigned long long)end);
+    T_CONTAINS(out, want);
+    T_EQ_I64(c_lil(out, err, "inspect t --json --dir '%s'", c_store()), 0);
+    doc = c_json(out);
+    T_REQUIRE(doc);
+    T_EQ_I64(json_integer_value(json_object_get(doc, "torn_offset")), end);
+    T_EQ_I64(json_integer_value(json_object_get(doc, "records_after_torn")), 0);
+    json_decref(doc);
+    c_make_run("u", 2, false);
+    T_EQ_I64(c_lil(out, err, "inspect u --dir '%s'", c_store()), 0);
+    T_CHECK(strstr(out, "torn tail") == NULL);
 }
 
 T_TEST(keyed_run)

@@ -9,9 +9,14 @@
  * torn-tail rule and the SETTLED flag; SIGKILL alone never loses a byte.
  *
  * After every cut:
- *   - the journal opens.  Only sync=off may report LIL_E_CORRUPT (it never
- *     promised to survive a power cut), and then the message must name the
- *     offset and `check --repair` must make it open again;
+ *   - the journal opens, or refuses with LIL_E_CORRUPT where the recovery
+ *     rule says so: sync=off for any damage (it never promised to survive a
+ *     power cut), full and normal only when intact records that were never
+ *     synced follow a torn one (a power cut that made a later write durable
+ *     but not an earlier one looks like damage; dropping them silently is
+ *     not lil's call).  Then the message must name the offset, `lil_run_check`
+ *     must count those records, and `check --repair` must make it open
+ *     again, with every durable step still there;
  *   - every DURABLE step is there with its exact bytes (workload.h: with
  *     full, every acknowledgement; with normal, what was acknowledged before
  *     the last lil_run_sync, effect, complete or close; with off, before the
@@ -56,7 +61,7 @@ static const char *const mode_names[3] = {"full", "normal", "off"};
 
 struct stats {
     struct t_pc_stats pc;
-    long cuts, deaths, kills, points, torn, corrupt_off, repaired, lost_unsynced;
+    long cuts, deaths, kills, points, torn, refused[3], repaired, lost_unsynced;
 };
 
 static void add_pc(struct t_pc_stats *a, const struct t_pc_stats *b)
@@ -104,6 +109,44 @@ static void calibrate(const struct t_plan *p)
     }
 }
 
+/* Whether an open may refuse the journal after a power cut (see the top). */
+static bool may_refuse(const struct t_model *m, const struct t_seen *s)
+{
+    return m->sync == LIL_SYNC_OFF || strstr(s->msg, "never synced") != NULL;
+}
+
+/* The open refused the journal after a cut: the message names the offset,
+ * check reports the same damage and counts what lies after it, and repair
+ * truncates there. */
+static int refused(struct t_model *m, const char *store, const struct t_seen *s,
+                   struct stats *st)
+{
+    lil_check_report rep;
+    lil_store *sto = NULL;
+    int errors = 0;
+
+    st->refused[m->sync - LIL_SYNC_FULL]++;
+    memset(&rep, 0, sizeof(rep));
+    rep.struct_size = sizeof(rep);
+    if (!strstr(s->msg, "offset")) {
+        fprintf(stderr, "  VIOLATION [%s]: LIL_E_CORRUPT names no offset: %s\n", m->ctx,
+                s->msg);
+        errors++;
+    }
+    if (lil_store_open(NULL, store, &sto) != LIL_OK)
+        return errors + 1;
+    if (lil_run_check(sto, "run", 0, &rep) != LIL_OK || rep.intact ||
+        (m->sync != LIL_SYNC_OFF && rep.records_after_damage == 0)) {
+        fprintf(stderr, "  VIOLATION [%s]: the open refused, check says: %s\n", m->ctx,
+                rep.message);
+        errors++;
+    }
+    if (lil_run_check(sto, "run", LIL_CHECK_REPAIR, &rep) == LIL_OK && rep.repaired)
+        st->repaired++;
+    lil_store_close(sto);
+    return errors;
+}
+
 /* After a life ended (power: with a cut): check and move the model on. */
 static int after(const struct t_plan *p, struct t_model *m, const char *store,
                  const char *pclog, uint64_t seed, bool power, struct stats *st)
@@ -123,21 +166,8 @@ static int after(const struct t_plan *p, struct t_model *m, const char *store,
         st->deaths++;
     }
     t_inspect(p, store, "run", NULL, &s);
-    if (s.open_rc == LIL_E_CORRUPT && power && m->sync == LIL_SYNC_OFF) {
-        lil_check_report rep;
-        lil_store *sto = NULL;
-        memset(&rep, 0, sizeof(rep));
-        rep.struct_size = sizeof(rep);
-        st->corrupt_off++;
-        if (!strstr(s.msg, "offset")) {
-            fprintf(stderr, "  VIOLATION [%s]: LIL_E_CORRUPT names no offset: %s\n",
-                    m->ctx, s.msg);
-            errors++;
-        }
-        if (lil_store_open(NULL, store, &sto) == LIL_OK &&
-            lil_run_check(sto, "run", LIL_CHECK_REPAIR, &rep) == LIL_OK && rep.repaired)
-            st->repaired++;
-        lil_store_close(sto);
+    if (s.open_rc == LIL_E_CORRUPT && power && may_refuse(m, &s)) {
+        errors += refused(m, store, &s, st);
         t_inspect(p, store, "run", NULL, &s);
     }
     if (s.open_rc != LIL_OK && !(s.open_rc == LIL_E_NOTFOUND && !m->opened)) {
@@ -269,11 +299,12 @@ static void report(const char *name, const struct stats *st)
            "%ld SIGKILLs; writes kept %lu dropped %lu torn %lu garbled %lu, "
            "sizes undone %lu, names undone %lu, of %lu unsynced changes; "
            "%ld torn tails seen, %ld unsynced acknowledgements lost (allowed), "
-           "sync=off corrupt %ld (repaired %ld)\n",
+           "refused with intact records after a torn one: full %ld, normal %ld, "
+           "off %ld (repaired %ld)\n",
            name, st->cuts, st->points, st->deaths, st->kills, st->pc.kept,
            st->pc.dropped, st->pc.torn, st->pc.garbled, st->pc.size_undone,
            st->pc.names_undone, st->pc.unsynced, st->torn, st->lost_unsynced,
-           st->corrupt_off, st->repaired);
+           st->refused[0], st->refused[1], st->refused[2], st->repaired);
 }
 
 T_TEST(powercut_points)

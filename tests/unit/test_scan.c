@@ -1,8 +1,9 @@
 /*
  * test_scan.c -- the recovery scan on journal images built in memory:
  * every cut point of a torn tail, every damaged byte before the tail, the
- * SETTLED rule that tells them apart, chain tampering, reordering, and the
- * header checks (version, features, keys).
+ * SETTLED rule and the search past a bad record that tell them apart (with
+ * the counts of what follows the damage), chain tampering, reordering, and
+ * the header checks (version, features, keys, a header cut short).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,9 @@ struct image {
 
 static struct lil_env env;
 
-static void build(struct image *img, const char *key, uint8_t flags)
+/* Records of types[i] (BEGIN, then STEP, when types is NULL). */
+static void build_types(struct image *img, const char *key, uint8_t flags,
+                        const uint8_t *types)
 {
     uint8_t chain[LIL_SHA256_LEN];
     size_t klen = key ? strlen(key) : 0;
@@ -46,7 +49,7 @@ static void build(struct image *img, const char *key, uint8_t flags)
         snprintf(name, sizeof(name), "step%d", i);
         snprintf(payload, sizeof(payload), "result of step %d %.*s", i, i * 3,
                  "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
-        r.type = i == 0 ? LIL_REC_BEGIN : LIL_REC_STEP;
+        r.type = types ? types[i] : i == 0 ? LIL_REC_BEGIN : LIL_REC_STEP;
         r.ts_ns = 1000 + i;
         r.key = (const uint8_t *)name;
         r.key_len = strlen(name);
@@ -60,6 +63,27 @@ static void build(struct image *img, const char *key, uint8_t flags)
     }
     img->off[NREC] = img->len;
     lil__mac_free(&env, mac);
+}
+
+static void build(struct image *img, const char *key, uint8_t flags)
+{
+    build_types(img, key, flags, NULL);
+}
+
+/* The scan of open, with its whole result. */
+static lil_status scan_full(const struct image *img, size_t len,
+                            struct scan_result *res, struct lil_err *err)
+{
+    struct lil_mac *mac = NULL;
+    lil_status rc;
+
+    lil__clearerr(err);
+    rc = lil__scan_header(&env, err, "img", img->data, len, NULL, 0, &mac, res);
+    if (rc == LIL_OK)
+        rc = lil__scan_records(&env, err, "img", img->data, len, mac, false, 1 << 20,
+                               NULL, NULL, res);
+    lil__mac_free(&env, mac);
+    return rc;
 }
 
 static lil_status scan(const struct image *img, size_t len, const char *key,
@@ -133,23 +157,87 @@ T_TEST(damage_before_settled_records_is_corrupt)
     }
 }
 
-/* Without SETTLED records after it, damage is a torn tail (nothing after
- * it was ever durable) and the valid prefix is kept. */
-T_TEST(damage_before_unsettled_records_is_torn)
+/* Without SETTLED records after it, damage followed by intact steps may be
+ * a power cut that made later writes durable but not an earlier one, or
+ * damage; dropping them would run those steps again, so the scan refuses,
+ * and counts what follows.  Damage in the last record is a torn tail. */
+T_TEST(damage_before_unsettled_steps_is_refused)
 {
     static struct image img;
+    struct scan_result res;
     struct lil_err err;
     uint64_t end, n;
+    char want[64];
 
     build(&img, NULL, 0);
     for (int k = 0; k < NREC; k++) {
         uint64_t b = img.off[k] + 10;
         img.data[b] ^= 0xff;
-        T_EQ_I64(scan(&img, img.len, NULL, &end, &n, &err), LIL_OK);
+        if (k == NREC - 1) {
+            T_EQ_I64(scan(&img, img.len, NULL, &end, &n, &err), LIL_OK);
+            T_EQ_I64(end, img.off[k]);
+        } else {
+            T_EQ_I64(scan(&img, img.len, NULL, &end, &n, &err), LIL_E_CORRUPT);
+            snprintf(want, sizeof(want), "offset %llu", (unsigned long long)img.off[k]);
+            T_CONTAINS(err.msg, want);
+            T_CONTAINS(err.msg, "never synced");
+        }
         T_EQ_I64(n, (uint64_t)k);
-        T_EQ_I64(end, img.off[k]);
+        scan_full(&img, img.len, &res, &err);
+        T_EQ_I64(res.records, (uint64_t)k);
+        T_EQ_I64(res.damage_off, img.off[k]);
+        T_EQ_I64(res.after_records, (uint64_t)(NREC - 1 - k));
+        T_EQ_I64(res.after_steps, (uint64_t)(NREC - 1 - k));
+        T_EQ_I64(res.torn, k == NREC - 1);
+        T_EQ_I64(res.damaged, k != NREC - 1);
         img.data[b] ^= 0xff;
     }
+}
+
+/* Only OPEN and CLOSE records after the damage: nothing there is replayed,
+ * so it is a torn tail (the writer drops them with it, and logs it). */
+T_TEST(damage_before_only_open_and_close_is_torn)
+{
+    static const uint8_t types[NREC] = {LIL_REC_BEGIN, LIL_REC_OPEN, LIL_REC_STEP,
+                                        LIL_REC_CLOSE, LIL_REC_OPEN, LIL_REC_CLOSE};
+    static struct image img;
+    struct scan_result res;
+    struct lil_err err;
+
+    build_types(&img, NULL, 0, types);
+    img.data[img.off[2] + 40] ^= 1;
+    T_EQ_I64(scan_full(&img, img.len, &res, &err), LIL_OK);
+    T_EQ_I64(res.records, 2);
+    T_EQ_I64(res.end, img.off[2]);
+    T_CHECK(res.torn);
+    T_EQ_I64(res.after_records, 3);
+    T_EQ_I64(res.after_steps, 0);
+    T_CHECK(!res.after_work);
+    /* the same with a SETTLED record after it: damage to durable bytes */
+    build_types(&img, NULL, LIL_JF_FLAG_SETTLED, types);
+    img.data[img.off[2] + 40] ^= 1;
+    T_EQ_I64(scan_full(&img, img.len, &res, &err), LIL_E_CORRUPT);
+    T_CHECK(res.after_settled);
+}
+
+/* The search goes on past every bad stretch, and a zeroed stretch (a write
+ * that never reached the disk) counts as bad bytes too. */
+T_TEST(search_goes_past_several_bad_stretches)
+{
+    static struct image img;
+    struct scan_result res;
+    struct lil_err err;
+
+    build(&img, NULL, 0);
+    img.data[img.off[1] + 20] ^= 1;
+    memset(img.data + img.off[3], 0, img.off[4] - img.off[3]);
+    T_EQ_I64(scan_full(&img, img.len + 100, &res, &err), LIL_E_CORRUPT);
+    T_EQ_I64(res.records, 1);
+    T_EQ_I64(res.damage_off, img.off[1]);
+    T_EQ_I64(res.after_records, 3); /* records 2, 4 and 5 */
+    T_EQ_I64(res.after_steps, 3);
+    T_EQ_I64(res.after_end, img.off[NREC]);
+    T_CONTAINS(err.msg, "then 3 intact records (3 steps)");
 }
 
 T_TEST(edited_record_with_fixed_crc_breaks_the_chain)
@@ -207,7 +295,18 @@ T_TEST(header_checks)
     uint64_t end, n;
 
     build(&img, NULL, 0);
+    /* a header cut short: no record yet, which a writer starts afresh */
+    for (size_t cut = 0; cut < LIL_JF_HEADER_LEN; cut++) {
+        T_CHECK(lil__scan_header_cut(img.data, cut));
+        T_EQ_I64(scan(&img, cut, NULL, &end, &n, &err), LIL_OK);
+        T_EQ_I64(end, 0);
+        T_EQ_I64(n, 0);
+    }
+    T_CHECK(!lil__scan_header_cut(img.data, LIL_JF_HEADER_LEN));
+    img.data[3] ^= 1; /* not a journal's start */
+    T_CHECK(!lil__scan_header_cut(img.data, 10));
     T_EQ_I64(scan(&img, 10, NULL, &end, &n, &err), LIL_E_CORRUPT);
+    img.data[3] ^= 1;
     lil__wr32(img.data + LIL_JF_H_VERSION, 2);
     lil__wr32(img.data + LIL_JF_H_CRC, lil__crc32(0, img.data, LIL_JF_H_CRC));
     T_EQ_I64(scan(&img, img.len, NULL, &end, &n, &err), LIL_E_VERSION);
@@ -244,6 +343,10 @@ T_TEST(huge_length_fields_are_refused_without_allocating)
 
     build(&img, NULL, 0);
     lil__wr32(img.data + img.off[4], 0xfffffff0u);
+    /* a step follows the bad length: damage, not a torn tail */
+    T_EQ_I64(scan(&img, img.len, NULL, &end, &n, &err), LIL_E_CORRUPT);
+    T_EQ_I64(n, 4);
+    lil__wr32(img.data + img.off[5], 0xfffffff0u);
     T_EQ_I64(scan(&img, img.len, NULL, &end, &n, &err), LIL_OK);
     T_EQ_I64(n, 4);
 }
