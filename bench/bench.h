@@ -13,11 +13,10 @@
 #ifndef LIL_BENCH_BENCH_H
 #define LIL_BENCH_BENCH_H
 
+#include <lil/lil.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include <lil/lil.h>
 
 #define BENCH_REC_OVERHEAD 64u /* fixed header + chain, format.h */
 #define BENCH_PAYLOAD      200u
@@ -28,14 +27,14 @@ struct bench_cfg {
     const char *bin_dir; /* where the helper programs are */
     size_t payload_len;
     /* counts (shrunk by --quick) */
-    size_t sync_steps;     /* steps per fdatasync-bound loop */
-    size_t fast_steps;     /* steps per sync=normal / sync=off loop */
-    size_t big_steps;      /* records for replay and flat-append */
-    size_t flat_window;    /* appends timed at each flat-append point */
-    size_t resume_steps;   /* completed steps in the resumed run */
-    size_t resume_reps;    /* processes started per resume variant */
-    double group_seconds;  /* duration of each group-commit point */
-    size_t replay_reps;    /* open + replay repetitions (median kept) */
+    size_t sync_steps;    /* steps per fdatasync-bound loop */
+    size_t fast_steps;    /* steps per sync=normal / sync=off loop */
+    size_t big_steps;     /* records for replay and flat-append */
+    size_t flat_window;   /* appends timed at each flat-append point */
+    size_t resume_steps;  /* completed steps in the resumed run */
+    size_t resume_reps;   /* processes started per resume variant */
+    double group_seconds; /* duration of each group-commit point */
+    size_t replay_reps;   /* open + replay repetitions (median kept) */
 };
 
 struct bench_stats {
@@ -77,6 +76,7 @@ struct bench_payload {
     size_t len;
     uint64_t calls;
 };
+
 int bench_fill_fn(lil_call *call, void *ud);
 
 /* The payload every benchmark uses (static, payload_len bytes). */

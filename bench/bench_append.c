@@ -12,13 +12,13 @@
  * printed beside it (on an idle machine the two agree).
  */
 #define _GNU_SOURCE
-#include "bench.h"
-
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "bench.h"
 
 #define ROUNDS  8
 #define BATCHES 8
@@ -60,8 +60,8 @@ static struct result series_done(struct series *s)
 }
 
 /* Run count new steps named name on run (into s when not NULL). */
-static void timed_steps(lil_run *run, const char *name, size_t count, size_t payload_len,
-                        struct series *s)
+static void timed_steps(lil_run *run, const char *name, size_t count,
+                        size_t payload_len, struct series *s)
 {
     struct bench_payload p = {bench_payload_bytes(payload_len), payload_len, 0};
     uint64_t c0 = bench_cpu_ns();
@@ -179,8 +179,8 @@ void bench_sync_modes(const struct bench_cfg *cfg, lil_store *st)
     snprintf(what, sizeof(what), "sync=off (%zu steps)", n);
     mode_row(what, &ro, "≤ 3 µs/step", ro.cpu_us <= 3.0);
     mode_row("raw pwrite, no fdatasync (info: floor for off)", &rr, "", -1);
-    snprintf(buf, sizeof(buf), "%.2f× CPU (+%.2f µs), %.2f× wall", ro.cpu_us / rr.cpu_us,
-             ro.cpu_us - rr.cpu_us, ro.wall_us / rr.wall_us);
+    snprintf(buf, sizeof(buf), "%.2f× CPU (+%.2f µs), %.2f× wall",
+             ro.cpu_us / rr.cpu_us, ro.cpu_us - rr.cpu_us, ro.wall_us / rr.wall_us);
     bench_row("sync=off vs raw pwrite", buf, "", -1);
 }
 
@@ -231,7 +231,8 @@ struct flat_point {
     struct result r;
 };
 
-static void flat_rows(const struct bench_cfg *cfg, const struct flat_point *pts, size_t n)
+static void flat_rows(const struct bench_cfg *cfg, const struct flat_point *pts,
+                      size_t n)
 {
     char buf[160], what[96];
     double lo = pts[0].r.cpu_us, hi = lo;
@@ -355,7 +356,8 @@ static void replay_big(const struct bench_cfg *cfg, lil_store *st,
         if (below == reps / 2)
             mid = i;
     }
-    replay_rows(cfg, &t[mid], in_order ? "in journal order" : "\"s\" steps only (index)");
+    replay_rows(cfg, &t[mid],
+                in_order ? "in journal order" : "\"s\" steps only (index)");
 }
 
 void bench_flat_and_replay(const struct bench_cfg *cfg, lil_store *st)

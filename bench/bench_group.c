@@ -6,11 +6,11 @@
  * durable, so the total rate should grow with T.
  */
 #define _GNU_SOURCE
-#include "bench.h"
-
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "bench.h"
 
 /* Threads wait here until all exist, then start together. */
 struct gate {
@@ -61,8 +61,10 @@ static void group_slice(const struct bench_cfg *cfg, lil_run *run, int nthreads,
     struct gate gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
 
     for (int i = 0; i < nthreads; i++) {
-        w[i] = (struct worker){.run = run, .payload_len = cfg->payload_len,
-                               .deadline_ns = UINT64_MAX, .gate = &gate};
+        w[i] = (struct worker){.run = run,
+                               .payload_len = cfg->payload_len,
+                               .deadline_ns = UINT64_MAX,
+                               .gate = &gate};
         snprintf(w[i].name, sizeof(w[i].name), "t%d", i);
         if (pthread_create(&w[i].tid, NULL, worker_main, &w[i]))
             bench_die_errno("pthread_create");
@@ -113,7 +115,8 @@ void bench_group(const struct bench_cfg *cfg, lil_store *st)
         if (rc != LIL_OK)
             bench_die("lil_run_close", rc, "");
         double rate = (double)steps[i] / secs[i];
-        snprintf(what, sizeof(what), "%d thread%s", counts[i], counts[i] > 1 ? "s" : "");
+        snprintf(what, sizeof(what), "%d thread%s", counts[i],
+                 counts[i] > 1 ? "s" : "");
         snprintf(buf, sizeof(buf), "%.0f steps/s, %.2f× 1 thread", rate, rate / one);
         if (counts[i] == 8)
             bench_row(what, buf, "≥ 5× 1 thread", rate >= 5.0 * one);

@@ -10,8 +10,6 @@
  * there) and is left with nothing in it but the empty store.
  */
 #define _GNU_SOURCE
-#include "bench.h"
-
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -21,6 +19,8 @@
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "bench.h"
 
 static void usage(void)
 {
@@ -103,8 +103,8 @@ static void print_header(const struct bench_cfg *cfg)
     uname(&u);
     cpu_model(cpu, sizeof(cpu));
     strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", gmtime(&now));
-    printf("lil %s benchmarks, %s run, %s\n", lil_version(), cfg->quick ? "quick" : "full",
-           date);
+    printf("lil %s benchmarks, %s run, %s\n", lil_version(),
+           cfg->quick ? "quick" : "full", date);
     printf("machine: %ld vCPU (%s), %s %s, scratch dir on %s\n",
            sysconf(_SC_NPROCESSORS_ONLN), cpu, u.sysname, u.release, fs_name(cfg->dir));
     print_load("load average at the start");

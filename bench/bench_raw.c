@@ -22,13 +22,13 @@
  * other, and each sees the same conditions.
  */
 #define _GNU_SOURCE
-#include "bench.h"
-
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "bench.h"
 
 #define CHUNK  (1u << 20)
 #define ROUNDS 8
@@ -41,8 +41,8 @@ struct raw {
     int fd;
     off_t off;
     off_t alloc;
-    size_t i;      /* steps done */
-    double *us;    /* one sample per step */
+    size_t i;   /* steps done */
+    double *us; /* one sample per step */
     unsigned char *rec;
 };
 
@@ -50,8 +50,8 @@ static void zero_fill(int fd, off_t from, off_t len)
 {
     static unsigned char zeros[CHUNK];
     for (off_t done = 0; done < len;) {
-        size_t n = (size_t)(len - done) < sizeof(zeros) ? (size_t)(len - done)
-                                                         : sizeof(zeros);
+        size_t n =
+            (size_t)(len - done) < sizeof(zeros) ? (size_t)(len - done) : sizeof(zeros);
         ssize_t w = pwrite(fd, zeros, n, from + done);
         if (w <= 0)
             bench_die_errno("zero fill");

@@ -10,14 +10,14 @@
  * durable (a restart after a crash: the open syncs what it found).
  */
 #define _GNU_SOURCE
-#include "bench.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "bench.h"
 
 /* fork + execv + wait4, wall µs; the child's CPU µs (user + system) into
  * *cpu_us.  The child must exit 0. */
@@ -68,11 +68,11 @@ static void make_resume_run(const struct bench_cfg *cfg, lil_store *st, const ch
  * writing its phases (resume_child.c) to a file; the medians, one row. */
 #define PHASES 5
 
-static void phase_row(const char *what, char *const child_argv[], char *done, size_t first,
-                      size_t reps)
+static void phase_row(const char *what, char *const child_argv[], char *done,
+                      size_t first, size_t reps)
 {
-    static const char *names[PHASES] = {"store open", "run open", "replay",
-                                        "new step", "close"};
+    static const char *names[PHASES] = {"store open", "run open", "replay", "new step",
+                                        "close"};
     char path[4200], buf[256], cell[48];
     double *v[PHASES], unused;
     size_t got = 0;
@@ -116,7 +116,8 @@ static void variant_rows(const char *what, const char *diff_what, double *a, dou
     char buf[160];
     double diff = (sa.p50 - sb->p50) / 1e3;
 
-    snprintf(buf, sizeof(buf), "p50 %.2f ms, mean %.2f ms; child CPU p50 %.2f ms (%zu runs)",
+    snprintf(buf, sizeof(buf),
+             "p50 %.2f ms, mean %.2f ms; child CPU p50 %.2f ms (%zu runs)",
              sa.p50 / 1e3, sa.mean / 1e3, sca.p50 / 1e3, n);
     bench_row(what, buf, "", -1);
     snprintf(buf, sizeof(buf), "%.2f ms (p50), %.2f ms (mean); CPU %.2f ms", diff,
@@ -126,10 +127,12 @@ static void variant_rows(const char *what, const char *diff_what, double *a, dou
 
 void bench_resume(const struct bench_cfg *cfg, lil_store *st)
 {
-    char child[4096], noop[4096], store[4096], clean_id[] = "resume", died_id[] = "resume-died";
+    char child[4096], noop[4096], store[4096], clean_id[] = "resume",
+                                               died_id[] = "resume-died";
     char done[32], plen[32], die[] = "die", buf[160], what[96];
     size_t n = cfg->resume_reps;
-    double *a = malloc(n * sizeof(*a)), *b = malloc(n * sizeof(*b)), *d = malloc(n * sizeof(*d));
+    double *a = malloc(n * sizeof(*a)), *b = malloc(n * sizeof(*b)),
+           *d = malloc(n * sizeof(*d));
     double *ca = malloc(n * sizeof(*ca)), *cb = malloc(n * sizeof(*cb));
     double *cd = malloc(n * sizeof(*cd)), unused;
 

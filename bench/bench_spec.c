@@ -12,8 +12,6 @@
  * `state.n < 10 && state.status != 'red'` >= 5 million evaluations/s.
  */
 #define _GNU_SOURCE
-#include "bench.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +20,7 @@
 #include <yaml.h>
 
 #include "base/env.h"
+#include "bench.h"
 #include "lang/expr.h"
 
 #define SPEC_STEPS 1000
@@ -47,7 +46,8 @@ static char *make_spec(size_t n, size_t *len_out)
     for (size_t i = 0; i < n; i++) {
         if (i % 100 == 99)
             ADD("  - id: r%zu\n    kind: reduce\n    over: \"${state.items}\"\n    as: it\n"
-                "    body:\n      - { id: r%zu-x, kind: shell, cmd: \"echo ${it}\" }\n", i, i);
+                "    body:\n      - { id: r%zu-x, kind: shell, cmd: \"echo ${it}\" }\n",
+                i, i);
         else if (i % 50 == 49)
             ADD("  - id: h%zu\n    kind: http\n    request: { method: GET, url: "
                 "\"http://127.0.0.1:8080/s/${state.n}\" }\n    save: { status: \"$.status\" }\n",
@@ -98,7 +98,8 @@ static void bench_load(const struct bench_cfg *cfg)
 {
     size_t len, reps = cfg->quick ? 10 : 40;
     char *text = make_spec(SPEC_STEPS, &len);
-    double *lil_ms = calloc(reps, sizeof(double)), *raw_ms = calloc(reps, sizeof(double));
+    double *lil_ms = calloc(reps, sizeof(double)),
+           *raw_ms = calloc(reps, sizeof(double));
     struct bench_stats a, b;
     char res[160], tgt[64];
 
@@ -109,8 +110,9 @@ static void bench_load(const struct bench_cfg *cfg)
 
         if (rc != LIL_OK || !lil_spec_ok(spec))
             bench_die("lil_spec_parse (1000 steps)", rc,
-                      spec && lil_spec_diag_count(spec) ? lil_spec_diag(spec, 0)->message
-                                                        : lil_errmsg());
+                      spec && lil_spec_diag_count(spec)
+                          ? lil_spec_diag(spec, 0)->message
+                          : lil_errmsg());
         lil_spec_free(spec);
         lil_ms[r] = (double)(bench_now_ns() - t0) / 1e6;
         t0 = bench_now_ns();
@@ -119,8 +121,9 @@ static void bench_load(const struct bench_cfg *cfg)
     }
     a = bench_stats_of(lil_ms, reps);
     b = bench_stats_of(raw_ms, reps);
-    snprintf(res, sizeof(res), "%.2f ms p50 (%zu KiB); libyaml events alone %.2f ms = %.1fx",
-             a.p50, len >> 10, b.p50, a.p50 / b.p50);
+    snprintf(res, sizeof(res),
+             "%.2f ms p50 (%zu KiB); libyaml events alone %.2f ms = %.1fx", a.p50,
+             len >> 10, b.p50, a.p50 / b.p50);
     snprintf(tgt, sizeof(tgt), "< 50 ms");
     bench_row("load + validate, 1,000 steps", res, tgt, a.p50 < 50.0);
     free(lil_ms);
@@ -134,8 +137,8 @@ static int native_guard(json_t *state)
     json_t *n = json_object_get(state, "n");
     json_t *s = json_object_get(state, "status");
 
-    return json_number_value(n) < 10 && !(json_is_string(s) &&
-                                          strcmp(json_string_value(s), "red") == 0);
+    return json_number_value(n) < 10 &&
+           !(json_is_string(s) && strcmp(json_string_value(s), "red") == 0);
 }
 
 static void bench_guard(const struct bench_cfg *cfg)
@@ -175,7 +178,8 @@ static void bench_guard(const struct bench_cfg *cfg)
     if (truthy != iters || native_truthy != iters)
         bench_die("guard", LIL_E_SPEC, "the guard gave a wrong answer");
     snprintf(res, sizeof(res), "%.1fM evals/s CPU; the same test in C %.1fM/s = %.1fx",
-             (double)iters / lil_s / 1e6, (double)iters / native_s / 1e6, lil_s / native_s);
+             (double)iters / lil_s / 1e6, (double)iters / native_s / 1e6,
+             lil_s / native_s);
     bench_row("guard `state.n < 10 && state.status != 'red'`", res, ">= 5M/s",
               (double)iters / lil_s >= 5e6);
     lil__eval_free(&ev);

@@ -4,13 +4,13 @@
  * pasted into docs/performance.md as is).
  */
 #define _GNU_SOURCE
-#include "bench.h"
-
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "bench.h"
 
 uint64_t bench_now_ns(void)
 {
@@ -164,8 +164,8 @@ void bench_row(const char *what, const char *result, const char *target, int ver
 {
     add(what, result, target, verdict);
     /* Also as it happens, so a long run shows progress. */
-    fprintf(stderr, "  %-48s %s%s%s\n", what, result, target && *target ? "  target " : "",
-            target ? target : "");
+    fprintf(stderr, "  %-48s %s%s%s\n", what, result,
+            target && *target ? "  target " : "", target ? target : "");
 }
 
 void bench_print_table(void)

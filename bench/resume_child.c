@@ -13,13 +13,12 @@
  * every journaled step, the new step, and the close (0 with "die").
  */
 #define _GNU_SOURCE
+#include <lil/lil.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <lil/lil.h>
 
 struct ctx {
     const char *data;

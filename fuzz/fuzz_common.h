@@ -7,10 +7,9 @@
 #ifndef LIL_FUZZ_COMMON_H
 #define LIL_FUZZ_COMMON_H
 
+#include <lil/lil.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include <lil/lil.h>
 
 /* No single allocation may exceed this: the targets give max_record of at
  * most 64 KiB and inputs are small, so anything near it is a length taken

@@ -28,8 +28,6 @@
  * the key the keyed seeds were written with.
  */
 #define _GNU_SOURCE
-#include "fuzz_common.h"
-
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdbool.h>
@@ -37,6 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "fuzz_common.h"
 
 #define FUZZ_KEY "fuzz-key-0123456789abcdef"
 
@@ -164,8 +164,10 @@ static int one_step_fn(lil_call *call, void *ud)
 /* Open writable, run one step, close.  True when the step was appended. */
 static bool open_and_append(lil_store *st)
 {
-    lil_run_opts opts = {.struct_size = sizeof(opts), .sync = LIL_SYNC_OFF,
-                         .flags = LIL_OPEN_EXISTING, .max_record = 1 << 16};
+    lil_run_opts opts = {.struct_size = sizeof(opts),
+                         .sync = LIL_SYNC_OFF,
+                         .flags = LIL_OPEN_EXISTING,
+                         .max_record = 1 << 16};
     lil_run *run = NULL;
     lil_status rc = lil_run_open(st, "fz", &opts, &run);
 

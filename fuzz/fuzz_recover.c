@@ -11,12 +11,11 @@
  * the same record count (the torn tail it ignored must not matter).
  */
 #define _GNU_SOURCE
-#include "fuzz_common.h"
-
 #include <stdio.h>
 
 #include "base/env.h"
 #include "base/err.h"
+#include "fuzz_common.h"
 #include "journal/journal.h"
 
 #define FUZZ_KEY "fuzz-key-0123456789abcdef"
@@ -42,14 +41,14 @@ static void scan_once(const uint8_t *data, size_t size, const uint8_t *key,
         fuzz_fail("scan_buffer: valid end %llu past the %zu bytes given",
                   (unsigned long long)end, size);
     if (records > end / 64)
-        fuzz_fail("scan_buffer: %llu records in %llu bytes", (unsigned long long)records,
-                  (unsigned long long)end);
+        fuzz_fail("scan_buffer: %llu records in %llu bytes",
+                  (unsigned long long)records, (unsigned long long)end);
 
     /* The valid prefix alone scans the same. */
     uint64_t end2 = 0, records2 = 0;
     struct lil_err err2 = {0};
-    rc = lil__journal_scan_buffer(env, &err2, data, (size_t)end, key, key_len, max_record,
-                                  &end2, &records2);
+    rc = lil__journal_scan_buffer(env, &err2, data, (size_t)end, key, key_len,
+                                  max_record, &end2, &records2);
     if (rc != LIL_OK || end2 != end || records2 != records)
         fuzz_fail("scan_buffer: prefix of %llu bytes (%llu records) rescans as %s, "
                   "end %llu, %llu records: %s",

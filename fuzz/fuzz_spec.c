@@ -11,12 +11,12 @@
  *    lil_spec_json and lil_spec_explain give JSON that parses.
  */
 #define _GNU_SOURCE
+#include <lil/lil.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
-#include <lil/lil.h>
 
 #include "fuzz_common.h"
 
@@ -29,7 +29,8 @@ static size_t count_lines(const char *s, size_t len)
     return n;
 }
 
-static void check_json(const lil_spec *spec, lil_status (*fn)(const lil_spec *, lil_bytes *))
+static void check_json(const lil_spec *spec,
+                       lil_status (*fn)(const lil_spec *, lil_bytes *))
 {
     lil_bytes out;
     lil_status rc = fn(spec, &out);
@@ -53,12 +54,13 @@ static void check_diags(const lil_spec *spec, const char *text, size_t len)
     for (size_t i = 0; i < n; i++) {
         const lil_diag *d = lil_spec_diag(spec, i);
 
-        if (!d || !d->code || !d->code[0] || !d->message || !d->message[0] || !d->path ||
-            !d->source_line || !d->file)
+        if (!d || !d->code || !d->code[0] || !d->message || !d->message[0] ||
+            !d->path || !d->source_line || !d->file)
             fuzz_fail("diagnostic %zu incomplete", i);
         if (d->line > lines)
             fuzz_fail("diagnostic line %u past the end (%zu lines)", d->line, lines);
-        if (d->source_line[0] && !memmem(text, len, d->source_line, strlen(d->source_line)))
+        if (d->source_line[0] &&
+            !memmem(text, len, d->source_line, strlen(d->source_line)))
             fuzz_fail("source line is not from the text");
         errors += d->severity == LIL_SEV_ERROR;
     }

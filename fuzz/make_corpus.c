@@ -27,15 +27,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <lil/lil.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <zlib.h>
 
-#include <lil/lil.h>
+#include <zlib.h>
 
 #include "base/env.h"
 #include "base/err.h"
@@ -72,8 +72,9 @@ static int set_fn(lil_call *call, void *ud)
 static int json_fn(lil_call *call, void *ud)
 {
     (void)ud;
-    return lil_call_set_json(call, "{\"b\": [1, 2.5, \"x\"], \"a\": null}") == LIL_OK ? 0
-                                                                                  : 1;
+    return lil_call_set_json(call, "{\"b\": [1, 2.5, \"x\"], \"a\": null}") == LIL_OK
+               ? 0
+               : 1;
 }
 
 static int fail_fn(lil_call *call, void *ud)
@@ -301,9 +302,9 @@ static const char *verdict(const struct blob *b, const char *key, char *buf, siz
 
     if (!env && lil_env_new(&env) != LIL_OK)
         die("lil_env_new");
-    lil_status rc = lil__journal_scan_buffer(env, &err, b->data, b->len,
-                                             (const uint8_t *)key, key ? strlen(key) : 0,
-                                             1 << 16, &end, &records);
+    lil_status rc =
+        lil__journal_scan_buffer(env, &err, b->data, b->len, (const uint8_t *)key,
+                                 key ? strlen(key) : 0, 1 << 16, &end, &records);
     if (rc == LIL_OK)
         snprintf(buf, cap, "OK %llu records, end %llu%s", (unsigned long long)records,
                  (unsigned long long)end, end < b->len ? " (tail ignored)" : "");
@@ -551,6 +552,7 @@ static void valid_seeds(struct blob *full_loop, struct blob *off_loop)
         {"v-keyed", sc_steps, LIL_SYNC_FULL, true},
         {"v-keyed-effect", sc_effect, LIL_SYNC_OFF, true},
     };
+
     for (size_t i = 0; i < sizeof(list) / sizeof(list[0]); i++) {
         struct blob b = make_valid(list[i].fn, list[i].sync, list[i].keyed, 0);
         emit(list[i].name, &b, list[i].keyed);

@@ -28,7 +28,8 @@ static const struct status_text status_texts[] = {
     {LIL_E_IO, "LIL_E_IO", "input/output error"},
     {LIL_E_CORRUPT, "LIL_E_CORRUPT", "journal is damaged"},
     {LIL_E_LOCKED, "LIL_E_LOCKED", "run is held by another process"},
-    {LIL_E_POISONED, "LIL_E_POISONED", "run is unusable after a failed write; reopen it"},
+    {LIL_E_POISONED, "LIL_E_POISONED",
+     "run is unusable after a failed write; reopen it"},
     {LIL_E_TOOBIG, "LIL_E_TOOBIG", "a limit was exceeded"},
     {LIL_E_SPEC, "LIL_E_SPEC", "invalid loop specification"},
     {LIL_E_HTTP, "LIL_E_HTTP", "HTTP error"},
@@ -176,7 +177,8 @@ lil_status lil_env_set_allocator(lil_env *env, lil_malloc_fn malloc_fn,
     if (!env_ok(env))
         return BAD_HANDLE("env");
     if (!malloc_fn || !realloc_fn || !free_fn)
-        return fail_plain(LIL_E_INVAL, "lil_env_set_allocator needs all three functions");
+        return fail_plain(LIL_E_INVAL,
+                          "lil_env_set_allocator needs all three functions");
     if (__atomic_load_n(&env->stores_open, __ATOMIC_SEQ_CST) > 0)
         return fail_plain(LIL_E_INVAL,
                           "lil_env_set_allocator: a store is open with this env");
@@ -260,7 +262,8 @@ lil_status lil_store_set_key(lil_store *st, const void *key, size_t len)
 
     if (!store_ok(st))
         return BAD_HANDLE("store");
-    return to_store(st, &e, lil__store_set_key(st, &e, len ? key : NULL, key ? len : 0));
+    return to_store(st, &e,
+                    lil__store_set_key(st, &e, len ? key : NULL, key ? len : 0));
 }
 
 lil_status lil_store_foreach_run(lil_store *st, lil_run_id_fn fn, void *ud)
@@ -465,7 +468,8 @@ const char *lil_call_identity(const lil_call *call)
 
 const char *lil_call_idempotency_key(const lil_call *call)
 {
-    return call_ok(call) ? lil__call_idempotency_key((lil_call *)(uintptr_t)call) : NULL;
+    return call_ok(call) ? lil__call_idempotency_key((lil_call *)(uintptr_t)call)
+                         : NULL;
 }
 
 unsigned lil_call_attempt(const lil_call *call)
@@ -488,11 +492,13 @@ static lil_status step_common(lil_run *run, const char *name, bool effect,
     if (!run_ok(run))
         return bad_run(run);
     if (!fn || (!request && request_len))
-        return to_run(run, &e, lil__seterr(&e, LIL_E_INVAL, 0,
-                                           "lil_step/lil_effect: fn is NULL or request "
-                                           "is NULL with a length"));
-    return to_run(run, &e, lil__run_step(run, &e, name, effect, request, request_len,
-                                         fn, ud, out));
+        return to_run(run, &e,
+                      lil__seterr(&e, LIL_E_INVAL, 0,
+                                  "lil_step/lil_effect: fn is NULL or request "
+                                  "is NULL with a length"));
+    return to_run(
+        run, &e,
+        lil__run_step(run, &e, name, effect, request, request_len, fn, ud, out));
 }
 
 lil_status lil_step(lil_run *run, const char *name, lil_fn fn, void *ud, lil_bytes *out)
@@ -559,7 +565,8 @@ lil_status lil_run_resolve(lil_run *run, const char *identity, lil_resolution ho
     if (rc == LIL_OK && !result && result_len)
         rc = lil__seterr(&e, LIL_E_INVAL, 0, "result is NULL with a length");
     if (rc == LIL_OK)
-        rc = lil__run_resolve(run, &e, identity, how, result, result_len, actor, reason);
+        rc =
+            lil__run_resolve(run, &e, identity, how, result, result_len, actor, reason);
     return to_run(run, &e, rc);
 }
 
@@ -570,8 +577,8 @@ lil_status lil_run_complete(lil_run *run, const void *result, size_t len)
     if (!run_ok(run))
         return bad_run(run);
     if (!result && len)
-        return to_run(run, &e, lil__seterr(&e, LIL_E_INVAL, 0,
-                                           "result is NULL with a length"));
+        return to_run(run, &e,
+                      lil__seterr(&e, LIL_E_INVAL, 0, "result is NULL with a length"));
     return to_run(run, &e, lil__run_end(run, &e, true, result, len));
 }
 
@@ -613,7 +620,8 @@ lil_status lil_marker(lil_store *st, const char *name, int policy, lil_fn fn, vo
     if (!store_ok(st))
         return BAD_HANDLE("store");
     if (!fn)
-        return to_store(st, &e, lil__seterr(&e, LIL_E_INVAL, 0, "lil_marker: fn is NULL"));
+        return to_store(st, &e,
+                        lil__seterr(&e, LIL_E_INVAL, 0, "lil_marker: fn is NULL"));
     return to_store(st, &e, lil__marker(st, &e, name, policy, fn, ud, out));
 }
 
@@ -631,7 +639,7 @@ lil_status lil_marker_reset(lil_store *st, const char *name)
 const char *lil_record_type_name(int type)
 {
     static const char *const names[] = {
-        "unknown", "begin",   "open",     "step",      "step-failed",
+        "unknown", "begin",   "open",     "step",       "step-failed",
         "intent",  "resolve", "run-done", "run-failed", "close",
     };
 
@@ -658,8 +666,9 @@ lil_status lil_run_get_info(lil_run *run, lil_run_info *info)
     if (!run_ok(run))
         return bad_run(run);
     if (!info || info->struct_size < offsetof(lil_run_info, keyed))
-        return to_run(run, &e, lil__seterr(&e, LIL_E_INVAL, 0,
-                                           "info is NULL or its struct_size is unset"));
+        return to_run(run, &e,
+                      lil__seterr(&e, LIL_E_INVAL, 0,
+                                  "info is NULL or its struct_size is unset"));
     return to_run(run, &e, lil__run_info(run, &e, info));
 }
 
@@ -688,12 +697,14 @@ lil_status lil_run_check(lil_store *st, const char *run_id, unsigned flags,
     if (!store_ok(st))
         return BAD_HANDLE("store");
     if (!report || report->struct_size < offsetof(lil_check_report, message))
-        return to_store(st, &e, lil__seterr(&e, LIL_E_INVAL, 0,
-                                            "report is NULL or its struct_size is unset"));
+        return to_store(st, &e,
+                        lil__seterr(&e, LIL_E_INVAL, 0,
+                                    "report is NULL or its struct_size is unset"));
     if (flags & ~(unsigned)LIL_CHECK_REPAIR)
-        return to_store(st, &e, lil__seterr(&e, LIL_E_INVAL, 0,
-                                            "unknown flags 0x%x for lil_run_check",
-                                            flags & ~(unsigned)LIL_CHECK_REPAIR));
+        return to_store(st, &e,
+                        lil__seterr(&e, LIL_E_INVAL, 0,
+                                    "unknown flags 0x%x for lil_run_check",
+                                    flags & ~(unsigned)LIL_CHECK_REPAIR));
     rc = lil__run_id_check(&e, run_id);
     if (rc != LIL_OK)
         return to_store(st, &e, rc);

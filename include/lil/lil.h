@@ -142,8 +142,8 @@ typedef void (*lil_free_fn)(void *ud, void *p);
  * All three functions are required.  A failing allocation becomes
  * LIL_E_NOMEM; the library never aborts on it. */
 LIL_API lil_status lil_env_set_allocator(lil_env *env, lil_malloc_fn malloc_fn,
-                                         lil_realloc_fn realloc_fn,
-                                         lil_free_fn free_fn, void *ud);
+                                         lil_realloc_fn realloc_fn, lil_free_fn free_fn,
+                                         void *ud);
 
 typedef enum lil_log_level {
     LIL_LOG_DEBUG = 10,
@@ -244,10 +244,10 @@ enum {
 };
 
 typedef struct lil_run_opts {
-    size_t struct_size;   /* sizeof(lil_run_opts): lets the struct grow */
-    lil_sync sync;        /* LIL_SYNC_DEFAULT if zero */
-    unsigned flags;       /* LIL_OPEN_*; any other bit is LIL_E_INVAL */
-    size_t max_record;    /* largest record accepted; 0 = 64 MiB */
+    size_t struct_size; /* sizeof(lil_run_opts): lets the struct grow */
+    lil_sync sync;      /* LIL_SYNC_DEFAULT if zero */
+    unsigned flags;     /* LIL_OPEN_*; any other bit is LIL_E_INVAL */
+    size_t max_record;  /* largest record accepted; 0 = 64 MiB */
 } lil_run_opts;
 
 /* Open run run_id of the store, creating its journal when it does not exist
@@ -376,8 +376,7 @@ LIL_API lil_status lil_call_set_jsonf(lil_call *call, const char *fmt, ...);
 
 /* Record why the step failed (printf format).  The function should then
  * return non-zero.  The message is journaled and replayed. */
-LIL_API lil_status lil_call_fail(lil_call *call, const char *fmt, ...)
-    LIL_PRINTF(2, 3);
+LIL_API lil_status lil_call_fail(lil_call *call, const char *fmt, ...) LIL_PRINTF(2, 3);
 
 /* The step's identity, e.g. "fetch" or "fetch#2".  Valid during the call. */
 LIL_API const char *lil_call_identity(const lil_call *call);
@@ -428,8 +427,7 @@ LIL_API lil_status lil_step(lil_run *run, const char *name, lil_fn fn, void *ud,
  * replay whose request differs from the journaled one, or that finds a plain
  * step at this identity, fails with LIL_E_NONDET instead of reusing it. */
 LIL_API lil_status lil_effect(lil_run *run, const char *name, const void *request,
-                              size_t request_len, lil_fn fn, void *ud,
-                              lil_bytes *out);
+                              size_t request_len, lil_fn fn, void *ud, lil_bytes *out);
 
 /* ------------------------------------------------------------------------ */
 /* Uncertain effects                                                         */
@@ -529,18 +527,18 @@ LIL_API const char *lil_record_type_name(int type);
 #define LIL_RECF_EFFECT 0x01u
 
 typedef struct lil_record {
-    uint64_t seq;         /* 1, 2, 3, ... */
-    uint64_t offset;      /* where the record is: in the file store, its byte
-                             offset in the journal file; in another store, a
-                             position that orders the run's records */
-    uint32_t size;        /* bytes of the whole record as stored (on disk) */
-    int64_t ts_ns;        /* when it was written, ns since the Unix epoch */
-    uint32_t dur_us;      /* time the step's function took, µs (0 if none) */
-    int type;             /* lil_record_type */
-    unsigned flags;       /* LIL_RECF_* */
-    const char *key;      /* identity ("fetch#2"), run id, or ""; NUL-terminated */
+    uint64_t seq;    /* 1, 2, 3, ... */
+    uint64_t offset; /* where the record is: in the file store, its byte
+                        offset in the journal file; in another store, a
+                        position that orders the run's records */
+    uint32_t size;   /* bytes of the whole record as stored (on disk) */
+    int64_t ts_ns;   /* when it was written, ns since the Unix epoch */
+    uint32_t dur_us; /* time the step's function took, µs (0 if none) */
+    int type;        /* lil_record_type */
+    unsigned flags;  /* LIL_RECF_* */
+    const char *key; /* identity ("fetch#2"), run id, or ""; NUL-terminated */
     size_t key_len;
-    const void *payload;  /* result, reason, request hash, JSON */
+    const void *payload; /* result, reason, request hash, JSON */
     size_t payload_len;
 } lil_record;
 
@@ -552,25 +550,25 @@ typedef int (*lil_record_fn)(void *ud, const lil_record *rec);
 LIL_API lil_status lil_run_foreach(lil_run *run, lil_record_fn fn, void *ud);
 
 typedef struct lil_run_info {
-    size_t struct_size;      /* sizeof(lil_run_info), set by the caller */
+    size_t struct_size; /* sizeof(lil_run_info), set by the caller */
     lil_run_state state;
-    uint64_t records;        /* records in the journal */
-    uint64_t steps_done;     /* completed steps and effects */
-    uint64_t steps_failed;   /* failed steps */
-    uint64_t journal_bytes;  /* bytes of valid journal as stored (the file store:
-                                preallocated space excluded) */
-    int64_t created_ns;      /* time of the first record */
-    int64_t last_ns;         /* time of the last record */
-    int holder_pid;          /* pid holding the run, 0 if none; -1 if another
-                                process holds it whose pid is not known (see
-                                lil_run_open on fork) */
-    lil_sync sync;           /* sync mode of this handle */
-    int keyed;               /* 1 if the chain is HMAC (a key was needed) */
-    uint64_t torn_offset;    /* the open found a torn tail starting here (a
-                                writable open has truncated it); 0 if none */
-    uint64_t torn_records;   /* intact records after that torn tail: OPEN and
-                                CLOSE records only (anything more and the
-                                open refuses, see lil_run_open) */
+    uint64_t records;       /* records in the journal */
+    uint64_t steps_done;    /* completed steps and effects */
+    uint64_t steps_failed;  /* failed steps */
+    uint64_t journal_bytes; /* bytes of valid journal as stored (the file store:
+                               preallocated space excluded) */
+    int64_t created_ns;     /* time of the first record */
+    int64_t last_ns;        /* time of the last record */
+    int holder_pid;         /* pid holding the run, 0 if none; -1 if another
+                               process holds it whose pid is not known (see
+                               lil_run_open on fork) */
+    lil_sync sync;          /* sync mode of this handle */
+    int keyed;              /* 1 if the chain is HMAC (a key was needed) */
+    uint64_t torn_offset;   /* the open found a torn tail starting here (a
+                               writable open has truncated it); 0 if none */
+    uint64_t torn_records;  /* intact records after that torn tail: OPEN and
+                               CLOSE records only (anything more and the
+                               open refuses, see lil_run_open) */
 } lil_run_info;
 
 /* Fill *info (caller sets info->struct_size first). */
@@ -584,17 +582,17 @@ enum {
 };
 
 typedef struct lil_check_report {
-    size_t struct_size;      /* sizeof(lil_check_report), set by the caller */
-    int intact;              /* 1: framing and chain verified; the journal
-                                opens (a torn tail is allowed, see below) */
-    int torn_tail;           /* 1: an unsynced last record was torn; the next
-                                writable open truncates it */
-    int repaired;            /* 1: the journal was truncated at damage_offset */
-    uint64_t records;        /* valid records before the damage (or all) */
-    uint64_t valid_bytes;    /* end of the last valid record */
-    uint64_t damage_offset;  /* first damaged byte; meaningful when !intact */
-    uint64_t file_bytes;     /* size of the file (preallocation included) */
-    char message[256];       /* what was found, in words */
+    size_t struct_size;     /* sizeof(lil_check_report), set by the caller */
+    int intact;             /* 1: framing and chain verified; the journal
+                               opens (a torn tail is allowed, see below) */
+    int torn_tail;          /* 1: an unsynced last record was torn; the next
+                               writable open truncates it */
+    int repaired;           /* 1: the journal was truncated at damage_offset */
+    uint64_t records;       /* valid records before the damage (or all) */
+    uint64_t valid_bytes;   /* end of the last valid record */
+    uint64_t damage_offset; /* first damaged byte; meaningful when !intact */
+    uint64_t file_bytes;    /* size of the file (preallocation included) */
+    char message[256];      /* what was found, in words */
     /* Intact records found after the first bad byte (the search goes on
      * past it): what truncating there drops besides the bad bytes
      * themselves.  0 for a true torn tail. */
@@ -663,15 +661,16 @@ typedef struct lil_spec_limits {
 /* Read the file at path and load it (see lil_spec_parse).  A file that
  * cannot be read is LIL_E_IO (message names the path); one larger than the
  * limit is read no further and loaded as a spec with a diagnostic. */
-LIL_API lil_status lil_spec_load(lil_env *env, const char *path, const lil_spec_limits *lim,
-                                 lil_spec **out);
+LIL_API lil_status lil_spec_load(lil_env *env, const char *path,
+                                 const lil_spec_limits *lim, lil_spec **out);
 
 /* Load a spec from len bytes of text.  name is used in diagnostics; a name
  * ending in ".json" selects JSON syntax.  env and lim may be NULL.  Returns
  * LIL_OK with *out set whenever the text could be examined, valid or not;
  * LIL_E_NOMEM or LIL_E_INVAL (NULL text with len > 0, NULL out) otherwise. */
-LIL_API lil_status lil_spec_parse(lil_env *env, const char *name, const char *text, size_t len,
-                                  const lil_spec_limits *lim, lil_spec **out);
+LIL_API lil_status lil_spec_parse(lil_env *env, const char *name, const char *text,
+                                  size_t len, const lil_spec_limits *lim,
+                                  lil_spec **out);
 
 /* 1 if the spec has no diagnostic of severity error, else 0 (and 0 for
  * NULL). */

@@ -7,10 +7,9 @@
 #ifndef LIL_BASE_BUF_H
 #define LIL_BASE_BUF_H
 
+#include <lil/lil.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include <lil/lil.h>
 
 struct lil_env;
 

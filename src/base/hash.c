@@ -39,13 +39,13 @@
 
 #include "base/hash.h"
 
+#include <isa-l/crc.h>
 #include <stdbool.h>
 #include <string.h>
 
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
-#include <isa-l/crc.h>
 
 #include "base/alloc.h"
 #include "base/crypto_dl.h"

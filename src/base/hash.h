@@ -12,10 +12,9 @@
 #ifndef LIL_BASE_HASH_H
 #define LIL_BASE_HASH_H
 
+#include <lil/lil.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include <lil/lil.h>
 
 #include "base/err.h"
 

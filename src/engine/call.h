@@ -13,7 +13,7 @@
 struct lil_call {
     uint32_t magic;
     const struct lil_env *env;
-    const char *scope;         /* run id, or "marker" */
+    const char *scope; /* run id, or "marker" */
     const char *identity;
     char idem_key[4 + 32 + 1]; /* "lil-" + 32 hex; made on first use */
     unsigned attempt;
@@ -23,9 +23,8 @@ struct lil_call {
 };
 
 /* Prepare call for identity of scope (run id or "marker"). */
-void lil__call_init(struct lil_call *call, const struct lil_env *env,
-                    const char *scope, const char *identity, unsigned attempt,
-                    size_t max_result);
+void lil__call_init(struct lil_call *call, const struct lil_env *env, const char *scope,
+                    const char *identity, unsigned attempt, size_t max_result);
 void lil__call_free(struct lil_call *call);
 
 /* "lil-" + 32 hex of SHA-256(scope NUL identity), computed once; NULL on OOM. */

@@ -28,10 +28,10 @@ struct ientry {
     uint32_t key_len;
     uint32_t hash;
     uint8_t state;
-    uint8_t effect;      /* 1 if the journal holds an effect here */
-    uint32_t attempts;   /* intents seen (effects) */
-    uint32_t calls;      /* calls of this name in this execution (first
-                            occurrences only: "fetch" counts fetch#2...) */
+    uint8_t effect;    /* 1 if the journal holds an effect here */
+    uint32_t attempts; /* intents seen (effects) */
+    uint32_t calls;    /* calls of this name in this execution (first
+                          occurrences only: "fetch" counts fetch#2...) */
     const uint8_t *payload;
     size_t payload_len;
     const uint8_t *request; /* 32-byte SHA-256 of the effect's request */

@@ -10,14 +10,13 @@
  * the store returns, so a crash at any point leaves a state this protocol
  * reads correctly.
  */
-#include "engine/call.h"
-#include "engine/run.h"
-
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "engine/call.h"
+#include "engine/run.h"
 
 /* Scope of marker idempotency keys: a run id cannot hold a control
  * character, so no step of any run shares a key with a marker. */
@@ -56,8 +55,8 @@ static lil_status run_marker_fn(struct marker *m, struct lil_err *err, unsigned 
     return rc;
 }
 
-static lil_status in_doubt(struct marker *m, struct lil_err *err, int policy,
-                           lil_fn fn, void *ud, lil_bytes *out)
+static lil_status in_doubt(struct marker *m, struct lil_err *err, int policy, lil_fn fn,
+                           void *ud, lil_bytes *out)
 {
     if (policy == LIL_MARKER_RAISE)
         return lil__seterr(err, LIL_E_UNCERTAIN, 0,

@@ -23,7 +23,7 @@ struct scan_ctx {
     int last_open_pid;
 };
 
-#define KEPT_CHUNK (64u * 1024u)
+#define KEPT_CHUNK    (64u * 1024u)
 #define ABORT_MSG_MAX 1300 /* "aborted by <actor>: <reason>" */
 
 /* What names the run in messages: its place in the store once open. */
@@ -70,7 +70,8 @@ static lil_status note_abort(struct lil_run *run, json_t *doc, struct lil_err *e
         return LIL_OK; /* its own outcome stands */
     if (n < 0)
         n = 0;
-    run->outcome = lil__run_keep(run, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+    run->outcome =
+        lil__run_keep(run, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
     run->outcome_len = run->outcome ? strlen((const char *)run->outcome) : 0;
     if (!run->outcome)
         return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
@@ -81,14 +82,16 @@ static lil_status apply_resolve(struct lil_run *run, struct ientry *e,
                                 const struct lil_rec *rec, struct lil_err *err)
 {
     json_t *doc = NULL;
-    lil_status rc = lil__json_parse(run->env, err, LIL_E_CORRUPT,
-                                    (const char *)rec->payload, rec->payload_len, 0,
-                                    NULL, &doc);
+    lil_status rc =
+        lil__json_parse(run->env, err, LIL_E_CORRUPT, (const char *)rec->payload,
+                        rec->payload_len, 0, NULL, &doc);
     const char *action = doc ? json_string_value(json_object_get(doc, "action")) : NULL;
 
     if (rc == LIL_E_NOMEM) {
-        lil__seterr(err, rc, 0, "%s: out of memory reading the resolve record at "
-                    "position %llu", where(run), (unsigned long long)rec->off);
+        lil__seterr(err, rc, 0,
+                    "%s: out of memory reading the resolve record at "
+                    "position %llu",
+                    where(run), (unsigned long long)rec->off);
     } else if (!action) {
         rc = lil__seterr(err, LIL_E_CORRUPT, 0,
                          "%s: unreadable resolve record at position %llu", where(run),
@@ -127,7 +130,8 @@ static lil_status apply_step(struct lil_run *run, const struct lil_rec *rec,
     struct ientry *e = lil__imap_upsert(&run->index, rec->key, rec->key_len);
 
     if (!e)
-        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory indexing %s", where(run));
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory indexing %s",
+                           where(run));
     switch (rec->type) {
     case LIL_REC_STEP:
     case LIL_REC_STEP_FAILED:
@@ -153,8 +157,7 @@ static lil_status check_begin(struct lil_run *run, const struct lil_rec *rec,
         return LIL_OK;
     return lil__seterr(err, LIL_E_CORRUPT, 0,
                        "%s: the journal of run '%s' belongs to run '%.*s'", where(run),
-                       run->id,
-                       (int)(rec->key_len > 200 ? 200 : rec->key_len),
+                       run->id, (int)(rec->key_len > 200 ? 200 : rec->key_len),
                        (const char *)rec->key);
 }
 
@@ -216,9 +219,10 @@ lil_status lil__run_index(struct lil_run *run, struct lil_err *err)
 
     if (run->indexed)
         return LIL_OK;
-    if (lil__imap_reserve(&run->index, run->steps_done + run->steps_failed +
-                                           run->intents) != 0)
-        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory indexing %s", where(run));
+    if (lil__imap_reserve(&run->index,
+                          run->steps_done + run->steps_failed + run->intents) != 0)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory indexing %s",
+                           where(run));
     while (rc == LIL_OK && run->st->ops->run_next_scanned(run->sr, &off, &r))
         if (is_step_record(r.type))
             rc = apply_step(run, &r, err);
@@ -265,7 +269,8 @@ static lil_status sync_mode(struct lil_store *st, struct lil_err *err, lil_sync 
         return lil__seterr(err, LIL_E_INVAL, 0, "unknown sync mode %d", (int)asked);
     if (st->set.bad_sync[0])
         return lil__seterr(err, LIL_E_INVAL, 0,
-                           "LIL_SYNC=%s: expected full, normal or off", st->set.bad_sync);
+                           "LIL_SYNC=%s: expected full, normal or off",
+                           st->set.bad_sync);
     *out = st->set.sync;
     return LIL_OK;
 }
@@ -300,7 +305,8 @@ static lil_status write_open_record(struct lil_run *run, struct lil_err *err)
     struct lil_rec r = {0};
 
     r.type = LIL_REC_OPEN;
-    r.payload_len = (size_t)snprintf(text, sizeof(text), "{\"pid\":%ld}", (long)getpid());
+    r.payload_len =
+        (size_t)snprintf(text, sizeof(text), "{\"pid\":%ld}", (long)getpid());
     r.payload = (const uint8_t *)text;
     return run->st->ops->run_announce(run->sr, err, &r);
 }
@@ -551,7 +557,7 @@ static lil_status resolve_outcome(struct lil_run *run, struct lil_err *err,
 
 static const char *action_name(lil_resolution how)
 {
-    return how == LIL_RESOLVE_RETRY ? "retry"
+    return how == LIL_RESOLVE_RETRY         ? "retry"
            : how == LIL_RESOLVE_ASSUME_DONE ? "assume-done"
                                             : "abort";
 }
@@ -580,8 +586,9 @@ static lil_status resolve_locked(struct lil_run *run, struct lil_err *err,
     if (rc == LIL_OK)
         rc = lil__run_settle_state(run, err);
     if (rc == LIL_OK)
-        lil__log(run->env, LIL_LOG_INFO, "event=resolve run=%s step=%s action=%s actor=%s",
-                 run->id, identity, action_name(how), actor);
+        lil__log(run->env, LIL_LOG_INFO,
+                 "event=resolve run=%s step=%s action=%s actor=%s", run->id, identity,
+                 action_name(how), actor);
     return rc;
 }
 

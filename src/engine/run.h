@@ -14,12 +14,12 @@
 #include <stdbool.h>
 
 #include "base/buf.h"
-#include "engine/index.h"
 #include "base/handles.h"
+#include "engine/index.h"
 #include "store/store.h"
 
 #define LIL_DEFAULT_MAX_RECORD (64u * 1024u * 1024u)
-#define LIL_OPEN_KNOWN_FLAGS \
+#define LIL_OPEN_KNOWN_FLAGS                                     \
     ((unsigned)LIL_OPEN_READONLY | (unsigned)LIL_OPEN_EXISTING | \
      (unsigned)LIL_OPEN_VERIFY_CHAIN)
 
@@ -38,26 +38,26 @@ struct lil_run {
     struct lil_store *st;
     const struct lil_env *env;
     char *id;
-    struct lil_srun *sr;       /* the run in the store (st->ops) */
+    struct lil_srun *sr; /* the run in the store (st->ops) */
     bool readonly;
     int pid; /* the process that opened it: a child forked later may not use
                 it (lil.h, lil_run_open; api.c) */
     size_t max_record;
 
     pthread_mutex_t mu;
-    struct lil_err err;        /* last failure on this run, any thread */
-    struct imap index;         /* identity -> journal facts (once indexed) */
-    struct imap names;         /* step name -> calls in this execution */
-    bool indexed;              /* index holds every step the open scan found */
-    bool need_index;           /* the journal holds effects: index at open */
-    uint64_t cursor;           /* not indexed: the store's cursor where replay
-                                  expects the next step record (step.c) */
+    struct lil_err err; /* last failure on this run, any thread */
+    struct imap index;  /* identity -> journal facts (once indexed) */
+    struct imap names;  /* step name -> calls in this execution */
+    bool indexed;       /* index holds every step the open scan found */
+    bool need_index;    /* the journal holds effects: index at open */
+    uint64_t cursor;    /* not indexed: the store's cursor where replay
+                           expects the next step record (step.c) */
     lil_run_state state;
-    const uint8_t *outcome;    /* result (completed) or reason (failed, stopped) */
+    const uint8_t *outcome; /* result (completed) or reason (failed, stopped) */
     size_t outcome_len;
     uint64_t steps_done;
     uint64_t steps_failed;
-    size_t *uncertain;         /* index entries of pending effects, in order */
+    size_t *uncertain; /* index entries of pending effects, in order */
     size_t n_uncertain;
     size_t cap_uncertain;
     struct kept *kept;

@@ -11,15 +11,14 @@
  * a crash during the effect leaves evidence: intent without outcome means
  * the outcome is unknown, and the run is uncertain until resolved.
  */
-#include "engine/call.h"
-#include "engine/run.h"
-
 #include <stdio.h>
 #include <string.h>
 
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/hash.h"
+#include "engine/call.h"
+#include "engine/run.h"
 
 #define IDENTITY_MAX (LIL_STEP_NAME_MAX + 12)
 
@@ -43,9 +42,8 @@ lil_status lil__step_name_check(struct lil_err *err, const char *name)
     return LIL_OK;
 }
 
-void lil__call_init(struct lil_call *call, const struct lil_env *env,
-                    const char *scope, const char *identity, unsigned attempt,
-                    size_t max_result)
+void lil__call_init(struct lil_call *call, const struct lil_env *env, const char *scope,
+                    const char *identity, unsigned attempt, size_t max_result)
 {
     memset(call, 0, sizeof(*call));
     call->magic = LIL_CALL_MAGIC;
@@ -65,7 +63,8 @@ const char *lil__call_idempotency_key(struct lil_call *call)
     if (call->idem_key[0])
         return call->idem_key;
     lil__buf_init(&b, call->env, (size_t)-1);
-    if (lil__buf_addstr(&b, call->scope) != LIL_OK || lil__buf_add(&b, "", 1) != LIL_OK ||
+    if (lil__buf_addstr(&b, call->scope) != LIL_OK ||
+        lil__buf_add(&b, "", 1) != LIL_OK ||
         lil__buf_addstr(&b, call->identity) != LIL_OK) {
         lil__buf_free(&b);
         return NULL;
@@ -300,7 +299,10 @@ static lil_status run_fn(struct lil_run *run, struct lil_err *err, const char *i
                            __ATOMIC_RELAXED);
     lil__log(run->env, call.failed ? LIL_LOG_WARN : LIL_LOG_DEBUG,
              "event=step run=%s step=%s attempt=%u status=%s dur_us=%lld", run->id,
-             identity, attempt, rc != LIL_OK ? "unjournaled" : call.failed ? "failed" : "done",
+             identity, attempt,
+             rc != LIL_OK  ? "unjournaled"
+             : call.failed ? "failed"
+                           : "done",
              (long long)(dur_ns / 1000));
     if (rc == LIL_OK && call.failed)
         rc = lil__seterr(err, LIL_E_FAILED, 0, "step '%s' failed: %s", identity,

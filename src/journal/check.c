@@ -15,7 +15,6 @@
 #include "journal/scan.h"
 #include "os/os.h"
 
-
 /* ---- walking ------------------------------------------------------------ */
 
 static lil_status walk_one(const struct journal_view *v, struct lil_err *err,
@@ -37,7 +36,8 @@ static lil_status walk_one(const struct journal_view *v, struct lil_err *err,
     if (rc != LIL_OK)
         return lil__seterr(err, rc, 0, "out of memory reading a record");
     rc = lil__os_pread_all(v->env, err, v->fd, b->data, len, off, v->path);
-    if (rc == LIL_OK && lil__rd16(b->data + LIL_JF_R_KEY_LEN) > len - LIL_JF_REC_OVERHEAD)
+    if (rc == LIL_OK &&
+        lil__rd16(b->data + LIL_JF_R_KEY_LEN) > len - LIL_JF_REC_OVERHEAD)
         rc = lil__seterr(err, LIL_E_CORRUPT, 0, "%s: bad key length at offset %llu",
                          v->path, (unsigned long long)off);
     *len_out = len;
@@ -94,8 +94,8 @@ static lil_status map_path(const struct lil_env *env, struct lil_err *err,
                            const char *path, bool lock, int *fd, uint8_t **map,
                            uint64_t *len)
 {
-    lil_status rc = lil__os_open(env, err, path, (lock ? O_RDWR : O_RDONLY) | O_CLOEXEC,
-                                 0, fd);
+    lil_status rc =
+        lil__os_open(env, err, path, (lock ? O_RDWR : O_RDONLY) | O_CLOEXEC, 0, fd);
 
     *map = NULL;
     *len = 0;
@@ -125,9 +125,10 @@ int lil__journal_holder_pid(const struct lil_env *env, const char *path,
     int fd = -1, pid = 0;
 
     if (map_path(env, &err, path, false, &fd, &map, &len) == LIL_OK && map &&
-        lil__scan_header(env, &err, path, map, (size_t)len, key, key_len, &mac, &res) == LIL_OK)
-        lil__scan_records(env, &err, path, map, (size_t)len, mac, false,
-                          (size_t)-1 / 4, note_open, &pid, &res);
+        lil__scan_header(env, &err, path, map, (size_t)len, key, key_len, &mac, &res) ==
+            LIL_OK)
+        lil__scan_records(env, &err, path, map, (size_t)len, mac, false, (size_t)-1 / 4,
+                          note_open, &pid, &res);
     lil__mac_free(env, mac);
     unmap_path(env, fd, map, len);
     return pid;
@@ -232,9 +233,8 @@ static lil_status check_mapped(const struct lil_env *env, struct lil_err *err,
 }
 
 lil_status lil__journal_check(const struct lil_env *env, struct lil_err *err,
-                              const char *dir, const char *path,
-                              const uint8_t *key, size_t key_len, bool repair_it,
-                              lil_check_report *rep)
+                              const char *dir, const char *path, const uint8_t *key,
+                              size_t key_len, bool repair_it, lil_check_report *rep)
 {
     uint8_t *map = NULL;
     uint64_t len = 0;
@@ -254,10 +254,9 @@ lil_status lil__journal_check(const struct lil_env *env, struct lil_err *err,
 }
 
 lil_status lil__journal_scan_buffer(const struct lil_env *env, struct lil_err *err,
-                                    const uint8_t *data, size_t len,
-                                    const uint8_t *key, size_t key_len,
-                                    size_t max_record, uint64_t *valid_end,
-                                    uint64_t *records)
+                                    const uint8_t *data, size_t len, const uint8_t *key,
+                                    size_t key_len, size_t max_record,
+                                    uint64_t *valid_end, uint64_t *records)
 {
     struct scan_result res;
     struct lil_mac *mac = NULL;

@@ -103,7 +103,7 @@
 #define LIL_JF_REC_OVERHEAD (LIL_JF_REC_FIXED + LIL_JF_CHAIN_LEN)
 #define LIL_JF_KEY_MAX      65535u
 
-#define LIL_JF_FLAG_EFFECT 0x01u
+#define LIL_JF_FLAG_EFFECT  0x01u
 #define LIL_JF_FLAG_SETTLED 0x80u
 
 /* Header field offsets. */

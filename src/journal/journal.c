@@ -89,17 +89,17 @@ struct journal {
     int64_t last_ns;
     bool syncing;
     bool poisoned;
-    bool opened;       /* open succeeded */
+    bool opened;                /* open succeeded */
     const char *sync_parent_of; /* during open: journal_opts.sync_parent_of */
-    bool give_back_all; /* close gives back all the preallocated space */
-    uint64_t synced_records; /* records covered by the last sync's target */
-    uint64_t last_batch;     /* records the last sync covered */
-    uint64_t in_sync;        /* threads inside lil__journal_sync_to now */
-    uint64_t peers;          /* most threads in it at once since the last
-                                sync started */
-    int64_t last_sync_ns;    /* how long the last fdatasync took */
-    struct slot *waiters;    /* threads waiting for a sync (see below) */
-    struct slot *gatherer;   /* the one of them that starts the next */
+    bool give_back_all;         /* close gives back all the preallocated space */
+    uint64_t synced_records;    /* records covered by the last sync's target */
+    uint64_t last_batch;        /* records the last sync covered */
+    uint64_t in_sync;           /* threads inside lil__journal_sync_to now */
+    uint64_t peers;             /* most threads in it at once since the last
+                                   sync started */
+    int64_t last_sync_ns;       /* how long the last fdatasync took */
+    struct slot *waiters;       /* threads waiting for a sync (see below) */
+    struct slot *gatherer;      /* the one of them that starts the next */
     struct lil_err poison;
     struct lil_buf enc;      /* normal, off: the record being written */
     struct lil_buf batch;    /* full: records appended, not yet written */
@@ -224,8 +224,8 @@ static lil_status open_fd(struct journal *j, struct lil_err *err,
 static lil_status map_file(struct journal *j, struct lil_err *err)
 {
     uint64_t size = 0;
-    lil_status rc = lil__os_load(j->env, err, j->fd, j->path, !j->readonly, &j->map,
-                                 &size);
+    lil_status rc =
+        lil__os_load(j->env, err, j->fd, j->path, !j->readonly, &j->map, &size);
 
     j->map_len = (size_t)size;
     j->alloc_end = size;
@@ -247,8 +247,8 @@ static lil_status scan_file(struct journal *j, struct lil_err *err,
                           opts->key_len, &j->mac, res);
     if (rc == LIL_OK)
         rc = lil__scan_records(j->env, err, j->path, j->map, j->map_len, j->mac,
-                               opts->verify_chain || opts->key, j->max_record, scan,
-                               ud, res);
+                               opts->verify_chain || opts->key, j->max_record, scan, ud,
+                               res);
     if (rc == LIL_E_CORRUPT && res->damaged)
         lil__log(j->env, LIL_LOG_WARN,
                  "event=damaged run=%s path=%s offset=%llu records_after=%llu "
@@ -277,7 +277,9 @@ static uint64_t prealloc_chunk(uint64_t end)
 {
     uint64_t chunk = end / 4;
 
-    chunk = chunk < PREALLOC_MIN ? PREALLOC_MIN : chunk > PREALLOC_MAX ? PREALLOC_MAX : chunk;
+    chunk = chunk < PREALLOC_MIN   ? PREALLOC_MIN
+            : chunk > PREALLOC_MAX ? PREALLOC_MAX
+                                   : chunk;
     return (chunk + 4095) & ~(uint64_t)4095;
 }
 
@@ -567,8 +569,9 @@ static lil_status check_writable(struct journal *j, struct lil_err *err)
 }
 
 /* Encode rec at the end of b (after emptying it first when fresh). */
-static lil_status encode(struct journal *j, struct lil_err *err, const struct lil_rec *rec,
-                         size_t len, struct lil_buf *b, bool fresh)
+static lil_status encode(struct journal *j, struct lil_err *err,
+                         const struct lil_rec *rec, size_t len, struct lil_buf *b,
+                         bool fresh)
 {
     struct lil_rec r = *rec;
     uint8_t flags = (uint8_t)(rec->flags & ~LIL_JF_FLAG_SETTLED);

@@ -36,16 +36,16 @@ typedef lil_status (*journal_scan_fn)(void *ud, const struct lil_rec *rec,
                                       struct lil_err *err);
 
 struct journal_opts {
-    lil_sync sync;        /* FULL, NORMAL or OFF (DEFAULT is resolved above) */
-    bool readonly;        /* no lock, no create, no truncation, no append */
-    bool create;          /* create the file when missing */
-    size_t max_record;    /* largest record accepted (on read and write) */
-    bool verify_chain;    /* verify the chain of every record (keyed: always) */
+    lil_sync sync;              /* FULL, NORMAL or OFF (DEFAULT is resolved above) */
+    bool readonly;              /* no lock, no create, no truncation, no append */
+    bool create;                /* create the file when missing */
+    size_t max_record;          /* largest record accepted (on read and write) */
+    bool verify_chain;          /* verify the chain of every record (keyed: always) */
     const char *sync_parent_of; /* writable: also fsync this path's parent
                                    directory with the open's syncs, or NULL */
-    const uint8_t *key;   /* journal key or NULL */
+    const uint8_t *key;         /* journal key or NULL */
     size_t key_len;
-    const char *run_id;   /* written in the BEGIN record of a new journal */
+    const char *run_id; /* written in the BEGIN record of a new journal */
 };
 
 /* Open (and create) the journal at path in directory dir.  Takes the
@@ -102,6 +102,7 @@ struct journal_view {
     int fd;
     const char *path;
 };
+
 lil_status lil__journal_view(const struct journal *j, struct journal_view *v);
 
 /* Facts about the journal. */
@@ -136,17 +137,15 @@ int lil__journal_holder_pid(const struct lil_env *env, const char *path,
 /* Verify (and with repair, truncate at the first damage) the file at
  * path.  See lil_run_check in lil.h for the report. */
 lil_status lil__journal_check(const struct lil_env *env, struct lil_err *err,
-                              const char *dir, const char *path,
-                              const uint8_t *key, size_t key_len, bool repair,
-                              lil_check_report *report);
+                              const char *dir, const char *path, const uint8_t *key,
+                              size_t key_len, bool repair, lil_check_report *report);
 
 /* Scan a journal image held in memory (no file, no lock): what open does,
  * without side effects.  For the fuzzer and for unit tests.  Returns LIL_OK
  * (with *valid_end and *records) or the error open would give. */
 lil_status lil__journal_scan_buffer(const struct lil_env *env, struct lil_err *err,
-                                    const uint8_t *data, size_t len,
-                                    const uint8_t *key, size_t key_len,
-                                    size_t max_record, uint64_t *valid_end,
-                                    uint64_t *records);
+                                    const uint8_t *data, size_t len, const uint8_t *key,
+                                    size_t key_len, size_t max_record,
+                                    uint64_t *valid_end, uint64_t *records);
 
 #endif

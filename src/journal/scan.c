@@ -104,8 +104,7 @@ static lil_status header_key(struct lil_err *err, const char *path, const uint8_
     return LIL_OK;
 }
 
-static lil_status header_fields(struct lil_err *err, const char *path,
-                                const uint8_t *h)
+static lil_status header_fields(struct lil_err *err, const char *path, const uint8_t *h)
 {
     uint32_t version = lil__rd32(h + LIL_JF_H_VERSION);
     uint32_t incompat = lil__rd32(h + LIL_JF_H_INCOMPAT);
@@ -225,7 +224,8 @@ static bool frame_ok(const uint8_t *data, size_t len, uint64_t off, uint64_t lim
         return false;
     if (lil__rd16(data + off + LIL_JF_R_KEY_LEN) > rlen - LIL_JF_REC_OVERHEAD)
         return false;
-    return lil__crc32(0, data + off + 8, rlen - 8) == lil__rd32(data + off + LIL_JF_R_CRC);
+    return lil__crc32(0, data + off + 8, rlen - 8) ==
+           lil__rd32(data + off + LIL_JF_R_CRC);
 }
 
 void lil__jrec_parse(const uint8_t *p, uint64_t off, struct lil_rec *r)
@@ -493,7 +493,8 @@ static void *chain_thread(void *arg)
             c->nomem = true;
             break;
         }
-        if (memcmp(next, c->data + off + rlen - LIL_JF_CHAIN_LEN, LIL_SHA256_LEN) != 0) {
+        if (memcmp(next, c->data + off + rlen - LIL_JF_CHAIN_LEN, LIL_SHA256_LEN) !=
+            0) {
             c->bad_off = off;
             break;
         }
@@ -543,12 +544,12 @@ static lil_status chain_verdict(struct lil_err *err, const char *path,
     if (c->bad_off < res->end) {
         res->damaged = true;
         res->damage_off = c->bad_off;
-        return lil__seterr(err, LIL_E_CORRUPT, 0,
-                           "%s: hash chain broken at offset %llu (seq %llu): a "
-                           "record was edited, removed or reordered",
-                           path, (unsigned long long)c->bad_off,
-                           (unsigned long long)lil__rd64(data + c->bad_off +
-                                                         LIL_JF_R_SEQ));
+        return lil__seterr(
+            err, LIL_E_CORRUPT, 0,
+            "%s: hash chain broken at offset %llu (seq %llu): a "
+            "record was edited, removed or reordered",
+            path, (unsigned long long)c->bad_off,
+            (unsigned long long)lil__rd64(data + c->bad_off + LIL_JF_R_SEQ));
     }
     if (rc == LIL_OK && res->records) /* the chain stored in the last record */
         memcpy(res->chain, data + res->end - LIL_JF_CHAIN_LEN, LIL_SHA256_LEN);
@@ -557,9 +558,8 @@ static lil_status chain_verdict(struct lil_err *err, const char *path,
 
 lil_status lil__scan_records(const struct lil_env *env, struct lil_err *err,
                              const char *path, const uint8_t *data, size_t len,
-                             struct lil_mac *mac, bool verify_chain,
-                             size_t max_record, journal_scan_fn fn, void *ud,
-                             struct scan_result *res)
+                             struct lil_mac *mac, bool verify_chain, size_t max_record,
+                             journal_scan_fn fn, void *ud, struct scan_result *res)
 {
     uint64_t limit = lil__record_limit(max_record);
     struct chain_job c = {mac, data, len, limit, {0}, UINT64_MAX, false};

@@ -14,17 +14,17 @@
 #include "journal/journal.h"
 
 struct scan_result {
-    uint64_t end;         /* offset past the last valid record */
-    uint64_t seq;         /* seq of the last valid record (0: none) */
+    uint64_t end; /* offset past the last valid record */
+    uint64_t seq; /* seq of the last valid record (0: none) */
     uint64_t records;
-    uint64_t last_off;    /* offset of the last valid record (0: none) */
-    uint8_t last_type;    /* its type (0: none) */
+    uint64_t last_off;             /* offset of the last valid record (0: none) */
+    uint8_t last_type;             /* its type (0: none) */
     uint8_t chain[LIL_SHA256_LEN]; /* chain after the last valid record */
     int64_t created_ns;
     int64_t last_ns;
-    bool torn;            /* bytes after end are a torn tail, not clean zeros */
-    bool damaged;         /* damage before the tail (err says where) */
-    uint64_t damage_off;  /* first bad byte when torn or damaged */
+    bool torn;           /* bytes after end are a torn tail, not clean zeros */
+    bool damaged;        /* damage before the tail (err says where) */
+    uint64_t damage_off; /* first bad byte when torn or damaged */
     /* Intact records found past damage_off (searched only when the scan
      * stops at a bad record): a torn tail has none, or only OPEN and CLOSE
      * records; anything more is damage (LIL_E_CORRUPT). */
@@ -62,9 +62,8 @@ lil_status lil__scan_header(const struct lil_env *env, struct lil_err *err,
  * fn's error. */
 lil_status lil__scan_records(const struct lil_env *env, struct lil_err *err,
                              const char *path, const uint8_t *data, size_t len,
-                             struct lil_mac *mac, bool verify_chain,
-                             size_t max_record, journal_scan_fn fn, void *ud,
-                             struct scan_result *res);
+                             struct lil_mac *mac, bool verify_chain, size_t max_record,
+                             journal_scan_fn fn, void *ud, struct scan_result *res);
 
 /* Build the header of a new journal into out (64 bytes).  Errors, in err:
  * LIL_E_IO (no random salt from the kernel, or, with a key, libcrypto.so.3

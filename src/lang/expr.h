@@ -38,8 +38,8 @@ struct lil_expr; /* a parsed guard or expression */
 struct lil_tmpl; /* a parsed template */
 
 struct lil_expr_err {
-    size_t offset;  /* byte offset in the parsed text */
-    char msg[256];  /* the reference's message (source text may be cut) */
+    size_t offset; /* byte offset in the parsed text */
+    char msg[256]; /* the reference's message (source text may be cut) */
 };
 
 /* Parse a bare expression (no ${ }).  LIL_E_SPEC with *err filled, or
@@ -68,7 +68,7 @@ bool lil__tmpl_is_single(const struct lil_tmpl *t);
 /* References: every `root.member...` path an expression reads.              */
 
 struct lil_expr_ref {
-    const char *root; /* "state", "item", ... (NUL-terminated, owned by the AST) */
+    const char *root;   /* "state", "item", ... (NUL-terminated, owned by the AST) */
     const char *member; /* first member after the root, or NULL for a bare root */
     size_t offset;      /* byte offset of the root in the parsed text */
 };
@@ -109,10 +109,12 @@ void lil__eval_reset(struct lil_eval *ev);
 
 /* Evaluate.  LIL_OK, LIL_E_NOMEM, or LIL_E_TOOBIG when a string result
  * would exceed the scratch cap.  The value may borrow from ev and e. */
-lil_status lil__expr_eval(const struct lil_expr *e, struct lil_eval *ev, struct lil_val *out);
+lil_status lil__expr_eval(const struct lil_expr *e, struct lil_eval *ev,
+                          struct lil_val *out);
 
 /* Render a template to out (appended): each segment through String(). */
-lil_status lil__tmpl_render(const struct lil_tmpl *t, struct lil_eval *ev, struct lil_buf *out);
+lil_status lil__tmpl_render(const struct lil_tmpl *t, struct lil_eval *ev,
+                            struct lil_buf *out);
 
 /* A template as a JSON value: the typed value for a single `${expr}`
  * (lil__val_to_json rules; undefined becomes JSON null), else the rendered

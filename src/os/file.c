@@ -5,8 +5,6 @@
  * Each helper turns a failing call into LIL_E_IO with errno and a message
  * naming the call and what it was for.  EINTR is retried.
  */
-#include "os/os.h"
-
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "os/os.h"
 
 lil_status lil__os_open(const struct lil_env *env, struct lil_err *err,
                         const char *path, int flags, mode_t mode, int *fd_out)
@@ -25,7 +24,8 @@ lil_status lil__os_open(const struct lil_env *env, struct lil_err *err,
         fd = env->os->open(path, flags, mode);
     while (fd < 0 && errno == EINTR);
     if (fd < 0)
-        return lil__seterr(err, LIL_E_IO, errno, "open %s: %s", path, lil__errstr(errno));
+        return lil__seterr(err, LIL_E_IO, errno, "open %s: %s", path,
+                           lil__errstr(errno));
     *fd_out = fd;
     return LIL_OK;
 }
@@ -42,14 +42,13 @@ lil_status lil__os_pread_all(const struct lil_env *env, struct lil_err *err, int
     size_t done = 0;
 
     while (done < n) {
-        ssize_t r = env->os->pread(fd, (char *)buf + done, n - done,
-                                   (off_t)(off + done));
+        ssize_t r =
+            env->os->pread(fd, (char *)buf + done, n - done, (off_t)(off + done));
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)
-            return lil__seterr(err, LIL_E_IO, errno, "read %s at offset %llu: %s",
-                               what, (unsigned long long)(off + done),
-                               lil__errstr(errno));
+            return lil__seterr(err, LIL_E_IO, errno, "read %s at offset %llu: %s", what,
+                               (unsigned long long)(off + done), lil__errstr(errno));
         if (r == 0)
             return lil__seterr(err, LIL_E_IO, 0, "read %s at offset %llu: end of file",
                                what, (unsigned long long)(off + done));
@@ -59,8 +58,7 @@ lil_status lil__os_pread_all(const struct lil_env *env, struct lil_err *err, int
 }
 
 lil_status lil__os_pwrite_all(const struct lil_env *env, struct lil_err *err, int fd,
-                              const void *buf, size_t n, uint64_t off,
-                              const char *what)
+                              const void *buf, size_t n, uint64_t off, const char *what)
 {
     size_t done = 0;
 
@@ -114,7 +112,8 @@ lil_status lil__os_fstat_size(const struct lil_env *env, struct lil_err *err, in
 
     *size_out = 0;
     if (env->os->fstat(fd, &st) < 0)
-        return lil__seterr(err, LIL_E_IO, errno, "fstat %s: %s", what, lil__errstr(errno));
+        return lil__seterr(err, LIL_E_IO, errno, "fstat %s: %s", what,
+                           lil__errstr(errno));
     *size_out = (uint64_t)st.st_size;
     return LIL_OK;
 }
@@ -123,8 +122,8 @@ lil_status lil__os_fsync_dir(const struct lil_env *env, struct lil_err *err,
                              const char *dir)
 {
     int fd = -1, r;
-    lil_status rc = lil__os_open(env, err, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0,
-                                 &fd);
+    lil_status rc =
+        lil__os_open(env, err, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, &fd);
 
     if (rc != LIL_OK)
         return rc;
@@ -163,7 +162,8 @@ lil_status lil__os_mkdir(const struct lil_env *env, struct lil_err *err,
     struct stat st;
 
     if (env->os->mkdir(dir, 0700) != 0 && errno != EEXIST)
-        return lil__seterr(err, LIL_E_IO, errno, "mkdir %s: %s", dir, lil__errstr(errno));
+        return lil__seterr(err, LIL_E_IO, errno, "mkdir %s: %s", dir,
+                           lil__errstr(errno));
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return lil__seterr(err, LIL_E_IO, ENOTDIR, "%s exists and is not a directory",
                            dir);

@@ -2,13 +2,13 @@
  * os_posix.c -- the default system-call table (libc, nothing added) and its
  * installation in an env.
  */
-#include "os/os.h"
-
 #include <errno.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "os/os.h"
 
 static int posix_open(const char *path, int flags, mode_t mode)
 {

@@ -22,14 +22,14 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
-#include "base/handles.h"
 #include "base/clock.h"
+#include "base/handles.h"
 #include "os/os.h"
 
-#define CHUNK        65536       /* bytes per read or write: a default pipe */
-#define TICK_MIN_MS  1           /* without a pidfd: first sleep between looks */
-#define TICK_MAX_MS  32          /* ... doubling up to this */
-#define DRAIN_ROUNDS 1024        /* reads after the exit: bounded, see drain() */
+#define CHUNK        65536 /* bytes per read or write: a default pipe */
+#define TICK_MIN_MS  1     /* without a pidfd: first sleep between looks */
+#define TICK_MAX_MS  32    /* ... doubling up to this */
+#define DRAIN_ROUNDS 1024  /* reads after the exit: bounded, see drain() */
 
 struct stream {
     int fd;       /* read end; -1 when not captured or at end of file */
@@ -609,7 +609,8 @@ static lil_status start(struct lil_proc *p, struct lil_err *err, struct setup *s
                               o->envp ? strv(o->envp) : environ);
 
     if (e)
-        return lil__seterr(err, LIL_E_CHILD, e, "exec %s: %s", o->argv[0], lil__errstr(e));
+        return lil__seterr(err, LIL_E_CHILD, e, "exec %s: %s", o->argv[0],
+                           lil__errstr(e));
     p->pid = pid;
     p->own_group = o->group != LIL_PROC_SAME_GROUP;
     /* Any failure leaves the waitid polling: the pidfd is only quicker. */

@@ -14,10 +14,9 @@
 #ifndef LIL_SPEC_DIAG_H
 #define LIL_SPEC_DIAG_H
 
+#include <lil/lil.h>
 #include <stdbool.h>
 #include <stddef.h>
-
-#include <lil/lil.h>
 
 #include "base/err.h"
 

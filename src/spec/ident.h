@@ -28,8 +28,13 @@ bool lil__ident_is_root(const char *s);
 
 /* Declared types: string int number boolean json list enum[...]. */
 enum lil_type_kind {
-    LIL_TYPE_STRING, LIL_TYPE_INT, LIL_TYPE_NUMBER, LIL_TYPE_BOOLEAN,
-    LIL_TYPE_JSON, LIL_TYPE_LIST, LIL_TYPE_ENUM
+    LIL_TYPE_STRING,
+    LIL_TYPE_INT,
+    LIL_TYPE_NUMBER,
+    LIL_TYPE_BOOLEAN,
+    LIL_TYPE_JSON,
+    LIL_TYPE_LIST,
+    LIL_TYPE_ENUM
 };
 
 struct lil_type {

@@ -32,9 +32,9 @@
 #include <stdint.h>
 
 #include "json/json.h"
+#include "lang/expr.h"
 #include "spec/cron.h"
 #include "spec/diag.h"
-#include "lang/expr.h"
 #include "spec/ident.h"
 #include "spec/node.h"
 

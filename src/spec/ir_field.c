@@ -25,7 +25,8 @@ bool lil__irb_is_string(const struct lil_node *n)
 /* The value of key when it is a string of at least min_len bytes; NULL
  * (with a diagnostic when it is there but is not) otherwise. */
 static const struct lil_node *string_field(struct build *b, const struct obj *o,
-                                           const char *key, bool required, size_t min_len)
+                                           const char *key, bool required,
+                                           size_t min_len)
 {
     const struct lil_node *v = lil__irb_field(b, o, key, required);
 

@@ -139,8 +139,8 @@ static lil_status scalar_from_json(struct loader *ld, json_t *v, struct lil_node
     rc = lil__json_dump(ld->env, &err, v, JSON_ENCODE_ANY, &s); /* number, literal */
     if (rc == LIL_OK) {
         nd->str_len = s.len;
-        nd->str = lil__load_arena_strndup(ld->env, ld->arena, (const char *)s.data,
-                                          s.len);
+        nd->str =
+            lil__load_arena_strndup(ld->env, ld->arena, (const char *)s.data, s.len);
         rc = nd->str ? LIL_OK : LIL_E_NOMEM;
     }
     lil__buf_free(&s);

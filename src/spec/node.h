@@ -63,7 +63,7 @@ struct lil_node {
     json_t *value;   /* resolved value (string, integer, real, true, false, null) */
     const char *str; /* the scalar's text as written (after YAML unescaping) */
     size_t str_len;
-    bool quoted;     /* quoted or block scalar: value is a string */
+    bool quoted; /* quoted or block scalar: value is a string */
     /* SEQ and MAP */
     size_t n;                    /* items or pairs */
     struct lil_node **items;     /* SEQ */
@@ -93,9 +93,9 @@ struct lil_doc {
  * may be NULL (defaults).  Problems go to diags (code "yaml"; the position
  * of the offending token); the return value is LIL_OK, or LIL_E_NOMEM.  On
  * a YAML error doc->root is NULL.  Free with lil__doc_free in every case. */
-lil_status lil__doc_parse(struct lil_doc *doc, const struct lil_env *env, const char *name,
-                          const char *text, size_t len, const struct lil_doc_limits *lim,
-                          struct lil_diags *diags);
+lil_status lil__doc_parse(struct lil_doc *doc, const struct lil_env *env,
+                          const char *name, const char *text, size_t len,
+                          const struct lil_doc_limits *lim, struct lil_diags *diags);
 void lil__doc_free(struct lil_doc *doc);
 
 /* The value of key in a mapping node, or NULL (also if map is not a map). */

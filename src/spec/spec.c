@@ -20,11 +20,10 @@
 #include "base/env.h"
 #include "base/err.h"
 #include "json/json.h"
+#include "os/os.h"
 #include "spec/diag.h"
 #include "spec/ir.h"
 #include "spec/node.h"
-#include "os/os.h"
-
 
 struct lil_spec {
     uint32_t magic;
@@ -137,8 +136,7 @@ lil_status lil_spec_parse(lil_env *env, const char *name, const char *text, size
     rc = spec_compile(spec, text ? text : "", len, lim);
     if (rc != LIL_OK) {
         lil_spec_free(spec);
-        return fail(rc,
-                    rc == LIL_E_NOMEM ? "out of memory" : "cannot load the spec");
+        return fail(rc, rc == LIL_E_NOMEM ? "out of memory" : "cannot load the spec");
     }
     *out = spec;
     return LIL_OK;
@@ -168,7 +166,8 @@ static lil_status read_file(const struct lil_env *env, struct lil_err *err,
         if (n < 0) {
             int e = errno;
 
-            rc = lil__seterr(err, LIL_E_IO, e, "cannot read %s: %s", path, lil__errstr(e));
+            rc = lil__seterr(err, LIL_E_IO, e, "cannot read %s: %s", path,
+                             lil__errstr(e));
             break;
         }
         if (n == 0)

@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spec/ident.h"
 #include "lang/jsonpath.h"
+#include "spec/ident.h"
 
 #define SHOW 96
 

@@ -282,7 +282,8 @@ static struct frame *top(struct loader *ld)
 static lil_status push_pending(struct loader *ld, struct lil_node *nd)
 {
     size_t size = sizeof(struct lil_node *);
-    struct lil_node **p = lil__grow(ld->env, ld->pend, &ld->pend_cap, ld->npend, size, 64);
+    struct lil_node **p =
+        lil__grow(ld->env, ld->pend, &ld->pend_cap, ld->npend, size, 64);
 
     if (!p)
         return LIL_E_NOMEM;

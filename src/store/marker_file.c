@@ -12,8 +12,6 @@
  * file is whole and durable; an unlink is followed by a directory fsync.
  * The protocol over these states is the engine's (src/engine/marker.c).
  */
-#include "store/store_file.h"
-
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +19,7 @@
 #include "base/alloc.h"
 #include "base/hash.h"
 #include "os/os.h"
+#include "store/store_file.h"
 
 #define MARKER_PATH_MAX 4200
 
@@ -47,7 +46,8 @@ static lil_status marker_paths(struct lil_smarker *m, struct lil_err *err)
     lil__hex(digest, 16, hex);
     if (snprintf(m->dir, sizeof(m->dir), "%s/markers", where) < 0 ||
         snprintf(m->lock, sizeof(m->lock), "%s/m-%.32s.lock", m->dir, hex) < 0 ||
-        snprintf(m->pending, sizeof(m->pending), "%s/m-%.32s.pending", m->dir, hex) < 0 ||
+        snprintf(m->pending, sizeof(m->pending), "%s/m-%.32s.pending", m->dir, hex) <
+            0 ||
         snprintf(m->done, sizeof(m->done), "%s/m-%.32s.done", m->dir, hex) < 0)
         return lil__seterr(err, LIL_E_INVAL, 0, "cannot format marker paths");
     if (lil__store_file_sync_parent(m->fs, err) != LIL_OK)

@@ -76,14 +76,15 @@ static lil_status set_key(struct lil_store *st, struct lil_err *err, const void 
     return LIL_OK;
 }
 
-lil_status lil__store_set_key(struct lil_store *st, struct lil_err *err, const void *key,
-                              size_t len)
+lil_status lil__store_set_key(struct lil_store *st, struct lil_err *err,
+                              const void *key, size_t len)
 {
     return set_key(st, err, key, len);
 }
 
-lil_status lil__store_init(struct lil_store *st, struct lil_env *env, struct lil_err *err,
-                           const struct lil_store_ops *ops, const char *where)
+lil_status lil__store_init(struct lil_store *st, struct lil_env *env,
+                           struct lil_err *err, const struct lil_store_ops *ops,
+                           const char *where)
 {
     const char *key = getenv("LIL_JOURNAL_KEY");
 

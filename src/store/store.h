@@ -72,33 +72,32 @@
 /* Longest record key any backend must hold (a step identity, a run id). */
 #define LIL_SREC_KEY_MAX 65535u
 
-
 /* Called for each record while a run opens; non-OK aborts the open with
  * that status (the callback fills err). */
 typedef lil_status (*lil_rec_scan_fn)(void *ud, const struct lil_rec *rec,
-                                       struct lil_err *err);
+                                      struct lil_err *err);
 /* Called for each record of a walk; non-zero stops it. */
 typedef int (*lil_rec_walk_fn)(void *ud, const struct lil_rec *rec);
 
 /* What an open asks of a run. */
 struct lil_srun_opts {
-    lil_sync sync;        /* FULL, NORMAL or OFF (DEFAULT resolved above) */
-    bool readonly;        /* no hold, no create, no write */
-    bool create;          /* create the run when missing (else LIL_E_NOTFOUND) */
-    bool verify_chain;    /* verify the chain at open (keyed runs: always) */
-    size_t max_record;    /* largest payload accepted, on read and write */
-    const uint8_t *key;   /* journal key or NULL */
+    lil_sync sync;      /* FULL, NORMAL or OFF (DEFAULT resolved above) */
+    bool readonly;      /* no hold, no create, no write */
+    bool create;        /* create the run when missing (else LIL_E_NOTFOUND) */
+    bool verify_chain;  /* verify the chain at open (keyed runs: always) */
+    size_t max_record;  /* largest payload accepted, on read and write */
+    const uint8_t *key; /* journal key or NULL */
     size_t key_len;
 };
 
 /* Facts about an open run. */
 struct lil_srun_info {
-    uint64_t records;    /* records in the run */
-    uint64_t bytes;      /* stored size of its valid records */
-    int64_t created_ns;  /* time of its first record */
-    int64_t last_ns;     /* time of its last record */
+    uint64_t records;   /* records in the run */
+    uint64_t bytes;     /* stored size of its valid records */
+    int64_t created_ns; /* time of its first record */
+    int64_t last_ns;    /* time of its last record */
     lil_sync sync;
-    bool keyed;          /* the chain is an HMAC */
+    bool keyed;            /* the chain is an HMAC */
     uint64_t torn_pos;     /* where a torn tail the open dropped began, or 0 */
     uint64_t torn_records; /* intact records (OPEN, CLOSE) dropped with it */
 };
@@ -123,14 +122,14 @@ struct lil_store_ops {
     lil_status (*foreach_run)(struct lil_store *st, struct lil_err *err,
                               lil_run_id_fn fn, void *ud);
     /* Verify (and with repair, cut at the first damage) one run. */
-    lil_status (*check_run)(struct lil_store *st, struct lil_err *err, const char *run_id,
-                            const uint8_t *key, size_t key_len, bool repair,
-                            lil_check_report *report);
+    lil_status (*check_run)(struct lil_store *st, struct lil_err *err,
+                            const char *run_id, const uint8_t *key, size_t key_len,
+                            bool repair, lil_check_report *report);
 
     /* Open (and create) a run, scanning every record to scan. */
-    lil_status (*run_open)(struct lil_store *st, struct lil_err *err, const char *run_id,
-                           const struct lil_srun_opts *opts, lil_rec_scan_fn scan,
-                           void *ud, struct lil_srun **out);
+    lil_status (*run_open)(struct lil_store *st, struct lil_err *err,
+                           const char *run_id, const struct lil_srun_opts *opts,
+                           lil_rec_scan_fn scan, void *ud, struct lil_srun **out);
     /* Sync what is pending, release the hold, free.  ended: nothing will be
      * appended again (the backend may give back space it kept). */
     lil_status (*run_close)(struct lil_srun *r, struct lil_err *err, bool ended);
@@ -181,9 +180,9 @@ struct lil_store_ops {
 /* Settings a store reads once, at open (the environment's LIL_SYNC and
  * LIL_JOURNAL_KEY); the caller may replace the key (lil_store_set_key). */
 struct lil_store_settings {
-    lil_sync sync;      /* default of runs opened with LIL_SYNC_DEFAULT */
-    char bad_sync[32];  /* an unreadable LIL_SYNC, reported at run open */
-    uint8_t *key;       /* journal key, or NULL */
+    lil_sync sync;     /* default of runs opened with LIL_SYNC_DEFAULT */
+    char bad_sync[32]; /* an unreadable LIL_SYNC, reported at run open */
+    uint8_t *key;      /* journal key, or NULL */
     size_t key_len;
 };
 
@@ -193,7 +192,7 @@ struct lil_store {
     const struct lil_store_ops *ops;
     struct lil_env *env;
     bool own_env;
-    char *where; /* the location the store was opened with */
+    char *where;        /* the location the store was opened with */
     pthread_mutex_t mu; /* guards err and the key: threads may share a store */
     struct lil_err err;
     struct lil_store_settings set;
@@ -217,15 +216,16 @@ lil_status lil__store_key_copy(struct lil_store *st, struct lil_err *err, uint8_
 void lil__store_key_free(struct lil_store *st, uint8_t *key, size_t len);
 
 /* Fill the parts of st every backend shares; free them. */
-lil_status lil__store_init(struct lil_store *st, struct lil_env *env, struct lil_err *err,
-                           const struct lil_store_ops *ops, const char *where);
+lil_status lil__store_init(struct lil_store *st, struct lil_env *env,
+                           struct lil_err *err, const struct lil_store_ops *ops,
+                           const char *where);
 void lil__store_fini(struct lil_store *st);
 
 /* The run-id rule of lil.h. */
 lil_status lil__run_id_check(struct lil_err *err, const char *run_id);
 
 /* Backends. */
-lil_status lil__store_file_open(struct lil_env *env, struct lil_err *err, const char *dir,
-                                struct lil_store **out);
+lil_status lil__store_file_open(struct lil_env *env, struct lil_err *err,
+                                const char *dir, struct lil_store **out);
 
 #endif

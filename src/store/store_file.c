@@ -255,7 +255,8 @@ static lil_status file_check_run(struct lil_store *st, struct lil_err *err,
 
     if (!path)
         return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
-    rc = lil__journal_check(st->env, err, st->where, path, key, key_len, repair, report);
+    rc =
+        lil__journal_check(st->env, err, st->where, path, key, key_len, repair, report);
     lil__free(st->env, path);
     return rc;
 }
@@ -292,8 +293,8 @@ static const struct lil_store_ops file_ops = {
     .marker_leave = lil__marker_file_leave,
 };
 
-lil_status lil__store_file_open(struct lil_env *env, struct lil_err *err, const char *dir,
-                                struct lil_store **out)
+lil_status lil__store_file_open(struct lil_env *env, struct lil_err *err,
+                                const char *dir, struct lil_store **out)
 {
     struct file_store *fs;
     lil_status rc;

@@ -13,28 +13,27 @@
 #ifndef LIL_TESTS_API_UTIL_H
 #define LIL_TESTS_API_UTIL_H
 
+#include <lil/lil.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-
-#include <lil/lil.h>
 
 #define U_STORE "st"
 
 /* What fn_generic does, and what it saw. */
 struct fn_ctx {
-    int calls;              /* times fn_generic ran */
-    const void *result;     /* set as the result when not NULL */
+    int calls;          /* times fn_generic ran */
+    const void *result; /* set as the result when not NULL */
     size_t result_len;
-    const char *json;       /* set with lil_call_set_json when not NULL */
-    const char *fail_msg;   /* lil_call_fail("%s") and return 1 when not NULL */
-    int ret;                /* returned when fail_msg is NULL */
-    int die;                /* _exit(0) inside the function */
-    const char *key_file;   /* write the idempotency key there first */
-    lil_status set_rc;      /* status of the set_result / set_json call */
-    char identity[256];     /* lil_call_identity of the last call */
-    char key[64];           /* lil_call_idempotency_key of the last call */
-    unsigned attempt;       /* lil_call_attempt of the last call */
+    const char *json;     /* set with lil_call_set_json when not NULL */
+    const char *fail_msg; /* lil_call_fail("%s") and return 1 when not NULL */
+    int ret;              /* returned when fail_msg is NULL */
+    int die;              /* _exit(0) inside the function */
+    const char *key_file; /* write the idempotency key there first */
+    lil_status set_rc;    /* status of the set_result / set_json call */
+    char identity[256];   /* lil_call_identity of the last call */
+    char key[64];         /* lil_call_idempotency_key of the last call */
+    unsigned attempt;     /* lil_call_attempt of the last call */
 };
 
 int fn_generic(lil_call *call, void *ud);

@@ -9,13 +9,13 @@
  * survives a reopen.  Non-deterministic replays (another request, another
  * kind of step at the same identity) must fail with LIL_E_NONDET.
  */
-#include <openssl/evp.h>
+#include <lil/lil.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <lil/lil.h>
+#include <openssl/evp.h>
 
 #include "api_util.h"
 #include "t.h"
@@ -302,8 +302,7 @@ static void check_stopped(lil_run *run)
     T_OK(lil_effect(run, "charge", "req", 3, fn_never, &never, &out));
     T_EQ_MEM(out.data, out.len, "c1", 2);
     lil_free(out.data);
-    T_EQ_I64(lil_effect(run, "charge", "req", 3, fn_never, &never, NULL),
-             LIL_E_FAILED);
+    T_EQ_I64(lil_effect(run, "charge", "req", 3, fn_never, &never, NULL), LIL_E_FAILED);
     T_EQ_I64(lil_step(run, "new", fn_never, &never, NULL), LIL_E_DONE);
     T_EQ_I64(lil_effect(run, "new2", "q", 1, fn_never, &never, NULL), LIL_E_DONE);
     T_EQ_I64(lil_run_complete(run, "x", 1), LIL_E_DONE);
@@ -359,8 +358,7 @@ T_TEST(resolve_argument_rules)
              LIL_E_INVAL);
     T_EQ_I64(lil_run_resolve(run, NULL, R, NULL, 0, "me", "why"), LIL_E_INVAL);
     T_EQ_I64(lil_run_resolve(run, "nope", R, NULL, 0, "me", "why"), LIL_E_NOTFOUND);
-    T_EQ_I64(lil_run_resolve(run, "charge", R, NULL, 0, "me", "why"),
-             LIL_E_NOTFOUND);
+    T_EQ_I64(lil_run_resolve(run, "charge", R, NULL, 0, "me", "why"), LIL_E_NOTFOUND);
     T_EQ_I64(lil_run_resolve(run, id, R, NULL, 0, "m\xff", "why"), LIL_E_INVAL);
     T_CONTAINS(lil_errmsg(), "UTF-8");
     T_EQ_I64(lil_run_resolve(run, id, R, NULL, 0, "me", "\xc3("), LIL_E_INVAL);
@@ -385,8 +383,7 @@ T_TEST(resolve_on_running_run_notfound)
     T_OK(u_step_text(run, "a", "1"));
     T_EQ_I64(lil_run_resolve(run, "a", LIL_RESOLVE_RETRY, NULL, 0, "me", "why"),
              LIL_E_NOTFOUND);
-    T_EQ_I64(lil_run_resolve(run, "zzz", LIL_RESOLVE_ASSUME_DONE, "r", 1, "me",
-                             "why"),
+    T_EQ_I64(lil_run_resolve(run, "zzz", LIL_RESOLVE_ASSUME_DONE, "r", 1, "me", "why"),
              LIL_E_NOTFOUND);
     T_EQ_I64(lil_run_status(run), LIL_RUN_RUNNING);
     T_OK(lil_run_close(run));
@@ -452,8 +449,7 @@ T_TEST(readonly_sees_uncertain_and_cannot_resolve)
     T_EQ_I64(lil_run_status(run), LIL_RUN_UNCERTAIN);
     T_EQ_I64(lil_run_uncertain_count(run), 1);
     T_EQ_STR(lil_run_uncertain_at(run, 0), "charge#2");
-    T_EQ_I64(lil_run_resolve(run, "charge#2", LIL_RESOLVE_RETRY, NULL, 0, "me",
-                             "why"),
+    T_EQ_I64(lil_run_resolve(run, "charge#2", LIL_RESOLVE_RETRY, NULL, 0, "me", "why"),
              LIL_E_INVAL);
     T_OK(lil_run_close(run));
     run = u_run(st, "r"); /* the read-only handle decided nothing */

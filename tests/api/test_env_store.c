@@ -9,13 +9,12 @@
  * N until the workload runs without a failure injected: every call must
  * then return LIL_OK or LIL_E_NOMEM and free everything it took.
  */
+#include <lil/lil.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <lil/lil.h>
 
 #include "api_util.h"
 #include "t.h"
@@ -269,8 +268,8 @@ T_TEST(allocator_torture_nth_failure)
         int good = torture_once(env, dir);
         lil_env_free(env);
         if (!good || c.live != 0 || c.bad_free) {
-            fprintf(stderr, "allocation #%ld failed: good=%d live=%ld bad_free=%d\n",
-                    k, good, c.live, c.bad_free);
+            fprintf(stderr, "allocation #%ld failed: good=%d live=%ld bad_free=%d\n", k,
+                    good, c.live, c.bad_free);
             t_fail();
             return;
         }
@@ -521,16 +520,17 @@ struct bad_id {
 
 T_TEST(run_id_rules)
 {
-    char ctl[] = "ab\x01" "cd";
+    char ctl[] = "ab\x01"
+                 "cd";
     char del[] = "ab\x7f";
     char tab[] = "a\tb";
     char unit[] = "a\x1f";
     char nl[] = "a\nb";
     const struct bad_id bad[] = {
-        {"", LIL_E_INVAL},     {".", LIL_E_INVAL},  {"..", LIL_E_INVAL},
-        {"/", LIL_E_INVAL},    {"a/b", LIL_E_INVAL}, {"/abs", LIL_E_INVAL},
-        {ctl, LIL_E_INVAL},    {del, LIL_E_INVAL},  {tab, LIL_E_INVAL},
-        {unit, LIL_E_INVAL},   {nl, LIL_E_INVAL},   {u_repeat('x', 201), LIL_E_TOOBIG},
+        {"", LIL_E_INVAL},   {".", LIL_E_INVAL},   {"..", LIL_E_INVAL},
+        {"/", LIL_E_INVAL},  {"a/b", LIL_E_INVAL}, {"/abs", LIL_E_INVAL},
+        {ctl, LIL_E_INVAL},  {del, LIL_E_INVAL},   {tab, LIL_E_INVAL},
+        {unit, LIL_E_INVAL}, {nl, LIL_E_INVAL},    {u_repeat('x', 201), LIL_E_TOOBIG},
     };
     lil_store *st = u_store(NULL);
     T_REQUIRE(st);
@@ -542,7 +542,11 @@ T_TEST(run_id_rules)
     }
     T_EQ_I64(lil_run_id_check(NULL), LIL_E_INVAL);
     T_EQ_I64(lil_run_id_check(u_repeat('y', 1000)), LIL_E_TOOBIG);
-    const char *good[] = {"a", "...", ".hidden", "with space", "x-_.~+=@",
+    const char *good[] = {"a",
+                          "...",
+                          ".hidden",
+                          "with space",
+                          "x-_.~+=@",
                           "caf\xc3\xa9-\xe6\x97\xa5\xe6\x9c\xac-\xf0\x9f\x9a\x80",
                           u_repeat('z', 200)};
     for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)

@@ -4,9 +4,8 @@
  * every call of every other type is refused (LIL_E_INVAL, NULL, 0 or a
  * no-op, as lil.h documents for a bad handle), and is unharmed afterwards.
  */
-#include <string.h>
-
 #include <lil/lil.h>
+#include <string.h>
 
 #include "api_util.h"
 #include "t.h"
@@ -124,7 +123,8 @@ static void refused_as_run(void *h)
     T_EQ_I64(lil_effect(run, "e", "q", 1, never, &n, &out), LIL_E_INVAL);
     T_EQ_I64((int64_t)lil_run_uncertain_count(run), 0);
     T_CHECK(lil_run_uncertain_at(run, 0) == NULL);
-    T_EQ_I64(lil_run_resolve(run, "e", LIL_RESOLVE_RETRY, NULL, 0, "a", "r"), LIL_E_INVAL);
+    T_EQ_I64(lil_run_resolve(run, "e", LIL_RESOLVE_RETRY, NULL, 0, "a", "r"),
+             LIL_E_INVAL);
     T_EQ_I64(lil_run_complete(run, "x", 1), LIL_E_INVAL);
     T_EQ_I64(lil_run_fail(run, "x"), LIL_E_INVAL);
     T_EQ_I64(lil_run_result(run, &out), LIL_E_INVAL);

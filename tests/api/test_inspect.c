@@ -14,16 +14,17 @@
  * format version 2 is LIL_E_VERSION.  CRC-32 is computed here (zlib's CRC-32), not
  * taken from the library.
  */
-#include <openssl/evp.h>
+#include "t.h"
+
+#include <lil/lil.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <lil/lil.h>
+#include <openssl/evp.h>
 
 #include "api_util.h"
-#include "t.h"
 
 static int fn_fail(lil_call *call, void *ud)
 {

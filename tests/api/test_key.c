@@ -7,10 +7,9 @@
  * The key is set before the store is opened, so the test does not depend
  * on when the library reads the variable.
  */
+#include <lil/lil.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <lil/lil.h>
 
 #include "api_util.h"
 #include "t.h"

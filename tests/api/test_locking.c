@@ -5,16 +5,15 @@
  * write), cannot repair it, and gets it as soon as the child is SIGKILLed
  * (the lock dies with its process: no stale lock files).
  */
+#include <lil/lil.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <stdlib.h>
-#include <time.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
-
-#include <lil/lil.h>
 
 #include "api_util.h"
 #include "t.h"
@@ -271,8 +270,8 @@ T_TEST(threads_racing_to_create_a_run)
         for (int i = 0; i < 6; i++) {
             pthread_join(th[i], NULL);
             if (r[i].open_rc != LIL_OK && r[i].open_rc != LIL_E_LOCKED) {
-                fprintf(stderr, "round %d thread %d: lil_run_open: %s: %s\n", round,
-                        i, lil_status_name(r[i].open_rc), r[i].msg);
+                fprintf(stderr, "round %d thread %d: lil_run_open: %s: %s\n", round, i,
+                        lil_status_name(r[i].open_rc), r[i].msg);
                 t_fail();
             }
             T_EQ_I64(r[i].step_rc, LIL_OK);
@@ -362,9 +361,9 @@ T_TEST(reader_survives_writer_truncating_tail)
     T_OK(lil_run_close(run));
     static char junk[200000];
     memset(junk, 0x5a, sizeof(junk));
-    T_EQ_I64(u_write_at(u_journal_path(NULL, "r"), info.journal_bytes, junk,
-                        sizeof(junk)),
-             0);
+    T_EQ_I64(
+        u_write_at(u_journal_path(NULL, "r"), info.journal_bytes, junk, sizeof(junk)),
+        0);
     lil_run *reader = u_run_opts(st, "r", LIL_SYNC_DEFAULT, LIL_OPEN_READONLY, 0);
     T_REQUIRE(reader);
     run = u_run(st, "r"); /* truncates the tail before appending */

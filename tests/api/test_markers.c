@@ -9,6 +9,7 @@
  * O_APPEND (one byte per call), which counts across processes.
  */
 #include <fcntl.h>
+#include <lil/lil.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -16,19 +17,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <lil/lil.h>
-
 #include "api_util.h"
 #include "t.h"
 
 #define COUNT_FILE "count"
 
 struct mfn {
-    const char *result;  /* set as the result */
-    int sleep_ms;        /* stay inside fn this long */
-    int die;             /* _exit(0) inside fn, after counting */
-    int fail;            /* fail instead of setting a result */
-    char key[64];        /* idempotency key seen */
+    const char *result; /* set as the result */
+    int sleep_ms;       /* stay inside fn this long */
+    int die;            /* _exit(0) inside fn, after counting */
+    int fail;           /* fail instead of setting a result */
+    char key[64];       /* idempotency key seen */
 };
 
 static void count_call(void)
@@ -117,7 +116,7 @@ T_TEST(once_across_two_store_handles)
 
 struct child_marker {
     const char *name;
-    struct u_pipe *go;  /* wait for one byte before calling, if set */
+    struct u_pipe *go; /* wait for one byte before calling, if set */
     struct mfn m;
     int policy;
 };
@@ -196,8 +195,8 @@ T_TEST(concurrent_callers_run_fn_once)
         long before = calls();
         struct u_pipe go;
         T_REQUIRE(u_pipe_open(&go) == 0);
-        struct child_marker c = {.name = name, .go = &go,
-                                 .m = {.result = "R", .sleep_ms = 300}};
+        struct child_marker c = {
+            .name = name, .go = &go, .m = {.result = "R", .sleep_ms = 300}};
         pid_t p1 = u_fork(child_marker, &c);
         pid_t p2 = u_fork(child_marker, &c);
         T_REQUIRE(p1 > 0 && p2 > 0);
@@ -315,8 +314,8 @@ T_TEST(marker_name_rules)
     int never = 0;
     lil_bytes out = {0};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        lil_status rc = lil_marker(st, bad[i], LIL_MARKER_RETRY, fn_never, &never,
-                                   &out);
+        lil_status rc =
+            lil_marker(st, bad[i], LIL_MARKER_RETRY, fn_never, &never, &out);
         T_CHECK(rc == LIL_E_INVAL || (i == 4 && rc == LIL_E_TOOBIG));
         rc = lil_marker_reset(st, bad[i]);
         T_CHECK(rc == LIL_E_INVAL || (i == 4 && rc == LIL_E_TOOBIG));

@@ -4,9 +4,8 @@
  * and freeing NULL is harmless; the name and text of every status code,
  * run state and record type; a run opened twice in one process.
  */
-#include <string.h>
-
 #include <lil/lil.h>
+#include <string.h>
 
 #include "api_util.h"
 #include "t.h"
@@ -222,18 +221,18 @@ T_TEST(bad_arguments_inside_step)
 }
 
 static const lil_status all_codes[] = {
-    LIL_OK,        LIL_E_INVAL,     LIL_E_NOMEM,   LIL_E_IO,     LIL_E_CORRUPT,
-    LIL_E_LOCKED,  LIL_E_POISONED,  LIL_E_TOOBIG,  LIL_E_SPEC,   LIL_E_HTTP,
-    LIL_E_CHILD,   LIL_E_PG,        LIL_E_VERSION, LIL_E_FAILED, LIL_E_UNCERTAIN,
-    LIL_E_NONDET,  LIL_E_KEY,       LIL_E_NOTFOUND, LIL_E_DONE,
+    LIL_OK,       LIL_E_INVAL,    LIL_E_NOMEM,    LIL_E_IO,     LIL_E_CORRUPT,
+    LIL_E_LOCKED, LIL_E_POISONED, LIL_E_TOOBIG,   LIL_E_SPEC,   LIL_E_HTTP,
+    LIL_E_CHILD,  LIL_E_PG,       LIL_E_VERSION,  LIL_E_FAILED, LIL_E_UNCERTAIN,
+    LIL_E_NONDET, LIL_E_KEY,      LIL_E_NOTFOUND, LIL_E_DONE,
 };
 
 static const char *all_names[] = {
-    "LIL_OK",        "LIL_E_INVAL",     "LIL_E_NOMEM",   "LIL_E_IO",
-    "LIL_E_CORRUPT", "LIL_E_LOCKED",    "LIL_E_POISONED", "LIL_E_TOOBIG",
-    "LIL_E_SPEC",    "LIL_E_HTTP",      "LIL_E_CHILD",   "LIL_E_PG",
-    "LIL_E_VERSION", "LIL_E_FAILED",    "LIL_E_UNCERTAIN", "LIL_E_NONDET",
-    "LIL_E_KEY",     "LIL_E_NOTFOUND",  "LIL_E_DONE",
+    "LIL_OK",        "LIL_E_INVAL",    "LIL_E_NOMEM",     "LIL_E_IO",
+    "LIL_E_CORRUPT", "LIL_E_LOCKED",   "LIL_E_POISONED",  "LIL_E_TOOBIG",
+    "LIL_E_SPEC",    "LIL_E_HTTP",     "LIL_E_CHILD",     "LIL_E_PG",
+    "LIL_E_VERSION", "LIL_E_FAILED",   "LIL_E_UNCERTAIN", "LIL_E_NONDET",
+    "LIL_E_KEY",     "LIL_E_NOTFOUND", "LIL_E_DONE",
 };
 
 #define NCODES (sizeof(all_codes) / sizeof(all_codes[0]))
@@ -265,9 +264,9 @@ T_TEST(state_and_record_type_names)
     T_EQ_STR(lil_run_state_name(LIL_RUN_STOPPED), "stopped");
     T_EQ_STR(lil_run_state_name((lil_run_state)0), "unknown");
     T_EQ_STR(lil_run_state_name((lil_run_state)77), "unknown");
-    static const char *types[] = {"begin",  "open",    "step",     "step-failed",
-                                  "intent", "resolve", "run-done", "run-failed",
-                                  "close"};
+    static const char *types[] = {"begin",       "open",       "step",
+                                  "step-failed", "intent",     "resolve",
+                                  "run-done",    "run-failed", "close"};
     for (int t = 1; t <= 9; t++)
         T_EQ_STR(lil_record_type_name(t), types[t - 1]);
     T_EQ_STR(lil_record_type_name(0), "unknown");

@@ -5,10 +5,9 @@
  * ended run gives back the journal's preallocated space; closing a running
  * one keeps a little of it for the process that resumes.
  */
+#include <lil/lil.h>
 #include <string.h>
 #include <sys/stat.h>
-
-#include <lil/lil.h>
 
 #include "api_util.h"
 #include "t.h"

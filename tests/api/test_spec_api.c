@@ -2,6 +2,7 @@
  * test_spec_api.c -- every lil_spec_* call of lil.h, black-box: results,
  * ownership, misuse, limits, and allocation failure at every point.
  */
+#include <lil/lil.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,6 @@
 #include <unistd.h>
 
 #include <jansson.h>
-#include <lil/lil.h>
 
 #include "t.h"
 
@@ -70,7 +70,8 @@ T_TEST(valid_spec_loads_with_json_and_explain)
     doc = json_loadb(out.data, out.len, 0, NULL);
     T_REQUIRE(doc);
     T_EQ_STR(json_string_value(json_object_get(doc, "id")), "t");
-    T_EQ_I64(json_integer_value(json_object_get(json_object_get(doc, "caps"), "max_iterations")),
+    T_EQ_I64(json_integer_value(
+                 json_object_get(json_object_get(doc, "caps"), "max_iterations")),
              5);
     json_decref(doc);
     lil_free(out.data);
@@ -89,7 +90,8 @@ T_TEST(invalid_spec_keeps_diagnostic_with_position_and_source_line)
     const lil_diag *d;
     lil_bytes out = {(void *)1, 1};
 
-    T_OK(lil_spec_parse(NULL, "bad.yaml", bad_ref_spec, strlen(bad_ref_spec), NULL, &spec));
+    T_OK(lil_spec_parse(NULL, "bad.yaml", bad_ref_spec, strlen(bad_ref_spec), NULL,
+                        &spec));
     T_REQUIRE(spec);
     T_EQ_I64(lil_spec_ok(spec), 0);
     d = find_code(spec, "bad-ref");

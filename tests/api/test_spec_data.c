@@ -19,13 +19,13 @@
  * with <json>.  A file without any expectation is an error of the test.
  */
 #include <dirent.h>
+#include <lil/lil.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
-#include <lil/lil.h>
 
 #include "t.h"
 
@@ -78,7 +78,8 @@ static bool parse_expect(const char *s, struct expect *e)
     const char *tilde;
 
     memset(e, 0, sizeof(*e));
-    if (sscanf(s, "%15s %63s%n", sev, e->code, &used) != 2 || !parse_severity(sev, &e->sev))
+    if (sscanf(s, "%15s %63s%n", sev, e->code, &used) != 2 ||
+        !parse_severity(sev, &e->sev))
         return false;
     s += used;
     while (*s == ' ')
@@ -157,7 +158,8 @@ static bool read_expectations(const char *path, struct expectations *x)
     if (!f && dot && strcmp(dot, ".json") != 0)
         f = fopen(path, "r");
     if (!f) {
-        fprintf(stderr, "%s: no expectations (.json files need %s)\n", path, expect_path);
+        fprintf(stderr, "%s: no expectations (.json files need %s)\n", path,
+                expect_path);
         return false;
     }
     while (ok && fgets(line, sizeof(line), f))
@@ -203,7 +205,8 @@ static bool check_diags(const char *path, const lil_spec *spec, struct expectati
             continue;
         }
         fprintf(stderr, "%s: unexpected diagnostic %s %s %u:%u %s (%s)\n", path,
-                sev_name(d->severity), d->code, d->line, d->column, d->message, d->path);
+                sev_name(d->severity), d->code, d->line, d->column, d->message,
+                d->path);
         ok = false;
     }
     for (size_t k = 0; k < x->n; k++) {
@@ -235,7 +238,8 @@ static json_t *lookup(json_t *doc, const char *path)
     char *save = NULL;
 
     snprintf(buf, sizeof(buf), "%s", path);
-    for (char *part = strtok_r(buf, ".", &save); part && doc; part = strtok_r(NULL, ".", &save)) {
+    for (char *part = strtok_r(buf, ".", &save); part && doc;
+         part = strtok_r(NULL, ".", &save)) {
         if (json_is_array(doc))
             doc = json_array_get(doc, strtoul(part, NULL, 10));
         else
@@ -244,7 +248,8 @@ static json_t *lookup(json_t *doc, const char *path)
     return doc;
 }
 
-static bool check_normalized(const char *path, const lil_spec *spec, const struct expectations *x)
+static bool check_normalized(const char *path, const lil_spec *spec,
+                             const struct expectations *x)
 {
     lil_bytes js;
     json_t *doc;
@@ -265,8 +270,8 @@ static bool check_normalized(const char *path, const lil_spec *spec, const struc
         if (!want || !got || !json_equal(want, got)) {
             char *g = got ? json_dumps(got, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
 
-            fprintf(stderr, "%s: normalized %s = %s, expected %s\n", path, x->norm[i].path,
-                    g ? g : "(absent)", x->norm[i].json);
+            fprintf(stderr, "%s: normalized %s = %s, expected %s\n", path,
+                    x->norm[i].path, g ? g : "(absent)", x->norm[i].json);
             json_text_free(g);
             ok = false;
         }
@@ -328,7 +333,8 @@ T_TEST(every_spec_file_gives_exactly_its_expected_diagnostics)
         if (!read_expectations(path, &x)) {
             failed++;
         } else if ((rc = lil_spec_load(NULL, path, NULL, &spec)) != LIL_OK) {
-            fprintf(stderr, "%s: lil_spec_load returned %d: %s\n", path, rc, lil_errmsg());
+            fprintf(stderr, "%s: lil_spec_load returned %d: %s\n", path, rc,
+                    lil_errmsg());
             failed++;
         } else if (!check_diags(path, spec, &x) || !check_normalized(path, spec, &x)) {
             failed++;

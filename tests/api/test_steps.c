@@ -7,10 +7,9 @@
  * JSON results (canonical bytes, syntax errors with a position), identity
  * and idempotency keys, and the max_record limit.
  */
+#include <lil/lil.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <lil/lil.h>
 
 #include "api_util.h"
 #include "t.h"
@@ -167,19 +166,20 @@ static void new_step(lil_run *run, const char *name, const char *want_identity)
 
 T_TEST(replay_in_journal_order_and_out_of_it)
 {
-    static const struct replay_want first[] = {
-        {"a", "a"}, {"b", "b"}, {"a", "a"}, {"c", "c"}, {"d", NULL}, {"e", "e"}};
-    static const struct replay_want in_order[] = {
-        {"a", "a"}, {"b", "b"}, {"a", "a"}, {"c", "c"}, {"d", NULL}, {"e", "e"},
-        {"f", "f"}};
-    static const struct replay_want shuffled[] = {
-        {"c", "c"}, {"a", "a"}, {"f", "f"}, {"b", "b"}, {"a", "a"}, {"e", "e"},
-        {"e", "e"}, {"d", NULL}};
+    static const struct replay_want first[] = {{"a", "a"}, {"b", "b"},  {"a", "a"},
+                                               {"c", "c"}, {"d", NULL}, {"e", "e"}};
+    static const struct replay_want in_order[] = {{"a", "a"}, {"b", "b"},  {"a", "a"},
+                                                  {"c", "c"}, {"d", NULL}, {"e", "e"},
+                                                  {"f", "f"}};
+    static const struct replay_want shuffled[] = {{"c", "c"}, {"a", "a"}, {"f", "f"},
+                                                  {"b", "b"}, {"a", "a"}, {"e", "e"},
+                                                  {"e", "e"}, {"d", NULL}};
     lil_store *st = u_store(NULL);
     lil_run *run = u_run(st, "r");
     T_REQUIRE(run);
     for (int i = 0; i < 6; i++) {
-        struct fn_ctx c = {.result = first[i].name, .result_len = 1,
+        struct fn_ctx c = {.result = first[i].name,
+                           .result_len = 1,
                            .fail_msg = first[i].result ? NULL : "boom"};
         lil_status rc = lil_step(run, first[i].name, fn_generic, &c, NULL);
         T_EQ_I64(rc, first[i].result ? LIL_OK : LIL_E_FAILED);
@@ -276,8 +276,7 @@ T_TEST(step_name_rules)
     int never = 0;
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         T_EQ_I64(lil_step(run, bad[i], fn_never, &never, NULL), LIL_E_INVAL);
-        T_EQ_I64(lil_effect(run, bad[i], "q", 1, fn_never, &never, NULL),
-                 LIL_E_INVAL);
+        T_EQ_I64(lil_effect(run, bad[i], "q", 1, fn_never, &never, NULL), LIL_E_INVAL);
     }
     T_EQ_I64(lil_step(run, NULL, fn_never, &never, NULL), LIL_E_INVAL);
     lil_status rc = lil_step(run, u_repeat('n', 201), fn_never, &never, NULL);
@@ -387,8 +386,8 @@ T_TEST(set_json_rejects_invalid_with_position)
 static int fn_jsonf(lil_call *call, void *ud)
 {
     lil_status *rc = ud;
-    rc[0] = lil_call_set_jsonf(call, "{s:s, s:i, s:[i,b]}", "z", "last", "a", 3,
-                               "m", 1, 1);
+    rc[0] =
+        lil_call_set_jsonf(call, "{s:s, s:i, s:[i,b]}", "z", "last", "a", 3, "m", 1, 1);
     return rc[0] != LIL_OK;
 }
 

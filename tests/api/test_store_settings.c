@@ -5,10 +5,9 @@
  * of lil_run_open: UTF-8 run ids, known flags only; lil_store_foreach_run
  * lists journals and nothing else.
  */
+#include <lil/lil.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <lil/lil.h>
 
 #include "api_util.h"
 #include "t.h"
@@ -66,7 +65,7 @@ T_TEST(settings_are_read_when_the_store_opens)
     setenv("LIL_JOURNAL_KEY", "from-env", 1);
     st = u_store(NULL);
     T_REQUIRE(st);
-    unsetenv("LIL_SYNC");             /* too late for this store */
+    unsetenv("LIL_SYNC"); /* too late for this store */
     unsetenv("LIL_JOURNAL_KEY");
     T_OK(lil_run_open(st, "s", NULL, &run));
     T_EQ_I64(sync_of(run), LIL_SYNC_OFF);
@@ -119,10 +118,10 @@ T_TEST(run_ids_must_be_utf8)
     T_REQUIRE(st);
     T_EQ_I64(lil_run_id_check("caf\xe9"), LIL_E_INVAL);
     T_CONTAINS(lil_errmsg(), "not UTF-8");
-    T_EQ_I64(lil_run_id_check("\xc0\xaf"), LIL_E_INVAL);        /* overlong '/' */
-    T_EQ_I64(lil_run_id_check("\xed\xa0\x80"), LIL_E_INVAL);    /* a surrogate */
+    T_EQ_I64(lil_run_id_check("\xc0\xaf"), LIL_E_INVAL);         /* overlong '/' */
+    T_EQ_I64(lil_run_id_check("\xed\xa0\x80"), LIL_E_INVAL);     /* a surrogate */
     T_EQ_I64(lil_run_id_check("\xf4\x90\x80\x80"), LIL_E_INVAL); /* past U+10FFFF */
-    T_EQ_I64(lil_run_id_check("ab\xe2\x82"), LIL_E_INVAL);      /* cut short */
+    T_EQ_I64(lil_run_id_check("ab\xe2\x82"), LIL_E_INVAL);       /* cut short */
     T_OK(lil_run_id_check("caf\xc3\xa9-\xe2\x82\xac-\xf0\x9f\x98\x80"));
     T_EQ_I64(lil_run_open(st, "caf\xe9", NULL, &run), LIL_E_INVAL);
     T_CHECK(run == NULL);

@@ -7,12 +7,11 @@
  * is called, normal syncs before an effect starts; and a clean close's
  * CLOSE record, which spares the next open its sync.
  */
+#include <lil/lil.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <lil/lil.h>
 
 #include "api_util.h"
 #include "t.h"
@@ -163,7 +162,7 @@ T_TEST(off_never_syncs_until_run_sync)
     int fb = raw_flags("r", LIL_REC_STEP, "b");
     int fc = raw_flags("r", LIL_REC_STEP, "c");
     T_CHECK(fb >= 0 && fc >= 0);
-    T_EQ_I64(fb & REC_SETTLED, 0);          /* a was never synced */
+    T_EQ_I64(fb & REC_SETTLED, 0);           /* a was never synced */
     T_EQ_I64(fc & REC_SETTLED, REC_SETTLED); /* lil_run_sync covered a and b */
     T_OK(lil_run_close(run));
     lil_store_close(st);

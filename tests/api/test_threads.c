@@ -5,12 +5,11 @@
  * function.  Functions of different threads overlap (checked with a
  * counter of threads inside a function), as lil.h promises.
  */
+#include <lil/lil.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
-
-#include <lil/lil.h>
 
 #include "api_util.h"
 #include "t.h"
@@ -53,10 +52,9 @@ static void *worker_main(void *ud)
         char name[32];
         lil_bytes out = {0};
         snprintf(name, sizeof(name), "t%d-s%d", w->id, i);
-        lil_status rc = w->effects
-                            ? lil_effect(w->run, name, name, strlen(name), fn_name,
-                                         NULL, &out)
-                            : lil_step(w->run, name, fn_name, NULL, &out);
+        lil_status rc = w->effects ? lil_effect(w->run, name, name, strlen(name),
+                                                fn_name, NULL, &out)
+                                   : lil_step(w->run, name, fn_name, NULL, &out);
         if (rc != LIL_OK) {
             w->errors++;
             continue;

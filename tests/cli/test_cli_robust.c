@@ -185,7 +185,8 @@ T_TEST(odd_run_ids)
     T_CHECK(doc && json_array_size(json_object_get(doc, "runs")) == 1);
     T_CONTAINS(out, "\xc3\xa9t\xc3\xa9");
     json_decref(doc);
-    T_EQ_I64(c_lil(out, err, "log \"$(printf '\\303\\251t\\303\\251')\" --jsonl --dir '%s'",
+    T_EQ_I64(c_lil(out, err,
+                   "log \"$(printf '\\303\\251t\\303\\251')\" --jsonl --dir '%s'",
                    c_store()),
              0);
     check_jsonl(out);

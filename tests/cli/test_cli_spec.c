@@ -804,9 +804,10 @@ T_TEST(explain_steps_guards_and_reduce)
                     "          writes  state.sizes (append)\n"
                     "  3. summarize (agent)\n");
     T_EQ_I64(c_lil(out, err, "explain %s", shq(T_EXAMPLES_DIR "/poll-until.yaml")), 0);
-    T_CONTAINS(out, "  2. wait (sleep)\n"
-                    "     when    ${state.status != 'ready' && state.status != 'failed'}\n"
-                    "     for     2s\n");
+    T_CONTAINS(out,
+               "  2. wait (sleep)\n"
+               "     when    ${state.status != 'ready' && state.status != 'failed'}\n"
+               "     for     2s\n");
     T_EQ_I64(c_lil(out, err, "explain %s", shq(T_EXAMPLES_DIR "/react.yaml")), 0);
     T_CONTAINS(out, "  2. fix (agent)\n"
                     "     when    ${state.code != 0}\n"

@@ -55,10 +55,9 @@ static struct {
 } S;
 
 static const char *const kind_names[T_K_COUNT] = {
-    "open",      "pwrite", "fdatasync", "fsync",  "ftruncate",
-    "fallocate", "rename", "link",      "unlink", "mkdir",  "read",
-    "write",     "pipe2",  "fcntl",     "spawn",  "pidfd_open", "poll",
-    "waitid",    "kill",
+    "open",  "pwrite",     "fdatasync", "fsync",  "ftruncate", "fallocate", "rename",
+    "link",  "unlink",     "mkdir",     "read",   "write",     "pipe2",     "fcntl",
+    "spawn", "pidfd_open", "poll",      "waitid", "kill",
 };
 
 const char *t_kind_name(enum t_kind k)

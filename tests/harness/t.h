@@ -39,90 +39,88 @@ const char *t_lil_bin(void);
  * (NUL-terminated, truncated to cap), return the exit status or -1. */
 int t_run(const char *cmd, char *out, size_t cap, int want_err);
 
-#define T_TEST(name)                                                           \
-    static void t_test_##name(void);                                           \
-    __attribute__((constructor)) static void t_reg_##name(void)                \
-    {                                                                          \
-        t_register(#name, t_test_##name);                                      \
-    }                                                                          \
+#define T_TEST(name)                                            \
+    static void t_test_##name(void);                            \
+    __attribute__((constructor)) static void t_reg_##name(void) \
+    {                                                           \
+        t_register(#name, t_test_##name);                       \
+    }                                                           \
     static void t_test_##name(void)
 
-#define T_MAIN()                                                               \
-    int main(int argc, char **argv)                                            \
-    {                                                                          \
-        return t_main(argc, argv);                                             \
+#define T_MAIN()                    \
+    int main(int argc, char **argv) \
+    {                               \
+        return t_main(argc, argv);  \
     }
 
-#define T_CHECK(cond)                                                          \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__,   \
-                    #cond);                                                    \
-            t_fail();                                                          \
-        }                                                                      \
+#define T_CHECK(cond)                                                                \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+            t_fail();                                                                \
+        }                                                                            \
     } while (0)
 
 /* Like T_CHECK, but leave the test function at once. */
-#define T_REQUIRE(cond)                                                        \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "%s:%d: requirement failed: %s\n", __FILE__,       \
-                    __LINE__, #cond);                                          \
-            t_fail();                                                          \
-            return;                                                            \
-        }                                                                      \
+#define T_REQUIRE(cond)                                                            \
+    do {                                                                           \
+        if (!(cond)) {                                                             \
+            fprintf(stderr, "%s:%d: requirement failed: %s\n", __FILE__, __LINE__, \
+                    #cond);                                                        \
+            t_fail();                                                              \
+            return;                                                                \
+        }                                                                          \
     } while (0)
 
-#define T_EQ_I64(a, b)                                                         \
-    do {                                                                       \
-        int64_t t_a_ = (int64_t)(a), t_b_ = (int64_t)(b);                      \
-        if (t_a_ != t_b_) {                                                    \
-            fprintf(stderr, "%s:%d: %s == %s: %" PRId64 " != %" PRId64 "\n",   \
-                    __FILE__, __LINE__, #a, #b, t_a_, t_b_);                   \
-            t_fail();                                                          \
-        }                                                                      \
+#define T_EQ_I64(a, b)                                                                 \
+    do {                                                                               \
+        int64_t t_a_ = (int64_t)(a), t_b_ = (int64_t)(b);                              \
+        if (t_a_ != t_b_) {                                                            \
+            fprintf(stderr, "%s:%d: %s == %s: %" PRId64 " != %" PRId64 "\n", __FILE__, \
+                    __LINE__, #a, #b, t_a_, t_b_);                                     \
+            t_fail();                                                                  \
+        }                                                                              \
     } while (0)
 
-#define T_EQ_STR(a, b)                                                         \
-    do {                                                                       \
-        const char *t_a_ = (a), *t_b_ = (b);                                   \
-        if (!t_a_ || !t_b_ || strcmp(t_a_, t_b_) != 0) {                       \
-            fprintf(stderr, "%s:%d: %s == %s: \"%s\" != \"%s\"\n", __FILE__,   \
-                    __LINE__, #a, #b, t_a_ ? t_a_ : "(null)",                  \
-                    t_b_ ? t_b_ : "(null)");                                   \
-            t_fail();                                                          \
-        }                                                                      \
+#define T_EQ_STR(a, b)                                                                 \
+    do {                                                                               \
+        const char *t_a_ = (a), *t_b_ = (b);                                           \
+        if (!t_a_ || !t_b_ || strcmp(t_a_, t_b_) != 0) {                               \
+            fprintf(stderr, "%s:%d: %s == %s: \"%s\" != \"%s\"\n", __FILE__, __LINE__, \
+                    #a, #b, t_a_ ? t_a_ : "(null)", t_b_ ? t_b_ : "(null)");           \
+            t_fail();                                                                  \
+        }                                                                              \
     } while (0)
 
-#define T_CONTAINS(hay, needle)                                                \
-    do {                                                                       \
-        const char *t_h_ = (hay), *t_n_ = (needle);                            \
-        if (!t_h_ || !strstr(t_h_, t_n_)) {                                    \
-            fprintf(stderr, "%s:%d: \"%s\" does not contain \"%s\"\n",         \
-                    __FILE__, __LINE__, t_h_ ? t_h_ : "(null)", t_n_);         \
-            t_fail();                                                          \
-        }                                                                      \
+#define T_CONTAINS(hay, needle)                                                  \
+    do {                                                                         \
+        const char *t_h_ = (hay), *t_n_ = (needle);                              \
+        if (!t_h_ || !strstr(t_h_, t_n_)) {                                      \
+            fprintf(stderr, "%s:%d: \"%s\" does not contain \"%s\"\n", __FILE__, \
+                    __LINE__, t_h_ ? t_h_ : "(null)", t_n_);                     \
+            t_fail();                                                            \
+        }                                                                        \
     } while (0)
 
-#define T_EQ_MEM(a, alen, b, blen)                                             \
-    do {                                                                       \
-        size_t t_al_ = (size_t)(alen), t_bl_ = (size_t)(blen);                 \
-        if (t_al_ != t_bl_ || (t_al_ && memcmp((a), (b), t_al_) != 0)) {       \
-            fprintf(stderr, "%s:%d: %s (%zu bytes) != %s (%zu bytes)\n",       \
-                    __FILE__, __LINE__, #a, t_al_, #b, t_bl_);                 \
-            t_fail();                                                          \
-        }                                                                      \
+#define T_EQ_MEM(a, alen, b, blen)                                                 \
+    do {                                                                           \
+        size_t t_al_ = (size_t)(alen), t_bl_ = (size_t)(blen);                     \
+        if (t_al_ != t_bl_ || (t_al_ && memcmp((a), (b), t_al_) != 0)) {           \
+            fprintf(stderr, "%s:%d: %s (%zu bytes) != %s (%zu bytes)\n", __FILE__, \
+                    __LINE__, #a, t_al_, #b, t_bl_);                               \
+            t_fail();                                                              \
+        }                                                                          \
     } while (0)
 
 /* A lil call that must succeed; prints the status and lil_errmsg(). */
-#define T_OK(call)                                                             \
-    do {                                                                       \
-        int t_rc_ = (int)(call);                                               \
-        if (t_rc_ != 0) {                                                      \
-            fprintf(stderr, "%s:%d: %s returned %d: %s\n", __FILE__, __LINE__, \
-                    #call, t_rc_, lil_errmsg());                               \
-            t_fail();                                                          \
-        }                                                                      \
+#define T_OK(call)                                                                    \
+    do {                                                                              \
+        int t_rc_ = (int)(call);                                                      \
+        if (t_rc_ != 0) {                                                             \
+            fprintf(stderr, "%s:%d: %s returned %d: %s\n", __FILE__, __LINE__, #call, \
+                    t_rc_, lil_errmsg());                                             \
+            t_fail();                                                                 \
+        }                                                                             \
     } while (0)
 
 #endif

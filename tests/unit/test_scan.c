@@ -16,7 +16,7 @@
 #include "t.h"
 
 #define MAX_IMG (64 * 1024)
-#define NREC 6
+#define NREC    6
 
 struct image {
     uint8_t data[MAX_IMG];
@@ -372,8 +372,9 @@ T_TEST(crafted_search_ahead_stays_linear)
         buf[off + LIL_JF_R_FLAGS] = LIL_JF_FLAG_SETTLED;
     }
     lil__clearerr(&err);
-    T_EQ_I64(lil__journal_scan_buffer(&env, &err, buf, len, NULL, 0, 64u << 20, &end, &n),
-             LIL_E_CORRUPT);
+    T_EQ_I64(
+        lil__journal_scan_buffer(&env, &err, buf, len, NULL, 0, 64u << 20, &end, &n),
+        LIL_E_CORRUPT);
     T_CONTAINS(err.msg, "offset 64");
     free(buf);
 }
@@ -429,16 +430,17 @@ T_TEST(big_journal_chain_checked_in_parallel)
     T_REQUIRE(buf != NULL);
     T_REQUIRE(len > (8u << 20));
     lil__clearerr(&err);
-    T_EQ_I64(lil__journal_scan_buffer(&env, &err, buf, len + 4096, NULL, 0, 1 << 20, &end,
-                                      &recs),
+    T_EQ_I64(lil__journal_scan_buffer(&env, &err, buf, len + 4096, NULL, 0, 1 << 20,
+                                      &end, &recs),
              LIL_OK);
     T_EQ_I64(recs, n);
     T_EQ_I64(end, len);
     rlen = lil__rd32(buf + mid);
     buf[mid + LIL_JF_R_TS] ^= 1; /* edit, and hide it from the CRC */
     lil__wr32(buf + mid + 4, lil__crc32(0, buf + mid + 8, rlen - 8));
-    T_EQ_I64(lil__journal_scan_buffer(&env, &err, buf, len, NULL, 0, 1 << 20, &end, &recs),
-             LIL_E_CORRUPT);
+    T_EQ_I64(
+        lil__journal_scan_buffer(&env, &err, buf, len, NULL, 0, 1 << 20, &end, &recs),
+        LIL_E_CORRUPT);
     snprintf(want, sizeof(want), "hash chain broken at offset %llu",
              (unsigned long long)mid);
     T_CONTAINS(err.msg, want);
