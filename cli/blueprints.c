@@ -200,17 +200,13 @@ bool cli_utf8_ok(const char *s)
  * when it stands for itself. */
 static const char *yaml_escape(uint32_t cp, char tmp[12])
 {
+    const char *esc = cli_c_escape(cp);
+
+    if (esc)
+        return esc;
     switch (cp) {
     case '"':
         return "\\\"";
-    case '\\':
-        return "\\\\";
-    case '\n':
-        return "\\n";
-    case '\t':
-        return "\\t";
-    case '\r':
-        return "\\r";
     case 0x85:
         return "\\N";
     case 0x2028:

@@ -147,6 +147,10 @@ const char *cli_sync_name(lil_sync sync);
  * truncated). */
 size_t cli_utf8_decode(const unsigned char *p, size_t n, uint32_t *cp);
 
+/* The C-style escape of \n, \t, \r and backslash ("\\n", ...), or NULL for
+ * any other character. */
+const char *cli_c_escape(uint32_t c);
+
 /* Now, ns since the Unix epoch (CLOCK_REALTIME). */
 int64_t cli_now_ns(void);
 

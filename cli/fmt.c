@@ -108,8 +108,7 @@ void cli_fmt_dur(uint64_t us, char *buf, size_t cap)
                  us / 60000000 % 60);
 }
 
-/* The escape for byte c, or NULL when c prints as itself. */
-static const char *escape_of(unsigned char c, char tmp[5])
+const char *cli_c_escape(uint32_t c)
 {
     switch (c) {
     case '\n':
@@ -121,8 +120,17 @@ static const char *escape_of(unsigned char c, char tmp[5])
     case '\\':
         return "\\\\";
     default:
-        break;
+        return NULL;
     }
+}
+
+/* The escape for byte c, or NULL when c prints as itself. */
+static const char *escape_of(unsigned char c, char tmp[5])
+{
+    const char *esc = cli_c_escape(c);
+
+    if (esc)
+        return esc;
     if (c >= 0x20 && c < 0x7f)
         return NULL;
     snprintf(tmp, 5, "\\x%02x", c);

@@ -472,7 +472,7 @@ static lil_status restart(struct journal *j, struct lil_err *err,
     rc = write_new_file(j, err, tmp, opts);
     if (rc == LIL_OK && j->env->os->rename(tmp, j->path) != 0)
         rc = lil__seterr(err, LIL_E_IO, errno, "rename %s to %s: %s", tmp, j->path,
-                         strerror(errno));
+                         lil__errstr(errno));
     if (rc != LIL_OK)
         j->env->os->unlink(tmp);
     if (rc == LIL_OK)

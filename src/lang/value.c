@@ -452,12 +452,9 @@ struct lil_val lil__val_from_json(json_t *j)
         v.b = json_is_true(j);
         break;
     case JSON_INTEGER:
-        v.t = LIL_V_NUM;
-        v.n = (double)json_integer_value(j);
-        break;
     case JSON_REAL:
         v.t = LIL_V_NUM;
-        v.n = json_real_value(j);
+        v.n = json_number_value(j);
         break;
     case JSON_STRING:
         v.t = LIL_V_STR;
