@@ -17,18 +17,21 @@
  *   this handle alone (another holder: LIL_E_LOCKED naming it) until
  *   run_close.  A readonly open takes no hold and writes nothing.
  *
- *   Durability.  run_append with must_sync, or run_sync, returns only when
- *   the record (and every one before it) survives a crash of the machine,
- *   in sync modes full and normal; in full every append is durable when it
- *   returns; in off nothing is synced.  Concurrent appends of one process
- *   may share one sync (group commit).  After a failed write or sync the
- *   run is poisoned: every later call fails with LIL_E_POISONED until the
- *   run is opened again.
+ *   Durability.  A durable record survives a crash of the machine, and so
+ *   does every record before it.  run_append returns with its record
+ *   durable always in sync mode full, in normal when must_sync, never in
+ *   off; run_sync makes every record appended so far durable, whatever the
+ *   mode.  Concurrent appends of one process may share one sync (group
+ *   commit).  After a failed write or sync the run is poisoned: every later
+ *   call fails with LIL_E_POISONED until the run is opened again.
  *
  *   Integrity.  Records are chained (SHA-256, or HMAC-SHA-256 with the
- *   journal key); run_check verifies the whole run and says where damage
- *   starts; a damaged run does not open (LIL_E_CORRUPT) except for a torn
- *   last record, which is dropped.
+ *   journal key); check_run verifies the whole run and says where damage
+ *   starts.  A torn last record (and the OPEN or CLOSE records that follow
+ *   it) is dropped at open; any other damage refuses the open
+ *   (LIL_E_CORRUPT) until an operator repairs the run.  A run whose
+ *   creation was cut short (no complete record) does not exist for readers
+ *   (LIL_E_NOTFOUND); a writer starts it afresh with its BEGIN.
  *
  *   Records are struct lil_rec (base/record.h).  Its off orders the records
  *   of a run and is stable for the run's life: the file store gives the
