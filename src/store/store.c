@@ -57,10 +57,11 @@ static void read_sync(struct lil_store_settings *set)
         snprintf(set->bad_sync, sizeof(set->bad_sync), "%s", e);
 }
 
-static lil_status set_key(struct lil_store *st, struct lil_err *err, const void *key,
-                          size_t len)
+lil_status lil__store_set_key(struct lil_store *st, struct lil_err *err,
+                              const void *key, size_t len)
 {
-    uint8_t *copy = NULL;
+    uint8_t *copy = NULL, *old;
+    size_t old_len;
 
     if (key && len) {
         copy = lil__malloc(st->env, len);
@@ -69,17 +70,13 @@ static lil_status set_key(struct lil_store *st, struct lil_err *err, const void 
         memcpy(copy, key, len);
     }
     pthread_mutex_lock(&st->mu);
-    lil__free(st->env, st->set.key);
+    old = st->set.key;
+    old_len = st->set.key_len;
     st->set.key = copy;
     st->set.key_len = copy ? len : 0;
     pthread_mutex_unlock(&st->mu);
+    lil__store_key_free(st, old, old_len);
     return LIL_OK;
-}
-
-lil_status lil__store_set_key(struct lil_store *st, struct lil_err *err,
-                              const void *key, size_t len)
-{
-    return set_key(st, err, key, len);
 }
 
 lil_status lil__store_init(struct lil_store *st, struct lil_env *env,
@@ -95,14 +92,14 @@ lil_status lil__store_init(struct lil_store *st, struct lil_env *env,
     st->where = lil__strdup(env, where);
     if (!st->where)
         return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
-    return set_key(st, err, key, key ? strlen(key) : 0);
+    return lil__store_set_key(st, err, key, key ? strlen(key) : 0);
 }
 
 void lil__store_fini(struct lil_store *st)
 {
     st->magic = 0;
     pthread_mutex_destroy(&st->mu);
-    lil__free(st->env, st->set.key);
+    lil__store_key_free(st, st->set.key, st->set.key_len);
     lil__free(st->env, st->where);
 }
 
@@ -142,6 +139,6 @@ void lil__store_key_free(struct lil_store *st, uint8_t *key, size_t len)
 {
     if (!key)
         return;
-    memset(key, 0, len);
+    explicit_bzero(key, len); /* not optimized away */
     lil__free(st->env, key);
 }
