@@ -10,9 +10,11 @@
 #       over the ci build's compile_commands.json)
 # asan  the whole suite again under ASan + UBSan (leak checks on), asserts on
 # tsan  only the multithreaded tests (ctest -R "$LIL_TSAN_TESTS", default
-#       the thread, locking, effect and marker tests): group commit, shared
-#       runs and stores, processes racing for runs and markers, and the
-#       recovery scan that checks the chain on a second thread, under TSan
+#       the thread, locking, effect, marker, scan, JSON, child-process and
+#       fork tests): group commit, shared runs and stores, processes racing
+#       for runs and markers, the recovery scan that checks the chain on a
+#       second thread, jansson's allocations from many threads and envs,
+#       and child processes, under TSan
 #
 # Each preset builds in build/<preset>.  The script prints one summary line
 # per preset, then a total, and exits non-zero if anything failed.
@@ -21,7 +23,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
-TSAN_TESTS=${LIL_TSAN_TESTS:-^test_(threads|locking|effects|markers|scan)$}  # ctest -R regex for tsan
+TSAN_TESTS=${LIL_TSAN_TESTS:-^test_(threads|locking|effects|markers|scan|json|proc|fork)$}  # ctest -R regex for tsan
 JOBS=${LIL_TEST_JOBS:-2}              # ctest -j
 TIMEOUT=${LIL_TEST_TIMEOUT:-300}      # seconds per test
 
