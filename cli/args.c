@@ -6,7 +6,7 @@
  * to every verb.  Flags and positionals may come in any order; "--" ends
  * the flags.  `--flag value` and `--flag=value` are the same.  Anything
  * else (an unknown flag, a missing value or argument, one argument too
- * many) is a usage error: a message on stderr and exit status 64.  Verbs
+ * many) is a usage error: a message on stderr and CLI_EXIT_USAGE (64).  Verbs
  * whose positionals are optional or repeated use cli_parse_any, which
  * collects them and leaves the flags to cli_parse.
  */
@@ -89,7 +89,7 @@ static int take_value(const struct cli_ctx *ctx, const struct cli_flag *f,
         if (eq)
             return cli_usage(ctx, "flag --%s takes no value", f->name);
         *f->set = true;
-        return 0;
+        return CLI_EXIT_OK;
     }
     if (!value) {
         if (*i + 1 >= argc)
@@ -99,7 +99,7 @@ static int take_value(const struct cli_ctx *ctx, const struct cli_flag *f,
     *f->value = value;
     if (f->set)
         *f->set = true;
-    return 0;
+    return CLI_EXIT_OK;
 }
 
 /* Handle the flag word argv[*i] ("--name" or "--name=value" or "-h"). */
@@ -112,7 +112,7 @@ static int parse_flag(const struct cli_ctx *ctx, struct globals *g,
 
     if (strcmp(word, "-h") == 0) {
         g->help = true;
-        return 0;
+        return CLI_EXIT_OK;
     }
     if (word[1] != '-')
         return cli_usage(ctx, "unknown flag '%s'", word);
@@ -138,7 +138,7 @@ static int take_positional(const struct cli_ctx *ctx, const struct cli_args *a,
     if (*npos >= max)
         return cli_usage(ctx, "unexpected argument '%s'", word);
     a->pos[(*npos)++] = word;
-    return 0;
+    return CLI_EXIT_OK;
 }
 
 /* Copy the global flags into ctx and check the positional count. */
@@ -157,7 +157,7 @@ static int finish(struct cli_ctx *ctx, const struct globals *g,
         return cli_usage(ctx, "--dir needs a non-empty directory");
     if (a->names && a->names[npos])
         return cli_usage(ctx, "missing argument %s", a->names[npos]);
-    return 0;
+    return CLI_EXIT_OK;
 }
 
 int cli_parse(struct cli_ctx *ctx, int argc, char **argv, const struct cli_args *a)
@@ -178,7 +178,7 @@ int cli_parse(struct cli_ctx *ctx, int argc, char **argv, const struct cli_args 
             rc = parse_flag(ctx, &g, a, argc, argv, &i);
         else
             rc = take_positional(ctx, a, &npos, w);
-        if (rc != 0)
+        if (rc != CLI_EXIT_OK)
             return rc;
     }
     return finish(ctx, &g, a, npos);

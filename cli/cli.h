@@ -10,8 +10,9 @@
  *    exit() itself, so every handle it opened is closed on the way out.
  *  - Results go to stdout; errors go to stderr as "lil: <verb>: <message>",
  *    with the library's message (which names the file and the offset).
- *  - Usage errors (unknown flag, missing argument) exit 64 and point to
- *    `lil <verb> --help`.
+ *  - Usage errors (unknown flag, missing argument) exit CLI_EXIT_USAGE
+ *    (64) and point to `lil <verb> --help`.
+ *  - Exit statuses are the names of enum cli_exit, never bare numbers.
  *  - Every flag is accepted as `--flag value` and `--flag=value`; `--`
  *    ends the flags.
  */
@@ -25,12 +26,26 @@
 
 #include <jansson.h>
 
-/* Exit statuses (documented in `lil --help` and docs/cli.md). */
-#define CLI_EXIT_OK        0
-#define CLI_EXIT_FAIL      1
-#define CLI_EXIT_UNCERTAIN 2
-#define CLI_EXIT_LOCKED    3
-#define CLI_EXIT_USAGE     64
+/* The exit statuses of `lil`, the same for every verb: the one table, which
+ * `lil --help` and docs/cli.md ("Exit status") print.  0 to 5 are also the
+ * statuses of a loop run (completed, failed, uncertain, paused, waiting,
+ * stopped); 3 to 5 are only for the loop verbs.  64 and 75 are the BSD
+ * <sysexits.h> codes, so scripts and supervisors read them the usual way. */
+enum cli_exit {
+    CLI_EXIT_OK = 0,        /* success; a loop run completed */
+    CLI_EXIT_FAIL = 1,      /* failure: a damaged journal, no such run or store,
+                               a missing or wrong key, an I/O error, an invalid
+                               loop spec; a loop run failed */
+    CLI_EXIT_UNCERTAIN = 2, /* the run is uncertain: an effect's outcome is
+                               unknown (inspect; a loop run) */
+    CLI_EXIT_PAUSED = 3,    /* loop verbs: the run waits for an approval */
+    CLI_EXIT_WAITING = 4,   /* loop verbs: the run is parked until its wakeAt */
+    CLI_EXIT_STOPPED = 5,   /* loop verbs: the run was stopped */
+    CLI_EXIT_USAGE = 64,    /* EX_USAGE: unknown verb or flag, missing or extra
+                               argument, invalid id */
+    CLI_EXIT_LOCKED = 75,   /* EX_TEMPFAIL: another process holds the run
+                               (LIL_E_LOCKED); try again when it is done */
+};
 
 /* cli_parse's result when --help was given and the verb's help printed. */
 #define CLI_PARSE_HELP (-1)
@@ -79,8 +94,8 @@ struct cli_args {
     const char **pos;             /* receives them, same count as names */
 };
 
-/* Parse argv (the words after the verb).  Returns 0, CLI_PARSE_HELP (help
- * printed), or CLI_EXIT_USAGE (message printed). */
+/* Parse argv (the words after the verb).  Returns CLI_EXIT_OK,
+ * CLI_PARSE_HELP (help printed), or CLI_EXIT_USAGE (message printed). */
 int cli_parse(struct cli_ctx *ctx, int argc, char **argv, const struct cli_args *a);
 
 /* For verbs whose positionals are optional or repeated: cli_parse accepts
@@ -109,18 +124,32 @@ void cli_print_help(const struct cli_verb *verb);
 /* ------------------------------------------------------------------------ */
 /* Store and runs (open.c)                                                   */
 
-/* The exit status for a library error: 3 for LIL_E_LOCKED, else 1. */
-int cli_exit_for(lil_status s);
+/* Report a library error s: "lil: <verb>: <message>" on stderr (the
+ * message formatted from fmt, with the library's message), and return its
+ * exit status.  LIL_E_LOCKED is CLI_EXIT_LOCKED, and the line ends with
+ * "; try again when it is done"; any other error is CLI_EXIT_FAIL.  Every
+ * verb maps library errors through here, so a held run is 75 whatever the
+ * verb. */
+int cli_fail(const struct cli_ctx *ctx, lil_status s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Report that run_id is held by another process when the library's
+ * message does not name the holder (lil_run_check names only the file): a
+ * read-only open (no lock) reads the holder's pid, and the message is
+ * "run R is held by pid P", or "run R is held by another process" when the
+ * pid is not known.  Returns CLI_EXIT_LOCKED (through cli_fail). */
+int cli_held(const struct cli_ctx *ctx, lil_store *st, const char *run_id);
 
 /* Open the store of ctx without creating it: a missing directory is an
- * error (exit 1).  Returns an exit status; *out is set on CLI_EXIT_OK. */
+ * error (CLI_EXIT_FAIL).  Returns an exit status; *out is set on CLI_EXIT_OK. */
 int cli_store_open(const struct cli_ctx *ctx, lil_store **out);
 
 /* Check a run id given on the command line (CLI_EXIT_USAGE if invalid). */
 int cli_run_id_ok(const struct cli_ctx *ctx, const char *run_id);
 
 /* Open an existing run, read-only (no lock) or for writing.  Prints the
- * error and returns its exit status on failure. */
+ * error and returns its exit status on failure (CLI_EXIT_LOCKED, with the
+ * holder's pid in the message, when another process holds the run). */
 int cli_run_open(const struct cli_ctx *ctx, lil_store *st, const char *run_id,
                  bool readonly, lil_run **out);
 

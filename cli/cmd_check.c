@@ -18,7 +18,9 @@
  *                     report says how many.
  *
  * Without --repair nothing is written and no lock is taken; --repair needs
- * the run's lock (exit 3 while another process holds it).
+ * the run's lock: CLI_EXIT_LOCKED (75) while another process holds it, with
+ * the holder's pid (lil_run_check's message names only the file, so
+ * cli_held looks the holder up).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -113,10 +115,10 @@ static int check_run(const struct cli_ctx *ctx, lil_store *st, const char *id,
         cli_err(ctx, "no run '%s' in store '%s'", id, lil_store_path(st));
         return CLI_EXIT_FAIL;
     }
-    if (rc != LIL_OK) {
-        cli_err(ctx, "%s", lil_store_errmsg(st));
-        return cli_exit_for(rc);
-    }
+    if (rc == LIL_E_LOCKED)
+        return cli_held(ctx, st, id);
+    if (rc != LIL_OK)
+        return cli_fail(ctx, rc, "%s", lil_store_errmsg(st));
     r.message[sizeof(r.message) - 1] = '\0';
     ret = r.intact || r.repaired ? CLI_EXIT_OK : CLI_EXIT_FAIL;
     if (ctx->json) {
@@ -174,8 +176,9 @@ const struct cli_verb cli_verb_check = {
     "              \"records_after_damage\", \"steps_after_damage\", \"message\"}\n"
     "  --dir DIR   store directory (default: $LIL_DIR, else .lil)\n"
     "\n"
-    "Exit status: 0 intact (torn tail included) or repaired; 1 damaged, no such\n"
-    "run, wrong key, I/O error; 3 --repair while another process holds the run;\n"
-    "64 on a usage error.\n",
+    "Exit status (the table is in `lil --help`): 0 intact (torn tail included)\n"
+    "or repaired; 1 damaged, no such run, wrong key, I/O error; 75 --repair\n"
+    "while another process holds the run (the message names its pid: try\n"
+    "again when it is done); 64 on a usage error.\n",
     cmd_check,
 };

@@ -400,7 +400,7 @@ static int cmd_explain(struct cli_ctx *ctx, int argc, char **argv)
 
     if (rc == CLI_PARSE_HELP)
         return CLI_EXIT_OK;
-    if (rc != 0)
+    if (rc != CLI_EXIT_OK)
         return rc;
     return explain_path(ctx, pos[0]);
 }
@@ -430,7 +430,7 @@ const struct cli_verb cli_verb_explain = {
     "              (docs/loopspec.md); for a spec with errors, the document\n"
     "              of `lil validate --json`\n"
     "\n"
-    "Exit status: 0 explained; 1 the spec has errors or cannot be read; 64 on\n"
-    "a usage error.\n",
+    "Exit status (the table is in `lil --help`): 0 explained; 1 the spec has\n"
+    "errors or cannot be read; 64 on a usage error.\n",
     cmd_explain,
 };

@@ -299,10 +299,8 @@ static int show(const struct cli_ctx *ctx, struct insp *in, const lil_run_info *
             return cli_json_print(ctx, doc, false);
         json_decref(doc);
     }
-    if (rc != LIL_OK) {
-        cli_err(ctx, "%s", lil_run_errmsg(in->run));
-        return cli_exit_for(rc);
-    }
+    if (rc != LIL_OK)
+        return cli_fail(ctx, rc, "%s", lil_run_errmsg(in->run));
     return CLI_EXIT_OK;
 }
 
@@ -310,6 +308,7 @@ static int inspect_run(const struct cli_ctx *ctx, lil_run *run)
 {
     struct insp in = {run, 0, false, 8, NULL, 0, NULL};
     lil_run_info info;
+    lil_status walked;
     int rc = cli_run_info(ctx, run, &info);
 
     if (rc != CLI_EXIT_OK)
@@ -319,10 +318,10 @@ static int inspect_run(const struct cli_ctx *ctx, lil_run *run)
         cli_err(ctx, "out of memory");
         return CLI_EXIT_FAIL;
     }
-    if (lil_run_foreach(run, first_walk, &in) != LIL_OK) {
-        cli_err(ctx, "%s", lil_run_errmsg(run));
+    walked = lil_run_foreach(run, first_walk, &in);
+    if (walked != LIL_OK) {
         insp_free(&in);
-        return CLI_EXIT_FAIL;
+        return cli_fail(ctx, walked, "%s", lil_run_errmsg(run));
     }
     rc = show(ctx, &in, &info);
     insp_free(&in);
@@ -371,7 +370,8 @@ const struct cli_verb cli_verb_inspect = {
     "A damaged journal is not shown: the message says where the damage is and\n"
     "how many intact records and steps follow it (see `lil check`).\n"
     "\n"
-    "Exit status: 0, or 2 when the run is uncertain; 1 when the run cannot be\n"
-    "read (no such run, damaged journal, missing key); 64 on a usage error.\n",
+    "Exit status (the table is in `lil --help`): 0, or 2 when the run is\n"
+    "uncertain; 1 when the run cannot be read (no such run, damaged journal,\n"
+    "missing key); 64 on a usage error.  A held run is shown (no lock taken).\n",
     cmd_inspect,
 };

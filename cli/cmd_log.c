@@ -22,7 +22,7 @@ struct log_walk {
     const struct cli_ctx *ctx;
     bool jsonl;
     json_t *records; /* --json */
-    int out_rc;      /* first output error */
+    int out_rc;      /* first output error (an exit status) */
 };
 
 static json_t *record_json(const lil_record *rec)
@@ -77,7 +77,7 @@ static int each_record(void *ud, const lil_record *rec)
 
 static int log_run(const struct cli_ctx *ctx, lil_run *run, bool jsonl)
 {
-    struct log_walk w = {ctx, jsonl, NULL, 0};
+    struct log_walk w = {ctx, jsonl, NULL, CLI_EXIT_OK};
     lil_status rc;
     json_t *doc;
 
@@ -86,14 +86,13 @@ static int log_run(const struct cli_ctx *ctx, lil_run *run, bool jsonl)
     if (ctx->json && !jsonl && !w.records)
         return cli_json_print(ctx, NULL, false);
     rc = lil_run_foreach(run, each_record, &w);
-    if (w.out_rc != 0) {
+    if (w.out_rc != CLI_EXIT_OK) {
         json_decref(w.records);
         return w.out_rc;
     }
     if (rc != LIL_OK) {
         json_decref(w.records);
-        cli_err(ctx, "%s", lil_run_errmsg(run));
-        return cli_exit_for(rc);
+        return cli_fail(ctx, rc, "%s", lil_run_errmsg(run));
     }
     if (!w.records)
         return CLI_EXIT_OK;
@@ -143,6 +142,7 @@ const struct cli_verb cli_verb_log = {
     "\n"
     "The run is opened read-only (no lock, nothing written).\n"
     "\n"
-    "Exit status: 0; 1 when the run cannot be read; 64 on a usage error.\n",
+    "Exit status (the table is in `lil --help`): 0; 1 when the run cannot be\n"
+    "read; 64 on a usage error.  A held run is read (no lock taken).\n",
     cmd_log,
 };

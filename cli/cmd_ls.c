@@ -206,8 +206,10 @@ static int list_runs(const struct cli_ctx *ctx, lil_store *st)
     int ret = CLI_EXIT_OK;
 
     if (rc != LIL_OK || l.oom) {
-        cli_err(ctx, "%s", rc != LIL_OK ? lil_store_errmsg(st) : "out of memory");
         list_free(&l);
+        if (rc != LIL_OK)
+            return cli_fail(ctx, rc, "%s", lil_store_errmsg(st));
+        cli_err(ctx, "out of memory");
         return CLI_EXIT_FAIL;
     }
     for (size_t i = 0; i < l.n; i++)
@@ -227,7 +229,7 @@ static int cmd_ls(struct cli_ctx *ctx, int argc, char **argv)
     lil_store *st = NULL;
     int rc = cli_parse(ctx, argc, argv, &a);
 
-    if (rc != 0)
+    if (rc != CLI_EXIT_OK)
         return rc == CLI_PARSE_HELP ? CLI_EXIT_OK : rc;
     rc = cli_store_open(ctx, &st);
     if (rc != CLI_EXIT_OK)
@@ -258,7 +260,8 @@ const struct cli_verb cli_verb_ls = {
     "              \"steps_done\", \"steps_failed\", \"journal_bytes\", \"created\",\n"
     "              \"last_activity\", \"holder_pid\", ...}]}\n"
     "\n"
-    "Exit status: 0 when the store could be listed (whatever the runs' states),\n"
-    "1 when it could not (no such directory, I/O error), 64 on a usage error.\n",
+    "Exit status (the table is in `lil --help`): 0 when the store could be\n"
+    "listed (whatever the runs' states: a held run is listed with its pid); 1\n"
+    "when it could not (no such directory, I/O error); 64 on a usage error.\n",
     cmd_ls,
 };

@@ -68,7 +68,7 @@ static int print_list(const struct cli_ctx *ctx)
 /* ------------------------------------------------------------------------ */
 /* Choosing and rendering                                                    */
 
-/* Check the flag combination; returns 0 or CLI_EXIT_USAGE. */
+/* Check the flag combination; returns CLI_EXIT_OK or CLI_EXIT_USAGE. */
 static int check_combination(const struct cli_ctx *ctx, const struct new_opts *o)
 {
     int sources = o->has_pattern + o->has_blueprint + o->has_from_shell;
@@ -90,7 +90,7 @@ static int check_combination(const struct cli_ctx *ctx, const struct new_opts *o
                              "(a .json name is read as JSON)",
                              o->out);
     }
-    return 0;
+    return CLI_EXIT_OK;
 }
 
 /* The blueprint the flags ask for (NULL for --from-shell), or a usage
@@ -100,7 +100,7 @@ static const struct cli_blueprint *pick(const struct cli_ctx *ctx,
 {
     const struct cli_blueprint *bp = NULL;
 
-    *rc = 0;
+    *rc = CLI_EXIT_OK;
     if (o->has_from_shell)
         return NULL;
     if (o->has_blueprint) {
@@ -326,13 +326,13 @@ static int make_spec(const struct cli_ctx *ctx, const struct new_opts *o,
     char *text;
     int rc = check_combination(ctx, o);
 
-    if (rc != 0)
+    if (rc != CLI_EXIT_OK)
         return rc;
     if (!cli_loop_id_ok(id))
         return cli_usage(ctx, "invalid loop id '%s': use letters, digits and _ . : -",
                          id);
     bp = pick(ctx, o, &rc);
-    if (rc != 0)
+    if (rc != CLI_EXIT_OK)
         return rc;
     text = render(ctx, o, bp, id, &rc);
     if (!text)
@@ -382,7 +382,7 @@ static int cmd_new(struct cli_ctx *ctx, int argc, char **argv)
     rc = cli_parse_any(ctx, argc, argv, &a, &pos, &n);
     if (rc == CLI_PARSE_HELP)
         rc = CLI_EXIT_OK;
-    else if (rc == 0)
+    else if (rc == CLI_EXIT_OK)
         rc = dispatch(ctx, &o, pos, n);
     free(pos);
     return rc;
@@ -423,8 +423,9 @@ const struct cli_verb cli_verb_new = {
     "\n"
     "ID follows the loop id rule: letters, digits and _ . : - only.\n"
     "\n"
-    "Exit status: 0 done; 1 the spec has errors, FILE exists (without\n"
-    "--force) or cannot be written; 64 on a usage error (a bad ID, an\n"
-    "unknown pattern or blueprint, flags that do not go together).\n",
+    "Exit status (the table is in `lil --help`): 0 done; 1 the spec has\n"
+    "errors, FILE exists (without --force) or cannot be written; 64 on a usage\n"
+    "error (a bad ID, an unknown pattern or blueprint, flags that do not go\n"
+    "together).\n",
     cmd_new,
 };

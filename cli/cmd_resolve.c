@@ -7,8 +7,9 @@
  *
  * The identity is checked first on a read-only handle, so a typo writes
  * nothing to the journal (opening a run for writing journals an "open"
- * record).  Then the run is opened for writing, which needs its lock: exit 3
- * while another process holds it.
+ * record).  Then the run is opened for writing, which needs its lock:
+ * CLI_EXIT_LOCKED (75) while another process holds it, with the library's
+ * message that names the holder's pid.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,7 +75,7 @@ static int validate(const struct cli_ctx *ctx, const struct resolve_flags *f,
                            : LIL_RESOLVE_ABORT;
     out->result = f->result_set ? f->result : NULL;
     out->reason = f->reason;
-    return 0;
+    return CLI_EXIT_OK;
 }
 
 static int parse(struct cli_ctx *ctx, int argc, char **argv, struct resolve_args *ra)
@@ -95,7 +96,7 @@ static int parse(struct cli_ctx *ctx, int argc, char **argv, struct resolve_args
     struct cli_args a = {flags, names, pos};
     int rc = cli_parse(ctx, argc, argv, &a);
 
-    if (rc != 0)
+    if (rc != CLI_EXIT_OK)
         return rc;
     ra->run_id = pos[0];
     ra->identity = pos[1];
@@ -182,15 +183,13 @@ static int resolve(const struct cli_ctx *ctx, lil_store *st,
                          ra->actor, ra->reason);
     state = lil_run_status(run);
     if (rc != LIL_OK) {
-        cli_err(ctx, "%s", lil_run_errmsg(run));
+        ret = cli_fail(ctx, rc, "%s", lil_run_errmsg(run));
         lil_run_close(run);
-        return cli_exit_for(rc);
+        return ret;
     }
     rc = lil_run_close(run);
-    if (rc != LIL_OK) {
-        cli_err(ctx, "closing run '%s': %s", ra->run_id, lil_errmsg());
-        return CLI_EXIT_FAIL;
-    }
+    if (rc != LIL_OK)
+        return cli_fail(ctx, rc, "closing run '%s': %s", ra->run_id, lil_errmsg());
     return report(ctx, ra, state);
 }
 
@@ -202,7 +201,7 @@ static int cmd_resolve(struct cli_ctx *ctx, int argc, char **argv)
 
     memset(&ra, 0, sizeof(ra));
     rc = parse(ctx, argc, argv, &ra);
-    if (rc != 0)
+    if (rc != CLI_EXIT_OK)
         return rc == CLI_PARSE_HELP ? CLI_EXIT_OK : rc;
     rc = cli_run_id_ok(ctx, ra.run_id);
     if (rc == CLI_EXIT_OK)
@@ -241,7 +240,9 @@ const struct cli_verb cli_verb_resolve = {
     "Once no uncertain effect remains the run is running again (or stopped,\n"
     "after --abort).\n"
     "\n"
-    "Exit status: 0 resolved; 1 IDENTITY is not an uncertain effect of RUN, no\n"
-    "such run, I/O error; 3 another process holds the run; 64 on a usage error.\n",
+    "Exit status (the table is in `lil --help`): 0 resolved; 1 IDENTITY is not\n"
+    "an uncertain effect of RUN, no such run, I/O error; 75 another process\n"
+    "holds the run (the message names its pid: try again when it is done); 64\n"
+    "on a usage error.\n",
     cmd_resolve,
 };

@@ -105,9 +105,9 @@ static int cmd_validate(struct cli_ctx *ctx, int argc, char **argv)
     rc = cli_parse_any(ctx, argc, argv, &a, &pos, &n);
     if (rc == CLI_PARSE_HELP)
         rc = CLI_EXIT_OK;
-    else if (rc == 0 && n == 0)
+    else if (rc == CLI_EXIT_OK && n == 0)
         rc = cli_usage(ctx, "missing argument SPEC");
-    else if (rc == 0)
+    else if (rc == CLI_EXIT_OK)
         rc = validate_all(ctx, pos, n);
     free(pos);
     return rc;
@@ -144,7 +144,8 @@ const struct cli_verb cli_verb_validate = {
     "\"path\",\n"
     "              \"line\", \"column\"}]}; an array of them for several SPECs\n"
     "\n"
-    "Exit status: 0 every SPEC is valid (warnings allowed); 1 a SPEC has an\n"
-    "error or cannot be read; 64 on a usage error.\n",
+    "Exit status (the table is in `lil --help`): 0 every SPEC is valid\n"
+    "(warnings allowed); 1 a SPEC has an error or cannot be read; 64 on a\n"
+    "usage error.\n",
     cmd_validate,
 };

@@ -39,13 +39,17 @@ static const char help_tail[] =
     "Environment: LIL_DIR (store), LIL_JOURNAL_KEY (key of keyed journals),\n"
     "USER (default --actor of resolve).\n"
     "\n"
-    "Exit status:\n"
+    "Exit status (the same for every verb):\n"
     "  0   success\n"
     "  1   failure: damaged journal (check), no such run or store, I/O error;\n"
     "      invalid loop spec (validate, explain, new); new --out FILE exists\n"
     "  2   the run is uncertain: an effect's outcome is unknown (inspect)\n"
-    "  3   the run is held by another process (check --repair, resolve)\n"
-    "  64  usage error: unknown verb or flag, missing argument, invalid id\n";
+    "  3   reserved for the loop verbs: the run is paused (waits for approval)\n"
+    "  4   reserved for the loop verbs: the run is waiting (until its wakeAt)\n"
+    "  5   reserved for the loop verbs: the run was stopped\n"
+    "  64  usage error: unknown verb or flag, missing argument, invalid id\n"
+    "  75  the run is held by another process (check --repair, resolve): the\n"
+    "      message names its pid when lil knows it; try again when it is done\n";
 
 static void print_main_help(FILE *f)
 {

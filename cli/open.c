@@ -6,8 +6,16 @@
  * tool must not, so cli_store_open looks first and reports a missing
  * directory as an error.  Runs are always opened with LIL_OPEN_EXISTING:
  * no verb of this file creates a run.
+ *
+ * Library errors become exit statuses in one place, cli_fail: a run held
+ * by another process (LIL_E_LOCKED) is CLI_EXIT_LOCKED (75, EX_TEMPFAIL)
+ * whatever the verb, with a message that names the run and, when it is
+ * known, the holder's pid, and says to try again; anything else is
+ * CLI_EXIT_FAIL.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -15,9 +23,51 @@
 
 #include "cli.h"
 
-int cli_exit_for(lil_status s)
+int cli_fail(const struct cli_ctx *ctx, lil_status s, const char *fmt, ...)
 {
-    return s == LIL_E_LOCKED ? CLI_EXIT_LOCKED : CLI_EXIT_FAIL;
+    char msg[4608]; /* a path, and the library's message */
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (s != LIL_E_LOCKED) {
+        cli_err(ctx, "%s", msg);
+        return CLI_EXIT_FAIL;
+    }
+    cli_err(ctx, "%s; try again when it is done", msg);
+    return CLI_EXIT_LOCKED;
+}
+
+/* The pid holding run_id, as a read-only open (which takes no lock) sees
+ * it: the pid, -1 when a process whose pid is not known holds the run, 0
+ * when none does or the run cannot be opened read-only. */
+static int holder_pid(lil_store *st, const char *run_id)
+{
+    lil_run_opts opts;
+    lil_run_info info;
+    lil_run *run = NULL;
+    int pid = 0;
+
+    memset(&opts, 0, sizeof(opts));
+    opts.struct_size = sizeof(opts);
+    opts.flags = LIL_OPEN_EXISTING | LIL_OPEN_READONLY;
+    memset(&info, 0, sizeof(info));
+    info.struct_size = sizeof(info);
+    if (lil_run_open(st, run_id, &opts, &run) == LIL_OK &&
+        lil_run_get_info(run, &info) == LIL_OK)
+        pid = info.holder_pid;
+    lil_run_close(run);
+    return pid;
+}
+
+int cli_held(const struct cli_ctx *ctx, lil_store *st, const char *run_id)
+{
+    int pid = holder_pid(st, run_id);
+
+    if (pid > 0)
+        return cli_fail(ctx, LIL_E_LOCKED, "run %s is held by pid %d", run_id, pid);
+    return cli_fail(ctx, LIL_E_LOCKED, "run %s is held by another process", run_id);
 }
 
 /* --dir, else $LIL_DIR when set and not empty, else ".lil". */
@@ -47,10 +97,8 @@ int cli_store_open(const struct cli_ctx *ctx, lil_store **out)
         return CLI_EXIT_FAIL;
     }
     rc = lil_store_open(NULL, dir, out);
-    if (rc != LIL_OK) {
-        cli_err(ctx, "cannot open store '%s': %s", dir, lil_errmsg());
-        return cli_exit_for(rc);
-    }
+    if (rc != LIL_OK)
+        return cli_fail(ctx, rc, "cannot open store '%s': %s", dir, lil_errmsg());
     return CLI_EXIT_OK;
 }
 
@@ -86,11 +134,13 @@ int cli_run_open(const struct cli_ctx *ctx, lil_store *st, const char *run_id,
     rc = lil_run_open(st, run_id, &opts, out);
     if (rc == LIL_OK)
         return CLI_EXIT_OK;
-    if (rc == LIL_E_NOTFOUND && !journal_exists(st, run_id))
+    if (rc == LIL_E_NOTFOUND && !journal_exists(st, run_id)) {
         cli_err(ctx, "no run '%s' in store '%s'", run_id, lil_store_path(st));
-    else /* a journal with no complete record is no run yet: say why */
-        cli_err(ctx, "%s", lil_store_errmsg(st));
-    return cli_exit_for(rc);
+        return CLI_EXIT_FAIL;
+    }
+    /* LIL_E_LOCKED names the holder ("run R is held by pid P"); a journal
+     * with no complete record is no run yet, and the message says why */
+    return cli_fail(ctx, rc, "%s", lil_store_errmsg(st));
 }
 
 int cli_open_run_arg(struct cli_ctx *ctx, int argc, char **argv,
@@ -100,7 +150,7 @@ int cli_open_run_arg(struct cli_ctx *ctx, int argc, char **argv,
     int rc = cli_parse(ctx, argc, argv, a);
 
     *help = rc == CLI_PARSE_HELP;
-    if (rc != 0)
+    if (rc != CLI_EXIT_OK)
         return *help ? CLI_EXIT_OK : rc;
     rc = cli_run_id_ok(ctx, a->pos[0]);
     if (rc == CLI_EXIT_OK)
@@ -119,8 +169,7 @@ int cli_run_info(const struct cli_ctx *ctx, lil_run *run, lil_run_info *info)
     rc = lil_run_get_info(run, info);
     if (rc == LIL_OK)
         return CLI_EXIT_OK;
-    cli_err(ctx, "%s", lil_run_errmsg(run));
-    return cli_exit_for(rc);
+    return cli_fail(ctx, rc, "%s", lil_run_errmsg(run));
 }
 
 const char *cli_sync_name(lil_sync sync)

@@ -4,9 +4,11 @@
  * outside through lil.h afterwards (the run's state, whether the effect
  * runs again, what it returns), the journaled actor and reason (--actor and
  * the $USER default), an identity that is not uncertain (exit 1, nothing
- * written), a held run (exit 3), usage errors (exit 64) and --json.
+ * written), a held run (exit 75, the holder's pid named), usage errors
+ * (exit 64) and --json.
  */
 #include <lil/lil.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -195,8 +197,9 @@ T_TEST(not_uncertain_is_1_and_writes_nothing)
     T_CONTAINS(err, "no run 'nope'");
 }
 
-T_TEST(held_run_is_3)
+T_TEST(held_run_is_75)
 {
+    char want[128];
     pid_t holder;
 
     c_make_uncertain_run("u");
@@ -204,8 +207,12 @@ T_TEST(held_run_is_3)
     T_REQUIRE(holder > 0);
     T_EQ_I64(
         c_lil(out, err, "resolve u charge --retry --reason x --dir '%s'", c_store()),
-        3);
-    T_CONTAINS(err, "lil: resolve: ");
+        75);
+    snprintf(want, sizeof(want),
+             "lil: resolve: run u is held by pid %d; try again when it is done\n",
+             (int)holder);
+    T_EQ_STR(err, want);
+    T_EQ_STR(out, "");
     c_release(holder);
     T_EQ_I64(c_state("u"), LIL_RUN_UNCERTAIN);
     T_EQ_I64(
