@@ -43,9 +43,9 @@ static bool entry_allows(const char *b, const char *e, const char *name, size_t 
 
     while (b < e && blank(*b))
         b++;
-    while (e > b && blank(e[-1]))
-        e--;
     n = (size_t)(e - b);
+    while (n > 0 && blank(b[n - 1]))
+        n--;
     if (n == 0)
         return false;
     if (n == len && memcmp(b, name, len) == 0)

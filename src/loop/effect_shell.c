@@ -383,7 +383,7 @@ static lil_status success_result(const struct lil_env *env, struct lil_err *err,
     lil_status rc = decode(env, &oc->out, &b);
 
     end = b.len;
-    if (rc == LIL_OK) {
+    if (rc == LIL_OK && b.data) { /* NULL: no output at all */
         lil__js_trim((const char *)b.data, &start, &end);
         rc = parse_like_node(env, err, (const char *)b.data + start, end - start, out);
     }

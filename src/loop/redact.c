@@ -31,9 +31,10 @@ static const char *const secret_words[] = {"KEY",      "TOKEN",  "SECRET",
 
 #define NWORDS (sizeof(secret_words) / sizeof(secret_words[0]))
 
-static char upper(char c)
+/* Is c the letter w (upper case) in either case? */
+static bool same_letter(char c, char w)
 {
-    return c >= 'a' && c <= 'z' ? (char)(c - 'a' + 'A') : c;
+    return c == w || (c >= 'a' && c <= 'z' && c - 'a' + 'A' == w);
 }
 
 /* Does name (len bytes) contain word (upper case), in any case? */
@@ -43,7 +44,7 @@ static bool contains_word(const char *name, size_t len, const char *word)
 
     for (size_t i = 0; i + wl <= len; i++) {
         size_t k = 0;
-        while (k < wl && upper(name[i + k]) == word[k])
+        while (k < wl && same_letter(name[i + k], word[k]))
             k++;
         if (k == wl)
             return true;
@@ -171,7 +172,7 @@ lil_status lil__redact_text(const struct lil_redact *r, struct lil_err *err,
         i += m;
         start = i;
     }
-    if (rc == LIL_OK)
+    if (rc == LIL_OK && len > 0) /* text may be NULL when empty */
         rc = lil__buf_add(out, text + start, len - start);
     if (rc == LIL_OK)
         return LIL_OK;

@@ -63,6 +63,8 @@ lil_status lil__text_from_utf8(struct lil_buf *out, const void *data, size_t len
     lil_status rc = LIL_OK;
     uint32_t cp;
 
+    if (len == 0)
+        return LIL_OK; /* data may be NULL */
     while (i + run < len && rc == LIL_OK) {
         size_t n = lil__utf8_decode(s + i + run, len - i - run, &cp);
         if (n) {
