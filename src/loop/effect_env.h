@@ -27,7 +27,8 @@
  *
  * Ownership: the result is one block (the array of pointers and the
  * strings it points to), copied from the source, released with
- * lil__effect_env_free.  Nothing is kept between calls.
+ * lil__effect_env_free.  Nothing is kept between calls.  Reading environ
+ * is as safe as getenv: not while another thread changes the environment.
  */
 #ifndef LIL_LOOP_EFFECT_ENV_H
 #define LIL_LOOP_EFFECT_ENV_H

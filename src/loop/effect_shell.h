@@ -5,8 +5,9 @@
  *
  * The command.  A string is run as `/bin/sh -c STRING` (Node's exec); a
  * program with arguments ({command, args}) is run directly, without a
- * shell, the program looked up in lil's PATH when it has no slash
- * (Node's execFile): "$HOME" in an argument stays as it is.
+ * shell (Node's execFile): "$HOME" in an argument stays as it is.  A
+ * program without a slash is looked up in lil's PATH (os/proc.h; Node
+ * looks in the child's, which the scrubbed environment keeps the same).
  *
  * How it runs (os/proc.h): stdin is /dev/null (Node leaves an open pipe
  * that nobody writes, so a command that reads stdin waits for its

@@ -23,7 +23,9 @@
  *
  * Ownership: lil__redact_new copies the values it keeps; lil__redact_free
  * wipes them (explicit_bzero) and frees them.  A struct lil_redact is
- * read-only after lil__redact_new and may be shared by threads.
+ * read-only after lil__redact_new and may be shared by threads.  Reading
+ * environ (vars NULL) is as safe as getenv: not while another thread
+ * changes the environment.
  */
 #ifndef LIL_LOOP_REDACT_H
 #define LIL_LOOP_REDACT_H
