@@ -43,7 +43,7 @@ struct outcome {
     bool timed_out, over_cap;
 };
 
-/* ---- the program's own exec failures ------------------------------------------ */
+/* ---- the program's own exec failures -------------------------------------------- */
 
 static const struct {
     int e;
@@ -245,8 +245,7 @@ static lil_status run_child(const struct lil_env *env, struct lil_err *err,
     return rc;
 }
 
-/* ---- the result -------------------------------------------------------------------
- */
+/* ---- the result ----------------------------------------------------------------- */
 
 /* The bytes of o as Node decodes them, into b (a sequence cut by the cap
  * dropped). */
@@ -391,6 +390,10 @@ static lil_status success_result(const struct lil_env *env, struct lil_err *err,
         *out = json_object();
         put(*out, "stdout", buf_string(&b, start, end), &failed);
         put(*out, "code", json_integer(0), &failed);
+        if (failed) { /* out of memory: make_result says so */
+            json_decref(*out);
+            *out = NULL;
+        }
     }
     lil__buf_free(&b);
     return rc;
@@ -464,8 +467,7 @@ lil_status lil__shell_run(const struct lil_env *env, struct lil_err *err,
     return rc;
 }
 
-/* ---- identity ----------------------------------------------------------------------
- */
+/* ---- identity ------------------------------------------------------------------- */
 
 static json_t *cmd_value(const struct lil_shell_cmd *cmd, bool *failed)
 {

@@ -12,7 +12,9 @@
  * How it runs (os/proc.h): stdin is /dev/null (Node leaves an open pipe
  * that nobody writes, so a command that reads stdin waits for its
  * timeout); stdout and stderr are captured, each up to out_cap bytes; the
- * child leads a new process group; the working directory and the
+ * child leads a new session, so a new process group, with no controlling
+ * terminal (a command that asks the terminal for a password fails at once
+ * instead of stopping until its timeout); the working directory and the
  * environment are the options' (the runner passes a scrubbed one:
  * loop/effect_env.h).  The wait ends when the command's process exits:
  * what it left running in the background is neither waited for nor

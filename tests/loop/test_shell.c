@@ -9,11 +9,12 @@
  * `sleep` is gone afterwards, SIGKILL after the grace period when SIGTERM
  * is ignored), output over the cap (the command stopped at once), a death
  * by a signal, a program that cannot be started (ENOENT, EACCES) and a
- * command /bin/sh cannot find (127), stdin at end of file, the working
- * directory, a scrubbed environment (a secret of this process does not
- * reach the child; an allowed name does), the identity bytes, misuse, and
- * an allocation-failure sweep over whole runs (LIL_E_NOMEM or the
- * fault-free result, nothing leaked).
+ * command /bin/sh cannot find (127), stdin at end of file, the child
+ * leading its own session and process group, the working directory, a
+ * scrubbed environment (a secret of this process does not reach the child;
+ * an allowed name does), the identity bytes, misuse, and an
+ * allocation-failure sweep over whole runs (LIL_E_NOMEM or the fault-free
+ * result, nothing leaked).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -109,7 +110,7 @@ static char *run_argv(const char *command, const char *const *args, size_t n,
         free(got_);                          \
     } while (0)
 
-/* ---- contract 6.1 ------------------------------------------------------------- */
+/* ---- contract 6.1 --------------------------------------------------------------- */
 
 T_TEST(contract_vectors_string_mode)
 {
@@ -270,6 +271,14 @@ T_TEST(invalid_utf8)
     EXPECT_SH("printf '\"\\377\"'", "\"\xef\xbf\xbd\"");
 }
 
+T_TEST(own_session_and_group)
+{
+    /* /proc/$$/stat: pid (comm) state ppid pgrp session ... */
+    EXPECT_SH("read -r pid comm state ppid pgrp sid rest < /proc/$$/stat; "
+              "[ \"$pgrp\" = $$ ] && [ \"$sid\" = $$ ] && echo leader",
+              "{\"code\":0,\"stdout\":\"leader\"}");
+}
+
 T_TEST(stdin_is_at_end_of_file)
 {
     struct lil_shell_opts o = {.timeout_ms = 10000};
@@ -281,8 +290,7 @@ T_TEST(stdin_is_at_end_of_file)
     free(got);
 }
 
-/* ---- timeouts, signals, caps ------------------------------------------------------
- */
+/* ---- timeouts, signals, caps ---------------------------------------------------- */
 
 static pid_t read_pid(const char *path)
 {
@@ -450,8 +458,7 @@ T_TEST(default_cap_is_one_mebibyte)
     free(got);
 }
 
-/* ---- working directory and environment --------------------------------------------
- */
+/* ---- working directory and environment ------------------------------------------ */
 
 T_TEST(working_directory)
 {
@@ -513,7 +520,7 @@ T_TEST(scrubbed_environment)
     unsetenv("LIL_JOURNAL_KEY");
 }
 
-/* ---- identity and misuse --------------------------------------------------------- */
+/* ---- identity and misuse -------------------------------------------------------- */
 
 static char *identity(const struct lil_shell_cmd *c)
 {
@@ -583,8 +590,7 @@ T_TEST(misuse)
     EXPECT_ID(neither, "LIL_E_INVAL");
 }
 
-/* ---- allocation failures ------------------------------------------------------------
- */
+/* ---- allocation failures -------------------------------------------------------- */
 
 /* Run c with allocation k failing, for every k: LIL_E_NOMEM when one
  * failed, else the fault-free result; nothing live afterwards. */
