@@ -283,8 +283,8 @@ static lil_status hop_status(struct transfer *t, CURLcode cc)
     if (t->cb_rc == LIL_E_NOMEM || cc == CURLE_OUT_OF_MEMORY)
         return fail(t, LIL_E_NOMEM, "out of memory");
     if (t->cb_rc == LIL_E_TOOBIG)
-        return fail(t, LIL_E_TOOBIG, "the response %s are over the limit of %zu bytes",
-                    t->cb_headers ? "headers" : "body", t->opts->max_bytes);
+        return fail(t, LIL_E_TOOBIG, "the response %s over the limit of %zu bytes",
+                    t->cb_headers ? "headers are" : "body is", t->opts->max_bytes);
     if (cc == CURLE_FILESIZE_EXCEEDED)
         return fail(t, LIL_E_TOOBIG, "the response body is over the limit of %zu bytes",
                     t->opts->max_bytes);
@@ -396,14 +396,26 @@ static lil_status transfer(struct transfer *t, long *status)
 /* ------------------------------------------------------------------------ */
 /* The result                                                               */
 
+static bool is_http_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
 /* Add name: value (bytes read as Latin-1) to the headers object h, the
- * name lower-cased, after an earlier value with ", ". */
+ * name lower-cased, the value without surrounding blanks (libcurl 7.88
+ * leaves a CR in an empty one), after an earlier value with ", ". */
 static lil_status add_response_header(const struct transfer *t, json_t *h,
                                       const char *name, const char *value)
 {
+    size_t len = strlen(value);
     struct lil_buf key, val;
     json_t *old, *v = NULL;
     lil_status rc;
+
+    while (len > 0 && is_http_blank(value[len - 1]))
+        len--;
+    while (len > 0 && is_http_blank(value[0]))
+        value++, len--;
 
     lil__buf_init(&key, t->env, BUF_UNCAPPED);
     lil__buf_init(&val, t->env, BUF_UNCAPPED);
@@ -417,9 +429,9 @@ static lil_status add_response_header(const struct transfer *t, json_t *h,
     if (rc == LIL_OK && old)
         rc = lil__buf_add(&val, ", ", 2);
     if (rc == LIL_OK)
-        rc = lil__http_latin1(&val, (const unsigned char *)value, strlen(value));
-    if (rc == LIL_OK && val.data)
-        v = json_stringn((const char *)val.data, val.len);
+        rc = lil__http_latin1(&val, (const unsigned char *)value, len);
+    if (rc == LIL_OK)
+        v = json_stringn(val.data ? (const char *)val.data : "", val.len);
     if (rc == LIL_OK && (!v || json_object_setn_new(h, (const char *)key.data, key.len, v)))
         rc = LIL_E_NOMEM;
     lil__buf_free(&key);

@@ -64,15 +64,29 @@ static bool is_cstring(const json_t *v)
     return json_is_string(v) && strlen(json_string_value(v)) == json_string_length(v);
 }
 
+/* Narrow [*start, *end) of url to drop the blanks and control characters
+ * around it (the WHATWG URL parser does). */
+static void trim_url(const char *url, size_t *start, size_t *end)
+{
+    while (*start < *end && (unsigned char)url[*start] <= 0x20)
+        (*start)++;
+    while (*end > *start && (unsigned char)url[*end - 1] <= 0x20)
+        (*end)--;
+}
+
 static lil_status check_url(struct lil_err *err, const json_t *url)
 {
     struct lil_http_url u;
+    size_t start = 0, end;
     const char *s;
 
     if (!is_cstring(url))
         return bad(err, "url must be a string", NULL);
     s = json_string_value(url);
-    lil__http_url_split(s, strlen(s), &u);
+    end = strlen(s);
+    trim_url(s, &start, &end);
+    s += start;
+    lil__http_url_split(s, end - start, &u);
     if (!lil__http_url_is_http(s, &u))
         return bad(err, "url is not an http: or https: URL with a host", NULL);
     if (u.at != SIZE_MAX)
@@ -255,11 +269,6 @@ static bool must_encode(unsigned char c, char part)
     return c == '`'; /* fragment */
 }
 
-static bool is_url_blank(unsigned char c)
-{
-    return c <= 0x20;
-}
-
 lil_status lil__http_url_prepare(struct lil_buf *out, const char *url)
 {
     static const char hex[] = "0123456789ABCDEF";
@@ -267,10 +276,7 @@ lil_status lil__http_url_prepare(struct lil_buf *out, const char *url)
     struct lil_http_url u;
     lil_status rc = LIL_OK;
 
-    while (start < end && is_url_blank((unsigned char)url[start]))
-        start++;
-    while (end > start && is_url_blank((unsigned char)url[end - 1]))
-        end--;
+    trim_url(url, &start, &end);
     lil__http_url_split(url + start, end - start, &u);
     for (size_t i = 0; i < u.len && rc == LIL_OK; i++) {
         unsigned char c = (unsigned char)url[start + i];
