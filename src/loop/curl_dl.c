@@ -132,10 +132,9 @@ lil_status lil__curl_dl_load(struct lil_err *err, const struct lil_curl **out)
 {
     *out = NULL;
     if (pthread_once(&load_once, load) != 0 || !loaded)
-        return lil__seterr(err, LIL_E_IO, 0,
-                           "cannot load %s (libcurl), needed for http effects: %s",
-                           sonames[0],
-                           load_error[0] ? load_error : "pthread_once failed");
+        return lil__seterr(
+            err, LIL_E_IO, 0, "cannot load %s (libcurl), needed for http effects: %s",
+            sonames[0], load_error[0] ? load_error : "pthread_once failed");
     *out = &table;
     return LIL_OK;
 }

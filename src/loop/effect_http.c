@@ -13,8 +13,8 @@
 #include "loop/effect_http.h"
 
 #include <limits.h>
-#include <stdint.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -123,16 +123,21 @@ static bool name_in(const char *name, size_t len, const char *const *names, size
     return false;
 }
 
-#define NAME_IN(name, len, list) name_in(name, len, list, sizeof(list) / sizeof(list[0]))
+#define NAME_IN(name, len, list) \
+    name_in(name, len, list, sizeof(list) / sizeof(list[0]))
 
 /* Is a header of the caller left out at this hop? */
 static bool header_dropped(const struct transfer *t, const char *name, size_t len)
 {
     /* framing and hop-by-hop headers are the transport's */
-    static const char *const transport[] = {"content-length", "transfer-encoding",
-                                            "connection",     "keep-alive",
-                                            "upgrade",        "expect",
-                                            "te",             "trailer"};
+    static const char *const transport[] = {"content-length",
+                                            "transfer-encoding",
+                                            "connection",
+                                            "keep-alive",
+                                            "upgrade",
+                                            "expect",
+                                            "te",
+                                            "trailer"};
     static const char *const credentials[] = {"authorization", "proxy-authorization",
                                               "cookie", "host"};
     static const char *const body[] = {"content-type", "content-encoding",
@@ -147,14 +152,16 @@ static bool has_header(const struct transfer *t, const char *name)
 {
     json_t *headers = json_object_get(t->req, "headers");
 
-    for (void *it = json_object_iter(headers); it; it = json_object_iter_next(headers, it))
+    for (void *it = json_object_iter(headers); it;
+         it = json_object_iter_next(headers, it))
         if (strcasecmp(json_object_iter_key(it), name) == 0 &&
             !header_dropped(t, json_object_iter_key(it), json_object_iter_key_len(it)))
             return true;
     return false;
 }
 
-static lil_status add_raw(struct transfer *t, struct curl_slist **list, const char *line)
+static lil_status add_raw(struct transfer *t, struct curl_slist **list,
+                          const char *line)
 {
     struct curl_slist *grown = t->c->slist_append(*list, line);
 
@@ -166,7 +173,8 @@ static lil_status add_raw(struct transfer *t, struct curl_slist **list, const ch
 
 /* Add the line "name: value" (value trimmed; "name;" sends an empty one). */
 static lil_status add_line(struct transfer *t, struct lil_buf *line,
-                           struct curl_slist **list, const char *name, const char *value)
+                           struct curl_slist **list, const char *name,
+                           const char *value)
 {
     size_t start = 0, end = strlen(value);
     lil_status rc;
@@ -202,7 +210,8 @@ static lil_status header_lines(struct transfer *t, struct lil_buf *line,
     }
     if (rc == LIL_OK && !has_header(t, "content-type"))
         rc = add_raw(t, list,
-                     t->has_body ? "Content-Type: text/plain;charset=UTF-8" : "Content-Type:");
+                     t->has_body ? "Content-Type: text/plain;charset=UTF-8"
+                                 : "Content-Type:");
     if (rc == LIL_OK && !has_header(t, "user-agent"))
         rc = add_raw(t, list, "User-Agent: lil/" LIL_VERSION);
     return rc == LIL_OK ? add_raw(t, list, "Expect:") : rc;
@@ -225,9 +234,9 @@ static lil_status build_headers(struct transfer *t, struct curl_slist **list)
 }
 
 /* Set one option when all before it were set. */
-#define SETOPT(cc, t, opt, val)                                \
-    do {                                                       \
-        if ((cc) == CURLE_OK)                                  \
+#define SETOPT(cc, t, opt, val)                               \
+    do {                                                      \
+        if ((cc) == CURLE_OK)                                 \
             (cc) = (t)->c->easy_setopt((t)->h, (opt), (val)); \
     } while (0)
 
@@ -247,19 +256,20 @@ static CURLcode set_method(struct transfer *t)
         curl_off_t len = t->has_body ? (curl_off_t)t->body.len : 0;
 
         SETOPT(cc, t, CURLOPT_POSTFIELDSIZE_LARGE, len);
-        SETOPT(cc, t, CURLOPT_POSTFIELDS, t->body.data ? (const char *)t->body.data : "");
+        SETOPT(cc, t, CURLOPT_POSTFIELDS,
+               t->body.data ? (const char *)t->body.data : "");
     }
     if (!is_post)
         SETOPT(cc, t, CURLOPT_CUSTOMREQUEST, t->method);
     return cc;
 }
 
-static CURLcode set_options(struct transfer *t, struct curl_slist *headers, long timeout_ms)
+static CURLcode set_options(struct transfer *t, struct curl_slist *headers,
+                            long timeout_ms)
 {
     /* a Content-Length over the cap fails at once (0: no such check) */
-    curl_off_t max_file = t->opts->max_bytes > (uint64_t)INT64_MAX
-                              ? 0
-                              : (curl_off_t)t->opts->max_bytes;
+    curl_off_t max_file =
+        t->opts->max_bytes > (uint64_t)INT64_MAX ? 0 : (curl_off_t)t->opts->max_bytes;
     CURLcode cc = CURLE_OK;
 
     SETOPT(cc, t, CURLOPT_URL, t->url);
@@ -289,7 +299,8 @@ static lil_status hop_status(struct transfer *t, CURLcode cc)
         return fail(t, LIL_E_TOOBIG, "the response body is over the limit of %zu bytes",
                     t->opts->max_bytes);
     if (cc == CURLE_OPERATION_TIMEDOUT)
-        return fail(t, LIL_E_HTTP, "timed out after %lld ms", (long long)t->opts->timeout_ms);
+        return fail(t, LIL_E_HTTP, "timed out after %lld ms",
+                    (long long)t->opts->timeout_ms);
     if (cc != CURLE_OK)
         return fail(t, LIL_E_HTTP, "%s%s%s", t->c->easy_strerror(cc),
                     t->errbuf[0] ? ": " : "", t->errbuf);
@@ -349,8 +360,8 @@ static lil_status follow(struct transfer *t, long status, const char *next)
 
     lil__http_url_split(next, strlen(next), &u);
     if (!lil__http_url_is_http(next, &u))
-        return fail(t, LIL_E_HTTP, "redirected (%ld) to a URL that is not http: or https:",
-                    status);
+        return fail(t, LIL_E_HTTP,
+                    "redirected (%ld) to a URL that is not http: or https:", status);
     if (t->c->easy_getinfo(t->h, CURLINFO_EFFECTIVE_URL, &effective) != CURLE_OK ||
         !effective || !lil__http_same_origin(effective, next))
         t->cross_origin = true;
@@ -386,7 +397,8 @@ static lil_status transfer(struct transfer *t, long *status)
             t->c->easy_getinfo(t->h, CURLINFO_REDIRECT_URL, &next) != CURLE_OK || !next)
             return LIL_OK; /* a redirect without a Location is the response */
         if (redirects == t->opts->max_redirects)
-            return fail(t, LIL_E_HTTP, "more than %d redirects", t->opts->max_redirects);
+            return fail(t, LIL_E_HTTP, "more than %d redirects",
+                        t->opts->max_redirects);
         rc = follow(t, *status, next);
         if (rc != LIL_OK)
             return rc;
@@ -432,7 +444,8 @@ static lil_status add_response_header(const struct transfer *t, json_t *h,
         rc = lil__http_latin1(&val, (const unsigned char *)value, len);
     if (rc == LIL_OK)
         v = json_stringn(val.data ? (const char *)val.data : "", val.len);
-    if (rc == LIL_OK && (!v || json_object_setn_new(h, (const char *)key.data, key.len, v)))
+    if (rc == LIL_OK &&
+        (!v || json_object_setn_new(h, (const char *)key.data, key.len, v)))
         rc = LIL_E_NOMEM;
     lil__buf_free(&key);
     lil__buf_free(&val);
@@ -471,8 +484,8 @@ static lil_status result(struct transfer *t, long status, json_t **out)
         rc = response_headers(t, &headers);
     if (rc == LIL_OK)
         rc = lil__http_result(t->env, t->err, status,
-                              t->resp.data ? t->resp.data : (const uint8_t *)"", t->resp.len,
-                              headers, envelope, out);
+                              t->resp.data ? t->resp.data : (const uint8_t *)"",
+                              t->resp.len, headers, envelope, out);
     json_decref(headers);
     return rc;
 }
@@ -504,13 +517,15 @@ static lil_status prepare(struct transfer *t)
         return t->err->code;
     lil__buf_init(&url, t->env, BUF_UNCAPPED);
     if (rc == LIL_OK)
-        rc = lil__http_url_prepare(&url, json_string_value(json_object_get(t->req, "url")));
+        rc = lil__http_url_prepare(&url,
+                                   json_string_value(json_object_get(t->req, "url")));
     if (rc == LIL_OK && url.data) {
         t->url = (char *)url.data; /* the buffer's block, NUL-terminated */
         return LIL_OK;
     }
     lil__buf_free(&url);
-    return lil__seterr(t->err, LIL_E_NOMEM, 0, "out of memory preparing an http request");
+    return lil__seterr(t->err, LIL_E_NOMEM, 0,
+                       "out of memory preparing an http request");
 }
 
 lil_status lil__http_perform(const struct lil_env *env, struct lil_err *err,
@@ -542,7 +557,8 @@ lil_status lil__http_perform(const struct lil_env *env, struct lil_err *err,
     lil__buf_init(&t.resp, env, opts->max_bytes);
     rc = prepare(&t);
     if (rc == LIL_OK && !(t.h = t.c->easy_init()))
-        rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory creating a libcurl handle");
+        rc =
+            lil__seterr(err, LIL_E_NOMEM, 0, "out of memory creating a libcurl handle");
     if (rc == LIL_OK)
         rc = transfer(&t, &status);
     if (rc == LIL_OK)

@@ -65,7 +65,8 @@ lil_status lil__http_stringify(const struct lil_env *env, struct lil_err *err,
 
 /* Append the UTF-8 text of len bytes to out: a leading BOM dropped, each
  * maximal invalid sequence as U+FFFD (the WHATWG decoder). */
-lil_status lil__http_decode_text(struct lil_buf *out, const unsigned char *s, size_t len);
+lil_status lil__http_decode_text(struct lil_buf *out, const unsigned char *s,
+                                 size_t len);
 
 /* Append len bytes read as Latin-1 (each byte a code point) to out, as
  * UTF-8. */

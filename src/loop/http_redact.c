@@ -35,10 +35,10 @@ static bool contains_ci(const char *s, size_t len, const char *part)
 
 bool lil__http_secret_name(const char *name, size_t len, bool query)
 {
-    static const char *const names[] = {"authorization", "proxy-authorization", "cookie",
-                                        "set-cookie", "x-api-key"};
-    static const char *const parts[] = {"auth",    "token",   "secret",     "key",
-                                        "password", "passwd", "cookie",     "session",
+    static const char *const names[] = {"authorization", "proxy-authorization",
+                                        "cookie", "set-cookie", "x-api-key"};
+    static const char *const parts[] = {"auth",       "token",    "secret", "key",
+                                        "password",   "passwd",   "cookie", "session",
                                         "credential", "signature"};
     static const char *const query_names[] = {"sig", "pwd", "pass"};
 
@@ -125,7 +125,8 @@ static lil_status rewrite_url(struct lil_buf *out, const char *url, secret_fn fn
     }
     query_end = u.fragment == SIZE_MAX ? u.len : u.fragment;
     if (rc == LIL_OK)
-        rc = lil__buf_add(out, url + start, (u.query == SIZE_MAX ? query_end : u.query + 1) - start);
+        rc = lil__buf_add(out, url + start,
+                          (u.query == SIZE_MAX ? query_end : u.query + 1) - start);
     if (rc == LIL_OK && u.query != SIZE_MAX)
         rc = params(out, url, u.query + 1, query_end, fn);
     if (rc == LIL_OK && u.fragment != SIZE_MAX)

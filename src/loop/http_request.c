@@ -33,7 +33,8 @@ static bool is_method(const char *m)
 
 static bool is_field(const char *k)
 {
-    static const char *const fields[] = {"method", "url", "headers", "body", "envelope"};
+    static const char *const fields[] = {"method", "url", "headers", "body",
+                                         "envelope"};
 
     for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
         if (strcmp(k, fields[i]) == 0)
@@ -118,9 +119,9 @@ static lil_status check_headers(struct lil_err *err, json_t *headers)
         return bad(err, "headers must be an object", NULL);
     for (void *it = json_object_iter(headers); it;
          it = json_object_iter_next(headers, it)) {
-        lil_status rc = check_header(err, json_object_iter_key(it),
-                                     json_object_iter_key_len(it),
-                                     json_object_iter_value(it));
+        lil_status rc =
+            check_header(err, json_object_iter_key(it), json_object_iter_key_len(it),
+                         json_object_iter_value(it));
 
         if (rc != LIL_OK)
             return rc;
@@ -163,6 +164,11 @@ static bool is_alpha(unsigned char c)
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
+static bool is_scheme_char(unsigned char c)
+{
+    return is_alpha(c) || (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.';
+}
+
 /* Bytes of "scheme" when url starts with "scheme://", else 0. */
 static size_t scheme_len(const char *url, size_t len)
 {
@@ -170,10 +176,9 @@ static size_t scheme_len(const char *url, size_t len)
 
     if (len == 0 || !is_alpha((unsigned char)url[0]))
         return 0;
-    while (i < len && (is_alpha((unsigned char)url[i]) ||
-                       (url[i] >= '0' && url[i] <= '9') || strchr("+-.", url[i])))
+    while (i < len && is_scheme_char((unsigned char)url[i]))
         i++;
-    if (len - i < 3 || memcmp(url + i, "://", 3) != 0)
+    if (i + 3 > len || memcmp(url + i, "://", 3) != 0)
         return 0;
     return i;
 }
@@ -215,7 +220,8 @@ static bool scheme_is(const char *url, const struct lil_http_url *u, const char 
 
 bool lil__http_url_is_http(const char *url, const struct lil_http_url *u)
 {
-    return (scheme_is(url, u, "http") || scheme_is(url, u, "https")) && u->path > u->host;
+    return (scheme_is(url, u, "http") || scheme_is(url, u, "https")) &&
+           u->path > u->host;
 }
 
 struct origin {

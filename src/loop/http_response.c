@@ -47,7 +47,8 @@ static bool has_bom(const unsigned char *s, size_t len)
     return len >= 3 && s[0] == 0xEF && s[1] == 0xBB && s[2] == 0xBF;
 }
 
-lil_status lil__http_decode_text(struct lil_buf *out, const unsigned char *s, size_t len)
+lil_status lil__http_decode_text(struct lil_buf *out, const unsigned char *s,
+                                 size_t len)
 {
     static const char replacement[] = "\xEF\xBF\xBD"; /* U+FFFD */
     size_t i = has_bom(s, len) ? 3 : 0, run = i;
@@ -140,8 +141,8 @@ static lil_status integers(const struct lil_env *env, json_t **v)
 }
 
 /* The JSON value of text, or NULL in *out when it is not JSON. */
-static lil_status parse(const struct lil_env *env, struct lil_err *err, const char *text,
-                        size_t len, json_t **out)
+static lil_status parse(const struct lil_env *env, struct lil_err *err,
+                        const char *text, size_t len, json_t **out)
 {
     const size_t flags = JSON_DECODE_ANY | JSON_ALLOW_NUL;
     struct lil_err scratch; /* "invalid JSON" is no error here */
@@ -190,7 +191,8 @@ static lil_status build(const struct lil_env *env, struct lil_err *err, long sta
     json_t *body;
 
     lil__json_begin(&sc, env);
-    body = parsed ? json_incref(parsed) : json_stringn((const char *)text->data, text->len);
+    body = parsed ? json_incref(parsed)
+                  : json_stringn((const char *)text->data, text->len);
     *out = shape(status, headers, body, envelope);
     if (lil__json_end(&sc) == LIL_OK && *out)
         return LIL_OK;
@@ -214,7 +216,8 @@ lil_status lil__http_result(const struct lil_env *env, struct lil_err *err, long
         rc = lil__http_decode_text(&text, body, len);
     if (rc != LIL_OK) {
         lil__buf_free(&text);
-        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory reading an http response");
+        return lil__seterr(err, LIL_E_NOMEM, 0,
+                           "out of memory reading an http response");
     }
     rc = parse(env, err, (const char *)text.data, text.len, &parsed);
     if (rc == LIL_OK && parsed && !envelope) {

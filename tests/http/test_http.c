@@ -255,8 +255,9 @@ T_TEST(vector_envelope_plain_200)
 
 T_TEST(envelope_false_is_the_default_mode)
 {
-    T_EQ_STR(ok("{\"method\":\"GET\",\"url\":\"%s/json503\",\"envelope\":false}"),
-             "{\"state\":\"red\"}"); /* the status is invisible (the reason for envelope) */
+    T_EQ_STR(
+        ok("{\"method\":\"GET\",\"url\":\"%s/json503\",\"envelope\":false}"),
+        "{\"state\":\"red\"}"); /* the status is invisible (the reason for envelope) */
 }
 
 T_TEST(any_json_value_is_a_result)
@@ -282,7 +283,8 @@ T_TEST(empty_and_non_json_bodies_are_raw_text)
 
 T_TEST(http_error_statuses_are_results)
 {
-    T_EQ_STR(ok("{\"method\":\"GET\",\"url\":\"%s/raw?status=500&body=%%7B%%7D\"}"), "{}");
+    T_EQ_STR(ok("{\"method\":\"GET\",\"url\":\"%s/raw?status=500&body=%%7B%%7D\"}"),
+             "{}");
     T_EQ_STR(ok("{\"method\":\"GET\",\"url\":\"%s/nowhere\"}"),
              "{\"raw\":\"no such route\",\"status\":404}");
 }
@@ -356,14 +358,16 @@ T_TEST(response_headers_lower_cased_and_joined)
 
 T_TEST(gzip_bodies_are_decoded)
 {
-    T_EQ_STR(ok("{\"method\":\"GET\",\"url\":\"%s/gzip?json=1\"}"), "{\"zipped\":true}");
+    T_EQ_STR(ok("{\"method\":\"GET\",\"url\":\"%s/gzip?json=1\"}"),
+             "{\"zipped\":true}");
 }
 
 /* ---- what is sent ------------------------------------------------------------ */
 
 T_TEST(string_body_as_is_labelled_text_plain)
 {
-    json_t *e = echo("{\"method\":\"POST\",\"url\":\"%s/echo\",\"body\":\"a=1&b={x}\"}");
+    json_t *e =
+        echo("{\"method\":\"POST\",\"url\":\"%s/echo\",\"body\":\"a=1&b={x}\"}");
 
     T_EQ_STR(field(e, "method"), "POST");
     T_EQ_STR(field(e, "body"), "a=1&b={x}");
@@ -374,14 +378,16 @@ T_TEST(string_body_as_is_labelled_text_plain)
 
 T_TEST(json_body_as_json_stringify_prints_it)
 {
-    json_t *e = echo("{\"method\":\"PUT\",\"url\":\"%s/echo\",\"body\":"
-                     "{\"b\":[1,2.5,0.1,-0.0,1e21,null,true],\"10\":1,\"2\":\"\\u001f\\n/\","
-                     "\"a\":{\"\\u00e9\":1.0}}}");
+    json_t *e =
+        echo("{\"method\":\"PUT\",\"url\":\"%s/echo\",\"body\":"
+             "{\"b\":[1,2.5,0.1,-0.0,1e21,null,true],\"10\":1,\"2\":\"\\u001f\\n/\","
+             "\"a\":{\"\\u00e9\":1.0}}}");
 
     T_EQ_STR(field(e, "method"), "PUT");
     /* index keys first, ascending; then insertion order; JS numbers */
-    T_EQ_STR(field(e, "body"), "{\"2\":\"\\u001f\\n/\",\"10\":1,\"b\":[1,2.5,0.1,0,1e+21,"
-                               "null,true],\"a\":{\"\xc3\xa9\":1}}");
+    T_EQ_STR(field(e, "body"),
+             "{\"2\":\"\\u001f\\n/\",\"10\":1,\"b\":[1,2.5,0.1,0,1e+21,"
+             "null,true],\"a\":{\"\xc3\xa9\":1}}");
     /* no JSON content type is added: fetch labels every body text/plain */
     T_EQ_STR(sent_header(e, "content-type"), "text/plain;charset=UTF-8");
     json_decref(e);
@@ -422,7 +428,8 @@ T_TEST(requests_without_a_body)
     T_CHECK(sent_header(e, "content-type") == NULL);
     T_CHECK(sent_header(e, "content-length") == NULL);
     json_decref(e);
-    e = echo("{\"method\":\"POST\",\"url\":\"%s/echo\"}"); /* fetch: Content-Length: 0 */
+    e = echo(
+        "{\"method\":\"POST\",\"url\":\"%s/echo\"}"); /* fetch: Content-Length: 0 */
     T_EQ_STR(sent_header(e, "content-length"), "0");
     T_CHECK(sent_header(e, "content-type") == NULL); /* not libcurl's form type */
     json_decref(e);
@@ -438,10 +445,11 @@ T_TEST(requests_without_a_body)
 
 T_TEST(headers_sent_as_given)
 {
-    json_t *e = echo("{\"method\":\"POST\",\"url\":\"%s/echo\",\"headers\":{"
-                     "\"Authorization\":\"Bearer abc\",\"X-Trim\":\"  v  \",\"X-Empty\":\"\","
-                     "\"Content-Length\":\"999\",\"Connection\":\"close\"},"
-                     "\"body\":\"x\"}");
+    json_t *e =
+        echo("{\"method\":\"POST\",\"url\":\"%s/echo\",\"headers\":{"
+             "\"Authorization\":\"Bearer abc\",\"X-Trim\":\"  v  \",\"X-Empty\":\"\","
+             "\"Content-Length\":\"999\",\"Connection\":\"close\"},"
+             "\"body\":\"x\"}");
 
     T_EQ_STR(sent_header(e, "authorization"), "Bearer abc");
     T_EQ_STR(sent_header(e, "x-trim"), "v");
@@ -451,7 +459,8 @@ T_TEST(headers_sent_as_given)
     T_EQ_STR(sent_header(e, "user-agent"), "lil/" LIL_VERSION);
     T_EQ_STR(sent_header(e, "accept"), "*/*");
     json_decref(e);
-    e = echo("{\"method\":\"GET\",\"url\":\"%s/echo\",\"headers\":{\"User-Agent\":\"me\"}}");
+    e = echo(
+        "{\"method\":\"GET\",\"url\":\"%s/echo\",\"headers\":{\"User-Agent\":\"me\"}}");
     T_EQ_STR(sent_header(e, "user-agent"), "me");
     json_decref(e);
 }
@@ -475,7 +484,8 @@ T_TEST(large_body_sent_without_expect)
 
 T_TEST(url_encoded_as_fetch_does)
 {
-    json_t *e = echo("{\"method\":\"GET\",\"url\":\"  %s/echo?q=a b&c=\\u00e9\\\"'#frag \"}");
+    json_t *e =
+        echo("{\"method\":\"GET\",\"url\":\"  %s/echo?q=a b&c=\\u00e9\\\"'#frag \"}");
 
     T_EQ_STR(field(e, "path"), "/echo?q=a%20b&c=%C3%A9%22%27");
     json_decref(e);
@@ -528,7 +538,8 @@ T_TEST(redirects_are_followed)
 {
     T_EQ_STR(ok("{\"method\":\"GET\",\"url\":\"%s/redirect?to=/json\"}"),
              "{\"state\":\"green\"}");
-    T_EQ_STR(ok("{\"method\":\"GET\",\"url\":\"%s/chain?n=19\"}"), "{\"state\":\"green\"}");
+    T_EQ_STR(ok("{\"method\":\"GET\",\"url\":\"%s/chain?n=19\"}"),
+             "{\"state\":\"green\"}");
 }
 
 T_TEST(post_becomes_get_on_302_and_303_but_not_307)
@@ -540,19 +551,23 @@ T_TEST(post_becomes_get_on_302_and_303_but_not_307)
     T_EQ_STR(field(e, "body"), "");
     T_CHECK(sent_header(e, "content-type") == NULL);
     json_decref(e);
-    e = echo("{\"method\":\"PUT\",\"url\":\"%s/redirect?code=303&to=/echo\",\"body\":\"b\"}");
+    e = echo(
+        "{\"method\":\"PUT\",\"url\":\"%s/redirect?code=303&to=/echo\",\"body\":\"b\"}");
     T_EQ_STR(field(e, "method"), "GET");
     json_decref(e);
-    e = echo("{\"method\":\"PUT\",\"url\":\"%s/redirect?code=301&to=/echo\",\"body\":\"b\"}");
+    e = echo(
+        "{\"method\":\"PUT\",\"url\":\"%s/redirect?code=301&to=/echo\",\"body\":\"b\"}");
     T_EQ_STR(field(e, "method"), "PUT"); /* 301/302 change only a POST */
     T_EQ_STR(field(e, "body"), "b");
     json_decref(e);
-    e = echo("{\"method\":\"POST\",\"url\":\"%s/redirect?code=307&to=/echo\",\"body\":\"b\"}");
+    e = echo(
+        "{\"method\":\"POST\",\"url\":\"%s/redirect?code=307&to=/echo\",\"body\":\"b\"}");
     T_EQ_STR(field(e, "method"), "POST");
     T_EQ_STR(field(e, "body"), "b");
     T_EQ_STR(sent_header(e, "content-type"), "text/plain;charset=UTF-8");
     json_decref(e);
-    e = echo("{\"method\":\"PATCH\",\"url\":\"%s/redirect?code=308&to=/echo\",\"body\":\"b\"}");
+    e = echo(
+        "{\"method\":\"PATCH\",\"url\":\"%s/redirect?code=308&to=/echo\",\"body\":\"b\"}");
     T_EQ_STR(field(e, "method"), "PATCH");
     T_EQ_STR(field(e, "body"), "b");
     json_decref(e);
@@ -563,8 +578,9 @@ T_TEST(credentials_stay_with_their_origin)
     char req[512];
     json_t *e;
 
-    e = echo("{\"method\":\"GET\",\"url\":\"%s/redirect?to=/echo\",\"headers\":"
-             "{\"Authorization\":\"Bearer abc\",\"Cookie\":\"c=1\",\"X-Other\":\"o\"}}");
+    e = echo(
+        "{\"method\":\"GET\",\"url\":\"%s/redirect?to=/echo\",\"headers\":"
+        "{\"Authorization\":\"Bearer abc\",\"Cookie\":\"c=1\",\"X-Other\":\"o\"}}");
     T_EQ_STR(sent_header(e, "authorization"), "Bearer abc");
     T_EQ_STR(sent_header(e, "cookie"), "c=1");
     json_decref(e);
@@ -585,7 +601,8 @@ T_TEST(redirect_limit)
 {
     struct lil_http_opts o;
 
-    T_EQ_I64(failing(NULL, "{\"method\":\"GET\",\"url\":\"%s/chain?n=20\"}"), LIL_E_HTTP);
+    T_EQ_I64(failing(NULL, "{\"method\":\"GET\",\"url\":\"%s/chain?n=20\"}"),
+             LIL_E_HTTP);
     T_CONTAINS(last_err.msg, "more than 20 redirects");
     lil__http_opts_init(&o);
     o.max_redirects = 0;
@@ -605,7 +622,8 @@ T_TEST(redirect_elsewhere_or_nowhere)
              "{\"raw\":\"moved\",\"status\":302}");
 }
 
-/* ---- errors: timeout, network, caps ------------------------------------------------ */
+/* ---- errors: timeout, network, caps ------------------------------------------------
+ */
 
 T_TEST(timeout_is_an_http_error)
 {
@@ -614,7 +632,8 @@ T_TEST(timeout_is_an_http_error)
 
     lil__http_opts_init(&o);
     o.timeout_ms = 300;
-    T_EQ_I64(failing(&o, "{\"method\":\"GET\",\"url\":\"%s/slow?ms=3000\"}"), LIL_E_HTTP);
+    T_EQ_I64(failing(&o, "{\"method\":\"GET\",\"url\":\"%s/slow?ms=3000\"}"),
+             LIL_E_HTTP);
     T_CONTAINS(last_err.msg, "timed out after 300 ms");
     T_CONTAINS(last_err.msg, "/slow?ms=3000");
     T_CHECK(now_s() - t0 < 2.5);
@@ -641,7 +660,8 @@ T_TEST(timeout_covers_the_body_and_the_redirects)
 /* A port on 127.0.0.1 that nothing listens on. */
 static int closed_port(void)
 {
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t len = sizeof(a);
     int fd = socket(AF_INET, SOCK_STREAM, 0), port;
 
@@ -674,8 +694,9 @@ T_TEST(unknown_host_is_an_http_error)
 
     lil__http_opts_init(&o);
     o.timeout_ms = 5000; /* a resolver without a network may be slow to say no */
-    T_EQ_I64(failing(&o, "{\"method\":\"GET\",\"url\":\"http://no-such-host.invalid/\"}"),
-             LIL_E_HTTP);
+    T_EQ_I64(
+        failing(&o, "{\"method\":\"GET\",\"url\":\"http://no-such-host.invalid/\"}"),
+        LIL_E_HTTP);
     T_CONTAINS(last_err.msg, "no-such-host.invalid");
 }
 
@@ -687,7 +708,8 @@ T_TEST(size_cap)
 
     lil__http_opts_init(&o);
     o.max_bytes = 1 << 20;
-    T_EQ_I64(failing(&o, "{\"method\":\"GET\",\"url\":\"%s/big?n=2000000\"}"), LIL_E_TOOBIG);
+    T_EQ_I64(failing(&o, "{\"method\":\"GET\",\"url\":\"%s/big?n=2000000\"}"),
+             LIL_E_TOOBIG);
     T_CONTAINS(last_err.msg, "over the limit of 1048576 bytes");
     T_EQ_I64(failing(&o, "{\"method\":\"GET\",\"url\":\"%s/big?n=2000000&chunked=1\"}"),
              LIL_E_TOOBIG);
@@ -696,13 +718,15 @@ T_TEST(size_cap)
     T_EQ_I64(failing(&o, "{\"method\":\"GET\",\"url\":\"%s/gzip?n=50000000\"}"),
              LIL_E_TOOBIG);
     /* exactly the cap is fine */
-    out = perform_with(&o, &rc, "{\"method\":\"GET\",\"url\":\"%s/big?n=1048576&chunked=1\"}");
+    out = perform_with(&o, &rc,
+                       "{\"method\":\"GET\",\"url\":\"%s/big?n=1048576&chunked=1\"}");
     T_EQ_I64(rc, LIL_OK);
     T_EQ_I64(json_string_length(json_object_get(out, "raw")), 1048576);
     json_decref(out);
     /* the default cap is 16 MiB */
-    T_EQ_I64(failing(NULL, "{\"method\":\"GET\",\"url\":\"%s/big?n=17000000&chunked=1\"}"),
-             LIL_E_TOOBIG);
+    T_EQ_I64(
+        failing(NULL, "{\"method\":\"GET\",\"url\":\"%s/big?n=17000000&chunked=1\"}"),
+        LIL_E_TOOBIG);
     T_CONTAINS(last_err.msg, "16777216");
 }
 
@@ -718,16 +742,17 @@ T_TEST(header_cap)
     T_EQ_STR(ok("{\"method\":\"GET\",\"url\":\"%s/bighead?n=3000\"}"), "{}");
 }
 
-/* ---- redaction and identity --------------------------------------------------------- */
+/* ---- redaction and identity ---------------------------------------------------------
+ */
 
 T_TEST(secret_names)
 {
     static const char *const secret[] = {
-        "Authorization", "proxy-authorization", "Cookie", "Set-Cookie", "X-Api-Key",
+        "Authorization", "proxy-authorization", "Cookie",   "Set-Cookie", "X-Api-Key",
         "X-Auth-Token",  "x-goog-api-key",      "X-Secret", "X-PASSWORD", "apikey",
         "X-Session-Id",  "X-Amz-Security-Token"};
     static const char *const plain[] = {"Content-Type", "Accept", "X-Request-Id",
-                                        "User-Agent", "sig", "pass"};
+                                        "User-Agent",   "sig",    "pass"};
 
     for (size_t i = 0; i < sizeof(secret) / sizeof(secret[0]); i++)
         T_CHECK(lil__http_secret_name(secret[i], strlen(secret[i]), false));
@@ -770,9 +795,10 @@ T_TEST(urls_redacted)
 
 T_TEST(headers_and_requests_redacted)
 {
-    json_t *req = request("{\"method\":\"POST\",\"url\":\"https://u:p@h/x?key=k\","
-                          "\"headers\":{\"Authorization\":\"Bearer abc\",\"X-Api-Key\":\"k\","
-                          "\"Accept\":\"text/html\"},\"body\":{\"a\":1},\"envelope\":true}");
+    json_t *req =
+        request("{\"method\":\"POST\",\"url\":\"https://u:p@h/x?key=k\","
+                "\"headers\":{\"Authorization\":\"Bearer abc\",\"X-Api-Key\":\"k\","
+                "\"Accept\":\"text/html\"},\"body\":{\"a\":1},\"envelope\":true}");
     json_t *out = NULL;
     struct lil_err err;
 
@@ -780,10 +806,11 @@ T_TEST(headers_and_requests_redacted)
     T_EQ_I64(lil__http_redact_request(test_env(), &err, req, &out), LIL_E_INVAL);
     json_object_set_new(req, "url", json_string("https://h/x?key=k"));
     T_EQ_I64(lil__http_redact_request(test_env(), &err, req, &out), LIL_OK);
-    T_EQ_STR(canon(out), "{\"body\":{\"a\":1},\"envelope\":true,\"headers\":{\"Accept\":"
-                         "\"text/html\",\"Authorization\":\"[redacted]\",\"X-Api-Key\":"
-                         "\"[redacted]\"},\"method\":\"POST\",\"url\":"
-                         "\"https://h/x?key=[redacted]\"}");
+    T_EQ_STR(canon(out),
+             "{\"body\":{\"a\":1},\"envelope\":true,\"headers\":{\"Accept\":"
+             "\"text/html\",\"Authorization\":\"[redacted]\",\"X-Api-Key\":"
+             "\"[redacted]\"},\"method\":\"POST\",\"url\":"
+             "\"https://h/x?key=[redacted]\"}");
     json_decref(out);
     /* ... but the headers of a response are redacted as they come */
     T_EQ_I64(lil__http_redact_headers(test_env(), &err, json_object_get(req, "headers"),
@@ -794,8 +821,9 @@ T_TEST(headers_and_requests_redacted)
     json_decref(out);
     T_EQ_I64(lil__http_redact_headers(test_env(), &err, req, &out), LIL_OK);
     json_decref(out);
-    T_EQ_I64(lil__http_redact_headers(test_env(), &err, json_object_get(req, "body"), &out),
-             LIL_OK); /* any object: nothing secret in it */
+    T_EQ_I64(
+        lil__http_redact_headers(test_env(), &err, json_object_get(req, "body"), &out),
+        LIL_OK); /* any object: nothing secret in it */
     json_decref(out);
     T_EQ_I64(lil__http_redact_headers(test_env(), &err, json_string("x"), &out),
              LIL_E_INVAL);
@@ -835,9 +863,10 @@ T_TEST(identity_bytes)
     /* absent fields stay absent */
     T_EQ_STR(identity("{\"method\":\"GET\",\"url\":\"http://h/\"}"),
              "{\"method\":\"GET\",\"url\":\"http://h/\"}");
-    T_EQ_STR(identity("{\"method\":\"GET\",\"url\":\"http://h/\",\"envelope\":false,"
-                      "\"headers\":{}}"),
-             "{\"envelope\":false,\"headers\":{},\"method\":\"GET\",\"url\":\"http://h/\"}");
+    T_EQ_STR(
+        identity("{\"method\":\"GET\",\"url\":\"http://h/\",\"envelope\":false,"
+                 "\"headers\":{}}"),
+        "{\"envelope\":false,\"headers\":{},\"method\":\"GET\",\"url\":\"http://h/\"}");
     T_CONTAINS(identity("{\"method\":\"GET\"}"), "(error: http request: ");
 }
 
@@ -855,14 +884,16 @@ T_TEST(identity_sees_a_changed_credential)
              a);
 }
 
-/* ---- JSON.stringify, directly ------------------------------------------------------- */
+/* ---- JSON.stringify, directly -------------------------------------------------------
+ */
 
 T_TEST(stringify_as_javascript)
 {
     static const struct {
         const char *in, *out;
     } cases[] = {
-        {"\"a\\\"b\\\\c\\u0001\\u007f\\u2028\"", "\"a\\\"b\\\\c\\u0001\x7f\xe2\x80\xa8\""},
+        {"\"a\\\"b\\\\c\\u0001\\u007f\\u2028\"",
+         "\"a\\\"b\\\\c\\u0001\x7f\xe2\x80\xa8\""},
         {"[0.1,1e-7,123456789012345678,-5,1.5e300]",
          "[0.1,1e-7,123456789012345680,-5,1.5e+300]"},
         {"{\"4294967295\":1,\"4294967294\":2,\"01\":3,\"1\":4,\"x\":5,\"0\":6}",
@@ -905,7 +936,8 @@ T_TEST(stringify_refuses_deep_nesting)
     json_decref(v);
 }
 
-/* ---- allocation failures ------------------------------------------------------------ */
+/* ---- allocation failures ------------------------------------------------------------
+ */
 
 static lil_status one_request(lil_env *env, json_t *req, json_t **out)
 {
@@ -932,9 +964,10 @@ static lil_status one_request(lil_env *env, json_t *req, json_t **out)
  * the same result otherwise, and no block left. */
 T_TEST(allocation_failures_are_nomem_and_leak_nothing)
 {
-    json_t *req = request("{\"method\":\"POST\",\"url\":\"%s/redirect?code=307&to=/echo\","
-                          "\"headers\":{\"Authorization\":\"Bearer abc\",\"X-A\":\"1\"},"
-                          "\"body\":{\"k\":[1,2,{\"v\":0.5}]},\"envelope\":true}");
+    json_t *req =
+        request("{\"method\":\"POST\",\"url\":\"%s/redirect?code=307&to=/echo\","
+                "\"headers\":{\"Authorization\":\"Bearer abc\",\"X-A\":\"1\"},"
+                "\"body\":{\"k\":[1,2,{\"v\":0.5}]},\"envelope\":true}");
     unsigned long k;
 
     for (k = 1; k < 100000; k++) {
