@@ -99,6 +99,7 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
     return 0; /* any other count than size * n stops the transfer */
 }
 
+/* NOLINTNEXTLINE(readability-non-const-parameter): libcurl's callback type */
 static size_t on_header(char *data, size_t size, size_t n, void *ud)
 {
     struct transfer *t = ud;
@@ -124,7 +125,7 @@ static bool name_in(const char *name, size_t len, const char *const *names, size
 }
 
 #define NAME_IN(name, len, list) \
-    name_in(name, len, list, sizeof(list) / sizeof(list[0]))
+    name_in((name), (len), (list), sizeof(list) / sizeof((list)[0]))
 
 /* Is a header of the caller left out at this hop? */
 static bool header_dropped(const struct transfer *t, const char *name, size_t len)
@@ -233,35 +234,48 @@ static lil_status build_headers(struct transfer *t, struct curl_slist **list)
     return fail(t, LIL_E_NOMEM, "out of memory building the request headers");
 }
 
-/* Set one option when all before it were set. */
-#define SETOPT(cc, t, opt, val)                               \
-    do {                                                      \
-        if ((cc) == CURLE_OK)                                 \
-            (cc) = (t)->c->easy_setopt((t)->h, (opt), (val)); \
-    } while (0)
+/* Set one option when all before it were set (cc is what they gave):
+ * one function per type of value, as libcurl reads it. */
+static CURLcode opt_long(const struct transfer *t, CURLcode cc, CURLoption o, long v)
+{
+    return cc != CURLE_OK ? cc : t->c->easy_setopt(t->h, o, v);
+}
+
+static CURLcode opt_off(const struct transfer *t, CURLcode cc, CURLoption o,
+                        curl_off_t v)
+{
+    return cc != CURLE_OK ? cc : t->c->easy_setopt(t->h, o, v);
+}
+
+static CURLcode opt_ptr(const struct transfer *t, CURLcode cc, CURLoption o,
+                        const void *v)
+{
+    return cc != CURLE_OK ? cc : t->c->easy_setopt(t->h, o, v);
+}
+
+static CURLcode opt_fn(const struct transfer *t, CURLcode cc, CURLoption o,
+                       curl_write_callback v)
+{
+    return cc != CURLE_OK ? cc : t->c->easy_setopt(t->h, o, v);
+}
 
 /* The method and the body (fetch: POST and PUT without a body send
  * "Content-Length: 0"). */
-static CURLcode set_method(struct transfer *t)
+static CURLcode set_method(const struct transfer *t)
 {
     bool is_post = strcmp(t->method, "POST") == 0;
     bool post_like = t->has_body || is_post || strcmp(t->method, "PUT") == 0;
+    curl_off_t len = t->has_body ? (curl_off_t)t->body.len : 0;
     CURLcode cc = CURLE_OK;
 
-    if (strcmp(t->method, "GET") == 0) {
-        SETOPT(cc, t, CURLOPT_HTTPGET, 1L);
-        return cc;
-    }
+    if (strcmp(t->method, "GET") == 0)
+        return opt_long(t, cc, CURLOPT_HTTPGET, 1L);
     if (post_like) {
-        curl_off_t len = t->has_body ? (curl_off_t)t->body.len : 0;
-
-        SETOPT(cc, t, CURLOPT_POSTFIELDSIZE_LARGE, len);
-        SETOPT(cc, t, CURLOPT_POSTFIELDS,
-               t->body.data ? (const char *)t->body.data : "");
+        cc = opt_off(t, cc, CURLOPT_POSTFIELDSIZE_LARGE, len);
+        cc = opt_ptr(t, cc, CURLOPT_POSTFIELDS,
+                     t->body.data ? (const void *)t->body.data : "");
     }
-    if (!is_post)
-        SETOPT(cc, t, CURLOPT_CUSTOMREQUEST, t->method);
-    return cc;
+    return is_post ? cc : opt_ptr(t, cc, CURLOPT_CUSTOMREQUEST, t->method);
 }
 
 static CURLcode set_options(struct transfer *t, struct curl_slist *headers,
@@ -270,20 +284,19 @@ static CURLcode set_options(struct transfer *t, struct curl_slist *headers,
     /* a Content-Length over the cap fails at once (0: no such check) */
     curl_off_t max_file =
         t->opts->max_bytes > (uint64_t)INT64_MAX ? 0 : (curl_off_t)t->opts->max_bytes;
-    CURLcode cc = CURLE_OK;
+    CURLcode cc = opt_ptr(t, CURLE_OK, CURLOPT_URL, t->url);
 
-    SETOPT(cc, t, CURLOPT_URL, t->url);
-    SETOPT(cc, t, CURLOPT_PROTOCOLS_STR, "http,https");
-    SETOPT(cc, t, CURLOPT_NOSIGNAL, 1L);
-    SETOPT(cc, t, CURLOPT_TIMEOUT_MS, timeout_ms);
-    SETOPT(cc, t, CURLOPT_ACCEPT_ENCODING, "");
-    SETOPT(cc, t, CURLOPT_MAXFILESIZE_LARGE, max_file);
-    SETOPT(cc, t, CURLOPT_WRITEFUNCTION, on_body);
-    SETOPT(cc, t, CURLOPT_WRITEDATA, (void *)t);
-    SETOPT(cc, t, CURLOPT_HEADERFUNCTION, on_header);
-    SETOPT(cc, t, CURLOPT_HEADERDATA, (void *)t);
-    SETOPT(cc, t, CURLOPT_ERRORBUFFER, t->errbuf);
-    SETOPT(cc, t, CURLOPT_HTTPHEADER, headers);
+    cc = opt_ptr(t, cc, CURLOPT_PROTOCOLS_STR, "http,https");
+    cc = opt_long(t, cc, CURLOPT_NOSIGNAL, 1L);
+    cc = opt_long(t, cc, CURLOPT_TIMEOUT_MS, timeout_ms);
+    cc = opt_ptr(t, cc, CURLOPT_ACCEPT_ENCODING, "");
+    cc = opt_off(t, cc, CURLOPT_MAXFILESIZE_LARGE, max_file);
+    cc = opt_fn(t, cc, CURLOPT_WRITEFUNCTION, on_body);
+    cc = opt_ptr(t, cc, CURLOPT_WRITEDATA, t);
+    cc = opt_fn(t, cc, CURLOPT_HEADERFUNCTION, on_header);
+    cc = opt_ptr(t, cc, CURLOPT_HEADERDATA, t);
+    cc = opt_ptr(t, cc, CURLOPT_ERRORBUFFER, t->errbuf);
+    cc = opt_ptr(t, cc, CURLOPT_HTTPHEADER, headers);
     return cc == CURLE_OK ? set_method(t) : cc;
 }
 

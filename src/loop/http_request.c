@@ -264,7 +264,7 @@ bool lil__http_same_origin(const char *a, const char *b)
 
 /* Does fetch percent-encode byte c in this part of a URL?  (WHATWG URL's
  * path, query and fragment percent-encode sets, for special schemes.) */
-static bool must_encode(unsigned char c, char part)
+static bool must_encode(unsigned char c, int part)
 {
     if (c <= 0x20 || c >= 0x7f || c == '"' || c == '<' || c == '>')
         return true;
@@ -286,7 +286,7 @@ lil_status lil__http_url_prepare(struct lil_buf *out, const char *url)
     lil__http_url_split(url + start, end - start, &u);
     for (size_t i = 0; i < u.len && rc == LIL_OK; i++) {
         unsigned char c = (unsigned char)url[start + i];
-        char part = i >= u.fragment ? '#' : i >= u.query ? '?' : '/';
+        int part = i >= u.fragment ? '#' : i >= u.query ? '?' : '/';
 
         if (c == '\t' || c == '\n' || c == '\r')
             continue;
@@ -314,23 +314,39 @@ static lil_status add_str(struct lil_buf *out, const char *s)
     return lil__buf_addstr(out, s);
 }
 
+/* The escape of c in JSON.stringify's QuoteJSONString, or NULL. */
+static const char *escape(unsigned char c)
+{
+    switch (c) {
+    case '"':
+        return "\\\"";
+    case '\\':
+        return "\\\\";
+    case '\b':
+        return "\\b";
+    case '\f':
+        return "\\f";
+    case '\n':
+        return "\\n";
+    case '\r':
+        return "\\r";
+    case '\t':
+        return "\\t";
+    default:
+        return NULL;
+    }
+}
+
 /* JSON.stringify's QuoteJSONString (the string is valid UTF-8: jansson's). */
 static lil_status quote(struct lil_buf *out, const char *s, size_t len)
 {
     static const char hex[] = "0123456789abcdef";
     lil_status rc = add_str(out, "\"");
-    size_t run = 0; /* bytes copied as they are, pending */
+    size_t run = 0; /* bytes to copy as they are, pending */
 
     for (size_t i = 0; i < len && rc == LIL_OK; i++) {
         unsigned char c = (unsigned char)s[i];
-        const char *esc = c == '"'    ? "\\\""
-                          : c == '\\' ? "\\\\"
-                          : c == '\b' ? "\\b"
-                          : c == '\f' ? "\\f"
-                          : c == '\n' ? "\\n"
-                          : c == '\r' ? "\\r"
-                          : c == '\t' ? "\\t"
-                                      : NULL;
+        const char *esc = escape(c);
         char u[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], '\0'};
 
         if (!esc && c >= 0x20) {

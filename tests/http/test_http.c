@@ -825,8 +825,9 @@ T_TEST(headers_and_requests_redacted)
         lil__http_redact_headers(test_env(), &err, json_object_get(req, "body"), &out),
         LIL_OK); /* any object: nothing secret in it */
     json_decref(out);
-    T_EQ_I64(lil__http_redact_headers(test_env(), &err, json_string("x"), &out),
-             LIL_E_INVAL);
+    json_decref(req);
+    req = json_string("x");
+    T_EQ_I64(lil__http_redact_headers(test_env(), &err, req, &out), LIL_E_INVAL);
     json_decref(req);
 }
 
@@ -988,7 +989,7 @@ T_TEST(allocation_failures_are_nomem_and_leak_nothing)
         if (!a.failed)
             break;
     }
-    T_CHECK(k > 20);
+    T_CHECK(k > 50); /* about 130 allocations */
     json_decref(req);
 }
 
