@@ -343,6 +343,7 @@ static lil_status one_hop(struct transfer *t)
     t->c->easy_reset(t->h);
     lil__buf_reset(&t->resp);
     t->header_bytes = 0;
+    t->cb_rc = LIL_OK;
     t->errbuf[0] = '\0';
     cc = set_options(t, headers, left);
     if (cc == CURLE_OK)

@@ -90,7 +90,9 @@
  * request (lil__http_redact_request) or printed has "[redacted]" in their
  * place, and "https://[redacted]@host" for a URL's userinfo.
  *
- * Memory: values are built under the env's allocator inside json scopes;
+ * Memory: the request and other values passed in are borrowed and never
+ * changed (they are not const only because jansson's iterators are not);
+ * values are built under the env's allocator inside json scopes;
  * libcurl's own allocations (its handle, the headers it keeps) go through
  * libcurl's allocator and are bounded by max_bytes.  Nothing is kept
  * between calls.  Thread rules: any number of calls at once, from any

@@ -37,6 +37,10 @@ struct lil_http_url {
     size_t fragment;   /* the '#', or SIZE_MAX */
 };
 
+/* Narrow [*start, *end) of url to drop the blanks and control characters
+ * around it (the WHATWG URL parser does). */
+void lil__http_url_trim(const char *url, size_t *start, size_t *end);
+
 /* Split url (len bytes). */
 void lil__http_url_split(const char *url, size_t len, struct lil_http_url *u);
 

@@ -110,13 +110,14 @@ static lil_status params(struct lil_buf *out, const char *s, size_t from, size_t
     return rc;
 }
 
-static lil_status rewrite_url(struct lil_buf *out, const char *url, secret_fn fn)
+static lil_status rewrite_trimmed(struct lil_buf *out, const char *url, size_t len,
+                                  secret_fn fn)
 {
     struct lil_http_url u;
     size_t query_end, start = 0;
     lil_status rc = LIL_OK;
 
-    lil__http_url_split(url, strlen(url), &u);
+    lil__http_url_split(url, len, &u);
     if (u.at != SIZE_MAX) {
         rc = lil__buf_add(out, url, u.auth);
         if (rc == LIL_OK)
@@ -134,6 +135,19 @@ static lil_status rewrite_url(struct lil_buf *out, const char *url, secret_fn fn
     if (rc == LIL_OK && u.fragment != SIZE_MAX)
         rc = params(out, url, u.fragment + 1, u.len, fn);
     return rc;
+}
+
+/* Copy url, secrets through fn (blanks around it copied as they are). */
+static lil_status rewrite_url(struct lil_buf *out, const char *url, secret_fn fn)
+{
+    size_t lead = 0, end = strlen(url);
+    lil_status rc;
+
+    lil__http_url_trim(url, &lead, &end);
+    rc = lil__buf_add(out, url, lead);
+    if (rc == LIL_OK)
+        rc = rewrite_trimmed(out, url + lead, end - lead, fn);
+    return rc == LIL_OK ? lil__buf_addstr(out, url + end) : rc;
 }
 
 lil_status lil__http_redact_url(struct lil_buf *out, const char *url)

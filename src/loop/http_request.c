@@ -65,9 +65,7 @@ static bool is_cstring(const json_t *v)
     return json_is_string(v) && strlen(json_string_value(v)) == json_string_length(v);
 }
 
-/* Narrow [*start, *end) of url to drop the blanks and control characters
- * around it (the WHATWG URL parser does). */
-static void trim_url(const char *url, size_t *start, size_t *end)
+void lil__http_url_trim(const char *url, size_t *start, size_t *end)
 {
     while (*start < *end && (unsigned char)url[*start] <= 0x20)
         (*start)++;
@@ -85,7 +83,7 @@ static lil_status check_url(struct lil_err *err, const json_t *url)
         return bad(err, "url must be a string", NULL);
     s = json_string_value(url);
     end = strlen(s);
-    trim_url(s, &start, &end);
+    lil__http_url_trim(s, &start, &end);
     s += start;
     lil__http_url_split(s, end - start, &u);
     if (!lil__http_url_is_http(s, &u))
@@ -282,7 +280,7 @@ lil_status lil__http_url_prepare(struct lil_buf *out, const char *url)
     struct lil_http_url u;
     lil_status rc = LIL_OK;
 
-    trim_url(url, &start, &end);
+    lil__http_url_trim(url, &start, &end);
     lil__http_url_split(url + start, end - start, &u);
     for (size_t i = 0; i < u.len && rc == LIL_OK; i++) {
         unsigned char c = (unsigned char)url[start + i];

@@ -790,6 +790,7 @@ T_TEST(urls_redacted)
     T_EQ_STR(redacted_url("http://[::1]:80/?Password=p"),
              "http://[::1]:80/?Password=[redacted]");
     T_EQ_STR(redacted_url("not a url?key=v"), "not a url?key=[redacted]");
+    T_EQ_STR(redacted_url(" \thttps://u:p@h/ \n"), " \thttps://[redacted]@h/ \n");
     T_EQ_STR(redacted_url(""), "");
 }
 
