@@ -24,10 +24,12 @@
  *     every body a string); POST and PUT without a body send
  *     "Content-Length: 0";
  *   - the caller's headers, with leading and trailing blanks of values
- *     trimmed (as fetch does); an Accept header for any media type (what
- *     fetch sends) and "User-Agent: lil/<version>" unless the caller sets
- *     them; responses may come gzip, deflate, br or zstd encoded (whatever
- *     libcurl decodes), as fetch accepts;
+ *     trimmed (as fetch does), except the framing and hop-by-hop ones
+ *     (Content-Length, Transfer-Encoding, Connection, Keep-Alive, Upgrade,
+ *     Expect, TE, Trailer: the transport's to set); an Accept header for
+ *     any media type (what fetch sends) and "User-Agent: lil/<version>"
+ *     unless the caller sets them; responses may come gzip, deflate, br or
+ *     zstd encoded (whatever libcurl decodes), as fetch accepts;
  *   - the URL as fetch would send it: surrounding blanks and control
  *     characters dropped, tabs and newlines removed, spaces, quotes, angle
  *     brackets, backquotes and bytes over 0x7e of the path, query and
@@ -48,8 +50,10 @@
  *   - the body is read as UTF-8 text (a leading BOM dropped, each maximal
  *     invalid sequence replaced by U+FFFD, as TextDecoder does) and parsed
  *     as JSON when it parses (any JSON value; numbers as JSON.parse sees
- *     them: an integral real within 2^53 becomes an integer, an integer
- *     too large for 64 bits a real);
+ *     them: an integral real within 2^53 becomes an integer, and in a text
+ *     with an integer beyond 64 bits every number is a double, as in
+ *     JavaScript).  What jansson cannot read, JSON.parse could: nesting
+ *     deeper than 2048, a lone surrogate escape; such a body is text;
  *   - default mode: the parsed value, or {"status": <code>, "raw": <text>}
  *     for a body that is not JSON (an empty one included);
  *   - envelope: {"status", "ok" (200..299), "headers", "body" (parsed value
