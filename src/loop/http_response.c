@@ -9,66 +9,25 @@
 #include "base/utf8.h"
 #include "loop/effect_http.h"
 #include "loop/http_int.h"
+#include "loop/text.h"
 
 /* ------------------------------------------------------------------------ */
 /* Text                                                                     */
-
-/* Bytes of the maximal subpart of the ill-formed sequence at s (Unicode
- * 3.9; what the WHATWG decoder turns into one U+FFFD): at least 1. */
-static size_t maximal_subpart(const unsigned char *s, size_t len)
-{
-    unsigned char c = s[0], lo = 0x80, hi = 0xBF;
-    size_t need, i;
-
-    if (c >= 0xC2 && c <= 0xDF) {
-        need = 1;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        need = 2;
-        lo = c == 0xE0 ? 0xA0 : 0x80;
-        hi = c == 0xED ? 0x9F : 0xBF;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        need = 3;
-        lo = c == 0xF0 ? 0x90 : 0x80;
-        hi = c == 0xF4 ? 0x8F : 0xBF;
-    } else {
-        return 1;
-    }
-    for (i = 1; i <= need && i < len; i++) {
-        if (s[i] < lo || s[i] > hi)
-            break;
-        lo = 0x80;
-        hi = 0xBF;
-    }
-    return i;
-}
 
 static bool has_bom(const unsigned char *s, size_t len)
 {
     return len >= 3 && s[0] == 0xEF && s[1] == 0xBB && s[2] == 0xBF;
 }
 
+/* TextDecoder: the decoding of loop/text.h, without a leading BOM. */
 lil_status lil__http_decode_text(struct lil_buf *out, const unsigned char *s,
                                  size_t len)
 {
-    static const char replacement[] = "\xEF\xBF\xBD"; /* U+FFFD */
-    size_t i = has_bom(s, len) ? 3 : 0, run = i;
-    lil_status rc = LIL_OK;
-    uint32_t cp;
+    size_t skip = has_bom(s, len) ? 3 : 0;
 
-    while (i < len && rc == LIL_OK) {
-        size_t n = lil__utf8_decode(s + i, len - i, &cp);
-
-        if (n) {
-            i += n;
-            continue;
-        }
-        rc = lil__buf_add(out, s + run, i - run);
-        if (rc == LIL_OK)
-            rc = lil__buf_add(out, replacement, 3);
-        i += maximal_subpart(s + i, len - i);
-        run = i;
-    }
-    return rc == LIL_OK ? lil__buf_add(out, s + run, len - run) : rc;
+    if (len == 0)
+        return LIL_OK; /* s may be NULL */
+    return lil__text_from_utf8(out, s + skip, len - skip);
 }
 
 lil_status lil__http_latin1(struct lil_buf *out, const unsigned char *s, size_t len)
