@@ -87,9 +87,10 @@
  * is: secrets do not belong in a body that is journaled.
  *
  * Secrets (lil__http_secret_name), by name, ASCII case-insensitive:
- * Authorization, Proxy-Authorization, Cookie, Set-Cookie, X-Api-Key, and
- * any name containing "auth", "token", "secret", "key", "password",
- * "passwd", "cookie", "session", "credential" or "signature"; query
+ * Authorization, Proxy-Authorization, Cookie, Set-Cookie, X-Api-Key, any
+ * name a secret environment variable could have (loop/redact.h: containing
+ * "key", "token", "secret", "password", "passwd" or "credential"), and any
+ * containing "auth", "cookie", "session" or "signature"; query
  * parameters also named "sig", "pwd" or "pass".  What is journaled as the
  * request (lil__http_redact_request) or printed has "[redacted]" in their
  * place, and "https://[redacted]@host" for a URL's userinfo.

@@ -14,6 +14,7 @@
 #include "base/hash.h"
 #include "loop/effect_http.h"
 #include "loop/http_int.h"
+#include "loop/redact.h"
 
 /* ------------------------------------------------------------------------ */
 /* Secret names                                                             */
@@ -37,14 +38,15 @@ bool lil__http_secret_name(const char *name, size_t len, bool query)
 {
     static const char *const names[] = {"authorization", "proxy-authorization",
                                         "cookie", "set-cookie", "x-api-key"};
-    static const char *const parts[] = {"auth",       "token",    "secret", "key",
-                                        "password",   "passwd",   "cookie", "session",
-                                        "credential", "signature"};
+    /* beside the words of every secret name (loop/redact.h) */
+    static const char *const parts[] = {"auth", "cookie", "session", "signature"};
     static const char *const query_names[] = {"sig", "pwd", "pass"};
 
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (equals_ci(name, len, names[i]))
             return true;
+    if (lil__redact_name_is_secret(name, len))
+        return true;
     for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
         if (contains_ci(name, len, parts[i]))
             return true;
