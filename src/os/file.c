@@ -170,15 +170,16 @@ lil_status lil__os_mkdir(const struct lil_env *env, struct lil_err *err,
     return sync_parent ? lil__os_fsync_parent(env, err, dir) : LIL_OK;
 }
 
-lil_status lil__os_publish(const struct lil_env *env, struct lil_err *err,
-                           const char *dir, const char *path, const void *data,
-                           size_t len)
+/* Write data to a new temporary file beside path (its name into tmp) and
+ * make it durable. */
+static lil_status write_tmp(const struct lil_env *env, struct lil_err *err,
+                            const char *path, const void *data, size_t len, char *tmp,
+                            size_t cap)
 {
-    char tmp[4200];
     int fd = -1;
     lil_status rc;
 
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%ld", path, (long)getpid(), (long)gettid());
+    snprintf(tmp, cap, "%s.tmp.%ld.%ld", path, (long)getpid(), (long)gettid());
     rc = lil__os_open(env, err, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600,
                       &fd);
     if (rc == LIL_OK)
@@ -186,13 +187,48 @@ lil_status lil__os_publish(const struct lil_env *env, struct lil_err *err,
     if (rc == LIL_OK)
         rc = lil__os_fdatasync(env, err, fd, tmp);
     lil__os_close(env, fd);
-    if (rc == LIL_OK && env->os->rename(tmp, path) < 0)
+    if (rc != LIL_OK)
+        env->os->unlink(tmp);
+    return rc;
+}
+
+lil_status lil__os_publish(const struct lil_env *env, struct lil_err *err,
+                           const char *dir, const char *path, const void *data,
+                           size_t len)
+{
+    char tmp[4200];
+    lil_status rc = write_tmp(env, err, path, data, len, tmp, sizeof(tmp));
+
+    if (rc != LIL_OK)
+        return rc;
+    if (env->os->rename(tmp, path) < 0) {
         rc = lil__seterr(err, LIL_E_IO, errno, "rename %s to %s: %s", tmp, path,
                          lil__errstr(errno));
-    if (rc != LIL_OK) {
         env->os->unlink(tmp);
         return rc;
     }
+    return lil__os_fsync_dir(env, err, dir);
+}
+
+lil_status lil__os_publish_new(const struct lil_env *env, struct lil_err *err,
+                               const char *dir, const char *path, const void *data,
+                               size_t len, bool *existed)
+{
+    char tmp[4200];
+    lil_status rc = write_tmp(env, err, path, data, len, tmp, sizeof(tmp));
+    int e = 0;
+
+    *existed = false;
+    if (rc != LIL_OK)
+        return rc;
+    if (env->os->link(tmp, path) < 0)
+        e = errno;
+    env->os->unlink(tmp);
+    if (e == EEXIST)
+        *existed = true;
+    else if (e)
+        return lil__seterr(err, LIL_E_IO, e, "link %s to %s: %s", tmp, path,
+                           lil__errstr(e));
     return lil__os_fsync_dir(env, err, dir);
 }
 
@@ -306,4 +342,31 @@ void lil__os_unload(const struct lil_env *env, uint8_t *data, uint64_t len, bool
         env->os->munmap(data, (size_t)len);
     else
         lil__free(env, data);
+}
+
+lil_status lil__os_read_file(const struct lil_env *env, struct lil_err *err,
+                             const char *path, lil_bytes *out)
+{
+    uint64_t size = 0;
+    int fd = -1;
+    lil_status rc = lil__os_open(env, err, path, O_RDONLY | O_CLOEXEC, 0, &fd);
+
+    if (rc != LIL_OK)
+        return err->sys_errno == ENOENT ? LIL_E_NOTFOUND : rc;
+    rc = lil__os_fstat_size(env, err, fd, &size, path);
+    if (rc == LIL_OK && out) {
+        out->data = lil__export_alloc(env, (size_t)size);
+        out->len = (size_t)size;
+        if (!out->data)
+            rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+        else
+            rc = lil__os_pread_all(env, err, fd, out->data, (size_t)size, 0, path);
+        if (rc != LIL_OK) {
+            lil_free(out->data);
+            out->data = NULL;
+            out->len = 0;
+        }
+    }
+    lil__os_close(env, fd);
+    return rc;
 }

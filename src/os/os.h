@@ -111,6 +111,19 @@ lil_status lil__os_publish(const struct lil_env *env, struct lil_err *err,
                            const char *dir, const char *path, const void *data,
                            size_t len);
 
+/* The whole file at path into *out (lil_free; NULL out: only tell whether
+ * it exists).  LIL_E_NOTFOUND when it does not exist. */
+lil_status lil__os_read_file(const struct lil_env *env, struct lil_err *err,
+                             const char *path, lil_bytes *out);
+
+/* Publish data at path only if nothing is there yet, atomically and
+ * durably: a temporary file, fsync'd, hard-linked to path (link(2) never
+ * replaces a file), then removed; the directory fsync'd.  *existed is true
+ * (and LIL_OK returned, nothing changed) when path already existed. */
+lil_status lil__os_publish_new(const struct lil_env *env, struct lil_err *err,
+                               const char *dir, const char *path, const void *data,
+                               size_t len, bool *existed);
+
 /* Open-file-description locks: they belong to the open file, not to the
  * process, and die with the last descriptor (so with the process).
  * try_lock: LIL_E_LOCKED if another description holds a conflicting lock.

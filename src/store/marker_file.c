@@ -97,35 +97,10 @@ static void drop(lil_bytes *out)
     out->len = 0;
 }
 
-/* Read a whole small file; LIL_E_NOTFOUND if it does not exist. */
-static lil_status read_file(const struct lil_env *env, struct lil_err *err,
-                            const char *path, lil_bytes *out)
-{
-    uint64_t size = 0;
-    int fd = -1;
-    lil_status rc = lil__os_open(env, err, path, O_RDONLY | O_CLOEXEC, 0, &fd);
-
-    if (rc != LIL_OK)
-        return err->sys_errno == ENOENT ? LIL_E_NOTFOUND : rc;
-    rc = lil__os_fstat_size(env, err, fd, &size, path);
-    if (rc == LIL_OK && out) {
-        out->data = lil__export_alloc(env, (size_t)size);
-        out->len = (size_t)size;
-        if (!out->data)
-            rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
-        else
-            rc = lil__os_pread_all(env, err, fd, out->data, (size_t)size, 0, path);
-        if (rc != LIL_OK)
-            drop(out);
-    }
-    lil__os_close(env, fd);
-    return rc;
-}
-
 lil_status lil__marker_file_state(struct lil_smarker *m, struct lil_err *err,
                                   enum lil_smarker_state *state, lil_bytes *result)
 {
-    lil_status rc = read_file(m->env, err, m->done, result);
+    lil_status rc = lil__os_read_file(m->env, err, m->done, result);
 
     *state = LIL_SMARKER_NONE;
     if (rc == LIL_OK) {
@@ -139,7 +114,7 @@ lil_status lil__marker_file_state(struct lil_smarker *m, struct lil_err *err,
     }
     if (rc != LIL_E_NOTFOUND)
         return rc;
-    rc = read_file(m->env, err, m->pending, NULL);
+    rc = lil__os_read_file(m->env, err, m->pending, NULL);
     if (rc == LIL_OK)
         *state = LIL_SMARKER_PENDING;
     return rc == LIL_E_NOTFOUND ? LIL_OK : rc;

@@ -39,6 +39,10 @@
  *   its own position.  len is the record's stored size in bytes, as the
  *   backend counts it.
  *
+ *   Stop requests.  One per run at a time, published atomically and
+ *   durably by any process (no hold needed), never overwritten by a second
+ *   one; read and cleared by the holder.
+ *
  *   Markers.  marker_enter serializes callers of one marker name across
  *   processes (it waits for the one inside); the marker then has one of
  *   three states, read with marker_state: none, pending (a caller was
@@ -158,6 +162,20 @@ struct lil_store_ops {
      * opener, as the caller read it from the OPEN records) when that
      * process still holds it, -1 another process the store cannot name. */
     int (*run_holder)(const struct lil_srun *r, int last_opener);
+
+    /* Stop requests: any process publishes one beside a run without
+     * holding it (a loop is asked to stop while another process runs it);
+     * the holder reads and clears it at a safe point.  A second request
+     * leaves the first in place and sets *already. */
+    lil_status (*stop_request)(struct lil_store *st, struct lil_err *err,
+                               const char *run_id, const void *req, size_t len,
+                               bool *already);
+    /* The pending request into *out (lil_free); LIL_E_NOTFOUND if none. */
+    lil_status (*stop_read)(struct lil_store *st, struct lil_err *err,
+                            const char *run_id, lil_bytes *out);
+    /* Remove the pending request; LIL_E_NOTFOUND if none. */
+    lil_status (*stop_clear)(struct lil_store *st, struct lil_err *err,
+                             const char *run_id);
 
     /* Enter the marker name (waiting for a caller inside). */
     lil_status (*marker_enter)(struct lil_store *st, struct lil_err *err,

@@ -23,6 +23,7 @@
 #include "os/os.h"
 
 #define JOURNAL_EXT ".lil"
+#define STOP_EXT    ".stop" /* <dir>/<run id>.stop: a stop request */
 
 _Static_assert(LIL_JF_FLAG_EFFECT == LIL_SREC_EFFECT, "effect flag differs");
 _Static_assert(LIL_JF_KEY_MAX == LIL_SREC_KEY_MAX, "key limit differs");
@@ -63,15 +64,20 @@ lil_status lil__store_file_sync_parent(struct file_store *fs, struct lil_err *er
     return rc;
 }
 
-/* "<dir>/<run id>.lil" into a new string (lil__free), NULL on OOM. */
-static char *run_path(const struct lil_store *st, const char *run_id)
+/* "<dir>/<run id><ext>" into a new string (lil__free), NULL on OOM. */
+static char *file_of(const struct lil_store *st, const char *run_id, const char *ext)
 {
-    size_t n = strlen(st->where) + 1 + strlen(run_id) + sizeof(JOURNAL_EXT);
+    size_t n = strlen(st->where) + 1 + strlen(run_id) + strlen(ext) + 1;
     char *p = lil__malloc(st->env, n);
 
     if (p)
-        snprintf(p, n, "%s/%s%s", st->where, run_id, JOURNAL_EXT);
+        snprintf(p, n, "%s/%s%s", st->where, run_id, ext);
     return p;
+}
+
+static char *run_path(const struct lil_store *st, const char *run_id)
+{
+    return file_of(st, run_id, JOURNAL_EXT);
 }
 
 /* ---- runs ---------------------------------------------------------------------- */
@@ -261,6 +267,59 @@ static lil_status file_check_run(struct lil_store *st, struct lil_err *err,
     return rc;
 }
 
+/* ---- stop requests ------------------------------------------------------------- */
+
+static lil_status file_stop_request(struct lil_store *st, struct lil_err *err,
+                                    const char *run_id, const void *req, size_t len,
+                                    bool *already)
+{
+    char *path = file_of(st, run_id, STOP_EXT);
+    lil_status rc;
+
+    *already = false;
+    if (!path)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    rc = lil__store_file_sync_parent((struct file_store *)st, err);
+    if (rc == LIL_OK)
+        rc = lil__os_publish_new(st->env, err, st->where, path, req, len, already);
+    lil__free(st->env, path);
+    return rc;
+}
+
+static lil_status file_stop_read(struct lil_store *st, struct lil_err *err,
+                                 const char *run_id, lil_bytes *out)
+{
+    char *path = file_of(st, run_id, STOP_EXT);
+    lil_status rc;
+
+    if (!path)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    rc = lil__os_read_file(st->env, err, path, out);
+    if (rc == LIL_E_NOTFOUND)
+        lil__seterr(err, rc, 0, "no stop request for run %s", run_id);
+    lil__free(st->env, path);
+    return rc;
+}
+
+static lil_status file_stop_clear(struct lil_store *st, struct lil_err *err,
+                                  const char *run_id)
+{
+    char *path = file_of(st, run_id, STOP_EXT);
+    lil_status rc = LIL_OK;
+
+    if (!path)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    if (st->env->os->unlink(path) < 0)
+        rc = errno == ENOENT ? lil__seterr(err, LIL_E_NOTFOUND, 0,
+                                           "no stop request for run %s", run_id)
+                             : lil__seterr(err, LIL_E_IO, errno, "unlink %s: %s", path,
+                                           lil__errstr(errno));
+    if (rc == LIL_OK)
+        rc = lil__os_fsync_dir(st->env, err, st->where);
+    lil__free(st->env, path);
+    return rc;
+}
+
 static void file_close(struct lil_store *st)
 {
     struct lil_env *env = st->env;
@@ -284,6 +343,9 @@ static const struct lil_store_ops file_ops = {
     .run_next_scanned = file_run_next_scanned,
     .run_info = file_run_info,
     .run_holder = file_run_holder,
+    .stop_request = file_stop_request,
+    .stop_read = file_stop_read,
+    .stop_clear = file_stop_clear,
     .marker_enter = lil__marker_file_enter,
     .marker_state = lil__marker_file_state,
     .marker_begin = lil__marker_file_begin,
