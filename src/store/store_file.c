@@ -269,16 +269,29 @@ static lil_status file_check_run(struct lil_store *st, struct lil_err *err,
 
 /* ---- stop requests ------------------------------------------------------------- */
 
+/* "<dir>/<run id>.stop" for a valid run id (no path tricks). */
+static lil_status stop_path(struct lil_store *st, struct lil_err *err,
+                            const char *run_id, char **path)
+{
+    lil_status rc = lil__run_id_check(err, run_id);
+
+    *path = NULL;
+    if (rc != LIL_OK)
+        return rc;
+    *path = file_of(st, run_id, STOP_EXT);
+    return *path ? LIL_OK : lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+}
+
 static lil_status file_stop_request(struct lil_store *st, struct lil_err *err,
                                     const char *run_id, const void *req, size_t len,
                                     bool *already)
 {
-    char *path = file_of(st, run_id, STOP_EXT);
-    lil_status rc;
+    char *path;
+    lil_status rc = stop_path(st, err, run_id, &path);
 
     *already = false;
-    if (!path)
-        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    if (rc != LIL_OK)
+        return rc;
     rc = lil__store_file_sync_parent((struct file_store *)st, err);
     if (rc == LIL_OK)
         rc = lil__os_publish_new(st->env, err, st->where, path, req, len, already);
@@ -289,11 +302,11 @@ static lil_status file_stop_request(struct lil_store *st, struct lil_err *err,
 static lil_status file_stop_read(struct lil_store *st, struct lil_err *err,
                                  const char *run_id, lil_bytes *out)
 {
-    char *path = file_of(st, run_id, STOP_EXT);
-    lil_status rc;
+    char *path;
+    lil_status rc = stop_path(st, err, run_id, &path);
 
-    if (!path)
-        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    if (rc != LIL_OK)
+        return rc;
     rc = lil__os_read_file(st->env, err, path, out);
     if (rc == LIL_E_NOTFOUND)
         lil__seterr(err, rc, 0, "no stop request for run %s", run_id);
@@ -304,11 +317,11 @@ static lil_status file_stop_read(struct lil_store *st, struct lil_err *err,
 static lil_status file_stop_clear(struct lil_store *st, struct lil_err *err,
                                   const char *run_id)
 {
-    char *path = file_of(st, run_id, STOP_EXT);
-    lil_status rc = LIL_OK;
+    char *path;
+    lil_status rc = stop_path(st, err, run_id, &path);
 
-    if (!path)
-        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    if (rc != LIL_OK)
+        return rc;
     if (st->env->os->unlink(path) < 0)
         rc = errno == ENOENT ? lil__seterr(err, LIL_E_NOTFOUND, 0,
                                            "no stop request for run %s", run_id)

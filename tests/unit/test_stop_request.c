@@ -80,6 +80,9 @@ T_TEST(request_read_clear)
     T_CONTAINS(err.msg, "no stop request for run r");
     T_EQ_I64(st->ops->stop_clear(st, &err, "r"), LIL_E_NOTFOUND);
     T_EQ_I64(files_with(".tmp"), 0);
+    T_EQ_I64(request(st, "../escape", "{}", &already), LIL_E_INVAL);
+    T_EQ_I64(st->ops->stop_read(st, &err, "", &out), LIL_E_INVAL);
+    T_EQ_I64(st->ops->stop_clear(st, &err, ".."), LIL_E_INVAL);
     lil_store_close(st);
 }
 
