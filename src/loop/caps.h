@@ -1,0 +1,275 @@
+/*
+ * caps.h -- the loop's meters and caps (loopspec-contract.md sections 1.5,
+ * 5.14 and 5.8): what the runner counts, when a cap trips, what approving a
+ * cap-breakpoint rebases, and how a resumed run gets back exactly the
+ * meters it had.  Pure logic: no I/O, no clock (the caller passes the time,
+ * epoch milliseconds), no allocation except for the summary and the JSON
+ * form.
+ *
+ * The meters (struct lil_loop_meters):
+ *   - iteration: the next iteration to run (= committed iterations); the
+ *     max_iterations cap counts iteration - iteration_base;
+ *   - tokens and usd: sums of the agent calls' usage; the budgets count
+ *     tokens - tokens_base and usd - usd_base;
+ *   - wallclock: now - wallclock_base, the base being the run's first
+ *     record (downtime and parked time included) until an approval moves it;
+ *   - no progress: after each snapshot, a fingerprint equal to the last one
+ *     adds 1 to `repeats`, another one sets repeats to 0 and becomes the
+ *     last one, an undefined one (NULL) changes nothing; only snapshots of
+ *     iterations >= fp_reset_at count.  The last fingerprint is kept as its
+ *     SHA-256 (no allocation; equal texts, equal digests);
+ *   - pending: a cap whose action was breakpoint, awaiting approval;
+ *     ended: a cap whose action (fail, exit-clean) ended the run.
+ *
+ * The caps, all comparisons >= (section 5.14), each tripping only when the
+ * spec sets it:
+ *   max_iterations     iteration - iteration_base >= max_iterations
+ *   token-budget       tokens - tokens_base       >= budget.tokens
+ *   usd-budget         usd - usd_base             >= budget.usd
+ *   wallclock-budget   now - wallclock_base       >= budget.wallclock
+ *   no_progress        repeats                    >= max_repeats
+ * At an iteration's start they are checked in that order, the first one
+ * wins (lil__meters_check_start); after a fresh agent call only the three
+ * budgets, in that order (lil__meters_check_budgets).  So with max_repeats
+ * 2, three identical fingerprints stop the run at the start of iteration 3.
+ * lil also offers lil__meters_check_budgets at any effect boundary and
+ * lil__meters_wallclock_left for per-effect deadlines, so that a long shell
+ * or http effect need not overshoot the wallclock budget (section 8, W22):
+ * the runner chooses where to call them.
+ *
+ * Reasons and actions are spelled as the contract spells them (its cap
+ * records carry them): max_iterations, token-budget, usd-budget,
+ * wallclock-budget, no_progress; fail, exit-clean, breakpoint (the default,
+ * which normalization already fills in: spec/normalize.c).
+ *
+ * Approval rebases only the cap that tripped, from the iteration and the
+ * time the runner journals in its cap_cleared record (the same time live
+ * and on reload, unlike the reference: W22): max_iterations -> a fresh
+ * window from here; no_progress -> streak reset, only snapshots from here
+ * count; token-budget and usd-budget -> base = current totals;
+ * wallclock-budget -> base = that time.
+ *
+ * What the runner calls, and what it journals first (the journal is the
+ * truth: a meter changes only after its record is durable):
+ *   fresh run       lil__meters_init (start = the first record's time)
+ *   iteration start trip = lil__meters_check_start; tripped: journal
+ *                   cap{reason, action}, then lil__meters_trip
+ *   fresh agent     journal done with usage, lil__meters_add_usage, then
+ *                   lil__meters_check_budgets (tripped: as above)
+ *   snapshot        journal it, then lil__meters_note_snapshot
+ *   approval        journal cap_cleared{reason, at_iteration = iteration,
+ *                   time}, then lil__meters_clear (or lil__meters_approve)
+ *   reload          lil__meters_init with the first record's time, then
+ *                   lil__meters_fold of each such record, in journal order:
+ *                   the result equals the live meters (lil__meters_equal).
+ * The live calls refuse what cannot happen (a snapshot of another
+ * iteration, a clearance of a cap that is not pending, negative usage, a
+ * cap after the run ended) with LIL_E_INVAL and leave the meters as they
+ * were; lil__meters_fold reports the same as LIL_E_CORRUPT (the journal
+ * says something the runner never writes).
+ *
+ * Ownership and threads: a struct lil_loop_meters is a plain value (no
+ * pointers), owned by its runner, copied freely; one thread at a time.
+ */
+#ifndef LIL_LOOP_CAPS_H
+#define LIL_LOOP_CAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "base/err.h"
+#include "base/hash.h"
+#include "json/json.h"
+#include "spec/ir.h"
+
+/* The caps, in the order they are checked at an iteration's start. */
+enum lil_cap {
+    LIL_CAP_NONE = 0,
+    LIL_CAP_MAX_ITERATIONS,
+    LIL_CAP_TOKENS,
+    LIL_CAP_USD,
+    LIL_CAP_WALLCLOCK,
+    LIL_CAP_NO_PROGRESS
+};
+
+/* What the spec's caps allow (copied from the IR; has_* false: no such cap). */
+struct lil_cap_limits {
+    int64_t max_iterations; /* >= 1 */
+    bool has_no_progress;
+    int64_t max_repeats; /* >= 1 */
+    bool has_tokens;
+    int64_t tokens; /* >= 1 */
+    bool has_usd;
+    double usd; /* > 0 */
+    bool has_wallclock;
+    int64_t wallclock_ms; /* >= 0, rounded up to whole milliseconds */
+    enum lil_ir_cap_action action;
+};
+
+struct lil_loop_meters {
+    struct lil_cap_limits lim;
+    int64_t iteration;      /* the next iteration to run */
+    int64_t iteration_base; /* max_iterations counts from here */
+    int64_t tokens, tokens_base;
+    double usd, usd_base;
+    int64_t wallclock_base_ms; /* epoch ms */
+    int64_t fp_reset_at;       /* snapshots of iterations >= this count */
+    int64_t repeats;           /* identical fingerprints after the first */
+    bool has_fp;               /* fp holds the last defined fingerprint */
+    uint8_t fp[LIL_SHA256_LEN];
+    enum lil_cap pending; /* breakpoint awaiting approval, or NONE */
+    enum lil_cap ended;   /* the cap that ended the run, or NONE */
+    enum lil_ir_cap_action ended_action;
+};
+
+/* A check's answer.  cap NONE: nothing tripped (reason ""). */
+struct lil_cap_trip {
+    enum lil_cap cap;
+    enum lil_ir_cap_action action; /* the spec's on_cap_exceeded */
+    const char *reason;            /* static: "token-budget", ... */
+};
+
+/* ---- names ------------------------------------------------------------------ */
+
+/* "max_iterations", "token-budget", "usd-budget", "wallclock-budget",
+ * "no_progress"; "" for LIL_CAP_NONE or a value out of range. */
+const char *lil__cap_reason(enum lil_cap cap);
+
+/* "fail", "exit-clean", "breakpoint"; "?" out of range. */
+const char *lil__cap_action_name(enum lil_ir_cap_action a);
+
+/* The cap / action spelled s (len bytes); false when s is none of them. */
+bool lil__cap_from_reason(const char *s, size_t len, enum lil_cap *out);
+bool lil__cap_action_from_name(const char *s, size_t len, enum lil_ir_cap_action *out);
+
+/* ---- set-up ----------------------------------------------------------------- */
+
+/* The limits of a normalized IR's caps.  LIL_E_INVAL (message in err) when
+ * they are out of range (max_iterations < 1, an unparsed wallclock, ...):
+ * the validator refuses such specs first. */
+lil_status lil__cap_limits_from_ir(const struct lil_ir_spec *ir, struct lil_err *err,
+                                   struct lil_cap_limits *out);
+
+/* Fresh meters: everything 0, wallclock base start_ms.  LIL_E_INVAL for
+ * limits out of range.  On failure *m is zeroed. */
+lil_status lil__meters_init_limits(struct lil_loop_meters *m, struct lil_err *err,
+                                   const struct lil_cap_limits *lim, int64_t start_ms);
+
+/* The same from the IR (lil__cap_limits_from_ir). */
+lil_status lil__meters_init(struct lil_loop_meters *m, struct lil_err *err,
+                            const struct lil_ir_spec *ir, int64_t start_ms);
+
+/* ---- checks (no change to the meters) ------------------------------------- */
+
+/* At an iteration's start: the first tripped of max_iterations, tokens,
+ * usd, wallclock, no_progress. */
+struct lil_cap_trip lil__meters_check_start(const struct lil_loop_meters *m,
+                                            int64_t now_ms);
+
+/* After a fresh agent call (or at any effect boundary): the first tripped
+ * of tokens, usd, wallclock. */
+struct lil_cap_trip lil__meters_check_budgets(const struct lil_loop_meters *m,
+                                              int64_t now_ms);
+
+/* Milliseconds before the wallclock budget trips (0 when it has),
+ * INT64_MAX without a wallclock budget. */
+int64_t lil__meters_wallclock_left(const struct lil_loop_meters *m, int64_t now_ms);
+
+/* ---- changes (each after its record is journaled) ------------------------------ */
+
+/* Add an agent call's usage (0 and 0.0 when it reported none).  tokens
+ * >= 0, usd finite and >= 0, else LIL_E_INVAL; the token sum saturates at
+ * INT64_MAX, a usd sum that is not finite is LIL_E_INVAL. */
+lil_status lil__meters_add_usage(struct lil_loop_meters *m, struct lil_err *err,
+                                 int64_t tokens, double usd);
+
+/* The snapshot of iteration `iteration` (which must be m->iteration) with
+ * fingerprint fp (fp_len bytes; NULL: undefined, ignored): the streak rule,
+ * then iteration + 1. */
+lil_status lil__meters_note_snapshot(struct lil_loop_meters *m, struct lil_err *err,
+                                     int64_t iteration, const void *fp, size_t fp_len);
+
+/* Cap `cap` tripped and `action` was journaled with it: breakpoint makes it
+ * pending, fail and exit-clean end the run.  LIL_E_INVAL when cap is NONE,
+ * a cap is pending or the run has ended. */
+lil_status lil__meters_trip(struct lil_loop_meters *m, struct lil_err *err,
+                            enum lil_cap cap, enum lil_ir_cap_action action);
+
+/* The pending cap `cap` was approved at iteration at_iteration (which must
+ * be m->iteration), at time ts_ms: no cap pending any more, and only cap's
+ * meter rebased.  LIL_E_INVAL when cap is not the pending one. */
+lil_status lil__meters_clear(struct lil_loop_meters *m, struct lil_err *err,
+                             enum lil_cap cap, int64_t at_iteration, int64_t ts_ms);
+
+/* lil__meters_clear of the pending cap at m->iteration and now_ms; *cleared
+ * (may be NULL) says which (to journal it).  LIL_E_INVAL when none is
+ * pending. */
+lil_status lil__meters_approve(struct lil_loop_meters *m, struct lil_err *err,
+                               int64_t now_ms, struct lil_cap_trip *cleared);
+
+/* ---- rebuilding from the journal ---------------------------------------------- */
+
+enum lil_meter_ev_kind {
+    LIL_METER_EV_SNAPSHOT,   /* iteration, fp, fp_len */
+    LIL_METER_EV_USAGE,      /* tokens, usd (an agent effect's done record) */
+    LIL_METER_EV_CAP,        /* cap, action */
+    LIL_METER_EV_CAP_CLEARED /* cap, iteration (atIteration), ts_ms */
+};
+
+/* One journaled record, as the meters see it (borrowed pointers). */
+struct lil_meter_event {
+    enum lil_meter_ev_kind kind;
+    int64_t iteration;
+    const void *fp; /* NULL: undefined fingerprint */
+    size_t fp_len;
+    int64_t tokens;
+    double usd;
+    enum lil_cap cap;
+    enum lil_ir_cap_action action;
+    int64_t ts_ms;
+};
+
+/* Apply one record, as the live call did.  LIL_E_CORRUPT (message in err)
+ * for a record the runner never writes at that point; the meters are then
+ * unchanged. */
+lil_status lil__meters_fold(struct lil_loop_meters *m, struct lil_err *err,
+                            const struct lil_meter_event *ev);
+
+/* Same meters (every field; fingerprints by digest)? */
+bool lil__meters_equal(const struct lil_loop_meters *a,
+                       const struct lil_loop_meters *b);
+
+/* ---- showing them --------------------------------------------------------------- */
+
+/* Append one line for progress and `lil inspect` to out, e.g.
+ *   iteration 3/10, no progress 1/2, wallclock 12s/1h, tokens 0/1000,
+ *   usd 0.00/1.00
+ * Each part is what its cap compares against its limit (so after an
+ * approval, tokens counts from the new base); a part appears only when the
+ * spec sets its cap, except tokens and usd, which appear without a limit
+ * once an agent reported some ("tokens 120").  A rebased iteration window
+ * reads "iteration 5 (3/10 since 2)".  Then "; paused on <reason>" while a
+ * cap is pending, or "; ended by <reason> (<action>)".  Durations: whole
+ * units d h m s ("1h30m"; the elapsed time cut to the second, a limit
+ * exact: "1.5s"), ms below one second, "0s" for none.
+ * LIL_E_NOMEM, LIL_E_TOOBIG past out's cap (out keeps what it had). */
+lil_status lil__meters_summary(const struct lil_loop_meters *m, int64_t now_ms,
+                               struct lil_buf *out);
+
+/* The same as a JSON object (a new reference in *out):
+ *   {"iteration", "iteration_base", "max_iterations",
+ *    "no_progress": {"repeats", "max_repeats", "reset_at"}   (when set),
+ *    "tokens": {"used", "base", "budget"}     (budget only when set),
+ *    "usd": {"used", "base", "budget"},
+ *    "wallclock": {"elapsed_ms", "base_ms", "budget_ms"},
+ *    "on_cap_exceeded", "pending": reason or null,
+ *    "ended": reason or null (with "ended_action" when not null)}
+ * "used" and "elapsed_ms" are what the caps compare (value - base).
+ * LIL_E_NOMEM. */
+lil_status lil__meters_json(const struct lil_env *env, struct lil_err *err,
+                            const struct lil_loop_meters *m, int64_t now_ms,
+                            json_t **out);
+
+#endif
