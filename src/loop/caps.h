@@ -94,18 +94,19 @@ enum lil_cap {
     LIL_CAP_NO_PROGRESS
 };
 
-/* What the spec's caps allow (copied from the IR; has_* false: no such cap). */
+/* What the spec's caps allow (copied from the IR).  A value counts only
+ * when its has_* flag is set (false: the spec sets no such cap). */
 struct lil_cap_limits {
     int64_t max_iterations; /* >= 1 */
-    bool has_no_progress;
-    int64_t max_repeats; /* >= 1 */
-    bool has_tokens;
-    int64_t tokens; /* >= 1 */
-    bool has_usd;
-    double usd; /* > 0 */
-    bool has_wallclock;
-    int64_t wallclock_ms; /* >= 0, rounded up to whole milliseconds */
+    int64_t max_repeats;    /* no_progress: >= 1 */
+    int64_t tokens;         /* >= 1 */
+    double usd;             /* > 0 */
+    int64_t wallclock_ms;   /* >= 0, rounded up to whole milliseconds */
     enum lil_ir_cap_action action;
+    bool has_no_progress;
+    bool has_tokens;
+    bool has_usd;
+    bool has_wallclock;
 };
 
 struct lil_loop_meters {
