@@ -26,7 +26,9 @@
  * A step's result (lil__state_apply), in the contract's order (5.4):
  *   1. `save`, entry by entry: var <- the JSONPath subset of section 3
  *      (lang/jsonpath.h) over the result; a miss overwrites the var with
- *      undefined (the key goes);
+ *      undefined (the key goes), as the contract says (W18 would rather
+ *      have null: lil keeps the contract here, so `state.x == null` is
+ *      false after a miss, as in the reference);
  *   2. `on_done.incr`: state[v] + 1 with JavaScript's `+`: a string, array
  *      or object concatenates ("3" -> "31", [1,2] -> "1,21"), anything else
  *      adds numbers (undefined -> NaN, stored null; null -> 1; true -> 2);

@@ -12,6 +12,7 @@
  * one.  Messages show names and values through lil__ir_show (control
  * characters escaped, long ones cut).
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "base/err.h"
@@ -36,9 +37,31 @@ static lil_status nomem(struct lil_err *err)
     return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
 }
 
+/* s made fit for a message: control characters escaped, cut with "...";
+ * bytes that are not UTF-8 (a NAME=VALUE comes from argv) as \xNN. */
 static const char *show(const char *s, size_t len, char buf[SHOW])
 {
-    return lil__ir_show(s, len, buf, SHOW);
+    static const char hex[] = "0123456789abcdef";
+    char tmp[4 * SHOW];
+    size_t o = 0;
+    uint32_t cp;
+
+    if (lil__utf8_invalid_at(s, len) == len)
+        return lil__ir_show(s, len, buf, SHOW);
+    for (size_t i = 0, n; i < len && o + 4 <= sizeof(tmp); i += n) {
+        n = lil__utf8_decode((const unsigned char *)s + i, len - i, &cp);
+        if (n && o + n <= sizeof(tmp)) {
+            memcpy(tmp + o, s + i, n);
+            o += n;
+            continue;
+        }
+        tmp[o++] = '\\';
+        tmp[o++] = 'x';
+        tmp[o++] = hex[(unsigned char)s[i] >> 4];
+        tmp[o++] = hex[(unsigned char)s[i] & 15];
+        n = 1;
+    }
+    return lil__ir_show(tmp, o, buf, SHOW);
 }
 
 /* The canonical text of v, shown; "(value)" with *nomem set if it cannot

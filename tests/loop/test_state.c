@@ -395,6 +395,8 @@ T_TEST(input_errors)
     const char *noname[] = {"=5"};
     const char *twice[] = {"n=1", "req=true", "n=2"};
     const char *bad_utf8[] = {"req=true", "who=a\xff"};
+    const char *bad_int[] = {"req=true", "n=1\xc3"};
+    const char *bad_name[] = {"\xfe\xc3\xa9=1"};
     const char *null_pair[] = {NULL};
 
     input_error(decls, NULL, NULL, 0, LIL_E_INVAL,
@@ -413,6 +415,10 @@ T_TEST(input_errors)
     input_error(decls, NULL, twice, 3, LIL_E_INVAL, "input 'n' is given twice");
     input_error(decls, NULL, bad_utf8, 2, LIL_E_INVAL,
                 "input 'who': the value is not valid UTF-8 (byte 0xff at offset 1)");
+    /* Bytes that are not UTF-8 are shown as \xNN. */
+    input_error(decls, NULL, bad_int, 2, LIL_E_INVAL,
+                "input 'n' (type int): the value '1\\xc3' is not an integer");
+    input_error(decls, NULL, bad_name, 1, LIL_E_INVAL, "unknown input '\\xfe\xc3\xa9'");
     input_error(decls, "[1]", NULL, 0, LIL_E_INVAL,
                 "the inputs are a JSON object of input names, not [1]");
     /* Values of the object are taken as they are: "5" is not an int. */
@@ -913,9 +919,10 @@ static const char *const SWEEP_PAIRS[] = {"n=5", "cfg={\"a\":[1,{\"b\":2.0}]}",
 #define SWEEP_INPUTS                                                          \
     "n: {type: int}, cfg: {type: json}, who: {type: string, default: world}," \
     " mode: {type: 'enum[a,b]'}, flag: {type: boolean, default: false}"
-#define SWEEP_STEP                                                                      \
-    "save: {r: '$.out.list', t: '$.none'}, on_done: {incr: s, set: {t: 'n=${state.n}'," \
-    " o: '${state.o}', n: {deep: [1, {x: [2]}]}}, append: {acc: '${state.r}'}}"
+#define SWEEP_STEP                                                          \
+    "save: {r: '$.out.list', t: '$.none'}, on_done: {incr: s,"              \
+    " set: {t: 'n=${state.n}', o: '${state.o}', n: {deep: [1, {x: [2]}]}}," \
+    " append: {acc: '${state.r}', r: 'x ${state.n}'}}"
 
 static lil_status op_init(lil_env *e, const struct lil_ir_spec *ir, struct lil_err *err,
                           char **out)
