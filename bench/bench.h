@@ -35,6 +35,7 @@ struct bench_cfg {
     size_t resume_reps;   /* processes started per resume variant */
     double group_seconds; /* duration of each group-commit point */
     size_t replay_reps;   /* open + replay repetitions (median kept) */
+    size_t shell_reps;    /* runs of /bin/true per way (shell effect) */
 };
 
 struct bench_stats {
@@ -104,5 +105,6 @@ void bench_flat_and_replay(const struct bench_cfg *cfg, lil_store *st);
 void bench_resume(const struct bench_cfg *cfg, lil_store *st);
 void bench_group(const struct bench_cfg *cfg, lil_store *st);
 void bench_spec(const struct bench_cfg *cfg);
+void bench_shell(const struct bench_cfg *cfg);
 
 #endif

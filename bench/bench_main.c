@@ -5,7 +5,7 @@
  *
  *     lil_bench --dir DIR [--quick] [--only NAME]...
  *
- * NAME: raw, sync, bytes, resume, group, replay, spec (default: all).
+ * NAME: raw, sync, bytes, resume, group, replay, spec, shell (default: all).
  * DIR must be on the disk under test (the raw loops and the store live
  * there) and is left with nothing in it but the empty store.
  */
@@ -40,6 +40,7 @@ static void config(struct bench_cfg *cfg, bool quick)
     cfg->resume_reps = quick ? 10 : 40;
     cfg->group_seconds = quick ? 0.5 : 2.0;
     cfg->replay_reps = quick ? 1 : 3;
+    cfg->shell_reps = quick ? 50 : 300;
 }
 
 static const char *fs_name(const char *dir)
@@ -173,6 +174,8 @@ int main(int argc, char **argv)
         bench_flat_and_replay(&cfg, st);
     if (WANT("spec"))
         bench_spec(&cfg);
+    if (WANT("shell"))
+        bench_shell(&cfg);
 #undef WANT
     lil_store_close(st);
 
