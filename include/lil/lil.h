@@ -681,8 +681,9 @@ LIL_API int lil_spec_ok(const lil_spec *spec);
 LIL_API size_t lil_spec_diag_count(const lil_spec *spec);
 LIL_API const lil_diag *lil_spec_diag(const lil_spec *spec, size_t i);
 
-/* The normalized spec as canonical JSON: defaults filled in, caps in force
- * (injected per pattern when absent), durations also in milliseconds.
+/* The normalized spec as compact JSON, keys in the order of the schema (not
+ * sorted): defaults filled in, caps in force (injected per pattern when
+ * absent), durations also in milliseconds.
  * LIL_E_SPEC if the spec has errors. */
 LIL_API lil_status lil_spec_json(const lil_spec *spec, lil_bytes *out);
 
