@@ -37,31 +37,11 @@ static lil_status nomem(struct lil_err *err)
     return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
 }
 
-/* s made fit for a message: control characters escaped, cut with "...";
- * bytes that are not UTF-8 (a NAME=VALUE comes from argv) as \xNN. */
+/* s made fit for a message (lil__ir_show: a NAME=VALUE comes from argv and
+ * may not be UTF-8). */
 static const char *show(const char *s, size_t len, char buf[SHOW])
 {
-    static const char hex[] = "0123456789abcdef";
-    char tmp[4 * SHOW];
-    size_t o = 0;
-    uint32_t cp;
-
-    if (lil__utf8_invalid_at(s, len) == len)
-        return lil__ir_show(s, len, buf, SHOW);
-    for (size_t i = 0, n; i < len && o + 4 <= sizeof(tmp); i += n) {
-        n = lil__utf8_decode((const unsigned char *)s + i, len - i, &cp);
-        if (n && o + n <= sizeof(tmp)) {
-            memcpy(tmp + o, s + i, n);
-            o += n;
-            continue;
-        }
-        tmp[o++] = '\\';
-        tmp[o++] = 'x';
-        tmp[o++] = hex[(unsigned char)s[i] >> 4];
-        tmp[o++] = hex[(unsigned char)s[i] & 15];
-        n = 1;
-    }
-    return lil__ir_show(tmp, o, buf, SHOW);
+    return lil__ir_show(s, len, buf, SHOW);
 }
 
 /* The canonical text of v, shown; "(value)" with *nomem set if it cannot

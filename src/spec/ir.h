@@ -591,9 +591,9 @@ long lil__ir_input_index(const struct lil_ir_spec *ir, const char *name);
  * LIL_OK or LIL_E_NOMEM. */
 lil_status lil__ir_normalize(struct lil_ir_spec *ir);
 
-/* s (len bytes) made fit for a message into buf: control characters
- * escaped (\n, \xNN), cut at a character boundary with "..." when longer
- * than about 60 bytes.  Returns buf. */
+/* s (len bytes) made fit for a message into buf: control characters and
+ * bytes that are not UTF-8 escaped (\n, \xNN), cut at a character boundary
+ * with "..." when longer than about 60 bytes.  Returns buf. */
 const char *lil__ir_show(const char *s, size_t len, char *buf, size_t cap);
 
 /* max_iterations injected for a pattern (long_lived: the 288 override). */

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/utf8.h"
 
 /* ------------------------------------------------------------------------ */
 /* Enumerations                                                             */
@@ -320,47 +321,55 @@ lil_status lil__ir_build(const struct lil_env *env, const struct lil_node *root,
 /* ------------------------------------------------------------------------ */
 /* Messages                                                                 */
 
-/* Byte c as written in a message: itself, or an escape (at most 4 bytes). */
-static size_t show_byte(unsigned char c, char *out)
+/* Byte c as \xNN (4 bytes). */
+static size_t hex_byte(unsigned char c, char *out)
 {
     static const char HEX[] = "0123456789abcdef";
 
+    out[0] = '\\';
+    out[1] = 'x';
+    out[2] = HEX[c >> 4];
+    out[3] = HEX[c & 15];
+    return 4;
+}
+
+/* The character at s (n bytes left) as written in a message: itself, an
+ * escape for a control character or for a byte that is not UTF-8 (at most
+ * 4 bytes out); *used gets the bytes of s it took. */
+static size_t show_char(const char *s, size_t n, char *out, size_t *used)
+{
+    unsigned char c = (unsigned char)s[0];
+    uint32_t cp;
+
+    *used = 1;
     if (c == '\n' || c == '\t' || c == '\r') {
         out[0] = '\\';
-        out[1] = c == '\n' ? 'n' : 't';
-        if (c == '\r')
-            out[1] = 'r';
+        out[1] = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
         return 2;
     }
-    if (c < 0x20 || c == 0x7f) {
-        out[0] = '\\';
-        out[1] = 'x';
-        out[2] = HEX[c >> 4];
-        out[3] = HEX[c & 15];
-        return 4;
+    if (c < 0x20 || c == 0x7f)
+        return hex_byte(c, out);
+    if (c >= 0x80 &&
+        (*used = lil__utf8_decode((const unsigned char *)s, n, &cp)) == 0) {
+        *used = 1;
+        return hex_byte(c, out);
     }
-    out[0] = (char)c;
-    return 1;
+    memcpy(out, s, *used);
+    return *used;
 }
 
 const char *lil__ir_show(const char *s, size_t len, char *buf, size_t cap)
 {
     size_t o = 0, limit = cap > 64 ? 60 : (cap > 8 ? cap - 8 : 0);
-    size_t i;
+    size_t i, used;
 
     if (!cap)
         return "";
-    for (i = 0; i < len && o < limit; i++)
-        o += show_byte((unsigned char)s[i], buf + o);
-    if (i < len) {
-        while (o > 0 && ((unsigned char)buf[o - 1] & 0xc0) == 0x80)
-            o--; /* do not cut a UTF-8 sequence */
-        if (o > 0 && (unsigned char)buf[o - 1] >= 0xc0)
-            o--;
-        if (o + 4 <= cap - 1) {
-            memcpy(buf + o, "...", 3);
-            o += 3;
-        }
+    for (i = 0; i < len && o < limit; i += used)
+        o += show_char(s + i, len - i, buf + o, &used);
+    if (i < len && o + 4 <= cap - 1) {
+        memcpy(buf + o, "...", 3);
+        o += 3;
     }
     buf[o] = '\0';
     return buf;
