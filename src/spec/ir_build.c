@@ -344,7 +344,9 @@ static size_t show_char(const char *s, size_t n, char *out, size_t *used)
     *used = 1;
     if (c == '\n' || c == '\t' || c == '\r') {
         out[0] = '\\';
-        out[1] = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+        out[1] = c == '\n' ? 'n' : 't';
+        if (c == '\r')
+            out[1] = 'r';
         return 2;
     }
     if (c < 0x20 || c == 0x7f)
