@@ -697,6 +697,196 @@ LIL_API lil_status lil_spec_explain(const lil_spec *spec, lil_bytes *out);
 /* Release a spec (NULL is harmless). */
 LIL_API void lil_spec_free(lil_spec *spec);
 
+/* ------------------------------------------------------------------------ */
+/* Loop runs: running a loop spec durably                                   */
+/*
+ * A loop run executes a valid spec (lil_spec_ok) as the journaled run
+ * run_id of a store: docs/loops.md describes the iteration, the records it
+ * journals and how each status comes about.  Every effect of the loop
+ * (shell, http, agent) goes through lil_effect's protocol: a write-ahead
+ * intent, then the outcome; a completed effect is never run again, an
+ * effect whose process died after its intent makes the run uncertain until
+ * lil_loop_recover decides.  State is committed by one snapshot record per
+ * iteration; a resumed run restarts the iteration it was in from the last
+ * snapshot, replaying the journaled effects of that iteration.
+ *
+ * One process at a time runs a loop (the run's lock, as lil_run_open);
+ * lil_loop_request_stop needs no lock and may be called from any process.
+ */
+typedef struct lil_loop lil_loop;
+
+typedef enum lil_loop_status {
+    LIL_LOOP_COMPLETED = 1, /* terminate held: the run is over (exit code 0) */
+    LIL_LOOP_FAILED = 2,    /* a cap with on_cap_exceeded fail, an error, a
+                               divergent replay, exhausted retries (1) */
+    LIL_LOOP_UNCERTAIN = 3, /* an effect started and its outcome is unknown;
+                               lil_loop_recover decides (2) */
+    LIL_LOOP_PAUSED = 4,    /* waiting for an approval: a breakpoint, a gate,
+                               a cap with on_cap_exceeded breakpoint (3) */
+    LIL_LOOP_WAITING = 5,   /* parked until wake_at_ms, or lil_loop_step did
+                               one iteration and there is more to do (4) */
+    LIL_LOOP_STOPPED = 6,   /* a stop request was honoured (resumable), a cap
+                               with exit-clean or an abort recovery (final) (5) */
+} lil_loop_status;
+
+/* "completed", "failed", "uncertain", "paused", "waiting", "stopped";
+ * "unknown" for another value. */
+LIL_API const char *lil_loop_status_name(lil_loop_status s);
+
+/* The exit code of `lil` for a status: 0, 1, 2, 3, 4, 5 as listed above. */
+LIL_API int lil_loop_exit_code(lil_loop_status s);
+
+enum {
+    /* Approve a pending cap-breakpoint at the start (`--approve`): journals
+     * cap_cleared and rebases only the meter that tripped. */
+    LIL_LOOP_APPROVE_CAPS = 1u << 0,
+    /* Approve every breakpoint and gate this call reaches (`--yes`); each
+     * approval is journaled with the actor and the reason. */
+    LIL_LOOP_YES = 1u << 1,
+    /* Sleep in-process until a parked run's wake time instead of returning
+     * waiting (`--wait`). */
+    LIL_LOOP_WAIT = 1u << 2,
+};
+
+/* What the progress callback is told. */
+typedef enum lil_loop_event_kind {
+    LIL_LOOP_EV_ITERATION = 1, /* an iteration starts */
+    LIL_LOOP_EV_EFFECT = 2,    /* an effect starts (fresh, not replayed) */
+    LIL_LOOP_EV_SLEEP = 3,     /* the runner sleeps in-process (ms in value) */
+} lil_loop_event_kind;
+
+typedef struct lil_loop_event {
+    lil_loop_event_kind kind;
+    int64_t iteration;   /* -1 for terminate.on_exit's effects */
+    const char *step;    /* step id, or NULL */
+    const char *effect;  /* "shell", "http", "agent", or NULL */
+    int64_t value;       /* LIL_LOOP_EV_SLEEP: milliseconds */
+    int64_t tokens;      /* meters at that moment */
+    double usd;
+    int64_t elapsed_ms;  /* since the run started (wallclock meter) */
+} lil_loop_event;
+
+typedef void (*lil_loop_progress_fn)(void *ud, const lil_loop_event *ev);
+
+typedef struct lil_loop_opts {
+    size_t struct_size; /* sizeof(lil_loop_opts): lets the struct grow */
+    const char *run_id; /* NULL: the spec's id */
+    lil_sync sync;      /* LIL_SYNC_DEFAULT if zero */
+    unsigned flags;     /* LIL_LOOP_*; any other bit is LIL_E_INVAL */
+    /* Inputs: an object as JSON text (`--inputs FILE.json`) and "NAME=VALUE"
+     * strings converted to the declared types (`--input`, which win), over
+     * the spec's defaults.  Journaled when the run starts; when the run
+     * exists, inputs given here must equal the journaled ones (else
+     * LIL_E_INVAL naming the input), and none given means the journaled. */
+    const char *inputs_json;
+    const char *const *input_pairs;
+    size_t n_input_pairs;
+    /* Variables shell steps get besides the base set (comma-separated names,
+     * `NAME*` patterns; `--env-allow`); $LIL_EFFECT_ENV is added to it. */
+    const char *env_allow;
+    const char *cwd;    /* shell steps' working directory; NULL: the process's */
+    const char *actor;  /* who: journaled with approvals, resumes, recoveries;
+                           NULL: $USER, else "unknown" */
+    const char *reason; /* why (approvals by LIL_LOOP_YES, resume); NULL: none */
+    int64_t max_block_ms;      /* sleeps up to this block in-process; 0: 1000 */
+    int64_t effect_timeout_ms; /* shell and http time limit; 0: 300000 */
+    lil_loop_progress_fn progress; /* called on the running thread; may be NULL */
+    void *progress_ud;
+} lil_loop_opts;
+
+/* The outcome of a call that runs the loop (RunResult). */
+typedef struct lil_loop_result {
+    lil_loop_status status;
+    int64_t iteration;  /* the next iteration to run (= committed iterations) */
+    char *state_json;   /* the committed state: the last snapshot (compact JSON) */
+    char *reason;       /* why it stopped, paused, failed, is uncertain; or NULL */
+    int64_t wake_at_ms; /* waiting on a sleep: epoch ms to resume at; else 0 */
+    int has_next;       /* lil_loop_step: next_iteration is set */
+    int64_t next_iteration;
+    int has_uncertain;  /* the uncertain effect: */
+    int64_t uncertain_iteration; /* -1: terminate.on_exit */
+    int64_t uncertain_seq;
+    char *uncertain_kind;     /* "shell", "http", "agent" */
+    char *uncertain_identity; /* canonical JSON, secrets redacted */
+    char *json; /* the whole result as one JSON object: status, iteration,
+                   state, and reason, wakeAt, next {iteration}, uncertain
+                   {iteration, seq, kind, identity} where they apply */
+} lil_loop_result;
+
+/* Release the strings of a result (its struct is the caller's). */
+LIL_API void lil_loop_result_free(lil_loop_result *res);
+
+/* Open the loop run of spec in st: take the run's lock, read its journal,
+ * and journal the run's start (inputs, the spec's digest, the initial
+ * state) when the run is new.  Nothing runs yet.  spec must outlive the
+ * loop.  Errors: LIL_E_SPEC (the spec has errors; nothing is created),
+ * LIL_E_INVAL (bad options, inputs of the wrong type or different from
+ * the journaled ones), LIL_E_LOCKED, LIL_E_CORRUPT, LIL_E_KEY, LIL_E_IO,
+ * LIL_E_NOMEM; the message is on the store (lil_store_errmsg). */
+LIL_API lil_status lil_loop_open(lil_store *st, const lil_spec *spec,
+                                 const lil_loop_opts *opts, lil_loop **out);
+
+/* Run until the loop completes, fails, parks, pauses, stops or becomes
+ * uncertain; *res says which (release it with lil_loop_result_free).
+ * LIL_OK whenever a result was produced, whatever its status; an error
+ * (LIL_E_IO, LIL_E_POISONED, LIL_E_NOMEM, LIL_E_INVAL) when the journal
+ * could not be written or read, the message on the loop. */
+LIL_API lil_status lil_loop_run(lil_loop *lp, lil_loop_result *res);
+
+/* Run exactly one iteration (or none when the run cannot go on), as
+ * lil_loop_run; a run with more to do is waiting with has_next. */
+LIL_API lil_status lil_loop_step(lil_loop *lp, lil_loop_result *res);
+
+/* Clear an honoured stop request (journaled with opts' actor and reason,
+ * "explicit resume" when none), then lil_loop_run. */
+LIL_API lil_status lil_loop_resume(lil_loop *lp, lil_loop_result *res);
+
+/* Approve what the paused run waits at -- a breakpoint, a gate or a cap --
+ * journaling actor and reason (non-empty), then lil_loop_run.  The
+ * approval names the pause (iteration, step, digest of what is asked) and
+ * releases that pause only.  LIL_E_INVAL when the run is not paused. */
+LIL_API lil_status lil_loop_approve(lil_loop *lp, const char *actor, const char *reason,
+                                    lil_loop_result *res);
+
+/* Decide the uncertain effect: retry it, take result_json as its result
+ * (LIL_RESOLVE_ASSUME_DONE; JSON text), or abort the run (stopped, final).
+ * Journaled with actor and reason (non-empty); then, unless aborted,
+ * lil_loop_run.  LIL_E_INVAL when the run is not uncertain, for a missing
+ * or invalid result_json, or a result with another resolution. */
+LIL_API lil_status lil_loop_recover(lil_loop *lp, lil_resolution how,
+                                    const char *result_json, const char *actor,
+                                    const char *reason, lil_loop_result *res);
+
+/* The run's status as journaled, without running anything (lil_loop_run
+ * of a run that is not runnable gives the same). */
+LIL_API lil_status lil_loop_status(lil_loop *lp, lil_loop_result *res);
+
+/* Ask loop run run_id of st to stop, from any process, without its lock:
+ * the request (actor, reason, time) is published beside the journal and
+ * the process running the loop honours it at the next iteration boundary
+ * (or at its next start): the run is then stopped, and lil_loop_resume
+ * goes on.  Errors: LIL_E_INVAL (empty reason), LIL_E_NOTFOUND (no such
+ * run), LIL_E_DONE (a stop is already requested: message says by whom),
+ * LIL_E_IO. */
+LIL_API lil_status lil_loop_request_stop(lil_store *st, const char *run_id,
+                                         const char *actor, const char *reason);
+
+/* From a signal handler (async-signal-safe) or another thread:
+ * LIL_LOOP_INTERRUPT_STOP asks the running call to stop after the current
+ * effect (the run is then stopped, resumable); LIL_LOOP_INTERRUPT_KILL also
+ * kills the current shell effect's process group with SIGKILL at once: its
+ * outcome is not journaled, so the run is uncertain (the call returns
+ * uncertain). */
+enum { LIL_LOOP_INTERRUPT_STOP = 1, LIL_LOOP_INTERRUPT_KILL = 2 };
+LIL_API void lil_loop_interrupt(lil_loop *lp, int how);
+
+/* The loop's run id, and the message of its last failing call. */
+LIL_API const char *lil_loop_run_id(const lil_loop *lp);
+LIL_API const char *lil_loop_errmsg(const lil_loop *lp);
+
+/* Sync, release the lock and free.  NULL is LIL_OK. */
+LIL_API lil_status lil_loop_close(lil_loop *lp);
+
 #ifdef __cplusplus
 }
 #endif
