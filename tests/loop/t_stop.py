@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""t_stop.py -- the graceful stop (contract 5.22, docs/loops.md): `lil
+stop --reason` asks, from any process and without the run's lock; the run
+honours the request at its next start or iteration boundary (stopped, exit
+5, the reason given), every later run stays stopped, `lil resume` goes on;
+a second request while one is pending is refused; SIGTERM to `lil run`
+stops it after the current effect, whose outcome is journaled."""
+
+import os
+import signal
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import loopt  # noqa: E402
+from loopt import check, eq, expect, named, test  # noqa: E402
+
+COUNTER = """
+    loopspec: "0.1"
+    id: halt
+    pattern: react
+    state:
+      vars:
+        n: {type: int, init: 0}
+    body:
+      - id: work
+        kind: shell
+        cmd: "echo start-${state.n} >> @SIDE@; @CMD@; echo end-${state.n} >> @SIDE@"
+        on_done: {incr: n}
+    terminate: {signal: state-predicate, until: "${state.n >= @LIMIT@}"}
+    caps: {max_iterations: 20}
+"""
+
+
+def lines(n):
+    out = []
+    for i in range(n):
+        out += ["start-%d" % i, "end-%d" % i]
+    return out
+
+
+@test
+def stop_requested_before_run(t):
+    t.spec(COUNTER, CMD="true", LIMIT=3)
+    expect(t.run(verb="step"), 4, status="waiting", iteration=1)
+    res = t.stop("--reason", "maintenance window", "--actor", "ops")
+    eq(res.rc, 0, "lil stop exit status")
+    res = t.stop("--reason", "again")
+    check(res.rc not in (0, 64), "a second stop request is refused, exit %s" % res.rc)
+    check("already" in res.err, "the refusal says a stop is already requested: %r" % res.err)
+    expect(t.run(), 5, status="stopped", iteration=1, state={"n": 1},
+           reason="maintenance window")
+    recs = t.log("halt")
+    req = named(recs, "stop_requested")
+    eq(len(req), 1, "stop_requested records")
+    r = req[0].p.get("request", {})
+    eq((r.get("runId"), r.get("actor"), r.get("reason")), ("halt", "ops", "maintenance window"),
+       "the journaled request")
+    # stays stopped until resumed, without new records
+    expect(t.run(), 5, status="stopped", iteration=1, reason="maintenance window")
+    expect(t.run(verb="step"), 5, status="stopped", iteration=1)
+    loopt.same_records(t, "halt", recs, "records after running the stopped run again")
+    eq(t.side(), lines(1), "side file while stopped")
+    expect(t.run("--actor", "ops", "--reason", "window over", verb="resume"), 0,
+           status="completed", iteration=3, state={"n": 3})
+    cleared = named(t.log("halt"), "stop_cleared")
+    eq(len(cleared), 1, "stop_cleared records")
+    eq((cleared[0].p.get("actor"), cleared[0].p.get("reason")), ("ops", "window over"),
+       "stop_cleared's actor and reason")
+    eq(t.side(), lines(3), "side file: every effect once")
+    # a new request after the run is over: nothing left to stop
+    t.stop("--reason", "too late")
+    expect(t.run(), 0, status="completed", iteration=3)
+
+
+@test
+def stop_wins_over_terminate(t):
+    # requested while the exit predicate already holds: stopped, then resume completes
+    t.spec(COUNTER, CMD="true", LIMIT=1)
+    expect(t.run(verb="step"), 4, status="waiting", iteration=1)
+    eq(t.stop("--reason", "hold on").rc, 0, "lil stop exit status")
+    expect(t.run(), 5, status="stopped", iteration=1, reason="hold on")
+    expect(t.run(verb="resume"), 0, status="completed", iteration=1)
+
+
+@test
+def stop_a_running_loop(t):
+    t.spec(COUNTER, CMD="sleep 0.3", LIMIT=6)
+    p = t.spawn("run", t.spec_path, "--json")
+    t.wait_for(lambda: "start-0" in t.side(), "the first iteration to start", proc=p)
+    eq(t.stop("--reason", "enough for now").rc, 0, "lil stop exit status")
+    res = t.finish(p, timeout=10)
+    obj = expect(res, 5, status="stopped", reason="enough for now")
+    it = obj["iteration"]
+    check(1 <= it < 6, "stopped at an iteration boundary before the end: %d" % it)
+    eq(obj["state"], {"n": it}, "the committed state")
+    eq(t.side(), lines(it), "side file: every started iteration was finished")
+    expect(t.run(verb="resume"), 0, status="completed", iteration=6, state={"n": 6})
+    eq(t.side(), lines(6), "side file: every effect once")
+
+
+@test
+def sigterm_stops_after_the_effect(t):
+    t.spec(COUNTER, CMD="sleep 0.5", LIMIT=3)
+    p = t.spawn("run", t.spec_path, "--json")
+    t.wait_for(lambda: "start-0" in t.side(), "the first effect to start", proc=p)
+    p.send_signal(signal.SIGTERM)
+    res = t.finish(p, timeout=10)
+    obj = expect(res, 5, status="stopped")
+    eq(t.side(), ["start-0", "end-0"], "side file: the effect ran to its end, no other")
+    recs = t.log("halt")
+    out = loopt.outcome(recs, "0.0")
+    check(out is not None, "the outcome of the running effect is journaled")
+    check(obj["iteration"] in (0, 1), "stopped in or after iteration 0: %r" % obj)
+    expect(t.run(verb="resume"), 0, status="completed", iteration=3, state={"n": 3})
+    eq(t.side(), lines(3), "side file: the interrupted effect was not run again")
+
+
+if __name__ == "__main__":
+    loopt.main()
