@@ -31,6 +31,7 @@ Processes and servers a test starts are ended by the test's cleanup (by
 their own pid, never by name).
 """
 
+import contextlib
 import json
 import os
 import re
@@ -287,7 +288,8 @@ class Server:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,),
+                                       daemon=True)
         self.thread.start()
 
     @staticmethod
@@ -367,6 +369,16 @@ class Case:
         where = "%s:%d" % (os.path.basename(frames[-1].filename), frames[-1].lineno) \
             if frames else "?"
         self.later.append((where, msg))
+
+    @contextlib.contextmanager
+    def soft(self):
+        """`with t.soft(): checks` -- a failure inside is reported when the
+        test ends, and the test goes on (for checks of records that what
+        follows does not depend on)."""
+        try:
+            yield
+        except Failure as e:
+            self.later.append((_where(e.__traceback__), str(e)))
 
     # -- files --------------------------------------------------------------
 
