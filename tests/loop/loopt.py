@@ -132,17 +132,17 @@ def has(got, want, what):
         fail("%s:\n     got  %r\n     want %r (in %r)" % (what, sub, want, got))
 
 
-def expect(res, exit, **fields):
-    """Check res's exit status and fields of its JSON result: each keyword
+def expect(res, code, **fields):
+    """Check res's exit status (code) and fields of its JSON result: each keyword
     is a key whose value must be equal; reason_has=TEXT (or a list of
     texts) must be inside reason; absent=(KEYS) must not be there.
     Returns the result object."""
-    if res.rc != exit:
+    if res.rc != code:
         no_missing_verb(res)
-        fail("exit status %s, want %s" % (res.rc, exit))
+        fail("exit status %s, want %s" % (res.rc, code))
     want_absent = fields.pop("absent", ())
-    has = fields.pop("reason_has", None)
-    if not fields and not want_absent and has is None:
+    reason_has = fields.pop("reason_has", None)
+    if not fields and not want_absent and reason_has is None:
         return res.json
     obj = res.json
     if not isinstance(obj, dict):
@@ -154,11 +154,11 @@ def expect(res, exit, **fields):
     for key in want_absent:
         if key in obj:
             fail("result has '%s' (%r), want none" % (key, obj[key]))
-    if has is not None:
+    if reason_has is not None:
         reason = obj.get("reason")
         if not isinstance(reason, str):
-            fail("result has no reason (want one holding %r)" % has)
-        for text in [has] if isinstance(has, str) else has:
+            fail("result has no reason (want one holding %r)" % reason_has)
+        for text in [reason_has] if isinstance(reason_has, str) else reason_has:
             if text not in reason:
                 fail("reason %r does not hold %r" % (reason, text))
     return obj

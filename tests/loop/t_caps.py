@@ -105,7 +105,8 @@ def max_iterations_breakpoint_windows(t):
     eq(t.side(), bumps(6), "side file: every iteration once")
 
 
-NO_PROGRESS = "{max_iterations: 10, on_cap_exceeded: %s, no_progress: {fingerprint: \"${state.x}\", max_repeats: 2}}"
+NO_PROGRESS = ("{max_iterations: 10, on_cap_exceeded: %s, "
+               "no_progress: {fingerprint: \"${state.x}\", max_repeats: 2}}")
 
 
 @test

@@ -35,7 +35,9 @@ INPUTS = """
       - id: take
         kind: shell
         cmd: "echo take-${inputs.count}-${inputs.label} >> @SIDE@"
-        on_done: {incr: i, set: {copy: "${inputs.count}", lab: "${inputs.label}", fl: "${inputs.flags}"}}
+        on_done:
+          incr: i
+          set: {copy: "${inputs.count}", lab: "${inputs.label}", fl: "${inputs.flags}"}
       @MORE@
     terminate: {signal: state-predicate, until: "${state.i >= 1}"}
     caps: {max_iterations: 3}
