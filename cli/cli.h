@@ -205,6 +205,16 @@ void cli_fmt_printable(const void *data, size_t len, size_t max, char *buf, size
  * bytes as hex ("0xbaf627...", at most max bytes of input). */
 void cli_fmt_payload(const void *data, size_t len, size_t max, char *buf, size_t cap);
 
+/* Lower-case hex of the first bytes of data, as many as fit in cap. */
+void cli_fmt_hex(const void *data, size_t len, char *buf, size_t cap);
+
+/* An INTENT record's payload (docs/format.md): the SHA-256 of the effect's
+ * request, then an optional note (UTF-8 text naming the effect).  The
+ * hash's length; the note of rec (*note, *len into rec's payload), false
+ * when rec is no intent or has no note. */
+#define CLI_INTENT_HASH_LEN 32
+bool cli_intent_note(const lil_record *rec, const char **note, size_t *len);
+
 /* ------------------------------------------------------------------------ */
 /* JSON output (json.c)                                                      */
 
