@@ -74,6 +74,12 @@ extern const struct cli_verb cli_verb_resolve;
 extern const struct cli_verb cli_verb_validate;
 extern const struct cli_verb cli_verb_new;
 extern const struct cli_verb cli_verb_explain;
+extern const struct cli_verb cli_verb_run;
+extern const struct cli_verb cli_verb_step;
+extern const struct cli_verb cli_verb_resume;
+extern const struct cli_verb cli_verb_stop;
+extern const struct cli_verb cli_verb_approve;
+extern const struct cli_verb cli_verb_recover;
 
 /* ------------------------------------------------------------------------ */
 /* Arguments (args.c)                                                        */
@@ -143,6 +149,10 @@ int cli_held(const struct cli_ctx *ctx, lil_store *st, const char *run_id);
 /* Open the store of ctx without creating it: a missing directory is an
  * error (CLI_EXIT_FAIL).  Returns an exit status; *out is set on CLI_EXIT_OK. */
 int cli_store_open(const struct cli_ctx *ctx, lil_store **out);
+
+/* Open the store of ctx, creating its directory when missing (the loop
+ * verbs that start runs).  Returns an exit status. */
+int cli_store_create(const struct cli_ctx *ctx, lil_store **out);
 
 /* Check a run id given on the command line (CLI_EXIT_USAGE if invalid). */
 int cli_run_id_ok(const struct cli_ctx *ctx, const char *run_id);

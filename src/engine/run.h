@@ -103,6 +103,9 @@ struct lil_step_req {
     bool lazy; /* plain steps: the outcome is written (a process crash keeps
                   it) but synced in no mode; the run's next sync (an
                   intent, lil_run_sync, close) makes it durable */
+    bool exact; /* the identity is name itself, not counted: the caller
+                   makes every name unique (the loop runner's records), so
+                   a second call with it, in this process too, replays */
 };
 
 /* Run or replay one step (lil_step, lil_effect, the loop runner).  A note

@@ -236,17 +236,19 @@ static lil_status find_identity(struct lil_run *run, struct lil_err *err,
     return LIL_OK;
 }
 
-static lil_status lookup(struct lil_run *run, struct lil_err *err, const char *name,
-                         bool effect, const uint8_t *req_hash, char *identity,
-                         unsigned *attempt, bool *run_it, lil_bytes *out)
+/* The identity of this call of name: name itself for an exact step, else
+ * name plus its occurrence (counted once the identity is looked up). */
+static lil_status identity_of(struct lil_run *run, struct lil_err *err, const char *name,
+                              bool exact, char *identity, struct ientry **counter)
 {
     size_t len = strlen(name);
-    struct ientry *c, *e, tmp;
-    lil_status rc;
+    struct ientry *c;
 
-    *run_it = false;
-    if (run->state == LIL_RUN_UNCERTAIN)
-        return refuse_state(run, err);
+    *counter = NULL;
+    if (exact) {
+        memcpy(identity, name, len + 1);
+        return LIL_OK;
+    }
     c = counter_of(run, name, len);
     if (!c)
         return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
@@ -254,10 +256,28 @@ static lil_status lookup(struct lil_run *run, struct lil_err *err, const char *n
         memcpy(identity, name, len + 1);
     else
         format_identity(identity, name, len, c->calls + 1);
-    rc = find_identity(run, err, identity, &tmp, &e);
+    *counter = c;
+    return LIL_OK;
+}
+
+static lil_status lookup(struct lil_run *run, struct lil_err *err, const char *name,
+                         const struct lil_step_req *req, const uint8_t *req_hash,
+                         char *identity, unsigned *attempt, bool *run_it, lil_bytes *out)
+{
+    bool effect = req->effect;
+    struct ientry *c, *e, tmp;
+    lil_status rc;
+
+    *run_it = false;
+    if (run->state == LIL_RUN_UNCERTAIN)
+        return refuse_state(run, err);
+    rc = identity_of(run, err, name, req->exact, identity, &c);
+    if (rc == LIL_OK)
+        rc = find_identity(run, err, identity, &tmp, &e);
     if (rc != LIL_OK)
         return rc;
-    c->calls++; /* counted once the identity is looked up */
+    if (c)
+        c->calls++;
     if (e && (e->state == IE_DONE || e->state == IE_FAILED))
         return replay(run, err, identity, e, effect, req_hash, out);
     if (e && e->state == IE_RETRY && !effect)
@@ -390,8 +410,7 @@ lil_status lil__run_step_req(struct lil_run *run, struct lil_err *err, const cha
     if (req->effect)
         lil__sha256(req->request ? req->request : "", req->request_len, req_hash);
     pthread_mutex_lock(&run->mu);
-    rc = lookup(run, err, name, req->effect, req_hash, identity, &attempt, &run_it,
-                out);
+    rc = lookup(run, err, name, req, req_hash, identity, &attempt, &run_it, out);
     pthread_mutex_unlock(&run->mu);
     if (rc != LIL_OK || !run_it)
         return rc;
