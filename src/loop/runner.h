@@ -109,6 +109,11 @@ struct lil_loop {
     struct loop_slot *slots; /* slot records after the last snapshot */
     size_t nslots, capslots;
 
+    /* effects answered instead of run (lil__loop_set_mock) */
+    lil_status (*mock)(void *ud, struct lil_err *err, const char *kind, json_t *request,
+                       json_t **result, json_t **usage);
+    void *mock_ud;
+
     /* lil_loop_interrupt */
     volatile sig_atomic_t interrupted; /* LIL_LOOP_INTERRUPT_* */
     volatile sig_atomic_t child_pgid;  /* process group of the running shell */
@@ -209,6 +214,18 @@ lil_status lil__loop_agent(struct iter *it, const struct lil_ir_step *step,
  * journaled as an effect). */
 lil_status lil__loop_action(struct iter *it, const struct lil_ir_action *act,
                             bool journaled, json_t **result);
+
+/* Answer every shell, http and agent effect of lp with fn instead of
+ * running it (`lil verify`): fn gets the effect's kind and request --
+ * shell {"cmd": STRING | {"command", "args"}}, http the rendered request
+ * (effect_http.h), agent {"harness", "prompt", "tools"?} -- and returns a
+ * new result (and optionally usage {"tokens", "usd"}), or an error with its
+ * message in err (retried as the effect's error would be).  Journaled as
+ * the effect's outcome like a real one.  NULL fn: real effects again. */
+void lil__loop_set_mock(struct lil_loop *lp,
+                        lil_status (*fn)(void *ud, struct lil_err *err, const char *kind,
+                                         json_t *request, json_t **result, json_t **usage),
+                        void *ud);
 
 /* Errors: set lp->err and it->why = WHY_FAIL. */
 lil_status lil__iter_fail(struct iter *it, lil_status code, const char *fmt, ...)

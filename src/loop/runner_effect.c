@@ -82,6 +82,34 @@ static lil_status diverged(struct effect *ef, const char *journaled)
 
 /* ---- the step function: run with retries, make the outcome ------------------------- */
 
+void lil__loop_set_mock(struct lil_loop *lp,
+                        lil_status (*fn)(void *ud, struct lil_err *err, const char *kind,
+                                         json_t *request, json_t **result, json_t **usage),
+                        void *ud)
+{
+    lp->mock = fn;
+    lp->mock_ud = ud;
+}
+
+/* The request a mock sees: the identity's JSON (after "kind "). */
+static lil_status exec_mock(struct effect *ef, json_t **result, json_t **usage)
+{
+    struct lil_loop *lp = ef->it->lp;
+    const char *text = (const char *)ef->identity.data + strlen(ef->kind) + 1;
+    json_t *req = ef->request;
+    lil_status rc = LIL_OK;
+
+    if (!req || strcmp(ef->kind, "shell") == 0)
+        rc = lil__json_parse(lp->env, &lp->err, LIL_E_INVAL, text,
+                             ef->identity.len - strlen(ef->kind) - 1, 0, NULL, &req);
+    else
+        json_incref(req);
+    if (rc == LIL_OK)
+        rc = lp->mock(lp->mock_ud, &lp->err, ef->kind, req, result, usage);
+    json_decref(req);
+    return rc;
+}
+
 static lil_status attempt_all(struct effect *ef, json_t **result, json_t **usage)
 {
     struct lil_loop *lp = ef->it->lp;
@@ -91,7 +119,7 @@ static lil_status attempt_all(struct effect *ef, json_t **result, json_t **usage
     lil__rng_seed(&rng, lil__rng_key(ef->name, strlen(ef->name), 0));
     for (int64_t made = 1;; made++) {
         lil__clearerr(&lp->err);
-        rc = ef->exec(ef, result, usage);
+        rc = lp->mock ? exec_mock(ef, result, usage) : ef->exec(ef, result, usage);
         if (rc == LIL_OK || !lil__retry_again(&lp->retry, made, rc) || lp->interrupted)
             return rc;
         lil__loop_sleep(lp, lil__retry_delay_ms(&lp->retry, (uint64_t)made - 1, &rng));
@@ -498,7 +526,7 @@ static lil_status check_harness(struct iter *it, const char *h)
         known = known || strcmp(h, known_harnesses[i]) == 0;
     if (!known)
         return lil__iter_fail(it, LIL_E_INVAL, "unknown agent harness '%s'", h);
-    if (strcmp(h, "internal") != 0)
+    if (strcmp(h, "internal") != 0 && !it->lp->mock)
         return lil__iter_fail(it, LIL_E_INVAL,
                               "agent harness '%s' is not available in this version of "
                               "lil: only 'internal' runs agent steps",
@@ -561,10 +589,13 @@ static lil_status hook_direct(struct iter *it, const struct lil_ir_action *act,
     ef.it = it;
     ef.kind = act->kind == LIL_ACT_SHELL ? "shell" : "http";
     lil__buf_init(&cmd, lp->env, 16u << 20);
+    identity_init(&ef);
     if (act->kind == LIL_ACT_SHELL) {
         rc = render(it, &act->cmd, &cmd);
         ef.shell.script = (const char *)cmd.data;
         ef.exec = exec_shell;
+        if (rc == LIL_OK)
+            rc = lil__shell_identity(lp->env, &lp->err, &ef.shell, &ef.identity);
     } else {
         ef.request = http_request(it, &act->request, false);
         ef.exec = exec_http;
