@@ -74,6 +74,12 @@ extern const struct cli_verb cli_verb_resolve;
 extern const struct cli_verb cli_verb_validate;
 extern const struct cli_verb cli_verb_new;
 extern const struct cli_verb cli_verb_explain;
+extern const struct cli_verb cli_verb_run;
+extern const struct cli_verb cli_verb_step;
+extern const struct cli_verb cli_verb_resume;
+extern const struct cli_verb cli_verb_stop;
+extern const struct cli_verb cli_verb_approve;
+extern const struct cli_verb cli_verb_recover;
 
 /* ------------------------------------------------------------------------ */
 /* Arguments (args.c)                                                        */
@@ -144,6 +150,10 @@ int cli_held(const struct cli_ctx *ctx, lil_store *st, const char *run_id);
  * error (CLI_EXIT_FAIL).  Returns an exit status; *out is set on CLI_EXIT_OK. */
 int cli_store_open(const struct cli_ctx *ctx, lil_store **out);
 
+/* Open the store of ctx, creating its directory when missing (the loop
+ * verbs that start runs).  Returns an exit status. */
+int cli_store_create(const struct cli_ctx *ctx, lil_store **out);
+
 /* Check a run id given on the command line (CLI_EXIT_USAGE if invalid). */
 int cli_run_id_ok(const struct cli_ctx *ctx, const char *run_id);
 
@@ -204,6 +214,16 @@ void cli_fmt_printable(const void *data, size_t len, size_t max, char *buf, size
 /* A payload for a human: text (valid UTF-8) as cli_fmt_printable, other
  * bytes as hex ("0xbaf627...", at most max bytes of input). */
 void cli_fmt_payload(const void *data, size_t len, size_t max, char *buf, size_t cap);
+
+/* Lower-case hex of the first bytes of data, as many as fit in cap. */
+void cli_fmt_hex(const void *data, size_t len, char *buf, size_t cap);
+
+/* An INTENT record's payload (docs/format.md): the SHA-256 of the effect's
+ * request, then an optional note (UTF-8 text naming the effect).  The
+ * hash's length; the note of rec (*note, *len into rec's payload), false
+ * when rec is no intent or has no note. */
+#define CLI_INTENT_HASH_LEN 32
+bool cli_intent_note(const lil_record *rec, const char **note, size_t *len);
 
 /* ------------------------------------------------------------------------ */
 /* JSON output (json.c)                                                      */

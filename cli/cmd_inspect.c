@@ -5,8 +5,10 @@
  * finds the time of the first record (timeline times are relative to it),
  * the width of the identity column, and, for each uncertain effect
  * (lil_run_uncertain_at), the seq of its last intent -- that intent is the
- * one without an outcome, flagged UNCERTAIN.  The second walk prints one
- * row per record (or builds the JSON timeline).
+ * one without an outcome, flagged UNCERTAIN -- and that intent's note (the
+ * text after the request hash that names the effect), shown beside the
+ * identity.  The second walk prints one row per record (or builds the JSON
+ * timeline).
  *
  * Exit status: 2 when the run is uncertain (a script can tell that a
  * person must decide), else 0; 1 when the run cannot be read.
@@ -21,6 +23,8 @@
 struct uncertain {
     char *id; /* a copy */
     uint64_t intent_seq;
+    char *note; /* a copy of its last intent's note (NUL added), or NULL */
+    size_t note_len;
 };
 
 struct insp {
@@ -31,6 +35,7 @@ struct insp {
     struct uncertain *unc;
     size_t nunc;
     json_t *timeline; /* --json: the array being built */
+    bool nomem;       /* the first walk ran out of memory */
 };
 
 /* Copy the uncertain identities (their strings are valid only until the
@@ -54,8 +59,10 @@ static int load_uncertain(struct insp *in)
 
 static void insp_free(struct insp *in)
 {
-    for (size_t i = 0; i < in->nunc; i++)
+    for (size_t i = 0; i < in->nunc; i++) {
         free(in->unc[i].id);
+        free(in->unc[i].note);
+    }
     free(in->unc);
 }
 
@@ -69,6 +76,27 @@ static struct uncertain *find_uncertain(const struct insp *in, const lil_record 
     return NULL;
 }
 
+/* u's last intent so far is rec: keep its note.  -1 when out of memory. */
+static int keep_note(struct uncertain *u, const lil_record *rec)
+{
+    const char *note;
+    size_t len;
+
+    u->intent_seq = rec->seq;
+    free(u->note);
+    u->note = NULL;
+    u->note_len = 0;
+    if (!cli_intent_note(rec, &note, &len))
+        return 0;
+    u->note = malloc(len + 1);
+    if (!u->note)
+        return -1;
+    memcpy(u->note, note, len);
+    u->note[len] = '\0';
+    u->note_len = len;
+    return 0;
+}
+
 static int first_walk(void *ud, const lil_record *rec)
 {
     struct insp *in = ud;
@@ -80,8 +108,11 @@ static int first_walk(void *ud, const lil_record *rec)
     }
     if (rec->key_len > (size_t)in->key_w)
         in->key_w = rec->key_len > 32 ? 32 : (int)rec->key_len;
-    if (rec->type == LIL_REC_INTENT && (u = find_uncertain(in, rec)) != NULL)
-        u->intent_seq = rec->seq;
+    if (rec->type == LIL_REC_INTENT && (u = find_uncertain(in, rec)) != NULL &&
+        keep_note(u, rec) != 0) {
+        in->nomem = true;
+        return 1;
+    }
     return 0;
 }
 
@@ -121,15 +152,22 @@ static const char *row_status(const struct insp *in, const lil_record *rec)
     }
 }
 
-/* Hex of the first bytes of a payload (the intent's request hash). */
-static void fmt_hex(const void *data, size_t len, char *buf, size_t cap)
+/* An intent's note column: the start of its request hash, its note. */
+static void intent_note(const struct insp *in, const lil_record *rec, char *buf,
+                        size_t cap)
 {
-    const unsigned char *p = data;
-    size_t at = 0;
+    char hex[20], text[300], note[320] = "";
+    const char *data;
+    size_t len;
 
-    buf[0] = '\0';
-    for (size_t i = 0; i < len && at + 3 < cap; i++, at += 2)
-        snprintf(buf + at, cap - at, "%02x", p[i]);
+    cli_fmt_hex(rec->payload, rec->payload_len < 8 ? rec->payload_len : 8, hex,
+                sizeof(hex));
+    if (cli_intent_note(rec, &data, &len)) {
+        cli_fmt_printable(data, len, 80, text, sizeof(text));
+        snprintf(note, sizeof(note), "  note: %s", text);
+    }
+    snprintf(buf, cap, "request sha256 %s...%s%s", hex, note,
+             is_uncertain(in, rec) ? "  outcome unknown: see `lil resolve`" : "");
 }
 
 /* The note column: reason, result, request hash, resolution. */
@@ -151,10 +189,7 @@ static void row_note(const struct insp *in, const lil_record *rec, char *buf,
         snprintf(buf, cap, "result: %s", tmp);
         break;
     case LIL_REC_INTENT:
-        fmt_hex(rec->payload, rec->payload_len < 8 ? rec->payload_len : 8, tmp,
-                sizeof(tmp));
-        snprintf(buf, cap, "request sha256 %s...%s", tmp,
-                 is_uncertain(in, rec) ? "  outcome unknown: see `lil resolve`" : "");
+        intent_note(in, rec, buf, cap);
         break;
     default:
         break;
@@ -200,9 +235,16 @@ static int json_row(void *ud, const lil_record *rec)
     cli_json_set(o, "dur_us", json_integer(rec->dur_us));
     cli_json_set(o, "payload_len", json_integer((json_int_t)rec->payload_len));
     if (rec->type == LIL_REC_INTENT) {
-        char hex[80];
-        fmt_hex(rec->payload, rec->payload_len, hex, sizeof(hex));
+        char hex[2 * CLI_INTENT_HASH_LEN + 1];
+        const char *note;
+        size_t len;
+        cli_fmt_hex(rec->payload,
+                    rec->payload_len < CLI_INTENT_HASH_LEN ? rec->payload_len
+                                                           : CLI_INTENT_HASH_LEN,
+                    hex, sizeof(hex));
         cli_json_set(o, "request_sha256", json_string(hex));
+        if (cli_intent_note(rec, &note, &len))
+            cli_json_set(o, "note", cli_json_str(note, len));
     } else if (rec->type != LIL_REC_STEP) {
         cli_json_payload(o, rec->payload, rec->payload_len);
     }
@@ -217,6 +259,22 @@ static void print_when(const char *label, int64_t ns, int64_t now)
     cli_fmt_iso(ns, false, iso, sizeof(iso));
     cli_fmt_ago(ns, now, ago, sizeof(ago));
     printf("%-14s%s (%s)\n", label, iso, ago);
+}
+
+/* "charge  note: <its note>  (outcome unknown: lil resolve ...)" */
+static void print_uncertain(const struct insp *in, size_t i, const char *label)
+{
+    const struct uncertain *u = &in->unc[i];
+    char key[300], text[300], note[320] = "";
+
+    cli_fmt_printable(u->id, strlen(u->id), 200, key, sizeof(key));
+    if (u->note) {
+        cli_fmt_printable(u->note, u->note_len, 120, text, sizeof(text));
+        snprintf(note, sizeof(note), "note: %s  ", text);
+    }
+    printf("%-14s%s  %s(outcome unknown: lil resolve %s %s --retry|--assume-done|"
+           "--abort)\n",
+           label, key, note, lil_run_id(in->run), key);
 }
 
 static void print_header(const struct insp *in, const lil_run_info *info)
@@ -244,17 +302,13 @@ static void print_header(const struct insp *in, const lil_run_info *info)
         printf("%-14s%d\n", "holder pid", info->holder_pid);
     else
         printf("%-14s-\n", "holder pid");
-    for (size_t i = 0; i < in->nunc; i++) {
-        cli_fmt_printable(in->unc[i].id, strlen(in->unc[i].id), 200, key, sizeof(key));
-        printf("%-14s%s  (outcome unknown: lil resolve %s %s --retry|--assume-done|"
-               "--abort)\n",
-               i ? "" : "uncertain", key, lil_run_id(in->run), key);
-    }
+    for (size_t i = 0; i < in->nunc; i++)
+        print_uncertain(in, i, i ? "" : "uncertain");
 }
 
 static json_t *header_json(const struct insp *in, const lil_run_info *info)
 {
-    json_t *o = json_object(), *unc = json_array();
+    json_t *o = json_object(), *unc = json_array(), *notes = json_object();
 
     cli_json_set(o, "run",
                  cli_json_str(lil_run_id(in->run), strlen(lil_run_id(in->run))));
@@ -274,9 +328,14 @@ static json_t *header_json(const struct insp *in, const lil_run_info *info)
     cli_json_set(o, "records_after_torn", cli_json_u64(info->torn_records));
     cli_json_set(o, "holder_pid",
                  info->holder_pid ? json_integer(info->holder_pid) : json_null());
-    for (size_t i = 0; i < in->nunc; i++)
+    for (size_t i = 0; i < in->nunc; i++) {
         json_array_append_new(unc, cli_json_str(in->unc[i].id, strlen(in->unc[i].id)));
+        if (in->unc[i].note && notes)
+            json_object_set_new(notes, in->unc[i].id,
+                                cli_json_str(in->unc[i].note, in->unc[i].note_len));
+    }
     cli_json_set(o, "uncertain", unc);
+    cli_json_set(o, "uncertain_notes", notes);
     return o;
 }
 
@@ -306,7 +365,7 @@ static int show(const struct cli_ctx *ctx, struct insp *in, const lil_run_info *
 
 static int inspect_run(const struct cli_ctx *ctx, lil_run *run)
 {
-    struct insp in = {run, 0, false, 8, NULL, 0, NULL};
+    struct insp in = {run, 0, false, 8, NULL, 0, NULL, false};
     lil_run_info info;
     lil_status walked;
     int rc = cli_run_info(ctx, run, &info);
@@ -319,6 +378,11 @@ static int inspect_run(const struct cli_ctx *ctx, lil_run *run)
         return CLI_EXIT_FAIL;
     }
     walked = lil_run_foreach(run, first_walk, &in);
+    if (in.nomem) {
+        insp_free(&in);
+        cli_err(ctx, "out of memory");
+        return CLI_EXIT_FAIL;
+    }
     if (walked != LIL_OK) {
         insp_free(&in);
         return cli_fail(ctx, walked, "%s", lil_run_errmsg(run));
@@ -357,9 +421,10 @@ const struct cli_verb cli_verb_inspect = {
     "timeline: one row per journal record with its seq, time since the first\n"
     "record (+1.234s), type, identity, status (created, opened, done, failed,\n"
     "intent, resolved, completed, closed), duration, result size and a note (the\n"
-    "reason of a failure, the run's result, the request hash of an intent).  An\n"
-    "effect whose intent has no outcome is flagged UNCERTAIN: decide it with\n"
-    "`lil resolve`.\n"
+    "reason of a failure, the run's result, the request hash of an intent and\n"
+    "the note it carries).  An effect whose intent has no outcome is flagged\n"
+    "UNCERTAIN: decide it with `lil resolve`; the header shows its intent's note\n"
+    "beside its identity.\n"
     "\n"
     "The run is opened read-only (no lock, nothing written).\n"
     "\n"

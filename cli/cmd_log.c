@@ -10,6 +10,10 @@
  *
  * "payload" is a string when the bytes are valid UTF-8 without NUL, else
  * "payload_b64" holds them in base64.  "size" is the record's size on disk.
+ * An intent's payload is the request's SHA-256, then an optional note: its
+ * "payload" (or "payload_b64") holds the hash only, "request_sha256" the
+ * hash in hex and "note" the note, when there is one; "payload_len" counts
+ * both.  The text line shows the hash in hex and the note after it.
  * --json: the same objects in one document {"run": ID, "records": [...]}.
  */
 #include <inttypes.h>
@@ -25,6 +29,23 @@ struct log_walk {
     int out_rc;      /* first output error (an exit status) */
 };
 
+/* An intent's payload: the hash as payload (base64, as ever), in hex, and
+ * the note. */
+static void intent_json(json_t *o, const lil_record *rec)
+{
+    size_t hash_len = rec->payload_len < CLI_INTENT_HASH_LEN ? rec->payload_len
+                                                              : CLI_INTENT_HASH_LEN;
+    char hex[2 * CLI_INTENT_HASH_LEN + 1];
+    const char *note;
+    size_t note_len;
+
+    cli_json_payload(o, rec->payload, hash_len);
+    cli_fmt_hex(rec->payload, hash_len, hex, sizeof(hex));
+    cli_json_set(o, "request_sha256", json_string(hex));
+    if (cli_intent_note(rec, &note, &note_len))
+        cli_json_set(o, "note", cli_json_str(note, note_len));
+}
+
 static json_t *record_json(const lil_record *rec)
 {
     json_t *o = json_object(), *flags = json_array();
@@ -39,20 +60,39 @@ static json_t *record_json(const lil_record *rec)
         json_array_append_new(flags, json_string("effect"));
     cli_json_set(o, "flags", flags);
     cli_json_set(o, "dur_us", json_integer(rec->dur_us));
-    cli_json_payload(o, rec->payload, rec->payload_len);
+    if (rec->type == LIL_REC_INTENT)
+        intent_json(o, rec);
+    else
+        cli_json_payload(o, rec->payload, rec->payload_len);
     cli_json_set(o, "payload_len", json_integer((json_int_t)rec->payload_len));
     cli_json_set(o, "size", json_integer(rec->size));
     return o;
 }
 
+/* The payload column; an intent's note after its hash. */
+static void text_payload(const lil_record *rec, char *buf, size_t cap)
+{
+    char hash[300], note[300];
+    const char *text;
+    size_t len;
+
+    if (!cli_intent_note(rec, &text, &len)) {
+        cli_fmt_payload(rec->payload, rec->payload_len, 80, buf, cap);
+        return;
+    }
+    cli_fmt_payload(rec->payload, CLI_INTENT_HASH_LEN, 80, hash, sizeof(hash));
+    cli_fmt_printable(text, len, 80, note, sizeof(note));
+    snprintf(buf, cap, "%s  note: %s", hash, note);
+}
+
 static void print_text(const lil_record *rec)
 {
-    char ts[48], key[300], dur[16], payload[300];
+    char ts[48], key[300], dur[16], payload[620];
 
     cli_fmt_iso(rec->ts_ns, true, ts, sizeof(ts));
     cli_fmt_printable(rec->key, rec->key_len, 64, key, sizeof(key));
     cli_fmt_dur(rec->dur_us, dur, sizeof(dur));
-    cli_fmt_payload(rec->payload, rec->payload_len, 80, payload, sizeof(payload));
+    text_payload(rec, payload, sizeof(payload));
     printf("%5" PRIu64 "  @%-8" PRIu64 " %s  %-11s  %-20s  %-6s  %8s  %5zuB  %s\n",
            rec->seq, rec->offset, ts, lil_record_type_name(rec->type), key,
            rec->flags & LIL_RECF_EFFECT ? "effect" : "-", dur, rec->payload_len,
@@ -131,12 +171,15 @@ const struct cli_verb cli_verb_log = {
     "record with seq, @offset, time (UTC, ns), type, key, 'effect' flag,\n"
     "duration, payload size and the payload (cut at 80 bytes; control characters\n"
     "escaped; a payload that is not UTF-8 text is shown in hex: 0xbaf627...).\n"
+    "An intent shows its request hash, then its note if it has one.\n"
     "\n"
     "Flags:\n"
     "  --jsonl     one JSON object per line: {\"seq\", \"offset\", \"ts\", \"ts_ns\",\n"
     "              \"type\", \"key\", \"flags\": [\"effect\"], \"dur_us\", \"payload\" "
     "(or\n"
-    "              \"payload_b64\" when not UTF-8 text), \"payload_len\", \"size\"}\n"
+    "              \"payload_b64\" when not UTF-8 text), \"payload_len\", \"size\"};\n"
+    "              an intent's payload is its request hash, also given as\n"
+    "              \"request_sha256\" (hex), with its \"note\" when it has one\n"
     "  --json      the same objects as {\"run\": RUN, \"records\": [...]}\n"
     "  --dir DIR   store directory (default: $LIL_DIR, else .lil)\n"
     "\n"

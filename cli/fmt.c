@@ -1,6 +1,7 @@
 /*
  * fmt.c -- text formatting for human output: times (ISO-8601 UTC, "3m
- * ago", "+1.234s"), durations, and bytes made safe for a terminal.
+ * ago", "+1.234s"), durations, and bytes made safe for a terminal; the
+ * parts of an intent's payload (request hash, note).
  *
  * Every function writes a NUL-terminated string into a caller's buffer and
  * truncates rather than overflows.  Integer arithmetic only, so that no
@@ -227,6 +228,29 @@ static bool is_text(const unsigned char *p, size_t len)
             return false;
         i += k;
     }
+    return true;
+}
+
+void cli_fmt_hex(const void *data, size_t len, char *buf, size_t cap)
+{
+    const unsigned char *p = data;
+    size_t at = 0;
+
+    if (cap == 0)
+        return;
+    buf[0] = '\0';
+    for (size_t i = 0; i < len && at + 3 <= cap; i++, at += 2)
+        snprintf(buf + at, cap - at, "%02x", p[i]);
+}
+
+bool cli_intent_note(const lil_record *rec, const char **note, size_t *len)
+{
+    *note = NULL;
+    *len = 0;
+    if (rec->type != LIL_REC_INTENT || rec->payload_len <= CLI_INTENT_HASH_LEN)
+        return false;
+    *note = (const char *)rec->payload + CLI_INTENT_HASH_LEN;
+    *len = rec->payload_len - CLI_INTENT_HASH_LEN;
     return true;
 }
 

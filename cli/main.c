@@ -16,6 +16,8 @@
 static const struct cli_verb *const verbs[] = {
     &cli_verb_ls,      &cli_verb_inspect,  &cli_verb_log, &cli_verb_check,
     &cli_verb_resolve, &cli_verb_validate, &cli_verb_new, &cli_verb_explain,
+    &cli_verb_run,     &cli_verb_step,     &cli_verb_resume, &cli_verb_stop,
+    &cli_verb_approve, &cli_verb_recover,
 };
 
 #define NVERBS (sizeof(verbs) / sizeof(verbs[0]))
@@ -44,9 +46,9 @@ static const char help_tail[] =
     "  1   failure: damaged journal (check), no such run or store, I/O error;\n"
     "      invalid loop spec (validate, explain, new); new --out FILE exists\n"
     "  2   the run is uncertain: an effect's outcome is unknown (inspect)\n"
-    "  3   reserved for the loop verbs: the run is paused (waits for approval)\n"
-    "  4   reserved for the loop verbs: the run is waiting (until its wakeAt)\n"
-    "  5   reserved for the loop verbs: the run was stopped\n"
+    "  3   loop verbs: the run is paused (waits for an approval)\n"
+    "  4   loop verbs: the run is waiting (until its wakeAt, or step: more to do)\n"
+    "  5   loop verbs: the run was stopped\n"
     "  64  usage error: unknown verb or flag, missing argument, invalid id\n"
     "  75  the run is held by another process (check --repair, resolve): the\n"
     "      message names its pid when lil knows it; try again when it is done\n";

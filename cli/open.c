@@ -102,6 +102,17 @@ int cli_store_open(const struct cli_ctx *ctx, lil_store **out)
     return CLI_EXIT_OK;
 }
 
+int cli_store_create(const struct cli_ctx *ctx, lil_store **out)
+{
+    const char *dir = store_dir(ctx);
+    lil_status rc = lil_store_open(NULL, dir, out);
+
+    if (rc != LIL_OK)
+        return cli_fail(ctx, rc, "cannot open or create store '%s': %s", dir,
+                        lil_errmsg());
+    return CLI_EXIT_OK;
+}
+
 int cli_run_id_ok(const struct cli_ctx *ctx, const char *run_id)
 {
     if (lil_run_id_check(run_id) == LIL_OK)

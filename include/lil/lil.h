@@ -694,6 +694,10 @@ LIL_API lil_status lil_spec_json(const lil_spec *spec, lil_bytes *out);
  * the spec has errors. */
 LIL_API lil_status lil_spec_explain(const lil_spec *spec, lil_bytes *out);
 
+/* The spec's `id` (the default run id of its loop runs); NULL for an
+ * invalid handle or a spec without one.  Lives as long as the spec. */
+LIL_API const char *lil_spec_id(const lil_spec *spec);
+
 /* Release a spec (NULL is harmless). */
 LIL_API void lil_spec_free(lil_spec *spec);
 
@@ -859,7 +863,7 @@ LIL_API lil_status lil_loop_recover(lil_loop *lp, lil_resolution how,
 
 /* The run's status as journaled, without running anything (lil_loop_run
  * of a run that is not runnable gives the same). */
-LIL_API lil_status lil_loop_status(lil_loop *lp, lil_loop_result *res);
+LIL_API lil_status lil_loop_current(lil_loop *lp, lil_loop_result *res);
 
 /* Ask loop run run_id of st to stop, from any process, without its lock:
  * the request (actor, reason, time) is published beside the journal and

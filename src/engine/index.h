@@ -32,9 +32,12 @@ struct ientry {
     uint32_t attempts; /* intents seen (effects) */
     uint32_t calls;    /* calls of this name in this execution (first
                           occurrences only: "fetch" counts fetch#2...) */
+    uint32_t note_len; /* bytes of the note after request (its latest intent) */
     const uint8_t *payload;
     size_t payload_len;
-    const uint8_t *request; /* 32-byte SHA-256 of the effect's request */
+    const uint8_t *request; /* the payload of the effect's latest intent: 32
+                               bytes SHA-256 of its request, then note_len
+                               bytes of note */
 };
 
 /* Entries live in a dense array in insertion order (journal order); the

@@ -142,7 +142,8 @@ static lil_status apply_step(struct lil_run *run, const struct lil_rec *rec,
         e->state = IE_PENDING;
         e->effect = 1;
         e->attempts++;
-        e->request = rec->payload_len == LIL_SHA256_LEN ? rec->payload : NULL;
+        e->request = rec->payload_len >= LIL_SHA256_LEN ? rec->payload : NULL;
+        e->note_len = e->request ? (uint32_t)(rec->payload_len - LIL_SHA256_LEN) : 0;
         return LIL_OK;
     default:
         return apply_resolve(run, e, rec, err);
@@ -451,7 +452,7 @@ lil_status lil__run_end(struct lil_run *run, struct lil_err *err, bool completed
         r.type = completed ? LIL_REC_RUN_DONE : LIL_REC_RUN_FAILED;
         r.payload = data;
         r.payload_len = len;
-        rc = run->st->ops->run_append(run->sr, err, &r, true);
+        rc = run->st->ops->run_append(run->sr, err, &r, LIL_APPEND_SYNC);
     }
     if (rc == LIL_OK) {
         run->outcome = lil__run_keep(run, data, len);
@@ -510,7 +511,7 @@ static lil_status resolve_record(struct lil_run *run, struct lil_err *err,
         r.key_len = strlen(identity);
         r.payload = text.data;
         r.payload_len = text.len;
-        rc = run->st->ops->run_append(run->sr, err, &r, false);
+        rc = run->st->ops->run_append(run->sr, err, &r, LIL_APPEND_BY_MODE);
     }
     lil__buf_free(&text);
     return rc;
@@ -539,7 +540,7 @@ static lil_status resolve_outcome(struct lil_run *run, struct lil_err *err,
         r.payload = (const uint8_t *)msg;
         r.payload_len = strlen(msg);
     }
-    rc = run->st->ops->run_append(run->sr, err, &r, true);
+    rc = run->st->ops->run_append(run->sr, err, &r, LIL_APPEND_SYNC);
     if (rc != LIL_OK)
         return rc;
     e->state = how == LIL_RESOLVE_ASSUME_DONE ? IE_DONE : IE_FAILED;

@@ -9,7 +9,14 @@
  *
  * An effect first appends an intent (synced in every mode but off) so that
  * a crash during the effect leaves evidence: intent without outcome means
- * the outcome is unknown, and the run is uncertain until resolved.
+ * the outcome is unknown, and the run is uncertain until resolved.  The
+ * intent holds the SHA-256 of the effect's request, which a replay
+ * compares, and may go on with a note (text naming the effect for people),
+ * which nothing compares.
+ *
+ * A lazy plain step's outcome is written but not synced, in every mode:
+ * the next sync of the run covers it (the loop runner's snapshots, which
+ * the next effect's intent makes durable).
  */
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +24,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/hash.h"
+#include "base/utf8.h"
 #include "engine/call.h"
 #include "engine/run.h"
 
@@ -93,6 +101,23 @@ static lil_status nondet(struct lil_run *run, struct lil_err *err, const char *i
                        identity, what);
 }
 
+/* The journaled intent's note, when it has one, tells which effect the
+ * journal holds here. */
+static lil_status request_differs(struct lil_run *run, struct lil_err *err,
+                                  const char *identity, const struct ientry *e)
+{
+    char what[200];
+
+    if (e->note_len == 0)
+        return nondet(run, err, identity,
+                      "the effect's request differs from the journaled one");
+    snprintf(what, sizeof(what),
+             "the effect's request differs from the journaled one (%.*s)",
+             (int)(e->note_len > 120 ? 120 : e->note_len),
+             (const char *)e->request + LIL_SHA256_LEN);
+    return nondet(run, err, identity, what);
+}
+
 static lil_status replay(struct lil_run *run, struct lil_err *err, const char *identity,
                          const struct ientry *e, bool effect, const uint8_t *req_hash,
                          lil_bytes *out)
@@ -104,8 +129,7 @@ static lil_status replay(struct lil_run *run, struct lil_err *err, const char *i
                              : "the journal holds an effect here, the code asks for a "
                                "plain step");
     if (effect && e->request && memcmp(e->request, req_hash, LIL_SHA256_LEN) != 0)
-        return nondet(run, err, identity,
-                      "the effect's request differs from the journaled one");
+        return request_differs(run, err, identity, e);
     if (e->state == IE_FAILED)
         return lil__seterr(err, LIL_E_FAILED, 0, "step '%s' failed: %.*s", identity,
                            (int)(e->payload_len > 200 ? 200 : e->payload_len),
@@ -212,17 +236,19 @@ static lil_status find_identity(struct lil_run *run, struct lil_err *err,
     return LIL_OK;
 }
 
-static lil_status lookup(struct lil_run *run, struct lil_err *err, const char *name,
-                         bool effect, const uint8_t *req_hash, char *identity,
-                         unsigned *attempt, bool *run_it, lil_bytes *out)
+/* The identity of this call of name: name itself for an exact step, else
+ * name plus its occurrence (counted once the identity is looked up). */
+static lil_status identity_of(struct lil_run *run, struct lil_err *err, const char *name,
+                              bool exact, char *identity, struct ientry **counter)
 {
     size_t len = strlen(name);
-    struct ientry *c, *e, tmp;
-    lil_status rc;
+    struct ientry *c;
 
-    *run_it = false;
-    if (run->state == LIL_RUN_UNCERTAIN)
-        return refuse_state(run, err);
+    *counter = NULL;
+    if (exact) {
+        memcpy(identity, name, len + 1);
+        return LIL_OK;
+    }
     c = counter_of(run, name, len);
     if (!c)
         return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
@@ -230,10 +256,28 @@ static lil_status lookup(struct lil_run *run, struct lil_err *err, const char *n
         memcpy(identity, name, len + 1);
     else
         format_identity(identity, name, len, c->calls + 1);
-    rc = find_identity(run, err, identity, &tmp, &e);
+    *counter = c;
+    return LIL_OK;
+}
+
+static lil_status lookup(struct lil_run *run, struct lil_err *err, const char *name,
+                         const struct lil_step_req *req, const uint8_t *req_hash,
+                         char *identity, unsigned *attempt, bool *run_it, lil_bytes *out)
+{
+    bool effect = req->effect;
+    struct ientry *c, *e, tmp;
+    lil_status rc;
+
+    *run_it = false;
+    if (run->state == LIL_RUN_UNCERTAIN)
+        return refuse_state(run, err);
+    rc = identity_of(run, err, name, req->exact, identity, &c);
+    if (rc == LIL_OK)
+        rc = find_identity(run, err, identity, &tmp, &e);
     if (rc != LIL_OK)
         return rc;
-    c->calls++; /* counted once the identity is looked up */
+    if (c)
+        c->calls++;
     if (e && (e->state == IE_DONE || e->state == IE_FAILED))
         return replay(run, err, identity, e, effect, req_hash, out);
     if (e && e->state == IE_RETRY && !effect)
@@ -247,24 +291,31 @@ static lil_status lookup(struct lil_run *run, struct lil_err *err, const char *n
 
 /* ---- running ------------------------------------------------------------------ */
 
+/* INTENT: the request's hash, then the note (docs/format.md). */
 static lil_status append_intent(struct lil_run *run, struct lil_err *err,
-                                const char *identity, const uint8_t *req_hash)
+                                const char *identity, const uint8_t *req_hash,
+                                const struct lil_step_req *req)
 {
+    uint8_t payload[LIL_SHA256_LEN + LIL_STEP_NOTE_MAX];
     struct lil_rec r = {0};
 
+    memcpy(payload, req_hash, LIL_SHA256_LEN);
+    if (req->note_len)
+        memcpy(payload + LIL_SHA256_LEN, req->note, req->note_len);
     r.type = LIL_REC_INTENT;
     r.flags = LIL_SREC_EFFECT;
     r.key = (const uint8_t *)identity;
     r.key_len = strlen(identity);
-    r.payload = req_hash;
-    r.payload_len = LIL_SHA256_LEN;
-    return run->st->ops->run_append(run->sr, err, &r, true);
+    r.payload = payload;
+    r.payload_len = LIL_SHA256_LEN + req->note_len;
+    return run->st->ops->run_append(run->sr, err, &r, LIL_APPEND_SYNC);
 }
 
 static lil_status append_outcome(struct lil_run *run, struct lil_err *err,
-                                 const char *identity, bool effect,
+                                 const char *identity, const struct lil_step_req *req,
                                  const struct lil_call *call, int64_t dur_ns)
 {
+    bool effect = req->effect;
     struct lil_rec r = {0};
     int64_t us = dur_ns / 1000;
 
@@ -275,12 +326,13 @@ static lil_status append_outcome(struct lil_run *run, struct lil_err *err,
     r.key_len = strlen(identity);
     r.payload = call->failed ? call->reason.data : call->result.data;
     r.payload_len = call->failed ? call->reason.len : call->result.len;
-    return run->st->ops->run_append(run->sr, err, &r, false);
+    return run->st->ops->run_append(run->sr, err, &r,
+                                    req->lazy ? LIL_APPEND_LAZY : LIL_APPEND_BY_MODE);
 }
 
 static lil_status run_fn(struct lil_run *run, struct lil_err *err, const char *identity,
-                         bool effect, unsigned attempt, lil_fn fn, void *ud,
-                         lil_bytes *out)
+                         const struct lil_step_req *req, unsigned attempt, lil_fn fn,
+                         void *ud, lil_bytes *out)
 {
     struct lil_call call;
     int64_t t0, dur_ns;
@@ -293,7 +345,7 @@ static lil_status run_fn(struct lil_run *run, struct lil_err *err, const char *i
         lil__buf_addstr(&call.reason, "the step function returned an error");
     }
     dur_ns = lil__mono_ns() - t0; /* the function's time, journaled and logged */
-    rc = append_outcome(run, err, identity, effect, &call, dur_ns);
+    rc = append_outcome(run, err, identity, req, &call, dur_ns);
     if (rc == LIL_OK)
         __atomic_fetch_add(call.failed ? &run->steps_failed : &run->steps_done, 1,
                            __ATOMIC_RELAXED);
@@ -313,9 +365,37 @@ static lil_status run_fn(struct lil_run *run, struct lil_err *err, const char *i
     return rc;
 }
 
-lil_status lil__run_step(struct lil_run *run, struct lil_err *err, const char *name,
-                         bool effect, const void *request, size_t request_len,
-                         lil_fn fn, void *ud, lil_bytes *out)
+/* What lil__run_step_req refuses (run.h); nothing is journaled then. */
+static lil_status check_req(struct lil_err *err, const char *name,
+                            const struct lil_step_req *req)
+{
+    if ((req->request_len && !req->request) || (req->note_len && !req->note))
+        return lil__seterr(err, LIL_E_INVAL, 0, "step '%s': a length without bytes",
+                           name);
+    if (req->lazy && req->effect)
+        return lil__seterr(err, LIL_E_INVAL, 0,
+                           "effect '%s' cannot be lazy: its outcome is synced as the "
+                           "sync mode says",
+                           name);
+    if (req->note_len && !req->effect)
+        return lil__seterr(err, LIL_E_INVAL, 0,
+                           "step '%s' has a note: only an effect's intent carries one",
+                           name);
+    if (req->note_len > LIL_STEP_NOTE_MAX)
+        return lil__seterr(err, LIL_E_INVAL, 0,
+                           "effect '%s': its note is %zu bytes (at most %u)", name,
+                           req->note_len, LIL_STEP_NOTE_MAX);
+    if (req->note_len &&
+        lil__utf8_invalid_at(req->note, req->note_len) != req->note_len)
+        return lil__seterr(err, LIL_E_INVAL, 0,
+                           "effect '%s': its note is not UTF-8 (byte %zu)", name,
+                           lil__utf8_invalid_at(req->note, req->note_len));
+    return LIL_OK;
+}
+
+lil_status lil__run_step_req(struct lil_run *run, struct lil_err *err, const char *name,
+                             const struct lil_step_req *req, lil_fn fn, void *ud,
+                             lil_bytes *out)
 {
     char identity[IDENTITY_MAX];
     uint8_t req_hash[LIL_SHA256_LEN] = {0};
@@ -323,19 +403,52 @@ lil_status lil__run_step(struct lil_run *run, struct lil_err *err, const char *n
     bool run_it = false;
     lil_status rc = lil__step_name_check(err, name);
 
+    if (rc == LIL_OK)
+        rc = check_req(err, name, req);
     if (rc != LIL_OK)
         return rc;
-    if (effect)
-        lil__sha256(request ? request : "", request ? request_len : 0, req_hash);
+    if (req->effect)
+        lil__sha256(req->request ? req->request : "", req->request_len, req_hash);
     pthread_mutex_lock(&run->mu);
-    rc = lookup(run, err, name, effect, req_hash, identity, &attempt, &run_it, out);
+    rc = lookup(run, err, name, req, req_hash, identity, &attempt, &run_it, out);
     pthread_mutex_unlock(&run->mu);
     if (rc != LIL_OK || !run_it)
         return rc;
-    if (effect) {
-        rc = append_intent(run, err, identity, req_hash);
+    if (req->effect) {
+        rc = append_intent(run, err, identity, req_hash, req);
         if (rc != LIL_OK)
             return rc;
     }
-    return run_fn(run, err, identity, effect, attempt, fn, ud, out);
+    return run_fn(run, err, identity, req, attempt, fn, ud, out);
+}
+
+lil_status lil__run_step(struct lil_run *run, struct lil_err *err, const char *name,
+                         bool effect, const void *request, size_t request_len,
+                         lil_fn fn, void *ud, lil_bytes *out)
+{
+    struct lil_step_req req = {0};
+
+    req.effect = effect;
+    req.request = effect ? request : NULL;
+    req.request_len = effect && request ? request_len : 0;
+    return lil__run_step_req(run, err, name, &req, fn, ud, out);
+}
+
+bool lil__run_intent_note(struct lil_run *run, const char *identity,
+                          const void **note, size_t *len)
+{
+    const struct ientry *e;
+    bool found;
+
+    *note = NULL;
+    *len = 0;
+    pthread_mutex_lock(&run->mu);
+    e = run->indexed ? lil__imap_find(&run->index, identity, strlen(identity)) : NULL;
+    found = e && e->state == IE_PENDING && e->request && e->note_len;
+    if (found) {
+        *note = e->request + LIL_SHA256_LEN;
+        *len = e->note_len;
+    }
+    pthread_mutex_unlock(&run->mu);
+    return found;
 }

@@ -28,7 +28,12 @@
  *      instead of joining the next one.  The leader also writes zeros
  *      ahead of the records into the preallocated space, so that most
  *      syncs flush data only.  Modes normal and off write each record at
- *      once, so a process crash loses nothing they acknowledged.
+ *      once, so a process crash loses nothing they acknowledged;
+ *   5. a lazy append (lil__journal_append_written) is written at once in
+ *      every mode and synced by none: in sync full it writes the batch
+ *      itself (after the sync in flight, if any, has written its own), so
+ *      a process crash keeps it, and the next sync, which covers the whole
+ *      file, makes it durable.
  * After a failed write, fdatasync or ftruncate the journal is poisoned.
  */
 #include "journal/journal.h"
@@ -88,6 +93,7 @@ struct journal {
     int64_t created_ns;
     int64_t last_ns;
     bool syncing;
+    pthread_cond_t sync_ended; /* signalled under mu when syncing clears */
     bool poisoned;
     bool opened;                /* open succeeded */
     const char *sync_parent_of; /* during open: journal_opts.sync_parent_of */
@@ -389,6 +395,7 @@ static struct journal *journal_new(const struct lil_env *env, const char *dir,
     j->dir = lil__strdup(env, dir);
     j->run_id = lil__strdup(env, opts->run_id ? opts->run_id : "");
     pthread_mutex_init(&j->mu, NULL);
+    pthread_cond_init(&j->sync_ended, NULL);
     if (!j->path || !j->dir || !j->run_id) {
         lil__journal_close(j, NULL);
         return NULL;
@@ -640,20 +647,51 @@ lil_status lil__journal_append(struct journal *j, struct lil_err *err,
     return rc;
 }
 
+/* Under mu, sync full: write the batch (records held back for the next
+ * sync leader) to the file now, without a sync.  A sync in flight took the
+ * batch before this one and writes it, then zeros after it: wait until it
+ * ends, and again when another starts meanwhile (that one took these
+ * records too, and writes them itself). */
+static lil_status write_batch(struct journal *j, struct lil_err *err)
+{
+    lil_status rc;
+
+    while (j->syncing && !j->poisoned)
+        pthread_cond_wait(&j->sync_ended, &j->mu);
+    if (j->poisoned)
+        return poisoned_err(j, err);
+    if (!j->batch.len)
+        return LIL_OK;
+    rc = lil__os_pwrite_all(j->env, err, j->fd, j->batch.data, j->batch.len, j->written,
+                            j->path);
+    if (rc != LIL_OK)
+        return poison(j, err);
+    j->written += j->batch.len;
+    lil__buf_reset(&j->batch);
+    return LIL_OK;
+}
+
 lil_status lil__journal_flush(struct journal *j, struct lil_err *err)
 {
     lil_status rc = LIL_OK;
 
     pthread_mutex_lock(&j->mu);
-    if (!j->syncing && j->batch.len && !j->poisoned) {
-        rc = lil__os_pwrite_all(j->env, err, j->fd, j->batch.data, j->batch.len,
-                                j->written, j->path);
-        if (rc == LIL_OK)
-            j->written += j->batch.len;
-        else
-            poison(j, err);
-        lil__buf_reset(&j->batch);
-    }
+    if (j->sync == LIL_SYNC_FULL)
+        rc = write_batch(j, err);
+    pthread_mutex_unlock(&j->mu);
+    return rc;
+}
+
+lil_status lil__journal_append_written(struct journal *j, struct lil_err *err,
+                                       const struct lil_rec *rec)
+{
+    uint64_t end;
+    lil_status rc;
+
+    pthread_mutex_lock(&j->mu);
+    rc = append_locked(j, err, rec, &end);
+    if (rc == LIL_OK && j->sync == LIL_SYNC_FULL)
+        rc = write_batch(j, err);
     pthread_mutex_unlock(&j->mu);
     return rc;
 }
@@ -887,6 +925,7 @@ static lil_status lead(struct journal *j, struct lil_err *err)
     pthread_mutex_lock(&j->mu);
     j->last_sync_ns = lil__mono_ns() - t0;
     j->syncing = false;
+    pthread_cond_broadcast(&j->sync_ended);
     lil__buf_reset(&j->flushing);
     if (rc == LIL_OK && target > j->synced)
         j->synced = j->written = target;
@@ -1057,6 +1096,7 @@ lil_status lil__journal_close(struct journal *j, struct lil_err *err)
     lil__buf_free(&j->enc);
     lil__buf_free(&j->batch);
     lil__buf_free(&j->flushing);
+    pthread_cond_destroy(&j->sync_ended);
     pthread_mutex_destroy(&j->mu);
     lil__free(j->env, j->path);
     lil__free(j->env, j->dir);

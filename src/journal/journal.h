@@ -75,8 +75,17 @@ lil_status lil__journal_append(struct journal *j, struct lil_err *err,
                                const struct lil_rec *rec, uint64_t *end);
 
 /* Write what sync full holds back for the next sync leader, without
- * syncing, so that other processes see it (the OPEN record). */
+ * syncing, so that other processes see it (the OPEN record).  Waits for a
+ * sync in flight to end first (it writes what it took). */
 lil_status lil__journal_flush(struct journal *j, struct lil_err *err);
+
+/* Append one record and write it to the file before returning, in every
+ * mode, without a sync: a crash of the process keeps it, and the next sync
+ * of the journal (a commit that syncs, sync_all, close) makes it durable.
+ * In sync full it writes the records held back for the next sync leader
+ * with it (lil__journal_flush). */
+lil_status lil__journal_append_written(struct journal *j, struct lil_err *err,
+                                       const struct lil_rec *rec);
 
 /* Make every byte below end durable (group commit).  LIL_OK at once when a
  * finished sync already covers it. */

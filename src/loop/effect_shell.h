@@ -75,6 +75,7 @@
 #ifndef LIL_LOOP_EFFECT_SHELL_H
 #define LIL_LOOP_EFFECT_SHELL_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -106,6 +107,9 @@ struct lil_shell_opts {
     int timeout_ms;          /* 0: LIL_SHELL_TIMEOUT_DEFAULT_MS; < 0: none */
     int grace_ms;            /* 0: LIL_SHELL_GRACE_DEFAULT_MS; < 0: none (SIGKILL) */
     size_t out_cap;          /* bytes kept per stream; 0: LIL_SHELL_CAP_DEFAULT */
+    volatile sig_atomic_t *running_pgid; /* NULL, or set to the child's process
+                                            group while it runs (0 after), for a
+                                            signal handler to kill it */
 };
 
 /* What happened, for logs (the result says it the contract's way). */

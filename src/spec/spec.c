@@ -19,6 +19,7 @@
 #include "base/buf.h"
 #include "base/env.h"
 #include "base/err.h"
+#include "spec/spec.h"
 #include "json/json.h"
 #include "os/os.h"
 #include "spec/diag.h"
@@ -284,4 +285,19 @@ void lil_spec_free(lil_spec *spec)
     lil__diags_free(&spec->diags);
     lil__free(&env, spec->name);
     lil__free(&env, spec);
+}
+
+const struct lil_ir_spec *lil__spec_ir(const lil_spec *spec)
+{
+    return spec_ok(spec) ? spec->ir : NULL;
+}
+
+const char *lil__spec_name(const lil_spec *spec)
+{
+    return spec_ok(spec) && spec->name ? spec->name : "";
+}
+
+const char *lil_spec_id(const lil_spec *spec)
+{
+    return spec_ok(spec) && spec->ir && spec->ir->id.s ? spec->ir->id.s : NULL;
 }

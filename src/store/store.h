@@ -19,9 +19,11 @@
  *
  *   Durability.  A durable record survives a crash of the machine, and so
  *   does every record before it.  run_append returns with its record
- *   durable always in sync mode full, in normal when must_sync, never in
- *   off; run_sync makes every record appended so far durable, whatever the
- *   mode.  Concurrent appends of one process may share one sync (group
+ *   durable as its enum lil_append_sync says (below): BY_MODE in sync mode
+ *   full only, SYNC in full and normal, LAZY never, and none in off; yet
+ *   every appended record survives a crash of the process, whatever the
+ *   mode.  run_sync makes every record appended so far durable, whatever
+ *   the mode.  Concurrent appends of one process may share one sync (group
  *   commit).  After a failed write or sync the run is poisoned: every later
  *   call fails with LIL_E_POISONED until the run is opened again.
  *
@@ -71,7 +73,7 @@
 #include "base/env.h"
 #include "base/record.h"
 
-#define LIL_STORE_OPS_VERSION 1
+#define LIL_STORE_OPS_VERSION 2 /* 2: run_append takes enum lil_append_sync */
 
 /* Record flags as the engine sees them (the public LIL_RECF_* bits). */
 #define LIL_SREC_EFFECT LIL_RECF_EFFECT
@@ -118,6 +120,18 @@ struct lil_srun {
 struct lil_store;
 struct lil_smarker; /* one caller inside one marker */
 
+/* When run_append makes its record durable.  In every case the record is
+ * in the store when run_append returns, so a crash of the process keeps
+ * it; these decide whether a crash of the machine does too. */
+enum lil_append_sync {
+    LIL_APPEND_BY_MODE, /* durable on return in sync mode full (a step's
+                           outcome) */
+    LIL_APPEND_SYNC,    /* durable on return in full and normal (an intent,
+                           the run's outcome); never in off */
+    LIL_APPEND_LAZY,    /* durable in no mode on return: the run's next sync
+                           (a commit that syncs, run_sync, close) covers it */
+};
+
 enum lil_smarker_state { LIL_SMARKER_NONE, LIL_SMARKER_PENDING, LIL_SMARKER_DONE };
 
 struct lil_store_ops {
@@ -140,10 +154,10 @@ struct lil_store_ops {
     /* Sync what is pending, release the hold, free.  ended: nothing will be
      * appended again (the backend may give back space it kept). */
     lil_status (*run_close)(struct lil_srun *r, struct lil_err *err, bool ended);
-    /* Append one record; durable on return when must_sync (in sync normal)
-     * or always (full).  Never durable in off. */
+    /* Append one record, durable on return as how says (see enum
+     * lil_append_sync). */
     lil_status (*run_append)(struct lil_srun *r, struct lil_err *err,
-                             const struct lil_rec *rec, bool must_sync);
+                             const struct lil_rec *rec, enum lil_append_sync how);
     /* Append a record that other processes must see at once (they read the
      * holder's pid from it), without syncing it. */
     lil_status (*run_announce)(struct lil_srun *r, struct lil_err *err,

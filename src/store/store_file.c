@@ -142,10 +142,16 @@ static lil_status file_run_open(struct lil_store *st, struct lil_err *err,
     return LIL_OK;
 }
 
+/* LAZY: appended and written (the journal of sync full holds records back
+ * for the next sync leader otherwise), not synced. */
 static lil_status file_run_append(struct lil_srun *r, struct lil_err *err,
-                                  const struct lil_rec *rec, bool must_sync)
+                                  const struct lil_rec *rec, enum lil_append_sync how)
 {
-    return lil__journal_commit(((struct file_run *)r)->j, err, rec, must_sync);
+    struct journal *jn = ((struct file_run *)r)->j;
+
+    if (how == LIL_APPEND_LAZY)
+        return lil__journal_append_written(jn, err, rec);
+    return lil__journal_commit(jn, err, rec, how == LIL_APPEND_SYNC);
 }
 
 static lil_status file_run_announce(struct lil_srun *r, struct lil_err *err,

@@ -1,0 +1,237 @@
+/*
+ * cmd_loop.c -- the loop verbs: `lil run`, `step`, `resume`, `stop`,
+ * `approve`, `recover` (docs/loops.md).  Each parses its options, opens
+ * the spec, the store and the loop (loop_cli.c), makes one lil_loop_* call
+ * and prints its result; the exit status is the result's.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loop_cli.h"
+
+#define RUN_OPTS (LOOP_OPT_RUN | LOOP_OPT_APPROVE | LOOP_OPT_YES | LOOP_OPT_WHO)
+
+enum loop_call { CALL_RUN, CALL_STEP, CALL_RESUME };
+
+static int run_like(struct cli_ctx *ctx, int argc, char **argv, unsigned mask,
+                    enum loop_call call)
+{
+    struct loop_cli lc;
+    lil_loop_result res = {0};
+    lil_status rc;
+    int ex;
+
+    memset(&lc, 0, sizeof(lc));
+    ex = loop_cli_parse(ctx, argc, argv, mask, &lc);
+    if (ex == CLI_EXIT_OK)
+        ex = loop_cli_prepare(ctx, &lc, call != CALL_RESUME);
+    if (ex == CLI_EXIT_OK)
+        ex = loop_cli_open(ctx, &lc, 0);
+    if (ex == CLI_EXIT_OK) {
+        loop_cli_signals(&lc);
+        rc = call == CALL_RUN    ? lil_loop_run(lc.lp, &res)
+             : call == CALL_STEP ? lil_loop_step(lc.lp, &res)
+                                 : lil_loop_resume(lc.lp, &res);
+        ex = rc == LIL_OK ? loop_cli_report(ctx, &lc, &res) : loop_cli_fail(ctx, &lc, rc);
+        lil_loop_result_free(&res);
+    }
+    loop_cli_close(&lc);
+    return ex == CLI_PARSE_HELP ? CLI_EXIT_OK : ex;
+}
+
+static int cmd_run(struct cli_ctx *ctx, int argc, char **argv)
+{
+    return run_like(ctx, argc, argv, RUN_OPTS, CALL_RUN);
+}
+
+static int cmd_step(struct cli_ctx *ctx, int argc, char **argv)
+{
+    return run_like(ctx, argc, argv, RUN_OPTS, CALL_STEP);
+}
+
+static int cmd_resume(struct cli_ctx *ctx, int argc, char **argv)
+{
+    return run_like(ctx, argc, argv, LOOP_OPT_APPROVE | LOOP_OPT_YES | LOOP_OPT_WHO,
+                    CALL_RESUME);
+}
+
+/* ---- stop ------------------------------------------------------------------------------ */
+
+static int cmd_stop(struct cli_ctx *ctx, int argc, char **argv)
+{
+    struct loop_cli lc;
+    const char *id;
+    lil_status rc;
+    int ex;
+
+    memset(&lc, 0, sizeof(lc));
+    ex = loop_cli_parse(ctx, argc, argv, LOOP_OPT_WHO, &lc);
+    if (ex == CLI_EXIT_OK && !lc.reason_set)
+        ex = cli_usage(ctx, "stop requires --reason <text>");
+    if (ex == CLI_EXIT_OK)
+        ex = loop_cli_prepare(ctx, &lc, false);
+    if (ex == CLI_EXIT_OK) {
+        id = lc.run_id ? lc.run_id : lil_spec_id(lc.spec);
+        rc = lil_loop_request_stop(lc.st, id, lc.actor ? lc.actor : getenv("USER"),
+                                   lc.reason);
+        if (rc != LIL_OK)
+            ex = cli_fail(ctx, rc, "%s", lil_store_errmsg(lc.st));
+        else if (ctx->json)
+            printf("{\"status\":\"stop-requested\",\"run\":\"%s\"}\n", id);
+        else
+            printf("stop requested for run '%s': it stops at its next iteration "
+                   "boundary; `lil resume %s` goes on\n",
+                   id, lc.spec_path);
+    }
+    loop_cli_close(&lc);
+    return ex == CLI_PARSE_HELP ? CLI_EXIT_OK : ex;
+}
+
+/* ---- approve and recover ---------------------------------------------------------------- */
+
+static const char *actor_of(const struct loop_cli *lc)
+{
+    const char *u = getenv("USER");
+
+    return lc->actor ? lc->actor : (u && *u ? u : "unknown");
+}
+
+static int cmd_approve(struct cli_ctx *ctx, int argc, char **argv)
+{
+    struct loop_cli lc;
+    lil_loop_result res = {0};
+    lil_status rc;
+    int ex;
+
+    memset(&lc, 0, sizeof(lc));
+    ex = loop_cli_parse(ctx, argc, argv, LOOP_OPT_WHO, &lc);
+    if (ex == CLI_EXIT_OK && !lc.reason_set)
+        ex = cli_usage(ctx, "approve requires --reason <text>");
+    if (ex == CLI_EXIT_OK)
+        ex = loop_cli_prepare(ctx, &lc, false);
+    if (ex == CLI_EXIT_OK)
+        ex = loop_cli_open(ctx, &lc, 0);
+    if (ex == CLI_EXIT_OK) {
+        loop_cli_signals(&lc);
+        rc = lil_loop_approve(lc.lp, actor_of(&lc), lc.reason, &res);
+        ex = rc == LIL_OK ? loop_cli_report(ctx, &lc, &res) : loop_cli_fail(ctx, &lc, rc);
+        lil_loop_result_free(&res);
+    }
+    loop_cli_close(&lc);
+    return ex == CLI_PARSE_HELP ? CLI_EXIT_OK : ex;
+}
+
+static int recover_args(struct cli_ctx *ctx, const struct loop_cli *lc,
+                        lil_resolution *how)
+{
+    int n = (int)lc->retry + (int)lc->assume_done + (int)lc->abort;
+
+    if (n != 1)
+        return cli_usage(ctx,
+                         "recover requires exactly one of --retry, --assume-done, or "
+                         "--abort");
+    if (!lc->reason_set)
+        return cli_usage(ctx, "recover requires --reason <text>");
+    if (lc->assume_done && !lc->result_set)
+        return cli_usage(ctx, "--assume-done requires --result-json <json>");
+    if (lc->result_set && !lc->assume_done)
+        return cli_usage(ctx, "--result-json goes only with --assume-done");
+    *how = lc->retry         ? LIL_RESOLVE_RETRY
+           : lc->assume_done ? LIL_RESOLVE_ASSUME_DONE
+                             : LIL_RESOLVE_ABORT;
+    return CLI_EXIT_OK;
+}
+
+static int cmd_recover(struct cli_ctx *ctx, int argc, char **argv)
+{
+    struct loop_cli lc;
+    lil_loop_result res = {0};
+    lil_resolution how = LIL_RESOLVE_RETRY;
+    lil_status rc;
+    int ex;
+
+    memset(&lc, 0, sizeof(lc));
+    ex = loop_cli_parse(ctx, argc, argv, LOOP_OPT_WHO | LOOP_OPT_RECOVER, &lc);
+    if (ex == CLI_EXIT_OK)
+        ex = recover_args(ctx, &lc, &how);
+    if (ex == CLI_EXIT_OK && lc.result_set) {
+        json_error_t jerr;
+        json_t *v = json_loads(lc.result_json, JSON_DECODE_ANY, &jerr);
+
+        if (!v)
+            ex = cli_usage(ctx, "invalid --result-json: %s", jerr.text);
+        json_decref(v);
+    }
+    if (ex == CLI_EXIT_OK)
+        ex = loop_cli_prepare(ctx, &lc, false);
+    if (ex == CLI_EXIT_OK)
+        ex = loop_cli_open(ctx, &lc, 0);
+    if (ex == CLI_EXIT_OK) {
+        loop_cli_signals(&lc);
+        rc = lil_loop_recover(lc.lp, how, lc.result_set ? lc.result_json : NULL,
+                              actor_of(&lc), lc.reason, &res);
+        ex = rc == LIL_OK ? loop_cli_report(ctx, &lc, &res) : loop_cli_fail(ctx, &lc, rc);
+        lil_loop_result_free(&res);
+    }
+    loop_cli_close(&lc);
+    return ex == CLI_PARSE_HELP ? CLI_EXIT_OK : ex;
+}
+
+/* ---- the verbs ---------------------------------------------------------------------------- */
+
+#define RUN_FLAGS_HELP                                                                  \
+    "  --run-id ID          the run (default: the spec's id)\n"                          \
+    "  --input NAME=VALUE   an input, converted to its declared type (repeatable)\n"     \
+    "  --inputs FILE.json   inputs as a JSON object (--input wins)\n"                    \
+    "  --sync full|normal|off  durability of the journal (default $LIL_SYNC, full)\n"    \
+    "  --approve            approve a cap that paused the run (rebases that meter)\n"    \
+    "  --yes                approve every breakpoint and gate reached\n"                 \
+    "  --wait               sleep in-process through parks instead of returning\n"       \
+    "  --env-allow A,B      more variables shell steps may see (NAME or PREFIX*)\n"      \
+    "  --actor A, --reason R  who and why, journaled with approvals\n"                   \
+    "  --json               print the result as JSON\n"                                  \
+    "\nExit status: 0 completed, 1 failed, 2 uncertain, 3 paused, 4 waiting,\n"          \
+    "5 stopped, 64 usage, 75 the run is held by another process.\n"
+
+const struct cli_verb cli_verb_run = {
+    "run", "run a loop spec until it completes, parks, pauses or stops",
+    "Usage: lil run SPEC [OPTIONS]\n\n"
+    "Run the loop of SPEC durably: each effect is journaled before it starts and\n"
+    "never runs twice; a killed run goes on from its last committed iteration.\n\n" RUN_FLAGS_HELP,
+    cmd_run};
+
+const struct cli_verb cli_verb_step = {
+    "step", "run exactly one iteration of a loop spec",
+    "Usage: lil step SPEC [OPTIONS]\n\n"
+    "Like `lil run`, for one iteration; a run with more to do is waiting (4)\n"
+    "with next.iteration.\n\n" RUN_FLAGS_HELP,
+    cmd_step};
+
+const struct cli_verb cli_verb_resume = {
+    "resume", "clear an honoured stop request and run on",
+    "Usage: lil resume SPEC [--run-id ID] [--actor A] [--reason R] [--approve] [--yes]\n\n"
+    "Journal who resumed and why (default \"explicit resume\"), then run as `lil run`.\n",
+    cmd_resume};
+
+const struct cli_verb cli_verb_stop = {
+    "stop", "ask a loop run to stop at its next iteration boundary",
+    "Usage: lil stop SPEC [--run-id ID] --reason R [--actor A]\n\n"
+    "Publish a stop request beside the run's journal; no lock is needed, so it\n"
+    "works while another process runs the loop.  A second request is refused.\n",
+    cmd_stop};
+
+const struct cli_verb cli_verb_approve = {
+    "approve", "approve the breakpoint, gate or cap a paused run waits at",
+    "Usage: lil approve SPEC [--run-id ID] --reason R [--actor A] [--json]\n\n"
+    "The approval is journaled with who and why, bound to that pause only, and the\n"
+    "run goes on.  A run that is not paused is refused (exit 1).\n",
+    cmd_approve};
+
+const struct cli_verb cli_verb_recover = {
+    "recover", "decide the uncertain effect of a loop run",
+    "Usage: lil recover SPEC [--run-id ID] (--retry | --assume-done --result-json JSON |\n"
+    "                   --abort) --reason R [--actor A] [--json]\n\n"
+    "retry runs the effect again; assume-done takes JSON as its result without\n"
+    "running it; abort stops the run for good.  Then the run goes on.\n",
+    cmd_recover};

@@ -1,0 +1,327 @@
+/*
+ * loop_cli.c -- the shared part of the loop verbs (loop_cli.h).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "loop_cli.h"
+#include "spec_cli.h"
+
+#define INPUTS_MAX (16u << 20) /* --inputs FILE: 16 MiB */
+
+/* ---- parsing ------------------------------------------------------------------------- */
+
+/* Take every --input VALUE / --input=VALUE out of argv into lc. */
+static int take_inputs(struct cli_ctx *ctx, int *argc, char **argv, struct loop_cli *lc)
+{
+    int out = 0;
+
+    lc->input_pairs = calloc((size_t)*argc + 1, sizeof(*lc->input_pairs));
+    if (!lc->input_pairs)
+        return cli_usage(ctx, "out of memory");
+    for (int i = 0; i < *argc; i++) {
+        if (strcmp(argv[i], "--") == 0) {
+            while (i < *argc)
+                argv[out++] = argv[i++];
+            break;
+        }
+        if (strncmp(argv[i], "--input=", 8) == 0) {
+            lc->input_pairs[lc->n_input_pairs++] = argv[i] + 8;
+        } else if (strcmp(argv[i], "--input") == 0) {
+            if (i + 1 >= *argc || strncmp(argv[i + 1], "--", 2) == 0)
+                return cli_usage(ctx, "--input needs NAME=VALUE");
+            lc->input_pairs[lc->n_input_pairs++] = argv[++i];
+        } else {
+            argv[out++] = argv[i];
+        }
+    }
+    *argc = out;
+    for (size_t i = 0; i < lc->n_input_pairs; i++)
+        if (!strchr(lc->input_pairs[i], '='))
+            return cli_usage(ctx, "--input '%s' is not NAME=VALUE", lc->input_pairs[i]);
+    return CLI_EXIT_OK;
+}
+
+static size_t add_flags(struct cli_flag *f, unsigned mask, struct loop_cli *lc)
+{
+    size_t n = 0;
+
+    f[n++] = (struct cli_flag){"run-id", true, &lc->run_id, NULL};
+    if (mask & LOOP_OPT_RUN) {
+        f[n++] = (struct cli_flag){"inputs", true, &lc->inputs_file, NULL};
+        f[n++] = (struct cli_flag){"sync", true, &lc->sync, NULL};
+        f[n++] = (struct cli_flag){"env-allow", true, &lc->env_allow, NULL};
+        f[n++] = (struct cli_flag){"wait", false, NULL, &lc->wait};
+    }
+    if (mask & LOOP_OPT_APPROVE)
+        f[n++] = (struct cli_flag){"approve", false, NULL, &lc->approve};
+    if (mask & LOOP_OPT_YES)
+        f[n++] = (struct cli_flag){"yes", false, NULL, &lc->yes};
+    if (mask & LOOP_OPT_WHO) {
+        f[n++] = (struct cli_flag){"actor", true, &lc->actor, &lc->actor_set};
+        f[n++] = (struct cli_flag){"reason", true, &lc->reason, &lc->reason_set};
+    }
+    if (mask & LOOP_OPT_RECOVER) {
+        f[n++] = (struct cli_flag){"retry", false, NULL, &lc->retry};
+        f[n++] = (struct cli_flag){"assume-done", false, NULL, &lc->assume_done};
+        f[n++] = (struct cli_flag){"abort", false, NULL, &lc->abort};
+        f[n++] = (struct cli_flag){"result-json", true, &lc->result_json, &lc->result_set};
+    }
+    f[n] = (struct cli_flag){NULL, false, NULL, NULL};
+    return n;
+}
+
+int loop_cli_parse(struct cli_ctx *ctx, int argc, char **argv, unsigned mask,
+                   struct loop_cli *lc)
+{
+    static const char *const names[] = {"SPEC", NULL};
+    const char *pos[1] = {NULL};
+    struct cli_flag flags[16];
+    struct cli_args a = {flags, names, pos};
+    int rc = CLI_EXIT_OK;
+
+    if (mask & LOOP_OPT_RUN)
+        rc = take_inputs(ctx, &argc, argv, lc);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    add_flags(flags, mask, lc);
+    rc = cli_parse(ctx, argc, argv, &a);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    lc->spec_path = pos[0];
+    if (lc->run_id && cli_run_id_ok(ctx, lc->run_id) != CLI_EXIT_OK)
+        return CLI_EXIT_USAGE;
+    if (lc->sync && strcmp(lc->sync, "full") != 0 && strcmp(lc->sync, "normal") != 0 &&
+        strcmp(lc->sync, "off") != 0)
+        return cli_usage(ctx, "--sync must be full, normal or off (not '%s')", lc->sync);
+    if (lc->reason_set && !*lc->reason)
+        return cli_usage(ctx, "--reason is empty");
+    if (lc->actor_set && !*lc->actor)
+        return cli_usage(ctx, "--actor is empty");
+    return CLI_EXIT_OK;
+}
+
+/* ---- opening --------------------------------------------------------------------------- */
+
+static int read_inputs(struct cli_ctx *ctx, struct loop_cli *lc)
+{
+    FILE *f;
+    size_t n;
+
+    if (!lc->inputs_file)
+        return CLI_EXIT_OK;
+    f = fopen(lc->inputs_file, "rb");
+    if (!f) {
+        cli_err(ctx, "cannot read --inputs '%s': %s", lc->inputs_file, strerror(errno));
+        return CLI_EXIT_FAIL;
+    }
+    lc->inputs_json = malloc(INPUTS_MAX + 1);
+    n = lc->inputs_json ? fread(lc->inputs_json, 1, INPUTS_MAX + 1, f) : 0;
+    fclose(f);
+    if (!lc->inputs_json || n > INPUTS_MAX) {
+        cli_err(ctx, "--inputs '%s' is larger than %u bytes", lc->inputs_file, INPUTS_MAX);
+        return CLI_EXIT_FAIL;
+    }
+    lc->inputs_json[n] = '\0';
+    return CLI_EXIT_OK;
+}
+
+static const char *run_id_of(const struct loop_cli *lc)
+{
+    return lc->run_id ? lc->run_id : lil_spec_id(lc->spec);
+}
+
+/* The run must exist (every verb but run and step). */
+static int run_exists(struct cli_ctx *ctx, struct loop_cli *lc, const char *id)
+{
+    lil_run *run = NULL;
+    lil_run_opts o = {sizeof(o), LIL_SYNC_DEFAULT, LIL_OPEN_READONLY | LIL_OPEN_EXISTING,
+                      0};
+    lil_status rc = lil_run_open(lc->st, id, &o, &run);
+
+    lil_run_close(run);
+    if (rc == LIL_E_NOTFOUND) {
+        cli_err(ctx, "no run '%s' in the store (start it with `lil run %s`)", id,
+                lc->spec_path);
+        return CLI_EXIT_FAIL;
+    }
+    return rc == LIL_OK ? CLI_EXIT_OK
+                        : cli_fail(ctx, rc, "cannot read run '%s': %s", id,
+                                   lil_store_errmsg(lc->st));
+}
+
+int loop_cli_prepare(struct cli_ctx *ctx, struct loop_cli *lc, bool create)
+{
+    char msg[512];
+    lil_status rc = cli_spec_load(NULL, lc->spec_path, &lc->spec, msg, sizeof(msg));
+    int ex;
+
+    if (rc != LIL_OK) {
+        cli_err(ctx, "%s", msg);
+        return CLI_EXIT_FAIL;
+    }
+    if (!lil_spec_ok(lc->spec)) {
+        cli_diag_print(stderr, lc->spec, cli_spec_name(lc->spec_path));
+        cli_err(ctx, "%s is not a valid loop spec: nothing was run",
+                cli_spec_name(lc->spec_path));
+        return CLI_EXIT_FAIL;
+    }
+    ex = read_inputs(ctx, lc);
+    if (ex == CLI_EXIT_OK)
+        ex = create ? cli_store_create(ctx, &lc->st) : cli_store_open(ctx, &lc->st);
+    if (ex == CLI_EXIT_OK && !create)
+        ex = run_exists(ctx, lc, run_id_of(lc) ? run_id_of(lc) : "");
+    return ex;
+}
+
+static lil_sync sync_of(const char *s)
+{
+    if (!s)
+        return LIL_SYNC_DEFAULT;
+    return strcmp(s, "full") == 0 ? LIL_SYNC_FULL
+           : strcmp(s, "normal") == 0 ? LIL_SYNC_NORMAL
+                                      : LIL_SYNC_OFF;
+}
+
+int loop_cli_open(struct cli_ctx *ctx, struct loop_cli *lc, unsigned flags)
+{
+    lil_loop_opts o;
+    lil_status rc;
+
+    memset(&o, 0, sizeof(o));
+    o.struct_size = sizeof(o);
+    o.run_id = lc->run_id;
+    o.sync = sync_of(lc->sync);
+    o.flags = flags | (lc->approve ? LIL_LOOP_APPROVE_CAPS : 0u) |
+              (lc->yes ? LIL_LOOP_YES : 0u) | (lc->wait ? LIL_LOOP_WAIT : 0u);
+    o.inputs_json = lc->inputs_json;
+    o.input_pairs = lc->input_pairs;
+    o.n_input_pairs = lc->n_input_pairs;
+    o.env_allow = lc->env_allow;
+    o.actor = lc->actor;
+    o.reason = lc->reason;
+    if (isatty(2)) {
+        o.progress = loop_cli_progress;
+        o.progress_ud = lc;
+    }
+    rc = lil_loop_open(lc->st, lc->spec, &o, &lc->lp);
+    if (rc != LIL_OK)
+        return cli_fail(ctx, rc, "%s", lil_store_errmsg(lc->st));
+    return CLI_EXIT_OK;
+}
+
+void loop_cli_close(struct loop_cli *lc)
+{
+    loop_cli_signals_off();
+    lil_loop_close(lc->lp);
+    lil_store_close(lc->st);
+    lil_spec_free(lc->spec);
+    free(lc->inputs_json);
+    free(lc->input_pairs);
+    memset(lc, 0, sizeof(*lc));
+}
+
+/* ---- results ----------------------------------------------------------------------------- */
+
+static void print_summary(const struct loop_cli *lc, const lil_loop_result *res)
+{
+    const char *id = lil_loop_run_id(lc->lp);
+    const char *st = lil_loop_status_name(res->status);
+
+    printf("run '%s': %s at iteration %lld\n", id ? id : "?", st,
+           (long long)res->iteration);
+    if (res->reason)
+        printf("  reason: %s\n", res->reason);
+    if (res->wake_at_ms) {
+        long long left = (long long)(res->wake_at_ms - (long long)(cli_now_ns() / 1000000));
+        printf("  wakes at %lld (in %llds): `lil tick` or `lil resume %s`\n",
+               (long long)res->wake_at_ms, left > 0 ? left / 1000 : 0, lc->spec_path);
+    }
+    if (res->has_uncertain)
+        printf("  uncertain: iteration %lld effect %lld (%s) %s\n  decide with `lil "
+               "recover %s --retry|--assume-done --result-json J|--abort --reason R`\n",
+               (long long)res->uncertain_iteration, (long long)res->uncertain_seq,
+               res->uncertain_kind, res->uncertain_identity, lc->spec_path);
+    if (res->status == LIL_LOOP_PAUSED)
+        printf("  approve with `lil approve %s --reason R`\n", lc->spec_path);
+    printf("  state: %s\n", res->state_json ? res->state_json : "{}");
+}
+
+int loop_cli_report(const struct cli_ctx *ctx, const struct loop_cli *lc,
+                    const lil_loop_result *res)
+{
+    if (isatty(2))
+        fputs("\r\033[K", stderr); /* the progress line */
+    if (ctx->json)
+        printf("%s\n", res->json ? res->json : "{}");
+    else
+        print_summary(lc, res);
+    return lil_loop_exit_code(res->status);
+}
+
+int loop_cli_fail(const struct cli_ctx *ctx, const struct loop_cli *lc, lil_status rc)
+{
+    return cli_fail(ctx, rc, "%s", lc->lp ? lil_loop_errmsg(lc->lp) : lil_errmsg());
+}
+
+/* ---- signals and progress ------------------------------------------------------------------ */
+
+static struct loop_cli *volatile running;
+static volatile sig_atomic_t interrupts;
+
+static void on_signal(int sig)
+{
+    struct loop_cli *lc = running;
+
+    if (!lc || !lc->lp)
+        return;
+    if (sig == SIGINT && interrupts++ > 0) {
+        lil_loop_interrupt(lc->lp, LIL_LOOP_INTERRUPT_KILL);
+        _exit(128 + SIGINT);
+    }
+    lil_loop_interrupt(lc->lp, LIL_LOOP_INTERRUPT_STOP);
+}
+
+void loop_cli_signals(struct loop_cli *lc)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    running = lc;
+    interrupts = 0;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+void loop_cli_signals_off(void)
+{
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    running = NULL;
+}
+
+void loop_cli_progress(void *ud, const lil_loop_event *ev)
+{
+    (void)ud;
+    switch (ev->kind) {
+    case LIL_LOOP_EV_ITERATION:
+        fprintf(stderr, "\r\033[Kiteration %lld  tokens %lld  usd %.4f  %llds",
+                (long long)ev->iteration, (long long)ev->tokens, ev->usd,
+                (long long)(ev->elapsed_ms / 1000));
+        break;
+    case LIL_LOOP_EV_EFFECT:
+        fprintf(stderr, "\r\033[Kiteration %lld  %s %s", (long long)ev->iteration,
+                ev->effect ? ev->effect : "", ev->step ? ev->step : "");
+        break;
+    default:
+        fprintf(stderr, "\r\033[Ksleeping %llds", (long long)(ev->value / 1000));
+        break;
+    }
+    fflush(stderr);
+}

@@ -1,0 +1,75 @@
+/*
+ * loop_cli.h -- what the loop verbs (run, step, resume, stop, approve,
+ * recover) share (loop_cli.c): their options, opening the spec, the store
+ * and the loop, printing a result, and the signals of a running loop.
+ *
+ * Each verb is a thin user of lil_loop_* (lil.h); the exit status of a
+ * loop result is lil_loop_exit_code (docs/loops.md, "Exit status").
+ */
+#ifndef LIL_CLI_LOOP_CLI_H
+#define LIL_CLI_LOOP_CLI_H
+
+#include <lil/lil.h>
+#include <stdbool.h>
+
+#include "cli.h"
+
+/* The options of the loop verbs; which ones a verb accepts is its mask. */
+enum {
+    LOOP_OPT_RUN = 1u << 0,     /* --input, --inputs, --sync, --env-allow, --wait */
+    LOOP_OPT_APPROVE = 1u << 1, /* --approve */
+    LOOP_OPT_YES = 1u << 2,     /* --yes */
+    LOOP_OPT_WHO = 1u << 3,     /* --actor, --reason */
+    LOOP_OPT_RECOVER = 1u << 4, /* --retry, --assume-done, --result-json, --abort */
+};
+
+struct loop_cli {
+    const char *spec_path;
+    const char *run_id; /* --run-id, else the spec's id */
+    const char *inputs_file;
+    const char **input_pairs; /* --input NAME=VALUE, in order */
+    size_t n_input_pairs;
+    const char *sync, *env_allow, *actor, *reason, *result_json;
+    bool approve, yes, wait, retry, assume_done, abort;
+    bool reason_set, actor_set, result_set;
+    /* made by loop_cli_open */
+    lil_spec *spec;
+    lil_store *st;
+    lil_loop *lp;
+    char *inputs_json;
+};
+
+/* Parse argv for a verb accepting mask.  CLI_EXIT_OK, CLI_PARSE_HELP or
+ * CLI_EXIT_USAGE (message printed). */
+int loop_cli_parse(struct cli_ctx *ctx, int argc, char **argv, unsigned mask,
+                   struct loop_cli *lc);
+
+/* Load the spec (its diagnostics printed when it has errors: exit 1, and
+ * nothing created) and open the store: created when create, else it must
+ * exist, and so must the run. */
+int loop_cli_prepare(struct cli_ctx *ctx, struct loop_cli *lc, bool create);
+
+/* Open the loop (after loop_cli_prepare) with lc's options and flags. */
+int loop_cli_open(struct cli_ctx *ctx, struct loop_cli *lc, unsigned flags);
+
+/* Print res (--json: its JSON; else a short summary) and return its exit
+ * status. */
+int loop_cli_report(const struct cli_ctx *ctx, const struct loop_cli *lc,
+                    const lil_loop_result *res);
+
+/* Report a library error of a loop call. */
+int loop_cli_fail(const struct cli_ctx *ctx, const struct loop_cli *lc, lil_status rc);
+
+/* SIGINT and SIGTERM ask lc->lp to stop after the current effect; a second
+ * SIGINT kills the effect's process group and exits at once (130), leaving
+ * the effect uncertain.  Progress goes to stderr when it is a terminal. */
+void loop_cli_signals(struct loop_cli *lc);
+void loop_cli_signals_off(void);
+
+/* The progress callback (stderr, a terminal only). */
+void loop_cli_progress(void *ud, const lil_loop_event *ev);
+
+/* Close and free what loop_cli_* made. */
+void loop_cli_close(struct loop_cli *lc);
+
+#endif

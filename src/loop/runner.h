@@ -1,0 +1,236 @@
+/*
+ * runner.h -- the loop runner: a LoopSpec loop executed as a journaled run
+ * (loopspec-contract.md sections 5 and 6; docs/loops.md for what users see).
+ *
+ * The pieces:
+ *   runner_api.c     the public lil_loop_* calls: argument checks, the json
+ *                    scope, errors published to the store and the thread
+ *   runner_open.c    open (options, inputs, the start record) and close
+ *   runner_load.c    the fold of the journal into the loop's facts
+ *   runner_iter.c    the outer loop: statuses, caps, stops, terminate,
+ *                    on_exit and the completion hook (5.9, 5.14, 5.17, 5.22)
+ *   runner_body.c    one pass of the body: when, gates, reduce, save and
+ *                    on_done, breakpoints and sleeps (5.4, 5.12, 5.13)
+ *   runner_effect.c  shell, http and agent effects through the engine's
+ *                    effects: identity, retries, redaction, replay (5.10)
+ *   runner_record.c  the records of docs/loops.md: names and payloads
+ *   runner_result.c  the result (lil_loop_result) and its JSON
+ *
+ * The journal is the truth.  A fact changes in memory only after its
+ * record was appended: the committed state and meters come from the last
+ * snapshot record, and an iteration that did not reach its snapshot is run
+ * again from there, its journaled effects replayed (never run again).
+ *
+ * Records are engine steps with exact names (no occurrence numbers: an
+ * iteration run twice by one process must find the records of the first
+ * pass), so every name is unique by construction: "I.S" for the S-th
+ * effect, sleep or breakpoint of iteration I ("exit.S" for on_exit),
+ * "I.snap" for the snapshot, "<kind>.N" for the N-th control record.
+ *
+ * Ownership and threads: a struct lil_loop owns its run handle, its state
+ * and every JSON value it holds; one thread runs it at a time, except
+ * lil_loop_interrupt (an atomic flag and a kill, async-signal-safe).
+ */
+#ifndef LIL_LOOP_RUNNER_H
+#define LIL_LOOP_RUNNER_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "base/err.h"
+#include "engine/run.h"
+#include "json/json.h"
+#include "loop/caps.h"
+#include "loop/redact.h"
+#include "loop/retry.h"
+#include "loop/state.h"
+#include "spec/ir.h"
+
+#define LIL_LOOP_MAGIC          0x6c696c4cu /* "lilL": lil_loop */
+#define LIL_LOOP_MAX_BLOCK_MS   1000        /* sleeps up to this block (5.2) */
+#define LIL_LOOP_UNTIL_POLL_MS  5000        /* sleep.until parks this long (5.12) */
+#define LIL_LOOP_TIMEOUT_MS     300000      /* effectTimeoutMs (5.2) */
+#define LIL_LOOP_NAME_MAX       48          /* "I.S", "I.snap", "kind.N" */
+#define LIL_LOOP_KNOWN_FLAGS    (LIL_LOOP_APPROVE_CAPS | LIL_LOOP_YES | LIL_LOOP_WAIT)
+
+/* How the journal says the run ended (sticky). */
+enum loop_end { LOOP_LIVE = 0, LOOP_COMPLETED, LOOP_FAILED, LOOP_STOPPED };
+
+/* A pause at a breakpoint or gate, journaled as pause.N. */
+struct loop_pause {
+    bool on;
+    int64_t iteration, seq;
+    char digest[65]; /* hex SHA-256 of what is asked */
+    char *step;      /* step id or "gate" */
+    char *reason;    /* "breakpoint awaiting approval [strategy: s]: ask" */
+};
+
+/* A slot record journaled after the last snapshot ("I.S"). */
+struct loop_slot {
+    char name[LIL_LOOP_NAME_MAX];
+    json_t *outcome; /* parsed outcome payload, or NULL (intent only) */
+    char *note;      /* the intent's note "kind identity", or NULL */
+};
+
+struct lil_loop {
+    uint32_t magic;
+    struct lil_store *st;
+    const struct lil_env *env;
+    const struct lil_ir_spec *ir;
+    const char *spec_path;
+    struct lil_run *run;
+    char *run_id;
+    unsigned flags;
+    char *actor, *reason, *cwd;
+    int64_t max_block_ms, effect_timeout_ms;
+    lil_loop_progress_fn progress;
+    void *progress_ud;
+    struct lil_err err;
+
+    /* what expressions read besides the state */
+    json_t *inputs, *environ, *meta;
+    const char **effect_envp; /* scrubbed environment of shell steps */
+    struct lil_redact *redact;
+    struct lil_retry_policy retry;
+
+    /* the journal's facts (runner_load.c) */
+    bool started;                 /* the start record exists */
+    int64_t started_ms;           /* wallclock base of a fresh run */
+    json_t *committed;            /* state of the last snapshot (or the initial) */
+    struct lil_loop_meters meters; /* as of the last record */
+    uint64_t nctl;                /* control records so far */
+    enum loop_end end;
+    char *end_reason;
+    json_t *stop;                 /* an honoured stop request not yet cleared */
+    struct loop_pause pause;
+    bool terminated, observer_started;
+    struct loop_slot *slots; /* slot records after the last snapshot */
+    size_t nslots, capslots;
+
+    /* effects answered instead of run (lil__loop_set_mock) */
+    lil_status (*mock)(void *ud, struct lil_err *err, const char *kind, json_t *request,
+                       json_t **result, json_t **usage);
+    void *mock_ud;
+
+    /* lil_loop_interrupt */
+    volatile sig_atomic_t interrupted; /* LIL_LOOP_INTERRUPT_* */
+    volatile sig_atomic_t child_pgid;  /* process group of the running shell */
+};
+
+/* The run of one iteration (or of on_exit, iteration -1). */
+enum iter_why {
+    WHY_NONE = 0,
+    WHY_PARK,      /* a sleep parked it: wake_at */
+    WHY_PAUSE,     /* a breakpoint or gate waits for approval */
+    WHY_CAP,       /* a budget tripped after an agent call: cap */
+    WHY_UNCERTAIN, /* an effect of this iteration has no outcome */
+    WHY_STOP,      /* lil_loop_interrupt asked to stop */
+    WHY_FAIL       /* an error: err */
+};
+
+struct iter {
+    struct lil_loop *lp;
+    int64_t iteration; /* -1: on_exit */
+    int64_t seq;       /* the next slot */
+    struct lil_loop_state state; /* the live state */
+    enum iter_why why;
+    int64_t wake_at;
+    struct lil_cap_trip cap;
+    struct lil_alias *aliases; /* reduce aliases in scope */
+    size_t naliases, capaliases;
+};
+
+/* A result under construction (runner_result.c). */
+lil_status lil__loop_result(struct lil_loop *lp, lil_loop_status status,
+                            const char *reason, lil_loop_result *res);
+void lil__loop_result_wake(lil_loop_result *res, int64_t wake_at_ms);
+void lil__loop_result_next(lil_loop_result *res, int64_t next);
+lil_status lil__loop_result_uncertain(struct lil_loop *lp, lil_loop_result *res);
+lil_status lil__loop_result_json(struct lil_loop *lp, lil_loop_result *res);
+
+/* Open and close (runner_open.c). */
+lil_status lil__loop_open(struct lil_store *st, struct lil_err *err,
+                          const lil_spec *spec, const lil_loop_opts *opts,
+                          struct lil_loop **out);
+lil_status lil__loop_close(struct lil_loop *lp);
+
+/* The fold (runner_load.c): read the journal into lp's facts. */
+lil_status lil__loop_load(struct lil_loop *lp);
+/* The slot record named name after the last snapshot, or NULL. */
+struct loop_slot *lil__loop_slot(struct lil_loop *lp, const char *name);
+void lil__loop_slots_clear(struct lil_loop *lp);
+
+/* Records (runner_record.c). */
+void lil__loop_slot_name(char out[LIL_LOOP_NAME_MAX], int64_t iteration, int64_t seq);
+/* Append control record "<kind>.N" with payload (a JSON object, stolen).
+ * lazy: not synced on its own. */
+lil_status lil__loop_control(struct lil_loop *lp, const char *kind, json_t *payload,
+                             bool lazy);
+/* Append a plain record named name with payload (stolen); *replayed set when
+ * the journal already held it (then *journaled, if not NULL, receives its
+ * payload, a new reference). */
+lil_status lil__loop_plain(struct lil_loop *lp, const char *name, json_t *payload,
+                           bool lazy, json_t **journaled);
+/* Commit iteration it->iteration: the snapshot record, then the meters. */
+lil_status lil__loop_snapshot(struct lil_loop *lp, struct iter *it);
+/* Millisecond clock (epoch). */
+int64_t lil__loop_now_ms(void);
+
+/* The outer loop (runner_iter.c). */
+lil_status lil__loop_run(struct lil_loop *lp, bool one, lil_loop_result *res);
+lil_status lil__loop_resume(struct lil_loop *lp, lil_loop_result *res);
+lil_status lil__loop_approve(struct lil_loop *lp, const char *actor, const char *reason,
+                             lil_loop_result *res);
+lil_status lil__loop_recover(struct lil_loop *lp, lil_resolution how, const char *result,
+                             const char *actor, const char *reason,
+                             lil_loop_result *res);
+lil_status lil__loop_status(struct lil_loop *lp, lil_loop_result *res);
+
+/* One pass of the body, then the gates without `after` (runner_body.c).
+ * LIL_OK: the body ran through; LIL_E_DONE: it->why says what stopped it;
+ * other codes: an error (it->why WHY_FAIL, message in lp->err). */
+lil_status lil__loop_body(struct iter *it);
+/* terminate.on_exit as iteration -1. */
+lil_status lil__loop_on_exit(struct iter *it);
+/* Sleep ms in-process, waking early on lil_loop_interrupt. */
+void lil__loop_sleep(struct lil_loop *lp, int64_t ms);
+/* Fill ev to read it's live state (release with lil__eval_free). */
+void lil__loop_eval(struct iter *it, struct lil_eval *ev);
+/* The state context (inputs, env, meta, iteration, aliases) of it. */
+void lil__loop_ctx(struct iter *it, struct lil_state_ctx *cx);
+lil_status lil__iter_init(struct iter *it, struct lil_loop *lp, int64_t iteration);
+void lil__iter_free(struct iter *it);
+
+/* Effects (runner_effect.c).  The step's result in *result (new ref). */
+lil_status lil__loop_shell(struct iter *it, const struct lil_ir_step *step,
+                           json_t **result);
+lil_status lil__loop_http(struct iter *it, const struct lil_ir_step *step,
+                          json_t **result);
+lil_status lil__loop_agent(struct iter *it, const struct lil_ir_step *step,
+                           json_t **result);
+/* The exit action and the completion hook (iteration -1; hook not
+ * journaled as an effect). */
+lil_status lil__loop_action(struct iter *it, const struct lil_ir_action *act,
+                            bool journaled, json_t **result);
+
+/* Answer every shell, http and agent effect of lp with fn instead of
+ * running it (`lil verify`): fn gets the effect's kind and request --
+ * shell {"cmd": STRING | {"command", "args"}}, http the rendered request
+ * (effect_http.h), agent {"harness", "prompt", "tools"?} -- and returns a
+ * new result (and optionally usage {"tokens", "usd"}), or an error with its
+ * message in err (retried as the effect's error would be).  Journaled as
+ * the effect's outcome like a real one.  NULL fn: real effects again. */
+void lil__loop_set_mock(struct lil_loop *lp,
+                        lil_status (*fn)(void *ud, struct lil_err *err, const char *kind,
+                                         json_t *request, json_t **result, json_t **usage),
+                        void *ud);
+
+/* Errors: set lp->err and it->why = WHY_FAIL. */
+lil_status lil__iter_fail(struct iter *it, lil_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Stop the iteration for why (returns LIL_E_DONE). */
+lil_status lil__iter_stop(struct iter *it, enum iter_why why);
+
+#endif

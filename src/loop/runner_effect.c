@@ -1,0 +1,631 @@
+/*
+ * runner_effect.c -- shell, http and agent effects of a loop
+ * (loopspec-contract.md 5.10, 5.15, 6.1-6.3) through the engine's effects.
+ *
+ * Each call takes the iteration's next slot S and is the effect "I.S":
+ *   1. its identity: the canonical JSON of what it will do (shell {cmd},
+ *      http {method, url, headers, body, envelope} with secret headers as
+ *      hashes, agent {harness, prompt, tools});
+ *   2. a slot already journaled (this iteration ran before): the same kind
+ *      and identity replay its result, anything else is a divergent replay
+ *      (the run fails, the message shows both identities);
+ *   3. otherwise the engine journals the intent -- SHA-256 of "kind
+ *      identity", with that text (secrets redacted) as its note -- runs the
+ *      effect with the spec's retries, all attempts inside the one intent,
+ *      and journals the outcome:
+ *        {"iteration", "seq", "kind", "step", "identity", "result",
+ *         "usage"?}
+ *      with secrets redacted from the result too; the loop goes on with the
+ *      result as journaled, so that a replay sees what the first run saw.
+ * Retries exhausted: the outcome is a failure with the last error, and the
+ * run fails.  After a fresh agent call its usage moves the meters and the
+ * budgets are checked (5.14).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/clock.h"
+#include "base/hash.h"
+#include "loop/effect_http.h"
+#include "loop/effect_shell.h"
+#include "loop/runner.h"
+
+#define IDENTITY_SHOW 96 /* bytes of an identity shown in a message */
+
+struct effect {
+    struct iter *it;
+    const char *step_id; /* NULL for on_exit's action */
+    const char *kind;
+    struct lil_buf identity; /* canonical JSON */
+    struct lil_buf note;     /* "kind identity", secrets redacted */
+    char name[LIL_LOOP_NAME_MAX];
+    int64_t seq;
+    /* what runs */
+    lil_status (*exec)(struct effect *ef, json_t **result, json_t **usage);
+    struct lil_shell_cmd shell;
+    json_t *request; /* http: the rendered request; agent: {harness, ...} */
+    /* what the step function made */
+    json_t *outcome;
+};
+
+/* The identity buffer of ef, starting with its kind: "shell {...}". */
+static void identity_init(struct effect *ef)
+{
+    lil__buf_init(&ef->identity, ef->it->lp->env, SIZE_MAX);
+    (void)lil__buf_printf(&ef->identity, "%s ", ef->kind); /* checked by make_note */
+}
+
+/* ---- messages ----------------------------------------------------------------------- */
+
+static void shorten(const char *s, char out[IDENTITY_SHOW + 4])
+{
+    size_t n = s ? strlen(s) : 0;
+
+    if (n > IDENTITY_SHOW)
+        snprintf(out, IDENTITY_SHOW + 4, "%.*s...", IDENTITY_SHOW, s);
+    else
+        snprintf(out, IDENTITY_SHOW + 4, "%s", s ? s : "");
+}
+
+static lil_status diverged(struct effect *ef, const char *journaled)
+{
+    char was[IDENTITY_SHOW + 4], now[IDENTITY_SHOW + 4];
+
+    shorten(journaled, was);
+    shorten((const char *)ef->note.data, now);
+    return lil__iter_fail(ef->it, LIL_E_NONDET,
+                          "non-deterministic replay at effect %s: the journal has %s, "
+                          "the spec now asks for %s",
+                          ef->name, was, now);
+}
+
+/* ---- the step function: run with retries, make the outcome ------------------------- */
+
+void lil__loop_set_mock(struct lil_loop *lp,
+                        lil_status (*fn)(void *ud, struct lil_err *err, const char *kind,
+                                         json_t *request, json_t **result, json_t **usage),
+                        void *ud)
+{
+    lp->mock = fn;
+    lp->mock_ud = ud;
+}
+
+/* The request a mock sees: the identity's JSON (after "kind "). */
+static lil_status exec_mock(struct effect *ef, json_t **result, json_t **usage)
+{
+    struct lil_loop *lp = ef->it->lp;
+    const char *text = (const char *)ef->identity.data + strlen(ef->kind) + 1;
+    json_t *req = ef->request;
+    lil_status rc = LIL_OK;
+
+    if (!req || strcmp(ef->kind, "shell") == 0)
+        rc = lil__json_parse(lp->env, &lp->err, LIL_E_INVAL, text,
+                             ef->identity.len - strlen(ef->kind) - 1, 0, NULL, &req);
+    else
+        json_incref(req);
+    if (rc == LIL_OK)
+        rc = lp->mock(lp->mock_ud, &lp->err, ef->kind, req, result, usage);
+    json_decref(req);
+    return rc;
+}
+
+static lil_status attempt_all(struct effect *ef, json_t **result, json_t **usage)
+{
+    struct lil_loop *lp = ef->it->lp;
+    struct lil_rng rng;
+    lil_status rc;
+
+    lil__rng_seed(&rng, lil__rng_key(ef->name, strlen(ef->name), 0));
+    for (int64_t made = 1;; made++) {
+        lil__clearerr(&lp->err);
+        rc = lp->mock ? exec_mock(ef, result, usage) : ef->exec(ef, result, usage);
+        if (rc == LIL_OK || !lil__retry_again(&lp->retry, made, rc) || lp->interrupted)
+            return rc;
+        lil__loop_sleep(lp, lil__retry_delay_ms(&lp->retry, (uint64_t)made - 1, &rng));
+    }
+}
+
+static json_t *outcome_of(struct effect *ef, json_t *result, json_t *usage)
+{
+    json_t *o = json_pack("{s:I, s:I, s:s, s:s, s:o}", "iteration",
+                          (json_int_t)ef->it->iteration, "seq", (json_int_t)ef->seq,
+                          "kind", ef->kind, "identity",
+                          (const char *)ef->note.data + strlen(ef->kind) + 1, "result",
+                          result ? result : json_null());
+
+    if (o && ef->step_id)
+        json_object_set_new(o, "step", json_string(ef->step_id));
+    if (o && usage)
+        json_object_set_new(o, "usage", usage);
+    else
+        json_decref(usage);
+    return o;
+}
+
+static int run_effect(lil_call *call, void *ud)
+{
+    struct effect *ef = ud;
+    struct lil_loop *lp = ef->it->lp;
+    json_t *result = NULL, *usage = NULL;
+    struct lil_buf text;
+    lil_status rc = attempt_all(ef, &result, &usage);
+
+    if (rc != LIL_OK) {
+        json_decref(result);
+        json_decref(usage);
+        lil_call_fail(call, "%s", lp->err.msg);
+        return 1;
+    }
+    if (lil__redact_json(lp->redact, &lp->err, result) != LIL_OK ||
+        !(ef->outcome = outcome_of(ef, result, usage))) {
+        lil_call_fail(call, "%s", lp->err.msg[0] ? lp->err.msg : "out of memory");
+        return 1;
+    }
+    lil__buf_init(&text, lp->env, SIZE_MAX);
+    rc = lil__json_canon(lp->env, &lp->err, ef->outcome, &text);
+    if (rc == LIL_OK)
+        rc = lil_call_set_result(call, text.data, text.len);
+    lil__buf_free(&text);
+    if (rc != LIL_OK)
+        lil_call_fail(call, "the effect's result could not be journaled: %s",
+                      lil_strerror(rc));
+    return rc != LIL_OK;
+}
+
+/* ---- the slot -------------------------------------------------------------------------- */
+
+static lil_status keep_slot(struct lil_loop *lp, const char *name, json_t *outcome)
+{
+    struct loop_slot *s = lil__loop_slot(lp, name);
+
+    if (!s) {
+        s = lil__grow(lp->env, lp->slots, &lp->capslots, lp->nslots, sizeof(*s), 8);
+        if (!s)
+            return lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
+        lp->slots = s;
+        s = &lp->slots[lp->nslots++];
+        memset(s, 0, sizeof(*s));
+        snprintf(s->name, sizeof(s->name), "%s", name);
+    }
+    json_decref(s->outcome);
+    s->outcome = json_incref(outcome);
+    return LIL_OK;
+}
+
+/* The journaled slot: replay it, or say it diverged.  *done when replayed. */
+static lil_status replay_slot(struct effect *ef, json_t **result, bool *done)
+{
+    struct loop_slot *s = lil__loop_slot(ef->it->lp, ef->name);
+    char was[LIL_LOOP_NAME_MAX + 4096];
+    const char *kind, *identity;
+
+    *done = false;
+    if (!s)
+        return LIL_OK;
+    if (!s->outcome) {
+        if (s->note && strcmp(s->note, (const char *)ef->note.data) != 0)
+            return diverged(ef, s->note);
+        return LIL_OK; /* retried after a recovery: runs again */
+    }
+    kind = json_string_value(json_object_get(s->outcome, "kind"));
+    identity = json_string_value(json_object_get(s->outcome, "identity"));
+    snprintf(was, sizeof(was), "%s %s", kind ? kind : "?", identity ? identity : "?");
+    if (strcmp(was, (const char *)ef->note.data) != 0)
+        return diverged(ef, was);
+    *result = json_incref(json_object_get(s->outcome, "result"));
+    *done = true;
+    return LIL_OK;
+}
+
+static lil_status add_usage(struct effect *ef)
+{
+    struct iter *it = ef->it;
+    struct lil_loop *lp = it->lp;
+    json_t *u = json_object_get(ef->outcome, "usage");
+    lil_status rc;
+
+    if (!json_is_object(u))
+        return LIL_OK;
+    rc = lil__meters_add_usage(&lp->meters, &lp->err,
+                               (int64_t)json_integer_value(json_object_get(u, "tokens")),
+                               json_number_value(json_object_get(u, "usd")));
+    if (rc != LIL_OK)
+        return lil__iter_fail(it, rc, "%s", lp->err.msg);
+    it->cap = lil__meters_check_budgets(&lp->meters, lil__loop_now_ms());
+    return it->cap.cap != LIL_CAP_NONE ? lil__iter_stop(it, WHY_CAP) : LIL_OK;
+}
+
+static void announce(struct effect *ef)
+{
+    struct lil_loop *lp = ef->it->lp;
+    lil_loop_event ev = {0};
+
+    if (!lp->progress)
+        return;
+    ev.kind = LIL_LOOP_EV_EFFECT;
+    ev.iteration = ef->it->iteration;
+    ev.step = ef->step_id;
+    ev.effect = ef->kind;
+    ev.tokens = lp->meters.tokens;
+    ev.usd = lp->meters.usd;
+    ev.elapsed_ms = lil__loop_now_ms() - lp->meters.wallclock_base_ms;
+    lp->progress(lp->progress_ud, &ev);
+}
+
+static lil_status fresh(struct effect *ef, json_t **result)
+{
+    struct lil_loop *lp = ef->it->lp;
+    struct lil_step_req req = {0};
+    lil_bytes out = {0};
+    lil_status rc;
+
+    req.effect = true;
+    req.exact = true;
+    req.request = ef->identity.data; /* "kind identity", hashed */
+    req.request_len = ef->identity.len;
+    req.note = ef->note.data; /* the same, secrets redacted */
+    req.note_len = ef->note.len;
+    announce(ef);
+    rc = lil__run_step_req(lp->run, &lp->err, ef->name, &req, run_effect, ef, &out);
+    if (rc == LIL_E_FAILED)
+        return lil__iter_fail(ef->it, rc, "%s", lp->err.msg);
+    if (rc == LIL_E_NONDET)
+        return diverged(ef, "another request");
+    if (rc != LIL_OK)
+        return lil__iter_fail(ef->it, rc, "%s", lp->err.msg);
+    if (!ef->outcome) /* the engine held it: parse what it returned */
+        rc = lil__json_parse(lp->env, &lp->err, LIL_E_CORRUPT, out.data, out.len, 0, NULL,
+                             &ef->outcome);
+    lil_free(out.data);
+    if (rc == LIL_OK)
+        rc = keep_slot(lp, ef->name, ef->outcome);
+    if (rc != LIL_OK)
+        return lil__iter_fail(ef->it, rc, "%s", lp->err.msg);
+    *result = json_incref(json_object_get(ef->outcome, "result"));
+    return add_usage(ef);
+}
+
+static lil_status make_note(struct effect *ef)
+{
+    struct lil_loop *lp = ef->it->lp;
+    lil_status rc;
+
+    lil__buf_init(&ef->note, lp->env, SIZE_MAX);
+    rc = lil__redact_text(lp->redact, &lp->err, (const char *)ef->identity.data,
+                          ef->identity.len, &ef->note);
+    if (rc == LIL_OK)
+        rc = lil__buf_add(&ef->note, "", 1);
+    if (rc == LIL_OK)
+        ef->note.len--; /* NUL-terminated, not counted */
+    return rc;
+}
+
+/* Run effect ef in the iteration's next slot; its result in *result. */
+static lil_status effect_slot(struct effect *ef, json_t **result)
+{
+    struct iter *it = ef->it;
+    bool done = false;
+    lil_status rc;
+
+    ef->seq = it->seq++;
+    lil__loop_slot_name(ef->name, it->iteration, ef->seq);
+    rc = make_note(ef);
+    if (rc != LIL_OK)
+        return lil__iter_fail(it, rc, "%s", it->lp->err.msg);
+    rc = replay_slot(ef, result, &done);
+    if (rc == LIL_OK && !done)
+        rc = fresh(ef, result);
+    if (rc == LIL_OK && it->lp->interrupted)
+        rc = lil__iter_stop(it, WHY_STOP);
+    return rc;
+}
+
+static void effect_free(struct effect *ef)
+{
+    lil__buf_free(&ef->identity);
+    lil__buf_free(&ef->note);
+    json_decref(ef->request);
+    json_decref(ef->outcome);
+}
+
+/* ---- shell ------------------------------------------------------------------------------ */
+
+static lil_status exec_shell(struct effect *ef, json_t **result, json_t **usage)
+{
+    struct lil_loop *lp = ef->it->lp;
+    struct lil_shell_opts o = {0};
+
+    (void)usage;
+    o.cwd = lp->cwd;
+    o.envp = lp->effect_envp;
+    o.timeout_ms = (int)(lp->effect_timeout_ms > INT32_MAX ? INT32_MAX
+                                                           : lp->effect_timeout_ms);
+    o.running_pgid = &lp->child_pgid;
+    return lil__shell_run(lp->env, &lp->err, &ef->shell, &o, NULL, result);
+}
+
+static lil_status render(struct iter *it, const struct lil_ir_tmpl *t, struct lil_buf *out)
+{
+    struct lil_eval ev;
+    lil_status rc;
+
+    if (!t->tmpl)
+        return lil__iter_fail(it, LIL_E_SPEC, "template '%s' did not parse",
+                              t->src.s ? t->src.s : "");
+    lil__loop_eval(it, &ev);
+    rc = lil__tmpl_render(t->tmpl, &ev, out);
+    if (rc == LIL_OK)
+        rc = lil__buf_add(out, "", 1);
+    if (rc == LIL_OK)
+        out->len--;
+    lil__eval_free(&ev);
+    return rc == LIL_OK ? rc : lil__iter_fail(it, rc, "rendering '%s': %s", t->src.s,
+                                              lil_strerror(rc));
+}
+
+/* The rendered strings of a shell step: bufs[0] the command, then args. */
+static lil_status render_shell(struct iter *it, const struct lil_ir_shell *sh,
+                               struct lil_buf *bufs, const char **argv)
+{
+    lil_status rc = render(it, &sh->cmd, &bufs[0]);
+
+    for (size_t i = 0; rc == LIL_OK && sh->has_args && i < sh->nargs; i++) {
+        rc = render(it, &sh->args[i], &bufs[i + 1]);
+        argv[i] = (const char *)bufs[i + 1].data;
+    }
+    return rc;
+}
+
+static lil_status shell_with(struct iter *it, const struct lil_ir_shell *sh,
+                             const char *step_id, json_t **result)
+{
+    struct lil_loop *lp = it->lp;
+    size_t n = sh->has_args ? sh->nargs : 0;
+    struct lil_buf *bufs = lil__calloc(lp->env, n + 1, sizeof(*bufs));
+    const char **argv = lil__calloc(lp->env, n + 1, sizeof(*argv));
+    struct effect ef = {0};
+    lil_status rc = bufs && argv ? LIL_OK : LIL_E_NOMEM;
+
+    for (size_t i = 0; bufs && i <= n; i++)
+        lil__buf_init(&bufs[i], lp->env, 16u << 20);
+    if (rc == LIL_OK)
+        rc = render_shell(it, sh, bufs, argv);
+    ef.it = it;
+    ef.step_id = step_id;
+    ef.kind = "shell";
+    ef.exec = exec_shell;
+    if (sh->has_args) {
+        ef.shell.command = (const char *)bufs[0].data;
+        ef.shell.args = argv;
+        ef.shell.n_args = n;
+    } else if (bufs) {
+        ef.shell.script = (const char *)bufs[0].data;
+    }
+    identity_init(&ef);
+    if (rc == LIL_OK && lil__shell_identity(lp->env, &lp->err, &ef.shell, &ef.identity) !=
+                            LIL_OK)
+        rc = lil__iter_fail(it, lp->err.code, "%s", lp->err.msg);
+    if (rc == LIL_OK)
+        rc = effect_slot(&ef, result);
+    else if (rc == LIL_E_NOMEM)
+        rc = lil__iter_fail(it, rc, "out of memory");
+    effect_free(&ef);
+    for (size_t i = 0; bufs && i <= n; i++)
+        lil__buf_free(&bufs[i]);
+    lil__free(lp->env, bufs);
+    lil__free(lp->env, argv);
+    return rc;
+}
+
+lil_status lil__loop_shell(struct iter *it, const struct lil_ir_step *step, json_t **result)
+{
+    return shell_with(it, &step->shell, step->id, result);
+}
+
+/* ---- http -------------------------------------------------------------------------------- */
+
+static lil_status exec_http(struct effect *ef, json_t **result, json_t **usage)
+{
+    struct lil_loop *lp = ef->it->lp;
+    struct lil_http_opts o;
+
+    (void)usage;
+    lil__http_opts_init(&o);
+    o.timeout_ms = lp->effect_timeout_ms;
+    return lil__http_perform(lp->env, &lp->err, ef->request, &o, result);
+}
+
+static json_t *render_json(struct iter *it, const struct lil_ir_tmpl *t)
+{
+    struct lil_buf b;
+    json_t *s = NULL;
+
+    lil__buf_init(&b, it->lp->env, 16u << 20);
+    if (render(it, t, &b) == LIL_OK)
+        s = json_stringn((const char *)b.data, b.len);
+    lil__buf_free(&b);
+    return s;
+}
+
+static json_t *http_request(struct iter *it, const struct lil_ir_http *h, bool envelope)
+{
+    json_t *req = json_object(), *headers;
+
+    if (!req)
+        return NULL;
+    json_object_set_new(req, "method", json_string(lil__ir_enum_name(LIL_ENUM_METHOD,
+                                                                     (int)h->method)));
+    json_object_set_new(req, "url", render_json(it, &h->url));
+    if (h->has_headers) {
+        headers = json_object();
+        for (size_t i = 0; headers && i < h->nheaders; i++)
+            json_object_set_new(headers, h->headers[i].name,
+                                render_json(it, &h->headers[i].value));
+        json_object_set_new(req, "headers", headers);
+    }
+    if (h->body)
+        json_object_set_new(req, "body", json_is_string(h->body)
+                                             ? render_json(it, &h->body_tmpl)
+                                             : json_deep_copy(h->body));
+    if (envelope)
+        json_object_set_new(req, "envelope", json_true());
+    return req;
+}
+
+static lil_status http_with(struct iter *it, const struct lil_ir_http *h, bool envelope,
+                            const char *step_id, json_t **result)
+{
+    struct lil_loop *lp = it->lp;
+    struct effect ef = {0};
+    lil_status rc = LIL_OK;
+
+    ef.it = it;
+    ef.step_id = step_id;
+    ef.kind = "http";
+    ef.exec = exec_http;
+    identity_init(&ef);
+    ef.request = http_request(it, h, envelope);
+    if (it->why == WHY_FAIL)
+        rc = lp->err.code;
+    else if (!ef.request)
+        rc = lil__iter_fail(it, LIL_E_NOMEM, "out of memory");
+    else if (lil__http_identity(lp->env, &lp->err, ef.request, &ef.identity) != LIL_OK)
+        rc = lil__iter_fail(it, lp->err.code, "%s", lp->err.msg);
+    if (rc == LIL_OK)
+        rc = effect_slot(&ef, result);
+    effect_free(&ef);
+    return rc;
+}
+
+lil_status lil__loop_http(struct iter *it, const struct lil_ir_step *step, json_t **result)
+{
+    return http_with(it, &step->http, step->envelope, step->id, result);
+}
+
+/* ---- agent --------------------------------------------------------------------------------- */
+
+static const char *const known_harnesses[] = {
+    "internal", "llm",          "claude-code", "codex", "opencode",
+    "antigravity", "cursor-agent", "pi",        "cli",
+};
+
+static lil_status exec_agent(struct effect *ef, json_t **result, json_t **usage)
+{
+    (void)ef;
+    *usage = NULL;
+    *result = json_object(); /* internal: nothing runs (6.3) */
+    return *result ? LIL_OK : LIL_E_NOMEM;
+}
+
+static lil_status check_harness(struct iter *it, const char *h)
+{
+    bool known = false;
+
+    for (size_t i = 0; i < sizeof(known_harnesses) / sizeof(*known_harnesses); i++)
+        known = known || strcmp(h, known_harnesses[i]) == 0;
+    if (!known)
+        return lil__iter_fail(it, LIL_E_INVAL, "unknown agent harness '%s'", h);
+    if (strcmp(h, "internal") != 0 && !it->lp->mock)
+        return lil__iter_fail(it, LIL_E_INVAL,
+                              "agent harness '%s' is not available in this version of "
+                              "lil: only 'internal' runs agent steps",
+                              h);
+    return LIL_OK;
+}
+
+static lil_status agent_with(struct iter *it, const char *harness,
+                             const struct lil_ir_tmpl *prompt,
+                             const struct lil_ir_strlist *tools, const char *step_id,
+                             json_t **result)
+{
+    struct lil_loop *lp = it->lp;
+    struct effect ef = {0};
+    json_t *list = json_array();
+    lil_status rc = check_harness(it, harness);
+
+    ef.it = it;
+    ef.step_id = step_id;
+    ef.kind = "agent";
+    ef.exec = exec_agent;
+    identity_init(&ef);
+    for (size_t i = 0; tools && list && i < tools->n; i++)
+        json_array_append_new(list, json_string(tools->v[i].s));
+    if (rc == LIL_OK) {
+        ef.request = json_pack("{s:s, s:o}", "harness", harness, "prompt",
+                               render_json(it, prompt));
+        if (ef.request && tools && tools->present)
+            json_object_set(ef.request, "tools", list);
+        rc = it->why == WHY_FAIL ? lp->err.code
+             : !ef.request       ? lil__iter_fail(it, LIL_E_NOMEM, "out of memory")
+                                 : LIL_OK;
+    }
+    if (rc == LIL_OK && lil__json_canon(lp->env, &lp->err, ef.request, &ef.identity) !=
+                            LIL_OK)
+        rc = lil__iter_fail(it, lp->err.code, "%s", lp->err.msg);
+    if (rc == LIL_OK)
+        rc = effect_slot(&ef, result);
+    json_decref(list);
+    effect_free(&ef);
+    return rc;
+}
+
+lil_status lil__loop_agent(struct iter *it, const struct lil_ir_step *step, json_t **result)
+{
+    return agent_with(it, step->agent.harness.s ? step->agent.harness.s : "internal",
+                      &step->agent.prompt, &step->agent.allowed_tools, step->id, result);
+}
+
+/* ---- exit actions and the completion hook ------------------------------------------------- */
+
+static lil_status hook_direct(struct iter *it, const struct lil_ir_action *act,
+                              json_t **result)
+{
+    struct lil_loop *lp = it->lp;
+    struct effect ef = {0};
+    struct lil_buf cmd;
+    lil_status rc = LIL_OK;
+
+    ef.it = it;
+    ef.kind = act->kind == LIL_ACT_SHELL ? "shell" : "http";
+    lil__buf_init(&cmd, lp->env, 16u << 20);
+    identity_init(&ef);
+    if (act->kind == LIL_ACT_SHELL) {
+        rc = render(it, &act->cmd, &cmd);
+        ef.shell.script = (const char *)cmd.data;
+        ef.exec = exec_shell;
+        if (rc == LIL_OK)
+            rc = lil__shell_identity(lp->env, &lp->err, &ef.shell, &ef.identity);
+    } else {
+        ef.request = http_request(it, &act->request, false);
+        ef.exec = exec_http;
+        rc = it->why == WHY_FAIL ? lp->err.code : ef.request ? LIL_OK : LIL_E_NOMEM;
+    }
+    if (rc == LIL_OK)
+        rc = attempt_all(&ef, result, &ef.outcome);
+    lil__buf_free(&cmd);
+    effect_free(&ef);
+    return rc;
+}
+
+lil_status lil__loop_action(struct iter *it, const struct lil_ir_action *act,
+                            bool journaled, json_t **result)
+{
+    if (!journaled)
+        return hook_direct(it, act, result);
+    switch (act->kind) {
+    case LIL_ACT_SHELL: {
+        struct lil_ir_shell sh = {0};
+
+        sh.cmd = act->cmd;
+        return shell_with(it, &sh, NULL, result);
+    }
+    case LIL_ACT_HTTP:
+        return http_with(it, &act->request, act->has_envelope && act->envelope, NULL,
+                         result);
+    case LIL_ACT_AGENT:
+    default:
+        return agent_with(it, act->harness.s ? act->harness.s : "llm", &act->prompt,
+                          NULL, NULL, result);
+    }
+}

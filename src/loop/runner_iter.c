@@ -1,0 +1,564 @@
+/*
+ * runner_iter.c -- the outer loop of a loop run (loopspec-contract.md
+ * 5.9, 5.14, 5.17, 5.21, 5.22): what a run, a step, a resume, an approval
+ * and a recovery do, in the contract's order:
+ *
+ *   ended (completed, failed, stopped for good)  -> that result, no write
+ *   uncertain effect                             -> uncertain, no write
+ *   stop request (published, or honoured and not cleared) -> stopped
+ *   cap awaiting approval -> approved (LIL_LOOP_APPROVE_CAPS) or paused
+ *   iterations: terminate? -> on_exit, terminated, the completion hook,
+ *               completed;  cap? -> its action;  body -> snapshot ->
+ *               stop request? -> stopped
+ *
+ * A body interrupted by a sleep parks the run (parked.N; with
+ * LIL_LOOP_WAIT the runner sleeps and runs the iteration again), by a
+ * breakpoint pauses it, by a budget after an agent call trips the cap, by
+ * lil_loop_interrupt stops it (a stop_requested record, as `lil stop`
+ * would).  An error ends the run failed (the journal's run-failed record).
+ * The result's state is always the committed one.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "loop/runner.h"
+
+/* ---- endings ------------------------------------------------------------------------- */
+
+static lil_status ended(struct lil_loop *lp, lil_loop_result *res)
+{
+    switch (lp->end) {
+    case LOOP_COMPLETED:
+        return lil__loop_result(lp, LIL_LOOP_COMPLETED, NULL, res);
+    case LOOP_FAILED:
+        return lil__loop_result(lp, LIL_LOOP_FAILED, lp->end_reason, res);
+    default:
+        return lil__loop_result(lp, LIL_LOOP_STOPPED, lp->end_reason, res);
+    }
+}
+
+static lil_status fail_run(struct lil_loop *lp, const char *why, lil_loop_result *res)
+{
+    char reason[LIL_ERRMSG_MAX];
+    lil_status rc;
+
+    snprintf(reason, sizeof(reason), "%s", why);
+    rc = lil__run_end(lp->run, &lp->err, false, reason, strlen(reason));
+    if (rc != LIL_OK)
+        return rc;
+    lp->end = LOOP_FAILED;
+    lil__free(lp->env, lp->end_reason);
+    lp->end_reason = lil__strdup(lp->env, reason);
+    return lil__loop_result(lp, LIL_LOOP_FAILED, reason, res);
+}
+
+static lil_status end_run(struct lil_loop *lp, enum loop_end end, const char *reason,
+                          lil_loop_result *res)
+{
+    json_t *o = json_pack("{s:s, s:I}", "status",
+                          end == LOOP_COMPLETED ? "completed" : "stopped", "iteration",
+                          (json_int_t)lp->meters.iteration);
+    struct lil_buf text;
+    lil_status rc;
+
+    if (o && reason)
+        json_object_set_new(o, "reason", json_string(reason));
+    lil__buf_init(&text, lp->env, SIZE_MAX);
+    rc = o ? lil__json_canon(lp->env, &lp->err, o, &text) : LIL_E_NOMEM;
+    json_decref(o);
+    if (rc == LIL_OK)
+        rc = lil__run_end(lp->run, &lp->err, true, text.data, text.len);
+    lil__buf_free(&text);
+    if (rc != LIL_OK)
+        return rc;
+    lp->end = end;
+    lil__free(lp->env, lp->end_reason);
+    lp->end_reason = reason ? lil__strdup(lp->env, reason) : NULL;
+    return ended(lp, res);
+}
+
+/* ---- caps ------------------------------------------------------------------------------ */
+
+static lil_status cap_hit(struct lil_loop *lp, struct lil_cap_trip trip,
+                          lil_loop_result *res)
+{
+    lil_status rc = lil__loop_control(
+        lp, "cap",
+        json_pack("{s:s, s:s, s:I}", "reason", trip.reason, "action",
+                  lil__cap_action_name(trip.action), "iteration",
+                  (json_int_t)lp->meters.iteration),
+        false);
+
+    if (rc == LIL_OK)
+        rc = lil__meters_trip(&lp->meters, &lp->err, trip.cap, trip.action);
+    if (rc != LIL_OK)
+        return rc;
+    if (trip.action == LIL_CAPACT_FAIL)
+        return fail_run(lp, trip.reason, res);
+    if (trip.action == LIL_CAPACT_EXIT_CLEAN)
+        return end_run(lp, LOOP_STOPPED, trip.reason, res);
+    return lil__loop_result(lp, LIL_LOOP_PAUSED, trip.reason, res);
+}
+
+static lil_status clear_cap(struct lil_loop *lp, const char *actor, const char *why)
+{
+    struct lil_loop_meters next = lp->meters;
+    struct lil_cap_trip cleared;
+    int64_t now = lil__loop_now_ms();
+    lil_status rc = lil__meters_approve(&next, &lp->err, now, &cleared);
+
+    if (rc != LIL_OK)
+        return rc;
+    rc = lil__loop_control(lp, "cap_cleared",
+                           json_pack("{s:s, s:I, s:I, s:s, s:s}", "reason",
+                                     cleared.reason, "atIteration",
+                                     (json_int_t)lp->meters.iteration, "at",
+                                     (json_int_t)now, "actor", actor, "why",
+                                     why ? why : "approved with --approve"),
+                           false);
+    if (rc == LIL_OK)
+        lp->meters = next;
+    return rc;
+}
+
+/* ---- stops ----------------------------------------------------------------------------- */
+
+static lil_status bad_request(struct lil_loop *lp, json_t *req)
+{
+    json_decref(req);
+    return lil__seterr(&lp->err, LIL_E_INVAL, 0, "invalid stop request for run '%s'",
+                       lp->run_id);
+}
+
+/* Honour a published stop request: journal it, remove it.  *found. */
+static lil_status take_stop_request(struct lil_loop *lp, bool *found)
+{
+    lil_bytes b = {0};
+    json_t *req = NULL;
+    const char *reason, *run_id;
+    lil_status rc = lp->st->ops->stop_read(lp->st, &lp->err, lp->run_id, &b);
+
+    *found = false;
+    if (rc == LIL_E_NOTFOUND)
+        return LIL_OK;
+    if (rc == LIL_OK)
+        rc = lil__json_parse(lp->env, &lp->err, LIL_E_INVAL, b.data, b.len, 0, NULL, &req);
+    lil_free(b.data);
+    if (rc != LIL_OK)
+        return rc == LIL_E_INVAL ? bad_request(lp, NULL) : rc;
+    reason = json_string_value(json_object_get(req, "reason"));
+    run_id = json_string_value(json_object_get(req, "runId"));
+    if (json_integer_value(json_object_get(req, "version")) != 1 || !reason || !*reason ||
+        !run_id || strcmp(run_id, lp->run_id) != 0)
+        return bad_request(lp, req);
+    rc = lil__loop_control(lp, "stop_requested", json_pack("{s:O}", "request", req), false);
+    if (rc == LIL_OK)
+        rc = lp->st->ops->stop_clear(lp->st, &lp->err, lp->run_id);
+    if (rc == LIL_E_NOTFOUND)
+        rc = LIL_OK;
+    if (rc == LIL_OK) {
+        json_decref(lp->stop);
+        lp->stop = json_incref(req);
+        *found = true;
+    }
+    json_decref(req);
+    return rc;
+}
+
+/* A stop from lil_loop_interrupt, journaled like a request. */
+static lil_status interrupt_stop(struct lil_loop *lp)
+{
+    json_t *req = json_pack("{s:i, s:s, s:I, s:s, s:s}", "version", 1, "runId",
+                            lp->run_id, "requestedAt", (json_int_t)lil__loop_now_ms(),
+                            "actor", lp->actor, "reason", "interrupted by a signal");
+    lil_status rc = lil__loop_control(lp, "stop_requested",
+                                      json_pack("{s:O}", "request", req), false);
+
+    lp->interrupted = 0;
+    if (rc == LIL_OK) {
+        json_decref(lp->stop);
+        lp->stop = json_incref(req);
+    }
+    json_decref(req);
+    return rc;
+}
+
+static const char *stop_reason(struct lil_loop *lp)
+{
+    return json_string_value(json_object_get(lp->stop, "reason"));
+}
+
+/* At a boundary: a stop to honour?  *stopped. */
+static lil_status stop_check(struct lil_loop *lp, bool *stopped)
+{
+    lil_status rc = LIL_OK;
+    bool found = false;
+
+    *stopped = lp->stop != NULL;
+    if (*stopped)
+        return LIL_OK;
+    if (lp->interrupted) {
+        rc = interrupt_stop(lp);
+        *stopped = rc == LIL_OK;
+        return rc;
+    }
+    rc = take_stop_request(lp, &found);
+    *stopped = found;
+    return rc;
+}
+
+/* ---- terminate ------------------------------------------------------------------------- */
+
+static lil_status interrupted(struct lil_loop *lp, struct iter *it, lil_loop_result *res);
+
+static lil_status observe_completed(struct lil_loop *lp, struct iter *it)
+{
+    json_t *result = NULL;
+    lil_status rc, hook;
+
+    if (!lp->ir->observe.completed.present || lp->observer_started)
+        return LIL_OK;
+    rc = lil__loop_control(lp, "observer",
+                           json_pack("{s:s, s:s}", "event", "completed", "status", "started"),
+                           false);
+    if (rc == LIL_OK)
+        rc = lp->st->ops->run_sync(lp->run->sr, &lp->err); /* at most once, also past a power cut */
+    if (rc != LIL_OK)
+        return rc;
+    lp->observer_started = true;
+    hook = lil__loop_action(it, &lp->ir->observe.completed, false, &result);
+    json_decref(result);
+    if (hook == LIL_OK)
+        return lil__loop_control(
+            lp, "observer", json_pack("{s:s, s:s}", "event", "completed", "status", "done"),
+            false);
+    return lil__loop_control(lp, "observer",
+                             json_pack("{s:s, s:s, s:s#}", "event", "completed", "status",
+                                       "failed", "error", lp->err.msg,
+                                       (int)strnlen(lp->err.msg, 500)),
+                             false);
+}
+
+static lil_status complete(struct lil_loop *lp, struct iter *it, lil_loop_result *res)
+{
+    struct iter ex;
+    lil_status rc;
+
+    if (lp->ir->terminate.on_exit.present && !lp->terminated) {
+        rc = lil__iter_init(&ex, lp, -1);
+        if (rc == LIL_OK)
+            rc = lil__loop_on_exit(&ex);
+        if (rc != LIL_OK) {
+            if (rc == LIL_E_NOMEM && ex.why != WHY_FAIL)
+                ex.why = WHY_FAIL;
+            ex.iteration = lp->meters.iteration;
+            rc = interrupted(lp, &ex, res);
+            lil__iter_free(&ex);
+            return rc;
+        }
+        lil__iter_free(&ex);
+    }
+    if (!lp->terminated) {
+        rc = lil__loop_control(lp, "terminated",
+                               json_pack("{s:I}", "iteration",
+                                         (json_int_t)lp->meters.iteration),
+                               false);
+        if (rc != LIL_OK)
+            return rc;
+        lp->terminated = true;
+    }
+    rc = observe_completed(lp, it);
+    return rc == LIL_OK ? end_run(lp, LOOP_COMPLETED, NULL, res) : rc;
+}
+
+/* ---- one iteration ------------------------------------------------------------------------ */
+
+static lil_status park(struct lil_loop *lp, struct iter *it, lil_loop_result *res)
+{
+    lil_status rc = lil__loop_control(
+        lp, "parked",
+        json_pack("{s:I, s:I}", "iteration", (json_int_t)it->iteration, "wakeAt",
+                  (json_int_t)it->wake_at),
+        false);
+
+    if (rc == LIL_OK)
+        rc = lil__loop_result(lp, LIL_LOOP_WAITING, NULL, res);
+    if (rc == LIL_OK)
+        lil__loop_result_wake(res, it->wake_at);
+    return rc;
+}
+
+/* The iteration stopped early: say why in *res. */
+static lil_status interrupted(struct lil_loop *lp, struct iter *it, lil_loop_result *res)
+{
+    bool stopped;
+    lil_status rc;
+
+    switch (it->why) {
+    case WHY_PARK:
+        return park(lp, it, res);
+    case WHY_PAUSE:
+        return lil__loop_result(lp, LIL_LOOP_PAUSED, lp->pause.reason, res);
+    case WHY_CAP:
+        return cap_hit(lp, it->cap, res);
+    case WHY_UNCERTAIN:
+        return lil__loop_result_uncertain(lp, res);
+    case WHY_STOP:
+        rc = stop_check(lp, &stopped);
+        return rc == LIL_OK ? lil__loop_result(lp, LIL_LOOP_STOPPED, stop_reason(lp), res)
+                            : rc;
+    default:
+        if (lp->err.code == LIL_E_IO || lp->err.code == LIL_E_POISONED)
+            return lp->err.code; /* the journal cannot take the failure either */
+        return fail_run(lp, lp->err.msg, res);
+    }
+}
+
+static void announce(struct lil_loop *lp, int64_t iteration)
+{
+    lil_loop_event ev = {0};
+
+    if (!lp->progress)
+        return;
+    ev.kind = LIL_LOOP_EV_ITERATION;
+    ev.iteration = iteration;
+    ev.tokens = lp->meters.tokens;
+    ev.usd = lp->meters.usd;
+    ev.elapsed_ms = lil__loop_now_ms() - lp->meters.wallclock_base_ms;
+    lp->progress(lp->progress_ud, &ev);
+}
+
+static lil_status terminate_now(struct iter *it, bool *yes)
+{
+    const struct lil_ir_guard *g = &it->lp->ir->terminate.until;
+    struct lil_eval ev;
+    struct lil_val v;
+    lil_status rc;
+
+    *yes = false;
+    if (!g->expr)
+        return lil__iter_fail(it, LIL_E_SPEC, "terminate.until did not parse");
+    lil__loop_eval(it, &ev);
+    rc = lil__expr_eval(g->expr, &ev, &v);
+    if (rc == LIL_OK)
+        *yes = lil__val_truthy(&v);
+    lil__eval_free(&ev);
+    return rc == LIL_OK ? rc : lil__iter_fail(it, rc, "evaluating terminate.until");
+}
+
+/* Run the body of the current iteration and commit it.  LIL_OK with *done
+ * clear: committed, go on; *done set: *res holds the outcome. */
+static lil_status body_and_commit(struct lil_loop *lp, struct iter *it,
+                                  lil_loop_result *res, bool *done)
+{
+    bool stopped;
+    lil_status rc;
+
+    for (;;) {
+        rc = lil__loop_body(it);
+        if (rc == LIL_OK || it->why != WHY_PARK || !(lp->flags & LIL_LOOP_WAIT))
+            break;
+        lil__loop_sleep(lp, it->wake_at - lil__loop_now_ms()); /* --wait */
+        lil__iter_free(it);
+        rc = lil__iter_init(it, lp, lp->meters.iteration);
+        if (rc != LIL_OK)
+            return rc;
+        if (lp->interrupted) {
+            rc = lil__iter_stop(it, WHY_STOP);
+            break;
+        }
+    }
+    if (rc != LIL_OK) {
+        *done = true;
+        if (it->why == WHY_NONE)
+            it->why = WHY_FAIL;
+        return interrupted(lp, it, res);
+    }
+    rc = lil__loop_snapshot(lp, it);
+    if (rc == LIL_OK)
+        rc = stop_check(lp, &stopped);
+    if (rc == LIL_OK && stopped) {
+        *done = true;
+        return lil__loop_result(lp, LIL_LOOP_STOPPED, stop_reason(lp), res);
+    }
+    return rc;
+}
+
+static lil_status one_iteration(struct lil_loop *lp, lil_loop_result *res, bool *done)
+{
+    struct iter it;
+    struct lil_cap_trip trip;
+    bool yes = false;
+    lil_status rc = lil__iter_init(&it, lp, lp->meters.iteration);
+
+    *done = false;
+    if (rc != LIL_OK)
+        return rc;
+    announce(lp, it.iteration);
+    rc = terminate_now(&it, &yes);
+    if (rc != LIL_OK) {
+        *done = true;
+        rc = interrupted(lp, &it, res);
+    } else if (yes) {
+        *done = true;
+        rc = complete(lp, &it, res);
+    } else if ((trip = lil__meters_check_start(&lp->meters, lil__loop_now_ms())).cap !=
+               LIL_CAP_NONE) {
+        *done = true;
+        rc = cap_hit(lp, trip, res);
+    } else {
+        rc = body_and_commit(lp, &it, res, done);
+    }
+    lil__iter_free(&it);
+    return rc;
+}
+
+/* ---- the calls ------------------------------------------------------------------------------ */
+
+/* The checks before any iteration (5.9).  *done when *res is the answer. */
+static lil_status preamble(struct lil_loop *lp, lil_loop_result *res, bool *done)
+{
+    bool stopped;
+    lil_status rc;
+
+    *done = true;
+    if (lp->end != LOOP_LIVE)
+        return ended(lp, res);
+    if (lil_run_status(lp->run) == LIL_RUN_UNCERTAIN)
+        return lil__loop_result_uncertain(lp, res);
+    rc = stop_check(lp, &stopped);
+    if (rc != LIL_OK || stopped)
+        return rc == LIL_OK ? lil__loop_result(lp, LIL_LOOP_STOPPED, stop_reason(lp), res)
+                            : rc;
+    if (lp->meters.pending != LIL_CAP_NONE) {
+        if (!(lp->flags & LIL_LOOP_APPROVE_CAPS))
+            return lil__loop_result(lp, LIL_LOOP_PAUSED,
+                                    lil__cap_reason(lp->meters.pending), res);
+        rc = clear_cap(lp, lp->actor, lp->reason);
+        if (rc != LIL_OK)
+            return rc;
+    }
+    *done = false;
+    return LIL_OK;
+}
+
+lil_status lil__loop_run(struct lil_loop *lp, bool one, lil_loop_result *res)
+{
+    bool done;
+    lil_status rc = preamble(lp, res, &done);
+
+    if (rc != LIL_OK || done) {
+        if (rc == LIL_OK && one && res->status != LIL_LOOP_PAUSED)
+            lil__loop_result_next(res, lp->meters.iteration);
+        return rc;
+    }
+    do {
+        rc = one_iteration(lp, res, &done);
+    } while (rc == LIL_OK && !done && !one);
+    if (rc == LIL_OK && !done) {
+        rc = lil__loop_result(lp, LIL_LOOP_WAITING, NULL, res);
+        lil__loop_result_next(res, lp->meters.iteration);
+    }
+    return rc;
+}
+
+lil_status lil__loop_status(struct lil_loop *lp, lil_loop_result *res)
+{
+    if (lp->end != LOOP_LIVE)
+        return ended(lp, res);
+    if (lil_run_status(lp->run) == LIL_RUN_UNCERTAIN)
+        return lil__loop_result_uncertain(lp, res);
+    if (lp->stop)
+        return lil__loop_result(lp, LIL_LOOP_STOPPED, stop_reason(lp), res);
+    if (lp->meters.pending != LIL_CAP_NONE)
+        return lil__loop_result(lp, LIL_LOOP_PAUSED, lil__cap_reason(lp->meters.pending),
+                                res);
+    if (lp->pause.on)
+        return lil__loop_result(lp, LIL_LOOP_PAUSED, lp->pause.reason, res);
+    return lil__loop_result(lp, LIL_LOOP_WAITING, NULL, res);
+}
+
+lil_status lil__loop_resume(struct lil_loop *lp, lil_loop_result *res)
+{
+    bool found;
+    lil_status rc;
+
+    if (lp->end != LOOP_LIVE)
+        return ended(lp, res);
+    if (lil_run_status(lp->run) == LIL_RUN_UNCERTAIN)
+        return lil__loop_result_uncertain(lp, res);
+    rc = take_stop_request(lp, &found);
+    if (rc == LIL_OK && lp->stop) {
+        rc = lil__loop_control(lp, "stop_cleared",
+                               json_pack("{s:O, s:s, s:s}", "request", lp->stop, "actor",
+                                         lp->actor, "reason",
+                                         lp->reason && *lp->reason ? lp->reason
+                                                                   : "explicit resume"),
+                               false);
+        if (rc == LIL_OK) {
+            json_decref(lp->stop);
+            lp->stop = NULL;
+        }
+    }
+    return rc == LIL_OK ? lil__loop_run(lp, false, res) : rc;
+}
+
+static lil_status approve_pause(struct lil_loop *lp, const char *actor, const char *reason)
+{
+    char name[LIL_LOOP_NAME_MAX];
+    struct loop_pause *p = &lp->pause;
+    json_t *journaled = NULL;
+    struct loop_slot *s;
+    lil_status rc;
+
+    lil__loop_slot_name(name, p->iteration, p->seq);
+    rc = lil__loop_plain(
+        lp, name,
+        json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:{s:b}}", "kind", "breakpoint", "step",
+                  p->step ? p->step : "", "digest", p->digest, "question",
+                  p->reason ? p->reason : "", "actor", actor, "reason", reason, "result",
+                  "approved", 1),
+        false, &journaled);
+    if (rc != LIL_OK)
+        return rc;
+    s = lil__grow(lp->env, lp->slots, &lp->capslots, lp->nslots, sizeof(*s), 8);
+    if (!s) {
+        json_decref(journaled);
+        return lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
+    }
+    lp->slots = s;
+    s = &lp->slots[lp->nslots++];
+    memset(s, 0, sizeof(*s));
+    snprintf(s->name, sizeof(s->name), "%s", name);
+    s->outcome = journaled;
+    lil__free(lp->env, p->step);
+    lil__free(lp->env, p->reason);
+    memset(p, 0, sizeof(*p));
+    return LIL_OK;
+}
+
+lil_status lil__loop_approve(struct lil_loop *lp, const char *actor, const char *reason,
+                             lil_loop_result *res)
+{
+    lil_status rc;
+
+    if (lp->end != LOOP_LIVE || lil_run_status(lp->run) == LIL_RUN_UNCERTAIN ||
+        lp->stop || (!lp->pause.on && lp->meters.pending == LIL_CAP_NONE)) {
+        lil_loop_result now = {0};
+        const char *what = "running";
+
+        if (lil__loop_status(lp, &now) == LIL_OK)
+            what = lil_loop_status_name(now.status);
+        rc = lil__seterr(&lp->err, LIL_E_INVAL, 0,
+                         "run %s is not paused (it is %s): there is nothing to approve",
+                         lp->run_id, what);
+        lil_loop_result_free(&now);
+        return rc;
+    }
+    if (lp->meters.pending != LIL_CAP_NONE)
+        rc = clear_cap(lp, actor, reason);
+    else
+        rc = approve_pause(lp, actor, reason);
+    return rc == LIL_OK ? lil__loop_run(lp, false, res) : rc;
+}

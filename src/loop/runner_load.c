@@ -1,0 +1,491 @@
+/*
+ * runner_load.c -- what the journal says about a loop run: one walk over
+ * its records (docs/loops.md, "Records"; loopspec-contract.md 5.8).
+ *
+ * The walk keeps the bytes of the last snapshot and, after it, the records
+ * that a resumed iteration needs: its slots (effects, sleeps, approvals)
+ * and the records that move the meters (usage of agent effects, cap,
+ * cap_cleared), in journal order.  Snapshots before the last one are
+ * passed over unparsed, so resuming costs one pass over the journal and
+ * the parse of one snapshot, however long the run.  Control records are
+ * rare and are applied as they come: stop requests, pauses, the end.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "loop/runner.h"
+
+/* A record kept after the last snapshot: its name and payload in the
+ * arena. */
+struct kept_rec {
+    int type;
+    char name[LIL_LOOP_NAME_MAX];
+    size_t off, len;
+};
+
+struct walk {
+    struct lil_loop *lp;
+    struct lil_buf snap;  /* payload of the last snapshot */
+    bool has_snap;
+    struct lil_buf arena; /* payloads of the records after it */
+    struct kept_rec *recs;
+    size_t nrecs, caprecs;
+    lil_status rc;
+};
+
+/* ---- names ---------------------------------------------------------------------- */
+
+static bool is_digits(const char *s, size_t n)
+{
+    if (n == 0 || n > 19)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+    return true;
+}
+
+/* "I.S", "exit.S" */
+static bool is_slot_name(const char *k, size_t n)
+{
+    const char *dot = memchr(k, '.', n);
+    size_t a;
+
+    if (!dot)
+        return false;
+    a = (size_t)(dot - k);
+    if (!(is_digits(k, a) || (a == 4 && memcmp(k, "exit", 4) == 0)))
+        return false;
+    return is_digits(dot + 1, n - a - 1);
+}
+
+static bool is_snap_name(const char *k, size_t n)
+{
+    return n > 5 && memcmp(k + n - 5, ".snap", 5) == 0 && is_digits(k, n - 5);
+}
+
+/* "<kind>.N": the kind's length, or 0. */
+static size_t control_kind(const char *k, size_t n)
+{
+    const char *dot = memchr(k, '.', n);
+
+    if (!dot || dot == k || !is_digits(dot + 1, n - (size_t)(dot - k) - 1))
+        return 0;
+    for (const char *p = k; p < dot; p++)
+        if (!((*p >= 'a' && *p <= 'z') || *p == '_'))
+            return 0;
+    return (size_t)(dot - k);
+}
+
+static bool kind_is(const char *k, size_t n, const char *kind)
+{
+    return strlen(kind) == n && memcmp(k, kind, n) == 0;
+}
+
+/* ---- keeping records ---------------------------------------------------------- */
+
+static lil_status keep(struct walk *w, const lil_record *rec)
+{
+    struct kept_rec *r;
+
+    if (rec->key_len >= LIL_LOOP_NAME_MAX)
+        return LIL_OK;
+    r = lil__grow(w->lp->env, w->recs, &w->caprecs, w->nrecs, sizeof(*r), 64);
+    if (!r)
+        return lil__seterr(&w->lp->err, LIL_E_NOMEM, 0, "out of memory");
+    w->recs = r;
+    r = &w->recs[w->nrecs];
+    r->type = rec->type;
+    memcpy(r->name, rec->key, rec->key_len);
+    r->name[rec->key_len] = '\0';
+    r->off = w->arena.len;
+    r->len = rec->payload_len;
+    if (lil__buf_add(&w->arena, rec->payload, rec->payload_len) != LIL_OK)
+        return lil__seterr(&w->lp->err, LIL_E_NOMEM, 0, "out of memory");
+    w->nrecs++;
+    return LIL_OK;
+}
+
+static lil_status new_snapshot(struct walk *w, const lil_record *rec)
+{
+    w->nrecs = 0;
+    w->arena.len = 0;
+    w->snap.len = 0;
+    w->has_snap = true;
+    if (lil__buf_add(&w->snap, rec->payload, rec->payload_len) != LIL_OK)
+        return lil__seterr(&w->lp->err, LIL_E_NOMEM, 0, "out of memory");
+    return LIL_OK;
+}
+
+/* ---- records applied as they come ------------------------------------------------ */
+
+static json_t *parse(struct lil_loop *lp, const void *p, size_t n)
+{
+    json_t *v = NULL;
+
+    if (lil__json_parse(lp->env, &lp->err, LIL_E_CORRUPT, p, n, 0, NULL, &v) != LIL_OK)
+        return NULL;
+    if (!json_is_object(v)) {
+        json_decref(v);
+        lil__seterr(&lp->err, LIL_E_CORRUPT, 0, "loop record is not a JSON object");
+        return NULL;
+    }
+    return v;
+}
+
+static char *dup_str(struct lil_loop *lp, const char *s)
+{
+    return s ? lil__strdup(lp->env, s) : NULL;
+}
+
+static void set_end(struct lil_loop *lp, enum loop_end end, const char *reason)
+{
+    lp->end = end;
+    lil__free(lp->env, lp->end_reason);
+    lp->end_reason = dup_str(lp, reason);
+}
+
+static lil_status apply_start(struct lil_loop *lp, json_t *v)
+{
+    lp->started = true;
+    lp->started_ms = json_integer_value(json_object_get(v, "startedAt"));
+    json_decref(lp->committed);
+    lp->committed = json_incref(json_object_get(v, "baseState"));
+    if (!json_is_object(lp->committed))
+        return lil__seterr(&lp->err, LIL_E_CORRUPT, 0,
+                           "the start record of run %s has no baseState", lp->run_id);
+    json_decref(lp->inputs);
+    lp->inputs = json_incref(json_object_get(v, "inputs"));
+    return LIL_OK;
+}
+
+static void pause_clear(struct lil_loop *lp)
+{
+    lil__free(lp->env, lp->pause.step);
+    lil__free(lp->env, lp->pause.reason);
+    memset(&lp->pause, 0, sizeof(lp->pause));
+}
+
+static void apply_pause(struct lil_loop *lp, json_t *v)
+{
+    const char *d = json_string_value(json_object_get(v, "digest"));
+
+    pause_clear(lp);
+    lp->pause.on = true;
+    lp->pause.iteration = json_integer_value(json_object_get(v, "iteration"));
+    lp->pause.seq = json_integer_value(json_object_get(v, "seq"));
+    snprintf(lp->pause.digest, sizeof(lp->pause.digest), "%s", d ? d : "");
+    lp->pause.step = dup_str(lp, json_string_value(json_object_get(v, "step")));
+    lp->pause.reason = dup_str(lp, json_string_value(json_object_get(v, "why")));
+}
+
+static void apply_control(struct lil_loop *lp, const char *k, size_t n, json_t *v)
+{
+    if (kind_is(k, n, "stop_requested")) {
+        json_decref(lp->stop);
+        lp->stop = json_incref(json_object_get(v, "request"));
+    } else if (kind_is(k, n, "stop_cleared")) {
+        json_decref(lp->stop);
+        lp->stop = NULL;
+    } else if (kind_is(k, n, "pause")) {
+        apply_pause(lp, v);
+    } else if (kind_is(k, n, "terminated")) {
+        lp->terminated = true;
+    } else if (kind_is(k, n, "observer")) {
+        lp->observer_started = true;
+    }
+}
+
+static lil_status control(struct walk *w, const lil_record *rec, size_t klen)
+{
+    struct lil_loop *lp = w->lp;
+    const char *k = rec->key;
+    unsigned long long nth = strtoull(k + klen + 1, NULL, 10);
+    json_t *v;
+
+    if (nth > lp->nctl)
+        lp->nctl = nth;
+    if (kind_is(k, klen, "cap") || kind_is(k, klen, "cap_cleared"))
+        return keep(w, rec); /* the meters, in order, after the walk */
+    v = parse(lp, rec->payload, rec->payload_len);
+    if (!v)
+        return lp->err.code;
+    apply_control(lp, k, klen, v);
+    json_decref(v);
+    return LIL_OK;
+}
+
+static lil_status outcome(struct walk *w, const lil_record *rec)
+{
+    struct lil_loop *lp = w->lp;
+    const char *status;
+    json_t *v;
+
+    if (rec->type == LIL_REC_RUN_FAILED) {
+        char *why = lil__malloc(lp->env, rec->payload_len + 1);
+
+        if (!why)
+            return lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
+        memcpy(why, rec->payload, rec->payload_len);
+        why[rec->payload_len] = '\0';
+        set_end(lp, LOOP_FAILED, why);
+        lil__free(lp->env, why);
+        return LIL_OK;
+    }
+    v = parse(lp, rec->payload, rec->payload_len);
+    if (!v)
+        return lp->err.code;
+    status = json_string_value(json_object_get(v, "status"));
+
+    if (status && strcmp(status, "stopped") == 0)
+        set_end(lp, LOOP_STOPPED, json_string_value(json_object_get(v, "reason")));
+    else
+        set_end(lp, LOOP_COMPLETED, NULL);
+    json_decref(v);
+    return LIL_OK;
+}
+
+static int each_record(void *ud, const lil_record *rec)
+{
+    struct walk *w = ud;
+    size_t klen;
+
+    if (rec->type == LIL_REC_RUN_DONE || rec->type == LIL_REC_RUN_FAILED)
+        w->rc = outcome(w, rec);
+    else if (rec->type != LIL_REC_STEP && rec->type != LIL_REC_STEP_FAILED &&
+             rec->type != LIL_REC_INTENT)
+        return 0;
+    else if (is_slot_name(rec->key, rec->key_len))
+        w->rc = keep(w, rec);
+    else if (rec->type != LIL_REC_STEP)
+        return 0;
+    else if (is_snap_name(rec->key, rec->key_len))
+        w->rc = new_snapshot(w, rec);
+    else if (rec->key_len == 4 && memcmp(rec->key, "loop", 4) == 0) {
+        json_t *v = parse(w->lp, rec->payload, rec->payload_len);
+
+        w->rc = v ? apply_start(w->lp, v) : w->lp->err.code;
+        json_decref(v);
+    } else if ((klen = control_kind(rec->key, rec->key_len)) != 0)
+        w->rc = control(w, rec, klen);
+    return w->rc != LIL_OK;
+}
+
+/* ---- after the walk ---------------------------------------------------------------- */
+
+static bool unhex(const char *s, uint8_t *out, size_t n)
+{
+    if (!s || strlen(s) != 2 * n)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned v;
+
+        if (sscanf(s + 2 * i, "%2x", &v) != 1)
+            return false;
+        out[i] = (uint8_t)v;
+    }
+    return true;
+}
+
+static int64_t int_of(json_t *o, const char *k)
+{
+    return (int64_t)json_integer_value(json_object_get(o, k));
+}
+
+static void meters_from(struct lil_loop_meters *m, json_t *j, int64_t iteration)
+{
+    m->iteration = iteration + 1;
+    m->iteration_base = int_of(j, "iterationBase");
+    m->tokens = int_of(j, "tokens");
+    m->tokens_base = int_of(j, "tokensBase");
+    m->usd = json_number_value(json_object_get(j, "usd"));
+    m->usd_base = json_number_value(json_object_get(j, "usdBase"));
+    m->wallclock_base_ms = int_of(j, "wallclockBase");
+    m->fp_reset_at = int_of(j, "fpResetAt");
+    m->repeats = int_of(j, "repeats");
+    m->has_fp = unhex(json_string_value(json_object_get(j, "fpHash")), m->fp,
+                      LIL_SHA256_LEN);
+}
+
+static lil_status restore_snapshot(struct lil_loop *lp, struct walk *w)
+{
+    json_t *v = parse(lp, w->snap.data, w->snap.len);
+    json_t *state = v ? json_object_get(v, "state") : NULL;
+
+    if (!v)
+        return lp->err.code;
+    if (!json_is_object(state) || !json_is_object(json_object_get(v, "meters"))) {
+        json_decref(v);
+        return lil__seterr(&lp->err, LIL_E_CORRUPT, 0,
+                           "a snapshot of run %s has no state or meters", lp->run_id);
+    }
+    json_decref(lp->committed);
+    lp->committed = json_incref(state);
+    meters_from(&lp->meters, json_object_get(v, "meters"),
+                int_of(v, "iteration"));
+    json_decref(v);
+    return LIL_OK;
+}
+
+static lil_status add_slot(struct lil_loop *lp, const struct kept_rec *r,
+                           const uint8_t *payload)
+{
+    struct loop_slot *s = lil__loop_slot(lp, r->name);
+
+    if (!s) {
+        s = lil__grow(lp->env, lp->slots, &lp->capslots, lp->nslots, sizeof(*s), 8);
+        if (!s)
+            return lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
+        lp->slots = s;
+        s = &lp->slots[lp->nslots++];
+        memset(s, 0, sizeof(*s));
+        memcpy(s->name, r->name, sizeof(s->name));
+    }
+    if (r->type == LIL_REC_INTENT) {
+        lil__free(lp->env, s->note);
+        s->note = NULL;
+        if (r->len > LIL_SHA256_LEN) {
+            s->note = lil__malloc(lp->env, r->len - LIL_SHA256_LEN + 1);
+            if (!s->note)
+                return lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
+            memcpy(s->note, payload + LIL_SHA256_LEN, r->len - LIL_SHA256_LEN);
+            s->note[r->len - LIL_SHA256_LEN] = '\0';
+        }
+        return LIL_OK;
+    }
+    if (r->type == LIL_REC_STEP_FAILED)
+        return LIL_OK;
+    json_decref(s->outcome);
+    s->outcome = parse(lp, payload, r->len);
+    return s->outcome ? LIL_OK : lp->err.code;
+}
+
+static lil_status fold_usage(struct lil_loop *lp, json_t *outcome)
+{
+    json_t *u = json_object_get(outcome, "usage");
+    struct lil_meter_event ev = {0};
+
+    if (!json_is_object(u))
+        return LIL_OK;
+    ev.kind = LIL_METER_EV_USAGE;
+    ev.tokens = int_of(u, "tokens");
+    ev.usd = json_number_value(json_object_get(u, "usd"));
+    return lil__meters_fold(&lp->meters, &lp->err, &ev);
+}
+
+static lil_status fold_cap(struct lil_loop *lp, const struct kept_rec *r, json_t *v)
+{
+    struct lil_meter_event ev = {0};
+    const char *reason = json_string_value(json_object_get(v, "reason"));
+    const char *action = json_string_value(json_object_get(v, "action"));
+    bool cleared = strncmp(r->name, "cap_cleared.", 12) == 0;
+
+    if (!reason || !lil__cap_from_reason(reason, strlen(reason), &ev.cap) ||
+        (!cleared &&
+         (!action || !lil__cap_action_from_name(action, strlen(action), &ev.action))))
+        return lil__seterr(&lp->err, LIL_E_CORRUPT, 0,
+                           "record %s of run %s names no cap", r->name, lp->run_id);
+    ev.kind = cleared ? LIL_METER_EV_CAP_CLEARED : LIL_METER_EV_CAP;
+    ev.iteration = int_of(v, "atIteration");
+    ev.ts_ms = int_of(v, "at");
+    return lil__meters_fold(&lp->meters, &lp->err, &ev);
+}
+
+static lil_status replay_kept(struct lil_loop *lp, struct walk *w)
+{
+    for (size_t i = 0; i < w->nrecs; i++) {
+        const struct kept_rec *r = &w->recs[i];
+        const uint8_t *p = w->arena.data + r->off;
+        lil_status rc;
+
+        if (is_slot_name(r->name, strlen(r->name))) {
+            rc = add_slot(lp, r, p);
+            struct loop_slot *s = rc == LIL_OK ? lil__loop_slot(lp, r->name) : NULL;
+
+            if (s && r->type == LIL_REC_STEP)
+                rc = fold_usage(lp, s->outcome);
+        } else {
+            json_t *v = parse(lp, p, r->len);
+
+            rc = v ? fold_cap(lp, r, v) : lp->err.code;
+            json_decref(v);
+        }
+        if (rc != LIL_OK)
+            return rc;
+    }
+    return LIL_OK;
+}
+
+/* A pause is over once its slot holds an approval, or a later iteration
+ * was committed. */
+static void settle_pause(struct lil_loop *lp)
+{
+    char name[LIL_LOOP_NAME_MAX];
+    struct loop_slot *s;
+
+    if (!lp->pause.on)
+        return;
+    lil__loop_slot_name(name, lp->pause.iteration, lp->pause.seq);
+    s = lil__loop_slot(lp, name);
+    if ((s && s->outcome) || lp->meters.iteration > lp->pause.iteration ||
+        lp->end != LOOP_LIVE)
+        pause_clear(lp);
+}
+
+static void settle_end(struct lil_loop *lp)
+{
+    if (lil_run_status(lp->run) == LIL_RUN_STOPPED && lp->end == LOOP_LIVE) {
+        lil_bytes why = {0};
+
+        lil__run_result(lp->run, &lp->err, &why);
+        set_end(lp, LOOP_STOPPED, why.data ? (const char *)why.data : "aborted");
+        lil_free(why.data);
+    }
+}
+
+lil_status lil__loop_load(struct lil_loop *lp)
+{
+    struct walk w;
+    lil_status rc;
+
+    memset(&w, 0, sizeof(w));
+    w.lp = lp;
+    lil__buf_init(&w.snap, lp->env, SIZE_MAX);
+    lil__buf_init(&w.arena, lp->env, SIZE_MAX);
+    rc = lil__run_foreach(lp->run, &lp->err, each_record, &w);
+    if (rc == LIL_OK)
+        rc = w.rc;
+    if (rc == LIL_OK && lp->started)
+        rc = lil__meters_init(&lp->meters, &lp->err, lp->ir, lp->started_ms);
+    if (rc == LIL_OK && w.has_snap)
+        rc = restore_snapshot(lp, &w);
+    if (rc == LIL_OK)
+        rc = replay_kept(lp, &w);
+    if (rc == LIL_OK) {
+        settle_end(lp);
+        settle_pause(lp);
+    }
+    lil__free(lp->env, w.recs);
+    lil__buf_free(&w.snap);
+    lil__buf_free(&w.arena);
+    return rc;
+}
+
+struct loop_slot *lil__loop_slot(struct lil_loop *lp, const char *name)
+{
+    for (size_t i = 0; i < lp->nslots; i++)
+        if (strcmp(lp->slots[i].name, name) == 0)
+            return &lp->slots[i];
+    return NULL;
+}
+
+void lil__loop_slots_clear(struct lil_loop *lp)
+{
+    for (size_t i = 0; i < lp->nslots; i++) {
+        json_decref(lp->slots[i].outcome);
+        lil__free(lp->env, lp->slots[i].note);
+    }
+    lp->nslots = 0;
+}

@@ -1,0 +1,281 @@
+/*
+ * runner_open.c -- opening a loop run: options, inputs, what expressions
+ * and shell steps see, the run's lock and journal, and the start record.
+ *
+ * The start record ("loop", docs/loops.md) is journaled when the run is
+ * new: {"loopId", "spec" (SHA-256 of the normalized spec), "specPath",
+ * "inputs", "baseState", "startedAt"}.  Its inputs are the run's for good:
+ * a later open given inputs must give the same ones (state_inputs.c
+ * compares them), one given none uses them.  Its startedAt is the base of
+ * the wallclock meter (downtime included, 5.14).
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/alloc.h"
+#include "base/hash.h"
+#include "loop/effect_env.h"
+#include "loop/runner.h"
+#include "spec/spec.h"
+
+extern char **environ;
+
+static lil_status opts_check(struct lil_err *err, const lil_loop_opts *o)
+{
+    if (o && o->struct_size < offsetof(lil_loop_opts, progress_ud) + sizeof(void *))
+        return lil__seterr(err, LIL_E_INVAL, 0,
+                           "lil_loop_open: opts->struct_size is too small");
+    if (o && (o->flags & ~(unsigned)LIL_LOOP_KNOWN_FLAGS))
+        return lil__seterr(err, LIL_E_INVAL, 0, "lil_loop_open: unknown flags 0x%x",
+                           o->flags & ~(unsigned)LIL_LOOP_KNOWN_FLAGS);
+    if (o && (o->max_block_ms < 0 || o->effect_timeout_ms < 0))
+        return lil__seterr(err, LIL_E_INVAL, 0,
+                           "lil_loop_open: negative max_block_ms or effect_timeout_ms");
+    if (o && o->n_input_pairs && !o->input_pairs)
+        return lil__seterr(err, LIL_E_INVAL, 0, "lil_loop_open: input_pairs is NULL");
+    return LIL_OK;
+}
+
+static char *dup_or(const struct lil_env *env, const char *s, const char *dflt)
+{
+    return lil__strdup(env, s ? s : dflt);
+}
+
+static lil_status copy_opts(struct lil_loop *lp, const lil_loop_opts *o)
+{
+    const char *user = getenv("USER");
+
+    lp->flags = o ? o->flags : 0;
+    lp->actor = dup_or(lp->env, o && o->actor ? o->actor : (user && *user ? user : NULL),
+                       "unknown");
+    lp->reason = o && o->reason ? lil__strdup(lp->env, o->reason) : NULL;
+    lp->cwd = o && o->cwd ? lil__strdup(lp->env, o->cwd) : NULL;
+    lp->max_block_ms = o && o->max_block_ms ? o->max_block_ms : LIL_LOOP_MAX_BLOCK_MS;
+    lp->effect_timeout_ms =
+        o && o->effect_timeout_ms ? o->effect_timeout_ms : LIL_LOOP_TIMEOUT_MS;
+    lp->progress = o ? o->progress : NULL;
+    lp->progress_ud = o ? o->progress_ud : NULL;
+    if (!lp->actor || (o && o->reason && !lp->reason) || (o && o->cwd && !lp->cwd))
+        return lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
+    return LIL_OK;
+}
+
+/* env.* of expressions: the process's environment as an object. */
+static json_t *environ_object(void)
+{
+    json_t *o = json_object();
+
+    for (char **e = environ; o && e && *e; e++) {
+        const char *eq = strchr(*e, '=');
+
+        if (eq && eq != *e) {
+            char name[256];
+            size_t n = (size_t)(eq - *e);
+
+            if (n >= sizeof(name))
+                continue;
+            memcpy(name, *e, n);
+            name[n] = '\0';
+            if (!json_object_get(o, name))
+                json_object_set_new(o, name, json_string(eq + 1));
+        }
+    }
+    return o;
+}
+
+static lil_status surroundings(struct lil_loop *lp, const lil_loop_opts *o)
+{
+    const char *allow[2] = {o ? o->env_allow : NULL, getenv("LIL_EFFECT_ENV")};
+    lil_status rc;
+
+    lp->environ = environ_object();
+    if (!lp->environ)
+        return lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
+    rc = lil__state_meta(lp->env, &lp->err, lp->ir, &lp->meta);
+    if (rc == LIL_OK)
+        rc = lil__effect_env_build(lp->env, &lp->err, NULL, allow, 2, &lp->effect_envp);
+    if (rc == LIL_OK)
+        rc = lil__redact_new(lp->env, &lp->err, NULL, &lp->redact);
+    lil__retry_policy_from_ir(lp->ir, &lp->retry);
+    return rc;
+}
+
+/* The inputs given in o (NULL *out when none were given). */
+static lil_status given_inputs(struct lil_loop *lp, const lil_loop_opts *o, json_t **out)
+{
+    json_t *obj = NULL;
+    lil_status rc = LIL_OK;
+
+    *out = NULL;
+    if (!o || (!o->inputs_json && o->n_input_pairs == 0))
+        return LIL_OK;
+    if (o->inputs_json) {
+        rc = lil__json_parse(lp->env, &lp->err, LIL_E_INVAL, o->inputs_json,
+                             strlen(o->inputs_json), JSON_DECODE_ANY, NULL, &obj);
+        if (rc == LIL_OK && !json_is_object(obj))
+            rc = lil__seterr(&lp->err, LIL_E_INVAL, 0, "the inputs are not a JSON object");
+    }
+    if (rc == LIL_OK)
+        rc = lil__inputs_resolve(lp->env, &lp->err, lp->ir, obj, o->input_pairs,
+                                 o->n_input_pairs, out);
+    json_decref(obj);
+    return rc;
+}
+
+static lil_status open_run(struct lil_loop *lp, struct lil_store *st,
+                           const lil_loop_opts *o)
+{
+    lil_run_opts ro = {sizeof(ro), o ? o->sync : LIL_SYNC_DEFAULT, 0, 0};
+
+    return lil__run_open(st, &lp->err, lp->run_id, &ro, &lp->run);
+}
+
+static json_t *start_record(struct lil_loop *lp, const lil_spec *spec, json_t *base)
+{
+    lil_bytes text = {0};
+    uint8_t d[LIL_SHA256_LEN];
+    char hex[2 * LIL_SHA256_LEN + 1] = "";
+    char path[PATH_MAX];
+    const char *name = lil__spec_name(spec);
+
+    if (lil_spec_json(spec, &text) == LIL_OK) {
+        lil__sha256(text.data, text.len, d);
+        lil__hex(d, LIL_SHA256_LEN, hex);
+    }
+    lil_free(text.data);
+    if (!realpath(name, path))
+        snprintf(path, sizeof(path), "%s", name);
+    return json_pack("{s:s, s:s, s:s, s:O, s:O, s:I}", "loopId", lp->ir->id.s, "spec", hex,
+                     "specPath", path, "inputs", lp->inputs, "baseState", base,
+                     "startedAt", (json_int_t)lil__loop_now_ms());
+}
+
+/* A new run: resolve the inputs (defaults too), journal the start. */
+static lil_status start(struct lil_loop *lp, const lil_spec *spec, json_t *given)
+{
+    struct lil_loop_state init;
+    json_t *rec;
+    lil_status rc = LIL_OK;
+
+    lp->inputs = given;
+    if (!lp->inputs)
+        rc = lil__inputs_resolve(lp->env, &lp->err, lp->ir, NULL, NULL, 0, &lp->inputs);
+    if (rc == LIL_OK)
+        rc = lil__state_init(&init, lp->env, lp->ir, &lp->err);
+    if (rc != LIL_OK)
+        return rc;
+    rec = start_record(lp, spec, init.vars);
+    lil__state_free(&init);
+    rc = lil__loop_plain(lp, "loop", json_incref(rec), false, NULL);
+    if (rc == LIL_OK)
+        rc = lil__loop_load(lp); /* the facts of the start, as a resume reads them */
+    json_decref(rec);
+    return rc;
+}
+
+static lil_status not_a_loop(struct lil_loop *lp)
+{
+    lil_run_info info;
+
+    memset(&info, 0, sizeof(info));
+    info.struct_size = sizeof(info);
+
+    if (lil__run_info(lp->run, &lp->err, &info) != LIL_OK)
+        return lp->err.code;
+    if (info.steps_done + info.steps_failed > 0 || info.state != LIL_RUN_RUNNING)
+        return lil__seterr(&lp->err, LIL_E_INVAL, 0,
+                           "run %s holds steps but no loop start: it is not a loop run",
+                           lp->run_id);
+    return LIL_OK;
+}
+
+static lil_status journal_facts(struct lil_loop *lp, const lil_spec *spec,
+                                const lil_loop_opts *o)
+{
+    json_t *given = NULL;
+    lil_status rc = given_inputs(lp, o, &given);
+
+    if (rc == LIL_OK)
+        rc = lil__loop_load(lp);
+    if (rc == LIL_OK && !lp->started) {
+        rc = not_a_loop(lp);
+        if (rc == LIL_OK)
+            return start(lp, spec, given); /* takes given */
+    } else if (rc == LIL_OK && given) {
+        rc = lil__inputs_compare(lp->env, &lp->err, lp->inputs, given, NULL);
+        if (rc != LIL_OK)
+            lil__seterr(&lp->err, rc, 0, "run %s: %s", lp->run_id, lp->err.msg);
+    }
+    json_decref(given);
+    return rc;
+}
+
+lil_status lil__loop_open(struct lil_store *st, struct lil_err *err, const lil_spec *spec,
+                          const lil_loop_opts *o, struct lil_loop **out)
+{
+    const struct lil_ir_spec *ir = lil__spec_ir(spec);
+    const char *id = o && o->run_id ? o->run_id : (ir ? ir->id.s : NULL);
+    struct lil_loop *lp;
+    lil_status rc = opts_check(err, o);
+
+    *out = NULL;
+    if (rc != LIL_OK)
+        return rc;
+    if (!ir || !lil_spec_ok(spec))
+        return lil__seterr(err, LIL_E_SPEC, 0, "the spec has errors: it cannot run");
+    if (!id || lil_run_id_check(id) != LIL_OK)
+        return lil__seterr(err, LIL_E_INVAL, 0, "invalid run id '%s'", id ? id : "");
+    lp = lil__calloc(st->env, 1, sizeof(*lp));
+    if (!lp)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    lp->magic = LIL_LOOP_MAGIC;
+    lp->st = st;
+    lp->env = st->env;
+    lp->ir = ir;
+    lp->spec_path = lil__spec_name(spec);
+    lp->run_id = lil__strdup(lp->env, id);
+    rc = lp->run_id ? copy_opts(lp, o) : LIL_E_NOMEM;
+    if (rc == LIL_OK)
+        rc = surroundings(lp, o);
+    if (rc == LIL_OK)
+        rc = open_run(lp, st, o);
+    if (rc == LIL_OK)
+        rc = journal_facts(lp, spec, o);
+    if (rc != LIL_OK) {
+        lil__copyerr(err, &lp->err);
+        if (rc == LIL_E_NOMEM && !err->msg[0])
+            lil__seterr(err, rc, 0, "out of memory");
+        lil__loop_close(lp);
+        return rc;
+    }
+    *out = lp;
+    return LIL_OK;
+}
+
+lil_status lil__loop_close(struct lil_loop *lp)
+{
+    const struct lil_env *env = lp->env;
+    lil_status rc = lp->run ? lil__run_close(lp->run, &lp->err) : LIL_OK;
+
+    lp->magic = 0;
+    lil__loop_slots_clear(lp);
+    lil__free(env, lp->slots);
+    json_decref(lp->inputs);
+    json_decref(lp->environ);
+    json_decref(lp->meta);
+    json_decref(lp->committed);
+    json_decref(lp->stop);
+    lil__effect_env_free(env, lp->effect_envp);
+    lil__redact_free(lp->redact);
+    lil__free(env, lp->pause.step);
+    lil__free(env, lp->pause.reason);
+    lil__free(env, lp->end_reason);
+    lil__free(env, lp->run_id);
+    lil__free(env, lp->actor);
+    lil__free(env, lp->reason);
+    lil__free(env, lp->cwd);
+    lil__free(env, lp);
+    return rc;
+}

@@ -1,0 +1,158 @@
+/*
+ * runner_record.c -- the records of a loop run (docs/loops.md, "Records"):
+ * their names, and appending them through the engine's steps.
+ *
+ * Every record is a step with an exact name (struct lil_step_req.exact):
+ * "I.S" slots, "I.snap" snapshots, "<kind>.N" control records, "loop"
+ * the start.  Payloads are compact JSON objects with sorted keys.
+ *
+ * The snapshot of iteration I:
+ *   {"iteration": I, "state": {...}, "fp": "<fingerprint>" (when defined),
+ *    "meters": {"iterationBase", "tokens", "tokensBase", "usd", "usdBase",
+ *               "wallclockBase", "fpResetAt", "repeats", "fpHash"?}}
+ * carries the meters as they are after it (caps.h), so that a resumed run
+ * reads them from its last snapshot instead of folding every record.  It
+ * is appended lazily (not synced on its own): the next effect's intent, a
+ * later outcome, lil_run_sync or the close makes it durable, and a
+ * snapshot lost in a power cut costs only the replay of its iteration.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/hash.h"
+#include "loop/runner.h"
+
+int64_t lil__loop_now_ms(void)
+{
+    return lil__wall_ns() / 1000000;
+}
+
+void lil__loop_slot_name(char out[LIL_LOOP_NAME_MAX], int64_t iteration, int64_t seq)
+{
+    if (iteration < 0)
+        snprintf(out, LIL_LOOP_NAME_MAX, "exit.%lld", (long long)seq);
+    else
+        snprintf(out, LIL_LOOP_NAME_MAX, "%lld.%lld", (long long)iteration,
+                 (long long)seq);
+}
+
+/* The step function of a plain record: its payload is ud's bytes. */
+struct payload {
+    const struct lil_buf *text;
+};
+
+static int set_payload(lil_call *call, void *ud)
+{
+    const struct payload *p = ud;
+
+    return lil_call_set_result(call, p->text->data, p->text->len) == LIL_OK ? 0 : 1;
+}
+
+static lil_status append_named(struct lil_loop *lp, const char *name, json_t *payload,
+                               bool lazy, lil_bytes *out)
+{
+    struct lil_buf text;
+    struct payload p = {&text};
+    struct lil_step_req req = {0};
+    lil_status rc;
+
+    lil__buf_init(&text, lp->env, SIZE_MAX);
+    rc = lil__json_canon(lp->env, &lp->err, payload, &text);
+    json_decref(payload);
+    if (rc != LIL_OK) {
+        lil__buf_free(&text);
+        return rc;
+    }
+    req.lazy = lazy;
+    req.exact = true;
+    rc = lil__run_step_req(lp->run, &lp->err, name, &req, set_payload, &p, out);
+    lil__buf_free(&text);
+    return rc;
+}
+
+lil_status lil__loop_plain(struct lil_loop *lp, const char *name, json_t *payload,
+                           bool lazy, json_t **journaled)
+{
+    lil_bytes out = {0};
+    lil_status rc;
+
+    if (!payload)
+        return lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
+    rc = append_named(lp, name, payload, lazy, journaled ? &out : NULL);
+    if (rc == LIL_OK && journaled) {
+        rc = lil__json_parse(lp->env, &lp->err, LIL_E_CORRUPT, out.data, out.len, 0,
+                             NULL, journaled);
+        lil_free(out.data);
+    }
+    return rc;
+}
+
+lil_status lil__loop_control(struct lil_loop *lp, const char *kind, json_t *payload,
+                             bool lazy)
+{
+    char name[LIL_LOOP_NAME_MAX];
+    lil_status rc;
+
+    snprintf(name, sizeof(name), "%s.%llu", kind, (unsigned long long)(lp->nctl + 1));
+    rc = lil__loop_plain(lp, name, payload, lazy, NULL);
+    if (rc == LIL_OK)
+        lp->nctl++;
+    return rc;
+}
+
+/* ---- the snapshot --------------------------------------------------------------- */
+
+static json_t *meters_json(const struct lil_loop_meters *m)
+{
+    json_t *o = json_pack("{s:I, s:I, s:I, s:f, s:f, s:I, s:I, s:I}", "iterationBase",
+                          (json_int_t)m->iteration_base, "tokens", (json_int_t)m->tokens,
+                          "tokensBase", (json_int_t)m->tokens_base, "usd", m->usd,
+                          "usdBase", m->usd_base, "wallclockBase",
+                          (json_int_t)m->wallclock_base_ms, "fpResetAt",
+                          (json_int_t)m->fp_reset_at, "repeats", (json_int_t)m->repeats);
+    char hex[2 * LIL_SHA256_LEN + 1];
+
+    if (o && m->has_fp) {
+        lil__hex(m->fp, LIL_SHA256_LEN, hex);
+        json_object_set_new(o, "fpHash", json_string(hex));
+    }
+    return o;
+}
+
+lil_status lil__loop_snapshot(struct lil_loop *lp, struct iter *it)
+{
+    struct lil_loop_meters next = lp->meters;
+    struct lil_state_ctx cx;
+    struct lil_buf fp;
+    bool has_fp = false;
+    json_t *payload, *state;
+    lil_status rc;
+    char name[LIL_LOOP_NAME_MAX];
+
+    lil__buf_init(&fp, lp->env, 1u << 20);
+    lil__loop_ctx(it, &cx);
+    rc = lil__state_fingerprint(&it->state, &lp->err, &cx, &fp, &has_fp);
+    if (rc == LIL_OK)
+        rc = lil__meters_note_snapshot(&next, &lp->err, it->iteration,
+                                       has_fp ? fp.data : NULL, has_fp ? fp.len : 0);
+    if (rc != LIL_OK) {
+        lil__buf_free(&fp);
+        return rc;
+    }
+    state = json_deep_copy(it->state.vars);
+    payload = json_pack("{s:I, s:o, s:o}", "iteration", (json_int_t)it->iteration,
+                        "state", state, "meters", meters_json(&next));
+    if (payload && has_fp)
+        json_object_set_new(payload, "fp", json_stringn((const char *)fp.data, fp.len));
+    lil__buf_free(&fp);
+    snprintf(name, sizeof(name), "%lld.snap", (long long)it->iteration);
+    rc = lil__loop_plain(lp, name, payload, true, NULL);
+    if (rc != LIL_OK)
+        return rc;
+    lp->meters = next;
+    json_decref(lp->committed);
+    lp->committed = json_deep_copy(it->state.vars);
+    lil__loop_slots_clear(lp);
+    return lp->committed ? LIL_OK : lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
+}

@@ -1,0 +1,184 @@
+/*
+ * runner_result.c -- the result of a loop call (lil_loop_result, the
+ * contract's RunResult, 5.20) and its JSON:
+ *   {"status", "iteration", "state", "reason"?, "wakeAt"?, "next"?: {"iteration"},
+ *    "uncertain"?: {"iteration", "seq", "kind", "identity"}}
+ * Strings are the host's (lil__export_copy), released by
+ * lil_loop_result_free.  The state is the committed one (the last
+ * snapshot), never what an interrupted iteration had changed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "loop/runner.h"
+
+static char *host_str(const struct lil_env *env, const char *s)
+{
+    return s ? lil__export_copy(env, s, strlen(s)) : NULL;
+}
+
+lil_status lil__loop_result(struct lil_loop *lp, lil_loop_status status,
+                            const char *reason, lil_loop_result *res)
+{
+    struct lil_buf text;
+    lil_status rc;
+
+    lil_loop_result_free(res);
+    res->status = status;
+    res->iteration = lp->started ? lp->meters.iteration : 0;
+    lil__buf_init(&text, lp->env, SIZE_MAX);
+    rc = lp->committed ? lil__json_canon(lp->env, &lp->err, lp->committed, &text)
+                       : lil__buf_addstr(&text, "{}");
+    if (rc == LIL_OK)
+        res->state_json = lil__export_copy(lp->env, text.data, text.len);
+    lil__buf_free(&text);
+    if (reason)
+        res->reason = host_str(lp->env, reason);
+    if (rc == LIL_OK && (!res->state_json || (reason && !res->reason)))
+        rc = LIL_E_NOMEM;
+    return rc == LIL_OK ? rc : lil__seterr(&lp->err, rc, 0, "out of memory");
+}
+
+void lil__loop_result_wake(lil_loop_result *res, int64_t wake_at_ms)
+{
+    res->wake_at_ms = wake_at_ms;
+}
+
+void lil__loop_result_next(lil_loop_result *res, int64_t next)
+{
+    res->has_next = 1;
+    res->next_iteration = next;
+}
+
+/* "I.S" or "exit.S" into iteration and seq. */
+static void slot_of(const char *name, int64_t *iteration, int64_t *seq)
+{
+    const char *dot = strchr(name, '.');
+
+    *iteration = strncmp(name, "exit.", 5) == 0 ? -1 : strtoll(name, NULL, 10);
+    *seq = dot ? strtoll(dot + 1, NULL, 10) : 0;
+}
+
+lil_status lil__loop_result_uncertain(struct lil_loop *lp, lil_loop_result *res)
+{
+    const char *name = lil_run_uncertain_at(lp->run, 0);
+    struct loop_slot *s = name ? lil__loop_slot(lp, name) : NULL;
+    const char *note = s && s->note ? s->note : "effect ?";
+    const char *sp = strchr(note, ' ');
+    char reason[LIL_ERRMSG_MAX + 64], kind[32];
+    lil_status rc;
+
+    snprintf(kind, sizeof(kind), "%.*s", sp ? (int)(sp - note) : (int)strlen(note), note);
+    res->uncertain_iteration = 0;
+    if (name)
+        slot_of(name, &res->uncertain_iteration, &res->uncertain_seq);
+    snprintf(reason, sizeof(reason),
+             "effect seq %lld (%s) crashed after starting but before its result was "
+             "journaled; its outcome is unknown. Choose an explicit recovery: retry, "
+             "assume-done, or abort.",
+             (long long)res->uncertain_seq, kind);
+    {
+        int64_t it = res->uncertain_iteration, seq = res->uncertain_seq;
+
+        rc = lil__loop_result(lp, LIL_LOOP_UNCERTAIN, reason, res);
+        res->uncertain_iteration = it;
+        res->uncertain_seq = seq;
+    }
+    if (rc != LIL_OK)
+        return rc;
+    res->has_uncertain = 1;
+    res->uncertain_kind = host_str(lp->env, kind);
+    res->uncertain_identity = host_str(lp->env, sp ? sp + 1 : "");
+    if (!res->uncertain_kind || !res->uncertain_identity)
+        return lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
+    return LIL_OK;
+}
+
+static json_t *result_doc(struct lil_loop *lp, const lil_loop_result *res)
+{
+    json_t *o = json_object(), *state = NULL;
+
+    if (!o || lil__json_parse(lp->env, &lp->err, LIL_E_CORRUPT, res->state_json,
+                              strlen(res->state_json), 0, NULL, &state) != LIL_OK) {
+        json_decref(o);
+        return NULL;
+    }
+    json_object_set_new(o, "status", json_string(lil_loop_status_name(res->status)));
+    json_object_set_new(o, "iteration", json_integer(res->iteration));
+    json_object_set_new(o, "state", state);
+    if (res->reason)
+        json_object_set_new(o, "reason", json_string(res->reason));
+    if (res->wake_at_ms)
+        json_object_set_new(o, "wakeAt", json_integer(res->wake_at_ms));
+    if (res->has_next)
+        json_object_set_new(o, "next", json_pack("{s:I}", "iteration",
+                                                 (json_int_t)res->next_iteration));
+    if (res->has_uncertain)
+        json_object_set_new(o, "uncertain",
+                            json_pack("{s:I, s:I, s:s, s:s}", "iteration",
+                                      (json_int_t)res->uncertain_iteration, "seq",
+                                      (json_int_t)res->uncertain_seq, "kind",
+                                      res->uncertain_kind, "identity",
+                                      res->uncertain_identity));
+    return o;
+}
+
+lil_status lil__loop_result_json(struct lil_loop *lp, lil_loop_result *res)
+{
+    json_t *doc = result_doc(lp, res);
+    struct lil_buf text;
+    lil_status rc;
+
+    if (!doc)
+        return lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
+    lil__buf_init(&text, lp->env, SIZE_MAX);
+    rc = lil__json_dump(lp->env, &lp->err, doc, JSON_COMPACT, &text);
+    json_decref(doc);
+    if (rc == LIL_OK) {
+        res->json = lil__export_copy(lp->env, text.data, text.len);
+        if (!res->json)
+            rc = lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
+    }
+    lil__buf_free(&text);
+    return rc;
+}
+
+void lil_loop_result_free(lil_loop_result *res)
+{
+    if (!res)
+        return;
+    lil_free(res->state_json);
+    lil_free(res->reason);
+    lil_free(res->uncertain_kind);
+    lil_free(res->uncertain_identity);
+    lil_free(res->json);
+    memset(res, 0, sizeof(*res));
+}
+
+const char *lil_loop_status_name(lil_loop_status s)
+{
+    static const char *const names[] = {"unknown", "completed", "failed",  "uncertain",
+                                        "paused",  "waiting",   "stopped"};
+
+    return s >= LIL_LOOP_COMPLETED && s <= LIL_LOOP_STOPPED ? names[s] : names[0];
+}
+
+int lil_loop_exit_code(lil_loop_status s)
+{
+    switch (s) {
+    case LIL_LOOP_COMPLETED:
+        return 0;
+    case LIL_LOOP_UNCERTAIN:
+        return 2;
+    case LIL_LOOP_PAUSED:
+        return 3;
+    case LIL_LOOP_WAITING:
+        return 4;
+    case LIL_LOOP_STOPPED:
+        return 5;
+    default:
+        return 1;
+    }
+}
