@@ -161,7 +161,7 @@ def damaged_journal(t):
         eq(res.rc, 1, "lil %s of a damaged journal: exit status" % verb)
         check(str(victim.offset) in res.err,
               "lil %s names the damaged record's offset %d: %r" % (verb, victim.offset, res.err))
-        eq(t.journal_bytes("counter"), damaged, "the journal after lil %s" % verb)
+        check(t.journal_bytes("counter") == damaged, "lil %s left the journal as it was" % verb)
     eq(t.side(), ["bump-0"], "side file")
 
 

@@ -98,5 +98,46 @@ def parked_then_wait(t):
     eq(t.side(), ["before-0", "after-0"], "side file: `before` ran once")
 
 
+UNTIL = """
+    loopspec: "0.1"
+    id: until
+    pattern: poll-until
+    state:
+      vars:
+        n: {type: int, init: 0}
+    body:
+      - id: poll
+        kind: sleep
+        until: "@GUARD@"
+      - id: count
+        kind: shell
+        cmd: "echo count-${state.n} >> @SIDE@"
+        on_done: {incr: n}
+    terminate: {signal: state-predicate, until: "${state.n >= 1}"}
+    caps: {max_iterations: 3}
+"""
+
+
+@test
+def sleep_until_true_goes_on(t):
+    t.spec(UNTIL, GUARD="${state.n == 0}")
+    expect(t.run(), 0, status="completed", iteration=1, state={"n": 1})
+    has(loopt.step_rec(t.log("until"), "0.0").p, {"kind": "sleepUntil", "resolved": True},
+        "sleepUntil record")
+
+
+@test
+def sleep_until_false_parks(t):
+    # contract 5.12: parked with wakeAt = now + 5 s, re-evaluated by a later run
+    t.spec(UNTIL, GUARD="${state.n > 0}")
+    lo = now_ms() + 5000
+    res = expect(t.run(), 4, status="waiting", iteration=0, state={"n": 0})
+    hi = now_ms() + 5000
+    check(lo <= res.get("wakeAt", 0) <= hi, "wakeAt %r is now + 5 s" % res.get("wakeAt"))
+    has(loopt.step_rec(t.log("until"), "0.0").p, {"kind": "sleepUntil", "wakeAt": res["wakeAt"]},
+        "sleepUntil record")
+    eq(t.side(), [], "side file")
+
+
 if __name__ == "__main__":
     loopt.main()
