@@ -33,7 +33,8 @@ static int run_like(struct cli_ctx *ctx, int argc, char **argv, unsigned mask,
         rc = call == CALL_RUN    ? lil_loop_run(lc.lp, &res)
              : call == CALL_STEP ? lil_loop_step(lc.lp, &res)
                                  : lil_loop_resume(lc.lp, &res);
-        ex = rc == LIL_OK ? loop_cli_report(ctx, &lc, &res) : loop_cli_fail(ctx, &lc, rc);
+        ex = rc == LIL_OK ? loop_cli_report(ctx, &lc, &res)
+                          : loop_cli_fail(ctx, &lc, rc);
         lil_loop_result_free(&res);
     }
     loop_cli_close(&lc);
@@ -56,7 +57,8 @@ static int cmd_resume(struct cli_ctx *ctx, int argc, char **argv)
                     CALL_RESUME);
 }
 
-/* ---- stop ------------------------------------------------------------------------------ */
+/* ---- stop
+ * ------------------------------------------------------------------------------ */
 
 static int cmd_stop(struct cli_ctx *ctx, int argc, char **argv)
 {
@@ -88,7 +90,8 @@ static int cmd_stop(struct cli_ctx *ctx, int argc, char **argv)
     return ex == CLI_PARSE_HELP ? CLI_EXIT_OK : ex;
 }
 
-/* ---- approve and recover ---------------------------------------------------------------- */
+/* ---- approve and recover
+ * ---------------------------------------------------------------- */
 
 static const char *actor_of(const struct loop_cli *lc)
 {
@@ -115,7 +118,8 @@ static int cmd_approve(struct cli_ctx *ctx, int argc, char **argv)
     if (ex == CLI_EXIT_OK) {
         loop_cli_signals(&lc);
         rc = lil_loop_approve(lc.lp, actor_of(&lc), lc.reason, &res);
-        ex = rc == LIL_OK ? loop_cli_report(ctx, &lc, &res) : loop_cli_fail(ctx, &lc, rc);
+        ex = rc == LIL_OK ? loop_cli_report(ctx, &lc, &res)
+                          : loop_cli_fail(ctx, &lc, rc);
         lil_loop_result_free(&res);
     }
     loop_cli_close(&lc);
@@ -171,28 +175,32 @@ static int cmd_recover(struct cli_ctx *ctx, int argc, char **argv)
         loop_cli_signals(&lc);
         rc = lil_loop_recover(lc.lp, how, lc.result_set ? lc.result_json : NULL,
                               actor_of(&lc), lc.reason, &res);
-        ex = rc == LIL_OK ? loop_cli_report(ctx, &lc, &res) : loop_cli_fail(ctx, &lc, rc);
+        ex = rc == LIL_OK ? loop_cli_report(ctx, &lc, &res)
+                          : loop_cli_fail(ctx, &lc, rc);
         lil_loop_result_free(&res);
     }
     loop_cli_close(&lc);
     return ex == CLI_PARSE_HELP ? CLI_EXIT_OK : ex;
 }
 
-/* ---- the verbs ---------------------------------------------------------------------------- */
+/* ---- the verbs
+ * ---------------------------------------------------------------------------- */
 
-#define RUN_FLAGS_HELP                                                                  \
-    "  --run-id ID          the run (default: the spec's id)\n"                          \
-    "  --input NAME=VALUE   an input, converted to its declared type (repeatable)\n"     \
-    "  --inputs FILE.json   inputs as a JSON object (--input wins)\n"                    \
-    "  --sync full|normal|off  durability of the journal (default $LIL_SYNC, full)\n"    \
-    "  --approve            approve a cap that paused the run (rebases that meter)\n"    \
-    "  --yes                approve every breakpoint and gate reached\n"                 \
-    "  --wait               sleep in-process through parks instead of returning\n"       \
-    "  --env-allow A,B      more variables shell steps may see (NAME or PREFIX*)\n"      \
-    "  --actor A, --reason R  who and why, journaled with approvals\n"                   \
-    "  --json               print the result as JSON\n"                                  \
-    "\nExit status: 0 completed, 1 failed, 2 uncertain, 3 paused, 4 waiting,\n"          \
-    "5 stopped, 64 usage, 75 the run is held by another process.\n"
+#define LOOP_EXIT_HELP                                                                    \
+    "\nExit status (the table is in `lil --help`): 0 completed, 1 failed, 2 uncertain,\n" \
+    "3 paused, 4 waiting, 5 stopped, 64 usage, 75 held by another process.\n"
+
+#define RUN_FLAGS_HELP                                                                \
+    "  --run-id ID          the run (default: the spec's id)\n"                       \
+    "  --input NAME=VALUE   an input, converted to its declared type (repeatable)\n"  \
+    "  --inputs FILE.json   inputs as a JSON object (--input wins)\n"                 \
+    "  --sync full|normal|off  durability of the journal (default $LIL_SYNC, full)\n" \
+    "  --approve            approve a cap that paused the run (rebases that meter)\n" \
+    "  --yes                approve every breakpoint and gate reached\n"              \
+    "  --wait               sleep in-process through parks instead of returning\n"    \
+    "  --env-allow A,B      more variables shell steps may see (NAME or PREFIX*)\n"   \
+    "  --actor A, --reason R  who and why, journaled with approvals\n"                \
+    "  --json               print the result as JSON\n" LOOP_EXIT_HELP
 
 const struct cli_verb cli_verb_run = {
     "run", "run a loop spec until it completes, parks, pauses or stops",
@@ -211,21 +219,21 @@ const struct cli_verb cli_verb_step = {
 const struct cli_verb cli_verb_resume = {
     "resume", "clear an honoured stop request and run on",
     "Usage: lil resume SPEC [--run-id ID] [--actor A] [--reason R] [--approve] [--yes]\n\n"
-    "Journal who resumed and why (default \"explicit resume\"), then run as `lil run`.\n",
+    "Journal who resumed and why (default \"explicit resume\"), then run as `lil run`.\n" LOOP_EXIT_HELP,
     cmd_resume};
 
 const struct cli_verb cli_verb_stop = {
     "stop", "ask a loop run to stop at its next iteration boundary",
     "Usage: lil stop SPEC [--run-id ID] --reason R [--actor A]\n\n"
     "Publish a stop request beside the run's journal; no lock is needed, so it\n"
-    "works while another process runs the loop.  A second request is refused.\n",
+    "works while another process runs the loop.  A second request is refused.\n" LOOP_EXIT_HELP,
     cmd_stop};
 
 const struct cli_verb cli_verb_approve = {
     "approve", "approve the breakpoint, gate or cap a paused run waits at",
     "Usage: lil approve SPEC [--run-id ID] --reason R [--actor A] [--json]\n\n"
     "The approval is journaled with who and why, bound to that pause only, and the\n"
-    "run goes on.  A run that is not paused is refused (exit 1).\n",
+    "run goes on.  A run that is not paused is refused (exit 1).\n" LOOP_EXIT_HELP,
     cmd_approve};
 
 const struct cli_verb cli_verb_recover = {
@@ -233,5 +241,5 @@ const struct cli_verb cli_verb_recover = {
     "Usage: lil recover SPEC [--run-id ID] (--retry | --assume-done --result-json JSON |\n"
     "                   --abort) --reason R [--actor A] [--json]\n\n"
     "retry runs the effect again; assume-done takes JSON as its result without\n"
-    "running it; abort stops the run for good.  Then the run goes on.\n",
+    "running it; abort stops the run for good.  Then the run goes on.\n" LOOP_EXIT_HELP,
     cmd_recover};

@@ -1,6 +1,8 @@
 /*
  * loop_cli.c -- the shared part of the loop verbs (loop_cli.h).
  */
+#include "loop_cli.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -8,12 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "loop_cli.h"
 #include "spec_cli.h"
 
 #define INPUTS_MAX (16u << 20) /* --inputs FILE: 16 MiB */
 
-/* ---- parsing ------------------------------------------------------------------------- */
+/* ---- parsing
+ * ------------------------------------------------------------------------- */
 
 /* Take every --input VALUE / --input=VALUE out of argv into lc. */
 static int take_inputs(struct cli_ctx *ctx, int *argc, char **argv, struct loop_cli *lc)
@@ -69,7 +71,8 @@ static size_t add_flags(struct cli_flag *f, unsigned mask, struct loop_cli *lc)
         f[n++] = (struct cli_flag){"retry", false, NULL, &lc->retry};
         f[n++] = (struct cli_flag){"assume-done", false, NULL, &lc->assume_done};
         f[n++] = (struct cli_flag){"abort", false, NULL, &lc->abort};
-        f[n++] = (struct cli_flag){"result-json", true, &lc->result_json, &lc->result_set};
+        f[n++] =
+            (struct cli_flag){"result-json", true, &lc->result_json, &lc->result_set};
     }
     f[n] = (struct cli_flag){NULL, false, NULL, NULL};
     return n;
@@ -97,7 +100,8 @@ int loop_cli_parse(struct cli_ctx *ctx, int argc, char **argv, unsigned mask,
         return CLI_EXIT_USAGE;
     if (lc->sync && strcmp(lc->sync, "full") != 0 && strcmp(lc->sync, "normal") != 0 &&
         strcmp(lc->sync, "off") != 0)
-        return cli_usage(ctx, "--sync must be full, normal or off (not '%s')", lc->sync);
+        return cli_usage(ctx, "--sync must be full, normal or off (not '%s')",
+                         lc->sync);
     if (lc->reason_set && !*lc->reason)
         return cli_usage(ctx, "--reason is empty");
     if (lc->actor_set && !*lc->actor)
@@ -105,7 +109,8 @@ int loop_cli_parse(struct cli_ctx *ctx, int argc, char **argv, unsigned mask,
     return CLI_EXIT_OK;
 }
 
-/* ---- opening --------------------------------------------------------------------------- */
+/* ---- opening
+ * --------------------------------------------------------------------------- */
 
 static int read_inputs(struct cli_ctx *ctx, struct loop_cli *lc)
 {
@@ -123,7 +128,8 @@ static int read_inputs(struct cli_ctx *ctx, struct loop_cli *lc)
     n = lc->inputs_json ? fread(lc->inputs_json, 1, INPUTS_MAX + 1, f) : 0;
     fclose(f);
     if (!lc->inputs_json || n > INPUTS_MAX) {
-        cli_err(ctx, "--inputs '%s' is larger than %u bytes", lc->inputs_file, INPUTS_MAX);
+        cli_err(ctx, "--inputs '%s' is larger than %u bytes", lc->inputs_file,
+                INPUTS_MAX);
         return CLI_EXIT_FAIL;
     }
     lc->inputs_json[n] = '\0';
@@ -139,8 +145,8 @@ static const char *run_id_of(const struct loop_cli *lc)
 static int run_exists(struct cli_ctx *ctx, struct loop_cli *lc, const char *id)
 {
     lil_run *run = NULL;
-    lil_run_opts o = {sizeof(o), LIL_SYNC_DEFAULT, LIL_OPEN_READONLY | LIL_OPEN_EXISTING,
-                      0};
+    lil_run_opts o = {sizeof(o), LIL_SYNC_DEFAULT,
+                      LIL_OPEN_READONLY | LIL_OPEN_EXISTING, 0};
     lil_status rc = lil_run_open(lc->st, id, &o, &run);
 
     lil_run_close(run);
@@ -182,7 +188,7 @@ static lil_sync sync_of(const char *s)
 {
     if (!s)
         return LIL_SYNC_DEFAULT;
-    return strcmp(s, "full") == 0 ? LIL_SYNC_FULL
+    return strcmp(s, "full") == 0     ? LIL_SYNC_FULL
            : strcmp(s, "normal") == 0 ? LIL_SYNC_NORMAL
                                       : LIL_SYNC_OFF;
 }
@@ -225,7 +231,8 @@ void loop_cli_close(struct loop_cli *lc)
     memset(lc, 0, sizeof(*lc));
 }
 
-/* ---- results ----------------------------------------------------------------------------- */
+/* ---- results
+ * ----------------------------------------------------------------------------- */
 
 static void print_summary(const struct loop_cli *lc, const lil_loop_result *res)
 {
@@ -237,7 +244,8 @@ static void print_summary(const struct loop_cli *lc, const lil_loop_result *res)
     if (res->reason)
         printf("  reason: %s\n", res->reason);
     if (res->wake_at_ms) {
-        long long left = (long long)(res->wake_at_ms - (long long)(cli_now_ns() / 1000000));
+        long long left =
+            (long long)(res->wake_at_ms - (long long)(cli_now_ns() / 1000000));
         printf("  wakes at %lld (in %llds): `lil tick` or `lil resume %s`\n",
                (long long)res->wake_at_ms, left > 0 ? left / 1000 : 0, lc->spec_path);
     }
@@ -268,7 +276,8 @@ int loop_cli_fail(const struct cli_ctx *ctx, const struct loop_cli *lc, lil_stat
     return cli_fail(ctx, rc, "%s", lc->lp ? lil_loop_errmsg(lc->lp) : lil_errmsg());
 }
 
-/* ---- signals and progress ------------------------------------------------------------------ */
+/* ---- signals and progress
+ * ------------------------------------------------------------------ */
 
 static struct loop_cli *volatile running;
 static volatile sig_atomic_t interrupts;

@@ -761,13 +761,13 @@ typedef enum lil_loop_event_kind {
 
 typedef struct lil_loop_event {
     lil_loop_event_kind kind;
-    int64_t iteration;   /* -1 for terminate.on_exit's effects */
-    const char *step;    /* step id, or NULL */
-    const char *effect;  /* "shell", "http", "agent", or NULL */
-    int64_t value;       /* LIL_LOOP_EV_SLEEP: milliseconds */
-    int64_t tokens;      /* meters at that moment */
+    int64_t iteration;  /* -1 for terminate.on_exit's effects */
+    const char *step;   /* step id, or NULL */
+    const char *effect; /* "shell", "http", "agent", or NULL */
+    int64_t value;      /* LIL_LOOP_EV_SLEEP: milliseconds */
+    int64_t tokens;     /* meters at that moment */
     double usd;
-    int64_t elapsed_ms;  /* since the run started (wallclock meter) */
+    int64_t elapsed_ms; /* since the run started (wallclock meter) */
 } lil_loop_event;
 
 typedef void (*lil_loop_progress_fn)(void *ud, const lil_loop_event *ev);
@@ -788,10 +788,10 @@ typedef struct lil_loop_opts {
     /* Variables shell steps get besides the base set (comma-separated names,
      * `NAME*` patterns; `--env-allow`); $LIL_EFFECT_ENV is added to it. */
     const char *env_allow;
-    const char *cwd;    /* shell steps' working directory; NULL: the process's */
-    const char *actor;  /* who: journaled with approvals, resumes, recoveries;
-                           NULL: $USER, else "unknown" */
-    const char *reason; /* why (approvals by LIL_LOOP_YES, resume); NULL: none */
+    const char *cwd;           /* shell steps' working directory; NULL: the process's */
+    const char *actor;         /* who: journaled with approvals, resumes, recoveries;
+                                  NULL: $USER, else "unknown" */
+    const char *reason;        /* why (approvals by LIL_LOOP_YES, resume); NULL: none */
     int64_t max_block_ms;      /* sleeps up to this block in-process; 0: 1000 */
     int64_t effect_timeout_ms; /* shell and http time limit; 0: 300000 */
     lil_loop_progress_fn progress; /* called on the running thread; may be NULL */
@@ -807,14 +807,14 @@ typedef struct lil_loop_result {
     int64_t wake_at_ms; /* waiting on a sleep: epoch ms to resume at; else 0 */
     int has_next;       /* lil_loop_step: next_iteration is set */
     int64_t next_iteration;
-    int has_uncertain;  /* the uncertain effect: */
+    int has_uncertain;           /* the uncertain effect: */
     int64_t uncertain_iteration; /* -1: terminate.on_exit */
     int64_t uncertain_seq;
     char *uncertain_kind;     /* "shell", "http", "agent" */
     char *uncertain_identity; /* canonical JSON, secrets redacted */
-    char *json; /* the whole result as one JSON object: status, iteration,
-                   state, and reason, wakeAt, next {iteration}, uncertain
-                   {iteration, seq, kind, identity} where they apply */
+    char *json;               /* the whole result as one JSON object: status, iteration,
+                                 state, and reason, wakeAt, next {iteration}, uncertain
+                                 {iteration, seq, kind, identity} where they apply */
 } lil_loop_result;
 
 /* Release the strings of a result (its struct is the caller's). */
@@ -882,6 +882,7 @@ LIL_API lil_status lil_loop_request_stop(lil_store *st, const char *run_id,
  * outcome is not journaled, so the run is uncertain (the call returns
  * uncertain). */
 enum { LIL_LOOP_INTERRUPT_STOP = 1, LIL_LOOP_INTERRUPT_KILL = 2 };
+
 LIL_API void lil_loop_interrupt(lil_loop *lp, int how);
 
 /* The loop's run id, and the message of its last failing call. */

@@ -100,9 +100,9 @@ struct lil_step_req {
     const void *note; /* effects: journaled after the hash, UTF-8, at most
                          LIL_STEP_NOTE_MAX bytes; NULL/0: none */
     size_t note_len;
-    bool lazy; /* plain steps: the outcome is written (a process crash keeps
-                  it) but synced in no mode; the run's next sync (an
-                  intent, lil_run_sync, close) makes it durable */
+    bool lazy;  /* plain steps: the outcome is written (a process crash keeps
+                   it) but synced in no mode; the run's next sync (an
+                   intent, lil_run_sync, close) makes it durable */
     bool exact; /* the identity is name itself, not counted: the caller
                    makes every name unique (the loop runner's records), so
                    a second call with it, in this process too, replays */
@@ -121,8 +121,8 @@ lil_status lil__run_step(struct lil_run *run, struct lil_err *err, const char *n
 /* The note of the intent of uncertain effect identity (its latest intent):
  * *note and *len are borrowed until lil_run_close.  False when identity is
  * not uncertain or its intent has no note. */
-bool lil__run_intent_note(struct lil_run *run, const char *identity,
-                          const void **note, size_t *len);
+bool lil__run_intent_note(struct lil_run *run, const char *identity, const void **note,
+                          size_t *len);
 lil_status lil__run_resolve(struct lil_run *run, struct lil_err *err,
                             const char *identity, lil_resolution how,
                             const void *result, size_t result_len, const char *actor,

@@ -238,8 +238,9 @@ static lil_status find_identity(struct lil_run *run, struct lil_err *err,
 
 /* The identity of this call of name: name itself for an exact step, else
  * name plus its occurrence (counted once the identity is looked up). */
-static lil_status identity_of(struct lil_run *run, struct lil_err *err, const char *name,
-                              bool exact, char *identity, struct ientry **counter)
+static lil_status identity_of(struct lil_run *run, struct lil_err *err,
+                              const char *name, bool exact, char *identity,
+                              struct ientry **counter)
 {
     size_t len = strlen(name);
     struct ientry *c;
@@ -262,7 +263,8 @@ static lil_status identity_of(struct lil_run *run, struct lil_err *err, const ch
 
 static lil_status lookup(struct lil_run *run, struct lil_err *err, const char *name,
                          const struct lil_step_req *req, const uint8_t *req_hash,
-                         char *identity, unsigned *attempt, bool *run_it, lil_bytes *out)
+                         char *identity, unsigned *attempt, bool *run_it,
+                         lil_bytes *out)
 {
     bool effect = req->effect;
     struct ientry *c, *e, tmp;
@@ -434,8 +436,8 @@ lil_status lil__run_step(struct lil_run *run, struct lil_err *err, const char *n
     return lil__run_step_req(run, err, name, &req, fn, ud, out);
 }
 
-bool lil__run_intent_note(struct lil_run *run, const char *identity,
-                          const void **note, size_t *len)
+bool lil__run_intent_note(struct lil_run *run, const char *identity, const void **note,
+                          size_t *len)
 {
     const struct ientry *e;
     bool found;

@@ -48,12 +48,12 @@
 #include "loop/state.h"
 #include "spec/ir.h"
 
-#define LIL_LOOP_MAGIC          0x6c696c4cu /* "lilL": lil_loop */
-#define LIL_LOOP_MAX_BLOCK_MS   1000        /* sleeps up to this block (5.2) */
-#define LIL_LOOP_UNTIL_POLL_MS  5000        /* sleep.until parks this long (5.12) */
-#define LIL_LOOP_TIMEOUT_MS     300000      /* effectTimeoutMs (5.2) */
-#define LIL_LOOP_NAME_MAX       48          /* "I.S", "I.snap", "kind.N" */
-#define LIL_LOOP_KNOWN_FLAGS    (LIL_LOOP_APPROVE_CAPS | LIL_LOOP_YES | LIL_LOOP_WAIT)
+#define LIL_LOOP_MAGIC         0x6c696c4cu /* "lilL": lil_loop */
+#define LIL_LOOP_MAX_BLOCK_MS  1000        /* sleeps up to this block (5.2) */
+#define LIL_LOOP_UNTIL_POLL_MS 5000        /* sleep.until parks this long (5.12) */
+#define LIL_LOOP_TIMEOUT_MS    300000      /* effectTimeoutMs (5.2) */
+#define LIL_LOOP_NAME_MAX      48          /* "I.S", "I.snap", "kind.N" */
+#define LIL_LOOP_KNOWN_FLAGS   (LIL_LOOP_APPROVE_CAPS | LIL_LOOP_YES | LIL_LOOP_WAIT)
 
 /* How the journal says the run ended (sticky). */
 enum loop_end { LOOP_LIVE = 0, LOOP_COMPLETED, LOOP_FAILED, LOOP_STOPPED };
@@ -96,14 +96,14 @@ struct lil_loop {
     struct lil_retry_policy retry;
 
     /* the journal's facts (runner_load.c) */
-    bool started;                 /* the start record exists */
-    int64_t started_ms;           /* wallclock base of a fresh run */
-    json_t *committed;            /* state of the last snapshot (or the initial) */
+    bool started;                  /* the start record exists */
+    int64_t started_ms;            /* wallclock base of a fresh run */
+    json_t *committed;             /* state of the last snapshot (or the initial) */
     struct lil_loop_meters meters; /* as of the last record */
-    uint64_t nctl;                /* control records so far */
+    uint64_t nctl;                 /* control records so far */
     enum loop_end end;
     char *end_reason;
-    json_t *stop;                 /* an honoured stop request not yet cleared */
+    json_t *stop; /* an honoured stop request not yet cleared */
     struct loop_pause pause;
     bool terminated, observer_started;
     struct loop_slot *slots; /* slot records after the last snapshot */
@@ -132,8 +132,8 @@ enum iter_why {
 
 struct iter {
     struct lil_loop *lp;
-    int64_t iteration; /* -1: on_exit */
-    int64_t seq;       /* the next slot */
+    int64_t iteration;           /* -1: on_exit */
+    int64_t seq;                 /* the next slot */
     struct lil_loop_state state; /* the live state */
     enum iter_why why;
     int64_t wake_at;
@@ -183,8 +183,8 @@ lil_status lil__loop_run(struct lil_loop *lp, bool one, lil_loop_result *res);
 lil_status lil__loop_resume(struct lil_loop *lp, lil_loop_result *res);
 lil_status lil__loop_approve(struct lil_loop *lp, const char *actor, const char *reason,
                              lil_loop_result *res);
-lil_status lil__loop_recover(struct lil_loop *lp, lil_resolution how, const char *result,
-                             const char *actor, const char *reason,
+lil_status lil__loop_recover(struct lil_loop *lp, lil_resolution how,
+                             const char *result, const char *actor, const char *reason,
                              lil_loop_result *res);
 lil_status lil__loop_status(struct lil_loop *lp, lil_loop_result *res);
 
@@ -223,8 +223,9 @@ lil_status lil__loop_action(struct iter *it, const struct lil_ir_action *act,
  * message in err (retried as the effect's error would be).  Journaled as
  * the effect's outcome like a real one.  NULL fn: real effects again. */
 void lil__loop_set_mock(struct lil_loop *lp,
-                        lil_status (*fn)(void *ud, struct lil_err *err, const char *kind,
-                                         json_t *request, json_t **result, json_t **usage),
+                        lil_status (*fn)(void *ud, struct lil_err *err,
+                                         const char *kind, json_t *request,
+                                         json_t **result, json_t **usage),
                         void *ud);
 
 /* Errors: set lp->err and it->why = WHY_FAIL. */

@@ -76,27 +76,27 @@ lil_status lil_loop_open(lil_store *st, const lil_spec *spec, const lil_loop_opt
 }
 
 /* Run call(lp, ...) in a scope; fill res->json; publish errors. */
-#define LOOP_CALL(lp, res, expr)                                        \
-    do {                                                                \
-        struct lil_json_scope sc_;                                      \
-        lil_status rc_;                                                 \
-        if (!loop_ok(lp))                                               \
-            return bad("invalid or closed loop handle");                \
-        if (!(res))                                                     \
-            return bad("the result is NULL");                           \
-        memset((res), 0, sizeof(*(res)));                               \
-        lil__clearerr(&(lp)->err);                                      \
-        lil__json_begin(&sc_, (lp)->env);                               \
-        rc_ = (expr);                                                   \
-        if (rc_ == LIL_OK)                                              \
-            rc_ = lil__loop_result_json((lp), (res));                   \
-        if (lil__json_end(&sc_) != LIL_OK && rc_ == LIL_OK)             \
+#define LOOP_CALL(lp, res, expr)                                            \
+    do {                                                                    \
+        struct lil_json_scope sc_;                                          \
+        lil_status rc_;                                                     \
+        if (!loop_ok(lp))                                                   \
+            return bad("invalid or closed loop handle");                    \
+        if (!(res))                                                         \
+            return bad("the result is NULL");                               \
+        memset((res), 0, sizeof(*(res)));                                   \
+        lil__clearerr(&(lp)->err);                                          \
+        lil__json_begin(&sc_, (lp)->env);                                   \
+        rc_ = (expr);                                                       \
+        if (rc_ == LIL_OK)                                                  \
+            rc_ = lil__loop_result_json((lp), (res));                       \
+        if (lil__json_end(&sc_) != LIL_OK && rc_ == LIL_OK)                 \
             rc_ = lil__seterr(&(lp)->err, LIL_E_NOMEM, 0, "out of memory"); \
-        if (rc_ != LIL_OK) {                                            \
-            lil_loop_result_free(res);                                  \
-            lil__publish_err(&(lp)->err);                               \
-        }                                                               \
-        return rc_;                                                     \
+        if (rc_ != LIL_OK) {                                                \
+            lil_loop_result_free(res);                                      \
+            lil__publish_err(&(lp)->err);                                   \
+        }                                                                   \
+        return rc_;                                                         \
     } while (0)
 
 lil_status lil_loop_run(lil_loop *lp, lil_loop_result *res)
@@ -132,17 +132,19 @@ lil_status lil_loop_recover(lil_loop *lp, lil_resolution how, const char *result
                             const char *actor, const char *reason, lil_loop_result *res)
 {
     if (!text_ok(actor, 200) || !text_ok(reason, 1000))
-        return bad("a recovery needs an actor (1-200 bytes) and a reason (1-1000 bytes)");
+        return bad(
+            "a recovery needs an actor (1-200 bytes) and a reason (1-1000 bytes)");
     if (how < LIL_RESOLVE_RETRY || how > LIL_RESOLVE_ABORT)
         return bad("unknown resolution");
     LOOP_CALL(lp, res, lil__loop_recover(lp, how, result_json, actor, reason, res));
 }
 
-static lil_status request_stop(struct lil_store *st, struct lil_err *e, const char *run_id,
-                               const char *actor, const char *reason)
+static lil_status request_stop(struct lil_store *st, struct lil_err *e,
+                               const char *run_id, const char *actor,
+                               const char *reason)
 {
-    lil_run_opts ro = {sizeof(ro), LIL_SYNC_DEFAULT, LIL_OPEN_READONLY | LIL_OPEN_EXISTING,
-                       0};
+    lil_run_opts ro = {sizeof(ro), LIL_SYNC_DEFAULT,
+                       LIL_OPEN_READONLY | LIL_OPEN_EXISTING, 0};
     struct lil_run *run = NULL;
     struct lil_buf text;
     bool already = false;

@@ -29,7 +29,8 @@
 #include "loop/runner.h"
 #include "os/os.h"
 
-/* ---- the iteration's context ------------------------------------------------------- */
+/* ---- the iteration's context -------------------------------------------------------
+ */
 
 lil_status lil__iter_init(struct iter *it, struct lil_loop *lp, int64_t iteration)
 {
@@ -39,7 +40,8 @@ lil_status lil__iter_init(struct iter *it, struct lil_loop *lp, int64_t iteratio
     it->state.env = lp->env;
     it->state.ir = lp->ir;
     it->state.vars = json_deep_copy(lp->committed);
-    return it->state.vars ? LIL_OK : lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
+    return it->state.vars ? LIL_OK
+                          : lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
 }
 
 void lil__iter_free(struct iter *it)
@@ -128,7 +130,8 @@ static lil_status render_str(struct iter *it, const struct lil_ir_tmpl *t,
     return rc == LIL_OK ? rc : lil__iter_fail(it, rc, "rendering '%s'", t->src.s);
 }
 
-/* ---- slots without effects ------------------------------------------------------------ */
+/* ---- slots without effects
+ * ------------------------------------------------------------ */
 
 /* The journaled slot of this seq, checked to be of kind; NULL if none. */
 static lil_status own_slot(struct iter *it, const char *name, const char *kind,
@@ -142,10 +145,11 @@ static lil_status own_slot(struct iter *it, const char *name, const char *kind,
         return LIL_OK;
     was = json_string_value(json_object_get(s->outcome, "kind"));
     if (!was || strcmp(was, kind) != 0)
-        return lil__iter_fail(it, LIL_E_NONDET,
-                              "non-deterministic replay at %s: the journal has a %s, the "
-                              "spec now asks for a %s",
-                              name, was ? was : "?", kind);
+        return lil__iter_fail(
+            it, LIL_E_NONDET,
+            "non-deterministic replay at %s: the journal has a %s, the "
+            "spec now asks for a %s",
+            name, was ? was : "?", kind);
     *outcome = s->outcome;
     return LIL_OK;
 }
@@ -173,7 +177,8 @@ static lil_status take_slot(struct iter *it, const char *name, json_t *payload)
     return LIL_OK;
 }
 
-/* ---- breakpoints and gates --------------------------------------------------------------- */
+/* ---- breakpoints and gates
+ * --------------------------------------------------------------- */
 
 struct ask {
     const char *step; /* step id, or "gate:<after>" */
@@ -214,9 +219,9 @@ static void digest_of(const struct lil_env *env, const char *step, const char *s
 static json_t *approval(const struct lil_loop *lp, const char *step, const char *ask,
                         const char *strategy, const char *digest)
 {
-    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:{s:b}}", "kind", "breakpoint",
-                     "step", step, "ask", ask, "strategy", strategy, "digest", digest,
-                     "actor", lp->actor, "reason",
+    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:{s:b}}", "kind",
+                     "breakpoint", "step", step, "ask", ask, "strategy", strategy,
+                     "digest", digest, "actor", lp->actor, "reason",
                      lp->reason ? lp->reason : "approved with --yes", "result",
                      "approved", 1);
 }
@@ -233,17 +238,17 @@ static lil_status pause_at(struct iter *it, int64_t seq, const char *step,
         strcmp(p->digest, digest) == 0)
         return lil__iter_stop(it, WHY_PAUSE); /* already journaled */
     lil__buf_init(&why, lp->env, SIZE_MAX);
-    if (lil__buf_printf(&why, "breakpoint awaiting approval [strategy: %s]: %s", strategy,
-                        ask) != LIL_OK)
+    if (lil__buf_printf(&why, "breakpoint awaiting approval [strategy: %s]: %s",
+                        strategy, ask) != LIL_OK)
         rc = lil__iter_fail(it, LIL_E_NOMEM, "out of memory");
     if (rc == LIL_OK)
-        rc = lil__loop_control(
-            lp, "pause",
-            json_pack("{s:I, s:I, s:s, s:s, s:s, s:s, s:s}", "iteration",
-                      (json_int_t)it->iteration, "seq", (json_int_t)seq, "step", step,
-                      "ask", ask, "strategy", strategy, "digest", digest, "why",
-                      (const char *)why.data),
-            true);
+        rc = lil__loop_control(lp, "pause",
+                               json_pack("{s:I, s:I, s:s, s:s, s:s, s:s, s:s}",
+                                         "iteration", (json_int_t)it->iteration, "seq",
+                                         (json_int_t)seq, "step", step, "ask", ask,
+                                         "strategy", strategy, "digest", digest, "why",
+                                         (const char *)why.data),
+                               true);
     if (rc == LIL_OK) {
         lil__free(lp->env, p->step);
         lil__free(lp->env, p->reason);
@@ -289,8 +294,9 @@ static lil_status breakpoint(struct iter *it, const struct ask *a)
                                 "journal answers another question than '%.80s'",
                                 name, (const char *)ask.data);
     } else if (auto_approved(it->lp, a)) {
-        rc = take_slot(it, name,
-                       approval(it->lp, a->step, (const char *)ask.data, strategy, digest));
+        rc = take_slot(
+            it, name,
+            approval(it->lp, a->step, (const char *)ask.data, strategy, digest));
     } else {
         rc = pause_at(it, seq, a->step, (const char *)ask.data, strategy, digest);
     }
@@ -331,7 +337,8 @@ static lil_status gates_after(struct iter *it, const char *id)
     return rc;
 }
 
-/* ---- sleeps ---------------------------------------------------------------------------------- */
+/* ---- sleeps
+ * ---------------------------------------------------------------------------------- */
 
 static lil_status park(struct iter *it, int64_t wake_at)
 {
@@ -357,10 +364,11 @@ static lil_status sleep_for(struct iter *it, const struct lil_ir_duration *d)
     ms = (int64_t)d->ms;
     wake = was ? (int64_t)json_integer_value(json_object_get(was, "wakeAt")) : now + ms;
     if (!was) {
-        rc = take_slot(it, name,
-                       json_pack("{s:s, s:I, s:I, s:I}", "kind", "sleep", "iteration",
-                                 (json_int_t)it->iteration, "seq", (json_int_t)(it->seq - 1),
-                                 "wakeAt", (json_int_t)wake));
+        rc =
+            take_slot(it, name,
+                      json_pack("{s:s, s:I, s:I, s:I}", "kind", "sleep", "iteration",
+                                (json_int_t)it->iteration, "seq",
+                                (json_int_t)(it->seq - 1), "wakeAt", (json_int_t)wake));
         if (rc != LIL_OK)
             return rc;
     }
@@ -390,10 +398,10 @@ static lil_status sleep_until(struct iter *it, const struct lil_ir_guard *g)
         rec = json_pack("{s:s, s:I, s:I}", "kind", "sleepUntil", "iteration",
                         (json_int_t)it->iteration, "seq", (json_int_t)seq);
         if (rec)
-            json_object_set_new(rec, yes ? "resolved" : "wakeAt",
-                                yes ? json_true()
-                                    : json_integer(lil__loop_now_ms() +
-                                                   LIL_LOOP_UNTIL_POLL_MS));
+            json_object_set_new(
+                rec, yes ? "resolved" : "wakeAt",
+                yes ? json_true()
+                    : json_integer(lil__loop_now_ms() + LIL_LOOP_UNTIL_POLL_MS));
         rc = take_slot(it, name, rec);
     }
     if (rc != LIL_OK || yes)
@@ -418,7 +426,9 @@ void lil__loop_sleep(struct lil_loop *lp, int64_t ms)
         lp->env->os->poll(NULL, 0, left > 1000 ? 1000 : (int)left);
 }
 
-/* ---- steps ----------------------------------------------------------------------------------- */
+/* ---- steps
+ * -----------------------------------------------------------------------------------
+ */
 
 static lil_status run_steps(struct iter *it, const struct lil_ir_step *steps, size_t n);
 
@@ -444,7 +454,8 @@ static lil_status reduce(struct iter *it, const struct lil_ir_step *step)
     lil_status rc;
 
     if (!r->over.expr)
-        return lil__iter_fail(it, LIL_E_SPEC, "reduce '%s': `over` did not parse", step->id);
+        return lil__iter_fail(it, LIL_E_SPEC, "reduce '%s': `over` did not parse",
+                              step->id);
     lil__loop_eval(it, &ev);
     rc = lil__expr_eval(r->over.expr, &ev, &v);
     if (rc == LIL_OK) {
@@ -457,14 +468,16 @@ static lil_status reduce(struct iter *it, const struct lil_ir_step *step)
         return lil__iter_fail(it, LIL_E_INVAL, "reduce '%s': `over` (%s) is not a list",
                               step->id, r->over.src.s);
     }
-    a = lil__grow(it->lp->env, it->aliases, &it->capaliases, it->naliases, sizeof(*a), 4);
+    a = lil__grow(it->lp->env, it->aliases, &it->capaliases, it->naliases, sizeof(*a),
+                  4);
     if (!a) {
         json_decref(list);
         return lil__iter_fail(it, LIL_E_NOMEM, "out of memory");
     }
     it->aliases = a;
     it->naliases++;
-    json_array_foreach (list, i, item) {
+    json_array_foreach(list, i, item)
+    {
         it->aliases[it->naliases - 1].name = r->as.s;
         it->aliases[it->naliases - 1].val = lil__val_from_json(item);
         rc = run_steps(it, r->body, r->nbody);

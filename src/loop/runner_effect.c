@@ -56,7 +56,8 @@ static void identity_init(struct effect *ef)
     (void)lil__buf_printf(&ef->identity, "%s ", ef->kind); /* checked by make_note */
 }
 
-/* ---- messages ----------------------------------------------------------------------- */
+/* ---- messages -----------------------------------------------------------------------
+ */
 
 static void shorten(const char *s, char out[IDENTITY_SHOW + 4])
 {
@@ -80,11 +81,13 @@ static lil_status diverged(struct effect *ef, const char *journaled)
                           ef->name, was, now);
 }
 
-/* ---- the step function: run with retries, make the outcome ------------------------- */
+/* ---- the step function: run with retries, make the outcome -------------------------
+ */
 
 void lil__loop_set_mock(struct lil_loop *lp,
-                        lil_status (*fn)(void *ud, struct lil_err *err, const char *kind,
-                                         json_t *request, json_t **result, json_t **usage),
+                        lil_status (*fn)(void *ud, struct lil_err *err,
+                                         const char *kind, json_t *request,
+                                         json_t **result, json_t **usage),
                         void *ud)
 {
     lp->mock = fn;
@@ -173,7 +176,8 @@ static int run_effect(lil_call *call, void *ud)
     return rc != LIL_OK;
 }
 
-/* ---- the slot -------------------------------------------------------------------------- */
+/* ---- the slot
+ * -------------------------------------------------------------------------- */
 
 static lil_status keep_slot(struct lil_loop *lp, const char *name, json_t *outcome)
 {
@@ -227,9 +231,10 @@ static lil_status add_usage(struct effect *ef)
 
     if (!json_is_object(u))
         return LIL_OK;
-    rc = lil__meters_add_usage(&lp->meters, &lp->err,
-                               (int64_t)json_integer_value(json_object_get(u, "tokens")),
-                               json_number_value(json_object_get(u, "usd")));
+    rc =
+        lil__meters_add_usage(&lp->meters, &lp->err,
+                              (int64_t)json_integer_value(json_object_get(u, "tokens")),
+                              json_number_value(json_object_get(u, "usd")));
     if (rc != LIL_OK)
         return lil__iter_fail(it, rc, "%s", lp->err.msg);
     it->cap = lil__meters_check_budgets(&lp->meters, lil__loop_now_ms());
@@ -275,8 +280,8 @@ static lil_status fresh(struct effect *ef, json_t **result)
     if (rc != LIL_OK)
         return lil__iter_fail(ef->it, rc, "%s", lp->err.msg);
     if (!ef->outcome) /* the engine held it: parse what it returned */
-        rc = lil__json_parse(lp->env, &lp->err, LIL_E_CORRUPT, out.data, out.len, 0, NULL,
-                             &ef->outcome);
+        rc = lil__json_parse(lp->env, &lp->err, LIL_E_CORRUPT, out.data, out.len, 0,
+                             NULL, &ef->outcome);
     lil_free(out.data);
     if (rc == LIL_OK)
         rc = keep_slot(lp, ef->name, ef->outcome);
@@ -329,7 +334,8 @@ static void effect_free(struct effect *ef)
     json_decref(ef->outcome);
 }
 
-/* ---- shell ------------------------------------------------------------------------------ */
+/* ---- shell
+ * ------------------------------------------------------------------------------ */
 
 static lil_status exec_shell(struct effect *ef, json_t **result, json_t **usage)
 {
@@ -339,13 +345,14 @@ static lil_status exec_shell(struct effect *ef, json_t **result, json_t **usage)
     (void)usage;
     o.cwd = lp->cwd;
     o.envp = lp->effect_envp;
-    o.timeout_ms = (int)(lp->effect_timeout_ms > INT32_MAX ? INT32_MAX
-                                                           : lp->effect_timeout_ms);
+    o.timeout_ms =
+        (int)(lp->effect_timeout_ms > INT32_MAX ? INT32_MAX : lp->effect_timeout_ms);
     o.running_pgid = &lp->child_pgid;
     return lil__shell_run(lp->env, &lp->err, &ef->shell, &o, NULL, result);
 }
 
-static lil_status render(struct iter *it, const struct lil_ir_tmpl *t, struct lil_buf *out)
+static lil_status render(struct iter *it, const struct lil_ir_tmpl *t,
+                         struct lil_buf *out)
 {
     struct lil_eval ev;
     lil_status rc;
@@ -360,8 +367,9 @@ static lil_status render(struct iter *it, const struct lil_ir_tmpl *t, struct li
     if (rc == LIL_OK)
         out->len--;
     lil__eval_free(&ev);
-    return rc == LIL_OK ? rc : lil__iter_fail(it, rc, "rendering '%s': %s", t->src.s,
-                                              lil_strerror(rc));
+    return rc == LIL_OK ? rc
+                        : lil__iter_fail(it, rc, "rendering '%s': %s", t->src.s,
+                                         lil_strerror(rc));
 }
 
 /* The rendered strings of a shell step: bufs[0] the command, then args. */
@@ -403,8 +411,8 @@ static lil_status shell_with(struct iter *it, const struct lil_ir_shell *sh,
         ef.shell.script = (const char *)bufs[0].data;
     }
     identity_init(&ef);
-    if (rc == LIL_OK && lil__shell_identity(lp->env, &lp->err, &ef.shell, &ef.identity) !=
-                            LIL_OK)
+    if (rc == LIL_OK &&
+        lil__shell_identity(lp->env, &lp->err, &ef.shell, &ef.identity) != LIL_OK)
         rc = lil__iter_fail(it, lp->err.code, "%s", lp->err.msg);
     if (rc == LIL_OK)
         rc = effect_slot(&ef, result);
@@ -418,12 +426,14 @@ static lil_status shell_with(struct iter *it, const struct lil_ir_shell *sh,
     return rc;
 }
 
-lil_status lil__loop_shell(struct iter *it, const struct lil_ir_step *step, json_t **result)
+lil_status lil__loop_shell(struct iter *it, const struct lil_ir_step *step,
+                           json_t **result)
 {
     return shell_with(it, &step->shell, step->id, result);
 }
 
-/* ---- http -------------------------------------------------------------------------------- */
+/* ---- http
+ * -------------------------------------------------------------------------------- */
 
 static lil_status exec_http(struct effect *ef, json_t **result, json_t **usage)
 {
@@ -454,8 +464,8 @@ static json_t *http_request(struct iter *it, const struct lil_ir_http *h, bool e
 
     if (!req)
         return NULL;
-    json_object_set_new(req, "method", json_string(lil__ir_enum_name(LIL_ENUM_METHOD,
-                                                                     (int)h->method)));
+    json_object_set_new(
+        req, "method", json_string(lil__ir_enum_name(LIL_ENUM_METHOD, (int)h->method)));
     json_object_set_new(req, "url", render_json(it, &h->url));
     if (h->has_headers) {
         headers = json_object();
@@ -465,9 +475,9 @@ static json_t *http_request(struct iter *it, const struct lil_ir_http *h, bool e
         json_object_set_new(req, "headers", headers);
     }
     if (h->body)
-        json_object_set_new(req, "body", json_is_string(h->body)
-                                             ? render_json(it, &h->body_tmpl)
-                                             : json_deep_copy(h->body));
+        json_object_set_new(req, "body",
+                            json_is_string(h->body) ? render_json(it, &h->body_tmpl)
+                                                    : json_deep_copy(h->body));
     if (envelope)
         json_object_set_new(req, "envelope", json_true());
     return req;
@@ -498,16 +508,18 @@ static lil_status http_with(struct iter *it, const struct lil_ir_http *h, bool e
     return rc;
 }
 
-lil_status lil__loop_http(struct iter *it, const struct lil_ir_step *step, json_t **result)
+lil_status lil__loop_http(struct iter *it, const struct lil_ir_step *step,
+                          json_t **result)
 {
     return http_with(it, &step->http, step->envelope, step->id, result);
 }
 
-/* ---- agent --------------------------------------------------------------------------------- */
+/* ---- agent
+ * --------------------------------------------------------------------------------- */
 
 static const char *const known_harnesses[] = {
-    "internal", "llm",          "claude-code", "codex", "opencode",
-    "antigravity", "cursor-agent", "pi",        "cli",
+    "internal",    "llm",          "claude-code", "codex", "opencode",
+    "antigravity", "cursor-agent", "pi",          "cli",
 };
 
 static lil_status exec_agent(struct effect *ef, json_t **result, json_t **usage)
@@ -560,8 +572,8 @@ static lil_status agent_with(struct iter *it, const char *harness,
              : !ef.request       ? lil__iter_fail(it, LIL_E_NOMEM, "out of memory")
                                  : LIL_OK;
     }
-    if (rc == LIL_OK && lil__json_canon(lp->env, &lp->err, ef.request, &ef.identity) !=
-                            LIL_OK)
+    if (rc == LIL_OK &&
+        lil__json_canon(lp->env, &lp->err, ef.request, &ef.identity) != LIL_OK)
         rc = lil__iter_fail(it, lp->err.code, "%s", lp->err.msg);
     if (rc == LIL_OK)
         rc = effect_slot(&ef, result);
@@ -570,13 +582,16 @@ static lil_status agent_with(struct iter *it, const char *harness,
     return rc;
 }
 
-lil_status lil__loop_agent(struct iter *it, const struct lil_ir_step *step, json_t **result)
+lil_status lil__loop_agent(struct iter *it, const struct lil_ir_step *step,
+                           json_t **result)
 {
     return agent_with(it, step->agent.harness.s ? step->agent.harness.s : "internal",
-                      &step->agent.prompt, &step->agent.allowed_tools, step->id, result);
+                      &step->agent.prompt, &step->agent.allowed_tools, step->id,
+                      result);
 }
 
-/* ---- exit actions and the completion hook ------------------------------------------------- */
+/* ---- exit actions and the completion hook
+ * ------------------------------------------------- */
 
 static lil_status hook_direct(struct iter *it, const struct lil_ir_action *act,
                               json_t **result)

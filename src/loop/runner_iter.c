@@ -24,7 +24,8 @@
 #include "base/alloc.h"
 #include "loop/runner.h"
 
-/* ---- endings ------------------------------------------------------------------------- */
+/* ---- endings
+ * ------------------------------------------------------------------------- */
 
 static lil_status ended(struct lil_loop *lp, lil_loop_result *res)
 {
@@ -78,17 +79,18 @@ static lil_status end_run(struct lil_loop *lp, enum loop_end end, const char *re
     return ended(lp, res);
 }
 
-/* ---- caps ------------------------------------------------------------------------------ */
+/* ---- caps
+ * ------------------------------------------------------------------------------ */
 
 static lil_status cap_hit(struct lil_loop *lp, struct lil_cap_trip trip,
                           lil_loop_result *res)
 {
-    lil_status rc = lil__loop_control(
-        lp, "cap",
-        json_pack("{s:s, s:s, s:I}", "reason", trip.reason, "action",
-                  lil__cap_action_name(trip.action), "iteration",
-                  (json_int_t)lp->meters.iteration),
-        false);
+    lil_status rc =
+        lil__loop_control(lp, "cap",
+                          json_pack("{s:s, s:s, s:I}", "reason", trip.reason, "action",
+                                    lil__cap_action_name(trip.action), "iteration",
+                                    (json_int_t)lp->meters.iteration),
+                          false);
 
     if (rc == LIL_OK)
         rc = lil__meters_trip(&lp->meters, &lp->err, trip.cap, trip.action);
@@ -110,19 +112,19 @@ static lil_status clear_cap(struct lil_loop *lp, const char *actor, const char *
 
     if (rc != LIL_OK)
         return rc;
-    rc = lil__loop_control(lp, "cap_cleared",
-                           json_pack("{s:s, s:I, s:I, s:s, s:s}", "reason",
-                                     cleared.reason, "atIteration",
-                                     (json_int_t)lp->meters.iteration, "at",
-                                     (json_int_t)now, "actor", actor, "why",
-                                     why ? why : "approved with --approve"),
-                           false);
+    rc = lil__loop_control(
+        lp, "cap_cleared",
+        json_pack("{s:s, s:I, s:I, s:s, s:s}", "reason", cleared.reason, "atIteration",
+                  (json_int_t)lp->meters.iteration, "at", (json_int_t)now, "actor",
+                  actor, "why", why ? why : "approved with --approve"),
+        false);
     if (rc == LIL_OK)
         lp->meters = next;
     return rc;
 }
 
-/* ---- stops ----------------------------------------------------------------------------- */
+/* ---- stops
+ * ----------------------------------------------------------------------------- */
 
 static lil_status bad_request(struct lil_loop *lp, json_t *req)
 {
@@ -143,16 +145,18 @@ static lil_status take_stop_request(struct lil_loop *lp, bool *found)
     if (rc == LIL_E_NOTFOUND)
         return LIL_OK;
     if (rc == LIL_OK)
-        rc = lil__json_parse(lp->env, &lp->err, LIL_E_INVAL, b.data, b.len, 0, NULL, &req);
+        rc = lil__json_parse(lp->env, &lp->err, LIL_E_INVAL, b.data, b.len, 0, NULL,
+                             &req);
     lil_free(b.data);
     if (rc != LIL_OK)
         return rc == LIL_E_INVAL ? bad_request(lp, NULL) : rc;
     reason = json_string_value(json_object_get(req, "reason"));
     run_id = json_string_value(json_object_get(req, "runId"));
-    if (json_integer_value(json_object_get(req, "version")) != 1 || !reason || !*reason ||
-        !run_id || strcmp(run_id, lp->run_id) != 0)
+    if (json_integer_value(json_object_get(req, "version")) != 1 || !reason ||
+        !*reason || !run_id || strcmp(run_id, lp->run_id) != 0)
         return bad_request(lp, req);
-    rc = lil__loop_control(lp, "stop_requested", json_pack("{s:O}", "request", req), false);
+    rc = lil__loop_control(lp, "stop_requested", json_pack("{s:O}", "request", req),
+                           false);
     if (rc == LIL_OK)
         rc = lp->st->ops->stop_clear(lp->st, &lp->err, lp->run_id);
     if (rc == LIL_E_NOTFOUND)
@@ -208,9 +212,11 @@ static lil_status stop_check(struct lil_loop *lp, bool *stopped)
     return rc;
 }
 
-/* ---- terminate ------------------------------------------------------------------------- */
+/* ---- terminate
+ * ------------------------------------------------------------------------- */
 
-static lil_status interrupted(struct lil_loop *lp, struct iter *it, lil_loop_result *res);
+static lil_status interrupted(struct lil_loop *lp, struct iter *it,
+                              lil_loop_result *res);
 
 static lil_status observe_completed(struct lil_loop *lp, struct iter *it)
 {
@@ -219,11 +225,12 @@ static lil_status observe_completed(struct lil_loop *lp, struct iter *it)
 
     if (!lp->ir->observe.completed.present || lp->observer_started)
         return LIL_OK;
-    rc = lil__loop_control(lp, "observer",
-                           json_pack("{s:s, s:s}", "event", "completed", "status", "started"),
-                           false);
+    rc = lil__loop_control(
+        lp, "observer",
+        json_pack("{s:s, s:s}", "event", "completed", "status", "started"), false);
     if (rc == LIL_OK)
-        rc = lp->st->ops->run_sync(lp->run->sr, &lp->err); /* at most once, also past a power cut */
+        rc = lp->st->ops->run_sync(lp->run->sr,
+                                   &lp->err); /* at most once, also past a power cut */
     if (rc != LIL_OK)
         return rc;
     lp->observer_started = true;
@@ -231,11 +238,11 @@ static lil_status observe_completed(struct lil_loop *lp, struct iter *it)
     json_decref(result);
     if (hook == LIL_OK)
         return lil__loop_control(
-            lp, "observer", json_pack("{s:s, s:s}", "event", "completed", "status", "done"),
-            false);
+            lp, "observer",
+            json_pack("{s:s, s:s}", "event", "completed", "status", "done"), false);
     return lil__loop_control(lp, "observer",
-                             json_pack("{s:s, s:s, s:s#}", "event", "completed", "status",
-                                       "failed", "error", lp->err.msg,
+                             json_pack("{s:s, s:s, s:s#}", "event", "completed",
+                                       "status", "failed", "error", lp->err.msg,
                                        (int)strnlen(lp->err.msg, 500)),
                              false);
 }
@@ -260,10 +267,9 @@ static lil_status complete(struct lil_loop *lp, struct iter *it, lil_loop_result
         lil__iter_free(&ex);
     }
     if (!lp->terminated) {
-        rc = lil__loop_control(lp, "terminated",
-                               json_pack("{s:I}", "iteration",
-                                         (json_int_t)lp->meters.iteration),
-                               false);
+        rc = lil__loop_control(
+            lp, "terminated",
+            json_pack("{s:I}", "iteration", (json_int_t)lp->meters.iteration), false);
         if (rc != LIL_OK)
             return rc;
         lp->terminated = true;
@@ -272,15 +278,16 @@ static lil_status complete(struct lil_loop *lp, struct iter *it, lil_loop_result
     return rc == LIL_OK ? end_run(lp, LOOP_COMPLETED, NULL, res) : rc;
 }
 
-/* ---- one iteration ------------------------------------------------------------------------ */
+/* ---- one iteration
+ * ------------------------------------------------------------------------ */
 
 static lil_status park(struct lil_loop *lp, struct iter *it, lil_loop_result *res)
 {
-    lil_status rc = lil__loop_control(
-        lp, "parked",
-        json_pack("{s:I, s:I}", "iteration", (json_int_t)it->iteration, "wakeAt",
-                  (json_int_t)it->wake_at),
-        false);
+    lil_status rc = lil__loop_control(lp, "parked",
+                                      json_pack("{s:I, s:I}", "iteration",
+                                                (json_int_t)it->iteration, "wakeAt",
+                                                (json_int_t)it->wake_at),
+                                      false);
 
     if (rc == LIL_OK)
         rc = lil__loop_result(lp, LIL_LOOP_WAITING, NULL, res);
@@ -290,7 +297,8 @@ static lil_status park(struct lil_loop *lp, struct iter *it, lil_loop_result *re
 }
 
 /* The iteration stopped early: say why in *res. */
-static lil_status interrupted(struct lil_loop *lp, struct iter *it, lil_loop_result *res)
+static lil_status interrupted(struct lil_loop *lp, struct iter *it,
+                              lil_loop_result *res)
 {
     bool stopped;
     lil_status rc;
@@ -306,8 +314,9 @@ static lil_status interrupted(struct lil_loop *lp, struct iter *it, lil_loop_res
         return lil__loop_result_uncertain(lp, res);
     case WHY_STOP:
         rc = stop_check(lp, &stopped);
-        return rc == LIL_OK ? lil__loop_result(lp, LIL_LOOP_STOPPED, stop_reason(lp), res)
-                            : rc;
+        return rc == LIL_OK
+                   ? lil__loop_result(lp, LIL_LOOP_STOPPED, stop_reason(lp), res)
+                   : rc;
     default:
         if (lp->err.code == LIL_E_IO || lp->err.code == LIL_E_POISONED)
             return lp->err.code; /* the journal cannot take the failure either */
@@ -414,7 +423,8 @@ static lil_status one_iteration(struct lil_loop *lp, lil_loop_result *res, bool 
     return rc;
 }
 
-/* ---- the calls ------------------------------------------------------------------------------ */
+/* ---- the calls
+ * ------------------------------------------------------------------------------ */
 
 /* The checks before any iteration (5.9).  *done when *res is the answer. */
 static lil_status preamble(struct lil_loop *lp, lil_loop_result *res, bool *done)
@@ -429,8 +439,9 @@ static lil_status preamble(struct lil_loop *lp, lil_loop_result *res, bool *done
         return lil__loop_result_uncertain(lp, res);
     rc = stop_check(lp, &stopped);
     if (rc != LIL_OK || stopped)
-        return rc == LIL_OK ? lil__loop_result(lp, LIL_LOOP_STOPPED, stop_reason(lp), res)
-                            : rc;
+        return rc == LIL_OK
+                   ? lil__loop_result(lp, LIL_LOOP_STOPPED, stop_reason(lp), res)
+                   : rc;
     if (lp->meters.pending != LIL_CAP_NONE) {
         if (!(lp->flags & LIL_LOOP_APPROVE_CAPS))
             return lil__loop_result(lp, LIL_LOOP_PAUSED,
@@ -472,8 +483,8 @@ lil_status lil__loop_status(struct lil_loop *lp, lil_loop_result *res)
     if (lp->stop)
         return lil__loop_result(lp, LIL_LOOP_STOPPED, stop_reason(lp), res);
     if (lp->meters.pending != LIL_CAP_NONE)
-        return lil__loop_result(lp, LIL_LOOP_PAUSED, lil__cap_reason(lp->meters.pending),
-                                res);
+        return lil__loop_result(lp, LIL_LOOP_PAUSED,
+                                lil__cap_reason(lp->meters.pending), res);
     if (lp->pause.on)
         return lil__loop_result(lp, LIL_LOOP_PAUSED, lp->pause.reason, res);
     return lil__loop_result(lp, LIL_LOOP_WAITING, NULL, res);
@@ -490,12 +501,12 @@ lil_status lil__loop_resume(struct lil_loop *lp, lil_loop_result *res)
         return lil__loop_result_uncertain(lp, res);
     rc = take_stop_request(lp, &found);
     if (rc == LIL_OK && lp->stop) {
-        rc = lil__loop_control(lp, "stop_cleared",
-                               json_pack("{s:O, s:s, s:s}", "request", lp->stop, "actor",
-                                         lp->actor, "reason",
-                                         lp->reason && *lp->reason ? lp->reason
-                                                                   : "explicit resume"),
-                               false);
+        rc = lil__loop_control(
+            lp, "stop_cleared",
+            json_pack("{s:O, s:s, s:s}", "request", lp->stop, "actor", lp->actor,
+                      "reason",
+                      lp->reason && *lp->reason ? lp->reason : "explicit resume"),
+            false);
         if (rc == LIL_OK) {
             json_decref(lp->stop);
             lp->stop = NULL;
@@ -504,7 +515,8 @@ lil_status lil__loop_resume(struct lil_loop *lp, lil_loop_result *res)
     return rc == LIL_OK ? lil__loop_run(lp, false, res) : rc;
 }
 
-static lil_status approve_pause(struct lil_loop *lp, const char *actor, const char *reason)
+static lil_status approve_pause(struct lil_loop *lp, const char *actor,
+                                const char *reason)
 {
     char name[LIL_LOOP_NAME_MAX];
     struct loop_pause *p = &lp->pause;
@@ -513,13 +525,13 @@ static lil_status approve_pause(struct lil_loop *lp, const char *actor, const ch
     lil_status rc;
 
     lil__loop_slot_name(name, p->iteration, p->seq);
-    rc = lil__loop_plain(
-        lp, name,
-        json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:{s:b}}", "kind", "breakpoint", "step",
-                  p->step ? p->step : "", "digest", p->digest, "question",
-                  p->reason ? p->reason : "", "actor", actor, "reason", reason, "result",
-                  "approved", 1),
-        false, &journaled);
+    rc = lil__loop_plain(lp, name,
+                         json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:{s:b}}", "kind",
+                                   "breakpoint", "step", p->step ? p->step : "",
+                                   "digest", p->digest, "question",
+                                   p->reason ? p->reason : "", "actor", actor, "reason",
+                                   reason, "result", "approved", 1),
+                         false, &journaled);
     if (rc != LIL_OK)
         return rc;
     s = lil__grow(lp->env, lp->slots, &lp->capslots, lp->nslots, sizeof(*s), 8);

@@ -27,7 +27,7 @@ struct kept_rec {
 
 struct walk {
     struct lil_loop *lp;
-    struct lil_buf snap;  /* payload of the last snapshot */
+    struct lil_buf snap; /* payload of the last snapshot */
     bool has_snap;
     struct lil_buf arena; /* payloads of the records after it */
     struct kept_rec *recs;
@@ -273,7 +273,8 @@ static int each_record(void *ud, const lil_record *rec)
     return w->rc != LIL_OK;
 }
 
-/* ---- after the walk ---------------------------------------------------------------- */
+/* ---- after the walk ----------------------------------------------------------------
+ */
 
 static bool unhex(const char *s, uint8_t *out, size_t n)
 {
@@ -305,8 +306,8 @@ static void meters_from(struct lil_loop_meters *m, json_t *j, int64_t iteration)
     m->wallclock_base_ms = int_of(j, "wallclockBase");
     m->fp_reset_at = int_of(j, "fpResetAt");
     m->repeats = int_of(j, "repeats");
-    m->has_fp = unhex(json_string_value(json_object_get(j, "fpHash")), m->fp,
-                      LIL_SHA256_LEN);
+    m->has_fp =
+        unhex(json_string_value(json_object_get(j, "fpHash")), m->fp, LIL_SHA256_LEN);
 }
 
 static lil_status restore_snapshot(struct lil_loop *lp, struct walk *w)
@@ -323,8 +324,7 @@ static lil_status restore_snapshot(struct lil_loop *lp, struct walk *w)
     }
     json_decref(lp->committed);
     lp->committed = json_incref(state);
-    meters_from(&lp->meters, json_object_get(v, "meters"),
-                int_of(v, "iteration"));
+    meters_from(&lp->meters, json_object_get(v, "meters"), int_of(v, "iteration"));
     json_decref(v);
     return LIL_OK;
 }

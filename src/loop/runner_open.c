@@ -48,8 +48,8 @@ static lil_status copy_opts(struct lil_loop *lp, const lil_loop_opts *o)
     const char *user = getenv("USER");
 
     lp->flags = o ? o->flags : 0;
-    lp->actor = dup_or(lp->env, o && o->actor ? o->actor : (user && *user ? user : NULL),
-                       "unknown");
+    lp->actor = dup_or(
+        lp->env, o && o->actor ? o->actor : (user && *user ? user : NULL), "unknown");
     lp->reason = o && o->reason ? lil__strdup(lp->env, o->reason) : NULL;
     lp->cwd = o && o->cwd ? lil__strdup(lp->env, o->cwd) : NULL;
     lp->max_block_ms = o && o->max_block_ms ? o->max_block_ms : LIL_LOOP_MAX_BLOCK_MS;
@@ -103,7 +103,8 @@ static lil_status surroundings(struct lil_loop *lp, const lil_loop_opts *o)
 }
 
 /* The inputs given in o (NULL *out when none were given). */
-static lil_status given_inputs(struct lil_loop *lp, const lil_loop_opts *o, json_t **out)
+static lil_status given_inputs(struct lil_loop *lp, const lil_loop_opts *o,
+                               json_t **out)
 {
     json_t *obj = NULL;
     lil_status rc = LIL_OK;
@@ -115,7 +116,8 @@ static lil_status given_inputs(struct lil_loop *lp, const lil_loop_opts *o, json
         rc = lil__json_parse(lp->env, &lp->err, LIL_E_INVAL, o->inputs_json,
                              strlen(o->inputs_json), JSON_DECODE_ANY, NULL, &obj);
         if (rc == LIL_OK && !json_is_object(obj))
-            rc = lil__seterr(&lp->err, LIL_E_INVAL, 0, "the inputs are not a JSON object");
+            rc = lil__seterr(&lp->err, LIL_E_INVAL, 0,
+                             "the inputs are not a JSON object");
     }
     if (rc == LIL_OK)
         rc = lil__inputs_resolve(lp->env, &lp->err, lp->ir, obj, o->input_pairs,
@@ -147,8 +149,8 @@ static json_t *start_record(struct lil_loop *lp, const lil_spec *spec, json_t *b
     lil_free(text.data);
     if (!realpath(name, path))
         snprintf(path, sizeof(path), "%s", name);
-    return json_pack("{s:s, s:s, s:s, s:O, s:O, s:I}", "loopId", lp->ir->id.s, "spec", hex,
-                     "specPath", path, "inputs", lp->inputs, "baseState", base,
+    return json_pack("{s:s, s:s, s:s, s:O, s:O, s:I}", "loopId", lp->ir->id.s, "spec",
+                     hex, "specPath", path, "inputs", lp->inputs, "baseState", base,
                      "startedAt", (json_int_t)lil__loop_now_ms());
 }
 
@@ -212,8 +214,9 @@ static lil_status journal_facts(struct lil_loop *lp, const lil_spec *spec,
     return rc;
 }
 
-lil_status lil__loop_open(struct lil_store *st, struct lil_err *err, const lil_spec *spec,
-                          const lil_loop_opts *o, struct lil_loop **out)
+lil_status lil__loop_open(struct lil_store *st, struct lil_err *err,
+                          const lil_spec *spec, const lil_loop_opts *o,
+                          struct lil_loop **out)
 {
     const struct lil_ir_spec *ir = lil__spec_ir(spec);
     const char *id = o && o->run_id ? o->run_id : (ir ? ir->id.s : NULL);

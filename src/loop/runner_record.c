@@ -105,12 +105,12 @@ lil_status lil__loop_control(struct lil_loop *lp, const char *kind, json_t *payl
 
 static json_t *meters_json(const struct lil_loop_meters *m)
 {
-    json_t *o = json_pack("{s:I, s:I, s:I, s:f, s:f, s:I, s:I, s:I}", "iterationBase",
-                          (json_int_t)m->iteration_base, "tokens", (json_int_t)m->tokens,
-                          "tokensBase", (json_int_t)m->tokens_base, "usd", m->usd,
-                          "usdBase", m->usd_base, "wallclockBase",
-                          (json_int_t)m->wallclock_base_ms, "fpResetAt",
-                          (json_int_t)m->fp_reset_at, "repeats", (json_int_t)m->repeats);
+    json_t *o = json_pack(
+        "{s:I, s:I, s:I, s:f, s:f, s:I, s:I, s:I}", "iterationBase",
+        (json_int_t)m->iteration_base, "tokens", (json_int_t)m->tokens, "tokensBase",
+        (json_int_t)m->tokens_base, "usd", m->usd, "usdBase", m->usd_base,
+        "wallclockBase", (json_int_t)m->wallclock_base_ms, "fpResetAt",
+        (json_int_t)m->fp_reset_at, "repeats", (json_int_t)m->repeats);
     char hex[2 * LIL_SHA256_LEN + 1];
 
     if (o && m->has_fp) {
@@ -154,5 +154,6 @@ lil_status lil__loop_snapshot(struct lil_loop *lp, struct iter *it)
     json_decref(lp->committed);
     lp->committed = json_deep_copy(it->state.vars);
     lil__loop_slots_clear(lp);
-    return lp->committed ? LIL_OK : lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
+    return lp->committed ? LIL_OK
+                         : lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
 }

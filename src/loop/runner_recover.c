@@ -31,8 +31,8 @@ static lil_status refuse(struct lil_loop *lp)
 }
 
 /* The outcome an assume-done journals for the uncertain effect. */
-static lil_status assumed(struct lil_loop *lp, const char *name, const char *result_json,
-                          struct lil_buf *out)
+static lil_status assumed(struct lil_loop *lp, const char *name,
+                          const char *result_json, struct lil_buf *out)
 {
     lil_loop_result u = {0};
     json_t *result = NULL, *o;
@@ -40,8 +40,8 @@ static lil_status assumed(struct lil_loop *lp, const char *name, const char *res
 
     if (!result_json)
         return lil__seterr(&lp->err, LIL_E_INVAL, 0, "assume-done requires a result");
-    rc = lil__json_parse(lp->env, &lp->err, LIL_E_INVAL, result_json, strlen(result_json),
-                         JSON_DECODE_ANY, NULL, &result);
+    rc = lil__json_parse(lp->env, &lp->err, LIL_E_INVAL, result_json,
+                         strlen(result_json), JSON_DECODE_ANY, NULL, &result);
     if (rc != LIL_OK)
         return lil__seterr(&lp->err, rc, 0, "invalid result JSON: %s", lp->err.msg);
     rc = lil__loop_result_uncertain(lp, &u);
@@ -67,8 +67,9 @@ static lil_status keep_assumed(struct lil_loop *lp, const char *name,
 {
     struct loop_slot *s = lil__loop_slot(lp, name);
     json_t *v = NULL;
-    lil_status rc = lil__json_parse(lp->env, &lp->err, LIL_E_CORRUPT,
-                                    (const char *)payload->data, payload->len, 0, NULL, &v);
+    lil_status rc =
+        lil__json_parse(lp->env, &lp->err, LIL_E_CORRUPT, (const char *)payload->data,
+                        payload->len, 0, NULL, &v);
 
     if (rc != LIL_OK)
         return rc;
@@ -88,8 +89,8 @@ static lil_status keep_assumed(struct lil_loop *lp, const char *name,
     return LIL_OK;
 }
 
-lil_status lil__loop_recover(struct lil_loop *lp, lil_resolution how, const char *result,
-                             const char *actor, const char *reason,
+lil_status lil__loop_recover(struct lil_loop *lp, lil_resolution how,
+                             const char *result, const char *actor, const char *reason,
                              lil_loop_result *res)
 {
     const char *id = lil_run_uncertain_at(lp->run, 0);

@@ -70,7 +70,8 @@ lil_status lil__loop_result_uncertain(struct lil_loop *lp, lil_loop_result *res)
     char reason[LIL_ERRMSG_MAX + 64], kind[32];
     lil_status rc;
 
-    snprintf(kind, sizeof(kind), "%.*s", sp ? (int)(sp - note) : (int)strlen(note), note);
+    snprintf(kind, sizeof(kind), "%.*s", sp ? (int)(sp - note) : (int)strlen(note),
+             note);
     res->uncertain_iteration = 0;
     if (name)
         slot_of(name, &res->uncertain_iteration, &res->uncertain_seq);
@@ -113,8 +114,9 @@ static json_t *result_doc(struct lil_loop *lp, const lil_loop_result *res)
     if (res->wake_at_ms)
         json_object_set_new(o, "wakeAt", json_integer(res->wake_at_ms));
     if (res->has_next)
-        json_object_set_new(o, "next", json_pack("{s:I}", "iteration",
-                                                 (json_int_t)res->next_iteration));
+        json_object_set_new(
+            o, "next",
+            json_pack("{s:I}", "iteration", (json_int_t)res->next_iteration));
     if (res->has_uncertain)
         json_object_set_new(o, "uncertain",
                             json_pack("{s:I, s:I, s:s, s:s}", "iteration",
@@ -159,7 +161,7 @@ void lil_loop_result_free(lil_loop_result *res)
 
 const char *lil_loop_status_name(lil_loop_status s)
 {
-    static const char *const names[] = {"unknown", "completed", "failed",  "uncertain",
+    static const char *const names[] = {"unknown", "completed", "failed", "uncertain",
                                         "paused",  "waiting",   "stopped"};
 
     return s >= LIL_LOOP_COMPLETED && s <= LIL_LOOP_STOPPED ? names[s] : names[0];

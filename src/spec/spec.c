@@ -8,6 +8,8 @@
  * calls), so the caller's env may go away first.  The IR copies what it
  * needs, so the document tree is freed as soon as the IR is built.
  */
+#include "spec/spec.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <lil/lil.h>
@@ -19,7 +21,6 @@
 #include "base/buf.h"
 #include "base/env.h"
 #include "base/err.h"
-#include "spec/spec.h"
 #include "json/json.h"
 #include "os/os.h"
 #include "spec/diag.h"

@@ -145,14 +145,15 @@ T_TEST(help_prints_the_table_and_each_verb_points_to_it)
         "  0   success\n",
         "  1   failure: ",
         "  2   the run is uncertain",
-        "  3   reserved for the loop verbs: the run is paused",
-        "  4   reserved for the loop verbs: the run is waiting",
-        "  5   reserved for the loop verbs: the run was stopped\n",
+        "  3   loop verbs: the run is paused",
+        "  4   loop verbs: the run is waiting",
+        "  5   loop verbs: the run was stopped\n",
         "  64  usage error",
         "  75  the run is held by another process",
     };
-    static const char *const verbs[] = {"ls",      "inspect",  "log", "check",
-                                        "resolve", "validate", "new", "explain"};
+    static const char *const verbs[] = {
+        "ls",      "inspect", "log",  "check",  "resolve", "validate", "new",
+        "explain", "run",     "step", "resume", "stop",    "approve",  "recover"};
 
     T_EQ_I64(c_lil(out, err, "--help"), 0);
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
