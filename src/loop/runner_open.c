@@ -20,8 +20,6 @@
 #include "loop/runner.h"
 #include "spec/spec.h"
 
-extern char **environ;
-
 static lil_status opts_check(struct lil_err *err, const lil_loop_opts *o)
 {
     if (o && o->struct_size < offsetof(lil_loop_opts, progress_ud) + sizeof(void *))
