@@ -33,8 +33,8 @@ struct log_walk {
  * the note. */
 static void intent_json(json_t *o, const lil_record *rec)
 {
-    size_t hash_len = rec->payload_len < CLI_INTENT_HASH_LEN ? rec->payload_len
-                                                              : CLI_INTENT_HASH_LEN;
+    size_t hash_len =
+        rec->payload_len < CLI_INTENT_HASH_LEN ? rec->payload_len : CLI_INTENT_HASH_LEN;
     char hex[2 * CLI_INTENT_HASH_LEN + 1];
     const char *note;
     size_t note_len;

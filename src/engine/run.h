@@ -118,8 +118,8 @@ lil_status lil__run_step(struct lil_run *run, struct lil_err *err, const char *n
 /* The note of the intent of uncertain effect identity (its latest intent):
  * *note and *len are borrowed until lil_run_close.  False when identity is
  * not uncertain or its intent has no note. */
-bool lil__run_intent_note(struct lil_run *run, const char *identity,
-                          const void **note, size_t *len);
+bool lil__run_intent_note(struct lil_run *run, const char *identity, const void **note,
+                          size_t *len);
 lil_status lil__run_resolve(struct lil_run *run, struct lil_err *err,
                             const char *identity, lil_resolution how,
                             const void *result, size_t result_len, const char *actor,

@@ -390,8 +390,8 @@ lil_status lil__run_step_req(struct lil_run *run, struct lil_err *err, const cha
     if (req->effect)
         lil__sha256(req->request ? req->request : "", req->request_len, req_hash);
     pthread_mutex_lock(&run->mu);
-    rc = lookup(run, err, name, req->effect, req_hash, identity, &attempt, &run_it,
-                out);
+    rc =
+        lookup(run, err, name, req->effect, req_hash, identity, &attempt, &run_it, out);
     pthread_mutex_unlock(&run->mu);
     if (rc != LIL_OK || !run_it)
         return rc;
@@ -415,8 +415,8 @@ lil_status lil__run_step(struct lil_run *run, struct lil_err *err, const char *n
     return lil__run_step_req(run, err, name, &req, fn, ud, out);
 }
 
-bool lil__run_intent_note(struct lil_run *run, const char *identity,
-                          const void **note, size_t *len)
+bool lil__run_intent_note(struct lil_run *run, const char *identity, const void **note,
+                          size_t *len)
 {
     const struct ientry *e;
     bool found;
