@@ -43,7 +43,7 @@ static int take_inputs(struct cli_ctx *ctx, int *argc, char **argv, struct loop_
     }
     *argc = out;
     for (size_t i = 0; i < lc->n_input_pairs; i++)
-        if (!strchr(lc->input_pairs[i], '='))
+        if (!lc->input_pairs[i] || !strchr(lc->input_pairs[i], '='))
             return cli_usage(ctx, "--input '%s' is not NAME=VALUE", lc->input_pairs[i]);
     return CLI_EXIT_OK;
 }
@@ -126,7 +126,7 @@ static int read_inputs(struct cli_ctx *ctx, struct loop_cli *lc)
     }
     lc->inputs_json = malloc(INPUTS_MAX + 1);
     n = lc->inputs_json ? fread(lc->inputs_json, 1, INPUTS_MAX + 1, f) : 0;
-    fclose(f);
+    (void)fclose(f);
     if (!lc->inputs_json || n > INPUTS_MAX) {
         cli_err(ctx, "--inputs '%s' is larger than %u bytes", lc->inputs_file,
                 INPUTS_MAX);
@@ -310,8 +310,8 @@ void loop_cli_signals(struct loop_cli *lc)
 
 void loop_cli_signals_off(void)
 {
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
+    (void)signal(SIGINT, SIG_DFL);
+    (void)signal(SIGTERM, SIG_DFL);
     running = NULL;
 }
 
@@ -332,5 +332,5 @@ void loop_cli_progress(void *ud, const lil_loop_event *ev)
         fprintf(stderr, "\r\033[Ksleeping %llds", (long long)(ev->value / 1000));
         break;
     }
-    fflush(stderr);
+    (void)fflush(stderr);
 }

@@ -877,10 +877,12 @@ LIL_API lil_status lil_loop_request_stop(lil_store *st, const char *run_id,
 
 /* From a signal handler (async-signal-safe) or another thread:
  * LIL_LOOP_INTERRUPT_STOP asks the running call to stop after the current
- * effect (the run is then stopped, resumable); LIL_LOOP_INTERRUPT_KILL also
- * kills the current shell effect's process group with SIGKILL at once: its
- * outcome is not journaled, so the run is uncertain (the call returns
- * uncertain). */
+ * effect (journaled as a stop request: the run is then stopped, and
+ * lil_loop_resume goes on); LIL_LOOP_INTERRUPT_KILL also kills the current
+ * shell effect's process group with SIGKILL at once.  A process that then
+ * exits at once (what `lil` does on a second Ctrl-C) leaves that effect
+ * with its intent and no outcome: the run is uncertain.  One that goes on
+ * journals the killed command's result (code 1, signal SIGKILL). */
 enum { LIL_LOOP_INTERRUPT_STOP = 1, LIL_LOOP_INTERRUPT_KILL = 2 };
 
 LIL_API void lil_loop_interrupt(lil_loop *lp, int how);

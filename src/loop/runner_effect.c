@@ -403,11 +403,13 @@ static lil_status shell_with(struct iter *it, const struct lil_ir_shell *sh,
     ef.step_id = step_id;
     ef.kind = "shell";
     ef.exec = exec_shell;
-    if (sh->has_args) {
+    if (rc != LIL_OK) {
+        /* nothing to run */
+    } else if (sh->has_args) {
         ef.shell.command = (const char *)bufs[0].data;
         ef.shell.args = argv;
         ef.shell.n_args = n;
-    } else if (bufs) {
+    } else {
         ef.shell.script = (const char *)bufs[0].data;
     }
     identity_init(&ef);

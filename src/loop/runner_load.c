@@ -252,12 +252,12 @@ static int each_record(void *ud, const lil_record *rec)
     struct walk *w = ud;
     size_t klen;
 
+    bool step_like = rec->type == LIL_REC_STEP || rec->type == LIL_REC_STEP_FAILED ||
+                     rec->type == LIL_REC_INTENT;
+
     if (rec->type == LIL_REC_RUN_DONE || rec->type == LIL_REC_RUN_FAILED)
         w->rc = outcome(w, rec);
-    else if (rec->type != LIL_REC_STEP && rec->type != LIL_REC_STEP_FAILED &&
-             rec->type != LIL_REC_INTENT)
-        return 0;
-    else if (is_slot_name(rec->key, rec->key_len))
+    else if (step_like && is_slot_name(rec->key, rec->key_len))
         w->rc = keep(w, rec);
     else if (rec->type != LIL_REC_STEP)
         return 0;
@@ -280,12 +280,15 @@ static bool unhex(const char *s, uint8_t *out, size_t n)
 {
     if (!s || strlen(s) != 2 * n)
         return false;
-    for (size_t i = 0; i < n; i++) {
-        unsigned v;
+    for (size_t i = 0; i < 2 * n; i++) {
+        char c = s[i];
+        int v = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                       : -1;
 
-        if (sscanf(s + 2 * i, "%2x", &v) != 1)
+        if (v < 0)
             return false;
-        out[i] = (uint8_t)v;
+        out[i / 2] = (uint8_t)(i % 2 ? (out[i / 2] << 4) | v : v);
     }
     return true;
 }

@@ -20,8 +20,6 @@
 #include "loop/runner.h"
 #include "spec/spec.h"
 
-extern char **environ;
-
 static lil_status opts_check(struct lil_err *err, const lil_loop_opts *o)
 {
     if (o && o->struct_size < offsetof(lil_loop_opts, progress_ud) + sizeof(void *))
@@ -207,8 +205,13 @@ static lil_status journal_facts(struct lil_loop *lp, const lil_spec *spec,
             return start(lp, spec, given); /* takes given */
     } else if (rc == LIL_OK && given) {
         rc = lil__inputs_compare(lp->env, &lp->err, lp->inputs, given, NULL);
-        if (rc != LIL_OK)
-            lil__seterr(&lp->err, rc, 0, "run %s: %s", lp->run_id, lp->err.msg);
+        if (rc != LIL_OK) {
+            char why[LIL_ERRMSG_MAX];
+
+            snprintf(why, sizeof(why), "%s", lp->err.msg);
+            lil__seterr(&lp->err, rc, 0, "run %s: %s; give the same inputs or none",
+                        lp->run_id, why);
+        }
     }
     json_decref(given);
     return rc;

@@ -16,6 +16,7 @@
  * later outcome, lil_run_sync or the close makes it durable, and a
  * snapshot lost in a power cut costs only the replay of its iteration.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -94,7 +95,7 @@ lil_status lil__loop_control(struct lil_loop *lp, const char *kind, json_t *payl
     char name[LIL_LOOP_NAME_MAX];
     lil_status rc;
 
-    snprintf(name, sizeof(name), "%s.%llu", kind, (unsigned long long)(lp->nctl + 1));
+    snprintf(name, sizeof(name), "%s.%" PRIu64, kind, lp->nctl + 1);
     rc = lil__loop_plain(lp, name, payload, lazy, NULL);
     if (rc == LIL_OK)
         lp->nctl++;

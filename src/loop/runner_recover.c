@@ -42,8 +42,12 @@ static lil_status assumed(struct lil_loop *lp, const char *name,
         return lil__seterr(&lp->err, LIL_E_INVAL, 0, "assume-done requires a result");
     rc = lil__json_parse(lp->env, &lp->err, LIL_E_INVAL, result_json,
                          strlen(result_json), JSON_DECODE_ANY, NULL, &result);
-    if (rc != LIL_OK)
-        return lil__seterr(&lp->err, rc, 0, "invalid result JSON: %s", lp->err.msg);
+    if (rc != LIL_OK) {
+        char why[LIL_ERRMSG_MAX];
+
+        snprintf(why, sizeof(why), "%s", lp->err.msg);
+        return lil__seterr(&lp->err, rc, 0, "invalid result JSON: %s", why);
+    }
     rc = lil__loop_result_uncertain(lp, &u);
     o = rc == LIL_OK ? json_pack("{s:I, s:I, s:s, s:s, s:O, s:b}", "iteration",
                                  (json_int_t)u.uncertain_iteration, "seq",
