@@ -15,7 +15,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import loopt  # noqa: E402
-from loopt import check, eq, expect, named, test  # noqa: E402
+from loopt import check, eq, expect, test  # noqa: E402
 
 INPUTS = """
     loopspec: "0.1"

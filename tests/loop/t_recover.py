@@ -87,7 +87,12 @@ def recover_assume_done(t):
     expect(t.run("--assume-done", "--result-json", '{"x": 1}', "--reason", "it went through",
                  verb="recover"), 0, status="completed", iteration=1, state={"n": 1, "x": 1})
     eq(t.side(), ["start"], "side file: the effect was not run again")
-    eq(intents(t.log("risky")), ["0.0"], "intents")
+    recs = t.log("risky")
+    eq(intents(recs), ["0.0"], "intents")
+    with t.soft():  # docs/loops.md: the result is journaled as the effect's outcome
+        loopt.has(loopt.outcome(recs, "0.0").p if loopt.outcome(recs, "0.0") else None,
+                  {"iteration": 0, "seq": 0, "kind": "shell", "result": {"x": 1},
+                   "recovered": True}, "the outcome of 0.0")
 
 
 @test

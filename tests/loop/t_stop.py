@@ -6,9 +6,11 @@ honours the request at its next start or iteration boundary (stopped, exit
 a second request while one is pending is refused; SIGTERM to `lil run`
 stops it after the current effect, whose outcome is journaled."""
 
+import json
 import os
 import signal
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import loopt  # noqa: E402
@@ -113,6 +115,38 @@ def sigterm_stops_after_the_effect(t):
     check(obj["iteration"] in (0, 1), "stopped in or after iteration 0: %r" % obj)
     expect(t.run(verb="resume"), 0, status="completed", iteration=3, state={"n": 3})
     eq(t.side(), lines(3), "side file: the interrupted effect was not run again")
+
+
+def alive(pid):
+    """Is pid a process that has not ended (a zombie has)?"""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+@test
+def sigint_twice_kills_the_effect(t):
+    # docs/loops.md: a second SIGINT kills the effect's process group and
+    # exits at once (130), leaving the effect uncertain
+    t.spec(COUNTER, CMD="echo $$ > @DIR@/pid; sleep 3", LIMIT=1)
+    p = t.spawn("run", t.spec_path, "--json")
+    t.wait_for(lambda: os.path.exists(t.path("pid")) and open(t.path("pid")).read().strip(),
+               "the effect to start", proc=p)
+    pid = int(open(t.path("pid")).read())
+    p.send_signal(signal.SIGINT)
+    time.sleep(0.1)
+    p.send_signal(signal.SIGINT)
+    res = t.finish(p, timeout=2.5)
+    eq(res.rc, 130, "exit status after a second SIGINT")
+    t.wait_for(lambda: not alive(pid), "the effect's shell to be killed", timeout=2)
+    eq(t.side(), ["start-0"], "side file: the effect did not finish")
+    cmd = "echo start-0 >> %s; echo $$ > %s/pid; sleep 3; echo end-0 >> %s" % (
+        t.side_path, t.dir, t.side_path)
+    expect(t.run(), 2, status="uncertain", iteration=0,
+           uncertain={"iteration": 0, "seq": 0, "kind": "shell",
+                      "identity": json.dumps({"cmd": cmd}, separators=(",", ":"))})
 
 
 if __name__ == "__main__":
