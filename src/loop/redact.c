@@ -194,8 +194,8 @@ static lil_status redact_string(const struct lil_redact *r, struct lil_err *err,
     lil_status rc;
 
     lil__buf_init(&b, r->env, SIZE_MAX);
-    rc = lil__redact_text(r, err, s, len, &b);
-    if (rc == LIL_OK && (b.len != len || memcmp(b.data, s, len) != 0) &&
+    rc = len ? lil__redact_text(r, err, s, len, &b) : LIL_OK; /* "" has no secret */
+    if (rc == LIL_OK && len && (b.len != len || memcmp(b.data, s, len) != 0) &&
         json_string_setn_nocheck(v, (const char *)b.data, b.len) != 0)
         rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory redacting a text");
     lil__buf_free(&b);

@@ -80,7 +80,8 @@ struct lil_loop {
     const struct lil_env *env;
     const struct lil_ir_spec *ir;
     const char *spec_path;
-    struct lil_run *run;
+    struct lil_run *run; /* read-only until a call must write (lil__loop_writable) */
+    lil_sync sync;
     char *run_id;
     unsigned flags;
     char *actor, *reason, *cwd;
@@ -155,6 +156,10 @@ lil_status lil__loop_open(struct lil_store *st, struct lil_err *err,
                           const lil_spec *spec, const lil_loop_opts *opts,
                           struct lil_loop **out);
 lil_status lil__loop_close(struct lil_loop *lp);
+/* Make lp's run writable: a read-only handle is closed, the run opened for
+ * writing (its lock taken) and the journal folded again (*refolded set:
+ * the facts may have changed).  A writable handle: nothing. */
+lil_status lil__loop_writable(struct lil_loop *lp, bool *refolded);
 
 /* The fold (runner_load.c): read the journal into lp's facts. */
 lil_status lil__loop_load(struct lil_loop *lp);

@@ -383,7 +383,7 @@ static lil_status sleep_for(struct iter *it, const struct lil_ir_duration *d)
 static lil_status sleep_until(struct iter *it, const struct lil_ir_guard *g)
 {
     char name[LIL_LOOP_NAME_MAX];
-    int64_t seq = it->seq++;
+    int64_t seq = it->seq++, wake = lil__loop_now_ms() + LIL_LOOP_UNTIL_POLL_MS;
     json_t *was, *rec;
     bool yes;
     lil_status rc;
@@ -398,15 +398,13 @@ static lil_status sleep_until(struct iter *it, const struct lil_ir_guard *g)
         rec = json_pack("{s:s, s:I, s:I}", "kind", "sleepUntil", "iteration",
                         (json_int_t)it->iteration, "seq", (json_int_t)seq);
         if (rec)
-            json_object_set_new(
-                rec, yes ? "resolved" : "wakeAt",
-                yes ? json_true()
-                    : json_integer(lil__loop_now_ms() + LIL_LOOP_UNTIL_POLL_MS));
+            json_object_set_new(rec, yes ? "resolved" : "wakeAt",
+                                yes ? json_true() : json_integer(wake));
         rc = take_slot(it, name, rec);
     }
     if (rc != LIL_OK || yes)
         return rc;
-    return park(it, lil__loop_now_ms() + LIL_LOOP_UNTIL_POLL_MS);
+    return park(it, wake);
 }
 
 void lil__loop_sleep(struct lil_loop *lp, int64_t ms)

@@ -427,16 +427,54 @@ static lil_status one_iteration(struct lil_loop *lp, lil_loop_result *res, bool 
  * ------------------------------------------------------------------------------ */
 
 /* The checks before any iteration (5.9).  *done when *res is the answer. */
-static lil_status preamble(struct lil_loop *lp, lil_loop_result *res, bool *done)
+/* Is a stop request published (read, not taken)? */
+static bool stop_published(struct lil_loop *lp)
 {
-    bool stopped;
-    lil_status rc;
+    lil_bytes b = {0};
+    lil_status rc = lp->st->ops->stop_read(lp->st, &lp->err, lp->run_id, &b);
 
+    lil_free(b.data);
+    lil__clearerr(&lp->err);
+    return rc != LIL_E_NOTFOUND;
+}
+
+/* The answers that write nothing (5.9: an ended run, an uncertain one, a
+ * stop honoured and not cleared, a cap awaiting approval).  *done when
+ * *res is one. */
+static lil_status settled(struct lil_loop *lp, lil_loop_result *res, bool *done)
+{
     *done = true;
     if (lp->end != LOOP_LIVE)
         return ended(lp, res);
     if (lil_run_status(lp->run) == LIL_RUN_UNCERTAIN)
         return lil__loop_result_uncertain(lp, res);
+    if (lp->stop)
+        return lil__loop_result(lp, LIL_LOOP_STOPPED, stop_reason(lp), res);
+    if (!lp->interrupted && lp->meters.pending != LIL_CAP_NONE &&
+        !(lp->flags & LIL_LOOP_APPROVE_CAPS) && !stop_published(lp))
+        return lil__loop_result(lp, LIL_LOOP_PAUSED,
+                                lil__cap_reason(lp->meters.pending), res);
+    *done = false;
+    return LIL_OK;
+}
+
+/* The checks before any iteration (5.9).  *done when *res is the answer.
+ * What writes makes the run writable first; the facts read again then may
+ * answer otherwise, so the checks start over. */
+static lil_status preamble(struct lil_loop *lp, lil_loop_result *res, bool *done)
+{
+    bool stopped, refolded = true;
+    lil_status rc = LIL_OK;
+
+    while (rc == LIL_OK && refolded) {
+        rc = settled(lp, res, done);
+        if (rc != LIL_OK || *done)
+            return rc;
+        rc = lil__loop_writable(lp, &refolded);
+    }
+    if (rc != LIL_OK)
+        return rc;
+    *done = true;
     rc = stop_check(lp, &stopped);
     if (rc != LIL_OK || stopped)
         return rc == LIL_OK
@@ -492,14 +530,18 @@ lil_status lil__loop_status(struct lil_loop *lp, lil_loop_result *res)
 
 lil_status lil__loop_resume(struct lil_loop *lp, lil_loop_result *res)
 {
-    bool found;
-    lil_status rc;
+    bool found, refolded = true;
+    lil_status rc = LIL_OK;
 
-    if (lp->end != LOOP_LIVE)
-        return ended(lp, res);
-    if (lil_run_status(lp->run) == LIL_RUN_UNCERTAIN)
-        return lil__loop_result_uncertain(lp, res);
-    rc = take_stop_request(lp, &found);
+    while (rc == LIL_OK && refolded) {
+        if (lp->end != LOOP_LIVE)
+            return ended(lp, res);
+        if (lil_run_status(lp->run) == LIL_RUN_UNCERTAIN)
+            return lil__loop_result_uncertain(lp, res);
+        rc = lil__loop_writable(lp, &refolded);
+    }
+    if (rc == LIL_OK)
+        rc = take_stop_request(lp, &found);
     if (rc == LIL_OK && lp->stop) {
         rc = lil__loop_control(
             lp, "stop_cleared",
@@ -550,24 +592,35 @@ static lil_status approve_pause(struct lil_loop *lp, const char *actor,
     return LIL_OK;
 }
 
+static lil_status not_paused(struct lil_loop *lp)
+{
+    lil_loop_result now = {0};
+    const char *what = "running";
+    lil_status rc;
+
+    if (lil__loop_status(lp, &now) == LIL_OK)
+        what = lil_loop_status_name(now.status);
+    rc = lil__seterr(&lp->err, LIL_E_INVAL, 0,
+                     "run %s is not paused (it is %s): there is nothing to approve",
+                     lp->run_id, what);
+    lil_loop_result_free(&now);
+    return rc;
+}
+
 lil_status lil__loop_approve(struct lil_loop *lp, const char *actor, const char *reason,
                              lil_loop_result *res)
 {
-    lil_status rc;
+    bool refolded = true;
+    lil_status rc = LIL_OK;
 
-    if (lp->end != LOOP_LIVE || lil_run_status(lp->run) == LIL_RUN_UNCERTAIN ||
-        lp->stop || (!lp->pause.on && lp->meters.pending == LIL_CAP_NONE)) {
-        lil_loop_result now = {0};
-        const char *what = "running";
-
-        if (lil__loop_status(lp, &now) == LIL_OK)
-            what = lil_loop_status_name(now.status);
-        rc = lil__seterr(&lp->err, LIL_E_INVAL, 0,
-                         "run %s is not paused (it is %s): there is nothing to approve",
-                         lp->run_id, what);
-        lil_loop_result_free(&now);
-        return rc;
+    while (rc == LIL_OK && refolded) {
+        if (lp->end != LOOP_LIVE || lil_run_status(lp->run) == LIL_RUN_UNCERTAIN ||
+            lp->stop || (!lp->pause.on && lp->meters.pending == LIL_CAP_NONE))
+            return not_paused(lp);
+        rc = lil__loop_writable(lp, &refolded);
     }
+    if (rc != LIL_OK)
+        return rc;
     if (lp->meters.pending != LIL_CAP_NONE)
         rc = clear_cap(lp, actor, reason);
     else

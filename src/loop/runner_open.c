@@ -124,12 +124,70 @@ static lil_status given_inputs(struct lil_loop *lp, const lil_loop_opts *o,
     return rc;
 }
 
-static lil_status open_run(struct lil_loop *lp, struct lil_store *st,
-                           const lil_loop_opts *o)
+static lil_status open_run(struct lil_loop *lp, bool readonly)
 {
-    lil_run_opts ro = {sizeof(ro), o ? o->sync : LIL_SYNC_DEFAULT, 0, 0};
+    lil_run_opts ro = {
+        sizeof(ro), lp->sync,
+        readonly ? (unsigned)(LIL_OPEN_READONLY | LIL_OPEN_EXISTING) : 0u, 0};
 
-    return lil__run_open(st, &lp->err, lp->run_id, &ro, &lp->run);
+    return lil__run_open(lp->st, &lp->err, lp->run_id, &ro, &lp->run);
+}
+
+/* Forget what the fold found (before folding again). */
+static void facts_reset(struct lil_loop *lp)
+{
+    lp->started = false;
+    lp->started_ms = 0;
+    json_decref(lp->committed);
+    lp->committed = NULL;
+    memset(&lp->meters, 0, sizeof(lp->meters));
+    lp->nctl = 0;
+    lp->end = LOOP_LIVE;
+    lil__free(lp->env, lp->end_reason);
+    lp->end_reason = NULL;
+    json_decref(lp->stop);
+    lp->stop = NULL;
+    lil__free(lp->env, lp->pause.step);
+    lil__free(lp->env, lp->pause.reason);
+    memset(&lp->pause, 0, sizeof(lp->pause));
+    lp->terminated = false;
+    lp->observer_started = false;
+    lil__loop_slots_clear(lp);
+}
+
+lil_status lil__loop_writable(struct lil_loop *lp, bool *refolded)
+{
+    lil_status rc;
+
+    *refolded = false;
+    if (!lp->run->readonly)
+        return LIL_OK;
+    lil__run_close(lp->run, NULL);
+    lp->run = NULL;
+    rc = open_run(lp, false);
+    if (rc != LIL_OK)
+        return rc;
+    facts_reset(lp);
+    *refolded = true;
+    return lil__loop_load(lp);
+}
+
+/* A read-only look at a run that is not over while another process holds
+ * it would mistake that process's effect in flight for an uncertain one. */
+static lil_status held_elsewhere(struct lil_loop *lp)
+{
+    lil_run_info info;
+
+    memset(&info, 0, sizeof(info));
+    info.struct_size = sizeof(info);
+    if (lp->end != LOOP_LIVE || lil__run_info(lp->run, &lp->err, &info) != LIL_OK ||
+        info.holder_pid == 0)
+        return LIL_OK;
+    if (info.holder_pid > 0)
+        return lil__seterr(&lp->err, LIL_E_LOCKED, 0, "run %s is held by pid %d",
+                           lp->run_id, info.holder_pid);
+    return lil__seterr(&lp->err, LIL_E_LOCKED, 0, "run %s is held by another process",
+                       lp->run_id);
 }
 
 static json_t *start_record(struct lil_loop *lp, const lil_spec *spec, json_t *base)
@@ -191,19 +249,29 @@ static lil_status not_a_loop(struct lil_loop *lp)
     return LIL_OK;
 }
 
+/* Open the run read-only and fold it; a new run (none yet, or one whose
+ * start was never journaled) is opened for writing and started. */
 static lil_status journal_facts(struct lil_loop *lp, const lil_spec *spec,
                                 const lil_loop_opts *o)
 {
     json_t *given = NULL;
+    bool refolded;
     lil_status rc = given_inputs(lp, o, &given);
 
+    if (rc == LIL_OK)
+        rc = open_run(lp, true);
+    if (rc == LIL_E_NOTFOUND)
+        rc = open_run(lp, false);
     if (rc == LIL_OK)
         rc = lil__loop_load(lp);
     if (rc == LIL_OK && !lp->started) {
         rc = not_a_loop(lp);
         if (rc == LIL_OK)
+            rc = lil__loop_writable(lp, &refolded);
+        if (rc == LIL_OK && !lp->started)
             return start(lp, spec, given); /* takes given */
-    } else if (rc == LIL_OK && given) {
+    }
+    if (rc == LIL_OK && given) {
         rc = lil__inputs_compare(lp->env, &lp->err, lp->inputs, given, NULL);
         if (rc != LIL_OK) {
             char why[LIL_ERRMSG_MAX];
@@ -214,7 +282,7 @@ static lil_status journal_facts(struct lil_loop *lp, const lil_spec *spec,
         }
     }
     json_decref(given);
-    return rc;
+    return rc == LIL_OK && lp->run->readonly ? held_elsewhere(lp) : rc;
 }
 
 lil_status lil__loop_open(struct lil_store *st, struct lil_err *err,
@@ -242,11 +310,10 @@ lil_status lil__loop_open(struct lil_store *st, struct lil_err *err,
     lp->ir = ir;
     lp->spec_path = lil__spec_name(spec);
     lp->run_id = lil__strdup(lp->env, id);
+    lp->sync = o ? o->sync : LIL_SYNC_DEFAULT;
     rc = lp->run_id ? copy_opts(lp, o) : LIL_E_NOMEM;
     if (rc == LIL_OK)
         rc = surroundings(lp, o);
-    if (rc == LIL_OK)
-        rc = open_run(lp, st, o);
     if (rc == LIL_OK)
         rc = journal_facts(lp, spec, o);
     if (rc != LIL_OK) {

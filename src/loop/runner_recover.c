@@ -97,13 +97,21 @@ lil_status lil__loop_recover(struct lil_loop *lp, lil_resolution how,
                              const char *result, const char *actor, const char *reason,
                              lil_loop_result *res)
 {
-    const char *id = lil_run_uncertain_at(lp->run, 0);
+    const char *id = NULL;
     char name[LIL_LOOP_NAME_MAX];
     struct lil_buf payload;
-    lil_status rc;
+    bool refolded = true;
+    lil_status rc = LIL_OK;
 
-    if (lp->end != LOOP_LIVE || !id)
-        return refuse(lp);
+    while (rc == LIL_OK && refolded) {
+        id = lil_run_uncertain_at(lp->run, 0);
+        if (lp->end != LOOP_LIVE || !id)
+            return refuse(lp);
+        rc = lil__loop_writable(lp, &refolded);
+    }
+    if (rc != LIL_OK)
+        return rc;
+    id = lil_run_uncertain_at(lp->run, 0);
     if (how != LIL_RESOLVE_ASSUME_DONE && result)
         return lil__seterr(&lp->err, LIL_E_INVAL, 0, "only assume-done takes a result");
     snprintf(name, sizeof(name), "%s", id);
