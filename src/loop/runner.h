@@ -63,8 +63,10 @@ struct loop_pause {
     bool on;
     int64_t iteration, seq;
     char digest[65]; /* hex SHA-256 of what is asked */
-    char *step;      /* step id or "gate" */
-    char *reason;    /* "breakpoint awaiting approval [strategy: s]: ask" */
+    char *step;      /* step id or "gates[i]" */
+    char *ask;       /* the rendered question */
+    char strategy[16];
+    char *reason; /* "breakpoint awaiting approval [strategy: s]: ask" */
 };
 
 /* A slot record journaled after the last snapshot ("I.S"). */

@@ -251,8 +251,11 @@ static lil_status pause_at(struct iter *it, int64_t seq, const char *step,
                                true);
     if (rc == LIL_OK) {
         lil__free(lp->env, p->step);
+        lil__free(lp->env, p->ask);
         lil__free(lp->env, p->reason);
         p->on = true;
+        p->ask = lil__strdup(lp->env, ask);
+        snprintf(p->strategy, sizeof(p->strategy), "%s", strategy);
         p->iteration = it->iteration;
         p->seq = seq;
         snprintf(p->digest, sizeof(p->digest), "%s", digest);

@@ -568,10 +568,10 @@ static lil_status approve_pause(struct lil_loop *lp, const char *actor,
 
     lil__loop_slot_name(name, p->iteration, p->seq);
     rc = lil__loop_plain(lp, name,
-                         json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:{s:b}}", "kind",
-                                   "breakpoint", "step", p->step ? p->step : "",
-                                   "digest", p->digest, "question",
-                                   p->reason ? p->reason : "", "actor", actor, "reason",
+                         json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:{s:b}}",
+                                   "kind", "breakpoint", "step", p->step ? p->step : "",
+                                   "ask", p->ask ? p->ask : "", "strategy", p->strategy,
+                                   "digest", p->digest, "actor", actor, "reason",
                                    reason, "result", "approved", 1),
                          false, &journaled);
     if (rc != LIL_OK)
@@ -587,6 +587,7 @@ static lil_status approve_pause(struct lil_loop *lp, const char *actor,
     snprintf(s->name, sizeof(s->name), "%s", name);
     s->outcome = journaled;
     lil__free(lp->env, p->step);
+    lil__free(lp->env, p->ask);
     lil__free(lp->env, p->reason);
     memset(p, 0, sizeof(*p));
     return LIL_OK;

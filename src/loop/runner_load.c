@@ -164,13 +164,14 @@ static lil_status apply_start(struct lil_loop *lp, json_t *v)
 static void pause_clear(struct lil_loop *lp)
 {
     lil__free(lp->env, lp->pause.step);
+    lil__free(lp->env, lp->pause.ask);
     lil__free(lp->env, lp->pause.reason);
     memset(&lp->pause, 0, sizeof(lp->pause));
 }
 
 static void apply_pause(struct lil_loop *lp, json_t *v)
 {
-    const char *d = json_string_value(json_object_get(v, "digest"));
+    const char *d = json_string_value(json_object_get(v, "digest")), *s;
 
     pause_clear(lp);
     lp->pause.on = true;
@@ -178,6 +179,9 @@ static void apply_pause(struct lil_loop *lp, json_t *v)
     lp->pause.seq = json_integer_value(json_object_get(v, "seq"));
     snprintf(lp->pause.digest, sizeof(lp->pause.digest), "%s", d ? d : "");
     lp->pause.step = dup_str(lp, json_string_value(json_object_get(v, "step")));
+    lp->pause.ask = dup_str(lp, json_string_value(json_object_get(v, "ask")));
+    s = json_string_value(json_object_get(v, "strategy"));
+    snprintf(lp->pause.strategy, sizeof(lp->pause.strategy), "%s", s ? s : "single");
     lp->pause.reason = dup_str(lp, json_string_value(json_object_get(v, "why")));
 }
 

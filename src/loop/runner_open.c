@@ -148,6 +148,7 @@ static void facts_reset(struct lil_loop *lp)
     json_decref(lp->stop);
     lp->stop = NULL;
     lil__free(lp->env, lp->pause.step);
+    lil__free(lp->env, lp->pause.ask);
     lil__free(lp->env, lp->pause.reason);
     memset(&lp->pause, 0, sizeof(lp->pause));
     lp->terminated = false;
@@ -343,6 +344,7 @@ lil_status lil__loop_close(struct lil_loop *lp)
     lil__effect_env_free(env, lp->effect_envp);
     lil__redact_free(lp->redact);
     lil__free(env, lp->pause.step);
+    lil__free(env, lp->pause.ask);
     lil__free(env, lp->pause.reason);
     lil__free(env, lp->end_reason);
     lil__free(env, lp->run_id);

@@ -70,11 +70,12 @@ def breakpoint_pause_and_approve(t):
     got = approvals(t.log("bp"))
     eq(len(got), 1, "approval records")
     with t.soft():
-        # docs/loops.md: approved by `lil approve`, the record holds the
-        # question answered (not ask and strategy)
+        # docs/loops.md: the approval holds the question answered (ask and
+        # strategy, the same shape whoever approved)
         has(got[0], {"step": "ask", "actor": "alice", "reason": "looks good",
-                     "result": {"approved": True}}, "approval record")
-        check("deploy 1?" in str(got[0].get("question")),
+                     "strategy": "single", "result": {"approved": True}},
+            "approval record")
+        check("deploy 1?" in str(got[0].get("ask")),
               "the approval names the question answered: %r" % got[0])
         eq(got[0].get("digest"), p.get("digest"), "the approval's digest is the pause's")
     expect(t.run("--reason", "ship it", verb="approve"), 0, status="completed",
@@ -83,7 +84,7 @@ def breakpoint_pause_and_approve(t):
     with t.soft():
         eq([(a.get("actor"), a.get("reason")) for a in got],
            [("alice", "looks good"), ("loopt", "ship it")], "approvals (the second by $USER)")
-        check("deploy 2?" in str(got[-1].get("question")),
+        check("deploy 2?" in str(got[-1].get("ask")),
               "the second approval answers deploy 2?: %r" % got[-1])
     eq(t.side(), ["work-0", "work-1"], "side file: each effect once")
     # nothing is paused any more
