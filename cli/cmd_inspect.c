@@ -364,41 +364,47 @@ static void print_meters(const struct loop_view *v, int64_t now_ns)
            v->ended ? " (to the last record)" : "");
 }
 
+/* The approval a paused run waits for, and how to give it. */
+static void print_approval(const struct loop_view *v)
+{
+    const char *spec = loop_view_spec_path(v);
+    char text[2400];
+
+    if (v->cap)
+        snprintf(text, sizeof(text),
+                 "cap %s tripped at iteration %" PRId64 " (breakpoint): lil approve %s "
+                 "--reason R",
+                 loop_view_str(v->cap, "reason", "?"),
+                 (int64_t)json_integer_value(json_object_get(v->cap, "iteration")),
+                 spec);
+    else if (v->pause)
+        snprintf(text, sizeof(text),
+                 "approval of %s (iteration %" PRId64
+                 "): %s: lil approve %s --reason R",
+                 loop_view_str(v->pause, "step", "?"),
+                 (int64_t)json_integer_value(json_object_get(v->pause, "iteration")),
+                 loop_view_str(v->pause, "ask", ""), spec);
+    else
+        return;
+    print_text_line("waiting for", text);
+}
+
 /* What a person must do: approve, recover, resume; and when it wakes. */
 static void print_waits(const struct loop_view *v, int64_t now_ns)
 {
-    const char *spec = loop_view_spec_path(v), *identity;
+    const char *identity;
     char text[2400], kind[32], when[40], ago[32];
 
-    if (v->cap) {
-        snprintf(text, sizeof(text),
-                 "cap %s tripped at iteration %" PRId64
-                 " (breakpoint): lil approve %s --reason R",
-                 json_string_value(json_object_get(v->cap, "reason")),
-                 (int64_t)json_integer_value(json_object_get(v->cap, "iteration")),
-                 spec);
-        print_text_line("waiting for", text);
-    } else if (v->pause) {
-        const char *step = json_string_value(json_object_get(v->pause, "step"));
-        const char *ask = json_string_value(json_object_get(v->pause, "ask"));
-        snprintf(text, sizeof(text),
-                 "approval of %s (iteration %" PRId64 "): %s: lil "
-                 "approve %s --reason R",
-                 step ? step : "?",
-                 (int64_t)json_integer_value(json_object_get(v->pause, "iteration")),
-                 ask ? ask : "", spec);
-        print_text_line("waiting for", text);
-    }
+    print_approval(v);
     if (v->uncertain_slot) {
         loop_view_uncertain(v, kind, sizeof(kind), &identity);
         snprintf(text, sizeof(text), "%s %s %s", v->uncertain_slot, kind, identity);
-        print_text_line("uncertain", text);
+        print_text_line("in doubt", text);
     }
     if (v->stop) {
-        const char *actor = json_string_value(json_object_get(v->stop, "actor"));
-        const char *why = json_string_value(json_object_get(v->stop, "reason"));
         snprintf(text, sizeof(text), "requested by %s: %s (lil resume %s goes on)",
-                 actor ? actor : "?", why ? why : "", spec);
+                 loop_view_str(v->stop, "actor", "?"),
+                 loop_view_str(v->stop, "reason", ""), loop_view_spec_path(v));
         print_text_line("stop", text);
     }
     if (v->wake_at_ms) {
@@ -454,14 +460,13 @@ static void print_loop(const struct insp *in)
 {
     const struct loop_view *v = &in->loop;
     const json_t *st = v->start;
-    const char *sha = json_string_value(json_object_get(st, "spec"));
+    const char *sha = loop_view_str(st, "spec", "?");
     char text[1200];
     int64_t now = cli_now_ns();
 
     printf("\n");
-    print_text_line("loop", json_string_value(json_object_get(st, "loopId")));
-    snprintf(text, sizeof(text), "%s (sha256 %.16s...)", loop_view_spec_path(v),
-             sha ? sha : "?");
+    print_text_line("loop", loop_view_str(st, "loopId", "?"));
+    snprintf(text, sizeof(text), "%s (sha256 %.16s...)", loop_view_spec_path(v), sha);
     print_text_line("spec", text);
     print_json_line("inputs", json_object_get(st, "inputs"), 300);
     print_text_line("loop status", v->status);

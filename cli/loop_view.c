@@ -940,6 +940,11 @@ void loop_view_fmt_json(const json_t *v, size_t max, char *buf, size_t cap)
     cli_fmt_printable(l.buf, l.len, l.len, buf, cap);
 }
 
+const char *loop_view_str(const json_t *o, const char *key, const char *dflt)
+{
+    return str_of(o, key, dflt);
+}
+
 const char *loop_view_spec_path(const struct loop_view *v)
 {
     return str_of(v->start, "specPath", "SPEC");

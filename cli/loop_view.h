@@ -176,6 +176,9 @@ void loop_view_uncertain(const struct loop_view *v, char *kind, size_t kind_cap,
  * cut), made safe for a terminal (cli_fmt_printable); "-" for NULL. */
 void loop_view_fmt_json(const json_t *v, size_t max, char *buf, size_t cap);
 
+/* The string member key of object o, or dflt (o may be NULL). */
+const char *loop_view_str(const json_t *o, const char *key, const char *dflt);
+
 /* Spec path of the start record, or "SPEC" (for the hints). */
 const char *loop_view_spec_path(const struct loop_view *v);
 
