@@ -199,8 +199,8 @@ static void put_json(struct line *l, const json_t *v, size_t max)
         put(l, "-");
         return;
     }
-    if (shown > max || shown > sizeof(text)) {
-        shown = max < sizeof(text) ? max : sizeof(text);
+    if (shown > max || shown >= sizeof(text)) { /* text holds sizeof(text) bytes */
+        shown = max < sizeof(text) - 1 ? max : sizeof(text) - 1;
         while (shown > 0 && ((unsigned char)text[shown] & 0xC0) == 0x80)
             shown--;
     }

@@ -760,6 +760,30 @@ T_TEST(ordinary_runs_show_no_loop)
     json_decref(doc);
 }
 
+/* A result of about 14 KB: its summary is cut, with "..." at the cut. */
+T_TEST(long_results_are_cut)
+{
+    const char *sp = spec("big",
+                          "  - id: list\n    kind: shell\n    cmd: \"seq 1 3000\"\n"
+                          "    on_done:\n      incr: n\n",
+                          "1", CAPS_10);
+    char *summary, *nl;
+
+    T_EQ_I64(lil("run '%s'", sp), 0);
+    T_EQ_I64(lil("log big"), 0);
+    summary = strstr(out, "shell list  ");
+    T_REQUIRE(summary);
+    nl = strchr(summary, '\n');
+    if (nl)
+        *nl = '\0';
+    T_CONTAINS(summary, "shell list  {\"code\":0,\"stdout\":\"1\\\\n2\\\\n3");
+    T_CHECK(strlen(summary) < 200);
+    T_CHECK(strcmp(summary + strlen(summary) - 3, "...") == 0);
+    T_EQ_I64(lil("inspect big"), 0);
+    T_EQ_I64(lil("log big --jsonl"), 0);
+    T_CONTAINS(out, "2999\\\\n3000");
+}
+
 /* ---- records that are not what the runner writes ------------------------------------
  */
 
