@@ -584,7 +584,7 @@ static bool parse_tail(const char *text, size_t *out)
 {
     size_t v = 0;
 
-    if (!*text)
+    if (!text || !*text)
         return false;
     for (const char *p = text; *p; p++) {
         if (*p < '0' || *p > '9')
@@ -610,11 +610,13 @@ static int cmd_inspect(struct cli_ctx *ctx, int argc, char **argv)
     lil_run *run = NULL;
     bool help = false;
     size_t tail = TAIL_DEFAULT;
-    int rc = cli_open_run_arg(ctx, argc, argv, &a, &st, &run, &help);
+    int rc = cli_open_run_arg(ctx, argc, argv, &a, &st, NULL, &help);
 
     if (rc == CLI_EXIT_OK && !help && tail_set && !parse_tail(tail_text, &tail))
         rc = cli_usage(ctx, "--tail wants a number of iterations (0 to %d), not '%s'",
-                       TAIL_MAX, tail_text);
+                       TAIL_MAX, tail_text ? tail_text : "");
+    if (rc == CLI_EXIT_OK && !help) /* the run once the flags are known to be good */
+        rc = cli_run_open(ctx, st, pos[0], true, &run);
     if (rc == CLI_EXIT_OK && !help)
         rc = inspect_run(ctx, run, tail);
     lil_run_close(run);

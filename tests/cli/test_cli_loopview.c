@@ -630,6 +630,7 @@ T_TEST(tail_shows_the_last_iterations)
     T_CONTAINS(err, "--tail");
     T_EQ_I64(lil("inspect long --tail 10000000"), 64);
     T_EQ_I64(lil("inspect long --tail"), 64);
+    T_EQ_I64(lil("inspect nope --tail x"), 64); /* usage first, then the run */
 }
 
 /* ---- usage: an agent's tokens and usd
