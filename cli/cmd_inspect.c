@@ -10,6 +10,12 @@
  * identity.  The second walk prints one row per record (or builds the JSON
  * timeline).
  *
+ * A loop run (docs/loops.md) also gets a section between the header and
+ * the timeline, from loop_view_load (a walk of its own): the loop, its
+ * status and reason, the committed state and meters, what it waits for,
+ * and the slots (effects, sleeps, approvals) of its last --tail
+ * iterations; --json puts the same in a "loop" object.
+ *
  * Exit status: 2 when the run is uncertain (a script can tell that a
  * person must decide), else 0; 1 when the run cannot be read.
  */
@@ -19,6 +25,10 @@
 #include <string.h>
 
 #include "cli.h"
+#include "loop_view.h"
+
+#define TAIL_DEFAULT 10
+#define TAIL_MAX     1000000
 
 struct uncertain {
     char *id; /* a copy */
@@ -36,6 +46,8 @@ struct insp {
     size_t nunc;
     json_t *timeline; /* --json: the array being built */
     bool nomem;       /* the first walk ran out of memory */
+    size_t tail;      /* --tail: iterations of a loop run shown */
+    struct loop_view loop;
 };
 
 /* Copy the uncertain identities (their strings are valid only until the
@@ -59,6 +71,7 @@ static int load_uncertain(struct insp *in)
 
 static void insp_free(struct insp *in)
 {
+    loop_view_free(&in->loop);
     for (size_t i = 0; i < in->nunc; i++) {
         free(in->unc[i].id);
         free(in->unc[i].note);
@@ -306,6 +319,166 @@ static void print_header(const struct insp *in, const lil_run_info *info)
         print_uncertain(in, i, i ? "" : "uncertain");
 }
 
+/* ---- a loop run's section ------------------------------------------------------ */
+
+static json_t *loop_json(const struct insp *in)
+{
+    json_t *o;
+
+    if (!in->loop.is_loop)
+        return json_null();
+    o = loop_view_json(&in->loop, cli_now_ns() / 1000000);
+    cli_json_set(o, "tail", cli_json_u64(in->tail));
+    return o;
+}
+
+static void print_text_line(const char *label, const char *text)
+{
+    char safe[1200];
+
+    cli_fmt_printable(text, strlen(text), 1000, safe, sizeof(safe));
+    printf("%-14s%s\n", label, safe);
+}
+
+static void print_json_line(const char *label, const json_t *v, size_t max)
+{
+    char text[1200];
+
+    loop_view_fmt_json(v, max, text, sizeof(text));
+    printf("%-14s%s\n", label, text);
+}
+
+static void print_meters(const struct loop_view *v, int64_t now_ns)
+{
+    const struct loop_view_meters *m = &v->meters;
+    int64_t elapsed = loop_view_elapsed_ms(v, now_ns / 1000000);
+    char iso[40], dur[16];
+
+    printf("%-14siteration base %" PRId64 ", tokens %" PRId64 " (base %" PRId64
+           "), usd %.4f (base %.4f), repeats %" PRId64 "\n",
+           "meters", m->iteration_base, m->tokens, m->tokens_base, m->usd, m->usd_base,
+           m->repeats);
+    cli_fmt_iso(m->wallclock_base_ms * 1000000, false, iso, sizeof(iso));
+    cli_fmt_dur(elapsed > 0 ? (uint64_t)elapsed * 1000 : 0, dur, sizeof(dur));
+    printf("%-14sbase %s, elapsed %s%s\n", "wallclock", iso, dur,
+           v->ended ? " (to the last record)" : "");
+}
+
+/* The approval a paused run waits for, and how to give it. */
+static void print_approval(const struct loop_view *v)
+{
+    const char *spec = loop_view_spec_path(v);
+    char text[2400];
+
+    if (v->cap)
+        snprintf(text, sizeof(text),
+                 "cap %s tripped at iteration %" PRId64 " (breakpoint): lil approve %s "
+                 "--reason R",
+                 loop_view_str(v->cap, "reason", "?"),
+                 (int64_t)json_integer_value(json_object_get(v->cap, "iteration")),
+                 spec);
+    else if (v->pause)
+        snprintf(text, sizeof(text),
+                 "approval of %s (iteration %" PRId64
+                 "): %s: lil approve %s --reason R",
+                 loop_view_str(v->pause, "step", "?"),
+                 (int64_t)json_integer_value(json_object_get(v->pause, "iteration")),
+                 loop_view_str(v->pause, "ask", ""), spec);
+    else
+        return;
+    print_text_line("waiting for", text);
+}
+
+/* What a person must do: approve, recover, resume; and when it wakes. */
+static void print_waits(const struct loop_view *v, int64_t now_ns)
+{
+    const char *identity;
+    char text[2400], kind[32], when[40], ago[32];
+
+    print_approval(v);
+    if (v->uncertain_slot) {
+        loop_view_uncertain(v, kind, sizeof(kind), &identity);
+        snprintf(text, sizeof(text), "%s %s %s", v->uncertain_slot, kind, identity);
+        print_text_line("in doubt", text);
+    }
+    if (v->stop) {
+        snprintf(text, sizeof(text), "requested by %s: %s (lil resume %s goes on)",
+                 loop_view_str(v->stop, "actor", "?"),
+                 loop_view_str(v->stop, "reason", ""), loop_view_spec_path(v));
+        print_text_line("stop", text);
+    }
+    if (v->wake_at_ms) {
+        cli_fmt_iso(v->wake_at_ms * 1000000, false, when, sizeof(when));
+        cli_fmt_ago(v->wake_at_ms * 1000000, now_ns, ago, sizeof(ago));
+        printf("%-14s%s (%s)\n", "wakes at", when, ago);
+    }
+}
+
+static void print_slot(const struct loop_view_slot *s)
+{
+    char kind[64], step[120], dur[16], extra[80] = "";
+
+    cli_fmt_printable(s->kind ? s->kind : "?", s->kind ? strlen(s->kind) : 1, 40, kind,
+                      sizeof(kind));
+    cli_fmt_printable(s->step ? s->step : "-", s->step ? strlen(s->step) : 1, 40, step,
+                      sizeof(step));
+    cli_fmt_dur(s->dur_us, dur, sizeof(dur));
+    if (s->has_usage)
+        snprintf(extra, sizeof(extra), "tokens %" PRId64 " usd %.4f", s->tokens,
+                 s->usd);
+    else if (s->wake_at_ms)
+        cli_fmt_iso(s->wake_at_ms * 1000000, false, extra, sizeof(extra));
+    printf("    %-8s  %-10s  %-16s  %-12s  %8s%s%s\n", s->name, kind, step, s->status,
+           dur, extra[0] ? "  " : "", extra);
+}
+
+static void print_history(const struct loop_view *v, size_t tail)
+{
+    if (tail == 0)
+        return;
+    if (v->iters_omitted)
+        printf("\nthe last %zu iterations (%" PRId64
+               " before them not shown; --tail N):\n",
+               v->niters, v->iters_omitted);
+    else
+        printf("\niterations:\n");
+    printf("    %-8s  %-10s  %-16s  %-12s  %8s  %s\n", "SLOT", "KIND", "STEP", "STATUS",
+           "DURATION", "USAGE");
+    for (size_t i = 0; i < v->niters; i++) {
+        const struct loop_view_iter *it = &v->iters[i];
+        if (it->iteration < 0)
+            printf("  on_exit\n");
+        else
+            printf("  iteration %" PRId64 "%s\n", it->iteration,
+                   it->iteration < v->iterations ? "" : " (not committed)");
+        for (size_t j = 0; j < it->n; j++)
+            print_slot(&it->slots[j]);
+    }
+}
+
+static void print_loop(const struct insp *in)
+{
+    const struct loop_view *v = &in->loop;
+    const json_t *st = v->start;
+    const char *sha = loop_view_str(st, "spec", "?");
+    char text[1200];
+    int64_t now = cli_now_ns();
+
+    printf("\n");
+    print_text_line("loop", loop_view_str(st, "loopId", "?"));
+    snprintf(text, sizeof(text), "%s (sha256 %.16s...)", loop_view_spec_path(v), sha);
+    print_text_line("spec", text);
+    print_json_line("inputs", json_object_get(st, "inputs"), 300);
+    print_text_line("loop status", v->status);
+    if (v->reason)
+        print_text_line("reason", v->reason);
+    printf("%-14s%" PRId64 " committed\n", "iterations", v->iterations);
+    print_json_line("state", v->state, 500);
+    print_meters(v, now);
+    print_waits(v, now);
+    print_history(v, in->tail);
+}
+
 static json_t *header_json(const struct insp *in, const lil_run_info *info)
 {
     json_t *o = json_object(), *unc = json_array(), *notes = json_object();
@@ -336,6 +509,7 @@ static json_t *header_json(const struct insp *in, const lil_run_info *info)
     }
     cli_json_set(o, "uncertain", unc);
     cli_json_set(o, "uncertain_notes", notes);
+    cli_json_set(o, "loop", loop_json(in));
     return o;
 }
 
@@ -346,6 +520,8 @@ static int show(const struct cli_ctx *ctx, struct insp *in, const lil_run_info *
 
     if (!ctx->json) {
         print_header(in, info);
+        if (in->loop.is_loop)
+            print_loop(in);
         printf("\n%5s  %-9s  %-11s  %-*s  %-9s  %8s  %6s  %s\n", "SEQ", "TIME", "TYPE",
                in->key_w, "IDENTITY", "STATUS", "DURATION", "SIZE", "NOTE");
         rc = lil_run_foreach(in->run, print_row, in);
@@ -363,30 +539,39 @@ static int show(const struct cli_ctx *ctx, struct insp *in, const lil_run_info *
     return CLI_EXIT_OK;
 }
 
-static int inspect_run(const struct cli_ctx *ctx, lil_run *run)
+/* Release in and report why a walk failed: rc, or memory (rc LIL_OK or
+ * LIL_E_NOMEM: the command's own allocations). */
+static int walk_failed(const struct cli_ctx *ctx, struct insp *in, lil_status rc)
 {
-    struct insp in = {run, 0, false, 8, NULL, 0, NULL, false};
+    insp_free(in);
+    if (rc == LIL_OK || rc == LIL_E_NOMEM) {
+        cli_err(ctx, "out of memory");
+        return CLI_EXIT_FAIL;
+    }
+    return cli_fail(ctx, rc, "%s", lil_run_errmsg(in->run));
+}
+
+static int inspect_run(const struct cli_ctx *ctx, lil_run *run, size_t tail)
+{
+    struct insp in;
     lil_run_info info;
     lil_status walked;
     int rc = cli_run_info(ctx, run, &info);
 
     if (rc != CLI_EXIT_OK)
         return rc;
-    if (load_uncertain(&in) != 0) {
-        insp_free(&in);
-        cli_err(ctx, "out of memory");
-        return CLI_EXIT_FAIL;
-    }
+    memset(&in, 0, sizeof(in));
+    in.run = run;
+    in.key_w = 8;
+    in.tail = tail;
+    walked = loop_view_load(run, &info, tail, &in.loop);
+    if (walked != LIL_OK)
+        return walk_failed(ctx, &in, walked);
+    if (load_uncertain(&in) != 0)
+        return walk_failed(ctx, &in, LIL_E_NOMEM);
     walked = lil_run_foreach(run, first_walk, &in);
-    if (in.nomem) {
-        insp_free(&in);
-        cli_err(ctx, "out of memory");
-        return CLI_EXIT_FAIL;
-    }
-    if (walked != LIL_OK) {
-        insp_free(&in);
-        return cli_fail(ctx, walked, "%s", lil_run_errmsg(run));
-    }
+    if (in.nomem || walked != LIL_OK)
+        return walk_failed(ctx, &in, in.nomem ? LIL_E_NOMEM : walked);
     rc = show(ctx, &in, &info);
     insp_free(&in);
     if (rc == CLI_EXIT_OK && info.state == LIL_RUN_UNCERTAIN)
@@ -394,18 +579,46 @@ static int inspect_run(const struct cli_ctx *ctx, lil_run *run)
     return rc;
 }
 
+/* --tail N: 0 to TAIL_MAX. */
+static bool parse_tail(const char *text, size_t *out)
+{
+    size_t v = 0;
+
+    if (!text || !*text)
+        return false;
+    for (const char *p = text; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return false;
+        v = v * 10 + (size_t)(*p - '0');
+        if (v > TAIL_MAX)
+            return false;
+    }
+    *out = v;
+    return true;
+}
+
 static int cmd_inspect(struct cli_ctx *ctx, int argc, char **argv)
 {
     static const char *const names[] = {"RUN", NULL};
     const char *pos[1] = {NULL};
-    struct cli_args a = {NULL, names, pos};
+    const char *tail_text = NULL;
+    bool tail_set = false;
+    const struct cli_flag flags[] = {{"tail", true, &tail_text, &tail_set},
+                                     {NULL, false, NULL, NULL}};
+    struct cli_args a = {flags, names, pos};
     lil_store *st = NULL;
     lil_run *run = NULL;
     bool help = false;
-    int rc = cli_open_run_arg(ctx, argc, argv, &a, &st, &run, &help);
+    size_t tail = TAIL_DEFAULT;
+    int rc = cli_open_run_arg(ctx, argc, argv, &a, &st, NULL, &help);
 
+    if (rc == CLI_EXIT_OK && !help && tail_set && !parse_tail(tail_text, &tail))
+        rc = cli_usage(ctx, "--tail wants a number of iterations (0 to %d), not '%s'",
+                       TAIL_MAX, tail_text ? tail_text : "");
+    if (rc == CLI_EXIT_OK && !help) /* the run once the flags are known to be good */
+        rc = cli_run_open(ctx, st, pos[0], true, &run);
     if (rc == CLI_EXIT_OK && !help)
-        rc = inspect_run(ctx, run);
+        rc = inspect_run(ctx, run, tail);
     lil_run_close(run);
     lil_store_close(st);
     return rc;
@@ -414,7 +627,7 @@ static int cmd_inspect(struct cli_ctx *ctx, int argc, char **argv)
 const struct cli_verb cli_verb_inspect = {
     "inspect",
     "show a run's state and timeline",
-    "Usage: lil inspect RUN [--dir DIR] [--json]\n"
+    "Usage: lil inspect RUN [--tail N] [--dir DIR] [--json]\n"
     "\n"
     "Show the run's header (id, status, created, last activity, records, bytes,\n"
     "sync mode, keyed, a torn tail, holder pid, uncertain effects) and its\n"
@@ -426,11 +639,19 @@ const struct cli_verb cli_verb_inspect = {
     "UNCERTAIN: decide it with `lil resolve`; the header shows its intent's note\n"
     "beside its identity.\n"
     "\n"
+    "A loop run also gets a section after the header: loop id, spec, inputs,\n"
+    "the loop's status and reason, committed iterations and state, the meters,\n"
+    "what it waits for (an approval, a recovery, a resume, its wake time), and\n"
+    "per iteration its effects, sleeps and approvals (kind, step, status,\n"
+    "duration, usage): the last 10 iterations, or --tail N.\n"
+    "\n"
     "The run is opened read-only (no lock, nothing written).\n"
     "\n"
     "Flags:\n"
+    "  --tail N    a loop run: show its last N iterations (default 10)\n"
     "  --dir DIR   store directory (default: $LIL_DIR, else .lil)\n"
-    "  --json      the header as an object with a \"timeline\" array\n"
+    "  --json      the header as an object with a \"timeline\" array, and\n"
+    "              \"loop\" (null when the run is no loop run)\n"
     "\n"
     "A damaged journal is not shown: the message says where the damage is and\n"
     "how many intact records and steps follow it (see `lil check`).\n"

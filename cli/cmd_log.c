@@ -15,18 +15,28 @@
  * hash in hex and "note" the note, when there is one; "payload_len" counts
  * both.  The text line shows the hash in hex and the note after it.
  * --json: the same objects in one document {"run": ID, "records": [...]}.
+ *
+ * A loop run (docs/loops.md) is known by its start record (the step
+ * "loop", loop_view_is_start); from there on its records are read by their
+ * names (loop_view.h): the text line shows a summary of the payload
+ * ("shell bump  {\"code\":0,...}") instead of the raw JSON, and the JSON
+ * objects get "loop": {"kind", "iteration"?, "seq"?, "control"?, "n"?}.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
+#include "loop_view.h"
+
+#define LOOP_SUMMARY_MAX 120 /* bytes of a loop record's summary */
 
 struct log_walk {
     const struct cli_ctx *ctx;
     bool jsonl;
     json_t *records; /* --json */
     int out_rc;      /* first output error (an exit status) */
+    bool in_loop;    /* the start record of a loop run was seen */
 };
 
 /* An intent's payload: the hash as payload (base64, as ever), in hex, and
@@ -46,7 +56,7 @@ static void intent_json(json_t *o, const lil_record *rec)
         cli_json_set(o, "note", cli_json_str(note, note_len));
 }
 
-static json_t *record_json(const lil_record *rec)
+static json_t *record_json(const lil_record *rec, const struct loop_view_name *nm)
 {
     json_t *o = json_object(), *flags = json_array();
 
@@ -66,6 +76,8 @@ static json_t *record_json(const lil_record *rec)
         cli_json_payload(o, rec->payload, rec->payload_len);
     cli_json_set(o, "payload_len", json_integer((json_int_t)rec->payload_len));
     cli_json_set(o, "size", json_integer(rec->size));
+    if (nm && nm->kind != LOOP_VIEW_NONE)
+        cli_json_set(o, "loop", loop_view_name_json(nm));
     return o;
 }
 
@@ -85,14 +97,18 @@ static void text_payload(const lil_record *rec, char *buf, size_t cap)
     snprintf(buf, cap, "%s  note: %s", hash, note);
 }
 
-static void print_text(const lil_record *rec)
+/* nm: the record's loop name in a loop run, else NULL. */
+static void print_text(const lil_record *rec, const struct loop_view_name *nm)
 {
     char ts[48], key[300], dur[16], payload[620];
 
     cli_fmt_iso(rec->ts_ns, true, ts, sizeof(ts));
     cli_fmt_printable(rec->key, rec->key_len, 64, key, sizeof(key));
     cli_fmt_dur(rec->dur_us, dur, sizeof(dur));
-    text_payload(rec, payload, sizeof(payload));
+    if (nm && (nm->kind != LOOP_VIEW_NONE || rec->type == LIL_REC_RUN_DONE))
+        loop_view_summary(rec, nm, LOOP_SUMMARY_MAX, payload, sizeof(payload));
+    else
+        text_payload(rec, payload, sizeof(payload));
     printf("%5" PRIu64 "  @%-8" PRIu64 " %s  %-11s  %-20s  %-6s  %8s  %5zuB  %s\n",
            rec->seq, rec->offset, ts, lil_record_type_name(rec->type), key,
            rec->flags & LIL_RECF_EFFECT ? "effect" : "-", dur, rec->payload_len,
@@ -102,22 +118,29 @@ static void print_text(const lil_record *rec)
 static int each_record(void *ud, const lil_record *rec)
 {
     struct log_walk *w = ud;
+    struct loop_view_name name, *nm = NULL;
 
+    if (!w->in_loop)
+        w->in_loop = loop_view_is_start(rec);
+    if (w->in_loop) {
+        (void)loop_view_name(rec, &name); /* kind NONE when it is no loop record */
+        nm = &name;
+    }
     if (w->jsonl) {
-        w->out_rc = cli_json_print(w->ctx, record_json(rec), true);
+        w->out_rc = cli_json_print(w->ctx, record_json(rec, nm), true);
         return w->out_rc;
     }
     if (w->records) {
-        json_array_append_new(w->records, record_json(rec));
+        json_array_append_new(w->records, record_json(rec, nm));
         return 0;
     }
-    print_text(rec);
+    print_text(rec, nm);
     return 0;
 }
 
 static int log_run(const struct cli_ctx *ctx, lil_run *run, bool jsonl)
 {
-    struct log_walk w = {ctx, jsonl, NULL, CLI_EXIT_OK};
+    struct log_walk w = {ctx, jsonl, NULL, CLI_EXIT_OK, false};
     lil_status rc;
     json_t *doc;
 
@@ -171,7 +194,10 @@ const struct cli_verb cli_verb_log = {
     "record with seq, @offset, time (UTC, ns), type, key, 'effect' flag,\n"
     "duration, payload size and the payload (cut at 80 bytes; control characters\n"
     "escaped; a payload that is not UTF-8 text is shown in hex: 0xbaf627...).\n"
-    "An intent shows its request hash, then its note if it has one.\n"
+    "An intent shows its request hash, then its note if it has one.  In a loop\n"
+    "run, the records of the loop show a summary instead of their JSON: an\n"
+    "effect's kind, step and result, a snapshot's iteration and state, what a\n"
+    "control record says (paused at ..., stop requested by ...).\n"
     "\n"
     "Flags:\n"
     "  --jsonl     one JSON object per line: {\"seq\", \"offset\", \"ts\", \"ts_ns\",\n"
@@ -179,7 +205,10 @@ const struct cli_verb cli_verb_log = {
     "(or\n"
     "              \"payload_b64\" when not UTF-8 text), \"payload_len\", \"size\"};\n"
     "              an intent's payload is its request hash, also given as\n"
-    "              \"request_sha256\" (hex), with its \"note\" when it has one\n"
+    "              \"request_sha256\" (hex), with its \"note\" when it has one;\n"
+    "              a loop run's records add \"loop\": {\"kind\": \"start\" |\n"
+    "              \"effect\" | \"snapshot\" | \"control\", \"iteration\", \"seq\",\n"
+    "              \"control\", \"n\"} (those that apply)\n"
     "  --json      the same objects as {\"run\": RUN, \"records\": [...]}\n"
     "  --dir DIR   store directory (default: $LIL_DIR, else .lil)\n"
     "\n"

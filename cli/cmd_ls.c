@@ -7,6 +7,11 @@
  * be opened still gets its line, with a status word that says why
  * ("locked", "damaged", "key?", "version?", "error") and the library's
  * message.  ls exits 0 whenever the store itself could be listed.
+ *
+ * A loop run (docs/loops.md) is read once more through loop_view_load: its
+ * line shows the loop's status (paused, waiting, ...) instead of the
+ * engine's, and a last column with its committed iterations, and tokens
+ * and usd when its agents reported usage; --json adds a "loop" object.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,6 +19,16 @@
 #include <string.h>
 
 #include "cli.h"
+#include "loop_view.h"
+
+/* What ls shows of a loop run. */
+struct ls_loop {
+    bool is_loop;
+    char *id, *reason;
+    const char *status; /* static (loop_view.h) */
+    int64_t iterations, tokens, wake_at_ms;
+    double usd;
+};
 
 struct ls_row {
     char *id;
@@ -21,6 +36,7 @@ struct ls_row {
     char *reason; /* NULL when the run opened */
     const char *code;
     lil_run_info info;
+    struct ls_loop loop;
 };
 
 struct ls_list {
@@ -59,6 +75,8 @@ static void list_free(struct ls_list *l)
     for (size_t i = 0; i < l->n; i++) {
         free(l->rows[i].id);
         free(l->rows[i].reason);
+        free(l->rows[i].loop.id);
+        free(l->rows[i].loop.reason);
     }
     free(l->rows);
 }
@@ -82,6 +100,31 @@ static const char *failure_word(lil_status rc)
     }
 }
 
+/* Read the loop facts of an opened run into row->loop. */
+static lil_status fill_loop(lil_run *run, struct ls_row *row)
+{
+    struct loop_view v;
+    struct ls_loop *lo = &row->loop;
+    lil_status rc = loop_view_load(run, &row->info, 0, &v);
+
+    if (rc != LIL_OK || !v.is_loop) {
+        loop_view_free(&v);
+        return rc;
+    }
+    lo->is_loop = true;
+    lo->status = v.status;
+    lo->iterations = v.iterations;
+    lo->tokens = v.meters.tokens;
+    lo->usd = v.meters.usd;
+    lo->wake_at_ms = v.wake_at_ms;
+    lo->id = strdup(json_string_value(json_object_get(v.start, "loopId")));
+    lo->reason = v.reason ? strdup(v.reason) : NULL;
+    if (!lo->id || (v.reason && !lo->reason))
+        rc = LIL_E_NOMEM;
+    loop_view_free(&v);
+    return rc;
+}
+
 /* Open one run read-only and fill its row. */
 static void fill_row(lil_store *st, struct ls_row *row)
 {
@@ -94,14 +137,36 @@ static void fill_row(lil_store *st, struct ls_row *row)
     rc = lil_run_open(st, row->id, &opts, &run);
     if (rc == LIL_OK)
         rc = lil_run_get_info(run, &row->info);
+    if (rc == LIL_OK)
+        rc = fill_loop(run, row);
     if (rc == LIL_OK) {
         row->status = lil_run_state_name(row->info.state);
     } else {
         row->status = failure_word(rc);
         row->code = lil_status_name(rc);
-        row->reason = strdup(run ? lil_run_errmsg(run) : lil_store_errmsg(st));
+        row->reason = strdup(rc == LIL_E_NOMEM ? "out of memory"
+                             : run             ? lil_run_errmsg(run)
+                                               : lil_store_errmsg(st));
     }
     lil_run_close(run);
+}
+
+static json_t *loop_json(const struct ls_loop *lo)
+{
+    json_t *o;
+
+    if (!lo->is_loop)
+        return json_null();
+    o = json_object();
+    cli_json_set(o, "id", json_string(lo->id));
+    cli_json_set(o, "status", json_string(lo->status));
+    cli_json_set(o, "reason", lo->reason ? json_string(lo->reason) : json_null());
+    cli_json_set(o, "iterations", json_integer(lo->iterations));
+    cli_json_set(o, "tokens", json_integer(lo->tokens));
+    cli_json_set(o, "usd", json_real(lo->usd));
+    cli_json_set(o, "wake_at_ms",
+                 lo->wake_at_ms ? json_integer(lo->wake_at_ms) : json_null());
+    return o;
 }
 
 static json_t *row_json(const struct ls_row *r)
@@ -130,6 +195,7 @@ static json_t *row_json(const struct ls_row *r)
     cli_json_set(o, "last_activity_ns", json_integer(in->last_ns));
     cli_json_set(o, "holder_pid",
                  in->holder_pid ? json_integer(in->holder_pid) : json_null());
+    cli_json_set(o, "loop", loop_json(&r->loop));
     return o;
 }
 
@@ -160,10 +226,32 @@ static int id_width(const struct ls_list *l)
     return w > 40 ? 40 : (int)w;
 }
 
+/* The LOOP column: "3 iterations, 1200 tokens, $0.0400, wakes in 5m". */
+static void loop_column(const struct ls_loop *lo, int64_t now, char *buf, size_t cap)
+{
+    size_t n;
+
+    if (!lo->is_loop) {
+        snprintf(buf, cap, "-");
+        return;
+    }
+    snprintf(buf, cap, "%" PRId64 " iteration%s", lo->iterations,
+             lo->iterations == 1 ? "" : "s");
+    n = strlen(buf);
+    if (lo->tokens > 0 || lo->usd > 0)
+        snprintf(buf + n, cap - n, ", %" PRId64 " tokens, $%.4f", lo->tokens, lo->usd);
+    n = strlen(buf);
+    if (lo->wake_at_ms) {
+        char when[32];
+        cli_fmt_ago(lo->wake_at_ms * INT64_C(1000000), now, when, sizeof(when));
+        snprintf(buf + n, cap - n, ", wakes %s", when);
+    }
+}
+
 static void print_row(const struct ls_row *r, int w, int64_t now)
 {
     const lil_run_info *in = &r->info;
-    char id[900], iso[40], ago[32], pid[16];
+    char id[900], iso[40], ago[32], pid[16], loop[160];
 
     cli_fmt_printable(r->id, strlen(r->id), LIL_RUN_ID_MAX, id, sizeof(id));
     if (r->code) {
@@ -179,9 +267,10 @@ static void print_row(const struct ls_row *r, int w, int64_t now)
     size_t n = strlen(iso);
     snprintf(iso + n, sizeof(iso) - n, " (%s)", ago);
     snprintf(pid, sizeof(pid), "%d", in->holder_pid);
-    printf("%-*s  %-10s %5" PRIu64 " %6" PRIu64 " %8" PRIu64 "  %-30s  %s\n", w, id,
-           r->status, in->steps_done, in->steps_failed, in->journal_bytes, iso,
-           in->holder_pid ? pid : "-");
+    loop_column(&r->loop, now, loop, sizeof(loop));
+    printf("%-*s  %-10s %5" PRIu64 " %6" PRIu64 " %8" PRIu64 "  %-30s  %-7s  %s\n", w,
+           id, r->loop.is_loop ? r->loop.status : r->status, in->steps_done,
+           in->steps_failed, in->journal_bytes, iso, in->holder_pid ? pid : "-", loop);
 }
 
 static void print_text(lil_store *st, const struct ls_list *l)
@@ -193,8 +282,8 @@ static void print_text(lil_store *st, const struct ls_list *l)
         printf("no runs in store '%s'\n", lil_store_path(st));
         return;
     }
-    printf("%-*s  %-10s %5s %6s %8s  %-30s  %s\n", w, "RUN", "STATUS", "DONE", "FAILED",
-           "BYTES", "LAST ACTIVITY", "PID");
+    printf("%-*s  %-10s %5s %6s %8s  %-30s  %-7s  %s\n", w, "RUN", "STATUS", "DONE",
+           "FAILED", "BYTES", "LAST ACTIVITY", "PID", "LOOP");
     for (size_t i = 0; i < l->n; i++)
         print_row(&l->rows[i], w, now);
 }
@@ -245,9 +334,14 @@ const struct cli_verb cli_verb_ls = {
     "Usage: lil ls [--dir DIR] [--json]\n"
     "\n"
     "List the runs of the store, one line each: id, status, steps done, steps\n"
-    "failed, journal bytes, last activity (UTC and how long ago), and the pid of\n"
-    "the process holding the run, if any.  Runs are opened read-only: ls takes\n"
-    "no lock and writes nothing, so it works while runs are being written.\n"
+    "failed, journal bytes, last activity (UTC and how long ago), the pid of\n"
+    "the process holding the run, if any, and for a loop run its committed\n"
+    "iterations (with tokens and usd when its agents reported usage).  Runs are\n"
+    "opened read-only: ls takes no lock and writes nothing, so it works while\n"
+    "runs are being written.\n"
+    "\n"
+    "The status of a loop run is the loop's: completed, failed, uncertain,\n"
+    "paused, waiting, stopped, or running while a process holds it.\n"
     "\n"
     "A run that cannot be opened is listed with the reason and the status\n"
     "locked, damaged (see `lil check`), key? (LIL_JOURNAL_KEY missing or\n"
@@ -258,7 +352,9 @@ const struct cli_verb cli_verb_ls = {
     "  --dir DIR   store directory (default: $LIL_DIR, else .lil)\n"
     "  --json      {\"store\": DIR, \"runs\": [{\"id\", \"status\", \"records\",\n"
     "              \"steps_done\", \"steps_failed\", \"journal_bytes\", \"created\",\n"
-    "              \"last_activity\", \"holder_pid\", ...}]}\n"
+    "              \"last_activity\", \"holder_pid\", \"loop\": null or {\"id\",\n"
+    "              \"status\", \"reason\", \"iterations\", \"tokens\", \"usd\",\n"
+    "              \"wake_at_ms\"}, ...}]}\n"
     "\n"
     "Exit status (the table is in `lil --help`): 0 when the store could be\n"
     "listed (whatever the runs' states: a held run is listed with its pid); 1\n"
