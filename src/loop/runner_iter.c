@@ -42,9 +42,16 @@ static lil_status ended(struct lil_loop *lp, lil_loop_result *res)
 static lil_status fail_run(struct lil_loop *lp, const char *why, lil_loop_result *res)
 {
     char reason[LIL_ERRMSG_MAX];
+    struct lil_buf clean;
     lil_status rc;
 
-    snprintf(reason, sizeof(reason), "%s", why);
+    /* a message may quote a rendered command or URL: no secret in it */
+    lil__buf_init(&clean, lp->env, sizeof(reason) - 1);
+    if (lil__redact_text(lp->redact, &lp->err, why, strlen(why), &clean) == LIL_OK)
+        snprintf(reason, sizeof(reason), "%.*s", (int)clean.len, (const char *)clean.data);
+    else
+        snprintf(reason, sizeof(reason), "%s", why);
+    lil__buf_free(&clean);
     rc = lil__run_end(lp->run, &lp->err, false, reason, strlen(reason));
     if (rc != LIL_OK)
         return rc;

@@ -443,13 +443,15 @@ static void settle_pause(struct lil_loop *lp)
 
 static void settle_end(struct lil_loop *lp)
 {
-    if (lil_run_status(lp->run) == LIL_RUN_STOPPED && lp->end == LOOP_LIVE) {
-        lil_bytes why = {0};
+    struct lil_run *run = lp->run;
+    char why[LIL_ERRMSG_MAX];
 
-        lil__run_result(lp->run, &lp->err, &why);
-        set_end(lp, LOOP_STOPPED, why.data ? (const char *)why.data : "aborted");
-        lil_free(why.data);
-    }
+    if (lil_run_status(run) != LIL_RUN_STOPPED || lp->end != LOOP_LIVE)
+        return;
+    snprintf(why, sizeof(why), "%.*s",
+             (int)(run->outcome_len < sizeof(why) ? run->outcome_len : sizeof(why) - 1),
+             run->outcome ? (const char *)run->outcome : "aborted");
+    set_end(lp, LOOP_STOPPED, why[0] ? why : "aborted");
 }
 
 lil_status lil__loop_load(struct lil_loop *lp)
