@@ -46,11 +46,11 @@ static lil_status fail_run(struct lil_loop *lp, const char *why, lil_loop_result
     lil_status rc;
 
     /* a message may quote a rendered command or URL: no secret in it */
-    lil__buf_init(&clean, lp->env, sizeof(reason) - 1);
+    lil__buf_init(&clean, lp->env, SIZE_MAX);
     if (lil__redact_text(lp->redact, &lp->err, why, strlen(why), &clean) == LIL_OK)
         snprintf(reason, sizeof(reason), "%.*s", (int)clean.len, (const char *)clean.data);
     else
-        snprintf(reason, sizeof(reason), "%s", why);
+        snprintf(reason, sizeof(reason), "the run failed (out of memory)");
     lil__buf_free(&clean);
     rc = lil__run_end(lp->run, &lp->err, false, reason, strlen(reason));
     if (rc != LIL_OK)
