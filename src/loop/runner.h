@@ -53,7 +53,10 @@
 #define LIL_LOOP_UNTIL_POLL_MS 5000        /* sleep.until parks this long (5.12) */
 #define LIL_LOOP_TIMEOUT_MS    300000      /* effectTimeoutMs (5.2) */
 #define LIL_LOOP_NAME_MAX      48          /* "I.S", "I.snap", "kind.N" */
-#define LIL_LOOP_KNOWN_FLAGS   (LIL_LOOP_APPROVE_CAPS | LIL_LOOP_YES | LIL_LOOP_WAIT)
+#define LIL_LOOP_STOP_POLL_MS                             \
+    20 /* a stop request is looked for at most this often \
+          between iterations (runner_iter.c) */
+#define LIL_LOOP_KNOWN_FLAGS (LIL_LOOP_APPROVE_CAPS | LIL_LOOP_YES | LIL_LOOP_WAIT)
 
 /* How the journal says the run ended (sticky). */
 enum loop_end { LOOP_LIVE = 0, LOOP_COMPLETED, LOOP_FAILED, LOOP_STOPPED };
@@ -116,6 +119,9 @@ struct lil_loop {
     lil_status (*mock)(void *ud, struct lil_err *err, const char *kind, json_t *request,
                        json_t **result, json_t **usage);
     void *mock_ud;
+
+    int64_t stop_poll_ns; /* monotonic time of the next look for a stop request
+                             between iterations (runner_iter.c) */
 
     /* lil_loop_interrupt */
     volatile sig_atomic_t interrupted; /* LIL_LOOP_INTERRUPT_* */

@@ -166,7 +166,7 @@ static int run_effect(lil_call *call, void *ud)
         return 1;
     }
     lil__buf_init(&text, lp->env, SIZE_MAX);
-    rc = lil__json_canon(lp->env, &lp->err, ef->outcome, &text);
+    rc = lil__json_dump(lp->env, &lp->err, ef->outcome, JSON_COMPACT, &text);
     if (rc == LIL_OK)
         rc = lil_call_set_result(call, text.data, text.len);
     lil__buf_free(&text);

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/clock.h"
 #include "loop/runner.h"
 
 /* ---- endings
@@ -48,7 +49,8 @@ static lil_status fail_run(struct lil_loop *lp, const char *why, lil_loop_result
     /* a message may quote a rendered command or URL: no secret in it */
     lil__buf_init(&clean, lp->env, SIZE_MAX);
     if (lil__redact_text(lp->redact, &lp->err, why, strlen(why), &clean) == LIL_OK)
-        snprintf(reason, sizeof(reason), "%.*s", (int)clean.len, (const char *)clean.data);
+        snprintf(reason, sizeof(reason), "%.*s", (int)clean.len,
+                 (const char *)clean.data);
     else
         snprintf(reason, sizeof(reason), "the run failed (out of memory)");
     lil__buf_free(&clean);
@@ -200,11 +202,15 @@ static const char *stop_reason(struct lil_loop *lp)
     return json_string_value(json_object_get(lp->stop, "reason"));
 }
 
-/* At a boundary: a stop to honour?  *stopped. */
-static lil_status stop_check(struct lil_loop *lp, bool *stopped)
+/* At a boundary: a stop to honour?  *stopped.  Between iterations
+ * (throttled) the store is asked at most every LIL_LOOP_STOP_POLL_MS: a
+ * loop of fast iterations then costs no file lookup per iteration, and a
+ * request still stops it within that time. */
+static lil_status stop_check(struct lil_loop *lp, bool throttled, bool *stopped)
 {
     lil_status rc = LIL_OK;
     bool found = false;
+    int64_t now;
 
     *stopped = lp->stop != NULL;
     if (*stopped)
@@ -214,6 +220,10 @@ static lil_status stop_check(struct lil_loop *lp, bool *stopped)
         *stopped = rc == LIL_OK;
         return rc;
     }
+    now = lil__mono_ns();
+    if (throttled && now < lp->stop_poll_ns)
+        return LIL_OK;
+    lp->stop_poll_ns = now + (int64_t)LIL_LOOP_STOP_POLL_MS * 1000000;
     rc = take_stop_request(lp, &found);
     *stopped = found;
     return rc;
@@ -320,7 +330,7 @@ static lil_status interrupted(struct lil_loop *lp, struct iter *it,
     case WHY_UNCERTAIN:
         return lil__loop_result_uncertain(lp, res);
     case WHY_STOP:
-        rc = stop_check(lp, &stopped);
+        rc = stop_check(lp, false, &stopped);
         return rc == LIL_OK
                    ? lil__loop_result(lp, LIL_LOOP_STOPPED, stop_reason(lp), res)
                    : rc;
@@ -393,7 +403,7 @@ static lil_status body_and_commit(struct lil_loop *lp, struct iter *it,
     }
     rc = lil__loop_snapshot(lp, it);
     if (rc == LIL_OK)
-        rc = stop_check(lp, &stopped);
+        rc = stop_check(lp, true, &stopped);
     if (rc == LIL_OK && stopped) {
         *done = true;
         return lil__loop_result(lp, LIL_LOOP_STOPPED, stop_reason(lp), res);
@@ -482,7 +492,7 @@ static lil_status preamble(struct lil_loop *lp, lil_loop_result *res, bool *done
     if (rc != LIL_OK)
         return rc;
     *done = true;
-    rc = stop_check(lp, &stopped);
+    rc = stop_check(lp, false, &stopped);
     if (rc != LIL_OK || stopped)
         return rc == LIL_OK
                    ? lil__loop_result(lp, LIL_LOOP_STOPPED, stop_reason(lp), res)

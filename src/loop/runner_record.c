@@ -4,12 +4,14 @@
  *
  * Every record is a step with an exact name (struct lil_step_req.exact):
  * "I.S" slots, "I.snap" snapshots, "<kind>.N" control records, "loop"
- * the start.  Payloads are compact JSON objects with sorted keys.
+ * the start.  Payloads are compact JSON objects, keys in the order written
+ * (the identities inside them are canonical JSON).
  *
  * The snapshot of iteration I:
  *   {"iteration": I, "state": {...}, "fp": "<fingerprint>" (when defined),
  *    "meters": {"iterationBase", "tokens", "tokensBase", "usd", "usdBase",
- *               "wallclockBase", "fpResetAt", "repeats", "fpHash"?}}
+ *               "wallclockBase", "fpResetAt", "repeats", "fpHash"}}
+ * (a meter at 0 left out, fpHash only when a fingerprint was seen)
  * carries the meters as they are after it (caps.h), so that a resumed run
  * reads them from its last snapshot instead of folding every record.  It
  * is appended lazily (not synced on its own): the next effect's intent, a
@@ -59,7 +61,7 @@ static lil_status append_named(struct lil_loop *lp, const char *name, json_t *pa
     lil_status rc;
 
     lil__buf_init(&text, lp->env, SIZE_MAX);
-    rc = lil__json_canon(lp->env, &lp->err, payload, &text);
+    rc = lil__json_dump(lp->env, &lp->err, payload, JSON_COMPACT, &text);
     json_decref(payload);
     if (rc != LIL_OK) {
         lil__buf_free(&text);
@@ -104,17 +106,33 @@ lil_status lil__loop_control(struct lil_loop *lp, const char *kind, json_t *payl
 
 /* ---- the snapshot --------------------------------------------------------------- */
 
+/* A meter worth writing: an integer that is not 0. */
+static void set_int(json_t *o, const char *k, int64_t v)
+{
+    if (v)
+        json_object_set_new(o, k, json_integer((json_int_t)v));
+}
+
+/* The meters after a snapshot; a meter at 0 is left out (a reader takes an
+ * absent one as 0), so that most snapshots carry only the wallclock base. */
 static json_t *meters_json(const struct lil_loop_meters *m)
 {
-    json_t *o = json_pack(
-        "{s:I, s:I, s:I, s:f, s:f, s:I, s:I, s:I}", "iterationBase",
-        (json_int_t)m->iteration_base, "tokens", (json_int_t)m->tokens, "tokensBase",
-        (json_int_t)m->tokens_base, "usd", m->usd, "usdBase", m->usd_base,
-        "wallclockBase", (json_int_t)m->wallclock_base_ms, "fpResetAt",
-        (json_int_t)m->fp_reset_at, "repeats", (json_int_t)m->repeats);
+    json_t *o = json_object();
     char hex[2 * LIL_SHA256_LEN + 1];
 
-    if (o && m->has_fp) {
+    if (!o)
+        return NULL;
+    set_int(o, "iterationBase", m->iteration_base);
+    set_int(o, "tokens", m->tokens);
+    set_int(o, "tokensBase", m->tokens_base);
+    if (m->usd != 0.0)
+        json_object_set_new(o, "usd", json_real(m->usd));
+    if (m->usd_base != 0.0)
+        json_object_set_new(o, "usdBase", json_real(m->usd_base));
+    json_object_set_new(o, "wallclockBase", json_integer(m->wallclock_base_ms));
+    set_int(o, "fpResetAt", m->fp_reset_at);
+    set_int(o, "repeats", m->repeats);
+    if (m->has_fp) {
         lil__hex(m->fp, LIL_SHA256_LEN, hex);
         json_object_set_new(o, "fpHash", json_string(hex));
     }
@@ -141,8 +159,8 @@ lil_status lil__loop_snapshot(struct lil_loop *lp, struct iter *it)
         lil__buf_free(&fp);
         return rc;
     }
-    state = json_deep_copy(it->state.vars);
-    payload = json_pack("{s:I, s:o, s:o}", "iteration", (json_int_t)it->iteration,
+    state = it->state.vars; /* written now, then the committed state */
+    payload = json_pack("{s:I, s:O, s:o}", "iteration", (json_int_t)it->iteration,
                         "state", state, "meters", meters_json(&next));
     if (payload && has_fp)
         json_object_set_new(payload, "fp", json_stringn((const char *)fp.data, fp.len));
@@ -153,8 +171,8 @@ lil_status lil__loop_snapshot(struct lil_loop *lp, struct iter *it)
         return rc;
     lp->meters = next;
     json_decref(lp->committed);
-    lp->committed = json_deep_copy(it->state.vars);
+    lp->committed = json_incref(state); /* the iteration ends here: it->state is
+                                           not changed again */
     lil__loop_slots_clear(lp);
-    return lp->committed ? LIL_OK
-                         : lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
+    return LIL_OK;
 }
