@@ -51,8 +51,15 @@ lil_status lil__journal_foreach(struct journal *j, struct lil_err *err,
     struct lil_buf b;
     uint64_t end = lil__journal_written(j);
     uint64_t off = LIL_JF_HEADER_LEN;
+    struct lil_rec sr;
     lil_status rc = lil__journal_view(j, &v);
 
+    /* the records the open scan checked are in memory: no read for them */
+    for (uint64_t at = off; rc == LIL_OK && lil__journal_next_scanned(j, &at, &sr);) {
+        off = at;
+        if (fn(ud, &sr) != 0)
+            return LIL_OK;
+    }
     lil__buf_init(&b, v.env, (size_t)-1);
     while (rc == LIL_OK && off < end) {
         struct lil_rec r;
