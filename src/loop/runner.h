@@ -173,6 +173,11 @@ lil_status lil__loop_writable(struct lil_loop *lp, bool *refolded);
 lil_status lil__loop_load(struct lil_loop *lp);
 /* The slot record named name after the last snapshot, or NULL. */
 struct loop_slot *lil__loop_slot(struct lil_loop *lp, const char *name);
+/* The slot named name, added (empty) when the table has none; NULL when out
+ * of memory (lp->err set). */
+struct loop_slot *lil__loop_slot_get(struct lil_loop *lp, const char *name);
+/* Set slot name's outcome to outcome (stolen; on failure released). */
+lil_status lil__loop_slot_put(struct lil_loop *lp, const char *name, json_t *outcome);
 void lil__loop_slots_clear(struct lil_loop *lp);
 
 /* Records (runner_record.c). */
@@ -200,6 +205,8 @@ lil_status lil__loop_recover(struct lil_loop *lp, lil_resolution how,
                              const char *result, const char *actor, const char *reason,
                              lil_loop_result *res);
 lil_status lil__loop_status(struct lil_loop *lp, lil_loop_result *res);
+/* The status of lp as a word ("completed", ...) for messages. */
+const char *lil__loop_status_word(struct lil_loop *lp);
 
 /* One pass of the body, then the gates without `after` (runner_body.c).
  * LIL_OK: the body ran through; LIL_E_DONE: it->why says what stopped it;

@@ -158,23 +158,12 @@ static lil_status own_slot(struct iter *it, const char *name, const char *kind,
 static lil_status take_slot(struct iter *it, const char *name, json_t *payload)
 {
     struct lil_loop *lp = it->lp;
-    struct loop_slot *s;
     json_t *journaled = NULL;
     lil_status rc = lil__loop_plain(lp, name, payload, true, &journaled);
 
-    if (rc != LIL_OK)
-        return lil__iter_fail(it, rc, "%s", lp->err.msg);
-    s = lil__grow(lp->env, lp->slots, &lp->capslots, lp->nslots, sizeof(*s), 8);
-    if (!s) {
-        json_decref(journaled);
-        return lil__iter_fail(it, LIL_E_NOMEM, "out of memory");
-    }
-    lp->slots = s;
-    s = &lp->slots[lp->nslots++];
-    memset(s, 0, sizeof(*s));
-    snprintf(s->name, sizeof(s->name), "%s", name);
-    s->outcome = journaled;
-    return LIL_OK;
+    if (rc == LIL_OK)
+        rc = lil__loop_slot_put(lp, name, journaled);
+    return rc == LIL_OK ? rc : lil__iter_fail(it, rc, "%s", lp->err.msg);
 }
 
 /* ---- breakpoints and gates

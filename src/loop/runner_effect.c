@@ -179,24 +179,6 @@ static int run_effect(lil_call *call, void *ud)
 /* ---- the slot
  * -------------------------------------------------------------------------- */
 
-static lil_status keep_slot(struct lil_loop *lp, const char *name, json_t *outcome)
-{
-    struct loop_slot *s = lil__loop_slot(lp, name);
-
-    if (!s) {
-        s = lil__grow(lp->env, lp->slots, &lp->capslots, lp->nslots, sizeof(*s), 8);
-        if (!s)
-            return lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
-        lp->slots = s;
-        s = &lp->slots[lp->nslots++];
-        memset(s, 0, sizeof(*s));
-        snprintf(s->name, sizeof(s->name), "%s", name);
-    }
-    json_decref(s->outcome);
-    s->outcome = json_incref(outcome);
-    return LIL_OK;
-}
-
 /* The journaled slot: replay it, or say it diverged.  *done when replayed. */
 static lil_status replay_slot(struct effect *ef, json_t **result, bool *done)
 {
@@ -284,7 +266,7 @@ static lil_status fresh(struct effect *ef, json_t **result)
                              NULL, &ef->outcome);
     lil_free(out.data);
     if (rc == LIL_OK)
-        rc = keep_slot(lp, ef->name, ef->outcome);
+        rc = lil__loop_slot_put(lp, ef->name, json_incref(ef->outcome));
     if (rc != LIL_OK)
         return lil__iter_fail(ef->it, rc, "%s", lp->err.msg);
     *result = json_incref(json_object_get(ef->outcome, "result"));

@@ -580,7 +580,6 @@ static lil_status approve_pause(struct lil_loop *lp, const char *actor,
     char name[LIL_LOOP_NAME_MAX];
     struct loop_pause *p = &lp->pause;
     json_t *journaled = NULL;
-    struct loop_slot *s;
     lil_status rc;
 
     lil__loop_slot_name(name, p->iteration, p->seq);
@@ -591,18 +590,10 @@ static lil_status approve_pause(struct lil_loop *lp, const char *actor,
                                    "digest", p->digest, "actor", actor, "reason",
                                    reason, "result", "approved", 1),
                          false, &journaled);
+    if (rc == LIL_OK)
+        rc = lil__loop_slot_put(lp, name, journaled);
     if (rc != LIL_OK)
         return rc;
-    s = lil__grow(lp->env, lp->slots, &lp->capslots, lp->nslots, sizeof(*s), 8);
-    if (!s) {
-        json_decref(journaled);
-        return lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
-    }
-    lp->slots = s;
-    s = &lp->slots[lp->nslots++];
-    memset(s, 0, sizeof(*s));
-    snprintf(s->name, sizeof(s->name), "%s", name);
-    s->outcome = journaled;
     lil__free(lp->env, p->step);
     lil__free(lp->env, p->ask);
     lil__free(lp->env, p->reason);
@@ -610,19 +601,22 @@ static lil_status approve_pause(struct lil_loop *lp, const char *actor,
     return LIL_OK;
 }
 
-static lil_status not_paused(struct lil_loop *lp)
+const char *lil__loop_status_word(struct lil_loop *lp)
 {
     lil_loop_result now = {0};
-    const char *what = "running";
-    lil_status rc;
+    lil_loop_status st = LIL_LOOP_WAITING;
 
     if (lil__loop_status(lp, &now) == LIL_OK)
-        what = lil_loop_status_name(now.status);
-    rc = lil__seterr(&lp->err, LIL_E_INVAL, 0,
-                     "run %s is not paused (it is %s): there is nothing to approve",
-                     lp->run_id, what);
+        st = now.status;
     lil_loop_result_free(&now);
-    return rc;
+    return lil_loop_status_name(st);
+}
+
+static lil_status not_paused(struct lil_loop *lp)
+{
+    return lil__seterr(&lp->err, LIL_E_INVAL, 0,
+                       "run %s is not paused (it is %s): there is nothing to approve",
+                       lp->run_id, lil__loop_status_word(lp));
 }
 
 lil_status lil__loop_approve(struct lil_loop *lp, const char *actor, const char *reason,

@@ -339,17 +339,10 @@ static lil_status restore_snapshot(struct lil_loop *lp, struct walk *w)
 static lil_status add_slot(struct lil_loop *lp, const struct kept_rec *r,
                            const uint8_t *payload)
 {
-    struct loop_slot *s = lil__loop_slot(lp, r->name);
+    struct loop_slot *s = lil__loop_slot_get(lp, r->name);
 
-    if (!s) {
-        s = lil__grow(lp->env, lp->slots, &lp->capslots, lp->nslots, sizeof(*s), 8);
-        if (!s)
-            return lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
-        lp->slots = s;
-        s = &lp->slots[lp->nslots++];
-        memset(s, 0, sizeof(*s));
-        memcpy(s->name, r->name, sizeof(s->name));
-    }
+    if (!s)
+        return lp->err.code;
     if (r->type == LIL_REC_INTENT) {
         lil__free(lp->env, s->note);
         s->note = NULL;
@@ -488,6 +481,37 @@ struct loop_slot *lil__loop_slot(struct lil_loop *lp, const char *name)
         if (strcmp(lp->slots[i].name, name) == 0)
             return &lp->slots[i];
     return NULL;
+}
+
+struct loop_slot *lil__loop_slot_get(struct lil_loop *lp, const char *name)
+{
+    struct loop_slot *s = lil__loop_slot(lp, name);
+
+    if (s)
+        return s;
+    s = lil__grow(lp->env, lp->slots, &lp->capslots, lp->nslots, sizeof(*s), 8);
+    if (!s) {
+        lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
+        return NULL;
+    }
+    lp->slots = s;
+    s = &lp->slots[lp->nslots++];
+    memset(s, 0, sizeof(*s));
+    snprintf(s->name, sizeof(s->name), "%s", name);
+    return s;
+}
+
+lil_status lil__loop_slot_put(struct lil_loop *lp, const char *name, json_t *outcome)
+{
+    struct loop_slot *s = lil__loop_slot_get(lp, name);
+
+    if (!s) {
+        json_decref(outcome);
+        return lp->err.code;
+    }
+    json_decref(s->outcome);
+    s->outcome = outcome;
+    return LIL_OK;
 }
 
 void lil__loop_slots_clear(struct lil_loop *lp)

@@ -17,17 +17,9 @@
 
 static lil_status refuse(struct lil_loop *lp)
 {
-    lil_loop_result now = {0};
-    const char *what = "running";
-    lil_status rc;
-
-    if (lil__loop_status(lp, &now) == LIL_OK)
-        what = lil_loop_status_name(now.status);
-    rc = lil__seterr(&lp->err, LIL_E_INVAL, 0,
-                     "cannot recover run %s: it has no uncertain effect (it is %s)",
-                     lp->run_id, what);
-    lil_loop_result_free(&now);
-    return rc;
+    return lil__seterr(&lp->err, LIL_E_INVAL, 0,
+                       "cannot recover run %s: it has no uncertain effect (it is %s)",
+                       lp->run_id, lil__loop_status_word(lp));
 }
 
 /* The outcome an assume-done journals for the uncertain effect. */
@@ -69,28 +61,12 @@ static lil_status assumed(struct lil_loop *lp, const char *name,
 static lil_status keep_assumed(struct lil_loop *lp, const char *name,
                                const struct lil_buf *payload)
 {
-    struct loop_slot *s = lil__loop_slot(lp, name);
     json_t *v = NULL;
     lil_status rc =
         lil__json_parse(lp->env, &lp->err, LIL_E_CORRUPT, (const char *)payload->data,
                         payload->len, 0, NULL, &v);
 
-    if (rc != LIL_OK)
-        return rc;
-    if (!s) {
-        s = lil__grow(lp->env, lp->slots, &lp->capslots, lp->nslots, sizeof(*s), 8);
-        if (!s) {
-            json_decref(v);
-            return lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
-        }
-        lp->slots = s;
-        s = &lp->slots[lp->nslots++];
-        memset(s, 0, sizeof(*s));
-        snprintf(s->name, sizeof(s->name), "%s", name);
-    }
-    json_decref(s->outcome);
-    s->outcome = v;
-    return LIL_OK;
+    return rc == LIL_OK ? lil__loop_slot_put(lp, name, v) : rc;
 }
 
 lil_status lil__loop_recover(struct lil_loop *lp, lil_resolution how,
