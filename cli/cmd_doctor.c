@@ -38,11 +38,12 @@
 #include "cli.h"
 #include "spec_cli.h"
 
-#define CLI_TIMEOUT_MS  600000LL   /* coding-agent CLIs (contract 6.4) */
-#define LLM_TIMEOUT_MS  120000LL   /* the llm harness (6.5) */
-#define CLI_MAX_BUFFER  16777216LL /* bytes of a coding-agent CLI's output */
-#define SAFE_INT_MAX    9007199254740991LL /* 2^53 - 1 */
-#define UNAVAILABLE     "llm, claude-code, codex, opencode, antigravity, cursor-agent, pi, cli"
+#define CLI_TIMEOUT_MS 600000LL           /* coding-agent CLIs (contract 6.4) */
+#define LLM_TIMEOUT_MS 120000LL           /* the llm harness (6.5) */
+#define CLI_MAX_BUFFER 16777216LL         /* bytes of a coding-agent CLI's output */
+#define SAFE_INT_MAX   9007199254740991LL /* 2^53 - 1 */
+#define UNAVAILABLE \
+    "llm, claude-code, codex, opencode, antigravity, cursor-agent, pi, cli"
 
 enum level { LVL_OK, LVL_WARN, LVL_INFO, LVL_FAIL };
 
@@ -52,12 +53,14 @@ struct doctor {
     bool failed;
 };
 
-/* ---- output ---------------------------------------------------------------------------- */
+/* ---- output
+ * ---------------------------------------------------------------------------- */
 
-static void say(struct doctor *d, enum level lvl, const char *check, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+static void say(struct doctor *d, enum level lvl, const char *check, const char *fmt,
+                ...) __attribute__((format(printf, 4, 5)));
 
-static void say(struct doctor *d, enum level lvl, const char *check, const char *fmt, ...)
+static void say(struct doctor *d, enum level lvl, const char *check, const char *fmt,
+                ...)
 {
     static const char *const marks[] = {"\u2713", "\u26a0", "\u2139", "\u2717"};
     static const char *const names[] = {"ok", "warning", "info", "fail"};
@@ -81,7 +84,8 @@ static void say(struct doctor *d, enum level lvl, const char *check, const char 
     putchar('\n');
 }
 
-/* ---- the store ------------------------------------------------------------------------- */
+/* ---- the store
+ * ------------------------------------------------------------------------- */
 
 /* --dir, else $LIL_DIR when set and not empty, else ".lil" (as open.c). */
 static const char *store_dir(const struct cli_ctx *ctx)
@@ -159,7 +163,8 @@ static void check_store(struct doctor *d, const char *dir)
         if (errno == ENOENT)
             store_missing(d, dir);
         else
-            say(d, LVL_FAIL, "store", "store dir %s NOT usable: %s", dir, strerror(errno));
+            say(d, LVL_FAIL, "store", "store dir %s NOT usable: %s", dir,
+                strerror(errno));
     } else if (!S_ISDIR(st.st_mode)) {
         say(d, LVL_FAIL, "store", "store dir %s is NOT a directory", dir);
     } else {
@@ -167,7 +172,8 @@ static void check_store(struct doctor *d, const char *dir)
     }
 }
 
-/* ---- the spec's caps and harnesses ------------------------------------------------------- */
+/* ---- the spec's caps and harnesses
+ * ------------------------------------------------------- */
 
 static void check_budget(struct doctor *d, const json_t *caps)
 {
@@ -198,7 +204,8 @@ static void check_harnesses(struct doctor *d, const json_t *steps, int depth)
     size_t i;
     json_t *s;
 
-    json_array_foreach(steps, i, s) {
+    json_array_foreach(steps, i, s)
+    {
         const char *kind = json_string_value(json_object_get(s, "kind"));
         const char *h = json_string_value(json_object_get(s, "harness"));
 
@@ -225,7 +232,8 @@ static void check_on_exit(struct doctor *d, const json_t *terminate)
             h);
 }
 
-/* ---- agent limits ------------------------------------------------------------------------- */
+/* ---- agent limits
+ * ------------------------------------------------------------------------- */
 
 /* JavaScript's trim of ASCII blanks: [*s, *s + *n). */
 static void trim(const char **s, size_t *n)
@@ -271,7 +279,8 @@ static bool agent_limit(struct doctor *d, const char *lil_name, const char *loop
         if (positive_int(s, n, out))
             return true;
         say(d, LVL_FAIL, "agent-limits",
-            "invalid agent limits: %s must be a positive integer; got '%s'", names[i], raw);
+            "invalid agent limits: %s must be a positive integer; got '%s'", names[i],
+            raw);
         return false;
     }
     return true;
@@ -280,18 +289,21 @@ static bool agent_limit(struct doctor *d, const char *lil_name, const char *loop
 static void check_agent_limits(struct doctor *d)
 {
     long long timeout = 0, buffer = 0;
-    bool ok = agent_limit(d, "LIL_AGENT_TIMEOUT_MS", "LOOPY_AGENT_TIMEOUT_MS", 0, &timeout);
+    bool ok =
+        agent_limit(d, "LIL_AGENT_TIMEOUT_MS", "LOOPY_AGENT_TIMEOUT_MS", 0, &timeout);
 
-    ok = agent_limit(d, "LIL_AGENT_MAX_BUFFER", "LOOPY_AGENT_MAX_BUFFER", CLI_MAX_BUFFER,
-                     &buffer) &&
+    ok = agent_limit(d, "LIL_AGENT_MAX_BUFFER", "LOOPY_AGENT_MAX_BUFFER",
+                     CLI_MAX_BUFFER, &buffer) &&
          ok;
     if (ok)
         say(d, LVL_OK, "agent-limits",
             "agent limits: cliTimeout=%lldms, llmTimeout=%lldms, cliMaxBuffer=%lld bytes",
-            timeout ? timeout : CLI_TIMEOUT_MS, timeout ? timeout : LLM_TIMEOUT_MS, buffer);
+            timeout ? timeout : CLI_TIMEOUT_MS, timeout ? timeout : LLM_TIMEOUT_MS,
+            buffer);
 }
 
-/* ---- the verb -------------------------------------------------------------------------------- */
+/* ---- the verb
+ * -------------------------------------------------------------------------------- */
 
 static void run_checks(struct doctor *d, const json_t *norm, const char *dir)
 {
@@ -305,15 +317,17 @@ static void run_checks(struct doctor *d, const json_t *norm, const char *dir)
     check_on_exit(d, terminate);
     say(d, LVL_OK, "max-iterations", "max_iterations: %lld%s",
         (long long)json_integer_value(json_object_get(caps, "max_iterations")),
-        json_is_true(json_object_get(norm, "caps_injected")) ? " (injected for the pattern)"
-                                                              : "");
+        json_is_true(json_object_get(norm, "caps_injected"))
+            ? " (injected for the pattern)"
+            : "");
     check_agent_limits(d);
     say(d, LVL_INFO, "signal", "termination signal: %s", signal ? signal : "(unset)");
     say(d, LVL_INFO, "version", "lil: %s", lil_version());
 }
 
 /* The spec at path, valid, as normalized JSON in *norm. */
-static int load(const struct cli_ctx *ctx, const char *path, lil_spec **spec, json_t **norm)
+static int load(const struct cli_ctx *ctx, const char *path, lil_spec **spec,
+                json_t **norm)
 {
     lil_bytes b = {0};
     char msg[1024];
@@ -343,8 +357,9 @@ static int report(struct doctor *d, const char *id, const char *path, const char
 
     if (!d->checks)
         return d->failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
-    doc = json_pack("{s:s, s:s, s:s, s:b, s:O, s:s}", "loop", id, "spec", path, "store",
-                    dir, "ok", !d->failed, "checks", d->checks, "version", lil_version());
+    doc =
+        json_pack("{s:s, s:s, s:s, s:b, s:O, s:s}", "loop", id, "spec", path, "store",
+                  dir, "ok", !d->failed, "checks", d->checks, "version", lil_version());
     if (cli_json_print(d->ctx, doc, false) != CLI_EXIT_OK)
         return CLI_EXIT_FAIL;
     return d->failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;

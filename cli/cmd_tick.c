@@ -42,9 +42,9 @@
 /* What the records of one run say. */
 struct run_facts {
     bool is_loop;
-    char *spec_path;  /* from the "loop" record, or NULL */
-    bool parked;      /* the last meaningful record is parked.N */
-    int64_t wake_at;  /* its wakeAt (ms) */
+    char *spec_path; /* from the "loop" record, or NULL */
+    bool parked;     /* the last meaningful record is parked.N */
+    int64_t wake_at; /* its wakeAt (ms) */
 };
 
 struct tick {
@@ -55,7 +55,8 @@ struct tick {
     bool failed;
 };
 
-/* ---- signals ------------------------------------------------------------------------------- */
+/* ---- signals
+ * ------------------------------------------------------------------------------- */
 
 static lil_loop *volatile current;
 static volatile sig_atomic_t stopping;
@@ -81,7 +82,8 @@ static void signals(bool on)
     sigaction(SIGTERM, &sa, NULL);
 }
 
-/* ---- reading a run ------------------------------------------------------------------------- */
+/* ---- reading a run
+ * ------------------------------------------------------------------------- */
 
 static json_t *payload_json(const lil_record *rec)
 {
@@ -118,8 +120,8 @@ static int fold_record(void *ud, const lil_record *rec)
 /* Read run_id's records (read-only).  LIL_OK with *f filled. */
 static lil_status read_facts(lil_store *st, const char *run_id, struct run_facts *f)
 {
-    lil_run_opts o = {sizeof(o), LIL_SYNC_DEFAULT, LIL_OPEN_READONLY | LIL_OPEN_EXISTING,
-                      0};
+    lil_run_opts o = {sizeof(o), LIL_SYNC_DEFAULT,
+                      LIL_OPEN_READONLY | LIL_OPEN_EXISTING, 0};
     lil_run *run = NULL;
     lil_status rc = lil_run_open(st, run_id, &o, &run);
 
@@ -130,7 +132,8 @@ static lil_status read_facts(lil_store *st, const char *run_id, struct run_facts
     return rc;
 }
 
-/* ---- reporting ----------------------------------------------------------------------------- */
+/* ---- reporting
+ * ----------------------------------------------------------------------------- */
 
 static json_t *entry(const char *run_id, const char *action)
 {
@@ -215,7 +218,8 @@ static void not_due(struct tick *t, const char *run_id, int64_t wake_at)
     add(t, e);
 }
 
-/* ---- resuming -------------------------------------------------------------------------------- */
+/* ---- resuming
+ * -------------------------------------------------------------------------------- */
 
 static void run_loop(struct tick *t, const char *run_id, const lil_spec *spec)
 {
@@ -257,8 +261,8 @@ static void resume(struct tick *t, const char *run_id, const char *spec_path)
     if (cli_spec_load(NULL, spec_path, &spec, msg, sizeof(msg)) != LIL_OK)
         failed(t, run_id, "cannot load its spec: %s", msg);
     else if (!lil_spec_ok(spec))
-        failed(t, run_id, "its spec %s is no longer valid (`lil validate %s`)", spec_path,
-               spec_path);
+        failed(t, run_id, "its spec %s is no longer valid (`lil validate %s`)",
+               spec_path, spec_path);
     else
         run_loop(t, run_id, spec);
     lil_spec_free(spec);
@@ -285,7 +289,8 @@ static int tick_one(void *ud, const char *run_id)
     return 0;
 }
 
-/* ---- the verb -------------------------------------------------------------------------------- */
+/* ---- the verb
+ * -------------------------------------------------------------------------------- */
 
 static int cmd_tick(struct cli_ctx *ctx, int argc, char **argv)
 {
@@ -306,9 +311,9 @@ static int cmd_tick(struct cli_ctx *ctx, int argc, char **argv)
             ex = cli_fail(ctx, rc, "%s", lil_store_errmsg(t.st));
     }
     if (ex == CLI_EXIT_OK && t.runs)
-        ex = cli_json_print(ctx, json_pack("{s:I, s:O}", "now", (json_int_t)t.now_ms,
-                                           "runs", t.runs),
-                            false);
+        ex = cli_json_print(
+            ctx, json_pack("{s:I, s:O}", "now", (json_int_t)t.now_ms, "runs", t.runs),
+            false);
     if (ex == CLI_EXIT_OK && t.failed)
         ex = CLI_EXIT_FAIL;
     json_decref(t.runs);

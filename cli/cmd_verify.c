@@ -31,7 +31,8 @@ struct verify_cli {
     json_t *report;
 };
 
-/* ---- input ------------------------------------------------------------------------------ */
+/* ---- input
+ * ------------------------------------------------------------------------------ */
 
 static int read_fixtures(const struct cli_ctx *ctx, struct verify_cli *vc)
 {
@@ -55,7 +56,8 @@ static int read_fixtures(const struct cli_ctx *ctx, struct verify_cli *vc)
     }
     vc->fixtures[n] = '\0';
     if (n > FIXTURES_MAX) {
-        cli_err(ctx, "%s: verification fixtures are larger than 1 MiB", vc->fixtures_path);
+        cli_err(ctx, "%s: verification fixtures are larger than 1 MiB",
+                vc->fixtures_path);
         return CLI_EXIT_FAIL;
     }
     if (strlen(vc->fixtures) != n) {
@@ -84,7 +86,8 @@ static int load_spec(const struct cli_ctx *ctx, struct verify_cli *vc)
 }
 
 /* Parse, load, verify: vc->report on CLI_EXIT_OK. */
-static int verify_spec(struct cli_ctx *ctx, int argc, char **argv, struct verify_cli *vc)
+static int verify_spec(struct cli_ctx *ctx, int argc, char **argv,
+                       struct verify_cli *vc)
 {
     static const char *const names[] = {"SPEC", NULL};
     const char *pos[1] = {NULL};
@@ -104,7 +107,8 @@ static int verify_spec(struct cli_ctx *ctx, int argc, char **argv, struct verify
         return ex;
     rc = lil_spec_verify(NULL, vc->spec, vc->fixtures, &out);
     if (rc != LIL_OK) {
-        bool fixture_error = vc->fixtures_path && (rc == LIL_E_INVAL || rc == LIL_E_TOOBIG);
+        bool fixture_error =
+            vc->fixtures_path && (rc == LIL_E_INVAL || rc == LIL_E_TOOBIG);
 
         cli_err(ctx, "%s%s%s", fixture_error ? vc->fixtures_path : "",
                 fixture_error ? ": " : "", lil_errmsg());
@@ -126,7 +130,8 @@ static void verify_cli_free(struct verify_cli *vc)
     json_decref(vc->report);
 }
 
-/* ---- report fields ------------------------------------------------------------------------ */
+/* ---- report fields
+ * ------------------------------------------------------------------------ */
 
 static bool flag(const json_t *o, const char *key)
 {
@@ -145,7 +150,8 @@ static const char *mark(bool ok)
     return ok ? "\u2713" : "\u2717";
 }
 
-/* ---- verify ------------------------------------------------------------------------------- */
+/* ---- verify
+ * ------------------------------------------------------------------------------- */
 
 static void print_dry_run(const json_t *d)
 {
@@ -182,7 +188,8 @@ static void print_issues(const json_t *report, const char *only)
     size_t i;
     json_t *is;
 
-    json_array_foreach(issues, i, is) {
+    json_array_foreach(issues, i, is)
+    {
         const char *sev = str(is, "severity", "info");
 
         if (only && strcmp(sev, only) != 0)
@@ -196,13 +203,15 @@ static void print_issues(const json_t *report, const char *only)
 static void print_verify(const json_t *r)
 {
     printf("%s verify %s\n", mark(flag(r, "ok")), flag(r, "ok") ? "PASSED" : "FAILED");
-    printf("  bounded: %s  deterministic: %s  resume-stable: %s\n", mark(flag(r, "bounded")),
-           mark(flag(r, "deterministic")), mark(flag(r, "resumeStable")));
+    printf("  bounded: %s  deterministic: %s  resume-stable: %s\n",
+           mark(flag(r, "bounded")), mark(flag(r, "deterministic")),
+           mark(flag(r, "resumeStable")));
     print_dry_run(json_object_get(r, "dryRun"));
     print_issues(r, NULL);
 }
 
-/* ---- score -------------------------------------------------------------------------------- */
+/* ---- score
+ * -------------------------------------------------------------------------------- */
 
 /* A number with at most two decimals and no trailing zeros: 25.5, 30. */
 static void fmt_points(double v, char *buf, size_t cap)
@@ -228,7 +237,8 @@ static void print_dimension(const json_t *d)
         fputs(i < cells ? "\u2588" : "\u2591", stdout);
     fmt_points(json_number_value(json_object_get(d, "points")), points, sizeof(points));
     printf("  %-*s  %s/%lld  %s\n", NAME_WIDTH, str(d, "name", "?"), points,
-           (long long)json_integer_value(json_object_get(d, "weight")), str(d, "note", ""));
+           (long long)json_integer_value(json_object_get(d, "weight")),
+           str(d, "note", ""));
 }
 
 static void print_score(const json_t *r)
@@ -241,15 +251,15 @@ static void print_score(const json_t *r)
     printf("Scorecard: %lld/100  (%s)\n",
            (long long)json_integer_value(json_object_get(s, "total")),
            str(s, "grade", "?"));
-    json_array_foreach(dims, i, d)
-        print_dimension(d);
+    json_array_foreach(dims, i, d) print_dimension(d);
     if (!flag(r, "ok")) {
         printf("%s verify FAILED (`lil verify` shows why):\n", mark(false));
         print_issues(r, "error");
     }
 }
 
-/* ---- the verbs ------------------------------------------------------------------------------ */
+/* ---- the verbs
+ * ------------------------------------------------------------------------------ */
 
 static int run_verb(struct cli_ctx *ctx, int argc, char **argv, bool score)
 {
@@ -311,7 +321,8 @@ const struct cli_verb cli_verb_verify = {
     cmd_verify};
 
 const struct cli_verb cli_verb_score = {
-    "score", "the scorecard of a loop spec (termination, caps, observability, dry runs)",
+    "score",
+    "the scorecard of a loop spec (termination, caps, observability, dry runs)",
     "Usage: lil score SPEC [--fixtures FILE.json] [--json]\n"
     "\n"
     "Verify SPEC as `lil verify` does and print its scorecard out of 100:\n"

@@ -28,11 +28,12 @@
 #include "spec/ir.h"
 #include "spec/spec.h"
 
-#define VERIFY_MAX_BLOCK_MS 1   /* longer sleeps park the dry run */
+#define VERIFY_MAX_BLOCK_MS 1 /* longer sleeps park the dry run */
 #define VERIFY_DIR_MAX      4096
 #define VERIFY_ACTOR        "lil verify"
 
-/* ---- fixtures ------------------------------------------------------------------------ */
+/* ---- fixtures
+ * ------------------------------------------------------------------------ */
 
 static const char *const fixture_keys[] = {"shell", "http", "agent"};
 
@@ -52,7 +53,8 @@ static lil_status unknown_keys(struct lil_err *err, json_t *obj)
     const char *key;
     json_t *v;
 
-    json_object_foreach(obj, key, v) {
+    json_object_foreach(obj, key, v)
+    {
         bool known = false;
 
         for (size_t i = 0; i < 3; i++)
@@ -78,7 +80,8 @@ static lil_status parse_fixtures(const struct lil_env *env, struct lil_err *err,
 
     if (len > LIL_VERIFY_FIXTURES_MAX)
         return lil__seterr(err, LIL_E_TOOBIG, 0,
-                           "verification fixtures are larger than 1 MiB (%zu bytes)", len);
+                           "verification fixtures are larger than 1 MiB (%zu bytes)",
+                           len);
     rc = lil__json_parse(env, err, LIL_E_INVAL, text, len,
                          JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, NULL, out);
     if (rc == LIL_E_INVAL) {
@@ -127,7 +130,8 @@ lil_status lil__verify_fixtures(const struct lil_env *env, struct lil_err *err,
     return rc;
 }
 
-/* ---- sample inputs ----------------------------------------------------------------------- */
+/* ---- sample inputs
+ * ----------------------------------------------------------------------- */
 
 static json_t *sample_of(const struct lil_ir_input *in)
 {
@@ -169,7 +173,8 @@ json_t *lil__verify_inputs(const struct lil_ir_spec *ir)
     return o;
 }
 
-/* ---- the mock ---------------------------------------------------------------------------- */
+/* ---- the mock
+ * ---------------------------------------------------------------------------- */
 
 static lil_status mock(void *ud, struct lil_err *err, const char *kind, json_t *request,
                        json_t **result, json_t **usage)
@@ -192,7 +197,8 @@ static lil_status mock(void *ud, struct lil_err *err, const char *kind, json_t *
     return LIL_OK;
 }
 
-/* ---- the temporary store ------------------------------------------------------------------ */
+/* ---- the temporary store
+ * ------------------------------------------------------------------ */
 
 static lil_status temp_dir(struct lil_err *err, char dir[VERIFY_DIR_MAX])
 {
@@ -232,7 +238,8 @@ static void remove_tree(const struct lil_env *env, const char *dir, int depth)
     (void)rmdir(dir);
 }
 
-/* ---- dry runs ------------------------------------------------------------------------------ */
+/* ---- dry runs
+ * ------------------------------------------------------------------------------ */
 
 struct verify {
     lil_env *env;
@@ -243,8 +250,8 @@ struct verify {
     lil_store *st;
     char dir[VERIFY_DIR_MAX];
     struct lil_buf inputs; /* the sample inputs as JSON text */
-    int64_t limit; /* iterations a dry run may commit */
-    bool clamped;  /* max_iterations is above the ceiling */
+    int64_t limit;         /* iterations a dry run may commit */
+    bool clamped;          /* max_iterations is above the ceiling */
 };
 
 struct dry {
@@ -289,13 +296,15 @@ static lil_status open_loop(struct verify *v, const char *run_id, lil_loop **lp)
 }
 
 /* Keep what one step returned in d. */
-static lil_status take_result(struct verify *v, struct dry *d, const lil_loop_result *res)
+static lil_status take_result(struct verify *v, struct dry *d,
+                              const lil_loop_result *res)
 {
     const char *state = res->state_json ? res->state_json : "{}";
     json_t *s = NULL;
     lil_status rc;
 
-    rc = lil__json_parse(v->env, v->err, LIL_E_CORRUPT, state, strlen(state), 0, NULL, &s);
+    rc = lil__json_parse(v->env, v->err, LIL_E_CORRUPT, state, strlen(state), 0, NULL,
+                         &s);
     if (rc != LIL_OK)
         return rc;
     json_decref(d->state);
@@ -355,11 +364,13 @@ static lil_status dry_run(struct verify *v, struct dry *d, bool restart)
     }
     closed = lil_loop_close(lp);
     return rc == LIL_OK && closed != LIL_OK
-               ? lil__seterr(v->err, closed, 0, "dry run %s: %s", d->run_id, lil_errmsg())
+               ? lil__seterr(v->err, closed, 0, "dry run %s: %s", d->run_id,
+                             lil_errmsg())
                : rc;
 }
 
-/* ---- verdicts ------------------------------------------------------------------------------ */
+/* ---- verdicts
+ * ------------------------------------------------------------------------------ */
 
 static bool cap_reason(const char *reason)
 {
@@ -407,7 +418,8 @@ static struct verdicts judge(const struct verify *v, const struct dry *a,
     return vd;
 }
 
-/* ---- issues ------------------------------------------------------------------------------- */
+/* ---- issues
+ * ------------------------------------------------------------------------------- */
 
 static void issue(json_t *issues, const char *severity, const char *code,
                   const char *fmt, ...) LIL_PRINTF(4, 5);
@@ -433,13 +445,15 @@ static void describe_end(const struct dry *d, char *out, size_t cap)
     if (d->status == LIL_LOOP_FAILED)
         snprintf(out, cap, "crashed (%s)", d->reason ? d->reason : "no reason");
     else if (d->wake_at)
-        snprintf(out, cap,
-                 "status=%s, iterations=%lld: it parked on a sleep until %lld; lil verify "
-                 "does not skip real time, so a loop that sleeps is not proven bounded",
-                 st, (long long)d->iteration, (long long)d->wake_at);
+        snprintf(
+            out, cap,
+            "status=%s, iterations=%lld: it parked on a sleep until %lld; lil verify "
+            "does not skip real time, so a loop that sleeps is not proven bounded",
+            st, (long long)d->iteration, (long long)d->wake_at);
     else
-        snprintf(out, cap, "status=%s, iterations=%lld%s%s", st, (long long)d->iteration,
-                 d->reason ? ": " : "", d->reason ? d->reason : "");
+        snprintf(out, cap, "status=%s, iterations=%lld%s%s", st,
+                 (long long)d->iteration, d->reason ? ": " : "",
+                 d->reason ? d->reason : "");
 }
 
 static const char *end_reason(const struct dry *d)
@@ -500,7 +514,8 @@ static void spec_issues(const struct verify *v, json_t *issues)
               LIL_VERIFY_CEILING, ir->caps.max_iterations);
 }
 
-/* ---- the scorecard ----------------------------------------------------------------------- */
+/* ---- the scorecard
+ * ----------------------------------------------------------------------- */
 
 static double signal_value(enum lil_ir_signal s)
 {
@@ -533,8 +548,8 @@ static double grounding_ceiling(enum lil_ir_grounding g)
 }
 
 /* "[a, b]": the exit vars the predicate reads that agents write. */
-static void agent_fed(const struct lil_ir_spec *ir, const struct lil_ir_exit *x, char *out,
-                      size_t cap)
+static void agent_fed(const struct lil_ir_spec *ir, const struct lil_ir_exit *x,
+                      char *out, size_t cap)
 {
     size_t used = 0;
 
@@ -553,11 +568,12 @@ static void agent_fed(const struct lil_ir_spec *ir, const struct lil_ir_exit *x,
 
 static json_t *dimension(const char *name, int weight, double score, const char *note)
 {
-    return json_pack("{s:s, s:i, s:f, s:f, s:s}", "name", name, "weight", weight, "score",
-                     score, "points", score * weight, "note", note);
+    return json_pack("{s:s, s:i, s:f, s:f, s:s}", "name", name, "weight", weight,
+                     "score", score, "points", score * weight, "note", note);
 }
 
-static json_t *termination_dim(const struct lil_ir_spec *ir, const struct lil_ir_exit *x)
+static json_t *termination_dim(const struct lil_ir_spec *ir,
+                               const struct lil_ir_exit *x)
 {
     enum lil_ir_signal sig = ir->terminate.signal;
     double score = signal_value(sig), ceil = grounding_ceiling(x->grounding);
@@ -573,7 +589,8 @@ static json_t *termination_dim(const struct lil_ir_spec *ir, const struct lil_ir
             snprintf(note + n, sizeof(note) - (size_t)n,
                      " (downgraded: exit fed by agent output [%s])", vars);
         else if (n > 0 && (size_t)n < sizeof(note))
-            snprintf(note + n, sizeof(note) - (size_t)n, " (downgraded by its grounding)");
+            snprintf(note + n, sizeof(note) - (size_t)n,
+                     " (downgraded by its grounding)");
     }
     return dimension("termination safety", 30, score, note);
 }
@@ -581,13 +598,13 @@ static json_t *termination_dim(const struct lil_ir_spec *ir, const struct lil_ir
 static json_t *caps_dim(const struct lil_ir_spec *ir)
 {
     bool np = ir->caps.no_progress.present, budget = ir->caps.budget.present;
-    double score = (ir->caps.injected ? 0.0 : 0.5) + (np ? 0.25 : 0.0) +
-                   (budget ? 0.25 : 0.0);
+    double score =
+        (ir->caps.injected ? 0.0 : 0.5) + (np ? 0.25 : 0.0) + (budget ? 0.25 : 0.0);
     char note[128];
 
     snprintf(note, sizeof(note), "%s \u00b7 no_progress %s \u00b7 budget %s",
-             ir->caps.injected ? "injected caps" : "explicit caps", np ? "set" : "missing",
-             budget ? "set" : "missing");
+             ir->caps.injected ? "injected caps" : "explicit caps",
+             np ? "set" : "missing", budget ? "set" : "missing");
     return dimension("caps", 25, score, note);
 }
 
@@ -609,7 +626,11 @@ static json_t *observability_dim(const struct lil_ir_spec *ir)
 
 static const char *grade_of(long long total)
 {
-    return total >= 90 ? "A" : total >= 80 ? "B" : total >= 70 ? "C" : total >= 60 ? "D" : "F";
+    return total >= 90   ? "A"
+           : total >= 80 ? "B"
+           : total >= 70 ? "C"
+           : total >= 60 ? "D"
+                         : "F";
 }
 
 /* The dimensions' points summed and rounded (half up: all are >= 0). */
@@ -619,8 +640,7 @@ static long long total_of(json_t *dims)
     size_t i;
     json_t *d;
 
-    json_array_foreach(dims, i, d)
-        sum += json_real_value(json_object_get(d, "points"));
+    json_array_foreach(dims, i, d) sum += json_real_value(json_object_get(d, "points"));
     return (long long)(sum + 0.5 + 1e-9);
 }
 
@@ -633,10 +653,12 @@ json_t *lil__verify_score(const struct lil_ir_spec *ir, struct lil_err *err,
 
     if (lil__ir_exit_analyse(ir, &x) == LIL_OK)
         dims = json_pack(
-            "[o, o, o, o, o]", termination_dim(ir, &x), caps_dim(ir), observability_dim(ir),
+            "[o, o, o, o, o]", termination_dim(ir, &x), caps_dim(ir),
+            observability_dim(ir),
             dimension("resumability", 15, resume_stable ? 1.0 : 0.0,
-                      resume_stable ? "a restart between iterations changes nothing"
-                                    : "a restart between iterations changes the result"),
+                      resume_stable
+                          ? "a restart between iterations changes nothing"
+                          : "a restart between iterations changes the result"),
             dimension("determinism", 15, deterministic ? 1.0 : 0.0,
                       deterministic ? "two dry runs agree" : "two dry runs differ"));
     lil__ir_exit_free(ir->env, &x);
@@ -650,7 +672,8 @@ json_t *lil__verify_score(const struct lil_ir_spec *ir, struct lil_err *err,
     return o;
 }
 
-/* ---- the report --------------------------------------------------------------------------- */
+/* ---- the report
+ * --------------------------------------------------------------------------- */
 
 static json_t *dry_json(const struct dry *d)
 {
@@ -674,17 +697,17 @@ static json_t *report_of(const struct verify *v, const struct verdicts *vd,
 {
     const struct lil_verify_fixtures *fx = &v->fx;
 
-    return json_pack("{s:b, s:b, s:b, s:b, s:b, s:I, s:i, s:b, s:b, s:{s:b, s:b, s:b}, "
-                     "s:o, s:o, s:o, s:O, s:O}",
-                     "ok", vd->bounded && vd->deterministic && vd->resume_stable,
-                     "bounded", vd->bounded, "deterministic", vd->deterministic,
-                     "resumeStable", vd->resume_stable, "terminatedNaturally", vd->natural,
-                     "maxIterations", (json_int_t)v->ir->caps.max_iterations, "ceiling",
-                     LIL_VERIFY_CEILING, "clamped", v->clamped, "capsInjected",
-                     v->ir->caps.injected, "fixtures", "shell", fx->given[0], "http",
-                     fx->given[1], "agent", fx->given[2], "dryRun", dry_json(&runs[0]),
-                     "rerun", dry_json(&runs[1]), "stepped", dry_json(&runs[2]), "issues",
-                     issues, "score", score);
+    return json_pack(
+        "{s:b, s:b, s:b, s:b, s:b, s:I, s:i, s:b, s:b, s:{s:b, s:b, s:b}, "
+        "s:o, s:o, s:o, s:O, s:O}",
+        "ok", vd->bounded && vd->deterministic && vd->resume_stable, "bounded",
+        vd->bounded, "deterministic", vd->deterministic, "resumeStable",
+        vd->resume_stable, "terminatedNaturally", vd->natural, "maxIterations",
+        (json_int_t)v->ir->caps.max_iterations, "ceiling", LIL_VERIFY_CEILING,
+        "clamped", v->clamped, "capsInjected", v->ir->caps.injected, "fixtures",
+        "shell", fx->given[0], "http", fx->given[1], "agent", fx->given[2], "dryRun",
+        dry_json(&runs[0]), "rerun", dry_json(&runs[1]), "stepped", dry_json(&runs[2]),
+        "issues", issues, "score", score);
 }
 
 static lil_status judge_and_report(struct verify *v, const struct dry runs[3],
@@ -692,7 +715,8 @@ static lil_status judge_and_report(struct verify *v, const struct dry runs[3],
 {
     struct verdicts vd = judge(v, &runs[0], &runs[1], &runs[2]);
     json_t *issues = json_array();
-    json_t *score = lil__verify_score(v->ir, v->err, vd.deterministic, vd.resume_stable);
+    json_t *score =
+        lil__verify_score(v->ir, v->err, vd.deterministic, vd.resume_stable);
 
     if (issues) {
         verdict_issues(v, &vd, &runs[0], issues);
@@ -704,13 +728,15 @@ static lil_status judge_and_report(struct verify *v, const struct dry runs[3],
     return *report ? LIL_OK : lil__seterr(v->err, LIL_E_NOMEM, 0, "out of memory");
 }
 
-/* ---- the three dry runs ------------------------------------------------------------------- */
+/* ---- the three dry runs
+ * ------------------------------------------------------------------- */
 
 static lil_status setup(struct verify *v)
 {
     json_t *inputs = lil__verify_inputs(v->ir);
-    lil_status rc = inputs ? lil__json_dump(v->env, v->err, inputs, JSON_COMPACT, &v->inputs)
-                           : lil__seterr(v->err, LIL_E_NOMEM, 0, "out of memory");
+    lil_status rc =
+        inputs ? lil__json_dump(v->env, v->err, inputs, JSON_COMPACT, &v->inputs)
+               : lil__seterr(v->err, LIL_E_NOMEM, 0, "out of memory");
 
     json_decref(inputs);
     if (rc != LIL_OK)
@@ -768,10 +794,12 @@ lil_status lil__verify(lil_env *env, struct lil_err *err, const lil_spec *spec,
     return rc;
 }
 
-/* ---- the public call ------------------------------------------------------------------------ */
+/* ---- the public call
+ * ------------------------------------------------------------------------ */
 
-static lil_status verify_in_scope(lil_env *env, struct lil_err *err, const lil_spec *spec,
-                                  const char *fixtures_json, lil_bytes *out)
+static lil_status verify_in_scope(lil_env *env, struct lil_err *err,
+                                  const lil_spec *spec, const char *fixtures_json,
+                                  lil_bytes *out)
 {
     struct lil_verify_fixtures fx;
     struct lil_buf text;
@@ -794,8 +822,8 @@ static lil_status verify_in_scope(lil_env *env, struct lil_err *err, const lil_s
     return rc;
 }
 
-lil_status lil_spec_verify(lil_env *env, const lil_spec *spec, const char *fixtures_json,
-                           lil_bytes *report_json)
+lil_status lil_spec_verify(lil_env *env, const lil_spec *spec,
+                           const char *fixtures_json, lil_bytes *report_json)
 {
     struct lil_json_scope sc;
     struct lil_err e;
@@ -806,12 +834,14 @@ lil_status lil_spec_verify(lil_env *env, const lil_spec *spec, const char *fixtu
     if (report_json)
         memset(report_json, 0, sizeof(*report_json));
     if (!report_json || !spec || !lil__spec_ir(spec))
-        rc = lil__seterr(&e, LIL_E_INVAL, 0, "lil_spec_verify: NULL or invalid argument");
+        rc = lil__seterr(&e, LIL_E_INVAL, 0,
+                         "lil_spec_verify: NULL or invalid argument");
     else if (env && env->magic != LIL_ENV_MAGIC)
         rc = lil__seterr(&e, LIL_E_INVAL, 0, "invalid or closed env handle");
     else if (!lil_spec_ok(spec))
-        rc = lil__seterr(&e, LIL_E_SPEC, 0,
-                         "the spec has errors: `lil validate` shows them; nothing was run");
+        rc = lil__seterr(
+            &e, LIL_E_SPEC, 0,
+            "the spec has errors: `lil validate` shows them; nothing was run");
     else if (!env && (rc = lil_env_new(&own)) != LIL_OK)
         rc = lil__seterr(&e, rc, 0, "out of memory");
     if (rc == LIL_OK) {

@@ -58,7 +58,7 @@
 struct lil_env;
 struct lil_ir_spec;
 
-#define LIL_VERIFY_CEILING      1000      /* iterations of a dry run, at most */
+#define LIL_VERIFY_CEILING      1000       /* iterations of a dry run, at most */
 #define LIL_VERIFY_FIXTURES_MAX (1u << 20) /* bytes of fixture JSON */
 
 /* What the mocks answer, one value per effect kind (never NULL once

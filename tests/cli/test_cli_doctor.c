@@ -148,9 +148,11 @@ T_TEST(budgets)
     clear_limits();
     T_EQ_I64(c_lil(out, err, "--dir '%s' doctor '%s'", t_tmpdir(), spec), 0);
     T_CONTAINS(out, "\u2713 budget set: {\"tokens\":100,\"usd\":2.5}\n");
-    T_CONTAINS(out, "\u2139 usd budget ($2.5): no harness of this version reports cost");
-    T_CONTAINS(out, "(llm, claude-code, codex, opencode, antigravity, cursor-agent, pi, "
-                    "cli: not available in this version)");
+    T_CONTAINS(out,
+               "\u2139 usd budget ($2.5): no harness of this version reports cost");
+    T_CONTAINS(out,
+               "(llm, claude-code, codex, opencode, antigravity, cursor-agent, pi, "
+               "cli: not available in this version)");
 }
 
 T_TEST(unavailable_harness)
@@ -159,8 +161,9 @@ T_TEST(unavailable_harness)
 
     clear_limits();
     T_EQ_I64(c_lil(out, err, "--dir '%s' doctor '%s'", t_tmpdir(), spec), 1);
-    T_CONTAINS(out, "\u2717 agent step 'think' uses harness 'claude-code', which is not "
-                    "available in this version");
+    T_CONTAINS(out,
+               "\u2717 agent step 'think' uses harness 'claude-code', which is not "
+               "available in this version");
 }
 
 T_TEST(agent_limits)
@@ -179,8 +182,9 @@ T_TEST(agent_limits)
     setenv("LIL_AGENT_TIMEOUT_MS", "12abc", 1);
     setenv("LOOPY_AGENT_MAX_BUFFER", "0", 1);
     T_EQ_I64(c_lil(out, err, "--dir '%s' doctor '%s'", t_tmpdir(), spec), 1);
-    T_CONTAINS(out, "\u2717 invalid agent limits: LIL_AGENT_TIMEOUT_MS must be a positive "
-                    "integer; got '12abc'\n");
+    T_CONTAINS(out,
+               "\u2717 invalid agent limits: LIL_AGENT_TIMEOUT_MS must be a positive "
+               "integer; got '12abc'\n");
     T_CONTAINS(out, "\u2717 invalid agent limits: LOOPY_AGENT_MAX_BUFFER must be a "
                     "positive integer; got '0'\n");
     T_CHECK(strstr(out, "\u2713 agent limits") == NULL);

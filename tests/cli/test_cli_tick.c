@@ -38,18 +38,19 @@ static const char *nap_spec(const char *name, const char *nap, int to, int max)
     const char *p = t_path(name);
     FILE *f;
 
-    snprintf(text, sizeof(text),
-             "loopspec: \"0.1\"\n"
-             "id: nap\n"
-             "pattern: react\n"
-             "state: { vars: { n: { type: int, init: 0 } } }\n"
-             "body:\n"
-             "  - { id: bump, kind: shell, cmd: \"echo x >> side.txt\", on_done: { incr: n "
-             "} }\n"
-             "  - { id: nap, kind: sleep, for: %s }\n"
-             "terminate: { signal: state-predicate, until: \"${state.n >= %d}\" }\n"
-             "caps: { max_iterations: %d, on_cap_exceeded: fail }\n",
-             nap, to, max);
+    snprintf(
+        text, sizeof(text),
+        "loopspec: \"0.1\"\n"
+        "id: nap\n"
+        "pattern: react\n"
+        "state: { vars: { n: { type: int, init: 0 } } }\n"
+        "body:\n"
+        "  - { id: bump, kind: shell, cmd: \"echo x >> side.txt\", on_done: { incr: n "
+        "} }\n"
+        "  - { id: nap, kind: sleep, for: %s }\n"
+        "terminate: { signal: state-predicate, until: \"${state.n >= %d}\" }\n"
+        "caps: { max_iterations: %d, on_cap_exceeded: fail }\n",
+        nap, to, max);
     f = fopen(p, "wb");
     if (f) {
         fputs(text, f);
@@ -145,10 +146,11 @@ T_TEST(parks_again_and_json)
     e = json_array_get(json_object_get(doc, "runs"), 0);
     T_EQ_STR(json_string_value(json_object_get(e, "action")), "resumed");
     T_EQ_STR(json_string_value(json_object_get(e, "status")), "waiting");
-    T_EQ_I64(json_integer_value(json_object_get(json_object_get(e, "result"), "iteration")),
-             1);
-    T_CHECK(json_integer_value(json_object_get(json_object_get(e, "result"), "wakeAt")) >
-            0);
+    T_EQ_I64(
+        json_integer_value(json_object_get(json_object_get(e, "result"), "iteration")),
+        1);
+    T_CHECK(json_integer_value(
+                json_object_get(json_object_get(e, "result"), "wakeAt")) > 0);
     json_decref(doc);
     T_EQ_I64(side_lines(), 2);
 }

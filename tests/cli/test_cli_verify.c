@@ -58,7 +58,8 @@ static const char *count_like(const char *until, int max, const char *more)
 }
 
 #define COUNT_SPEC count_like("${state.n >= 3}", 10, "")
-#define NAP_SPEC   count_like("${state.n >= 3}", 10, "  - { id: nap, kind: sleep, for: 5m }\n")
+#define NAP_SPEC \
+    count_like("${state.n >= 3}", 10, "  - { id: nap, kind: sleep, for: 5m }\n")
 
 /* Write text to name in the test's directory; returns its path. */
 static const char *put(const char *name, const char *text)
@@ -134,7 +135,8 @@ static bool has_issue(json_t *r, const char *code)
     size_t i;
     json_t *is;
 
-    json_array_foreach(json_object_get(r, "issues"), i, is) {
+    json_array_foreach(json_object_get(r, "issues"), i, is)
+    {
         if (strcmp(json_string_value(json_object_get(is, "code")), code) == 0)
             return true;
     }
@@ -150,7 +152,8 @@ T_TEST(passes_without_touching_anything)
     T_EQ_I64(c_lil(out, err, "verify '%s'", spec), 0);
     shared_tmp(saved);
     T_CONTAINS(out, "\u2713 verify PASSED\n");
-    T_CONTAINS(out, "  bounded: \u2713  deterministic: \u2713  resume-stable: \u2713\n");
+    T_CONTAINS(out,
+               "  bounded: \u2713  deterministic: \u2713  resume-stable: \u2713\n");
     T_CONTAINS(out, "  dry-run ended 'completed' after 3 iteration(s) (terminate.until "
                     "held)\n");
     T_CHECK(!exists(t_path("side.txt")));
@@ -207,7 +210,8 @@ static const char saved_spec[] =
 T_TEST(fixtures_answer_the_effects)
 {
     const char *spec = put("saved.yaml", saved_spec);
-    const char *fx = put("fx.json", "{\"shell\": {\"done\": true}, \"http\": {\"ok\": 1}}");
+    const char *fx =
+        put("fx.json", "{\"shell\": {\"done\": true}, \"http\": {\"ok\": 1}}");
     char extra[4200];
     int rc;
     json_t *r;
@@ -261,7 +265,8 @@ T_TEST(stops_at_the_ceiling)
     T_EQ_I64(rc, 0);
     T_REQUIRE(r);
     T_CHECK(json_is_true(json_object_get(r, "clamped")));
-    T_CHECK(json_is_true(json_object_get(json_object_get(r, "dryRun"), "ceilingReached")));
+    T_CHECK(
+        json_is_true(json_object_get(json_object_get(r, "dryRun"), "ceilingReached")));
     T_EQ_I64(dry_int(r, "dryRun", "iteration"), 1000);
     T_EQ_I64(dry_int(r, "stepped", "iteration"), 1000);
     T_CHECK(has_issue(r, "verify-ceiling"));
@@ -283,27 +288,27 @@ T_TEST(a_sleep_parks_the_dry_run)
 
 T_TEST(inputs_get_sample_values)
 {
-    const char *spec = put(
-        "in.yaml",
-        "loopspec: \"0.1\"\n"
-        "id: inputs\n"
-        "pattern: react\n"
-        "inputs:\n"
-        "  s: { type: string, required: true }\n"
-        "  i: { type: int, required: true }\n"
-        "  b: { type: boolean, required: true }\n"
-        "  l: { type: list, required: true }\n"
-        "  e: { type: \"enum[red,green]\", required: true }\n"
-        "  d: { type: int, default: 7 }\n"
-        "state: { vars: { seen: { type: json }, n: { type: int, init: 0 } } }\n"
-        "body:\n"
-        "  - id: look\n"
-        "    kind: shell\n"
-        "    cmd: \"true\"\n"
-        "    on_done: { incr: n, set: { seen: \"${inputs.s + inputs.i + inputs.b + "
-        "inputs.e + inputs.d}\" } }\n"
-        "terminate: { signal: state-predicate, until: \"${state.n >= 1}\" }\n"
-        "caps: { max_iterations: 3 }\n");
+    const char *spec =
+        put("in.yaml",
+            "loopspec: \"0.1\"\n"
+            "id: inputs\n"
+            "pattern: react\n"
+            "inputs:\n"
+            "  s: { type: string, required: true }\n"
+            "  i: { type: int, required: true }\n"
+            "  b: { type: boolean, required: true }\n"
+            "  l: { type: list, required: true }\n"
+            "  e: { type: \"enum[red,green]\", required: true }\n"
+            "  d: { type: int, default: 7 }\n"
+            "state: { vars: { seen: { type: json }, n: { type: int, init: 0 } } }\n"
+            "body:\n"
+            "  - id: look\n"
+            "    kind: shell\n"
+            "    cmd: \"true\"\n"
+            "    on_done: { incr: n, set: { seen: \"${inputs.s + inputs.i + inputs.b + "
+            "inputs.e + inputs.d}\" } }\n"
+            "terminate: { signal: state-predicate, until: \"${state.n >= 1}\" }\n"
+            "caps: { max_iterations: 3 }\n");
     int rc;
     json_t *r = report(spec, NULL, &rc);
 
@@ -315,7 +320,8 @@ T_TEST(inputs_get_sample_values)
     json_decref(r);
 }
 
-/* ---- score --------------------------------------------------------------------------- */
+/* ---- score
+ * --------------------------------------------------------------------------- */
 
 T_TEST(score_of_a_plain_spec)
 {
@@ -359,17 +365,17 @@ T_TEST(score_of_a_perfect_spec)
 
 T_TEST(score_downgrades_an_agent_fed_exit)
 {
-    const char *spec = put(
-        "judge.yaml",
-        "loopspec: \"0.1\"\n"
-        "id: judge\n"
-        "pattern: react\n"
-        "state: { vars: { done: { type: boolean, init: false } } }\n"
-        "body:\n"
-        "  - { id: w, kind: agent, harness: internal, prompt: do,\n"
-        "      save: { done: \"$.done\" } }\n"
-        "terminate: { signal: oracle, until: \"${state.done == true}\" }\n"
-        "caps: { max_iterations: 3, on_cap_exceeded: exit-clean }\n");
+    const char *spec =
+        put("judge.yaml",
+            "loopspec: \"0.1\"\n"
+            "id: judge\n"
+            "pattern: react\n"
+            "state: { vars: { done: { type: boolean, init: false } } }\n"
+            "body:\n"
+            "  - { id: w, kind: agent, harness: internal, prompt: do,\n"
+            "      save: { done: \"$.done\" } }\n"
+            "terminate: { signal: oracle, until: \"${state.done == true}\" }\n"
+            "caps: { max_iterations: 3, on_cap_exceeded: exit-clean }\n");
 
     T_EQ_I64(c_lil(out, err, "score '%s'", spec), 0);
     T_CONTAINS(out, "termination safety  12/30  signal: oracle \u00b7 grounding: agent "
@@ -387,7 +393,8 @@ T_TEST(score_of_a_failing_verify)
     T_CONTAINS(out, "[unbounded]");
 }
 
-/* ---- bad input ------------------------------------------------------------------------- */
+/* ---- bad input
+ * ------------------------------------------------------------------------- */
 
 static void bad_fixture(const char *text, const char *expect)
 {
@@ -429,7 +436,8 @@ T_TEST(fixtures_too_large_or_odd)
     fclose(f);
     T_EQ_I64(c_lil(out, err, "verify '%s' --fixtures '%s'", spec, fx), 1);
     T_CONTAINS(err, "NUL byte");
-    T_EQ_I64(c_lil(out, err, "score '%s' --fixtures '%s'", spec, t_path("none.json")), 1);
+    T_EQ_I64(c_lil(out, err, "score '%s' --fixtures '%s'", spec, t_path("none.json")),
+             1);
     T_CONTAINS(err, "cannot read --fixtures");
 }
 
