@@ -49,7 +49,7 @@ static int read_fixtures(const struct cli_ctx *ctx, struct verify_cli *vc)
     }
     vc->fixtures = malloc(FIXTURES_MAX + 2);
     n = vc->fixtures ? fread(vc->fixtures, 1, FIXTURES_MAX + 1, f) : 0;
-    fclose(f);
+    (void)fclose(f); /* read only: nothing to lose */
     if (!vc->fixtures) {
         cli_err(ctx, "out of memory");
         return CLI_EXIT_FAIL;
@@ -251,7 +251,10 @@ static void print_score(const json_t *r)
     printf("Scorecard: %lld/100  (%s)\n",
            (long long)json_integer_value(json_object_get(s, "total")),
            str(s, "grade", "?"));
-    json_array_foreach(dims, i, d) print_dimension(d);
+    json_array_foreach(dims, i, d)
+    {
+        print_dimension(d);
+    }
     if (!flag(r, "ok")) {
         printf("%s verify FAILED (`lil verify` shows why):\n", mark(false));
         print_issues(r, "error");

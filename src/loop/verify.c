@@ -640,7 +640,10 @@ static long long total_of(json_t *dims)
     size_t i;
     json_t *d;
 
-    json_array_foreach(dims, i, d) sum += json_real_value(json_object_get(d, "points"));
+    json_array_foreach(dims, i, d)
+    {
+        sum += json_real_value(json_object_get(d, "points"));
+    }
     return (long long)(sum + 0.5 + 1e-9);
 }
 
