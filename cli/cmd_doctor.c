@@ -415,6 +415,6 @@ const struct cli_verb cli_verb_doctor = {
     "  --json      {\"loop\", \"spec\", \"store\", \"ok\", \"checks\": [{\"check\",\n"
     "              \"level\", \"message\"}], \"version\"}\n"
     "\n"
-    "Exit status: 0 no check failed; 1 a check failed or the spec is invalid;\n"
-    "64 usage error.\n",
+    "Exit status (the table is in `lil --help`): 0 no check failed; 1 a check\n"
+    "failed or the spec is invalid; 64 usage error.\n",
     cmd_doctor};

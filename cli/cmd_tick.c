@@ -339,7 +339,8 @@ const struct cli_verb cli_verb_tick = {
     "              \"result\") | \"skipped\" | \"failed\" (\"error\") | \"not-due\"\n"
     "              (\"wakeAt\")}]}\n"
     "\n"
-    "Exit status: 0 every due run was resumed (or skipped: held); 1 a run could\n"
-    "not be resumed (its spec does not load, its journal cannot be read) or a\n"
-    "resumed run failed; 64 usage error.\n",
+    "Exit status (the table is in `lil --help`): 0 every due run was resumed\n"
+    "(or skipped: held); 1 the store does not exist, a run could not be resumed\n"
+    "(its spec does not load, its journal cannot be read) or a resumed run\n"
+    "failed; 64 usage error.\n",
     cmd_tick};

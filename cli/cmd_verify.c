@@ -303,8 +303,9 @@ static int cmd_score(struct cli_ctx *ctx, int argc, char **argv)
     "                        with keys shell, http, agent (each default {})\n"           \
     "  --json                print the whole report as JSON\n"                           \
     "\n"                                                                                 \
-    "Exit status: 0 the loop is bounded, deterministic and resume-stable; 1 it is\n"     \
-    "not, the spec is invalid or the fixtures are bad; 64 usage error.\n"
+    "Exit status (the table is in `lil --help`): 0 the loop is bounded,\n"               \
+    "deterministic and resume-stable; 1 it is not, the spec is invalid or the\n"         \
+    "fixtures are bad; 64 usage error.\n"
 
 const struct cli_verb cli_verb_verify = {
     "verify", "dry-run a loop spec with mocked effects: bounded, deterministic, stable",
