@@ -80,6 +80,10 @@ extern const struct cli_verb cli_verb_resume;
 extern const struct cli_verb cli_verb_stop;
 extern const struct cli_verb cli_verb_approve;
 extern const struct cli_verb cli_verb_recover;
+extern const struct cli_verb cli_verb_doctor;
+extern const struct cli_verb cli_verb_tick;
+extern const struct cli_verb cli_verb_verify;
+extern const struct cli_verb cli_verb_score;
 
 /* ------------------------------------------------------------------------ */
 /* Arguments (args.c)                                                        */

@@ -17,7 +17,8 @@ static const struct cli_verb *const verbs[] = {
     &cli_verb_ls,      &cli_verb_inspect,  &cli_verb_log,    &cli_verb_check,
     &cli_verb_resolve, &cli_verb_validate, &cli_verb_new,    &cli_verb_explain,
     &cli_verb_run,     &cli_verb_step,     &cli_verb_resume, &cli_verb_stop,
-    &cli_verb_approve, &cli_verb_recover,
+    &cli_verb_approve, &cli_verb_recover,  &cli_verb_doctor, &cli_verb_tick,
+    &cli_verb_verify,  &cli_verb_score,
 };
 
 #define NVERBS (sizeof(verbs) / sizeof(verbs[0]))

@@ -894,6 +894,34 @@ LIL_API const char *lil_loop_errmsg(const lil_loop *lp);
 /* Sync, release the lock and free.  NULL is LIL_OK. */
 LIL_API lil_status lil_loop_close(lil_loop *lp);
 
+/* What dry runs prove about a valid spec (`lil verify`, `lil score`;
+ * docs/loops.md, "Verify and score"): the loop runs three times in a
+ * temporary store ($TMPDIR, else /tmp; removed before returning) -- once
+ * straight through, once more from scratch, once with a restart between
+ * every iteration -- with every shell, http and agent effect answered
+ * from the fixtures instead of run: no process is started, no request
+ * sent.  Breakpoints and gates are approved, inputs without a default get
+ * a sample value, and a dry run stops after at most 1000 iterations.
+ *
+ * fixtures_json: NULL, or a JSON object of at most 1 MiB whose keys are
+ * among "shell", "http" and "agent": the result every effect of that kind
+ * gets (default {}); an agent fixture's "usage" ({"tokens", "usd"}) is
+ * metered as a harness's would be.
+ *
+ * *report_json (lil_free) is a JSON object: "ok" (bounded, deterministic
+ * and resume-stable), "bounded", "deterministic", "resumeStable",
+ * "terminatedNaturally", the end of each dry run ("dryRun", "rerun",
+ * "stepped": status, iteration, reason, state), "issues" ({"severity",
+ * "code", "message"}) and "score" (the scorecard: "total" out of 100,
+ * "grade", "dimensions").  docs/loops.md describes every field.  env NULL
+ * means a private default env.
+ * Errors: LIL_E_SPEC (the spec has errors), LIL_E_INVAL (NULL arguments;
+ * fixtures that are not JSON, not an object or hold other keys: the
+ * message says which), LIL_E_TOOBIG (fixtures over 1 MiB), LIL_E_IO (the
+ * temporary store), LIL_E_NOMEM; the message in lil_errmsg(). */
+LIL_API lil_status lil_spec_verify(lil_env *env, const lil_spec *spec,
+                                   const char *fixtures_json, lil_bytes *report_json);
+
 #ifdef __cplusplus
 }
 #endif

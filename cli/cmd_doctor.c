@@ -1,0 +1,420 @@
+/*
+ * cmd_doctor.c -- `lil doctor SPEC [--json]`: can this loop run here?
+ * (loopspec-contract.md 5.24, in lil's words; docs/loops.md, "Doctor").
+ *
+ * Prints "doctor — loop '<id>'" and then one line per check, in order:
+ *   ✓/✗ the store directory is writable: a probe file created (O_EXCL) and
+ *       removed in it; a store that does not exist yet is fine when its
+ *       parent is writable (`lil run` creates it);
+ *   ✓/⚠ a token, usd or wallclock budget is set;
+ *   ℹ   a usd budget cannot trip in this version: no harness reports cost;
+ *   ✗   an agent step names a harness that is not available in this
+ *       version (only `internal` is): a run would fail at that step;
+ *   ✓   max_iterations;
+ *   ✓/✗ the agent limits from LIL_AGENT_TIMEOUT_MS / LOOPY_AGENT_TIMEOUT_MS
+ *       and LIL_AGENT_MAX_BUFFER / LOOPY_AGENT_MAX_BUFFER (the LIL_ name
+ *       wins; blank means the default; anything but a positive integer is
+ *       an error naming the variable and its value);
+ *   ℹ   the termination signal and lil's version.
+ * Exit status: 0 when no check failed (✗), 1 when one did or the spec is
+ * invalid (its diagnostics on stderr), 64 on a usage error.  --json: one
+ * document {"loop", "spec", "store", "ok", "checks": [{"check", "level":
+ * "ok"|"warning"|"info"|"fail", "message"}], "version"}.
+ *
+ * Doctor reads the spec and the environment and writes only its probe: it
+ * never opens a journal and takes no lock.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "spec_cli.h"
+
+#define CLI_TIMEOUT_MS 600000LL           /* coding-agent CLIs (contract 6.4) */
+#define LLM_TIMEOUT_MS 120000LL           /* the llm harness (6.5) */
+#define CLI_MAX_BUFFER 16777216LL         /* bytes of a coding-agent CLI's output */
+#define SAFE_INT_MAX   9007199254740991LL /* 2^53 - 1 */
+#define UNAVAILABLE \
+    "llm, claude-code, codex, opencode, antigravity, cursor-agent, pi, cli"
+
+enum level { LVL_OK, LVL_WARN, LVL_INFO, LVL_FAIL };
+
+struct doctor {
+    const struct cli_ctx *ctx;
+    json_t *checks; /* --json */
+    bool failed;
+};
+
+/* ---- output
+ * ---------------------------------------------------------------------------- */
+
+static void say(struct doctor *d, enum level lvl, const char *check, const char *fmt,
+                ...) __attribute__((format(printf, 4, 5)));
+
+static void say(struct doctor *d, enum level lvl, const char *check, const char *fmt,
+                ...)
+{
+    static const char *const marks[] = {"\u2713", "\u26a0", "\u2139", "\u2717"};
+    static const char *const names[] = {"ok", "warning", "info", "fail"};
+    char msg[2048];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    d->failed = d->failed || lvl == LVL_FAIL;
+    if (d->checks) {
+        json_t *c = json_pack("{s:s, s:s}", "check", check, "level", names[lvl]);
+
+        cli_json_set(c, "message", cli_json_str(msg, strlen(msg)));
+        if (!c || json_array_append_new(d->checks, c) != 0)
+            d->failed = true;
+        return;
+    }
+    printf("%s ", marks[lvl]);
+    cli_put_text(stdout, msg);
+    putchar('\n');
+}
+
+/* ---- the store
+ * ------------------------------------------------------------------------- */
+
+/* --dir, else $LIL_DIR when set and not empty, else ".lil" (as open.c). */
+static const char *store_dir(const struct cli_ctx *ctx)
+{
+    const char *env = getenv("LIL_DIR");
+
+    if (ctx->dir)
+        return ctx->dir;
+    return env && *env ? env : ".lil";
+}
+
+static void parent_of(const char *dir, char *out, size_t cap)
+{
+    const char *slash;
+    size_t n = strlen(dir);
+
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    slash = n ? memrchr(dir, '/', n) : NULL;
+    if (!slash)
+        snprintf(out, cap, ".");
+    else if (slash == dir)
+        snprintf(out, cap, "/");
+    else
+        snprintf(out, cap, "%.*s", (int)(slash - dir), dir);
+}
+
+static void store_missing(struct doctor *d, const char *dir)
+{
+    char parent[4096];
+
+    parent_of(dir, parent, sizeof(parent));
+    if (access(parent, W_OK | X_OK) == 0)
+        say(d, LVL_OK, "store",
+            "store dir %s does not exist yet; its parent %s is writable (`lil run` "
+            "creates it)",
+            dir, parent);
+    else
+        say(d, LVL_FAIL, "store",
+            "store dir %s does not exist and its parent %s is NOT writable: %s", dir,
+            parent, strerror(errno));
+}
+
+/* Create and remove a probe file in dir. */
+static void store_probe(struct doctor *d, const char *dir)
+{
+    char probe[4200];
+    int fd, e;
+
+    snprintf(probe, sizeof(probe), "%s/.lil-doctor-%ld.probe", dir, (long)getpid());
+    fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 || write(fd, "x", 1) != 1) {
+        e = errno;
+        if (fd >= 0) {
+            close(fd);
+            unlink(probe);
+        }
+        say(d, LVL_FAIL, "store", "store dir NOT writable: %s: %s", probe, strerror(e));
+        return;
+    }
+    close(fd);
+    if (unlink(probe) != 0) {
+        say(d, LVL_FAIL, "store", "store dir NOT writable: cannot remove %s: %s", probe,
+            strerror(errno));
+        return;
+    }
+    say(d, LVL_OK, "store", "store dir writable (%s)", dir);
+}
+
+static void check_store(struct doctor *d, const char *dir)
+{
+    struct stat st;
+
+    if (stat(dir, &st) != 0) {
+        if (errno == ENOENT)
+            store_missing(d, dir);
+        else
+            say(d, LVL_FAIL, "store", "store dir %s NOT usable: %s", dir,
+                strerror(errno));
+    } else if (!S_ISDIR(st.st_mode)) {
+        say(d, LVL_FAIL, "store", "store dir %s is NOT a directory", dir);
+    } else {
+        store_probe(d, dir);
+    }
+}
+
+/* ---- the spec's caps and harnesses
+ * ------------------------------------------------------- */
+
+static void check_budget(struct doctor *d, const json_t *caps)
+{
+    const json_t *budget = json_object_get(caps, "budget");
+    const json_t *usd = json_object_get(budget, "usd");
+    char text[512];
+    size_t n;
+
+    if (!json_is_object(budget) || json_object_size(budget) == 0) {
+        say(d, LVL_WARN, "budget", "no token/$/wallclock budget");
+        return;
+    }
+    n = json_dumpb(budget, text, sizeof(text) - 1, JSON_COMPACT);
+    text[n < sizeof(text) ? n : 0] = '\0';
+    say(d, LVL_OK, "budget", "budget set: %s", text);
+    if (json_is_number(usd))
+        say(d, LVL_INFO, "usd",
+            "usd budget ($%g): no harness of this version reports cost, so it cannot trip "
+            "yet; agent steps run with the 'internal' harness only (%s: not available "
+            "in this version)",
+            json_number_value(usd), UNAVAILABLE);
+}
+
+/* ✗ for every agent step of steps (reduce bodies too) whose harness is not
+ * internal. */
+static void check_harnesses(struct doctor *d, const json_t *steps, int depth)
+{
+    size_t i;
+    json_t *s;
+
+    json_array_foreach(steps, i, s)
+    {
+        const char *kind = json_string_value(json_object_get(s, "kind"));
+        const char *h = json_string_value(json_object_get(s, "harness"));
+
+        if (kind && strcmp(kind, "agent") == 0 && h && strcmp(h, "internal") != 0)
+            say(d, LVL_FAIL, "harness",
+                "agent step '%s' uses harness '%s', which is not available in this "
+                "version: only 'internal' runs agent steps, so a run fails there",
+                json_string_value(json_object_get(s, "id")), h);
+        if (depth < 64)
+            check_harnesses(d, json_object_get(s, "body"), depth + 1);
+    }
+}
+
+static void check_on_exit(struct doctor *d, const json_t *terminate)
+{
+    const json_t *act = json_object_get(terminate, "on_exit");
+    const char *kind = json_string_value(json_object_get(act, "kind"));
+    const char *h = json_string_value(json_object_get(act, "harness"));
+
+    if (kind && strcmp(kind, "agent") == 0 && h && strcmp(h, "internal") != 0)
+        say(d, LVL_FAIL, "harness",
+            "terminate.on_exit uses harness '%s', which is not available in this version: "
+            "only 'internal' runs agent steps",
+            h);
+}
+
+/* ---- agent limits
+ * ------------------------------------------------------------------------- */
+
+/* JavaScript's trim of ASCII blanks: [*s, *s + *n). */
+static void trim(const char **s, size_t *n)
+{
+    while (*n && strchr(" \t\n\r\v\f", (*s)[0]))
+        (*s)++, (*n)--;
+    while (*n && strchr(" \t\n\r\v\f", (*s)[*n - 1]))
+        (*n)--;
+}
+
+/* A positive integer of at most 2^53 - 1, digits only. */
+static bool positive_int(const char *s, size_t n, long long *out)
+{
+    long long v = 0;
+
+    if (n == 0 || n > 16)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = v;
+    return v > 0 && v <= SAFE_INT_MAX;
+}
+
+/* The value of the LIL_ name, else the LOOPY_ one, else dflt.  false (and
+ * a ✗ naming the variable and its value) when it is not a positive
+ * integer. */
+static bool agent_limit(struct doctor *d, const char *lil_name, const char *loopy_name,
+                        long long dflt, long long *out)
+{
+    const char *names[2] = {lil_name, loopy_name};
+
+    *out = dflt;
+    for (int i = 0; i < 2; i++) {
+        const char *raw = getenv(names[i]), *s = raw;
+        size_t n = raw ? strlen(raw) : 0;
+
+        trim(&s, &n);
+        if (n == 0)
+            continue;
+        if (positive_int(s, n, out))
+            return true;
+        say(d, LVL_FAIL, "agent-limits",
+            "invalid agent limits: %s must be a positive integer; got '%s'", names[i],
+            raw);
+        return false;
+    }
+    return true;
+}
+
+static void check_agent_limits(struct doctor *d)
+{
+    long long timeout = 0, buffer = 0;
+    bool ok =
+        agent_limit(d, "LIL_AGENT_TIMEOUT_MS", "LOOPY_AGENT_TIMEOUT_MS", 0, &timeout);
+
+    ok = agent_limit(d, "LIL_AGENT_MAX_BUFFER", "LOOPY_AGENT_MAX_BUFFER",
+                     CLI_MAX_BUFFER, &buffer) &&
+         ok;
+    if (ok)
+        say(d, LVL_OK, "agent-limits",
+            "agent limits: cliTimeout=%lldms, llmTimeout=%lldms, cliMaxBuffer=%lld bytes",
+            timeout ? timeout : CLI_TIMEOUT_MS, timeout ? timeout : LLM_TIMEOUT_MS,
+            buffer);
+}
+
+/* ---- the verb
+ * -------------------------------------------------------------------------------- */
+
+static void run_checks(struct doctor *d, const json_t *norm, const char *dir)
+{
+    const json_t *caps = json_object_get(norm, "caps");
+    const json_t *terminate = json_object_get(norm, "terminate");
+    const char *signal = json_string_value(json_object_get(terminate, "signal"));
+
+    check_store(d, dir);
+    check_budget(d, caps);
+    check_harnesses(d, json_object_get(norm, "body"), 0);
+    check_on_exit(d, terminate);
+    say(d, LVL_OK, "max-iterations", "max_iterations: %lld%s",
+        (long long)json_integer_value(json_object_get(caps, "max_iterations")),
+        json_is_true(json_object_get(norm, "caps_injected"))
+            ? " (injected for the pattern)"
+            : "");
+    check_agent_limits(d);
+    say(d, LVL_INFO, "signal", "termination signal: %s", signal ? signal : "(unset)");
+    say(d, LVL_INFO, "version", "lil: %s", lil_version());
+}
+
+/* The spec at path, valid, as normalized JSON in *norm. */
+static int load(const struct cli_ctx *ctx, const char *path, lil_spec **spec,
+                json_t **norm)
+{
+    lil_bytes b = {0};
+    char msg[1024];
+
+    if (cli_spec_load(NULL, path, spec, msg, sizeof(msg)) != LIL_OK) {
+        cli_err(ctx, "%s", msg);
+        return CLI_EXIT_FAIL;
+    }
+    if (!lil_spec_ok(*spec)) {
+        cli_diag_print(stderr, *spec, cli_spec_name(path));
+        cli_err(ctx, "%s is not a valid loop spec", cli_spec_name(path));
+        return CLI_EXIT_FAIL;
+    }
+    if (lil_spec_json(*spec, &b) == LIL_OK)
+        *norm = json_loadb(b.data, b.len, 0, NULL);
+    lil_free(b.data);
+    if (!*norm) {
+        cli_err(ctx, "out of memory");
+        return CLI_EXIT_FAIL;
+    }
+    return CLI_EXIT_OK;
+}
+
+static int report(struct doctor *d, const char *id, const char *path, const char *dir)
+{
+    json_t *doc;
+
+    if (!d->checks)
+        return d->failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+    doc =
+        json_pack("{s:s, s:s, s:s, s:b, s:O, s:s}", "loop", id, "spec", path, "store",
+                  dir, "ok", !d->failed, "checks", d->checks, "version", lil_version());
+    if (cli_json_print(d->ctx, doc, false) != CLI_EXIT_OK)
+        return CLI_EXIT_FAIL;
+    return d->failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}
+
+static int cmd_doctor(struct cli_ctx *ctx, int argc, char **argv)
+{
+    static const char *const names[] = {"SPEC", NULL};
+    const char *pos[1] = {NULL};
+    const struct cli_args a = {NULL, names, pos};
+    struct doctor d = {ctx, NULL, false};
+    lil_spec *spec = NULL;
+    json_t *norm = NULL;
+    int ex = cli_parse(ctx, argc, argv, &a);
+    const char *id;
+
+    if (ex == CLI_EXIT_OK)
+        ex = load(ctx, pos[0], &spec, &norm);
+    if (ex == CLI_EXIT_OK && ctx->json && !(d.checks = json_array()))
+        ex = cli_json_print(ctx, NULL, false);
+    if (ex == CLI_EXIT_OK) {
+        id = lil_spec_id(spec) ? lil_spec_id(spec) : "?";
+        if (!ctx->json) {
+            fputs("doctor \u2014 loop '", stdout);
+            cli_put_text(stdout, id);
+            fputs("'\n", stdout);
+        }
+        run_checks(&d, norm, store_dir(ctx));
+        ex = report(&d, id, cli_spec_name(pos[0]), store_dir(ctx));
+    }
+    json_decref(d.checks);
+    json_decref(norm);
+    lil_spec_free(spec);
+    return ex == CLI_PARSE_HELP ? CLI_EXIT_OK : ex;
+}
+
+const struct cli_verb cli_verb_doctor = {
+    "doctor", "check that a loop spec can run here (store, budget, harnesses, limits)",
+    "Usage: lil doctor SPEC [--json]\n"
+    "\n"
+    "Check, in order: that the store directory is writable (a probe file is\n"
+    "created and removed; a store that does not exist yet needs a writable\n"
+    "parent), that a budget is set, what a usd budget can do in this version,\n"
+    "that every agent step's harness is available (only 'internal' is in this\n"
+    "version), max_iterations, the agent limits from LIL_AGENT_TIMEOUT_MS and\n"
+    "LIL_AGENT_MAX_BUFFER (or LOOPY_AGENT_TIMEOUT_MS, LOOPY_AGENT_MAX_BUFFER;\n"
+    "positive integers), the termination signal and lil's version.\n"
+    "One line per check: \u2713 ok, \u26a0 warning, \u2139 note, \u2717 failed.  Doctor\n"
+    "never opens a journal and takes no lock.\n"
+    "\n"
+    "Flags:\n"
+    "  --dir DIR   the store to check (default $LIL_DIR, else .lil)\n"
+    "  --json      {\"loop\", \"spec\", \"store\", \"ok\", \"checks\": [{\"check\",\n"
+    "              \"level\", \"message\"}], \"version\"}\n"
+    "\n"
+    "Exit status (the table is in `lil --help`): 0 no check failed; 1 a check\n"
+    "failed or the spec is invalid; 64 usage error.\n",
+    cmd_doctor};

@@ -1,0 +1,346 @@
+/*
+ * cmd_tick.c -- `lil tick [--dir DIR] [--json]`: resume every parked loop
+ * run of the store whose wake time has passed (docs/loops.md, "Parked
+ * runs"), for cron or a systemd timer (examples/tick.crontab,
+ * examples/lil-tick.{service,timer}).
+ *
+ * For each run of the store, read-only (no lock): its records say whether
+ * it is a loop run (a "loop" start record, whose payload names the spec:
+ * "specPath") and whether it waits on a park: its last record that is not
+ * an open or a close is "parked.N", and that record's wakeAt has passed.
+ * Anything journaled after a park (an effect, a snapshot, an approval, an
+ * end) means the run moved on since, and it is left alone.  A due run is
+ * opened with the spec at specPath (its journaled inputs) and run with
+ * lil_loop_run, like `lil resume` without clearing a stop.
+ *
+ * A run that another process holds is skipped (it is running already).  A
+ * spec that no longer loads or is invalid, a journal that cannot be read,
+ * a loop call that fails, and a resumed run that ends failed are reported
+ * on stderr and make the exit status 1; otherwise it is 0.  Text output:
+ * one line per resumed run with its new status (nothing when nothing was
+ * due).  --json: {"now", "runs": [{"run", "action": "resumed" | "skipped" |
+ * "failed" | "not-due", ...}]}.
+ *
+ * Shell steps run in tick's working directory, as with `lil run`: the
+ * examples change to the project's directory first.  SIGINT and SIGTERM
+ * stop the run in progress at its next effect boundary (it is stopped,
+ * resumable) and tick exits without starting another.
+ */
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "spec_cli.h"
+
+#define PARKED_PREFIX "parked."
+
+/* What the records of one run say. */
+struct run_facts {
+    bool is_loop;
+    char *spec_path; /* from the "loop" record, or NULL */
+    bool parked;     /* the last meaningful record is parked.N */
+    int64_t wake_at; /* its wakeAt (ms) */
+};
+
+struct tick {
+    const struct cli_ctx *ctx;
+    lil_store *st;
+    int64_t now_ms;
+    json_t *runs; /* --json */
+    bool failed;
+};
+
+/* ---- signals
+ * ------------------------------------------------------------------------------- */
+
+static lil_loop *volatile current;
+static volatile sig_atomic_t stopping;
+
+static void on_signal(int sig)
+{
+    lil_loop *lp = current;
+
+    (void)sig;
+    stopping = 1;
+    if (lp)
+        lil_loop_interrupt(lp, LIL_LOOP_INTERRUPT_STOP);
+}
+
+static void signals(bool on)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on ? on_signal : SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+/* ---- reading a run
+ * ------------------------------------------------------------------------- */
+
+static json_t *payload_json(const lil_record *rec)
+{
+    return json_loadb(rec->payload, rec->payload_len, 0, NULL);
+}
+
+static int fold_record(void *ud, const lil_record *rec)
+{
+    struct run_facts *f = ud;
+    json_t *p;
+
+    if (rec->type == LIL_REC_BEGIN || rec->type == LIL_REC_OPEN ||
+        rec->type == LIL_REC_CLOSE)
+        return 0;
+    f->parked = false;
+    if (rec->type != LIL_REC_STEP)
+        return 0;
+    if (strcmp(rec->key, "loop") == 0 && !f->is_loop) {
+        p = payload_json(rec);
+        f->is_loop = true;
+        f->spec_path = json_string_value(json_object_get(p, "specPath"))
+                           ? strdup(json_string_value(json_object_get(p, "specPath")))
+                           : NULL;
+        json_decref(p);
+    } else if (strncmp(rec->key, PARKED_PREFIX, strlen(PARKED_PREFIX)) == 0) {
+        p = payload_json(rec);
+        f->parked = json_is_integer(json_object_get(p, "wakeAt"));
+        f->wake_at = (int64_t)json_integer_value(json_object_get(p, "wakeAt"));
+        json_decref(p);
+    }
+    return 0;
+}
+
+/* Read run_id's records (read-only).  LIL_OK with *f filled. */
+static lil_status read_facts(lil_store *st, const char *run_id, struct run_facts *f)
+{
+    lil_run_opts o = {sizeof(o), LIL_SYNC_DEFAULT,
+                      LIL_OPEN_READONLY | LIL_OPEN_EXISTING, 0};
+    lil_run *run = NULL;
+    lil_status rc = lil_run_open(st, run_id, &o, &run);
+
+    memset(f, 0, sizeof(*f));
+    if (rc == LIL_OK)
+        rc = lil_run_foreach(run, fold_record, f);
+    lil_run_close(run);
+    return rc;
+}
+
+/* ---- reporting
+ * ----------------------------------------------------------------------------- */
+
+static json_t *entry(const char *run_id, const char *action)
+{
+    json_t *o = json_object();
+
+    cli_json_set(o, "run", cli_json_str(run_id, strlen(run_id)));
+    cli_json_set(o, "action", json_string(action));
+    return o;
+}
+
+static void add(struct tick *t, json_t *e)
+{
+    if (!t->runs || !e || json_array_append_new(t->runs, e) != 0)
+        t->failed = t->failed || (t->runs && !e);
+}
+
+/* A run that could not be resumed: stderr (and --json). */
+static void failed(struct tick *t, const char *run_id, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void failed(struct tick *t, const char *run_id, const char *fmt, ...)
+{
+    char text[2048];
+    va_list ap;
+    json_t *e;
+
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    cli_err(t->ctx, "run '%s': %s", run_id, text);
+    t->failed = true;
+    if (!t->runs)
+        return;
+    e = entry(run_id, "failed");
+    cli_json_set(e, "error", cli_json_str(text, strlen(text)));
+    add(t, e);
+}
+
+static void resumed(struct tick *t, const char *run_id, const lil_loop_result *res)
+{
+    json_t *e;
+
+    if (res->status == LIL_LOOP_FAILED)
+        t->failed = true;
+    if (!t->runs) {
+        printf("run '%s': resumed, now %s at iteration %lld", run_id,
+               lil_loop_status_name(res->status), (long long)res->iteration);
+        if (res->reason)
+            printf(" (%s)", res->reason);
+        if (res->wake_at_ms)
+            printf(", wakes at %lld", (long long)res->wake_at_ms);
+        putchar('\n');
+        return;
+    }
+    e = entry(run_id, "resumed");
+    cli_json_set(e, "status", json_string(lil_loop_status_name(res->status)));
+    cli_json_set(e, "result", res->json ? json_loads(res->json, 0, NULL) : NULL);
+    add(t, e);
+}
+
+static void skipped(struct tick *t, const char *run_id, const char *why)
+{
+    json_t *e;
+
+    if (!t->runs) {
+        printf("run '%s': %s, skipped\n", run_id, why);
+        return;
+    }
+    e = entry(run_id, "skipped");
+    cli_json_set(e, "reason", json_string(why));
+    add(t, e);
+}
+
+static void not_due(struct tick *t, const char *run_id, int64_t wake_at)
+{
+    json_t *e;
+
+    if (!t->runs)
+        return;
+    e = entry(run_id, "not-due");
+    cli_json_set(e, "wakeAt", json_integer(wake_at));
+    add(t, e);
+}
+
+/* ---- resuming
+ * -------------------------------------------------------------------------------- */
+
+static void run_loop(struct tick *t, const char *run_id, const lil_spec *spec)
+{
+    lil_loop_opts o;
+    lil_loop_result res = {0};
+    lil_loop *lp = NULL;
+    lil_status rc;
+
+    memset(&o, 0, sizeof(o));
+    o.struct_size = sizeof(o);
+    o.run_id = run_id;
+    o.reason = "lil tick: the wake time has passed";
+    rc = lil_loop_open(t->st, spec, &o, &lp);
+    if (rc == LIL_E_LOCKED) {
+        skipped(t, run_id, "held by another process");
+        return;
+    }
+    if (rc != LIL_OK) {
+        failed(t, run_id, "%s", lil_store_errmsg(t->st));
+        return;
+    }
+    current = lp;
+    rc = stopping ? LIL_OK : lil_loop_run(lp, &res);
+    current = NULL;
+    if (rc != LIL_OK)
+        failed(t, run_id, "%s", lil_loop_errmsg(lp));
+    else if (res.json)
+        resumed(t, run_id, &res);
+    lil_loop_result_free(&res);
+    if (lil_loop_close(lp) != LIL_OK)
+        failed(t, run_id, "closing the run: %s", lil_errmsg());
+}
+
+static void resume(struct tick *t, const char *run_id, const char *spec_path)
+{
+    lil_spec *spec = NULL;
+    char msg[1024];
+
+    if (cli_spec_load(NULL, spec_path, &spec, msg, sizeof(msg)) != LIL_OK)
+        failed(t, run_id, "cannot load its spec: %s", msg);
+    else if (!lil_spec_ok(spec))
+        failed(t, run_id, "its spec %s is no longer valid (`lil validate %s`)",
+               spec_path, spec_path);
+    else
+        run_loop(t, run_id, spec);
+    lil_spec_free(spec);
+}
+
+static int tick_one(void *ud, const char *run_id)
+{
+    struct tick *t = ud;
+    struct run_facts f;
+    lil_status rc;
+
+    if (stopping)
+        return 1;
+    rc = read_facts(t->st, run_id, &f);
+    if (rc != LIL_OK)
+        failed(t, run_id, "cannot read its journal: %s", lil_store_errmsg(t->st));
+    else if (f.is_loop && f.parked && !f.spec_path)
+        failed(t, run_id, "its start record names no spec");
+    else if (f.is_loop && f.parked && f.wake_at > t->now_ms)
+        not_due(t, run_id, f.wake_at);
+    else if (f.is_loop && f.parked)
+        resume(t, run_id, f.spec_path);
+    free(f.spec_path);
+    return 0;
+}
+
+/* ---- the verb
+ * -------------------------------------------------------------------------------- */
+
+static int cmd_tick(struct cli_ctx *ctx, int argc, char **argv)
+{
+    const struct cli_args a = {NULL, NULL, NULL};
+    struct tick t = {ctx, NULL, cli_now_ns() / 1000000, NULL, false};
+    lil_status rc;
+    int ex = cli_parse(ctx, argc, argv, &a);
+
+    if (ex == CLI_EXIT_OK)
+        ex = cli_store_open(ctx, &t.st);
+    if (ex == CLI_EXIT_OK && ctx->json && !(t.runs = json_array()))
+        ex = cli_json_print(ctx, NULL, false);
+    if (ex == CLI_EXIT_OK) {
+        signals(true);
+        rc = lil_store_foreach_run(t.st, tick_one, &t);
+        signals(false);
+        if (rc != LIL_OK)
+            ex = cli_fail(ctx, rc, "%s", lil_store_errmsg(t.st));
+    }
+    if (ex == CLI_EXIT_OK && t.runs)
+        ex = cli_json_print(
+            ctx, json_pack("{s:I, s:O}", "now", (json_int_t)t.now_ms, "runs", t.runs),
+            false);
+    if (ex == CLI_EXIT_OK && t.failed)
+        ex = CLI_EXIT_FAIL;
+    json_decref(t.runs);
+    lil_store_close(t.st);
+    return ex == CLI_PARSE_HELP ? CLI_EXIT_OK : ex;
+}
+
+const struct cli_verb cli_verb_tick = {
+    "tick", "resume every parked loop run whose wake time has passed",
+    "Usage: lil tick [--dir DIR] [--json]\n"
+    "\n"
+    "For each loop run of the store that is parked on a sleep (its last record is\n"
+    "a park) and whose wake time has passed, load the spec it was started with\n"
+    "and run it on, as `lil resume` would.  Meant for cron or a systemd timer\n"
+    "(examples/tick.crontab, examples/lil-tick.timer); shell steps run in the\n"
+    "directory tick is started in.  A run held by another process is skipped.\n"
+    "Prints one line per resumed run with its new status; nothing when nothing\n"
+    "was due.\n"
+    "\n"
+    "Flags:\n"
+    "  --dir DIR   the store (default $LIL_DIR, else .lil; it must exist)\n"
+    "  --json      {\"now\", \"runs\": [{\"run\", \"action\": \"resumed\" (with \"status\",\n"
+    "              \"result\") | \"skipped\" | \"failed\" (\"error\") | \"not-due\"\n"
+    "              (\"wakeAt\")}]}\n"
+    "\n"
+    "Exit status (the table is in `lil --help`): 0 every due run was resumed\n"
+    "(or skipped: held); 1 the store does not exist, a run could not be resumed\n"
+    "(its spec does not load, its journal cannot be read) or a resumed run\n"
+    "failed; 64 usage error.\n",
+    cmd_tick};
