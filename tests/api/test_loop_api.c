@@ -611,8 +611,8 @@ T_TEST(loop_interrupt_stop_from_another_thread)
 
     stop_while_running(LIL_LOOP_INTERRUPT_STOP, &res, &lines);
     /* After the current effect, whose outcome is journaled: the committed
-     * iterations plus at most the one effect in flight. */
-    T_CHECK(lines == 2 * res.iteration || lines == 2 * res.iteration + 1);
+     * iterations plus the effects of the one that was interrupted. */
+    T_CHECK(lines >= 2 * res.iteration && lines <= 2 * res.iteration + 2);
     T_CHECK(res.reason != NULL);
     lil_loop_result_free(&res);
 }
