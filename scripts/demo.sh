@@ -8,6 +8,14 @@
 # Then `lil inspect demo` shows the run, and the demo's own run-count log is
 # checked: every step completed, and no completed step ran again.
 #
+# Then the loop demo (examples/loop_demo.sh): `lil run examples/loop-demo.yaml`,
+# ten shell steps of ~100 ms that log each run, is SIGKILLed while a step
+# runs; `lil run` then answers uncertain (exit 2) instead of guessing, the
+# demo looks at the log and tells lil what happened (`lil recover
+# --assume-done`, or `--retry` when the step's line is missing), the run
+# completes, `lil inspect` shows the recovery, and the log must hold every
+# step exactly once.
+#
 # Environment: DEMO_STEPS (20), DEMO_WORK_MS (100), DEMO_KILL_AFTER (0.8 s).
 set -euo pipefail
 
@@ -71,5 +79,9 @@ echo
 echo "== checking the run-count log ($log)"
 bash examples/demo_verify.sh "$steps" "$log" "$work/run1.out" "$work/run2.out" ||
     die "a step ran twice or did not complete (see above)"
+
 echo
-echo "demo.sh: ok"
+echo "== the loop demo: a LoopSpec loop run with \`lil run\`, killed in the middle of a step"
+bash examples/loop_demo.sh "$lil" "$work/loop" || die "the loop demo failed (see above)"
+echo
+echo "demo.sh: ok: both runs survived SIGKILL; no completed step ran twice"
