@@ -20,12 +20,20 @@ struct lil_call {
     struct lil_buf result;
     struct lil_buf reason;
     bool failed;
+    lil_status abandoned; /* lil__call_abandon: journal no outcome */
 };
 
 /* Prepare call for identity of scope (run id or "marker"). */
 void lil__call_init(struct lil_call *call, const struct lil_env *env, const char *scope,
                     const char *identity, unsigned attempt, size_t max_result);
 void lil__call_free(struct lil_call *call);
+
+/* The step function gives up without an outcome (the loop runner, when
+ * its effect's process group was killed, or when it could not even hold
+ * its result): no outcome is journaled.  A plain step is then as if never
+ * called (its call returns why); an effect keeps its intent and the run is
+ * uncertain (LIL_E_UNCERTAIN), as after a crash. */
+void lil__call_abandon(struct lil_call *call, lil_status why);
 
 /* "lil-" + 32 hex of SHA-256(scope NUL identity), computed once; NULL on OOM. */
 const char *lil__call_idempotency_key(struct lil_call *call);

@@ -84,6 +84,11 @@ const char *lil__call_idempotency_key(struct lil_call *call)
     return call->idem_key;
 }
 
+void lil__call_abandon(struct lil_call *call, lil_status why)
+{
+    call->abandoned = why != LIL_OK ? why : LIL_E_UNCERTAIN;
+}
+
 void lil__call_free(struct lil_call *call)
 {
     call->magic = 0;
@@ -332,9 +337,44 @@ static lil_status append_outcome(struct lil_run *run, struct lil_err *err,
                                     req->lazy ? LIL_APPEND_LAZY : LIL_APPEND_BY_MODE);
 }
 
+/* The function gave up (lil__call_abandon): an effect's intent stays
+ * without outcome and the run is uncertain, as the next open would find
+ * it; a plain step leaves nothing. */
+static lil_status abandon(struct lil_run *run, struct lil_err *err,
+                          const char *identity, const struct lil_step_req *req,
+                          const uint8_t *req_hash, lil_status why)
+{
+    struct ientry *e;
+    lil_status rc;
+
+    if (!req->effect)
+        return lil__seterr(err, why, 0, "step '%s' gave up: %s", identity,
+                           lil_strerror(why));
+    pthread_mutex_lock(&run->mu);
+    e = lil__imap_upsert_keep(&run->index, identity, strlen(identity), keep_name, run);
+    if (e) {
+        e->state = IE_PENDING;
+        e->effect = 1;
+        e->attempts++;
+        e->request = lil__run_keep(run, req_hash, LIL_SHA256_LEN);
+        e->note_len = 0;
+        run->intents++;
+    }
+    rc = e && e->request ? lil__run_settle_state(run, err)
+                         : lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    pthread_mutex_unlock(&run->mu);
+    lil__log(run->env, LIL_LOG_WARN, "event=step run=%s step=%s status=abandoned",
+             run->id, identity);
+    return rc != LIL_OK
+               ? rc
+               : lil__seterr(err, LIL_E_UNCERTAIN, 0,
+                             "effect '%s' was abandoned: its outcome is unknown",
+                             identity);
+}
+
 static lil_status run_fn(struct lil_run *run, struct lil_err *err, const char *identity,
-                         const struct lil_step_req *req, unsigned attempt, lil_fn fn,
-                         void *ud, lil_bytes *out)
+                         const struct lil_step_req *req, const uint8_t *req_hash,
+                         unsigned attempt, lil_fn fn, void *ud, lil_bytes *out)
 {
     struct lil_call call;
     int64_t t0, dur_ns;
@@ -347,6 +387,11 @@ static lil_status run_fn(struct lil_run *run, struct lil_err *err, const char *i
         lil__buf_addstr(&call.reason, "the step function returned an error");
     }
     dur_ns = lil__mono_ns() - t0; /* the function's time, journaled and logged */
+    if (call.abandoned != LIL_OK) {
+        rc = abandon(run, err, identity, req, req_hash, call.abandoned);
+        lil__call_free(&call);
+        return rc;
+    }
     rc = append_outcome(run, err, identity, req, &call, dur_ns);
     if (rc == LIL_OK)
         __atomic_fetch_add(call.failed ? &run->steps_failed : &run->steps_done, 1,
@@ -421,7 +466,7 @@ lil_status lil__run_step_req(struct lil_run *run, struct lil_err *err, const cha
         if (rc != LIL_OK)
             return rc;
     }
-    return run_fn(run, err, identity, req, attempt, fn, ud, out);
+    return run_fn(run, err, identity, req, req_hash, attempt, fn, ud, out);
 }
 
 lil_status lil__run_step(struct lil_run *run, struct lil_err *err, const char *name,

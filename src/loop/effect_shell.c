@@ -235,11 +235,11 @@ static lil_status run_child(const struct lil_env *env, struct lil_err *err,
         rc = spawn(env, err, cmd, o, &s, oc, &p);
     if (rc != LIL_OK || !p)
         return rc;
-    if (o && o->running_pgid)
-        *o->running_pgid = (sig_atomic_t)lil__proc_pid(p); /* it leads its group */
+    if (o && o->running_pgid) /* it leads its group */
+        __atomic_store_n(o->running_pgid, (int)lil__proc_pid(p), __ATOMIC_RELEASE);
     rc = wait_child(p, err, &s, oc);
     if (o && o->running_pgid)
-        *o->running_pgid = 0;
+        __atomic_store_n(o->running_pgid, 0, __ATOMIC_RELEASE);
     if (rc == LIL_OK) {
         lil__proc_take_output(p, 1, &oc->out);
         lil__proc_take_output(p, 2, &oc->err);

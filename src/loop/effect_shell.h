@@ -107,9 +107,9 @@ struct lil_shell_opts {
     int timeout_ms;          /* 0: LIL_SHELL_TIMEOUT_DEFAULT_MS; < 0: none */
     int grace_ms;            /* 0: LIL_SHELL_GRACE_DEFAULT_MS; < 0: none (SIGKILL) */
     size_t out_cap;          /* bytes kept per stream; 0: LIL_SHELL_CAP_DEFAULT */
-    volatile sig_atomic_t *running_pgid; /* NULL, or set to the child's process
-                                            group while it runs (0 after), for a
-                                            signal handler to kill it */
+    int *running_pgid;       /* NULL, or set (an atomic store) to the child's process
+                                group while it runs, 0 after: a signal handler or
+                                another thread may kill the group */
 };
 
 /* What happened, for logs (the result says it the contract's way). */

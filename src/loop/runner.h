@@ -120,12 +120,17 @@ struct lil_loop {
                        json_t **result, json_t **usage);
     void *mock_ud;
 
+    /* the clock (lil__loop_set_clock; NULL: the real one) */
+    int64_t (*clock_now)(void *ud);
+    void (*clock_sleep)(void *ud, int64_t ms);
+    void *clock_ud;
+
     int64_t stop_poll_ns; /* monotonic time of the next look for a stop request
                              between iterations (runner_iter.c) */
 
     /* lil_loop_interrupt */
-    volatile sig_atomic_t interrupted; /* LIL_LOOP_INTERRUPT_* */
-    volatile sig_atomic_t child_pgid;  /* process group of the running shell */
+    int interrupted; /* LIL_LOOP_INTERRUPT_*; atomic (lil__loop_interrupted) */
+    int child_pgid;  /* process group of the running shell; atomic */
 };
 
 /* The run of one iteration (or of on_exit, iteration -1). */
@@ -150,6 +155,13 @@ struct iter {
     struct lil_alias *aliases; /* reduce aliases in scope */
     size_t naliases, capaliases;
 };
+
+/* lil_loop_interrupt's request, read from the running thread (lock-free
+ * atomics: safe against a signal handler and another thread). */
+static inline int lil__loop_interrupted(const struct lil_loop *lp)
+{
+    return __atomic_load_n(&lp->interrupted, __ATOMIC_ACQUIRE);
+}
 
 /* A result under construction (runner_result.c). */
 lil_status lil__loop_result(struct lil_loop *lp, lil_loop_status status,
@@ -195,6 +207,13 @@ lil_status lil__loop_plain(struct lil_loop *lp, const char *name, json_t *payloa
 lil_status lil__loop_snapshot(struct lil_loop *lp, struct iter *it);
 /* Millisecond clock (epoch). */
 int64_t lil__loop_now_ms(void);
+/* lp's clock: lil__loop_now_ms, or the one set with lil__loop_set_clock. */
+int64_t lil__loop_now(const struct lil_loop *lp);
+/* Replace lp's clock (`lil verify`'s synthetic time): now gives epoch ms;
+ * sleep (may be NULL: returns at once) stands for every in-process wait
+ * (blocking sleeps, retry back-off, --wait).  NULL now: the real clock. */
+void lil__loop_set_clock(struct lil_loop *lp, int64_t (*now)(void *ud),
+                         void (*sleep)(void *ud, int64_t ms), void *ud);
 
 /* The outer loop (runner_iter.c). */
 lil_status lil__loop_run(struct lil_loop *lp, bool one, lil_loop_result *res);

@@ -192,13 +192,13 @@ lil_status lil_loop_request_stop(lil_store *st, const char *run_id, const char *
 
 void lil_loop_interrupt(lil_loop *lp, int how)
 {
-    sig_atomic_t pgid;
+    int pgid;
 
     if (!lp || lp->magic != LIL_LOOP_MAGIC ||
         (how != LIL_LOOP_INTERRUPT_STOP && how != LIL_LOOP_INTERRUPT_KILL))
         return;
-    lp->interrupted = how;
-    pgid = lp->child_pgid;
+    __atomic_store_n(&lp->interrupted, how, __ATOMIC_RELEASE);
+    pgid = __atomic_load_n(&lp->child_pgid, __ATOMIC_ACQUIRE);
     if (how == LIL_LOOP_INTERRUPT_KILL && pgid > 0)
         lp->env->os->kill(-(pid_t)pgid, SIGKILL);
 }

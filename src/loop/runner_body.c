@@ -342,7 +342,7 @@ static lil_status sleep_for(struct iter *it, const struct lil_ir_duration *d)
 {
     struct lil_loop *lp = it->lp;
     char name[LIL_LOOP_NAME_MAX];
-    int64_t now = lil__loop_now_ms(), wake, ms;
+    int64_t now = lil__loop_now(lp), wake, ms;
     json_t *was;
     lil_status rc;
 
@@ -369,13 +369,13 @@ static lil_status sleep_for(struct iter *it, const struct lil_ir_duration *d)
     if (wake - now > lp->max_block_ms)
         return park(it, wake);
     lil__loop_sleep(lp, wake - now);
-    return lp->interrupted ? lil__iter_stop(it, WHY_STOP) : LIL_OK;
+    return lil__loop_interrupted(lp) ? lil__iter_stop(it, WHY_STOP) : LIL_OK;
 }
 
 static lil_status sleep_until(struct iter *it, const struct lil_ir_guard *g)
 {
     char name[LIL_LOOP_NAME_MAX];
-    int64_t seq = it->seq++, wake = lil__loop_now_ms() + LIL_LOOP_UNTIL_POLL_MS;
+    int64_t seq = it->seq++, wake = lil__loop_now(it->lp) + LIL_LOOP_UNTIL_POLL_MS;
     json_t *was, *rec;
     bool yes;
     lil_status rc;
@@ -401,7 +401,7 @@ static lil_status sleep_until(struct iter *it, const struct lil_ir_guard *g)
 
 void lil__loop_sleep(struct lil_loop *lp, int64_t ms)
 {
-    int64_t end = lil__loop_now_ms() + ms;
+    int64_t end = lil__loop_now(lp) + ms;
     lil_loop_event ev = {0};
 
     if (ms <= 0)
@@ -411,8 +411,13 @@ void lil__loop_sleep(struct lil_loop *lp, int64_t ms)
         ev.value = ms;
         lp->progress(lp->progress_ud, &ev);
     }
-    for (int64_t left = ms; left > 0 && !lp->interrupted;
-         left = end - lil__loop_now_ms())
+    if (lp->clock_now) { /* a clock of the host's: it waits */
+        if (lp->clock_sleep)
+            lp->clock_sleep(lp->clock_ud, ms);
+        return;
+    }
+    for (int64_t left = ms; left > 0 && !lil__loop_interrupted(lp);
+         left = end - lil__loop_now(lp))
         lp->env->os->poll(NULL, 0, left > 1000 ? 1000 : (int)left);
 }
 

@@ -27,6 +27,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/hash.h"
+#include "engine/call.h"
 #include "loop/effect_http.h"
 #include "loop/effect_shell.h"
 #include "loop/runner.h"
@@ -123,7 +124,8 @@ static lil_status attempt_all(struct effect *ef, json_t **result, json_t **usage
     for (int64_t made = 1;; made++) {
         lil__clearerr(&lp->err);
         rc = lp->mock ? exec_mock(ef, result, usage) : ef->exec(ef, result, usage);
-        if (rc == LIL_OK || !lil__retry_again(&lp->retry, made, rc) || lp->interrupted)
+        if (rc == LIL_OK || !lil__retry_again(&lp->retry, made, rc) ||
+            lil__loop_interrupted(lp))
             return rc;
         lil__loop_sleep(lp, lil__retry_delay_ms(&lp->retry, (uint64_t)made - 1, &rng));
     }
@@ -154,15 +156,29 @@ static int run_effect(lil_call *call, void *ud)
     struct lil_buf text;
     lil_status rc = attempt_all(ef, &result, &usage);
 
+    if (lil__loop_interrupted(lp) == LIL_LOOP_INTERRUPT_KILL || rc == LIL_E_NOMEM) {
+        /* killed by lil_loop_interrupt, or no memory for its result: what
+           it did is unknown, so no outcome (the run is uncertain) */
+        json_decref(result);
+        json_decref(usage);
+        lil__call_abandon(call, LIL_E_UNCERTAIN);
+        return 1;
+    }
     if (rc != LIL_OK) {
         json_decref(result);
         json_decref(usage);
         lil_call_fail(call, "%s", lp->err.msg);
         return 1;
     }
-    if (lil__redact_json(lp->redact, &lp->err, result) != LIL_OK ||
-        !(ef->outcome = outcome_of(ef, result, usage))) {
-        lil_call_fail(call, "%s", lp->err.msg[0] ? lp->err.msg : "out of memory");
+    if (lil__redact_json(lp->redact, &lp->err, result) != LIL_OK) {
+        json_decref(result);
+        json_decref(usage);
+        lil__call_abandon(call, LIL_E_UNCERTAIN);
+        return 1;
+    }
+    ef->outcome = outcome_of(ef, result, usage); /* takes result and usage */
+    if (!ef->outcome) {
+        lil__call_abandon(call, LIL_E_UNCERTAIN);
         return 1;
     }
     lil__buf_init(&text, lp->env, SIZE_MAX);
@@ -170,10 +186,24 @@ static int run_effect(lil_call *call, void *ud)
     if (rc == LIL_OK)
         rc = lil_call_set_result(call, text.data, text.len);
     lil__buf_free(&text);
-    if (rc != LIL_OK)
+    if (rc == LIL_E_NOMEM)
+        lil__call_abandon(call, LIL_E_UNCERTAIN);
+    else if (rc != LIL_OK)
         lil_call_fail(call, "the effect's result could not be journaled: %s",
                       lil_strerror(rc));
     return rc != LIL_OK;
+}
+
+/* The effect's outcome is unknown (abandoned, lil__call_abandon): the
+ * slot keeps its note for the uncertain result, and the iteration stops. */
+static lil_status left_uncertain(struct effect *ef)
+{
+    struct lil_loop *lp = ef->it->lp;
+    struct loop_slot *s = lil__loop_slot_get(lp, ef->name);
+
+    if (s && !s->note)
+        s->note = lil__strdup(lp->env, (const char *)ef->note.data);
+    return lil__iter_stop(ef->it, WHY_UNCERTAIN);
 }
 
 /* ---- the slot
@@ -219,7 +249,7 @@ static lil_status add_usage(struct effect *ef)
                               json_number_value(json_object_get(u, "usd")));
     if (rc != LIL_OK)
         return lil__iter_fail(it, rc, "%s", lp->err.msg);
-    it->cap = lil__meters_check_budgets(&lp->meters, lil__loop_now_ms());
+    it->cap = lil__meters_check_budgets(&lp->meters, lil__loop_now(lp));
     return it->cap.cap != LIL_CAP_NONE ? lil__iter_stop(it, WHY_CAP) : LIL_OK;
 }
 
@@ -236,7 +266,7 @@ static void announce(struct effect *ef)
     ev.effect = ef->kind;
     ev.tokens = lp->meters.tokens;
     ev.usd = lp->meters.usd;
-    ev.elapsed_ms = lil__loop_now_ms() - lp->meters.wallclock_base_ms;
+    ev.elapsed_ms = lil__loop_now(lp) - lp->meters.wallclock_base_ms;
     lp->progress(lp->progress_ud, &ev);
 }
 
@@ -259,6 +289,8 @@ static lil_status fresh(struct effect *ef, json_t **result)
         return lil__iter_fail(ef->it, rc, "%s", lp->err.msg);
     if (rc == LIL_E_NONDET)
         return diverged(ef, "another request");
+    if (rc == LIL_E_UNCERTAIN)
+        return left_uncertain(ef);
     if (rc != LIL_OK)
         return lil__iter_fail(ef->it, rc, "%s", lp->err.msg);
     if (!ef->outcome) /* the engine held it: parse what it returned */
@@ -303,7 +335,7 @@ static lil_status effect_slot(struct effect *ef, json_t **result)
     rc = replay_slot(ef, result, &done);
     if (rc == LIL_OK && !done)
         rc = fresh(ef, result);
-    if (rc == LIL_OK && it->lp->interrupted)
+    if (rc == LIL_OK && lil__loop_interrupted(it->lp))
         rc = lil__iter_stop(it, WHY_STOP);
     return rc;
 }

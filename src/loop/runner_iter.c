@@ -116,7 +116,7 @@ static lil_status clear_cap(struct lil_loop *lp, const char *actor, const char *
 {
     struct lil_loop_meters next = lp->meters;
     struct lil_cap_trip cleared;
-    int64_t now = lil__loop_now_ms();
+    int64_t now = lil__loop_now(lp);
     lil_status rc = lil__meters_approve(&next, &lp->err, now, &cleared);
 
     if (rc != LIL_OK)
@@ -183,12 +183,12 @@ static lil_status take_stop_request(struct lil_loop *lp, bool *found)
 static lil_status interrupt_stop(struct lil_loop *lp)
 {
     json_t *req = json_pack("{s:i, s:s, s:I, s:s, s:s}", "version", 1, "runId",
-                            lp->run_id, "requestedAt", (json_int_t)lil__loop_now_ms(),
+                            lp->run_id, "requestedAt", (json_int_t)lil__loop_now(lp),
                             "actor", lp->actor, "reason", "interrupted by a signal");
     lil_status rc = lil__loop_control(lp, "stop_requested",
                                       json_pack("{s:O}", "request", req), false);
 
-    lp->interrupted = 0;
+    __atomic_store_n(&lp->interrupted, 0, __ATOMIC_RELEASE);
     if (rc == LIL_OK) {
         json_decref(lp->stop);
         lp->stop = json_incref(req);
@@ -215,7 +215,7 @@ static lil_status stop_check(struct lil_loop *lp, bool throttled, bool *stopped)
     *stopped = lp->stop != NULL;
     if (*stopped)
         return LIL_OK;
-    if (lp->interrupted) {
+    if (lil__loop_interrupted(lp)) {
         rc = interrupt_stop(lp);
         *stopped = rc == LIL_OK;
         return rc;
@@ -351,7 +351,7 @@ static void announce(struct lil_loop *lp, int64_t iteration)
     ev.iteration = iteration;
     ev.tokens = lp->meters.tokens;
     ev.usd = lp->meters.usd;
-    ev.elapsed_ms = lil__loop_now_ms() - lp->meters.wallclock_base_ms;
+    ev.elapsed_ms = lil__loop_now(lp) - lp->meters.wallclock_base_ms;
     lp->progress(lp->progress_ud, &ev);
 }
 
@@ -385,12 +385,12 @@ static lil_status body_and_commit(struct lil_loop *lp, struct iter *it,
         rc = lil__loop_body(it);
         if (rc == LIL_OK || it->why != WHY_PARK || !(lp->flags & LIL_LOOP_WAIT))
             break;
-        lil__loop_sleep(lp, it->wake_at - lil__loop_now_ms()); /* --wait */
+        lil__loop_sleep(lp, it->wake_at - lil__loop_now(lp)); /* --wait */
         lil__iter_free(it);
         rc = lil__iter_init(it, lp, lp->meters.iteration);
         if (rc != LIL_OK)
             return rc;
-        if (lp->interrupted) {
+        if (lil__loop_interrupted(lp)) {
             rc = lil__iter_stop(it, WHY_STOP);
             break;
         }
@@ -429,7 +429,7 @@ static lil_status one_iteration(struct lil_loop *lp, lil_loop_result *res, bool 
     } else if (yes) {
         *done = true;
         rc = complete(lp, &it, res);
-    } else if ((trip = lil__meters_check_start(&lp->meters, lil__loop_now_ms())).cap !=
+    } else if ((trip = lil__meters_check_start(&lp->meters, lil__loop_now(lp))).cap !=
                LIL_CAP_NONE) {
         *done = true;
         rc = cap_hit(lp, trip, res);
@@ -467,7 +467,7 @@ static lil_status settled(struct lil_loop *lp, lil_loop_result *res, bool *done)
         return lil__loop_result_uncertain(lp, res);
     if (lp->stop)
         return lil__loop_result(lp, LIL_LOOP_STOPPED, stop_reason(lp), res);
-    if (!lp->interrupted && lp->meters.pending != LIL_CAP_NONE &&
+    if (!lil__loop_interrupted(lp) && lp->meters.pending != LIL_CAP_NONE &&
         !(lp->flags & LIL_LOOP_APPROVE_CAPS) && !stop_published(lp))
         return lil__loop_result(lp, LIL_LOOP_PAUSED,
                                 lil__cap_reason(lp->meters.pending), res);

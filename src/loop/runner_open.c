@@ -208,7 +208,7 @@ static json_t *start_record(struct lil_loop *lp, const lil_spec *spec, json_t *b
         snprintf(path, sizeof(path), "%s", name);
     return json_pack("{s:s, s:s, s:s, s:O, s:O, s:I}", "loopId", lp->ir->id.s, "spec",
                      hex, "specPath", path, "inputs", lp->inputs, "baseState", base,
-                     "startedAt", (json_int_t)lil__loop_now_ms());
+                     "startedAt", (json_int_t)lil__loop_now(lp));
 }
 
 /* A new run: resolve the inputs (defaults too), journal the start. */

@@ -24,11 +24,25 @@
 
 #include "base/clock.h"
 #include "base/hash.h"
+#include "engine/call.h"
 #include "loop/runner.h"
 
 int64_t lil__loop_now_ms(void)
 {
     return lil__wall_ns() / 1000000;
+}
+
+int64_t lil__loop_now(const struct lil_loop *lp)
+{
+    return lp->clock_now ? lp->clock_now(lp->clock_ud) : lil__loop_now_ms();
+}
+
+void lil__loop_set_clock(struct lil_loop *lp, int64_t (*now)(void *ud),
+                         void (*sleep)(void *ud, int64_t ms), void *ud)
+{
+    lp->clock_now = now;
+    lp->clock_sleep = now ? sleep : NULL;
+    lp->clock_ud = ud;
 }
 
 void lil__loop_slot_name(char out[LIL_LOOP_NAME_MAX], int64_t iteration, int64_t seq)
@@ -48,8 +62,11 @@ struct payload {
 static int set_payload(lil_call *call, void *ud)
 {
     const struct payload *p = ud;
+    lil_status rc = lil_call_set_result(call, p->text->data, p->text->len);
 
-    return lil_call_set_result(call, p->text->data, p->text->len) == LIL_OK ? 0 : 1;
+    if (rc != LIL_OK) /* journal nothing: a record the runner writes never fails */
+        lil__call_abandon(call, rc);
+    return rc != LIL_OK;
 }
 
 static lil_status append_named(struct lil_loop *lp, const char *name, json_t *payload,
