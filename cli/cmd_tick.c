@@ -21,8 +21,8 @@
  * due).  --json: {"now", "runs": [{"run", "action": "resumed" | "skipped" |
  * "failed" | "not-due", ...}]}.
  *
- * Shell steps run in tick's working directory, as with `lil run`: the
- * examples change to the project's directory first.  SIGINT and SIGTERM
+ * Shell steps run in the working directory the run started in (the start
+ * record's "cwd"), as they did then.  SIGINT and SIGTERM
  * stop the run in progress at its next effect boundary (it is stopped,
  * resumable) and tick exits without starting another.
  */
@@ -43,6 +43,7 @@
 struct run_facts {
     bool is_loop;
     char *spec_path; /* from the "loop" record, or NULL */
+    char *cwd;       /* the run's working directory, or NULL */
     bool parked;     /* the last meaningful record is parked.N */
     int64_t wake_at; /* its wakeAt (ms) */
 };
@@ -107,6 +108,9 @@ static int fold_record(void *ud, const lil_record *rec)
         f->spec_path = json_string_value(json_object_get(p, "specPath"))
                            ? strdup(json_string_value(json_object_get(p, "specPath")))
                            : NULL;
+        f->cwd = json_string_value(json_object_get(p, "cwd"))
+                     ? strdup(json_string_value(json_object_get(p, "cwd")))
+                     : NULL;
         json_decref(p);
     } else if (strncmp(rec->key, PARKED_PREFIX, strlen(PARKED_PREFIX)) == 0) {
         p = payload_json(rec);
@@ -221,7 +225,8 @@ static void not_due(struct tick *t, const char *run_id, int64_t wake_at)
 /* ---- resuming
  * -------------------------------------------------------------------------------- */
 
-static void run_loop(struct tick *t, const char *run_id, const lil_spec *spec)
+static void run_loop(struct tick *t, const char *run_id, const lil_spec *spec,
+                     const char *cwd)
 {
     lil_loop_opts o;
     lil_loop_result res = {0};
@@ -231,6 +236,7 @@ static void run_loop(struct tick *t, const char *run_id, const lil_spec *spec)
     memset(&o, 0, sizeof(o));
     o.struct_size = sizeof(o);
     o.run_id = run_id;
+    o.cwd = cwd;
     o.reason = "lil tick: the wake time has passed";
     rc = lil_loop_open(t->st, spec, &o, &lp);
     if (rc == LIL_E_LOCKED) {
@@ -253,7 +259,8 @@ static void run_loop(struct tick *t, const char *run_id, const lil_spec *spec)
         failed(t, run_id, "closing the run: %s", lil_errmsg());
 }
 
-static void resume(struct tick *t, const char *run_id, const char *spec_path)
+static void resume(struct tick *t, const char *run_id, const char *spec_path,
+                   const char *cwd)
 {
     lil_spec *spec = NULL;
     char msg[1024];
@@ -264,7 +271,7 @@ static void resume(struct tick *t, const char *run_id, const char *spec_path)
         failed(t, run_id, "its spec %s is no longer valid (`lil validate %s`)",
                spec_path, spec_path);
     else
-        run_loop(t, run_id, spec);
+        run_loop(t, run_id, spec, cwd);
     lil_spec_free(spec);
 }
 
@@ -284,8 +291,9 @@ static int tick_one(void *ud, const char *run_id)
     else if (f.is_loop && f.parked && f.wake_at > t->now_ms)
         not_due(t, run_id, f.wake_at);
     else if (f.is_loop && f.parked)
-        resume(t, run_id, f.spec_path);
+        resume(t, run_id, f.spec_path, f.cwd);
     free(f.spec_path);
+    free(f.cwd);
     return 0;
 }
 

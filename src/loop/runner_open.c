@@ -196,7 +196,7 @@ static json_t *start_record(struct lil_loop *lp, const lil_spec *spec, json_t *b
     lil_bytes text = {0};
     uint8_t d[LIL_SHA256_LEN];
     char hex[2 * LIL_SHA256_LEN + 1] = "";
-    char path[PATH_MAX];
+    char path[PATH_MAX], cwd[PATH_MAX];
     const char *name = lil__spec_name(spec);
 
     if (lil_spec_json(spec, &text) == LIL_OK) {
@@ -206,9 +206,12 @@ static json_t *start_record(struct lil_loop *lp, const lil_spec *spec, json_t *b
     lil_free(text.data);
     if (!realpath(name, path))
         snprintf(path, sizeof(path), "%s", name);
-    return json_pack("{s:s, s:s, s:s, s:O, s:O, s:I}", "loopId", lp->ir->id.s, "spec",
-                     hex, "specPath", path, "inputs", lp->inputs, "baseState", base,
-                     "startedAt", (json_int_t)lil__loop_now(lp));
+    if (!lp->cwd && !getcwd(cwd, sizeof(cwd)))
+        cwd[0] = '\0';
+    return json_pack("{s:s, s:s, s:s, s:s, s:O, s:O, s:I}", "loopId", lp->ir->id.s, "spec",
+                     hex, "specPath", path, "cwd", lp->cwd ? lp->cwd : cwd, "inputs",
+                     lp->inputs, "baseState", base, "startedAt",
+                     (json_int_t)lil__loop_now(lp));
 }
 
 /* A new run: resolve the inputs (defaults too), journal the start. */
