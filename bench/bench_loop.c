@@ -236,7 +236,7 @@ static void overhead(const struct bench_cfg *cfg, lil_store *st)
 /* ---- fdatasync per effect: a counting system-call table
  * -------------------------------- */
 
-static atomic_ulong n_fdatasync, n_fsync, n_pwrite;
+static atomic_ulong n_fdatasync, n_fsync, n_pwrite, n_pread;
 
 static int count_fdatasync(int fd)
 {
@@ -256,14 +256,20 @@ static ssize_t count_pwrite(int fd, const void *buf, size_t n, off_t off)
     return lil__os_posix.pwrite(fd, buf, n, off);
 }
 
+static ssize_t count_pread(int fd, void *buf, size_t n, off_t off)
+{
+    atomic_fetch_add(&n_pread, 1);
+    return lil__os_posix.pread(fd, buf, n, off);
+}
+
 struct counts {
-    unsigned long fdatasync, fsync, pwrite;
+    unsigned long fdatasync, fsync, pwrite, pread;
 };
 
 static struct counts counts_now(void)
 {
     struct counts c = {atomic_load(&n_fdatasync), atomic_load(&n_fsync),
-                       atomic_load(&n_pwrite)};
+                       atomic_load(&n_pwrite), atomic_load(&n_pread)};
     return c;
 }
 
@@ -303,11 +309,10 @@ static void count_syncs(lil_store *st, const char *kind_lines, const char *id,
     per[2] = (double)(p.at_last.pwrite - p.at_first.pwrite) / k;
 }
 
-/* A store of its own, on the same disk, opened with the counting env. */
-static lil_store *counting_store(const struct bench_cfg *cfg, lil_env **env_out)
+/* The store at dir opened with an env whose system-call table counts. */
+static lil_store *counting_store(const char *dir, lil_env **env_out)
 {
     static struct lil_os table;
-    char dir[4200];
     lil_env *env = NULL;
     lil_store *st = NULL;
     lil_status rc = lil_env_new(&env);
@@ -318,8 +323,8 @@ static lil_store *counting_store(const struct bench_cfg *cfg, lil_env **env_out)
     table.fdatasync = count_fdatasync;
     table.fsync = count_fsync;
     table.pwrite = count_pwrite;
+    table.pread = count_pread;
     lil__env_set_os(env, &table);
-    snprintf(dir, sizeof(dir), "%s/store-syncs", cfg->dir);
     rc = lil_store_open(env, dir, &st);
     if (rc != LIL_OK)
         bench_die("lil_store_open", rc, lil_errmsg());
@@ -352,13 +357,51 @@ static void sync_row(lil_store *st, lil_sync sync, size_t n)
 
 static void syncs(const struct bench_cfg *cfg)
 {
+    char dir[4200];
     lil_env *env = NULL;
-    lil_store *st = counting_store(cfg, &env);
+    lil_store *st;
+
+    snprintf(dir, sizeof(dir), "%s/store-syncs", cfg->dir);
+    st = counting_store(dir, &env);
 
     fprintf(stderr, "loop runner: system calls per effect, %zu iterations each\n",
             cfg->loop_sync_iters);
     sync_row(st, LIL_SYNC_FULL, cfg->loop_sync_iters);
     sync_row(st, LIL_SYNC_NORMAL, cfg->loop_sync_iters);
+    lil_store_close(st);
+    lil_env_free(env);
+}
+
+/* ---- the open of a long run, in-process
+ * ------------------------------------------------ */
+
+#define OPEN_REPS 5
+
+void bench_loop_open_cost(const char *store_dir, const lil_spec *spec,
+                          int64_t iterations)
+{
+    lil_env *env = NULL;
+    lil_store *st = counting_store(store_dir, &env);
+    struct cost c[OPEN_REPS], med;
+    unsigned long preads = 0;
+    char buf[160];
+
+    for (size_t r = 0; r < OPEN_REPS; r++) {
+        struct counts c0 = counts_now();
+        struct bench_mark m0 = bench_mark_now();
+        lil_loop *lp = bench_loop_open(st, spec, NULL, LIL_SYNC_OFF, NULL, NULL);
+
+        c[r] = cost_since(m0, 1);
+        preads = counts_now().pread - c0.pread;
+        if (lil_loop_close(lp) != LIL_OK)
+            bench_die("lil_loop_close", LIL_E_IO, "");
+    }
+    med = median_cost(c, OPEN_REPS);
+    snprintf(buf, sizeof(buf),
+             "CPU %.2f ms, wall %.2f ms (p50 of %d); %lu pread = %.1f per iteration",
+             med.cpu_us / 1e3, med.wall_us / 1e3, OPEN_REPS, preads,
+             (double)preads / (double)iterations);
+    bench_row("lil_loop_open of that run, in-process (info)", buf, "", -1);
     lil_store_close(st);
     lil_env_free(env);
 }

@@ -41,6 +41,13 @@ lil_loop *bench_loop_open(lil_store *st, const lil_spec *spec, const char *run_i
  * then close it. */
 void bench_loop_run_close(lil_loop *lp, int64_t iterations);
 
+/* A row: lil_loop_open of the run of spec in the store at store_dir
+ * (holding `iterations` committed iterations) in this process -- the
+ * fold of its journal -- its CPU and wall time and the preads it made
+ * (counted by the system-call table of bench_loop.c). */
+void bench_loop_open_cost(const char *store_dir, const lil_spec *spec,
+                          int64_t iterations);
+
 /* The two clocks at one moment. */
 struct bench_mark {
     uint64_t wall_ns;

@@ -75,9 +75,9 @@ static double command_us(char *const argv[], int ok0, int ok1, double *cpu_us)
 }
 
 /* The spec file and its run of RESUME_ITERS committed iterations, which
- * goes on (its terminate is far away). */
-static void make_resume_run(const struct bench_cfg *cfg, lil_store *st, char *path,
-                            size_t cap)
+ * goes on (its terminate is far away); the spec as loaded. */
+static lil_spec *make_resume_run(const struct bench_cfg *cfg, lil_store *st, char *path,
+                                 size_t cap)
 {
     char *text = bench_loop_spec_text("loop-resume", BENCH_LOOP_AGENT, 1000000000);
     lil_spec *spec = NULL;
@@ -101,29 +101,35 @@ static void make_resume_run(const struct bench_cfg *cfg, lil_store *st, char *pa
     }
     if ((rc = lil_loop_close(lp)) != LIL_OK)
         bench_die("lil_loop_close", rc, "");
-    lil_spec_free(spec);
+    return spec;
 }
 
+/* Wall time and the child's CPU time of one command's runs. */
+struct command_stats {
+    struct bench_stats wall, cpu;
+};
+
 static void command_row(const char *what, double *us, double *cpu, size_t n,
-                        struct bench_stats *out)
+                        struct command_stats *out)
 {
-    struct bench_stats c = bench_stats_of(cpu, n);
     char buf[160];
 
-    *out = bench_stats_of(us, n);
+    out->wall = bench_stats_of(us, n);
+    out->cpu = bench_stats_of(cpu, n);
     snprintf(buf, sizeof(buf), "p50 %.2f ms, mean %.2f ms; child CPU p50 %.2f ms",
-             out->p50 / 1e3, out->mean / 1e3, c.p50 / 1e3);
+             out->wall.p50 / 1e3, out->wall.mean / 1e3, out->cpu.p50 / 1e3);
     bench_row(what, buf, "", -1);
 }
 
-static void difference_row(const char *what, const struct bench_stats *a,
-                           const struct bench_stats *bare, const char *target)
+static void difference_row(const char *what, const struct command_stats *a,
+                           const struct command_stats *bare, const char *target)
 {
     char buf[160];
-    double diff = (a->p50 - bare->p50) / 1e3;
+    double diff = (a->wall.p50 - bare->wall.p50) / 1e3;
 
-    snprintf(buf, sizeof(buf), "%.2f ms (p50), %.2f ms (mean)", diff,
-             (a->mean - bare->mean) / 1e3);
+    snprintf(buf, sizeof(buf), "%.2f ms (p50), %.2f ms (mean); CPU %.2f ms (p50)", diff,
+             (a->wall.mean - bare->wall.mean) / 1e3,
+             (a->cpu.p50 - bare->cpu.p50) / 1e3);
     bench_row(what, buf, target, *target ? diff < 50.0 : -1);
 }
 
@@ -147,15 +153,15 @@ static void time_commands(char *const *argv[NCMDS], double *us[NCMDS],
 void bench_loop_resume(const struct bench_cfg *cfg, lil_store *st)
 {
     size_t n = cfg->loop_resume_reps;
-    double *v = calloc(2 * NCMDS * n, sizeof(double));
+    double *v = calloc((size_t)2 * NCMDS * n, sizeof(double));
     char spec[4200], store[4200], lil[4200], what[96];
     char dir_opt[] = "--dir", version[] = "--version", step[] = "step",
          sync_opt[] = "--sync", off[] = "off";
-    struct bench_stats s[NCMDS];
+    struct command_stats s[NCMDS];
 
     if (!v)
         bench_die_errno("calloc");
-    make_resume_run(cfg, st, spec, sizeof(spec));
+    lil_spec *loaded = make_resume_run(cfg, st, spec, sizeof(spec));
     snprintf(store, sizeof(store), "%s", lil_store_path(st));
     snprintf(lil, sizeof(lil), "%s", cfg->lil_path);
     char *bare_argv[] = {lil, version, NULL};
@@ -178,7 +184,11 @@ void bench_loop_resume(const struct bench_cfg *cfg, lil_store *st)
                 &s[STEP_OFF]);
     difference_row("`lil step --sync off` − `lil --version` (info)", &s[STEP_OFF],
                    &s[BARE], "");
+    /* each `lil step` added one iteration (2 warm-up runs, 2 per round) */
+    bench_loop_open_cost(store, loaded, RESUME_ITERS + 2 * ((int64_t)n + 1));
+    lil_spec_free(loaded);
     free(v);
+    unlink(spec);
 }
 
 /* ---- a shell step beside posix_spawn ------------------------------------------------
@@ -238,8 +248,8 @@ static void shell_progress(void *ud, const lil_loop_event *ev)
 {
     struct shell_probe *p = ud;
     struct raw_series *raw = p->raw;
-    struct bench_mark in, out;
-    long sleeps_in, sleeps_out;
+    struct bench_mark in;
+    long sleeps_in;
     int64_t i = ev->iteration;
 
     if (ev->kind != LIL_LOOP_EV_ITERATION || i < p->first || i > p->end)
@@ -253,8 +263,8 @@ static void shell_progress(void *ud, const lil_loop_event *ev)
     }
     if (i < p->end) {
         raw_true(p->envp);
-        out = bench_mark_now();
-        sleeps_out = sleeps_now();
+        struct bench_mark out = bench_mark_now();
+        long sleeps_out = sleeps_now();
         raw->us[raw->n++] = (double)(out.wall_ns - in.wall_ns) / 1e3;
         raw->cpu_ns += out.cpu_ns - in.cpu_ns;
         raw->sleeps += sleeps_out - sleeps_in;

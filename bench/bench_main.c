@@ -9,7 +9,8 @@
  * all).  PATH: the `lil` command the loop group starts (default: the one
  * built beside lil_bench, ../cli/lil).
  * DIR must be on the disk under test (the raw loops and the store live
- * there) and is left with nothing in it but the empty store.
+ * there) and is left with nothing in it but the stores and the runs the
+ * benchmarks made (run.sh removes it).
  */
 #define _GNU_SOURCE
 #include <libgen.h>
