@@ -36,6 +36,13 @@ struct bench_cfg {
     double group_seconds; /* duration of each group-commit point */
     size_t replay_reps;   /* open + replay repetitions (median kept) */
     size_t shell_reps;    /* runs of /bin/true per way (shell effect) */
+    /* the loop runner (bench_loop.c, bench_loop_proc.c) */
+    const char *lil_path;    /* the `lil` command (default: ../cli/lil) */
+    size_t loop_iters;       /* iterations per overhead round */
+    size_t loop_sync_iters;  /* iterations whose system calls are counted */
+    size_t loop_flat_iters;  /* the long run (windows up to here) */
+    size_t loop_resume_reps; /* `lil step` and `lil --version` runs each */
+    size_t loop_shell_iters; /* iterations with a shell step (and bare spawns) */
 };
 
 struct bench_stats {
@@ -106,5 +113,8 @@ void bench_resume(const struct bench_cfg *cfg, lil_store *st);
 void bench_group(const struct bench_cfg *cfg, lil_store *st);
 void bench_spec(const struct bench_cfg *cfg);
 void bench_shell(const struct bench_cfg *cfg);
+void bench_loop(const struct bench_cfg *cfg, lil_store *st);
+void bench_loop_resume(const struct bench_cfg *cfg, lil_store *st);
+void bench_loop_shell(const struct bench_cfg *cfg, lil_store *st);
 
 #endif

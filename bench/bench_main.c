@@ -3,11 +3,14 @@
  * scratch directory, and prints one markdown table (bench/run.sh builds
  * the release preset and calls this; docs/performance.md explains it).
  *
- *     lil_bench --dir DIR [--quick] [--only NAME]...
+ *     lil_bench --dir DIR [--quick] [--only NAME]... [--lil PATH]
  *
- * NAME: raw, sync, bytes, resume, group, replay, spec, shell (default: all).
+ * NAME: raw, sync, bytes, resume, group, replay, spec, shell, loop (default:
+ * all).  PATH: the `lil` command the loop group starts (default: the one
+ * built beside lil_bench, ../cli/lil).
  * DIR must be on the disk under test (the raw loops and the store live
- * there) and is left with nothing in it but the empty store.
+ * there) and is left with nothing in it but the stores and the runs the
+ * benchmarks made (run.sh removes it).
  */
 #define _GNU_SOURCE
 #include <libgen.h>
@@ -24,7 +27,8 @@
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: lil_bench --dir DIR [--quick] [--only NAME]...\n");
+    fprintf(stderr,
+            "usage: lil_bench --dir DIR [--quick] [--only NAME]... [--lil PATH]\n");
     exit(64);
 }
 
@@ -41,6 +45,11 @@ static void config(struct bench_cfg *cfg, bool quick)
     cfg->group_seconds = quick ? 0.5 : 2.0;
     cfg->replay_reps = quick ? 1 : 3;
     cfg->shell_reps = quick ? 50 : 300;
+    cfg->loop_iters = 10000;
+    cfg->loop_sync_iters = quick ? 30 : 100;
+    cfg->loop_flat_iters = 100000;
+    cfg->loop_resume_reps = quick ? 5 : 20;
+    cfg->loop_shell_iters = quick ? 50 : 300;
 }
 
 static const char *fs_name(const char *dir)
@@ -126,9 +135,9 @@ int main(int argc, char **argv)
 {
     struct bench_cfg cfg = {0};
     bool quick = false;
-    const char *only[8];
+    const char *only[16];
     size_t nonly = 0;
-    char exe[PATH_MAX], store_dir[PATH_MAX];
+    char exe[PATH_MAX], store_dir[PATH_MAX], lil_path[PATH_MAX];
     lil_store *st = NULL;
 
     for (int i = 1; i < argc; i++) {
@@ -136,8 +145,10 @@ int main(int argc, char **argv)
             quick = true;
         else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
             cfg.dir = argv[++i];
-        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc && nonly < 8)
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc && nonly < 16)
             only[nonly++] = argv[++i];
+        else if (strcmp(argv[i], "--lil") == 0 && i + 1 < argc)
+            cfg.lil_path = argv[++i];
         else
             usage();
     }
@@ -149,6 +160,10 @@ int main(int argc, char **argv)
         bench_die_errno("readlink /proc/self/exe");
     exe[n] = 0;
     cfg.bin_dir = dirname(exe);
+    if (!cfg.lil_path) {
+        snprintf(lil_path, sizeof(lil_path), "%s/../cli/lil", cfg.bin_dir);
+        cfg.lil_path = lil_path;
+    }
     setvbuf(stdout, NULL, _IOLBF, 0);
     unsetenv("LIL_SYNC");
     unsetenv("LIL_JOURNAL_KEY");
@@ -176,6 +191,8 @@ int main(int argc, char **argv)
         bench_spec(&cfg);
     if (WANT("shell"))
         bench_shell(&cfg);
+    if (WANT("loop"))
+        bench_loop(&cfg, st);
 #undef WANT
     lil_store_close(st);
 

@@ -132,7 +132,7 @@ void bench_die_errno(const char *what)
 
 /* ---- the table -------------------------------------------------------- */
 
-#define MAX_ROWS 64
+#define MAX_ROWS 96
 
 struct row {
     char what[96];
