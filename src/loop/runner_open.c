@@ -208,9 +208,9 @@ static json_t *start_record(struct lil_loop *lp, const lil_spec *spec, json_t *b
         snprintf(path, sizeof(path), "%s", name);
     if (!lp->cwd && !getcwd(cwd, sizeof(cwd)))
         cwd[0] = '\0';
-    return json_pack("{s:s, s:s, s:s, s:s, s:O, s:O, s:I}", "loopId", lp->ir->id.s, "spec",
-                     hex, "specPath", path, "cwd", lp->cwd ? lp->cwd : cwd, "inputs",
-                     lp->inputs, "baseState", base, "startedAt",
+    return json_pack("{s:s, s:s, s:s, s:s, s:O, s:O, s:I}", "loopId", lp->ir->id.s,
+                     "spec", hex, "specPath", path, "cwd", lp->cwd ? lp->cwd : cwd,
+                     "inputs", lp->inputs, "baseState", base, "startedAt",
                      (json_int_t)lil__loop_now(lp));
 }
 
