@@ -60,6 +60,18 @@ static int cmd_resume(struct cli_ctx *ctx, int argc, char **argv)
 /* ---- stop
  * ------------------------------------------------------------------------------ */
 
+/* {"status":"stop-requested","request":{"version","runId","actor","reason"}}
+ * (the reference's answer; the journaled request also has its time). */
+static int print_request(const struct cli_ctx *ctx, const char *id, const char *actor,
+                         const char *reason)
+{
+    json_t *o = json_pack("{s:s, s:{s:i, s:s, s:s, s:s}}", "status", "stop-requested",
+                          "request", "version", 1, "runId", id, "actor",
+                          actor && *actor ? actor : "unknown", "reason", reason);
+
+    return cli_json_print(ctx, o, true);
+}
+
 static int cmd_stop(struct cli_ctx *ctx, int argc, char **argv)
 {
     struct loop_cli lc;
@@ -80,7 +92,8 @@ static int cmd_stop(struct cli_ctx *ctx, int argc, char **argv)
         if (rc != LIL_OK)
             ex = cli_fail(ctx, rc, "%s", lil_store_errmsg(lc.st));
         else if (ctx->json)
-            printf("{\"status\":\"stop-requested\",\"run\":\"%s\"}\n", id);
+            ex =
+                print_request(ctx, id, lc.actor ? lc.actor : getenv("USER"), lc.reason);
         else
             printf("stop requested for run '%s': it stops at its next iteration "
                    "boundary; `lil resume %s` goes on\n",

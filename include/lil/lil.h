@@ -870,7 +870,7 @@ LIL_API lil_status lil_loop_current(lil_loop *lp, lil_loop_result *res);
  * the process running the loop honours it at the next iteration boundary
  * (or at its next start): the run is then stopped, and lil_loop_resume
  * goes on.  Errors: LIL_E_INVAL (empty reason), LIL_E_NOTFOUND (no such
- * run), LIL_E_DONE (a stop is already requested: message says by whom),
+ * run), LIL_E_DONE (a stop is already requested, or the run has ended),
  * LIL_E_IO. */
 LIL_API lil_status lil_loop_request_stop(lil_store *st, const char *run_id,
                                          const char *actor, const char *reason);

@@ -150,10 +150,16 @@ static lil_status request_stop(struct lil_store *st, struct lil_err *e,
     bool already = false;
     json_t *req;
     lil_status rc = lil__run_open(st, e, run_id, &ro, &run);
+    lil_run_state state;
 
     if (rc != LIL_OK)
         return rc;
+    state = run->state;
     lil__run_close(run, NULL);
+    if (state != LIL_RUN_RUNNING && state != LIL_RUN_UNCERTAIN)
+        return lil__seterr(e, LIL_E_DONE, 0,
+                           "run %s has ended (%s): there is nothing to stop", run_id,
+                           lil_run_state_name(state));
     req = json_pack("{s:i, s:s, s:I, s:s, s:s}", "version", 1, "runId", run_id,
                     "requestedAt", (json_int_t)lil__loop_now_ms(), "actor", actor,
                     "reason", reason);

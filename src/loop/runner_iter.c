@@ -28,6 +28,14 @@
 /* ---- endings
  * ------------------------------------------------------------------------- */
 
+/* A stop request published for a run that has now ended has nothing left to
+ * stop: remove it, so that it does not stand in the way of nothing. */
+static void drop_stop_request(struct lil_loop *lp)
+{
+    if (lp->st->ops->stop_clear(lp->st, &lp->err, lp->run_id) != LIL_OK)
+        lil__clearerr(&lp->err);
+}
+
 static lil_status ended(struct lil_loop *lp, lil_loop_result *res)
 {
     switch (lp->end) {
@@ -60,6 +68,7 @@ static lil_status fail_run(struct lil_loop *lp, const char *why, lil_loop_result
     lp->end = LOOP_FAILED;
     lil__free(lp->env, lp->end_reason);
     lp->end_reason = lil__strdup(lp->env, reason);
+    drop_stop_request(lp);
     return lil__loop_result(lp, LIL_LOOP_FAILED, reason, res);
 }
 
@@ -85,6 +94,7 @@ static lil_status end_run(struct lil_loop *lp, enum loop_end end, const char *re
     lp->end = end;
     lil__free(lp->env, lp->end_reason);
     lp->end_reason = reason ? lil__strdup(lp->env, reason) : NULL;
+    drop_stop_request(lp);
     return ended(lp, res);
 }
 
