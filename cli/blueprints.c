@@ -33,6 +33,9 @@
  * given: templates have no escape for a literal "${", so each "${" of CMD
  * is written "${'$'}{", which renders back to "${" for the shell.  EXPR is
  * a guard; an outer "${...}" around it is dropped, as a guard would.
+ * cli_from_shell_until_offset maps a position on the generated until line
+ * back into EXPR, so that `lil new` reports EXPR's errors in the user's
+ * own words (cmd_new.c).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -300,24 +303,57 @@ static bool is_blank(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
-/* expr trimmed, without one outer "${...}" (as a guard reads it). */
+/* The bytes [*a, *z) of expr that are the guard: expr trimmed, without
+ * one outer "${...}" (as a guard reads it). */
+static void guard_span(const char *expr, size_t *a, size_t *z)
+{
+    *a = 0;
+    *z = strlen(expr);
+    while (*a < *z && is_blank(expr[*a]))
+        (*a)++;
+    while (*z > *a && is_blank(expr[*z - 1]))
+        (*z)--;
+    if (*z - *a >= 3 && expr[*a] == '$' && expr[*a + 1] == '{' && expr[*z - 1] == '}') {
+        *a += 2;
+        (*z)--;
+    }
+}
+
+/* The guard of expr (guard_span) as a string of its own. */
 static char *guard_body(const char *expr)
 {
-    size_t a = 0, z = strlen(expr);
+    size_t a, z;
     struct sbuf b = {NULL, 0, 0, false};
 
-    while (a < z && is_blank(expr[a]))
-        a++;
-    while (z > a && is_blank(expr[z - 1]))
-        z--;
-    /* cppcheck-suppress knownConditionTrueFalse ; false positive (cppcheck 2.10) */
-    if (z - a >= 3 && expr[a] == '$' && expr[a + 1] == '{' && expr[z - 1] == '}') {
-        a += 2;
-        z--;
-    }
+    guard_span(expr, &a, &z);
     sb_add(&b, expr + a, z - a);
     sb_str(&b, "");
     return sb_take(&b);
+}
+
+long cli_from_shell_until_offset(const char *line, size_t off, const char *expr)
+{
+    const char *open = strstr(line, "\"${");
+    const unsigned char *g = (const unsigned char *)expr;
+    size_t a, z, pos, k;
+    uint32_t cp = 0;
+    char tmp[12];
+
+    if (!open || off < (size_t)(open - line) + 3)
+        return -1;
+    guard_span(expr, &a, &z);
+    pos = (size_t)(open - line) + 3;
+    for (size_t i = a; i < z; i += k) {
+        const char *esc;
+        k = cli_utf8_decode(g + i, z - i, &cp);
+        if (k == 0)
+            return -1; /* not reached: the caller checked the text */
+        esc = yaml_escape(cp, tmp);
+        pos += esc ? strlen(esc) : k;
+        if (off < pos)
+            return (long)i;
+    }
+    return off == pos ? (long)z : -1;
 }
 
 /* "${" prefix expr suffix "}" as a double-quoted scalar. */

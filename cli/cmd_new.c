@@ -76,8 +76,14 @@ static int check_combination(const struct cli_ctx *ctx, const struct new_opts *o
     if (sources > 1)
         return cli_usage(ctx, "--pattern, --blueprint and --from-shell exclude each "
                               "other");
-    if (o->has_from_shell != o->has_until)
-        return cli_usage(ctx, "--from-shell CMD and --until EXPR go together");
+    if (o->has_until && !o->has_from_shell)
+        return cli_usage(ctx, "--until EXPR only applies with --from-shell CMD");
+    if (o->has_from_shell && !o->has_until) {
+        /* exit 1, not 64: the reference's `loopc new` fails this way */
+        cli_err(ctx, "--from-shell CMD needs --until EXPR, the condition that ends "
+                     "the poll (e.g. --until 'state.code == 0'); nothing written");
+        return CLI_EXIT_FAIL;
+    }
     if (o->has_out && !*o->out)
         return cli_usage(ctx, "--out needs a file name");
     if (!o->has_out && o->force)
@@ -143,8 +149,136 @@ static char *render(const struct cli_ctx *ctx, const struct new_opts *o,
     return text;
 }
 
-/* Load the text; print its diagnostics to stderr when it has an error. */
-static int check_text(const struct cli_ctx *ctx, const char *text)
+/* ------------------------------------------------------------------------ */
+/* Errors of --until EXPR, in the user's words                               */
+
+/* The paths of the spec's two copies of EXPR: the wait step's guard
+ * `not (EXPR)` and terminate.until. */
+#define WHEN_PATH  "body[1]:wait.when"
+#define UNTIL_PATH "terminate.until"
+
+/* 1 when every error of spec is in one of the two copies of EXPR: its
+ * errors are then EXPR's, and are told once, in EXPR's terms. */
+static bool errors_are_expr(const lil_spec *spec)
+{
+    size_t n = lil_spec_diag_count(spec);
+
+    for (size_t i = 0; i < n; i++) {
+        const lil_diag *d = lil_spec_diag(spec, i);
+        if (d->severity == LIL_SEV_ERROR && strcmp(d->path, UNTIL_PATH) != 0 &&
+            strcmp(d->path, WHEN_PATH) != 0)
+            return false;
+    }
+    return true;
+}
+
+/* Line and column (1-based, in characters) of byte off of expr; the line
+ * starts at *bol. */
+static void expr_line_col(const char *expr, size_t off, unsigned *line, unsigned *col,
+                          size_t *bol)
+{
+    *line = 1;
+    *col = 1;
+    *bol = 0;
+    for (size_t i = 0; i < off && expr[i]; i++) {
+        unsigned char c = (unsigned char)expr[i];
+        if (c == '\n') {
+            (*line)++;
+            *col = 1;
+            *bol = i + 1;
+        } else if ((c & 0xc0) != 0x80) {
+            (*col)++;
+        }
+    }
+}
+
+/* The line of expr starting at bol, then a caret under its character
+ * col (a tab where the line has one, a blank for any other character). */
+static void print_expr_caret(const char *expr, size_t bol, unsigned col)
+{
+    size_t end = bol + strcspn(expr + bol, "\n");
+    unsigned seen = 1;
+
+    fprintf(stderr, "    %.*s\n    ", (int)(end - bol), expr + bol);
+    for (size_t i = bol; i < end && seen < col; i++) {
+        unsigned char c = (unsigned char)expr[i];
+        if ((c & 0xc0) == 0x80)
+            continue;
+        fputc(c == '\t' ? '\t' : ' ', stderr);
+        seen++;
+    }
+    fputs("^\n", stderr);
+}
+
+/* expr, each of its lines indented. */
+static void print_expr_lines(const char *expr)
+{
+    const char *p = expr;
+
+    for (;;) {
+        size_t n = strcspn(p, "\n");
+        fprintf(stderr, "    %.*s\n", (int)n, p);
+        if (!p[n])
+            break;
+        p += n + 1;
+    }
+}
+
+/* One error of terminate.until, told against EXPR.  The diagnostic's
+ * column counts bytes of the generated line. */
+static void print_expr_error(const struct cli_ctx *ctx, const lil_diag *d,
+                             const char *expr)
+{
+    const char *msg = d->message;
+    size_t plen = strlen(UNTIL_PATH ": ");
+    long off = -1;
+    unsigned line, col;
+    size_t bol;
+
+    if (strncmp(msg, UNTIL_PATH ": ", plen) == 0)
+        msg += plen; /* a path of the generated spec, not of EXPR */
+    if (d->line && d->column && d->source_line)
+        off = cli_from_shell_until_offset(d->source_line, d->column - 1, expr);
+    if (off < 0) {
+        /* no position inside EXPR: EXPR as typed, without a caret */
+        cli_err(ctx, "--until: %s [%s]", msg, d->code);
+        print_expr_lines(expr);
+        return;
+    }
+    expr_line_col(expr, (size_t)off, &line, &col, &bol);
+    if (strchr(expr, '\n'))
+        cli_err(ctx, "--until, line %u, column %u: %s [%s]", line, col, msg, d->code);
+    else
+        cli_err(ctx, "--until, column %u: %s [%s]", col, msg, d->code);
+    print_expr_caret(expr, bol, col);
+}
+
+/* Tell the errors of EXPR once: those of terminate.until, which holds
+ * EXPR as the user typed it (the wait step's `not (EXPR)` has the same
+ * ones, in words the user did not type). */
+static void print_expr_errors(const struct cli_ctx *ctx, const lil_spec *spec,
+                              const char *expr)
+{
+    size_t n = lil_spec_diag_count(spec), told = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        const lil_diag *d = lil_spec_diag(spec, i);
+        if (d->severity == LIL_SEV_ERROR && strcmp(d->path, UNTIL_PATH) == 0) {
+            print_expr_error(ctx, d, expr);
+            told++;
+        }
+    }
+    if (told == 0)
+        cli_err(ctx, "--until: '%s' cannot be negated as the guard not (EXPR) of "
+                     "the wait step",
+                expr);
+    cli_err(ctx, "--until EXPR has errors (above); nothing written");
+}
+
+/* Load the text; print its diagnostics to stderr when it has an error:
+ * in terms of EXPR (expr, for --from-shell) when they are all EXPR's,
+ * else as the generated spec's. */
+static int check_text(const struct cli_ctx *ctx, const char *text, const char *expr)
 {
     const char *name = "(generated)";
     lil_spec *spec = NULL;
@@ -156,7 +290,9 @@ static int check_text(const struct cli_ctx *ctx, const char *text)
         return CLI_EXIT_FAIL;
     }
     ok = lil_spec_ok(spec);
-    if (!ok) {
+    if (!ok && expr && errors_are_expr(spec)) {
+        print_expr_errors(ctx, spec, expr);
+    } else if (!ok) {
         cli_diag_print(stderr, spec, name);
         cli_diag_summary(stderr, spec, name);
         cli_err(ctx, "the generated spec has errors (above); nothing written");
@@ -337,7 +473,7 @@ static int make_spec(const struct cli_ctx *ctx, const struct new_opts *o,
     text = render(ctx, o, bp, id, &rc);
     if (!text)
         return rc;
-    rc = check_text(ctx, text);
+    rc = check_text(ctx, text, o->has_from_shell ? o->until : NULL);
     if (rc == CLI_EXIT_OK)
         rc = emit(ctx, o, id, bp, text);
     free(text);

@@ -88,6 +88,13 @@ char *cli_blueprint_render(const struct cli_blueprint *bp, const char *id);
 char *cli_from_shell_render(const char *id, const char *cmd, const char *expr,
                             bool *bad);
 
+/* Where byte off of line -- the generated `until:` line of
+ * cli_from_shell_render(id, cmd, expr) -- falls in expr: a byte offset of
+ * expr (strlen(expr) or the guard's end for the position just after it),
+ * or -1 when off is not inside the expression (the quote or "${" before
+ * it, say).  expr must be valid UTF-8. */
+long cli_from_shell_until_offset(const char *line, size_t off, const char *expr);
+
 /* 1 when id obeys the loop id rule ^[A-Za-z0-9_.:-]+$. */
 bool cli_loop_id_ok(const char *id);
 
