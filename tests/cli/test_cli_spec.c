@@ -6,7 +6,8 @@
  * cap-only-termination or ungrounded-exit warning; --out, refusing to
  * overwrite, --force, no temporary file left; --from-shell with awkward CMD
  * and EXPR that survive the YAML quoting byte for byte; a bad ID is a usage
- * error, 64; a bad EXPR prints diagnostics, writes nothing, exits 1),
+ * error, 64; a bad EXPR is told once at its column in EXPR, writes
+ * nothing, exits 1, and so does a missing --until),
  * explain (injected caps, --json), every reference example and every
  * examples/loops spec validating, and bad input (empty, binary, 2 MiB,
  * 10000 nested '[', truncated, invalid UTF-8): exit 1 with a
@@ -647,7 +648,10 @@ T_TEST(new_usage_errors)
     T_CONTAINS(err, "unknown pattern");
     T_EQ_I64(c_lil(out, err, "new a --blueprint nope"), 64);
     T_EQ_I64(c_lil(out, err, "new a --pattern react --blueprint fix-tests"), 64);
-    T_EQ_I64(c_lil(out, err, "new a --from-shell true"), 64);
+    /* --from-shell without --until: exit 1, as the reference's loopc new */
+    T_EQ_I64(c_lil(out, err, "new a --from-shell true"), 1);
+    T_CONTAINS(err, "needs --until EXPR");
+    T_EQ_STR(out, "");
     T_EQ_I64(c_lil(out, err, "new a --until 'state.code == 0'"), 64);
     T_EQ_I64(c_lil(out, err, "new --list a"), 64);
     T_EQ_I64(c_lil(out, err, "new a --force"), 64);
@@ -716,11 +720,12 @@ T_TEST(new_from_shell_awkward_text)
     T_REQUIRE(spec_cmd_until(p, got_cmd, got_until, sizeof(got_cmd)));
     T_EQ_STR(got_cmd, cmd_spec);
     T_EQ_STR(got_until, until);
-    /* the scalar on the state the comments promise */
+    /* a poll loop: no no_progress cap (the same answer is a wait) */
     T_EQ_I64(c_lil(out, err,
                    "new p2 --from-shell 'test -f /tmp/x' --until 'state.code == 0'"),
              0);
-    T_CONTAINS(out, "fingerprint: \"${state.code}\"");
+    T_CHECK(strstr(out, "no_progress:") == NULL);
+    T_CONTAINS(out, "on_cap_exceeded: fail");
     T_CONTAINS(out, "until: \"${state.code == 0}\"");
     T_CONTAINS(out, "cmd: \"test -f /tmp/x\"");
     T_EQ_I64(c_lil(out, err, "new p3 --from-shell true --until 'state.polls >= 3'"), 0);
@@ -730,22 +735,30 @@ T_TEST(new_from_shell_bad_expr)
 {
     const char *p = t_path("bad.yaml");
 
-    /* an undeclared var: bad-ref, shown with its line; nothing written */
+    /* an undeclared var: bad-ref, told once, at its column in EXPR (not
+     * at lines of the generated file, nor inside the wait's `not (...)`);
+     * nothing written */
     T_EQ_I64(c_lil(out, err,
-                   "new x --from-shell true --until 'state.nope == 1' --out %s",
+                   "new x --from-shell true --until 'state.code == 0 && state.nope' "
+                   "--out %s",
                    shq(p)),
              1);
-    T_CONTAINS(err, "(generated):");
-    T_CONTAINS(err, ": error: ");
-    T_CONTAINS(err, "[bad-ref]");
-    T_CONTAINS(err, "state.nope");
-    T_CONTAINS(err, "nothing written");
+    T_EQ_STR(err, "lil: new: --until, column 20: reference to undeclared state var "
+                  "'state.nope' [bad-ref]\n"
+                  "    state.code == 0 && state.nope\n"
+                  "                       ^\n"
+                  "lil: new: --until EXPR has errors (above); nothing written\n");
     T_CHECK(!file_exists(p));
     T_EQ_I64(count_entries(".lil-new"), 0);
-    /* a syntax error, to stdout: nothing printed there */
-    T_EQ_I64(c_lil(out, err, "new x --from-shell true --until 'foo(1'"), 1);
+    /* a syntax error, to stdout: nothing printed there; the column is the
+     * one in EXPR as typed (inside its "${...}") */
+    T_EQ_I64(c_lil(out, err, "new x --from-shell true --until ' ${foo(1}'"), 1);
     T_EQ_STR(out, "");
+    T_CONTAINS(err, "--until, column 7: ");
     T_CONTAINS(err, "[bad-expr]");
+    T_CHECK(strstr(err, "generated") == NULL);
+    T_CHECK(strstr(err, "not (") == NULL);
+    T_CHECK(strstr(err, "terminate.until") == NULL);
     /* "${" inside an expression is not allowed */
     T_EQ_I64(c_lil(out, err, "new x --from-shell true --until 'state.code == ${1}'"),
              1);
