@@ -24,9 +24,9 @@
  *   state.polls  how many times the command ran
  *
  * and polls every 30s (a sleep guarded by `not (EXPR)`, so a true EXPR ends
- * the loop without a last wait).  Its no_progress fingerprint is
- * ${state.code}, a scalar: an object would fingerprint as one constant
- * text whatever it holds (contract W24).  CMD, `not (EXPR)` and EXPR take
+ * the loop without a last wait).  It has no no_progress cap: a poll loop
+ * sees the same answer many times while it waits; its bounds are 240 polls
+ * and a 2h wallclock, then it fails.  CMD, `not (EXPR)` and EXPR take
  * the places of the slots "@CMD@", "@WHEN@" and "@UNTIL@" of its text, as
  * double-quoted YAML scalars (quote, backslash, control characters and the
  * Unicode line separators escaped; other UTF-8 kept).  CMD is run as

@@ -4,8 +4,13 @@
  * loop spec from a built-in blueprint (blueprints.c).
  *
  * The text is loaded with lil_spec_parse before anything is printed or
- * written: when it has an error (a bad EXPR, say) its diagnostics go to
- * stderr, nothing is written and the exit status is 1.  Without --out the
+ * written: when it has an error nothing is written and the exit status is
+ * 1.  The errors of EXPR are told once, in EXPR's terms: EXPR as typed and
+ * the column in it (the generated spec holds EXPR twice, as terminate.until
+ * and inside the wait step's `not (EXPR)`; only the first is told, its
+ * position mapped back through the YAML quoting).  Other errors are shown
+ * as the generated spec's.  --from-shell without --until is exit 1, as in
+ * the reference's `loopc new` (an uncaught error there).  Without --out the
  * spec goes to stdout.  With --out FILE it is written to a temporary file
  * in FILE's directory, synced, and then linked to FILE (refused when FILE
  * exists: link(2) fails with EEXIST, so even a file created meanwhile is
@@ -269,8 +274,9 @@ static void print_expr_errors(const struct cli_ctx *ctx, const lil_spec *spec,
         }
     }
     if (told == 0)
-        cli_err(ctx, "--until: '%s' cannot be negated as the guard not (EXPR) of "
-                     "the wait step",
+        cli_err(ctx,
+                "--until: '%s' cannot be negated as the guard not (EXPR) of "
+                "the wait step",
                 expr);
     cli_err(ctx, "--until EXPR has errors (above); nothing written");
 }
@@ -547,8 +553,10 @@ const struct cli_verb cli_verb_new = {
     "                      else {stdout, code}), state.code (its exit code) and\n"
     "                      state.polls, e.g. 'state.out.ready == true' or\n"
     "                      'state.code == 0'.  CMD runs as given (a ${ in it is\n"
-    "                      for the shell).  A bad EXPR prints the diagnostics\n"
-    "                      and writes nothing (exit 1).\n"
+    "                      for the shell).  A bad EXPR is told with its\n"
+    "                      column and nothing is written (exit 1); so is a\n"
+    "                      missing --until.  The poll fails after 2 hours or\n"
+    "                      240 polls.\n"
     "  --out FILE          write FILE (atomically: temporary file, fsync,\n"
     "                      rename) instead of printing; an existing FILE is\n"
     "                      refused...\n"
@@ -560,7 +568,8 @@ const struct cli_verb cli_verb_new = {
     "ID follows the loop id rule: letters, digits and _ . : - only.\n"
     "\n"
     "Exit status (the table is in `lil --help`): 0 done; 1 the spec has\n"
-    "errors, FILE exists (without --force) or cannot be written; 64 on a usage\n"
+    "errors (a bad or missing --until), FILE exists (without --force) or cannot\n"
+    "be written; 64 on a usage\n"
     "error (a bad ID, an unknown pattern or blueprint, flags that do not go\n"
     "together).\n",
     cmd_new,
