@@ -231,9 +231,8 @@ static void unknown_key(struct build *b, const struct obj *o,
               lil__ir_show(k, strlen(k), kbuf, sizeof(kbuf)), where, hint);
 }
 
-static void check_keys(struct build *b, const struct obj *o,
-                       const char *const *allowed, size_t n, const char *step_kind,
-                       bool strict)
+static void check_keys(struct build *b, const struct obj *o, const char *const *allowed,
+                       size_t n, const char *step_kind, bool strict)
 {
     for (size_t i = 0; i < o->map->n; i++) {
         const struct lil_node *key = o->map->pairs[i].key;
