@@ -442,9 +442,11 @@ static bool fold_key(const char *s, char *out, size_t *len)
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
 
-        if (c >= 'A' && c <= 'Z')
-            c = (char)(c - 'A' + 'a');
-        out[i] = c == '-' ? '_' : c;
+        if (c == '-')
+            c = '_';
+        else if (c >= 'A' && c <= 'Z')
+            c = "abcdefghijklmnopqrstuvwxyz"[c - 'A'];
+        out[i] = c;
     }
     out[n] = '\0';
     *len = n;
