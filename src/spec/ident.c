@@ -26,6 +26,21 @@
  * smaller than strlen(word) (so "ab" never suggests an unrelated "xy");
  * the first closest candidate wins; words or candidates longer than 64
  * bytes are never compared (bounded work: at most 65 x 65 cells each).
+ *
+ * lil__key_near: is an unknown key a near miss of a known one (so an
+ * error, where a key far from every known one is only ignored)?  Keys are
+ * compared folded (ASCII lower case, '-' read as '_'); the rules, the
+ * first that holds giving the match's rank (the lowest rank wins, then the
+ * first candidate):
+ *   0  equal once folded                       CMD, On_Done, allowed_tools
+ *   1-2  optimal-string-alignment distance d <= 2 with 3*d <= the longer
+ *        length                                on_don, prmpt, max_iteratons
+ *   3  a truncation: the key (3+ bytes) is a prefix or a suffix of the known
+ *        key                                   max_iter, desc, tools, done
+ *   4  spelled out: the known key (3+ bytes) appears in order in the key,
+ *        which is at most twice as long plus one   comand, command, initial
+ * So `name` is not near `save` (distance 2 in 4 bytes), nor `tags` near
+ * `args`; `description` is near no step key.
  */
 #include "spec/ident.h"
 
@@ -410,4 +425,80 @@ const char *lil__suggest(const char *word, const char *const *candidates, size_t
         }
     }
     return best ? best : suggest_abbreviation(word, wlen, candidates, n);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Near misses of keys                                                      */
+
+#define NEAR_NONE 99 /* no rule holds */
+
+/* s folded into out (SUGGEST_MAX + 1 bytes); false if longer. */
+static bool fold_key(const char *s, char *out, size_t *len)
+{
+    size_t n = strlen(s);
+
+    if (n > SUGGEST_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+
+        if (c == '-')
+            c = '_';
+        else if (c >= 'A' && c <= 'Z')
+            c = "abcdefghijklmnopqrstuvwxyz"[c - 'A'];
+        out[i] = c;
+    }
+    out[n] = '\0';
+    *len = n;
+    return true;
+}
+
+/* Is k (kl bytes) a prefix or a suffix of c (cl bytes)? */
+static bool truncation_of(const char *k, size_t kl, const char *c, size_t cl)
+{
+    return kl >= 3 && kl < cl &&
+           (memcmp(k, c, kl) == 0 || memcmp(k, c + (cl - kl), kl) == 0);
+}
+
+/* The rank of the first rule of lil__key_near that holds for the folded
+ * key k and known key c, or NEAR_NONE. */
+static unsigned near_rank(const char *k, size_t kl, const char *c, size_t cl)
+{
+    size_t longer = kl > cl ? kl : cl, d;
+
+    if (kl == cl && memcmp(k, c, kl) == 0)
+        return 0;
+    if ((kl > cl ? kl - cl : cl - kl) <= 2) {
+        d = osa_distance(k, kl, c, cl);
+        if (d <= 2 && 3 * d <= longer)
+            return (unsigned)d;
+    }
+    if (truncation_of(k, kl, c, cl))
+        return 3;
+    if (cl >= 3 && cl < kl && kl <= 2 * cl + 1 && subsequence(c, k))
+        return 4;
+    return NEAR_NONE;
+}
+
+const char *lil__key_near(const char *key, const char *const *known, size_t n)
+{
+    char k[SUGGEST_MAX + 1], c[SUGGEST_MAX + 1];
+    size_t kl, cl;
+    unsigned best_rank = NEAR_NONE;
+    const char *best = NULL;
+
+    if (!key || !known || !fold_key(key, k, &kl) || kl == 0)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        unsigned r;
+
+        if (!known[i] || !fold_key(known[i], c, &cl))
+            continue;
+        r = near_rank(k, kl, c, cl);
+        if (r < best_rank) {
+            best_rank = r;
+            best = known[i];
+        }
+    }
+    return best;
 }

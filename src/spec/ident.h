@@ -64,4 +64,11 @@ bool lil__type_accepts(const struct lil_type *t, json_t *value);
  * "cmd"); else NULL.  For "did you mean 'cmd'?". */
 const char *lil__suggest(const char *word, const char *const *candidates, size_t n);
 
+/* The known key that key is a near miss of (a case or '-'/'_' difference,
+ * a small edit, a truncation or an abbreviation spelled out: the rules are
+ * at the top of ident.c), or NULL when it is near none.  Stricter than
+ * lil__suggest: a far key of a lenient level is ignored, a near one is an
+ * error (ir_build.c). */
+const char *lil__key_near(const char *key, const char *const *known, size_t n);
+
 #endif

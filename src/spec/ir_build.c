@@ -3,16 +3,26 @@
  *
  * What zod does in the reference (loopspec-contract.md sections 1.1-1.5):
  * required keys, value types, enum values, positive integers, minimum
- * string lengths, plus one rule of lil's own: an unknown key is an error
- * everywhere (the reference strips them inside steps), with a "did you
- * mean" from the keys allowed there.  Codes: `schema` for a wrong or
- * missing value, `unknown-key` for a key that does not belong.
+ * string lengths.  Codes: `schema` for a wrong or missing value,
+ * `unknown-key` for a key that does not belong.
+ *
+ * Unknown keys follow the reference's two kinds of object (contract 1.1):
+ *   - strict (the top level, artifacts, notify, observe.hooks, a hook
+ *     action: lil__irb_check_keys_strict): an error, with a "did you mean"
+ *     (lil__suggest) from the keys allowed there;
+ *   - lenient (everything else, where the reference drops unknown keys:
+ *     lil__irb_check_keys): a near miss of an allowed key (lil__key_near:
+ *     `on_don`, `comand`) is an error with that key as the suggestion, and
+ *     so is a key of another kind of step (`save` on a breakpoint), since
+ *     dropping either would silently change the loop; any other key is a
+ *     warning and is ignored (a step's `description:`, `meta.author`).
  *
  * Each diagnostic points at the offending node: the value; the key for an
  * unknown key; the mapping for a missing key.  Messages:
  *   step 'build': missing required key 'cmd'
  *   caps.max_iterations: expected a positive integer, got -1
  *   unknown key 'comand' in step 'build' (did you mean 'cmd'?)
+ *   unknown key 'description' in step 'build' is ignored
  *
  * Guards and templates are parsed during the build (ir_field.c); a parse
  * failure is kept in the IR and reported by the validator as `bad-expr`.
@@ -176,41 +186,72 @@ bool lil__irb_in_list(const char *key, const char *const *v, size_t n)
     return false;
 }
 
+/* " in step 'w'" / " at top level" for o, into out. */
+static void where_of(const struct obj *o, char *out, size_t cap)
+{
+    if (o->where)
+        snprintf(out, cap, " in %s", o->where);
+    else
+        snprintf(out, cap, " at top level");
+}
+
+/* What to say of an unknown key k: an error with hint (a suggestion, or
+ * the kinds of step that take it), or a warning that it is ignored. */
+static lil_severity judge_key(const char *k, const char *const *allowed, size_t n,
+                              const char *step_kind, bool strict, char *hint,
+                              size_t cap)
+{
+    char kinds[64];
+    const char *s;
+
+    if (step_kind && lil__irb_step_kinds_of_key(k, kinds, sizeof(kinds))) {
+        snprintf(hint, cap, " (a key of %s steps; this step is %s)", kinds, step_kind);
+        return LIL_SEV_ERROR;
+    }
+    s = strict ? lil__suggest(k, allowed, n) : lil__key_near(k, allowed, n);
+    if (s)
+        snprintf(hint, cap, " (did you mean '%s'?)", s);
+    if (strict || s)
+        return LIL_SEV_ERROR;
+    snprintf(hint, cap, " is ignored");
+    return LIL_SEV_WARNING;
+}
+
 static void unknown_key(struct build *b, const struct obj *o,
                         const struct lil_node *key, const char *const *allowed,
-                        size_t n, const char *step_kind)
+                        size_t n, const char *step_kind, bool strict)
 {
     char kbuf[96], where[PATH_MAX_LEN + 32], hint[160] = "", path[PATH_MAX_LEN];
     const char *k = key->str ? key->str : "";
-    char kinds[64];
-    bool other = step_kind && lil__irb_step_kinds_of_key(k, kinds, sizeof(kinds));
-    const char *s = other ? NULL : lil__suggest(k, allowed, n);
+    lil_severity sev = judge_key(k, allowed, n, step_kind, strict, hint, sizeof(hint));
 
-    if (o->where)
-        snprintf(where, sizeof(where), " in %s", o->where);
-    else
-        snprintf(where, sizeof(where), " at top level");
-    if (other)
-        snprintf(hint, sizeof(hint), " (a key of %s steps; this step is %s)", kinds,
-                 step_kind);
-    else if (s)
-        snprintf(hint, sizeof(hint), " (did you mean '%s'?)", s);
+    where_of(o, where, sizeof(where));
     lil__irb_child_path(path, sizeof(path), o->path, k);
-    lil__diag(b->d, LIL_SEV_ERROR, "unknown-key", key->pos, path,
-              "unknown key '%s'%s%s", lil__ir_show(k, strlen(k), kbuf, sizeof(kbuf)),
-              where, hint);
+    lil__diag(b->d, sev, "unknown-key", key->pos, path, "unknown key '%s'%s%s",
+              lil__ir_show(k, strlen(k), kbuf, sizeof(kbuf)), where, hint);
 }
 
-/* Report every key of o not in allowed. */
-void lil__irb_check_keys(struct build *b, const struct obj *o,
-                         const char *const *allowed, size_t n, const char *step_kind)
+static void check_keys(struct build *b, const struct obj *o, const char *const *allowed,
+                       size_t n, const char *step_kind, bool strict)
 {
     for (size_t i = 0; i < o->map->n; i++) {
         const struct lil_node *key = o->map->pairs[i].key;
 
         if (!lil__irb_in_list(key->str ? key->str : "", allowed, n))
-            unknown_key(b, o, key, allowed, n, step_kind);
+            unknown_key(b, o, key, allowed, n, step_kind, strict);
     }
+}
+
+void lil__irb_check_keys(struct build *b, const struct obj *o,
+                         const char *const *allowed, size_t n, const char *step_kind)
+{
+    check_keys(b, o, allowed, n, step_kind, false);
+}
+
+void lil__irb_check_keys_strict(struct build *b, const struct obj *o,
+                                const char *const *allowed, size_t n)
+{
+    check_keys(b, o, allowed, n, NULL, true);
 }
 
 /* The value of key in o; a missing required key is reported at o. */

@@ -57,9 +57,15 @@ void lil__irb_type_error(struct build *b, const struct lil_node *n, const char *
 void lil__irb_field_error(struct build *b, const struct lil_node *v,
                           const struct obj *o, const char *key, const char *what);
 bool lil__irb_in_list(const char *key, const char *const *v, size_t n);
-/* step_kind: the kind of the step o is (for hints), or NULL. */
+/* Report the keys of o not in allowed, at a level where the reference
+ * drops them: a near miss of an allowed key, or (step_kind: the kind of the
+ * step o is, else NULL) a key of another kind of step, is an error; any
+ * other is a warning that it is ignored. */
 void lil__irb_check_keys(struct build *b, const struct obj *o,
                          const char *const *allowed, size_t n, const char *step_kind);
+/* The same where the reference is strict: every unknown key is an error. */
+void lil__irb_check_keys_strict(struct build *b, const struct obj *o,
+                                const char *const *allowed, size_t n);
 const struct lil_node *lil__irb_field(struct build *b, const struct obj *o,
                                       const char *key, bool required);
 /* pathbuf: PATH_MAX_LEN bytes, the child's path (out points into it). */

@@ -12,6 +12,9 @@
 
 /* ------------------------------------------------------------------------ */
 /* Allowed keys                                                             */
+/* Where the reference is strict (the top level, artifacts, notify,
+ * observe.hooks and the hook action) an unknown key is an error; elsewhere
+ * only a near miss is (ir_build.c). */
 
 static const char *const TOP_KEYS[] = {
     "loopspec",  "id",     "meta",  "pattern",   "provenance", "target",
@@ -101,10 +104,10 @@ static void build_hook(struct build *b, const struct obj *parent,
                       HOOK_KINDS[1], lil__irb_got(kind, gbuf, sizeof(gbuf)));
     }
     if (k == LIL_ACT_SHELL) {
-        lil__irb_check_keys(b, &o, HOOK_SHELL_KEYS, NELEM(HOOK_SHELL_KEYS), NULL);
+        lil__irb_check_keys_strict(b, &o, HOOK_SHELL_KEYS, NELEM(HOOK_SHELL_KEYS));
         lil__irb_get_tmpl(b, &o, "cmd", true, 1, &a->cmd);
     } else if (k == LIL_ACT_HTTP) {
-        lil__irb_check_keys(b, &o, HOOK_HTTP_KEYS, NELEM(HOOK_HTTP_KEYS), NULL);
+        lil__irb_check_keys_strict(b, &o, HOOK_HTTP_KEYS, NELEM(HOOK_HTTP_KEYS));
         lil__irb_request(b, &o, true, &a->request);
     }
     if (k >= 0) {
@@ -426,7 +429,7 @@ static void build_artifacts(struct build *b, const struct obj *root)
         return;
     ir->artifacts.present = true;
     ir->artifacts.pos = o.map->pos;
-    lil__irb_check_keys(b, &o, ART_KEYS, NELEM(ART_KEYS), NULL);
+    lil__irb_check_keys_strict(b, &o, ART_KEYS, NELEM(ART_KEYS));
     lil__irb_get_strlist(b, &o, "include", true, 1, SIZE_MAX, 1,
                          &ir->artifacts.include);
     lil__irb_get_strlist(b, &o, "exclude", false, 0, SIZE_MAX, 1,
@@ -448,7 +451,7 @@ static void build_notify(struct build *b, const struct obj *root)
         return;
     ir->notify.present = true;
     ir->notify.pos = o.map->pos;
-    lil__irb_check_keys(b, &o, NOTIFY_KEYS, NELEM(NOTIFY_KEYS), NULL);
+    lil__irb_check_keys_strict(b, &o, NOTIFY_KEYS, NELEM(NOTIFY_KEYS));
     if (lil__irb_get_enum(b, &o, "policy", true, LIL_ENUM_POLICY, &k, NULL))
         ir->notify.policy = (enum lil_ir_policy)k;
     lil__irb_get_strlist(b, &o, "channels", true, 0, 32, 1, &ir->notify.channels);
@@ -536,7 +539,7 @@ static void build_observe(struct build *b, const struct obj *root)
         ir->observe.trace = (enum lil_ir_trace)k;
     if (lil__irb_sub_obj(b, &o, "hooks", false, hpath, &h)) {
         ir->observe.has_hooks = true;
-        lil__irb_check_keys(b, &h, HOOKS_KEYS, NELEM(HOOKS_KEYS), NULL);
+        lil__irb_check_keys_strict(b, &h, HOOKS_KEYS, NELEM(HOOKS_KEYS));
         build_hook(b, &h, &ir->observe.completed);
     }
     v = lil__irb_field(b, &o, "notify", false);
@@ -556,7 +559,7 @@ void lil__irb_root(struct build *b, const struct lil_node *root)
     struct lil_ir_spec *ir = b->ir;
     int k;
 
-    lil__irb_check_keys(b, &o, TOP_KEYS, NELEM(TOP_KEYS), NULL);
+    lil__irb_check_keys_strict(b, &o, TOP_KEYS, NELEM(TOP_KEYS));
     lil__irb_get_str(b, &o, "loopspec", true, 0, &ir->loopspec);
     lil__irb_get_str(b, &o, "id", true, 1, &ir->id);
     build_meta(b, &o);

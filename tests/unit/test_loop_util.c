@@ -562,6 +562,63 @@ T_TEST(suggest_limits)
     T_CHECK(lil__suggest("abcdewxyz", far, 1) == NULL);  /* 5 > 3 */
 }
 
+/* The near-miss rule of unknown keys (ident.c): near ones are errors, far
+ * ones are ignored with a warning. */
+T_TEST(key_near_rule)
+{
+    static const char *const shell[] = {"id",   "kind", "when",   "cmd",
+                                        "args", "save", "on_done"};
+    static const char *const agent[] = {"id",     "kind",          "when", "harness",
+                                        "prompt", "allowed-tools", "save", "on_done"};
+    static const char *const caps[] = {"max_iterations", "no_progress", "budget",
+                                       "on_cap_exceeded"};
+    static const char *const var[] = {"type", "init", "description"};
+    static const char *const meta[] = {"name", "version", "description"};
+    const size_t ns = sizeof(shell) / sizeof(shell[0]);
+    const size_t na = sizeof(agent) / sizeof(agent[0]);
+    const size_t nc = sizeof(caps) / sizeof(caps[0]);
+    char big[80];
+
+    /* 0: case and '-'/'_' */
+    T_EQ_STR(lil__key_near("CMD", shell, ns), "cmd");
+    T_EQ_STR(lil__key_near("On-Done", shell, ns), "on_done");
+    T_EQ_STR(lil__key_near("allowed_tools", agent, na), "allowed-tools");
+    /* 1-2: edits, at most a third of the longer key */
+    T_EQ_STR(lil__key_near("on_don", shell, ns), "on_done");
+    T_EQ_STR(lil__key_near("cdm", shell, ns), "cmd");
+    T_EQ_STR(lil__key_near("cwd", shell, ns), "cmd");
+    T_EQ_STR(lil__key_near("prmpt", agent, na), "prompt");
+    T_EQ_STR(lil__key_near("max_iteratons", caps, nc), "max_iterations");
+    T_EQ_STR(lil__key_near("budgte", caps, nc), "budget");
+    /* 3: truncations */
+    T_EQ_STR(lil__key_near("max_iter", caps, nc), "max_iterations");
+    T_EQ_STR(lil__key_near("tools", agent, na), "allowed-tools");
+    T_EQ_STR(lil__key_near("done", shell, ns), "on_done");
+    T_EQ_STR(lil__key_near("desc", var, 3), "description");
+    /* 4: spelled out */
+    T_EQ_STR(lil__key_near("comand", shell, ns), "cmd");
+    T_EQ_STR(lil__key_near("command", shell, ns), "cmd");
+    T_EQ_STR(lil__key_near("arguments", shell, ns), "args");
+    T_EQ_STR(lil__key_near("initial", var, 3), "init");
+    /* far: ignored */
+    T_CHECK(lil__key_near("description", shell, ns) == NULL);
+    T_CHECK(lil__key_near("description", agent, na) == NULL);
+    T_CHECK(lil__key_near("name", shell, ns) == NULL); /* save: 2 edits of 4 */
+    T_CHECK(lil__key_near("tags", shell, ns) == NULL); /* args: 2 edits of 4 */
+    T_CHECK(lil__key_near("notes", var, 3) == NULL);
+    T_CHECK(lil__key_near("author", meta, 3) == NULL);
+    T_CHECK(lil__key_near("timeout", shell, ns) == NULL);
+    T_CHECK(lil__key_near("commands", shell, ns) == NULL); /* 8 > 2 * 3 + 1 */
+    T_CHECK(lil__key_near("if", shell, ns) == NULL);       /* id: 1 edit of 2 */
+    T_CHECK(lil__key_near("ma", caps, nc) == NULL);        /* too short to truncate */
+    T_CHECK(lil__key_near("", shell, ns) == NULL);
+    T_CHECK(lil__key_near(NULL, shell, ns) == NULL);
+    T_CHECK(lil__key_near("cmd", NULL, 0) == NULL);
+    memset(big, 'c', 65);
+    big[65] = '\0';
+    T_CHECK(lil__key_near(big, shell, ns) == NULL);
+}
+
 /* ---- artifacts and channels ------------------------------------------------ */
 
 static void expect_pattern(const char *p, bool include, const char *want_why)
