@@ -370,13 +370,13 @@ static void build_caps(struct build *b, const struct obj *root)
         return;
     }
     ir->caps.pos = o.map->pos;
-    lil__irb_check_keys(b, &o, CAPS_KEYS, NELEM(CAPS_KEYS), NULL);
+    lil__irb_check_keys_strict(b, &o, CAPS_KEYS, NELEM(CAPS_KEYS));
     lil__irb_get_int(b, &o, "max_iterations", true, 1, INT_BIG, "a positive integer",
                      &ir->caps.max_iterations, &ir->caps.max_iterations_pos);
     if (lil__irb_sub_obj(b, &o, "no_progress", false, npath, &np)) {
         ir->caps.no_progress.present = true;
         ir->caps.no_progress.pos = np.map->pos;
-        lil__irb_check_keys(b, &np, NOPROG_KEYS, NELEM(NOPROG_KEYS), NULL);
+        lil__irb_check_keys_strict(b, &np, NOPROG_KEYS, NELEM(NOPROG_KEYS));
         lil__irb_get_guard(b, &np, "fingerprint", true, 1,
                            &ir->caps.no_progress.fingerprint);
         lil__irb_get_int(b, &np, "max_repeats", true, 1, INT_BIG, "a positive integer",
@@ -385,7 +385,7 @@ static void build_caps(struct build *b, const struct obj *root)
     if (lil__irb_sub_obj(b, &o, "budget", false, bpath, &bu)) {
         ir->caps.budget.present = true;
         ir->caps.budget.pos = bu.map->pos;
-        lil__irb_check_keys(b, &bu, BUDGET_KEYS, NELEM(BUDGET_KEYS), NULL);
+        lil__irb_check_keys_strict(b, &bu, BUDGET_KEYS, NELEM(BUDGET_KEYS));
         ir->caps.budget.has_tokens =
             lil__irb_get_int(b, &bu, "tokens", false, 1, INT_BIG, "a positive integer",
                              &ir->caps.budget.tokens, NULL);
