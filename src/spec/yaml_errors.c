@@ -152,15 +152,21 @@ static lil_status fail(struct loader *ld, size_t off, const char *fmt, ...)
 /* ------------------------------------------------------------------------ */
 /* Before parsing: size and encoding                                        */
 
+#define RAISE_LIMIT                                                                 \
+    "make it smaller, or raise the limit (lil_spec_limits.max_bytes; for the lil "  \
+    "command, the environment variable LIL_SPEC_MAX_BYTES)"
+
 void lil__doc_too_big(struct lil_diags *diags, size_t size, size_t limit)
 {
     struct lil_pos first = {1, 1};
 
-    lil__diag(diags, LIL_SEV_ERROR, "yaml", first, NULL,
-              "the spec is %zu bytes, more than the limit of %zu bytes: make it "
-              "smaller, or raise the limit (lil_spec_limits.max_bytes; for the lil "
-              "command, the environment variable LIL_SPEC_MAX_BYTES)",
-              size, limit);
+    if (size > limit)
+        lil__diag(diags, LIL_SEV_ERROR, "yaml", first, NULL,
+                  "the spec is %zu bytes, more than the limit of %zu bytes: " RAISE_LIMIT,
+                  size, limit);
+    else
+        lil__diag(diags, LIL_SEV_ERROR, "yaml", first, NULL,
+                  "the spec is larger than the limit of %zu bytes: " RAISE_LIMIT, limit);
 }
 
 lil_status lil__load_too_big(struct loader *ld)
@@ -172,22 +178,14 @@ lil_status lil__load_too_big(struct loader *ld)
 lil_status lil__load_check_utf8(struct loader *ld)
 {
     size_t bad = lil__utf8_invalid_at(ld->text, ld->len);
-    unsigned char b;
 
     if (bad == ld->len)
         return LIL_OK;
-    b = (unsigned char)ld->text[bad];
-    if (b >= 0xc2 && b <= 0xf4)
-        return fail(ld, bad,
-                    "byte 0x%02X starts a UTF-8 character that is cut short or "
-                    "invalid: a spec must be UTF-8 text (re-save the file as UTF-8, "
-                    "or remove the byte)",
-                    b);
     return fail(ld, bad,
-                "byte 0x%02X is not valid UTF-8: a spec must be UTF-8 text (the file "
-                "may be Latin-1 or Windows-1252: re-save it as UTF-8, or remove the "
-                "byte)",
-                b);
+                "byte 0x%02X is not valid UTF-8 here: a spec must be UTF-8 text (a "
+                "file saved as Latin-1 or Windows-1252 has such bytes); re-save it as "
+                "UTF-8, or remove the byte",
+                (unsigned char)ld->text[bad]);
 }
 
 /* ------------------------------------------------------------------------ */

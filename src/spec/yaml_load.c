@@ -354,7 +354,9 @@ static lil_status check_key(struct loader *ld, struct frame *f, struct lil_node 
         char t[MSG_TEXT_MAX + 4];
 
         rc = lil__load_fail_at(
-            ld, "yaml", nd->pos, "duplicate key '%s' (first at line %u)",
+            ld, "yaml", nd->pos,
+            "duplicate key '%s' (first at line %u): a key appears once in a "
+            "mapping; keep one of the two",
             lil__load_msg_text(nd->str, nd->str_len, t), dup->pos.line);
     }
     return rc;
@@ -382,7 +384,8 @@ static lil_status add_child(struct loader *ld, struct lil_node *nd)
 static lil_status no_anchor(struct loader *ld, const yaml_event_t *ev)
 {
     return lil__load_fail_at(ld, "yaml", pos_of_mark(ld, &ev->start_mark),
-                             "anchors and aliases are not supported");
+                             "anchors and aliases are not supported (&name, *name): "
+                             "write the value out in full where it is used");
 }
 
 static lil_status on_scalar(struct loader *ld, const yaml_event_t *ev)
@@ -502,7 +505,8 @@ static lil_status on_event(struct loader *ld, const yaml_event_t *ev)
             return LIL_OK;
         return lil__load_fail_at(
             ld, "yaml", pos_of_mark(ld, &ev->start_mark),
-            "a second document is not allowed (one spec per file)");
+            "a second document is not allowed (one spec per file): remove the "
+            "'---' line and what follows, or put it in a file of its own");
     case YAML_ALIAS_EVENT:
         return no_anchor(ld, ev);
     case YAML_SCALAR_EVENT:
