@@ -283,10 +283,10 @@ static lil_status misplaced_key(struct loader *ld, size_t colon)
                     t);
     at = pos_at(ld, key_offset(ld, prev));
     return fail(ld, key,
-                "the key '%s' (column %u) is indented differently from the key on "
-                "line %u (column %u), whose value is already given: keys of one "
-                "mapping start in the same column; if '%s:' is part of line %u's "
-                "value, quote that value",
+                "the key '%s' (column %u) is indented differently from line %u "
+                "(column %u), whose value is already given: keys of one mapping "
+                "start in the same column; if '%s:' is part of line %u's value, "
+                "quote that value",
                 t, here.col, at.line, at.col, t, at.line);
 }
 

@@ -590,7 +590,7 @@ static lil_status precheck(struct loader *ld)
             ld, "yaml",
             lil__load_pos_at_byte(ld->text, ld->len, (size_t)(nul - ld->text)),
             "a NUL byte is not allowed in the text");
-    return lil__load_check_utf8(ld);
+    return ld->json ? LIL_OK : lil__load_check_utf8(ld); /* JSON: jansson's `json` */
 }
 
 static void loader_free(struct loader *ld)
