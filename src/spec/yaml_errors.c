@@ -367,6 +367,23 @@ static lil_status unknown_escape(struct loader *ld, size_t off)
                 lil__load_msg_text(ld->text + off, n, t));
 }
 
+/* A \x, \u or \U escape without its hex digits (often a Windows path):
+ * at its backslash, the last one before off on the line. */
+static lil_status bad_hex_escape(struct loader *ld, size_t off)
+{
+    size_t ls = line_start(ld, off), bs = off;
+
+    while (bs > ls && char_at(ld, bs) != '\\')
+        bs--;
+    if (char_at(ld, bs) != '\\')
+        bs = off;
+    return fail(ld, bs,
+                "'\\%c' starts an escape that needs hex digits in a double-quoted "
+                "string: write '\\\\' for a backslash (as in a Windows path), or use "
+                "single quotes (where '\\' is an ordinary character)",
+                bs + 1 < ld->len ? ld->text[bs + 1] : 'u');
+}
+
 /* ------------------------------------------------------------------------ */
 /* Dispatch                                                                 */
 
@@ -456,6 +473,8 @@ static lil_status syntax_error(struct loader *ld, const yaml_parser_t *p)
         return cannot_start(ld, prob);
     if (has(p->problem, "unknown escape"))
         return unknown_escape(ld, prob);
+    if (has(p->problem, "hexdecimal number"))
+        return bad_hex_escape(ld, prob);
     return as_libyaml_says(ld, p);
 }
 
