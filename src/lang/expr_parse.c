@@ -45,8 +45,8 @@ static lil_status fail(struct parser *p, size_t off, const char *head)
  * one (a template's or guard's), instead of an unexpected end. */
 static lil_status fail_empty(struct parser *p)
 {
-    bool braced = p->start >= 2 && p->text[p->start - 2] == '$' &&
-                  p->text[p->start - 1] == '{';
+    bool braced =
+        p->start >= 2 && p->text[p->start - 2] == '$' && p->text[p->start - 1] == '{';
 
     if (braced)
         lil__expr_seterr(p->err, p->start - 2,

@@ -152,8 +152,8 @@ static lil_status fail(struct loader *ld, size_t off, const char *fmt, ...)
 /* ------------------------------------------------------------------------ */
 /* Before parsing: size and encoding                                        */
 
-#define RAISE_LIMIT                                                                 \
-    "make it smaller, or raise the limit (lil_spec_limits.max_bytes; for the lil "  \
+#define RAISE_LIMIT                                                                \
+    "make it smaller, or raise the limit (lil_spec_limits.max_bytes; for the lil " \
     "command, the environment variable LIL_SPEC_MAX_BYTES)"
 
 void lil__doc_too_big(struct lil_diags *diags, size_t size, size_t limit)
@@ -161,12 +161,14 @@ void lil__doc_too_big(struct lil_diags *diags, size_t size, size_t limit)
     struct lil_pos first = {1, 1};
 
     if (size > limit)
-        lil__diag(diags, LIL_SEV_ERROR, "yaml", first, NULL,
-                  "the spec is %zu bytes, more than the limit of %zu bytes: " RAISE_LIMIT,
-                  size, limit);
+        lil__diag(
+            diags, LIL_SEV_ERROR, "yaml", first, NULL,
+            "the spec is %zu bytes, more than the limit of %zu bytes: " RAISE_LIMIT,
+            size, limit);
     else
         lil__diag(diags, LIL_SEV_ERROR, "yaml", first, NULL,
-                  "the spec is larger than the limit of %zu bytes: " RAISE_LIMIT, limit);
+                  "the spec is larger than the limit of %zu bytes: " RAISE_LIMIT,
+                  limit);
 }
 
 lil_status lil__load_too_big(struct loader *ld)
@@ -198,8 +200,8 @@ void lil__load_note_event(struct loader *ld, const yaml_event_t *ev)
     if (ev->type != YAML_SCALAR_EVENT)
         return;
     st = ev->data.scalar.style;
-    ld->quoted = st == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
-                 st == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+    ld->quoted =
+        st == YAML_SINGLE_QUOTED_SCALAR_STYLE || st == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
     ld->quoted_start = ev->start_mark;
     ld->quoted_end = ev->end_mark;
 }

@@ -59,7 +59,7 @@ struct loader {
     /* The last scalar event (yaml_errors.c: a string left open). */
     bool quoted; /* it was single- or double-quoted */
     yaml_mark_t quoted_start, quoted_end;
-    json_t *jv;        /* JSON mode: jansson's value (nodes keep their own refs) */
+    json_t *jv; /* JSON mode: jansson's value (nodes keep their own refs) */
 };
 
 /* A scalar's or collection's tag, as far as the core schema cares. */

@@ -406,8 +406,8 @@ T_TEST(syntax_errors)
     yaml_error("a: 'x\nb: 'y'\n", "the ' here runs on to the ' at line 2, column 4", 1,
                4);
     yaml_error("a: \"x\n---\n", "runs on into a '---'", 1, 4);
-    yaml_error("a: 1\n- b\n", "does not continue the mapping that starts at line 1",
-               2, 1);
+    yaml_error("a: 1\n- b\n", "does not continue the mapping that starts at line 1", 2,
+               1);
     yaml_error("a:\n  - 1\n  x: 2\n", "does not continue the list", 3, 3);
     yaml_error("key: \t\n\t- x\n", "a tab in the indentation", 2, 1);
     yaml_error("a:\n  b: 1\n  \tc: 2\n", "a tab in the indentation", 3, 3);
