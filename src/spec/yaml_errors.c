@@ -69,7 +69,9 @@ static struct lil_pos pos_at(const struct loader *ld, size_t off)
 
 static char char_at(const struct loader *ld, size_t off)
 {
-    return off < ld->len ? ld->text[off] : '\0';
+    if (off >= ld->len)
+        return '\0';
+    return ld->text[off];
 }
 
 static size_t line_start(const struct loader *ld, size_t off)
