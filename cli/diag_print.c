@@ -1,7 +1,8 @@
 /*
  * diag_print.c -- a loop spec's diagnostics for people (compiler style) and
  * for programs (JSON), shared by `lil validate`, `lil new` and `lil explain`;
- * and cli_spec_load (a path, or "-" for stdin).
+ * and cli_spec_load (a path, or "-" for stdin; LIL_SPEC_MAX_BYTES raises
+ * the size limit).
  *
  * Text output, one block per diagnostic:
  *
@@ -26,6 +27,8 @@
  * caret just after the line and says which column it was.  Messages, paths
  * and file names get the same escaping.
  */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +41,7 @@
 
 #define WINDOW_MAX    240              /* bytes of a source line shown at most */
 #define WINDOW_BEFORE 80               /* bytes shown before the column when cut */
-#define STDIN_MAX     ((1u << 20) + 1) /* bytes of stdin read for SPEC "-" */
+#define STDIN_MAX     ((1u << 20) + 1) /* default limit of a spec, plus one */
 
 /* What one character (or byte) of text prints as. */
 struct piece {
@@ -369,23 +372,82 @@ const char *cli_spec_name(const char *path)
     return strcmp(path, "-") == 0 ? "<stdin>" : path;
 }
 
-/* Read stdin, at most STDIN_MAX bytes (the loader's default limit plus one,
- * so that a larger text is still reported as too large), and parse it. */
-static lil_status load_stdin(lil_env *env, lil_spec **out)
+/* The spec size limit: LIL_SPEC_MAX_BYTES when set (a positive number of
+ * bytes), else the library's default (lim->max_bytes 0).  False, with msg,
+ * when the variable is not a number. */
+static bool spec_limits(lil_spec_limits *lim, char *msg, size_t cap)
 {
-    size_t cap = STDIN_MAX, len = 0, n;
-    char *buf = malloc(cap);
+    const char *v = getenv("LIL_SPEC_MAX_BYTES");
+    unsigned long long n;
+    char *end = NULL;
+
+    memset(lim, 0, sizeof(*lim));
+    if (!v || !*v)
+        return true;
+    errno = 0;
+    n = strtoull(v, &end, 10);
+    if (errno || *end || n == 0 || n >= SIZE_MAX || *v == '-' || *v == '+' ||
+        *v == ' ') {
+        snprintf(msg, cap,
+                 "LIL_SPEC_MAX_BYTES must be a positive number of bytes, not '%s'", v);
+        return false;
+    }
+    lim->max_bytes = (size_t)n;
+    return true;
+}
+
+/* Read all of stdin into *buf (grown as needed), keeping at most keep
+ * bytes; *total counts every byte.  False on a read or allocation error. */
+static bool read_stdin(char **buf, size_t keep, size_t *len, size_t *total)
+{
+    size_t cap = 0, n;
+    char skip[4096];
+
+    *buf = NULL;
+    *len = *total = 0;
+    for (;;) {
+        if (*len < keep && *len == cap) {
+            size_t want = cap ? cap * 2 : 65536;
+            char *p = realloc(*buf, want < keep ? want : keep);
+
+            if (!p)
+                return false;
+            *buf = p;
+            cap = want < keep ? want : keep;
+        }
+        n = *len < keep ? fread(*buf + *len, 1, cap - *len, stdin)
+                        : fread(skip, 1, sizeof(skip), stdin);
+        if (n == 0)
+            return !ferror(stdin);
+        *len += *len < keep ? n : 0;
+        *total += n;
+    }
+}
+
+/* Read stdin and parse it.  A text over the limit is only counted past the
+ * limit: LIL_E_TOOBIG, with msg giving its size. */
+static lil_status load_stdin(lil_env *env, const lil_spec_limits *lim, lil_spec **out,
+                             char *msg, size_t cap)
+{
+    size_t max = lim->max_bytes ? lim->max_bytes : STDIN_MAX - 1;
+    size_t len, total;
+    char *buf;
     lil_status rc;
 
-    if (!buf)
-        return LIL_E_NOMEM;
-    while (len < cap && (n = fread(buf + len, 1, cap - len, stdin)) > 0)
-        len += n;
-    if (ferror(stdin)) {
+    if (!read_stdin(&buf, max, &len, &total)) {
         free(buf);
-        return LIL_E_IO;
+        return ferror(stdin) ? LIL_E_IO : LIL_E_NOMEM;
     }
-    rc = lil_spec_parse(env, "<stdin>", buf, len, NULL, out);
+    if (total > max) {
+        free(buf);
+        snprintf(msg, cap,
+                 "<stdin>: the spec is %zu bytes, more than the limit of %zu bytes: "
+                 "make it smaller, or raise the limit with the environment variable "
+                 "LIL_SPEC_MAX_BYTES",
+                 total, max);
+        return LIL_E_TOOBIG;
+    }
+    rc = lil_spec_parse(env, "<stdin>", buf ? buf : "", len, lim, out);
     free(buf);
     return rc;
 }
@@ -393,12 +455,21 @@ static lil_status load_stdin(lil_env *env, lil_spec **out)
 lil_status cli_spec_load(lil_env *env, const char *path, lil_spec **out, char *msg,
                          size_t cap)
 {
-    lil_status rc = strcmp(path, "-") == 0 ? load_stdin(env, out)
-                                           : lil_spec_load(env, path, NULL, out);
+    lil_spec_limits lim;
+    lil_status rc;
     const char *why;
 
+    *out = NULL;
+    if (!spec_limits(&lim, msg, cap))
+        return LIL_E_INVAL;
+    if (strcmp(path, "-") == 0) {
+        rc = load_stdin(env, &lim, out, msg, cap);
+        if (rc == LIL_E_TOOBIG)
+            return rc;
+    } else {
+        rc = lil_spec_load(env, path, &lim, out);
+    }
     path = cli_spec_name(path);
-
     if (rc == LIL_OK && *out)
         return LIL_OK;
     if (rc == LIL_OK)

@@ -17,6 +17,7 @@
  * recursion is therefore bounded too (a few frames per nesting level).
  * Text longer than LIL_EXPR_MAX_LEN is refused before lexing.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,6 +39,35 @@ static lil_status fail(struct parser *p, size_t off, const char *head)
 {
     lil__expr_seterr(p->err, off, head, p->text + p->start, p->end - p->start);
     return LIL_E_SPEC;
+}
+
+/* The expression is nothing but blanks: say so, at its `${` when it has
+ * one (a template's or guard's), instead of an unexpected end. */
+static lil_status fail_empty(struct parser *p)
+{
+    bool braced =
+        p->start >= 2 && p->text[p->start - 2] == '$' && p->text[p->start - 1] == '{';
+
+    if (braced)
+        lil__expr_seterr(p->err, p->start - 2,
+                         "empty expression `${}`: write an expression between the "
+                         "braces",
+                         "", 0);
+    else
+        lil__expr_seterr(p->err, p->start, "empty expression: write an expression", "",
+                         0);
+    return LIL_E_SPEC;
+}
+
+static bool is_blank(const struct parser *p)
+{
+    for (size_t i = p->start; i < p->end; i++) {
+        char c = p->text[i];
+
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+            return false;
+    }
+    return true;
 }
 
 static const struct expr_tok *peek(const struct parser *p)
@@ -173,6 +203,8 @@ static lil_status parse_primary(struct parser *p, uint32_t *out)
     case TK_LPAREN:
         return parse_paren(p, t, out);
     default:
+        if (t->kind == TK_END && is_blank(p))
+            return fail_empty(p);
         return fail(p, t->off, "Unexpected token in expression: ");
     }
 }

@@ -306,7 +306,8 @@ static bool root_ok(struct build *b, const struct lil_node *root)
     }
     if (root->kind != LIL_NODE_MAP) {
         lil__diag(b->d, LIL_SEV_ERROR, "schema", root->pos, "",
-                  "a loop spec must be a mapping, got %s",
+                  "a loop spec must be a mapping, got %s: write its keys at the top "
+                  "level, one per line (loopspec:, id:, pattern:, body:, ...)",
                   lil__irb_got(root, gbuf, sizeof(gbuf)));
         return false;
     }

@@ -98,6 +98,11 @@ lil_status lil__doc_parse(struct lil_doc *doc, const struct lil_env *env,
                           const struct lil_doc_limits *lim, struct lil_diags *diags);
 void lil__doc_free(struct lil_doc *doc);
 
+/* The `yaml` error of a text of size bytes over the limit, at line 1 with
+ * the real size, the limit and how to raise it (yaml_errors.c; spec.c
+ * calls it for a file it read only up to the limit). */
+void lil__doc_too_big(struct lil_diags *diags, size_t size, size_t limit);
+
 /* The value of key in a mapping node, or NULL (also if map is not a map). */
 const struct lil_node *lil__node_get(const struct lil_node *map, const char *key);
 

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/alloc.h"
 #include "base/buf.h"
@@ -89,19 +90,24 @@ static lil_status spec_new(const lil_env *env, const char *name, lil_spec **out)
     return LIL_OK;
 }
 
-/* Parse, build, validate; diagnostics sorted with their source lines. */
+/* Parse, build, validate; diagnostics sorted with their source lines.
+ * size is the whole file's (0: unknown) when text is only its first bytes:
+ * a text over the limit is refused with that size, at line 1. */
 static lil_status spec_compile(lil_spec *spec, const char *text, size_t len,
-                               const lil_spec_limits *lim)
+                               size_t size, const lil_spec_limits *lim)
 {
     struct lil_doc_limits l = limits_of(lim);
     struct lil_json_scope sc;
     struct lil_doc doc;
     bool structural_ok;
-    lil_status rc;
+    lil_status rc = LIL_OK;
 
     memset(&doc, 0, sizeof(doc));
     lil__json_begin(&sc, &spec->env);
-    rc = lil__doc_parse(&doc, &spec->env, spec->name, text, len, &l, &spec->diags);
+    if (len > l.max_bytes)
+        lil__doc_too_big(&spec->diags, size, l.max_bytes);
+    else
+        rc = lil__doc_parse(&doc, &spec->env, spec->name, text, len, &l, &spec->diags);
     if (rc == LIL_OK && spec->diags.nerrors == 0) /* root NULL: an empty document */
         rc = lil__ir_build_text(&spec->env, doc.root, text, len, &spec->diags,
                                 &spec->ir);
@@ -119,8 +125,9 @@ static lil_status spec_compile(lil_spec *spec, const char *text, size_t len,
     return rc;
 }
 
-lil_status lil_spec_parse(lil_env *env, const char *name, const char *text, size_t len,
-                          const lil_spec_limits *lim, lil_spec **out)
+static lil_status spec_parse(lil_env *env, const char *name, const char *text,
+                             size_t len, size_t size, const lil_spec_limits *lim,
+                             lil_spec **out)
 {
     lil_spec *spec;
     lil_status rc;
@@ -135,7 +142,7 @@ lil_status lil_spec_parse(lil_env *env, const char *name, const char *text, size
     rc = spec_new(env, name, &spec);
     if (rc != LIL_OK)
         return rc;
-    rc = spec_compile(spec, text ? text : "", len, lim);
+    rc = spec_compile(spec, text ? text : "", len, size, lim);
     if (rc != LIL_OK) {
         lil_spec_free(spec);
         return fail(rc, rc == LIL_E_NOMEM ? "out of memory" : "cannot load the spec");
@@ -144,10 +151,29 @@ lil_status lil_spec_parse(lil_env *env, const char *name, const char *text, size
     return LIL_OK;
 }
 
-/* Read at most cap bytes of the file at path into b (a larger file gives
- * cap bytes: the loader then reports the limit). */
+lil_status lil_spec_parse(lil_env *env, const char *name, const char *text, size_t len,
+                          const lil_spec_limits *lim, lil_spec **out)
+{
+    return spec_parse(env, name, text, len, len, lim, out);
+}
+
+/* The size of the open file fd when it is a regular file larger than
+ * `read` bytes, else 0 (unknown: a pipe is not read to its end). */
+static size_t file_size(const struct lil_env *env, int fd, size_t read)
+{
+    struct stat st;
+
+    if (env->os->fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 0 ||
+        (uint64_t)st.st_size <= read || (uint64_t)st.st_size > SIZE_MAX)
+        return 0;
+    return (size_t)st.st_size;
+}
+
+/* Read at most cap bytes of the file at path into b; *size is the file's
+ * size when it has more than cap bytes (0 when unknown), else b->len. */
 static lil_status read_file(const struct lil_env *env, struct lil_err *err,
-                            const char *path, size_t cap, struct lil_buf *b)
+                            const char *path, size_t cap, struct lil_buf *b,
+                            size_t *size)
 {
     int fd = -1;
     lil_status rc;
@@ -176,6 +202,7 @@ static lil_status read_file(const struct lil_env *env, struct lil_err *err,
             break;
         b->len += (size_t)n;
     }
+    *size = rc == LIL_OK && b->len >= cap ? file_size(env, fd, b->len) : b->len;
     lil__os_close(env, fd);
     return rc;
 }
@@ -187,6 +214,7 @@ lil_status lil_spec_load(lil_env *env, const char *path, const lil_spec_limits *
     struct lil_doc_limits l = limits_of(lim);
     struct lil_err err;
     struct lil_buf b;
+    size_t size = 0;
     lil_status rc;
 
     if (!out)
@@ -202,14 +230,14 @@ lil_status lil_spec_load(lil_env *env, const char *path, const lil_spec_limits *
     }
     lil__clearerr(&err);
     lil__buf_init(&b, env, l.max_bytes + 1);
-    rc = read_file(env, &err, path, l.max_bytes + 1, &b);
+    rc = read_file(env, &err, path, l.max_bytes + 1, &b, &size);
     if (rc != LIL_OK) {
         lil__buf_free(&b);
         lil__publish_err(&err);
         return rc;
     }
-    rc = lil_spec_parse(env == &local ? NULL : env, path, (const char *)b.data, b.len,
-                        lim, out);
+    rc = spec_parse(env == &local ? NULL : env, path, (const char *)b.data, b.len, size,
+                    lim, out);
     lil__buf_free(&b);
     return rc;
 }

@@ -18,8 +18,9 @@
  * lines and byte columns, with lines cut at LF exactly as
  * lil__diags_attach_source does.  A cursor walks the text forward from one
  * mark to the next (event marks never go back), so the conversion is
- * linear too.  Reader errors (invalid UTF-8, control characters) come with
- * a byte offset instead.
+ * linear too.  Reader errors (control characters) come with a byte offset
+ * instead.  Errors are worded by yaml_errors.c (invalid UTF-8 is found
+ * there before libyaml runs).
  *
  * Duplicate keys: a linear scan while a mapping has few keys; from
  * KEYSET_MIN keys on, a jansson object (seeded hash) holds its keys, so a
@@ -353,7 +354,9 @@ static lil_status check_key(struct loader *ld, struct frame *f, struct lil_node 
         char t[MSG_TEXT_MAX + 4];
 
         rc = lil__load_fail_at(
-            ld, "yaml", nd->pos, "duplicate key '%s' (first at line %u)",
+            ld, "yaml", nd->pos,
+            "duplicate key '%s' (first at line %u): a key appears once in a "
+            "mapping; keep one of the two",
             lil__load_msg_text(nd->str, nd->str_len, t), dup->pos.line);
     }
     return rc;
@@ -381,7 +384,8 @@ static lil_status add_child(struct loader *ld, struct lil_node *nd)
 static lil_status no_anchor(struct loader *ld, const yaml_event_t *ev)
 {
     return lil__load_fail_at(ld, "yaml", pos_of_mark(ld, &ev->start_mark),
-                             "anchors and aliases are not supported");
+                             "anchors and aliases are not supported (&name, *name): "
+                             "write the value out in full where it is used");
 }
 
 static lil_status on_scalar(struct loader *ld, const yaml_event_t *ev)
@@ -501,7 +505,8 @@ static lil_status on_event(struct loader *ld, const yaml_event_t *ev)
             return LIL_OK;
         return lil__load_fail_at(
             ld, "yaml", pos_of_mark(ld, &ev->start_mark),
-            "a second document is not allowed (one spec per file)");
+            "a second document is not allowed (one spec per file): remove the "
+            "'---' line and what follows, or put it in a file of its own");
     case YAML_ALIAS_EVENT:
         return no_anchor(ld, ev);
     case YAML_SCALAR_EVENT:
@@ -516,37 +521,6 @@ static lil_status on_event(struct loader *ld, const yaml_event_t *ev)
     default:
         return LIL_OK;
     }
-}
-
-/* libyaml stopped: turn its error into a diagnostic. */
-static lil_status parser_error(struct loader *ld, const yaml_parser_t *p)
-{
-    const char *problem = p->problem ? p->problem : "cannot parse the text";
-    struct lil_pos pos;
-
-    if (p->error == YAML_MEMORY_ERROR)
-        return LIL_E_NOMEM;
-    if (ld->json) {
-        ld->yaml_failed = true; /* valid JSON (jansson said so): no positions */
-        return LIL_E_SPEC;
-    }
-    if (p->error == YAML_READER_ERROR) {
-        pos = lil__load_pos_at_byte(ld->text, ld->len, ld->bom + p->problem_offset);
-        if (p->problem_value < 0)
-            return lil__load_fail_at(ld, "yaml", pos, "%s", problem);
-        return lil__load_fail_at(ld, "yaml", pos,
-                                 strstr(problem, "UTF-8") ? "%s (byte 0x%02X)"
-                                                          : "%s (character U+%04X)",
-                                 problem, (unsigned)p->problem_value);
-    }
-    pos = pos_of_mark(ld, &p->problem_mark);
-    if (p->context) {
-        struct lil_pos at = pos_of_mark(ld, &p->context_mark);
-
-        return lil__load_fail_at(ld, "yaml", pos, "%s (%s at line %u, column %u)",
-                                 problem, p->context, at.line, at.col);
-    }
-    return lil__load_fail_at(ld, "yaml", pos, "%s", problem);
 }
 
 lil_status lil__load_run_parser(struct loader *ld)
@@ -567,9 +541,10 @@ lil_status lil__load_run_parser(struct loader *ld)
                                  ld->len - ld->bom);
     while (rc == LIL_OK && !end) {
         if (!yaml_parser_parse(&p, &ev)) {
-            rc = parser_error(ld, &p);
+            rc = lil__load_yaml_error(ld, &p);
             break;
         }
+        lil__load_note_event(ld, &ev);
         end = ev.type == YAML_STREAM_END_EVENT;
         rc = on_event(ld, &ev);
         yaml_event_delete(&ev);
@@ -608,17 +583,14 @@ static lil_status precheck(struct loader *ld)
     const char *nul;
 
     if (ld->len > ld->lim.max_bytes)
-        return lil__load_fail_at(
-            ld, "yaml", lil__load_pos_at_byte(ld->text, ld->len, ld->lim.max_bytes),
-            "the file is %zu bytes, larger than the limit of %zu bytes", ld->len,
-            ld->lim.max_bytes);
+        return lil__load_too_big(ld);
     nul = memchr(ld->text, '\0', ld->len);
     if (nul)
         return lil__load_fail_at(
             ld, "yaml",
             lil__load_pos_at_byte(ld->text, ld->len, (size_t)(nul - ld->text)),
             "a NUL byte is not allowed in the text");
-    return LIL_OK;
+    return ld->json ? LIL_OK : lil__load_check_utf8(ld); /* JSON: jansson's `json` */
 }
 
 static void loader_free(struct loader *ld)

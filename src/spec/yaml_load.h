@@ -2,7 +2,8 @@
  * yaml_load.h -- shared by the loader's files (yaml_load.c: arena, libyaml
  * events -> tree, limits, entry points; yaml_scalar.c: core-schema scalars
  * and tags; json_load.c: JSON mode).  Not used outside them: the loader's
- * interface is lil__doc_parse in node.h.  lil__load_ is "the loader".
+ * interface is lil__doc_parse in node.h.  yaml_errors.c words libyaml's
+ * errors.  lil__load_ is "the loader".
  *
  * A struct loader is one parse: the text, the limits, the document's arena,
  * the open collections (frames) with the finished children not yet placed
@@ -55,7 +56,10 @@ struct loader {
     struct lil_node *root;
     unsigned docs;
     locale_t c_locale; /* for strtod_l, made on first use */
-    json_t *jv;        /* JSON mode: jansson's value (nodes keep their own refs) */
+    /* The last scalar event (yaml_errors.c: a string left open). */
+    bool quoted; /* it was single- or double-quoted */
+    yaml_mark_t quoted_start, quoted_end;
+    json_t *jv; /* JSON mode: jansson's value (nodes keep their own refs) */
 };
 
 /* A scalar's or collection's tag, as far as the core schema cares. */
@@ -100,6 +104,18 @@ lil_status lil__load_bad_tag(struct loader *ld, struct lil_pos pos,
                              const unsigned char *tag, const char *what);
 lil_status lil__load_resolve_scalar(struct loader *ld, struct lil_node *nd,
                                     const yaml_event_t *ev);
+
+/* ------------------------------------------------------------------------ */
+/* yaml_errors.c: errors in plain words                                     */
+
+/* The text is larger than ld->lim.max_bytes: a `yaml` error at line 1. */
+lil_status lil__load_too_big(struct loader *ld);
+/* A `yaml` error at the first byte that is not UTF-8, if there is one. */
+lil_status lil__load_check_utf8(struct loader *ld);
+/* Remember what an error may need of the event just parsed. */
+void lil__load_note_event(struct loader *ld, const yaml_event_t *ev);
+/* libyaml stopped: its error as a diagnostic (LIL_E_SPEC), LIL_E_NOMEM. */
+lil_status lil__load_yaml_error(struct loader *ld, const yaml_parser_t *p);
 
 /* ------------------------------------------------------------------------ */
 /* json_load.c: JSON mode                                                   */

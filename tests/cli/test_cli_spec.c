@@ -959,4 +959,65 @@ T_TEST(bad_input_control_char_escaped)
     T_EQ_STR(line, want);
 }
 
+/* An oversized spec: its real size (not the bytes read), the limit and how
+ * to raise it, at line 1; LIL_SPEC_MAX_BYTES raises or lowers the limit,
+ * for a file and for stdin. */
+T_TEST(oversized_spec_says_size_limit_and_how_to_raise)
+{
+    size_t len = 2u << 20;
+    char *big = malloc(len);
+    const char *p = t_path("huge.yaml"), *small;
+    char want[512];
+    int rc;
+
+    T_REQUIRE(big);
+    memset(big, '#', len);
+    memcpy(big, "loopspec: \"0.1\"\n", 16);
+    for (size_t i = 100; i < len; i += 100)
+        big[i] = '\n';
+    write_file(p, big, len);
+    free(big);
+    rc = c_lil(out, err, "validate %s", shq(p));
+    T_EQ_I64(rc, 1);
+    snprintf(want, sizeof(want),
+             "%s:1:1: error: the spec is 2097152 bytes, more than the limit of "
+             "1048576 bytes: make it smaller, or raise the limit",
+             p);
+    T_CONTAINS(out, want);
+    T_CONTAINS(out, "LIL_SPEC_MAX_BYTES");
+    T_CONTAINS(out, "    1 | loopspec: \"0.1\"\n");
+
+    /* raised: the size is no longer the problem */
+    T_CHECK(setenv("LIL_SPEC_MAX_BYTES", "3000000", 1) == 0);
+    rc = c_lil(out, err, "validate %s", shq(p));
+    T_EQ_I64(rc, 1);
+    T_CHECK(strstr(out, "more than the limit") == NULL);
+    T_CONTAINS(out, "missing required top-level key");
+
+    /* lowered: a small valid spec, then the same text on stdin */
+    T_CHECK(setenv("LIL_SPEC_MAX_BYTES", "100", 1) == 0);
+    small = spec_file("small.yaml", valid_spec);
+    rc = c_lil(out, err, "validate %s", shq(small));
+    T_EQ_I64(rc, 1);
+    snprintf(want, sizeof(want),
+             "%s:1:1: error: the spec is %zu bytes, more than the limit of 100 bytes",
+             small, strlen(valid_spec));
+    T_CONTAINS(out, want);
+    rc = c_lil(out, err, "validate - < %s", shq(small));
+    T_EQ_I64(rc, 1);
+    snprintf(want, sizeof(want),
+             "<stdin>: the spec is %zu bytes, more than the limit of 100 bytes",
+             strlen(valid_spec));
+    T_CONTAINS(err, want);
+    T_CONTAINS(err, "LIL_SPEC_MAX_BYTES");
+
+    /* not a number: refused, naming the variable */
+    T_CHECK(setenv("LIL_SPEC_MAX_BYTES", "1MB", 1) == 0);
+    rc = c_lil(out, err, "validate %s", shq(small));
+    T_EQ_I64(rc, 1);
+    T_CONTAINS(err, "LIL_SPEC_MAX_BYTES must be a positive number of bytes, not '1MB'");
+    T_CHECK(unsetenv("LIL_SPEC_MAX_BYTES") == 0);
+    T_EQ_I64(c_lil(out, err, "validate %s", shq(small)), 0);
+}
+
 T_MAIN()
