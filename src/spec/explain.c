@@ -40,10 +40,35 @@
  *     "steps": [{"id": "fix", "kind": "agent", "path": "body[1]:fix",
  *                "when": "${...}" (if set),
  *                "writes": [{"var": "attempt", "how": "incr"}],
+ *                what it runs, full text:
+ *                "cmd": "...", "args": [...] (if set)               (a shell's),
+ *                "harness": "cli", "prompt": "..."                  (an agent's),
+ *                "method": "GET", "url": "..."                      (an http's),
+ *                "ask": "...", "strategy": "single", "auto_approve_in": [...]
+ *                (if set), "auto_approved": false                   (a breakpoint's),
  *                "for": "5m", "for_ms": 300000, "until": "${...}"  (a sleep's),
  *                "over": "${state.items}", "as": "item"             (a reduce's),
- *                "body": [ ...the same for a reduce's steps... ]}]
+ *                "body": [ ...the same for a reduce's steps... ]}],
+ *     "schedule": {"mode": "cron", "cron": "0 7 * * *",  (cron if set)
+ *                  mode cron only: "timezone": "UTC",
+ *                  "from": "2025-01-01T12:00:00Z", "from_ms": 1735732800000,
+ *                  "next": [{"iso": "2025-01-02T07:00:00Z",
+ *                            "epoch_ms": 1735801200000}, ...]}  (up to 3)
+ *     "gates": [{"gate": "gates[0]", "after": "fix"|null, "when": (if set),
+ *                "ask", "strategy", "auto_approve_in" (if set), "auto_approved"}],
+ *     "hooks": {"completed": null | {"kind": "shell", "cmd"} |
+ *                                   {"kind": "http", "method", "url"}},
+ *     "warnings": [{"severity": "warning"|"info", "code", "message",
+ *                   "path", "line", "column"}],   (null when absent)
+ *     "remarks": [{"code", "message"}]
  *   }
+ *
+ * auto_approved: auto_approve_in holds "nonInteractive", which the runner
+ * approves without asking (loop/runner_body.c).  Remarks are explain's own
+ * findings: cron-unused (a cron with another mode), cron-never-fires,
+ * auto-approved, auto-approve-inert (values lil ignores),
+ * strategy-recorded (first-wins and quorum are metadata).  Fire times are
+ * in UTC, strictly after now_ms (spec/cron.h).
  *
  * Both functions return a new reference, or NULL when an allocation fails.
  */
