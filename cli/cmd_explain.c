@@ -155,7 +155,8 @@ static int cmd_explain(struct cli_ctx *ctx, int argc, char **argv)
     static const char *const names[] = {"SPEC", NULL};
     const char *pos[1] = {NULL}, *now = NULL;
     bool now_set = false;
-    const struct cli_flag flags[] = {{"now", true, &now, &now_set}, {NULL, false, NULL, NULL}};
+    const struct cli_flag flags[] = {{"now", true, &now, &now_set},
+                                     {NULL, false, NULL, NULL}};
     struct cli_args a = {flags, names, pos};
     int64_t now_ms = -1;
     int rc = cli_parse(ctx, argc, argv, &a);

@@ -572,8 +572,9 @@ static void approval_json(struct jb *jb, json_t *o, const struct lil_ir_tmpl *as
                           const struct lil_ir_strlist *auto_in)
 {
     put_str(jb, o, "ask", ask->src.s);
-    put_str(jb, o, "strategy",
-            ename(LIL_ENUM_STRATEGY, (int)(has_strategy ? strategy : LIL_STRAT_SINGLE)));
+    put_str(
+        jb, o, "strategy",
+        ename(LIL_ENUM_STRATEGY, (int)(has_strategy ? strategy : LIL_STRAT_SINGLE)));
     if (auto_in->present)
         put(jb, o, "auto_approve_in", strlist(jb, auto_in));
     put(jb, o, "auto_approved", chk(jb, json_boolean(approves_itself(auto_in))));
@@ -728,7 +729,8 @@ static json_t *explain_gates(struct jb *jb, const struct lil_ir_spec *ir)
         put_str(jb, o, "gate", name);
         put(jb, o, "after", str(jb, g->after.s));
         put_str(jb, o, "when", g->when.src.s);
-        approval_json(jb, o, &g->ask, g->has_strategy, g->strategy, &g->auto_approve_in);
+        approval_json(jb, o, &g->ask, g->has_strategy, g->strategy,
+                      &g->auto_approve_in);
         push(jb, a, o);
     }
     return a;
@@ -851,7 +853,8 @@ static void approval_remarks(struct jb *jb, json_t *a, const char *who,
                who, ename(LIL_ENUM_STRATEGY, (int)strategy));
 }
 
-static void step_remarks(struct jb *jb, json_t *a, const struct lil_ir_step *v, size_t n)
+static void step_remarks(struct jb *jb, json_t *a, const struct lil_ir_step *v,
+                         size_t n)
 {
     char who[300];
 

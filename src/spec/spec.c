@@ -248,7 +248,8 @@ static json_t *export_make(const lil_spec *spec, struct export_what w)
 
 /* Print the JSON document of w (compact, keys in the order they were put)
  * as an exported block. */
-static lil_status export_json(const lil_spec *spec, struct export_what w, lil_bytes *out)
+static lil_status export_json(const lil_spec *spec, struct export_what w,
+                              lil_bytes *out)
 {
     struct lil_json_scope sc;
     struct lil_err e;

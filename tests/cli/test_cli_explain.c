@@ -198,7 +198,6 @@ T_TEST(schedule_cron_next_three_in_utc)
     T_EQ_I64(count(out, ":00:00Z ("), 3);
 }
 
-
 T_TEST(schedule_cron_json_iso_and_epoch_ms)
 {
     static const char *const iso[] = {"2025-01-02T07:00:00Z", "2025-01-03T07:00:00Z",
@@ -229,9 +228,15 @@ T_TEST(schedule_now_usage_errors)
 {
     const char *p = spec_file("full.yaml", full_spec);
     static const char *const bad[] = {
-        "abc",           "2025-02-30",      "2025-01-01T25:00Z",
-        "2025-01-01T12:00", "1969-12-31",   "253402300800000",
-        "2025-1-1x",     "x2025-01-01",     "10000-01-01",
+        "abc",
+        "2025-02-30",
+        "2025-01-01T25:00Z",
+        "2025-01-01T12:00",
+        "1969-12-31",
+        "253402300800000",
+        "2025-1-1x",
+        "x2025-01-01",
+        "10000-01-01",
         "2025-01-01T12:00:00+01:00",
     };
 
@@ -308,6 +313,7 @@ T_TEST(caps_say_what_happens_when_they_trip)
          "breakpoint: the run pauses (exit 3) until approved (`lil approve`, or "
          "--approve)"},
     };
+
     char extra[512], want[1024];
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -382,7 +388,8 @@ T_TEST(steps_show_what_they_run)
     T_EQ_STR(json_string_value(
                  at(json_array_get(at(json_array_get(steps, 2), "body"), 0), "cmd")),
              "echo ${it}");
-    T_EQ_STR(json_string_value(at(json_array_get(steps, 3), "ask")), "Post the digest?");
+    T_EQ_STR(json_string_value(at(json_array_get(steps, 3), "ask")),
+             "Post the digest?");
     T_EQ_STR(json_string_value(at(json_array_get(steps, 3), "strategy")), "quorum");
     T_CHECK(json_is_false(at(json_array_get(steps, 3), "auto_approved")));
     T_EQ_STR(json_string_value(at(json_array_get(steps, 5), "method")), "POST");
@@ -401,19 +408,20 @@ T_TEST(long_texts_are_one_line_with_an_ellipsis)
     char want[300];
 
     /* over three lines, with tabs, runs of spaces and multi-byte characters */
-    snprintf(spec, sizeof(spec), "%s",
-             "loopspec: \"0.1\"\n"
-             "id: long\n"
-             "pattern: react\n"
-             "state: { vars: { done: { type: boolean, init: false } } }\n"
-             "body:\n"
-             "  - { id: w, kind: agent, harness: claude-code,\n"
-             "      prompt: \"   \u00e9t\u00e9 line one\\n\\n   line\\ttwo  \u2192 "
-             "0123456789012345678901234567890123456789012345678901234567890123456789\",\n"
-             "      on_done: { set: { done: true } } }\n"
-             "  - { id: short, kind: shell, cmd: \"  exactly\\n  this  \" }\n"
-             "terminate: { signal: state-predicate, until: \"${state.done == true}\" }\n"
-             "caps: { max_iterations: 3 }\n");
+    snprintf(
+        spec, sizeof(spec), "%s",
+        "loopspec: \"0.1\"\n"
+        "id: long\n"
+        "pattern: react\n"
+        "state: { vars: { done: { type: boolean, init: false } } }\n"
+        "body:\n"
+        "  - { id: w, kind: agent, harness: claude-code,\n"
+        "      prompt: \"   \u00e9t\u00e9 line one\\n\\n   line\\ttwo  \u2192 "
+        "0123456789012345678901234567890123456789012345678901234567890123456789\",\n"
+        "      on_done: { set: { done: true } } }\n"
+        "  - { id: short, kind: shell, cmd: \"  exactly\\n  this  \" }\n"
+        "terminate: { signal: state-predicate, until: \"${state.done == true}\" }\n"
+        "caps: { max_iterations: 3 }\n");
     T_EQ_I64(c_lil(out, err, "explain %s", spec_file("long.yaml", spec)), 0);
     /* white space runs are one space; 60 characters, then the ellipsis */
     snprintf(want, sizeof(want), "     prompt  %s\u2026\n",
@@ -456,26 +464,29 @@ T_TEST(gates_exit_action_and_hooks)
     T_CHECK(json_is_true(at(g1, "auto_approved")));
     hook = at(at(doc, "hooks"), "completed");
     T_EQ_STR(json_string_value(at(hook, "kind")), "shell");
-    T_EQ_STR(json_string_value(at(hook, "cmd")), "./record-completion.sh ${state.sent}");
+    T_EQ_STR(json_string_value(at(hook, "cmd")),
+             "./record-completion.sh ${state.sent}");
     T_EQ_STR(json_string_value(at(at(at(doc, "exit"), "on_exit"), "cmd")), "echo done");
     json_decref(doc);
 
     /* an http hook; and no hook, no gates */
-    T_EQ_I64(c_lil(out, err, "explain %s",
-                   small_file("hook.yaml",
-                              "caps: { max_iterations: 3 }\n"
-                              "observe:\n"
-                              "  hooks:\n"
-                              "    completed: { kind: http, request: { method: PUT, "
-                              "url: \"https://x.example/done?id=${state.done}\" } }\n")),
-             0);
+    T_EQ_I64(
+        c_lil(out, err, "explain %s",
+              small_file("hook.yaml",
+                         "caps: { max_iterations: 3 }\n"
+                         "observe:\n"
+                         "  hooks:\n"
+                         "    completed: { kind: http, request: { method: PUT, "
+                         "url: \"https://x.example/done?id=${state.done}\" } }\n")),
+        0);
     T_CONTAINS(out, "  completed hook   http: PUT "
                     "https://x.example/done?id=${state.done}\n");
     doc = explain_json(spec_path("hook.yaml"));
     T_REQUIRE(doc);
     hook = at(at(doc, "hooks"), "completed");
     T_EQ_STR(json_string_value(at(hook, "method")), "PUT");
-    T_EQ_STR(json_string_value(at(hook, "url")), "https://x.example/done?id=${state.done}");
+    T_EQ_STR(json_string_value(at(hook, "url")),
+             "https://x.example/done?id=${state.done}");
     T_EQ_I64((int64_t)json_array_size(at(doc, "gates")), 0);
     json_decref(doc);
     T_EQ_I64(c_lil(out, err, "explain %s", small_file("plain.yaml", "")), 0);
@@ -492,7 +503,7 @@ T_TEST(gates_exit_action_and_hooks)
 
 T_TEST(terms_are_explained_once_and_only_when_used)
 {
-    static const char *const all[] = {"guarded", "grounding", "live", "on_exit",
+    static const char *const all[] = {"guarded",        "grounding",  "live", "on_exit",
                                       "completed hook", "breakpoint", "gate", "reduce"};
     const char *terms;
     char line[64];
@@ -540,8 +551,8 @@ static void text_codes(const char *text, char *codes, size_t cap)
 
         if (!e || len >= cap)
             break;
-        len += (size_t)snprintf(codes + len, cap - len, "%.*s\n", (int)(e - b - 1),
-                                b + 1);
+        len +=
+            (size_t)snprintf(codes + len, cap - len, "%.*s\n", (int)(e - b - 1), b + 1);
     }
 }
 
@@ -600,14 +611,15 @@ T_TEST(json_carries_the_warnings_the_text_shows)
     json_decref(doc);
     T_EQ_I64(c_lil(out, err, "explain %s", spec_path("full.yaml")), 0);
     T_CHECK(strstr(out, "\nvalidation:") == NULL);
-    T_CONTAINS(out, "\nremarks:\n"
-                    "  [auto-approve-inert] breakpoint 'ok': auto_approve_in has no "
-                    "effect (lil approves without asking only for nonInteractive, or "
-                    "with --yes); the run pauses until approved\n"
-                    "  [strategy-recorded] breakpoint 'ok': strategy quorum is recorded "
-                    "with the approval; one approval lets the run go on\n"
-                    "  [auto-approved] gates[1] never pauses: its auto_approve_in holds "
-                    "nonInteractive, which lil approves without asking\n");
+    T_CONTAINS(out,
+               "\nremarks:\n"
+               "  [auto-approve-inert] breakpoint 'ok': auto_approve_in has no "
+               "effect (lil approves without asking only for nonInteractive, or "
+               "with --yes); the run pauses until approved\n"
+               "  [strategy-recorded] breakpoint 'ok': strategy quorum is recorded "
+               "with the approval; one approval lets the run go on\n"
+               "  [auto-approved] gates[1] never pauses: its auto_approve_in holds "
+               "nonInteractive, which lil approves without asking\n");
 }
 
 T_MAIN()

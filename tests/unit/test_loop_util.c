@@ -312,7 +312,8 @@ static int cron_next_line(const char *file, int lineno, char *line)
     int64_t t;
     int bad = 0, n = 0;
 
-    if (!json_is_string(expr) || !lil__cron_parse(json_string_value(expr), &c, NULL, 0) ||
+    if (!json_is_string(expr) ||
+        !lil__cron_parse(json_string_value(expr), &c, NULL, 0) ||
         !(tok = strtok(p, " ")) || (t = iso_ms(tok)) < 0) {
         json_decref(expr);
         return 1;
