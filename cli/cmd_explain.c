@@ -50,33 +50,54 @@ static bool civil_ms(int y, int mo, int d, int h, int mi, int s, int64_t *out)
     return tm.tm_mday == d && tm.tm_mon == mo - 1; /* timegm moves 31 April on */
 }
 
+/* Exactly n ASCII digits at *p into *out; *p moves past them. */
+static bool read_digits(const char **p, int n, int *out)
+{
+    int v = 0;
+
+    for (int i = 0; i < n; i++) {
+        if ((*p)[i] < '0' || (*p)[i] > '9')
+            return false;
+        v = v * 10 + ((*p)[i] - '0');
+    }
+    *p += n;
+    *out = v;
+    return true;
+}
+
+/* The character c at *p; *p moves past it. */
+static bool read_char(const char **p, char c)
+{
+    if (**p != c)
+        return false;
+    (*p)++;
+    return true;
+}
+
 /* TIME of --now as ms since the epoch; false when it is not one of the
  * forms above or out of range. */
 static bool parse_now(const char *text, int64_t *out)
 {
-    int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0, n = 0, k = 0;
+    int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
     size_t len = strlen(text);
+    const char *p = text;
 
     if (len > 0 && len <= 15 && strspn(text, "0123456789") == len) {
         *out = (int64_t)strtoll(text, NULL, 10);
         return *out <= NOW_MAX_MS;
     }
-    if (sscanf(text, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3)
+    if (!read_digits(&p, 4, &y) || !read_char(&p, '-') || !read_digits(&p, 2, &mo) ||
+        !read_char(&p, '-') || !read_digits(&p, 2, &d))
         return false;
-    if (text[n] == 'T') {
-        if (sscanf(text + n, "T%2d:%2d%n", &h, &mi, &k) != 2)
+    if (read_char(&p, 'T')) {
+        if (!read_digits(&p, 2, &h) || !read_char(&p, ':') || !read_digits(&p, 2, &mi))
             return false;
-        n += k;
-        k = 0;
-        if (text[n] == ':' && sscanf(text + n, ":%2d%n", &s, &k) != 1)
+        if (read_char(&p, ':') && !read_digits(&p, 2, &s))
             return false;
-        n += k;
-        if (strcmp(text + n, "Z") != 0)
+        if (!read_char(&p, 'Z'))
             return false;
-    } else if (text[n] != '\0') {
-        return false;
     }
-    return civil_ms(y, mo, d, h, mi, s, out);
+    return *p == '\0' && civil_ms(y, mo, d, h, mi, s, out);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -340,7 +340,7 @@ bool lil__cron_parse(const char *expr, struct lil_cron *out, char *why, size_t w
 /* Fire times                                                               */
 
 #define DAY_S        86400
-#define HORIZON_DAYS (400 * 366) /* the Gregorian calendar repeats every 400 years */
+#define HORIZON_DAYS INT64_C(146097) /* 400 Gregorian years: the calendar repeats */
 
 struct civil {
     int64_t year;
