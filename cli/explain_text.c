@@ -94,7 +94,7 @@ static bool is_space(unsigned char c)
  * the ends trimmed, cut after EXPLAIN_LINE_MAX characters with "…". */
 static void put_line(const char *s)
 {
-    char buf[EXPLAIN_LINE_MAX * 4 + 8];
+    char buf[EXPLAIN_LINE_MAX * 4 + 8] = "";
     const unsigned char *p = (const unsigned char *)s;
     size_t n = strlen(s), i = 0, len = 0, chars = 0;
 
