@@ -1,325 +1,103 @@
 /*
- * cmd_explain.c -- `lil explain SPEC [--json]`: say what a loop will do.
+ * cmd_explain.c -- `lil explain SPEC [--json] [--now TIME]`: say what a
+ * loop will do.
  *
  * The source is lil_spec_explain's document (described at the top of
- * src/spec/explain.c and in docs/loopspec.md); --json prints it as it is.
- * The text shows, in this order: the loop's id and pattern; the caps in
- * force and where they come from (the spec, or injected for the pattern);
- * the exit: signal, predicate, the state it reads, the steps that write
- * that state (how, and whether guarded), how the exit is grounded and
- * whether a writer is live; then the steps in order (a reduce's body
- * indented under it) with kind, guard and writes; last, the warnings and
- * notes of validation, one line each.
- *
- *     loop test-green: pattern react
- *
- *     caps (from the spec):
- *       max_iterations   12
- *       ...
+ * src/spec/explain.c and in docs/loopspec.md); --json prints it as it is,
+ * and the text is explain_text.c's.  --now fixes the time from which the
+ * next fire times of a cron schedule are counted (lil_spec_explain_at), so
+ * that the output does not depend on the clock: an ISO-8601 UTC time
+ * (2025-01-01T12:00:00Z, 2025-01-01T12:00Z or 2025-01-01) or milliseconds
+ * since the Unix epoch.
  *
  * A spec with errors is reported as `lil validate` does (diagnostics and
  * verdict on stdout, or the validate document with --json) and exits 1.
- * Text from the spec (ids, guards) is escaped like diagnostics are.
  */
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
 #include "cli.h"
+#include "explain_text.h"
 #include "spec_cli.h"
 
-#define COL 17 /* width of the label column */
+/* The last millisecond lil_spec_explain_at accepts: the end of 9999. */
+#define NOW_MAX_MS INT64_C(253402300799999)
 
-static const char *jstr(const json_t *o, const char *key)
+/* A date and time in UTC as ms since the epoch; false when it is no real
+ * time (31 April) or out of range. */
+static bool civil_ms(int y, int mo, int d, int h, int mi, int s, int64_t *out)
 {
-    const char *s = json_string_value(json_object_get(o, key));
+    struct tm tm;
+    time_t t;
 
-    return s ? s : "";
+    if (y < 1970 || y > 9999 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 ||
+        h > 23 || mi < 0 || mi > 59 || s < 0 || s > 59)
+        return false;
+    memset(&tm, 0, sizeof(tm));
+    tm.tm_year = y - 1900;
+    tm.tm_mon = mo - 1;
+    tm.tm_mday = d;
+    tm.tm_hour = h;
+    tm.tm_min = mi;
+    tm.tm_sec = s;
+    t = timegm(&tm);
+    *out = (int64_t)t * 1000;
+    return tm.tm_mday == d && tm.tm_mon == mo - 1; /* timegm moves 31 April on */
 }
 
-/* "  label            " then the value's text. */
-static void label(const char *indent, const char *name)
+/* Exactly n ASCII digits at *p into *out; *p moves past them. */
+static bool read_digits(const char **p, int n, int *out)
 {
-    printf("%s%-*s", indent, COL, name);
+    int v = 0;
+
+    for (int i = 0; i < n; i++) {
+        if ((*p)[i] < '0' || (*p)[i] > '9')
+            return false;
+        v = v * 10 + ((*p)[i] - '0');
+    }
+    *p += n;
+    *out = v;
+    return true;
 }
 
-/* ------------------------------------------------------------------------ */
-/* caps                                                                      */
-
-static void print_budget(const json_t *b)
+/* The character c at *p; *p moves past it. */
+static bool read_char(const char **p, char c)
 {
-    const json_t *tokens = json_object_get(b, "tokens");
-    const json_t *usd = json_object_get(b, "usd");
-    const char *wall = json_string_value(json_object_get(b, "wallclock"));
-    const char *sep = "";
-
-    label("  ", "budget");
-    if (json_is_integer(tokens)) {
-        printf("tokens %" JSON_INTEGER_FORMAT, json_integer_value(tokens));
-        sep = ", ";
-    }
-    if (json_is_number(usd)) {
-        printf("%susd %g", sep, json_number_value(usd));
-        sep = ", ";
-    }
-    if (wall) {
-        printf("%swallclock ", sep);
-        cli_put_text(stdout, wall);
-        sep = ", ";
-    }
-    printf("%s\n", *sep ? "" : "none");
+    if (**p != c)
+        return false;
+    (*p)++;
+    return true;
 }
 
-static void print_caps(const json_t *caps)
+/* TIME of --now as ms since the epoch; false when it is not one of the
+ * forms above or out of range. */
+static bool parse_now(const char *text, int64_t *out)
 {
-    const json_t *np = json_object_get(caps, "no_progress");
-    const json_t *budget = json_object_get(caps, "budget");
+    int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
+    size_t len = strlen(text);
+    const char *p = text;
 
-    if (json_is_true(json_object_get(caps, "injected")))
-        printf("caps (%s: the spec has no caps):\n", jstr(caps, "source"));
-    else
-        printf("caps (from the spec):\n");
-    label("  ", "max_iterations");
-    printf("%" JSON_INTEGER_FORMAT "\n",
-           json_integer_value(json_object_get(caps, "max_iterations")));
-    if (json_is_object(budget))
-        print_budget(budget);
-    else
-        printf("  %-*snone\n", COL, "budget");
-    label("  ", "no_progress");
-    if (json_is_object(np)) {
-        printf("stop when ");
-        cli_put_text(stdout, jstr(np, "fingerprint"));
-        printf(" is the same %" JSON_INTEGER_FORMAT " times in a row\n",
-               json_integer_value(json_object_get(np, "max_repeats")) + 1);
-    } else {
-        printf("none\n");
+    if (len > 0 && len <= 15 && strspn(text, "0123456789") == len) {
+        *out = (int64_t)strtoll(text, NULL, 10);
+        return *out <= NOW_MAX_MS;
     }
-    label("  ", "on_cap_exceeded");
-    printf("%s\n", jstr(caps, "on_cap_exceeded"));
-}
-
-/* ------------------------------------------------------------------------ */
-/* exit                                                                      */
-
-static const char *grounding_words(const char *g)
-{
-    if (strcmp(g, "external") == 0)
-        return "external: shell or http results decide";
-    if (strcmp(g, "agent") == 0)
-        return "agent: only an agent's output decides (ungrounded)";
-    if (strcmp(g, "mixed") == 0)
-        return "mixed: agent output and shell or http results decide";
-    if (strcmp(g, "structural") == 0)
-        return "structural: the loop's own writes or the iteration count decide";
-    if (strcmp(g, "none") == 0)
-        return "none: no step writes what the exit reads";
-    return g;
-}
-
-static void print_reads(const json_t *ex)
-{
-    const json_t *reads = json_object_get(ex, "reads"), *v;
-    const char *sep = "";
-    size_t i;
-
-    label("  ", "reads");
-    json_array_foreach(reads, i, v)
-    {
-        printf("%sstate.", sep);
-        cli_put_text(stdout, json_string_value(v) ? json_string_value(v) : "");
-        sep = ", ";
+    if (!read_digits(&p, 4, &y) || !read_char(&p, '-') || !read_digits(&p, 2, &mo) ||
+        !read_char(&p, '-') || !read_digits(&p, 2, &d))
+        return false;
+    if (read_char(&p, 'T')) {
+        if (!read_digits(&p, 2, &h) || !read_char(&p, ':') || !read_digits(&p, 2, &mi))
+            return false;
+        if (read_char(&p, ':') && !read_digits(&p, 2, &s))
+            return false;
+        if (!read_char(&p, 'Z'))
+            return false;
     }
-    if (json_is_true(json_object_get(ex, "uses_iteration"))) {
-        printf("%siteration", sep);
-        sep = ", ";
-    }
-    printf("%s\n", *sep ? "" : "nothing that changes");
-}
-
-static void print_writers(const json_t *ex)
-{
-    json_t *writers = json_object_get(ex, "writers"), *list;
-    const json_t *w;
-    const char *var, *lead = "written by";
-    size_t i;
-
-    json_object_foreach(writers, var, list)
-    {
-        json_array_foreach(list, i, w)
-        {
-            label("  ", lead);
-            printf("state.");
-            cli_put_text(stdout, var);
-            printf(" <- ");
-            cli_put_text(stdout, jstr(w, "step"));
-            printf(" (%s, %s, %s)\n", jstr(w, "kind"), jstr(w, "how"),
-                   json_is_true(json_object_get(w, "guarded")) ? "guarded"
-                                                               : "unguarded");
-            lead = "";
-        }
-    }
-    if (*lead)
-        printf("  %-*sno step\n", COL, lead);
-}
-
-static void print_on_exit(const json_t *oe)
-{
-    const char *kind = jstr(oe, "kind");
-
-    label("  ", "on_exit");
-    printf("%s: ", kind);
-    if (strcmp(kind, "http") == 0) {
-        printf("%s ", jstr(oe, "method"));
-        cli_put_text(stdout, jstr(oe, "url"));
-    } else if (strcmp(kind, "agent") == 0) {
-        printf("harness %s, prompt ", jstr(oe, "harness"));
-        cli_put_text(stdout, jstr(oe, "prompt"));
-    } else {
-        cli_put_text(stdout, jstr(oe, "cmd"));
-    }
-    putchar('\n');
-}
-
-static void print_exit(const json_t *ex)
-{
-    if (!json_is_object(ex)) {
-        printf("exit: none (the spec has no terminate)\n");
-        return;
-    }
-    printf("exit (signal %s):\n", jstr(ex, "signal"));
-    label("  ", "until");
-    cli_put_text(stdout, jstr(ex, "until"));
-    putchar('\n');
-    print_reads(ex);
-    print_writers(ex);
-    label("  ", "grounding");
-    printf("%s\n", grounding_words(jstr(ex, "grounding")));
-    label("  ", "live");
-    printf("%s\n", json_is_true(json_object_get(ex, "live"))
-                       ? "yes: a writer of that state can run"
-                       : "no: nothing makes it true; only a cap stops the loop");
-    if (json_is_object(json_object_get(ex, "on_exit")))
-        print_on_exit(json_object_get(ex, "on_exit"));
-}
-
-/* ------------------------------------------------------------------------ */
-/* steps                                                                     */
-
-static void print_writes(const json_t *writes, const char *pad)
-{
-    const json_t *w;
-    const char *sep = "";
-    size_t i;
-
-    if (json_array_size(writes) == 0)
-        return;
-    printf("%swrites  ", pad);
-    json_array_foreach(writes, i, w)
-    {
-        printf("%sstate.", sep);
-        cli_put_text(stdout, jstr(w, "var"));
-        printf(" (%s)", jstr(w, "how"));
-        sep = ", ";
-    }
-    putchar('\n');
-}
-
-/* One step: "N. id (kind)", then its guard, items and writes aligned
- * under the id; a reduce's body follows, indented the same way. */
-static void print_step(const json_t *s, const char *num, size_t indent, int depth);
-
-static void print_steps(const json_t *steps, const char *prefix, size_t indent,
-                        int depth)
-{
-    char num[80];
-    const json_t *s;
-    size_t i;
-
-    json_array_foreach(steps, i, s)
-    {
-        snprintf(num, sizeof(num), "%s%zu.", prefix, i + 1);
-        print_step(s, num, indent, depth);
-    }
-}
-
-static void print_step(const json_t *s, const char *num, size_t indent, int depth)
-{
-    const json_t *body = json_object_get(s, "body");
-    size_t sub = indent + strlen(num) + 1;
-    char pad[128];
-
-    snprintf(pad, sizeof(pad), "%*s", (int)(sub < 100 ? sub : 100), "");
-    printf("%*s%s ", (int)indent, "", num);
-    cli_put_text(stdout, jstr(s, "id"));
-    printf(" (%s)\n", jstr(s, "kind"));
-    if (json_object_get(s, "when")) {
-        printf("%swhen    ", pad);
-        cli_put_text(stdout, jstr(s, "when"));
-        putchar('\n');
-    }
-    if (json_object_get(s, "over")) {
-        printf("%sover    ", pad);
-        cli_put_text(stdout, jstr(s, "over"));
-        printf(" as %s\n", json_object_get(s, "as") ? jstr(s, "as") : "item");
-    }
-    if (json_object_get(s, "for")) {
-        printf("%sfor     ", pad);
-        cli_put_text(stdout, jstr(s, "for"));
-        putchar('\n');
-    }
-    if (json_object_get(s, "until")) {
-        printf("%suntil   ", pad);
-        cli_put_text(stdout, jstr(s, "until"));
-        putchar('\n');
-    }
-    print_writes(json_object_get(s, "writes"), pad);
-    if (json_is_array(body) && depth < 8)
-        print_steps(body, num, sub, depth + 1);
-}
-
-/* The warnings and notes of validation, one line each. */
-static void print_soft_diags(const lil_spec *spec)
-{
-    size_t n = lil_spec_diag_count(spec);
-    bool any = false;
-
-    for (size_t i = 0; i < n; i++) {
-        const lil_diag *d = lil_spec_diag(spec, i);
-        if (!d || d->severity == LIL_SEV_ERROR)
-            continue;
-        if (!any)
-            printf("\nvalidation:\n");
-        any = true;
-        printf("  %s [", d->severity == LIL_SEV_WARNING ? "warning" : "note");
-        cli_put_text(stdout, d->code);
-        printf("] ");
-        cli_put_text(stdout, d->message);
-        if (d->line)
-            printf(" (line %u)", d->line);
-        putchar('\n');
-    }
-}
-
-static void print_text(const json_t *doc, const lil_spec *spec)
-{
-    printf("loop ");
-    cli_put_text(stdout, jstr(doc, "id"));
-    printf(": pattern %s%s\n", jstr(doc, "pattern"),
-           json_is_true(json_object_get(doc, "long_lived")) ? ", long-lived" : "");
-    if (strcmp(jstr(doc, "name"), jstr(doc, "id")) != 0) {
-        printf("name: ");
-        cli_put_text(stdout, jstr(doc, "name"));
-        putchar('\n');
-    }
-    putchar('\n');
-    print_caps(json_object_get(doc, "caps"));
-    putchar('\n');
-    print_exit(json_object_get(doc, "exit"));
-    printf("\nsteps, in order:\n");
-    print_steps(json_object_get(doc, "steps"), "", 2, 0);
-    print_soft_diags(spec);
+    return *p == '\0' && civil_ms(y, mo, d, h, mi, s, out);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -337,7 +115,9 @@ static int report_invalid(const struct cli_ctx *ctx, const lil_spec *spec,
     return CLI_EXIT_FAIL;
 }
 
-static int explain(const struct cli_ctx *ctx, const lil_spec *spec, const char *path)
+/* now_ms < 0: the clock's time. */
+static int explain(const struct cli_ctx *ctx, const lil_spec *spec, const char *path,
+                   int64_t now_ms)
 {
     lil_bytes b = {NULL, 0};
     lil_status s;
@@ -345,7 +125,7 @@ static int explain(const struct cli_ctx *ctx, const lil_spec *spec, const char *
 
     if (!lil_spec_ok(spec))
         return report_invalid(ctx, spec, path);
-    s = lil_spec_explain(spec, &b);
+    s = now_ms < 0 ? lil_spec_explain(spec, &b) : lil_spec_explain_at(spec, now_ms, &b);
     if (s != LIL_OK) {
         cli_err(ctx, "cannot explain '%s': %s", path, lil_strerror(s));
         return CLI_EXIT_FAIL;
@@ -364,12 +144,12 @@ static int explain(const struct cli_ctx *ctx, const lil_spec *spec, const char *
         cli_err(ctx, "cannot read the explain document of '%s'", path);
         return CLI_EXIT_FAIL;
     }
-    print_text(doc, spec);
+    explain_print(doc);
     json_decref(doc);
     return CLI_EXIT_OK;
 }
 
-static int explain_path(const struct cli_ctx *ctx, const char *path)
+static int explain_path(const struct cli_ctx *ctx, const char *path, int64_t now_ms)
 {
     lil_env *env = NULL;
     lil_spec *spec = NULL;
@@ -384,7 +164,7 @@ static int explain_path(const struct cli_ctx *ctx, const char *path)
         cli_err(ctx, "%s", msg);
         rc = CLI_EXIT_FAIL;
     } else {
-        rc = explain(ctx, spec, cli_spec_name(path));
+        rc = explain(ctx, spec, cli_spec_name(path), now_ms);
     }
     lil_spec_free(spec);
     lil_env_free(env);
@@ -394,43 +174,61 @@ static int explain_path(const struct cli_ctx *ctx, const char *path)
 static int cmd_explain(struct cli_ctx *ctx, int argc, char **argv)
 {
     static const char *const names[] = {"SPEC", NULL};
-    const char *pos[1] = {NULL};
-    struct cli_args a = {NULL, names, pos};
+    const char *pos[1] = {NULL}, *now = NULL;
+    bool now_set = false;
+    const struct cli_flag flags[] = {{"now", true, &now, &now_set},
+                                     {NULL, false, NULL, NULL}};
+    struct cli_args a = {flags, names, pos};
+    int64_t now_ms = -1;
     int rc = cli_parse(ctx, argc, argv, &a);
 
     if (rc == CLI_PARSE_HELP)
         return CLI_EXIT_OK;
     if (rc != CLI_EXIT_OK)
         return rc;
-    return explain_path(ctx, pos[0]);
+    if (now_set && !parse_now(now, &now_ms))
+        return cli_usage(ctx,
+                         "--now '%s' is not a time: give 2025-01-01T12:00:00Z, "
+                         "2025-01-01 or milliseconds since 1970 (UTC, up to 9999)",
+                         now);
+    return explain_path(ctx, pos[0], now_ms);
 }
 
 const struct cli_verb cli_verb_explain = {
     "explain",
-    "say what a loop spec will do: caps, exit, grounding, steps",
-    "Usage: lil explain SPEC [--json]\n"
+    "say what a loop spec will do: schedule, caps, exit, steps, gates",
+    "Usage: lil explain SPEC [--json] [--now TIME]\n"
     "\n"
     "Say what the loop of SPEC will do:\n"
     "\n"
     "  - its id and pattern (and whether it is long-lived);\n"
-    "  - the caps in force and where they come from: the spec, or injected\n"
-    "    for the pattern when the spec has no caps block;\n"
+    "  - the schedule: mode, and for cron the expression and its next three\n"
+    "    fire times, in UTC;\n"
+    "  - the caps in force, where they come from (the spec, or injected for\n"
+    "    the pattern when the spec has no caps block) and what happens when\n"
+    "    one trips (on_cap_exceeded: pause for approval, fail or stop);\n"
     "  - the exit: signal and predicate (until), the state it reads, the steps\n"
     "    that write that state (how, guarded or not), how the exit is grounded\n"
     "    (external, agent, mixed, structural, none) and whether a writer can\n"
-    "    make it true (live), and the exit action;\n"
-    "  - the steps in order, a reduce's body indented, with kind, guard (when)\n"
-    "    and the state each writes;\n"
-    "  - the warnings and notes of validation.\n"
+    "    make it true (live), the exit action and the completion hook;\n"
+    "  - the steps in order, a reduce's body indented, with kind, guard (when),\n"
+    "    what each runs (command, prompt, request or question, on one line)\n"
+    "    and the state each writes; then the gates;\n"
+    "  - the warnings and notes of validation, explain's own remarks, and the\n"
+    "    meaning of the terms the text used.\n"
     "\n"
     "A spec with errors is reported as `lil validate` does, and exit is 1.\n"
     "\n"
     "Flags:\n"
     "  --json      the explain document of lil_spec_explain as it is\n"
-    "              (docs/loopspec.md); for a spec with errors, the document\n"
-    "              of `lil validate --json`\n"
+    "              (docs/loopspec.md: full texts, fire times as ISO strings\n"
+    "              and epoch ms, warnings and remarks); for a spec with\n"
+    "              errors, the document of `lil validate --json`\n"
+    "  --now TIME  count the fire times from TIME instead of the clock:\n"
+    "              2025-01-01T12:00:00Z, 2025-01-01T12:00Z, 2025-01-01 (UTC)\n"
+    "              or milliseconds since 1970\n"
     "\n"
     "Exit status (the table is in `lil --help`): 0 explained; 1 the spec has\n"
-    "errors or cannot be read; 64 on a usage error.\n",
+    "errors or cannot be read; 64 on a usage error (a bad --now too).\n",
     cmd_explain,
 };

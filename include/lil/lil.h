@@ -689,10 +689,18 @@ LIL_API lil_status lil_spec_json(const lil_spec *spec, lil_bytes *out);
 
 /* What the loop will do, as JSON (the source of `lil explain`): caps in
  * force and where they came from, the exit predicate, the state it reads,
- * the steps that write that state and how the exit is grounded, and the
- * steps in order.  docs/loopspec.md describes the document.  LIL_E_SPEC if
- * the spec has errors. */
+ * the steps that write that state and how the exit is grounded, the steps
+ * in order with what each runs, gates, the completion hook, the schedule
+ * (for cron, the next three fire times in UTC, counted from now), and the
+ * warnings and notes of validation.  docs/loopspec.md describes the
+ * document.  LIL_E_SPEC if the spec has errors. */
 LIL_API lil_status lil_spec_explain(const lil_spec *spec, lil_bytes *out);
+
+/* lil_spec_explain with the fire times counted from now_ms (milliseconds
+ * since the Unix epoch, up to the end of year 9999) instead of the clock;
+ * LIL_E_INVAL outside that range. */
+LIL_API lil_status lil_spec_explain_at(const lil_spec *spec, int64_t now_ms,
+                                       lil_bytes *out);
 
 /* The spec's `id` (the default run id of its loop runs); NULL for an
  * invalid handle or a spec without one.  Lives as long as the spec. */

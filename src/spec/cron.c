@@ -17,6 +17,12 @@
  *
  * Errors name the field by its position in the text and by its meaning:
  * "field 2 (hour): 24 is out of range 0-23", "expected 5 or 6 fields, got 3".
+ *
+ * Fire times: a walk over the days after the start (a day that matches
+ * month, day and weekday), and in the first such day the first second of
+ * an allowed hour, minute and second.  Calendar arithmetic is proleptic
+ * Gregorian on days since the epoch (H. Hinnant's civil_from_days), so no
+ * time zone or C library time function is involved.
  */
 #include "spec/cron.h"
 
@@ -321,7 +327,110 @@ bool lil__cron_parse(const char *expr, struct lil_cron *out, char *why, size_t w
         if (!parse_field(&c, f[i], flen[i], &bits))
             return false;
         store_field(&cron, c.f->name, bits);
+        if (f[i][0] == '*' && strcmp(c.f->name, "day") == 0)
+            cron.day_star = true;
+        if (f[i][0] == '*' && strcmp(c.f->name, "weekday") == 0)
+            cron.weekday_star = true;
     }
     *out = cron;
     return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Fire times                                                               */
+
+#define DAY_S        86400
+#define HORIZON_DAYS INT64_C(146097) /* 400 Gregorian years: the calendar repeats */
+
+struct civil {
+    int64_t year;
+    unsigned month, day; /* 1-12, 1-31 */
+};
+
+/* Days since 1970-01-01 (>= 0) as a date (H. Hinnant's civil_from_days). */
+static struct civil civil_from_days(int64_t z)
+{
+    struct civil c;
+    int64_t era, yoe, doe, doy, mp;
+
+    z += 719468;
+    era = z / 146097;
+    doe = z - era * 146097;
+    yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    mp = (5 * doy + 2) / 153;
+    c.day = (unsigned)(doy - (153 * mp + 2) / 5 + 1);
+    c.month = (unsigned)(mp < 10 ? mp + 3 : mp - 9);
+    c.year = yoe + era * 400 + (c.month <= 2);
+    return c;
+}
+
+static bool has_bit(uint64_t bits, unsigned i)
+{
+    return ((bits >> i) & 1U) != 0;
+}
+
+/* Does the cron allow day number `days` (since the epoch)? */
+static bool day_matches(const struct lil_cron *c, int64_t days)
+{
+    struct civil d = civil_from_days(days);
+    unsigned wd = (unsigned)((days + 4) % 7); /* 1970-01-01 was a Thursday */
+    bool dom = has_bit(c->day, d.day), dow = has_bit(c->weekday, wd);
+
+    if (!has_bit(c->month, d.month))
+        return false;
+    return c->day_star || c->weekday_star ? dom && dow : dom || dow;
+}
+
+/* The first second of a day at or after second sod that the cron allows,
+ * or -1. */
+static long first_second(const struct lil_cron *c, long sod)
+{
+    long t = sod;
+
+    while (t < DAY_S) {
+        if (!has_bit(c->hour, (unsigned)(t / 3600)))
+            t = (t / 3600 + 1) * 3600;
+        else if (!has_bit(c->minute, (unsigned)(t / 60 % 60)))
+            t = (t / 60 + 1) * 60;
+        else if (!has_bit(c->second, (unsigned)(t % 60)))
+            t++;
+        else
+            return t;
+    }
+    return -1;
+}
+
+bool lil__cron_next(const struct lil_cron *c, int64_t after_ms, int64_t *out_ms)
+{
+    int64_t start, day;
+    long sod;
+
+    if (after_ms < 0 || after_ms > LIL_CRON_MAX_MS)
+        return false;
+    start = after_ms / 1000 + 1; /* whole seconds, strictly after */
+    day = start / DAY_S;
+    sod = (long)(start % DAY_S);
+    for (int64_t i = 0; i < HORIZON_DAYS; i++, sod = 0) {
+        long t;
+
+        if (!day_matches(c, day + i))
+            continue;
+        t = first_second(c, sod);
+        if (t >= 0) {
+            *out_ms = ((day + i) * DAY_S + t) * 1000;
+            return true;
+        }
+    }
+    return false;
+}
+
+void lil__cron_iso(int64_t ms, char *buf, size_t cap)
+{
+    int64_t s = ms < 0 ? 0 : ms / 1000;
+    struct civil d = civil_from_days(s / DAY_S);
+    long sod = (long)(s % DAY_S);
+
+    say(buf, cap, "%04lld-%02u-%02uT%02ld:%02ld:%02ldZ", (long long)d.year, d.month,
+        d.day, sod / 3600, sod / 60 % 60, sod % 60);
 }

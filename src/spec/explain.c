@@ -40,14 +40,40 @@
  *     "steps": [{"id": "fix", "kind": "agent", "path": "body[1]:fix",
  *                "when": "${...}" (if set),
  *                "writes": [{"var": "attempt", "how": "incr"}],
+ *                what it runs, full text:
+ *                "cmd": "...", "args": [...] (if set)               (a shell's),
+ *                "harness": "cli", "prompt": "..."                  (an agent's),
+ *                "method": "GET", "url": "..."                      (an http's),
+ *                "ask": "...", "strategy": "single", "auto_approve_in": [...]
+ *                (if set), "auto_approved": false                   (a breakpoint's),
  *                "for": "5m", "for_ms": 300000, "until": "${...}"  (a sleep's),
  *                "over": "${state.items}", "as": "item"             (a reduce's),
- *                "body": [ ...the same for a reduce's steps... ]}]
+ *                "body": [ ...the same for a reduce's steps... ]}],
+ *     "schedule": {"mode": "cron", "cron": "0 7 * * *",  (cron if set)
+ *                  mode cron only: "timezone": "UTC",
+ *                  "from": "2025-01-01T12:00:00Z", "from_ms": 1735732800000,
+ *                  "next": [{"iso": "2025-01-02T07:00:00Z",
+ *                            "epoch_ms": 1735801200000}, ...]}  (up to 3)
+ *     "gates": [{"gate": "gates[0]", "after": "fix"|null, "when": (if set),
+ *                "ask", "strategy", "auto_approve_in" (if set), "auto_approved"}],
+ *     "hooks": {"completed": null | {"kind": "shell", "cmd"} |
+ *                                   {"kind": "http", "method", "url"}},
+ *     "warnings": [{"severity": "warning"|"info", "code", "message",
+ *                   "path", "line", "column"}],   (null when absent)
+ *     "remarks": [{"code", "message"}]
  *   }
+ *
+ * auto_approved: auto_approve_in holds "nonInteractive", which the runner
+ * approves without asking (loop/runner_body.c).  Remarks are explain's own
+ * findings: cron-unused (a cron with another mode), cron-never-fires,
+ * auto-approved, auto-approve-inert (values lil ignores),
+ * strategy-recorded (first-wins and quorum are metadata).  Fire times are
+ * in UTC, strictly after now_ms (spec/cron.h).
  *
  * Both functions return a new reference, or NULL when an allocation fails.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -527,6 +553,59 @@ static json_t *step_writes(struct jb *jb, const struct lil_ir_step *s)
     return a;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Explain: what a step runs, approvals                                     */
+
+/* Does an auto_approve_in list hold the one value lil approves without
+ * asking? */
+static bool approves_itself(const struct lil_ir_strlist *l)
+{
+    for (size_t i = 0; l->present && i < l->n; i++)
+        if (l->v[i].s && strcmp(l->v[i].s, "nonInteractive") == 0)
+            return true;
+    return false;
+}
+
+/* ask, strategy (default single), auto_approve_in, auto_approved. */
+static void approval_json(struct jb *jb, json_t *o, const struct lil_ir_tmpl *ask,
+                          bool has_strategy, enum lil_ir_strategy strategy,
+                          const struct lil_ir_strlist *auto_in)
+{
+    put_str(jb, o, "ask", ask->src.s);
+    put_str(
+        jb, o, "strategy",
+        ename(LIL_ENUM_STRATEGY, (int)(has_strategy ? strategy : LIL_STRAT_SINGLE)));
+    if (auto_in->present)
+        put(jb, o, "auto_approve_in", strlist(jb, auto_in));
+    put(jb, o, "auto_approved", chk(jb, json_boolean(approves_itself(auto_in))));
+}
+
+/* What a step runs: a command, a prompt, a request or a question (full
+ * text; the CLI shortens it). */
+static void step_texts(struct jb *jb, json_t *o, const struct lil_ir_step *s)
+{
+    json_t *a;
+
+    if (s->kind == LIL_STEP_AGENT) {
+        put_str(jb, o, "harness", s->agent.harness.s);
+        put_str(jb, o, "prompt", s->agent.prompt.src.s);
+    } else if (s->kind == LIL_STEP_SHELL) {
+        put_str(jb, o, "cmd", s->shell.cmd.src.s);
+        if (!s->shell.has_args)
+            return;
+        a = chk(jb, json_array());
+        for (size_t i = 0; i < s->shell.nargs; i++)
+            push(jb, a, str(jb, s->shell.args[i].src.s));
+        put(jb, o, "args", a);
+    } else if (s->kind == LIL_STEP_HTTP) {
+        put_str(jb, o, "method", ename(LIL_ENUM_METHOD, (int)s->http.method));
+        put_str(jb, o, "url", s->http.url.src.s);
+    } else if (s->kind == LIL_STEP_BREAKPOINT) {
+        approval_json(jb, o, &s->breakpoint.ask, s->breakpoint.has_strategy,
+                      s->breakpoint.strategy, &s->breakpoint.auto_approve_in);
+    }
+}
+
 static json_t *explain_steps(struct jb *jb, const struct lil_ir_step *v, size_t n)
 {
     json_t *a = chk(jb, json_array());
@@ -539,6 +618,7 @@ static json_t *explain_steps(struct jb *jb, const struct lil_ir_step *v, size_t 
         put_str(jb, o, "path", v[i].path);
         put_str(jb, o, "when", v[i].when.src.s);
         put(jb, o, "writes", step_writes(jb, &v[i]));
+        step_texts(jb, o, &v[i]);
         if (v[i].kind == LIL_STEP_SLEEP) {
             put_str(jb, o, "for", v[i].sleep.for_.text.s);
             if (v[i].sleep.for_.text.s && v[i].sleep.for_.ok)
@@ -633,7 +713,204 @@ static json_t *explain_exit(struct jb *jb, const struct lil_ir_spec *ir,
     return o;
 }
 
-json_t *lil__ir_explain(const struct lil_ir_spec *ir)
+/* ------------------------------------------------------------------------ */
+/* Explain: gates, hooks, schedule                                          */
+
+static json_t *explain_gates(struct jb *jb, const struct lil_ir_spec *ir)
+{
+    json_t *a = chk(jb, json_array());
+    char name[40];
+
+    for (size_t i = 0; i < ir->ngates && !jb->failed; i++) {
+        const struct lil_ir_gate *g = &ir->gates[i];
+        json_t *o = chk(jb, json_object());
+
+        snprintf(name, sizeof(name), "gates[%zu]", i);
+        put_str(jb, o, "gate", name);
+        put(jb, o, "after", str(jb, g->after.s));
+        put_str(jb, o, "when", g->when.src.s);
+        approval_json(jb, o, &g->ask, g->has_strategy, g->strategy,
+                      &g->auto_approve_in);
+        push(jb, a, o);
+    }
+    return a;
+}
+
+static json_t *explain_hooks(struct jb *jb, const struct lil_ir_spec *ir)
+{
+    json_t *o = chk(jb, json_object());
+    const struct lil_ir_action *c = &ir->observe.completed;
+
+    put(jb, o, "completed", c->present ? on_exit_summary(jb, c) : chk(jb, json_null()));
+    return o;
+}
+
+static json_t *time_json(struct jb *jb, int64_t ms)
+{
+    json_t *o = chk(jb, json_object());
+    char iso[LIL_CRON_ISO_CAP];
+
+    lil__cron_iso(ms, iso, sizeof(iso));
+    put_str(jb, o, "iso", iso);
+    put(jb, o, "epoch_ms", chk(jb, json_integer((json_int_t)ms)));
+    return o;
+}
+
+/* mode and cron; for mode cron also the time zone, the time counted from
+ * and the next (up to) three fire times. */
+static json_t *explain_schedule(struct jb *jb, const struct lil_ir_spec *ir,
+                                int64_t now_ms)
+{
+    json_t *o = schedule_json(jb, ir), *next;
+    char iso[LIL_CRON_ISO_CAP];
+    int64_t t = now_ms;
+
+    if (ir->schedule.mode != LIL_SCHED_CRON || !ir->schedule.cron_ok)
+        return o;
+    put_str(jb, o, "timezone", "UTC");
+    lil__cron_iso(now_ms, iso, sizeof(iso));
+    put_str(jb, o, "from", iso);
+    put(jb, o, "from_ms", chk(jb, json_integer((json_int_t)now_ms)));
+    next = chk(jb, json_array());
+    for (int i = 0; i < 3 && lil__cron_next(&ir->schedule.cron_parsed, t, &t); i++)
+        push(jb, next, time_json(jb, t));
+    put(jb, o, "next", next);
+    return o;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Explain: warnings and remarks                                            */
+
+static json_t *str_or_null(struct jb *jb, const char *s)
+{
+    return s && *s ? str(jb, s) : chk(jb, json_null());
+}
+
+static json_t *count_or_null(struct jb *jb, unsigned v)
+{
+    return v ? chk(jb, json_integer((json_int_t)v)) : chk(jb, json_null());
+}
+
+/* The warnings and notes of validation, in the order of lil_spec_diag. */
+static json_t *explain_warnings(struct jb *jb, const struct lil_diags *d)
+{
+    json_t *a = chk(jb, json_array());
+
+    for (size_t i = 0; d && i < d->n && !jb->failed; i++) {
+        const lil_diag *g = &d->v[i].pub;
+        json_t *o;
+
+        if (g->severity == LIL_SEV_ERROR)
+            continue;
+        o = chk(jb, json_object());
+        put_str(jb, o, "severity", g->severity == LIL_SEV_WARNING ? "warning" : "info");
+        put(jb, o, "code", str_or_null(jb, g->code));
+        put(jb, o, "message", str_or_null(jb, g->message));
+        put(jb, o, "path", str_or_null(jb, g->path));
+        put(jb, o, "line", count_or_null(jb, g->line));
+        put(jb, o, "column", count_or_null(jb, g->column));
+        push(jb, a, o);
+    }
+    return a;
+}
+
+static void remark(struct jb *jb, json_t *a, const char *code, const char *fmt, ...)
+    LIL_PRINTF(4, 5);
+
+static void remark(struct jb *jb, json_t *a, const char *code, const char *fmt, ...)
+{
+    json_t *o = chk(jb, json_object());
+    char msg[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    put_str(jb, o, "code", code);
+    put_str(jb, o, "message", msg);
+    push(jb, a, o);
+}
+
+/* What lil makes of a breakpoint's or gate's approval settings. */
+static void approval_remarks(struct jb *jb, json_t *a, const char *who,
+                             bool has_strategy, enum lil_ir_strategy strategy,
+                             const struct lil_ir_strlist *auto_in)
+{
+    if (approves_itself(auto_in))
+        remark(jb, a, "auto-approved",
+               "%s never pauses: its auto_approve_in holds nonInteractive, which lil "
+               "approves without asking",
+               who);
+    else if (auto_in->present && auto_in->n > 0)
+        remark(jb, a, "auto-approve-inert",
+               "%s: auto_approve_in has no effect (lil approves without asking only "
+               "for nonInteractive, or with --yes); the run pauses until approved",
+               who);
+    if (has_strategy && strategy != LIL_STRAT_SINGLE)
+        remark(jb, a, "strategy-recorded",
+               "%s: strategy %s is recorded with the approval; one approval lets the "
+               "run go on",
+               who, ename(LIL_ENUM_STRATEGY, (int)strategy));
+}
+
+static void step_remarks(struct jb *jb, json_t *a, const struct lil_ir_step *v,
+                         size_t n)
+{
+    char who[300];
+
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].kind == LIL_STEP_REDUCE)
+            step_remarks(jb, a, v[i].reduce.body, v[i].reduce.nbody);
+        if (v[i].kind != LIL_STEP_BREAKPOINT)
+            continue;
+        snprintf(who, sizeof(who), "breakpoint '%.200s'", v[i].id);
+        approval_remarks(jb, a, who, v[i].breakpoint.has_strategy,
+                         v[i].breakpoint.strategy, &v[i].breakpoint.auto_approve_in);
+    }
+}
+
+static void schedule_remarks(struct jb *jb, json_t *a, const struct lil_ir_spec *ir,
+                             int64_t now_ms)
+{
+    char show[96], from[LIL_CRON_ISO_CAP];
+    const char *cron = ir->schedule.cron.s;
+    int64_t t;
+
+    if (!cron || !ir->schedule.cron_ok)
+        return;
+    lil__ir_show(cron, strlen(cron), show, sizeof(show));
+    if (ir->schedule.mode != LIL_SCHED_CRON) {
+        remark(jb, a, "cron-unused",
+               "schedule.cron '%s' is not used: schedule.mode is %s, not cron", show,
+               ename(LIL_ENUM_SCHED_MODE, (int)ir->schedule.mode));
+    } else if (!lil__cron_next(&ir->schedule.cron_parsed, now_ms, &t)) {
+        lil__cron_iso(now_ms, from, sizeof(from));
+        remark(jb, a, "cron-never-fires",
+               "schedule.cron '%s' matches no time in the 400 years after %s (a day "
+               "such as 30 February?)",
+               show, from);
+    }
+}
+
+static json_t *explain_remarks(struct jb *jb, const struct lil_ir_spec *ir,
+                               int64_t now_ms)
+{
+    json_t *a = chk(jb, json_array());
+    char who[40];
+
+    schedule_remarks(jb, a, ir, now_ms);
+    step_remarks(jb, a, ir->body, ir->nbody);
+    for (size_t i = 0; i < ir->ngates; i++) {
+        const struct lil_ir_gate *g = &ir->gates[i];
+
+        snprintf(who, sizeof(who), "gates[%zu]", i);
+        approval_remarks(jb, a, who, g->has_strategy, g->strategy, &g->auto_approve_in);
+    }
+    return a;
+}
+
+json_t *lil__ir_explain(const struct lil_ir_spec *ir, const struct lil_diags *d,
+                        int64_t now_ms)
 {
     struct jb jb = {false};
     struct lil_ir_exit x;
@@ -651,6 +928,11 @@ json_t *lil__ir_explain(const struct lil_ir_spec *ir)
     put(&jb, o, "caps", explain_caps(&jb, ir));
     put(&jb, o, "exit", explain_exit(&jb, ir, &x));
     put(&jb, o, "steps", explain_steps(&jb, ir->body, ir->nbody));
+    put(&jb, o, "schedule", explain_schedule(&jb, ir, now_ms));
+    put(&jb, o, "gates", explain_gates(&jb, ir));
+    put(&jb, o, "hooks", explain_hooks(&jb, ir));
+    put(&jb, o, "warnings", explain_warnings(&jb, d));
+    put(&jb, o, "remarks", explain_remarks(&jb, ir, now_ms));
     lil__ir_exit_free(ir->env, &x);
     if (jb.failed) {
         json_decref(o);

@@ -528,8 +528,11 @@ lil_status lil__ir_validate(const struct lil_ir_spec *ir, struct lil_diags *d);
 /* The normalized spec as JSON (new reference; NULL on allocation failure). */
 json_t *lil__ir_to_json(const struct lil_ir_spec *ir);
 
-/* The explain document (new reference; NULL on allocation failure). */
-json_t *lil__ir_explain(const struct lil_ir_spec *ir);
+/* The explain document (new reference; NULL on allocation failure): the
+ * warnings and notes of d (NULL: none) and the next fire times of a cron
+ * schedule counted from now_ms (ms since the epoch, 0 to LIL_CRON_MAX_MS). */
+json_t *lil__ir_explain(const struct lil_ir_spec *ir, const struct lil_diags *d,
+                        int64_t now_ms);
 
 void lil__ir_free(const struct lil_env *env, struct lil_ir_spec *ir);
 

@@ -20,6 +20,7 @@
 
 #include "base/alloc.h"
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/env.h"
 #include "base/err.h"
 #include "json/json.h"
@@ -259,10 +260,23 @@ const lil_diag *lil_spec_diag(const lil_spec *spec, size_t i)
     return &spec->diags.v[i].pub;
 }
 
-/* Print a JSON document made by make() (compact, keys in the order make()
- * put them) as an exported block. */
-static lil_status export_json(const lil_spec *spec,
-                              json_t *(*make)(const struct lil_ir_spec *),
+/* What a JSON export of a spec makes: the normalized spec, or the explain
+ * document counted from now_ms. */
+struct export_what {
+    bool explain;
+    int64_t now_ms;
+};
+
+static json_t *export_make(const lil_spec *spec, struct export_what w)
+{
+    if (w.explain)
+        return lil__ir_explain(spec->ir, &spec->diags, w.now_ms);
+    return lil__ir_to_json(spec->ir);
+}
+
+/* Print the JSON document of w (compact, keys in the order they were put)
+ * as an exported block. */
+static lil_status export_json(const lil_spec *spec, struct export_what w,
                               lil_bytes *out)
 {
     struct lil_json_scope sc;
@@ -277,11 +291,13 @@ static lil_status export_json(const lil_spec *spec,
     out->len = 0;
     if (!spec_ok(spec))
         return fail(LIL_E_INVAL, "invalid or freed spec handle");
+    if (w.explain && (w.now_ms < 0 || w.now_ms > LIL_CRON_MAX_MS))
+        return fail(LIL_E_INVAL, "now_ms is not between 1970 and the end of 9999");
     if (!lil_spec_ok(spec))
         return fail(LIL_E_SPEC, "the spec has errors");
     lil__buf_init(&text, &spec->env, SIZE_MAX);
     lil__json_begin(&sc, &spec->env);
-    doc = make(spec->ir);
+    doc = export_make(spec, w);
     rc = doc ? lil__json_dump(&spec->env, &e, doc, JSON_COMPACT, &text) : LIL_E_NOMEM;
     json_decref(doc);
     if (lil__json_end(&sc) != LIL_OK) /* also a failure make() got past */
@@ -294,12 +310,21 @@ static lil_status export_json(const lil_spec *spec,
 
 lil_status lil_spec_json(const lil_spec *spec, lil_bytes *out)
 {
-    return export_json(spec, lil__ir_to_json, out);
+    struct export_what w = {false, 0};
+
+    return export_json(spec, w, out);
+}
+
+lil_status lil_spec_explain_at(const lil_spec *spec, int64_t now_ms, lil_bytes *out)
+{
+    struct export_what w = {true, now_ms};
+
+    return export_json(spec, w, out);
 }
 
 lil_status lil_spec_explain(const lil_spec *spec, lil_bytes *out)
 {
-    return export_json(spec, lil__ir_explain, out);
+    return lil_spec_explain_at(spec, lil__wall_ns() / 1000000, out);
 }
 
 void lil_spec_free(lil_spec *spec)

@@ -146,6 +146,7 @@ static void refused_as_spec(void *h)
     T_CHECK(lil_spec_diag(spec, 0) == NULL);
     T_EQ_I64(lil_spec_json(spec, &out), LIL_E_INVAL);
     T_EQ_I64(lil_spec_explain(spec, &out), LIL_E_INVAL);
+    T_EQ_I64(lil_spec_explain_at(spec, 0, &out), LIL_E_INVAL);
     T_CHECK(out.data == NULL);
     lil_spec_free(spec); /* a no-op */
 }

@@ -84,6 +84,51 @@ T_TEST(valid_spec_loads_with_json_and_explain)
     lil_spec_free(spec);
 }
 
+/* lil_spec_explain_at: the fire times of a cron schedule from a given time
+ * (the same document every call); times outside 1970..9999 are misuse. */
+T_TEST(explain_at_counts_fire_times_from_now)
+{
+    static const char cron_spec[] =
+        "loopspec: \"0.1\"\n"
+        "id: t\n"
+        "pattern: cron\n"
+        "state: { vars: { done: { type: boolean, init: false } } }\n"
+        "body:\n"
+        "  - { id: w, kind: shell, cmd: \"true\", on_done: { set: { done: true } } }\n"
+        "terminate: { signal: state-predicate, until: \"${state.done == true}\" }\n"
+        "caps: { max_iterations: 2, budget: { wallclock: \"1h\" } }\n"
+        "schedule: { mode: cron, cron: \"30 6 * * 1\" }\n";
+    lil_spec *spec = NULL;
+    lil_bytes a = {0}, b = {0}, out = {(void *)1, 1};
+    json_t *doc;
+    const json_t *next;
+
+    T_OK(lil_spec_parse(NULL, "c.yaml", cron_spec, strlen(cron_spec), NULL, &spec));
+    T_REQUIRE(lil_spec_ok(spec));
+    /* 2025-01-01T12:00:00Z, a Wednesday: the next Mondays at 06:30 */
+    T_OK(lil_spec_explain_at(spec, INT64_C(1735732800000), &a));
+    T_OK(lil_spec_explain_at(spec, INT64_C(1735732800000), &b));
+    T_EQ_MEM(a.data, a.len, b.data, b.len);
+    doc = json_loadb(a.data, a.len, 0, NULL);
+    T_REQUIRE(doc);
+    next = json_object_get(json_object_get(doc, "schedule"), "next");
+    T_EQ_I64((int64_t)json_array_size(next), 3);
+    T_EQ_STR(json_string_value(json_object_get(json_array_get(next, 0), "iso")),
+             "2025-01-06T06:30:00Z");
+    T_EQ_STR(json_string_value(json_object_get(json_array_get(next, 2), "iso")),
+             "2025-01-20T06:30:00Z");
+    T_EQ_I64(json_integer_value(json_object_get(json_array_get(next, 0), "epoch_ms")),
+             INT64_C(1736145000000));
+    json_decref(doc);
+    lil_free(a.data);
+    lil_free(b.data);
+    T_EQ_I64(lil_spec_explain_at(spec, -1, &out), LIL_E_INVAL);
+    T_CHECK(out.data == NULL && out.len == 0);
+    T_EQ_I64(lil_spec_explain_at(spec, INT64_C(253402300800000), &out), LIL_E_INVAL);
+    T_EQ_I64(lil_spec_explain_at(spec, 0, NULL), LIL_E_INVAL);
+    lil_spec_free(spec);
+}
+
 T_TEST(invalid_spec_keeps_diagnostic_with_position_and_source_line)
 {
     lil_spec *spec = NULL;
@@ -107,6 +152,7 @@ T_TEST(invalid_spec_keeps_diagnostic_with_position_and_source_line)
     T_EQ_I64(lil_spec_json(spec, &out), LIL_E_SPEC);
     T_CHECK(out.data == NULL && out.len == 0);
     T_EQ_I64(lil_spec_explain(spec, &out), LIL_E_SPEC);
+    T_EQ_I64(lil_spec_explain_at(spec, 0, &out), LIL_E_SPEC);
     lil_spec_free(spec);
 }
 
@@ -198,6 +244,7 @@ T_TEST(misuse_returns_inval)
     T_EQ_I64(lil_spec_load(NULL, "x", NULL, NULL), LIL_E_INVAL);
     T_EQ_I64(lil_spec_json(NULL, &out), LIL_E_INVAL);
     T_EQ_I64(lil_spec_explain(NULL, &out), LIL_E_INVAL);
+    T_EQ_I64(lil_spec_explain_at(NULL, 0, &out), LIL_E_INVAL);
     T_EQ_I64(lil_spec_ok(NULL), 0);
     T_EQ_I64(lil_spec_diag_count(NULL), 0);
     T_CHECK(lil_spec_diag(NULL, 0) == NULL);

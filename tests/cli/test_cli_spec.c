@@ -781,10 +781,12 @@ T_TEST(explain_injected_caps)
     T_EQ_I64(c_lil(out, err, "explain %s", shq(p)), 0);
     T_CONTAINS(out, "loop t: pattern react\n");
     T_CONTAINS(out, "\ncaps (injected for pattern react: the spec has no caps):\n"
-                    "  max_iterations   25\n"
-                    "  budget           tokens 200000, usd 5, wallclock 1h\n"
+                    "  max_iterations   25, then pause for approval\n"
+                    "  budget           tokens 200000, usd 5, wallclock 1h; past any, "
+                    "pause for approval\n"
                     "  no_progress      none\n"
-                    "  on_cap_exceeded  breakpoint\n");
+                    "  on_cap_exceeded  breakpoint: the run pauses (exit 3) until "
+                    "approved (`lil approve`, or --approve)\n");
     T_CONTAINS(out, "\nexit (signal state-predicate):\n"
                     "  until            ${state.done == true}\n"
                     "  reads            state.done\n"
@@ -792,6 +794,8 @@ T_TEST(explain_injected_caps)
                     "  grounding        structural");
     T_CONTAINS(out, "\nsteps, in order:\n"
                     "  1. w (agent)\n"
+                    "     prompt  do\n"
+                    "     harness claude-code\n"
                     "     writes  state.done (set)\n");
     T_CONTAINS(out, "note [caps-injected]");
     T_EQ_I64(c_lil(out, err, "explain --json %s", shq(p)), 0);
@@ -808,12 +812,14 @@ T_TEST(explain_injected_caps)
 T_TEST(explain_steps_guards_and_reduce)
 {
     T_EQ_I64(c_lil(out, err, "explain %s", shq(T_EXAMPLES_DIR "/map-reduce.yaml")), 0);
-    T_CONTAINS(out, "caps (from the spec):\n  max_iterations   2\n");
+    T_CONTAINS(out, "caps (from the spec):\n  max_iterations   2, then ");
     T_CONTAINS(out, "  2. measure-each (reduce)\n"
                     "     over    ${state.files} as file\n"
                     "     2.1. measure (shell)\n"
+                    "          cmd     wc -c < '${file}' | tr -d ' '\n"
                     "          writes  state.last_size (save)\n"
                     "     2.2. collect (shell)\n"
+                    "          cmd     true\n"
                     "          writes  state.sizes (append)\n"
                     "  3. summarize (agent)\n");
     T_EQ_I64(c_lil(out, err, "explain %s", shq(T_EXAMPLES_DIR "/poll-until.yaml")), 0);
@@ -824,6 +830,9 @@ T_TEST(explain_steps_guards_and_reduce)
     T_EQ_I64(c_lil(out, err, "explain %s", shq(T_EXAMPLES_DIR "/react.yaml")), 0);
     T_CONTAINS(out, "  2. fix (agent)\n"
                     "     when    ${state.code != 0}\n"
+                    "     prompt  Make the file work/greeting.txt contain exactly one "
+                    "line: he\u2026\n"
+                    "     harness cli\n"
                     "     writes  state.attempts (incr)\n");
     T_CONTAINS(out, "  grounding        external");
     T_CONTAINS(out, "  on_exit          shell: echo greeting fixed");

@@ -17,7 +17,8 @@
  * The calls: lil_spec_load of the specs of examples/loops, of the
  * acceptance files of tests/data/spec (valid and invalid, YAML and JSON)
  * and of tests/data/reference-examples; lil_spec_json and lil_spec_explain
- * of each example;
+ * of each example (lil_spec_explain_at, at a fixed time: a cron
+ * schedule's fire times then stay the same from call to call);
  * lil_call_set_json and lil_call_set_jsonf inside a step; lil_run_resolve
  * of an uncertain effect (retry, and assume-done with a JSON result); and
  * opening (store + run) a journal that holds RESOLVE records.
@@ -38,6 +39,9 @@
 
 #include "faults.h"
 #include "t.h"
+
+/* The time explain counts fire times from: 2025-01-01T12:00:00Z. */
+#define FIXED_NOW_MS INT64_C(1735732800000)
 #include "workload.h"
 
 static int slow;
@@ -106,7 +110,7 @@ static char *spec_text(const lil_spec *spec)
                              (int)d->severity, d->code, d->line, d->column, d->message);
     }
     if (spec && lil_spec_ok(spec) && lil_spec_json(spec, &j) == LIL_OK &&
-        lil_spec_explain(spec, &x) == LIL_OK)
+        lil_spec_explain_at(spec, FIXED_NOW_MS, &x) == LIL_OK)
         len += (size_t)snprintf(s + len, len < cap ? cap - len : 0, "%s\n%s\n",
                                 (const char *)j.data, (const char *)x.data);
     lil_free(j.data);
@@ -176,7 +180,8 @@ static void sweep_spec_output(const char *path, int explain)
 
     T_REQUIRE(env);
     T_OK(lil_spec_load(env, path, NULL, &spec));
-    T_OK(explain ? lil_spec_explain(spec, &want) : lil_spec_json(spec, &want));
+    T_OK(explain ? lil_spec_explain_at(spec, FIXED_NOW_MS, &want)
+                 : lil_spec_json(spec, &want));
     for (k = 1; k < SWEEP_MAX; k++) {
         lil_bytes out = {0};
         long live = a.live;
@@ -184,7 +189,8 @@ static void sweep_spec_output(const char *path, int explain)
         int bad;
 
         arm(&a, k, 0);
-        rc = explain ? lil_spec_explain(spec, &out) : lil_spec_json(spec, &out);
+        rc = explain ? lil_spec_explain_at(spec, FIXED_NOW_MS, &out)
+                     : lil_spec_json(spec, &out);
         a.fail_at = 0;
         bad = expect_status(what, k, &a, rc);
         if (rc == LIL_OK)

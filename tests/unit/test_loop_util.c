@@ -1,7 +1,8 @@
 /*
  * test_loop_util.c -- the small rule modules of the LoopSpec front end:
  * durations (tests/data/duration/duration.test), cron expressions
- * (tests/data/cron/cron.test), identifiers, declared types and "did you
+ * (tests/data/cron/cron.test) and their fire times in UTC
+ * (tests/data/cron/next.test), identifiers, declared types and "did you
  * mean" (ident.h), artifact patterns and notify channels (artifact.h).
  */
 #include <math.h>
@@ -280,6 +281,89 @@ T_TEST(cron_long_element_is_cut_in_the_message)
     T_EQ_STR(
         why,
         "field 5 (weekday): 'MONDAYTUESDAYWEDNESDAYTH...' is a name; use numbers 0-7");
+}
+
+/* ---- cron fire times ------------------------------------------------------- */
+
+/* "2025-01-01T12:00:00Z" as ms since the epoch (days_from_civil), or -1. */
+static int64_t iso_ms(const char *s)
+{
+    int y, m, d, hh, mm, ss, n = 0;
+    int64_t era, yoe, doy, doe;
+
+    if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &y, &m, &d, &hh, &mm, &ss, &n) != 6 ||
+        s[n] != '\0')
+        return -1;
+    y -= m <= 2;
+    era = y / 400;
+    yoe = y - era * 400;
+    doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return ((era * 146097 + doe - 719468) * 86400 + hh * 3600 + mm * 60 + ss) * 1000;
+}
+
+/* The times of a next/never line after its expression, fire by fire. */
+static int cron_next_line(const char *file, int lineno, char *line)
+{
+    bool never = strncmp(line, "never ", 6) == 0;
+    char *p = line + (never ? 6 : 5), *tok, iso[LIL_CRON_ISO_CAP];
+    json_t *expr = take_json(&p);
+    struct lil_cron c;
+    int64_t t;
+    int bad = 0, n = 0;
+
+    if (!json_is_string(expr) ||
+        !lil__cron_parse(json_string_value(expr), &c, NULL, 0) ||
+        !(tok = strtok(p, " ")) || (t = iso_ms(tok)) < 0) {
+        json_decref(expr);
+        return 1;
+    }
+    while ((tok = strtok(NULL, " ")) != NULL && !bad) {
+        n++;
+        bad = !lil__cron_next(&c, t, &t);
+        lil__cron_iso(t, iso, sizeof(iso));
+        if (bad || strcmp(iso, tok) != 0) {
+            fprintf(stderr, "%s:%d: fire %d is %s, want %s\n", file, lineno, n,
+                    bad ? "none" : iso, tok);
+            bad = 1;
+        }
+    }
+    if (never && lil__cron_next(&c, t, &t))
+        bad = 1;
+    json_decref(expr);
+    return bad || (!never && n == 0);
+}
+
+T_TEST(cron_next_data_file)
+{
+    int cases = 0;
+
+    T_EQ_I64(run_data("cron/next.test", cron_next_line, &cases), 0);
+    T_CHECK(cases >= 14);
+}
+
+T_TEST(cron_next_edges)
+{
+    struct lil_cron c;
+    char iso[LIL_CRON_ISO_CAP];
+    int64_t t = 0, seven = iso_ms("2025-01-02T07:00:00Z");
+
+    T_REQUIRE(lil__cron_parse("0 7 * * *", &c, NULL, 0));
+    /* a millisecond before a fire time, and half a second after it */
+    T_CHECK(lil__cron_next(&c, seven - 1, &t));
+    T_EQ_I64(t, seven);
+    T_CHECK(lil__cron_next(&c, seven + 500, &t));
+    T_EQ_I64(t, seven + 86400000);
+    /* out of range starts: before 1970, after 9999 */
+    T_CHECK(!lil__cron_next(&c, -1, &t));
+    T_CHECK(!lil__cron_next(&c, LIL_CRON_MAX_MS + 1, &t));
+    T_CHECK(lil__cron_next(&c, LIL_CRON_MAX_MS, &t));
+    lil__cron_iso(t, iso, sizeof(iso));
+    T_EQ_STR(iso, "10000-01-01T07:00:00Z");
+    lil__cron_iso(LIL_CRON_MAX_MS, iso, sizeof(iso));
+    T_EQ_STR(iso, "9999-12-31T23:59:59Z");
+    lil__cron_iso(0, iso, sizeof(iso));
+    T_EQ_STR(iso, "1970-01-01T00:00:00Z");
 }
 
 /* ---- identifiers ---------------------------------------------------------- */
