@@ -157,7 +157,7 @@ static void check_error(const struct lil_diags *d, const struct lil_doc *doc,
         bad("diagnostic code %s", g->code);
     if (!g->message[0])
         bad("empty message");
-    check_pos((struct lil_pos){g->line, g->column}, sh, json, "diagnostic");
+    check_pos((struct lil_pos){g->line, g->column, g->offset}, sh, json, "diagnostic");
 }
 
 /* lil__node_json dumps, and its JSON reloads (JSON mode) to an equal value. */
