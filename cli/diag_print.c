@@ -5,19 +5,20 @@
  *
  * Text output, one block per diagnostic:
  *
- *     loop.yaml:12:11: error: reference to undeclared state var ... [bad-ref]
+ *     loop.yaml:12:14: error: reference to undeclared state var ... [bad-ref]
  *        12 |     when: "${state.nope == 1}"
- *           |           ^
+ *           |              ^
  *
  * The column of a diagnostic counts characters (a valid UTF-8 sequence, or
  * one byte that does not start one; a tab is one), so the caret goes under
  * the column-th character of the line, whatever its bytes.  The gutter is
- * as wide as the line number (at least four digits, plus one blank).  A diagnostic without a position prints "loop.yaml: error: ...
- * [code] (at PATH)" and no snippet.  Alignment rule of the caret line: it
- * repeats, for every character of the source before the column, a tab where
- * the source has a tab and as many blanks as the character takes on the
- * screen everywhere else: 1 for ASCII and most of Unicode, 2 for East Asian
- * wide characters and emoji, and 4 per byte for a byte shown as \xNN (the
+ * as wide as the line number (at least four digits, plus one blank).  A
+ * diagnostic without a position prints "loop.yaml: error: ... [code] (at
+ * PATH)" and no snippet.  Alignment rule of the caret line: it repeats, for
+ * every character of the source before the column, a tab where the source
+ * has a tab and as many blanks as the character takes on the screen
+ * everywhere else: 1 for ASCII and most of Unicode, 2 for East Asian wide
+ * characters and emoji, and 4 per byte for a byte shown as \xNN (the
  * control characters, DEL, bytes that are not valid UTF-8, C1 controls, bidi
  * controls, U+2028/9 and U+FEFF, so that the terminal shows what is in the
  * file and nothing can reorder or hide text).  Backslashes are shown as

@@ -156,8 +156,8 @@ struct lil_ir_str {
 struct lil_ir_src {
     char *s; /* NULL: absent */
     size_t len;
-    struct lil_pos pos;       /* the scalar node (for a quoted scalar: its quote) */
-    struct lil_srcspan *map;  /* owned copy of the node's offset map, or NULL */
+    struct lil_pos pos;      /* the scalar node (for a quoted scalar: its quote) */
+    struct lil_srcspan *map; /* owned copy of the node's offset map, or NULL */
     size_t nmap;
 };
 

@@ -69,8 +69,8 @@ struct lil_node {
     json_t *value;   /* resolved value (string, integer, real, true, false, null) */
     const char *str; /* the scalar's text as written (after YAML unescaping) */
     size_t str_len;
-    bool quoted; /* quoted or block scalar: value is a string */
-    size_t end;  /* byte offset just past the scalar in the file */
+    bool quoted;                   /* quoted or block scalar: value is a string */
+    size_t end;                    /* byte offset just past the scalar in the file */
     const struct lil_srcspan *map; /* where str's bytes came from, or NULL */
     size_t nmap;                   /* spans in map (the sentinel included) */
     /* SEQ and MAP */

@@ -284,12 +284,24 @@ static const char *simple_escape(int c, size_t *n)
         char c;
         const char *s;
         size_t n;
-    } tab[] = {{'0', "\0", 1},       {'a', "\a", 1},         {'b', "\b", 1},
-               {'t', "\t", 1},       {'\t', "\t", 1},        {'n', "\n", 1},
-               {'v', "\v", 1},       {'f', "\f", 1},         {'r', "\r", 1},
-               {'e', "\x1b", 1},     {' ', " ", 1},          {'"', "\"", 1},
-               {'/', "/", 1},        {'\\', "\\", 1},        {'N', "\xc2\x85", 2},
-               {'_', "\xc2\xa0", 2}, {'L', "\xe2\x80\xa8", 3}, {'P', "\xe2\x80\xa9", 3}};
+    } tab[] = {{'0', "\0", 1},
+               {'a', "\a", 1},
+               {'b', "\b", 1},
+               {'t', "\t", 1},
+               {'\t', "\t", 1},
+               {'n', "\n", 1},
+               {'v', "\v", 1},
+               {'f', "\f", 1},
+               {'r', "\r", 1},
+               {'e', "\x1b", 1},
+               {' ', " ", 1},
+               {'"', "\"", 1},
+               {'/', "/", 1},
+               {'\\', "\\", 1},
+               {'N', "\xc2\x85", 2},
+               {'_', "\xc2\xa0", 2},
+               {'L', "\xe2\x80\xa8", 3},
+               {'P', "\xe2\x80\xa9", 3}};
 
     for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
         if (tab[i].c == c) {
@@ -384,11 +396,11 @@ static void scan_quoted(struct scan *sc, char quote)
 
 struct block {
     bool literal;
-    int chomp;        /* -1 strip, 0 clip, 1 keep */
-    unsigned indent;  /* 0 until known */
-    bool lead;        /* a line break ends the last line read */
+    int chomp;       /* -1 strip, 0 clip, 1 keep */
+    unsigned indent; /* 0 until known */
+    bool lead;       /* a line break ends the last line read */
     struct lil_pos lead_at;
-    size_t ntrail;    /* empty lines read since */
+    size_t ntrail; /* empty lines read since */
     struct lil_pos trail_from;
 };
 

@@ -52,22 +52,22 @@ enum lil_scalar_style {
 };
 
 struct lil_srcspan {
-    size_t val;          /* first value byte of the span */
-    struct lil_pos pos;  /* where it came from */
-    bool verbatim;       /* the span's bytes are the file's bytes from pos on */
+    size_t val;         /* first value byte of the span */
+    struct lil_pos pos; /* where it came from */
+    bool verbatim;      /* the span's bytes are the file's bytes from pos on */
 };
 
 /* What the scan needs: the file, the scalar and the value it must give. */
 struct lil_srcmap_in {
     const char *text; /* the whole file */
     size_t len;
-    size_t start;       /* the scalar's first byte (a quote, | or >, a tag) */
-    size_t end;         /* just past its last byte (plain scalars end there) */
-    struct lil_pos at;  /* the position of start */
+    size_t start;      /* the scalar's first byte (a quote, | or >, a tag) */
+    size_t end;        /* just past its last byte (plain scalars end there) */
+    struct lil_pos at; /* the position of start */
     enum lil_scalar_style style;
-    int parent_indent;  /* block scalars: column (0-based) of the enclosing
-                           block collection, -1 at the document's root */
-    const char *value;  /* the value the scan must reproduce */
+    int parent_indent; /* block scalars: column (0-based) of the enclosing
+                          block collection, -1 at the document's root */
+    const char *value; /* the value the scan must reproduce */
     size_t value_len;
 };
 

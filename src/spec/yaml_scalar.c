@@ -376,9 +376,9 @@ lil_status lil__load_resolve_scalar(struct loader *ld, struct lil_node *nd,
 lil_status lil__load_scalar_map(struct loader *ld, struct lil_node *nd,
                                 enum lil_scalar_style style, int parent_indent)
 {
-    struct lil_srcmap_in in = {ld->file,   ld->len,       nd->pos.offset,
-                               nd->end,    nd->pos,       style,
-                               parent_indent, nd->str,    nd->str_len};
+    struct lil_srcmap_in in = {ld->file,      ld->len, nd->pos.offset,
+                               nd->end,       nd->pos, style,
+                               parent_indent, nd->str, nd->str_len};
     struct lil_srcspan *map, *copy;
     size_t n;
     lil_status rc;

@@ -378,7 +378,8 @@ T_TEST(validate_long_line_window)
  * sits under it, and --json gives the byte offset as well. */
 T_TEST(validate_position_inside_folded_string)
 {
-    static const char src[] = "      d\xc3\xa9j\xc3\xa0 vu \xe2\x80\x94 ${state.atempt} ok";
+    static const char src[] =
+        "      d\xc3\xa9j\xc3\xa0 vu \xe2\x80\x94 ${state.atempt} ok";
     char spec[2048], pfx[512], line[1024], caret[1024], want[1024];
     unsigned ln = 0, col = 0;
     const char *p;

@@ -80,8 +80,8 @@ static void check_scalar(const struct loaded *l, const struct lil_node *n)
 
         T_CHECK(s->val < n->map[i + 1].val);
         if (s->verbatim)
-            T_EQ_MEM(n->str + s->val, n->map[i + 1].val - s->val, l->text + s->pos.offset,
-                     n->map[i + 1].val - s->val);
+            T_EQ_MEM(n->str + s->val, n->map[i + 1].val - s->val,
+                     l->text + s->pos.offset, n->map[i + 1].val - s->val);
     }
 }
 
@@ -192,7 +192,8 @@ T_TEST(double_quoted)
     yaml("v: \"a\\tb\\n\\\"q\\\" \\\\ \\/ \\a\\e\\_\\N\\L\\P TARGET\"\n",
          "a\tb\n\"q\" \\ / \a\x1b\xc2\xa0\xc2\x85\xe2\x80\xa8\xe2\x80\xa9 TARGET");
     yaml("v: \"\\u00e9\\x41\\U0001F600\\u20ac TARGET\"\n",
-         "\xc3\xa9" "A\xf0\x9f\x98\x80\xe2\x82\xac TARGET");
+         "\xc3\xa9"
+         "A\xf0\x9f\x98\x80\xe2\x82\xac TARGET");
     yaml("v: \"abc \\\n    def\\\n\n   TARGET\"\n", "abc def\nTARGET");
     yaml("v: \"abc\n   def\n\n   TARGET\"\n", "abc def\nTARGET");
     yaml("v: \"a\\\tb\\ c TARGET\"\n", "a\tb c TARGET");

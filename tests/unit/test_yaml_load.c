@@ -354,7 +354,7 @@ T_TEST(positions)
     at(lil__node_get(r, "empty"), 11, 7); /* the empty value: just after the colon */
     T_CHECK(json_is_null(lil__node_get(r, "empty")->value));
     at(lil__node_pair(r, "\xc3\xa9")->key, 12, 1);
-    at(lil__node_get(r, "\xc3\xa9"), 12, 4); /* characters, not bytes */
+    at(lil__node_get(r, "\xc3\xa9"), 12, 4);                 /* characters, not bytes */
     T_EQ_I64(lil__node_get(r, "\xc3\xa9")->pos.offset, 127); /* bytes */
     T_EQ_STR(lil__node_get(r, "\xc3\xa9")->str, "\xc3\xbc, \xc3\xa9");
     at(lil__node_pair(r, "k")->key, 13, 3);
