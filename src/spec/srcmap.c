@@ -142,7 +142,8 @@ static void emit(struct scan *sc, const char *b, size_t k, struct lil_pos at,
 
     if (sc->bad)
         return;
-    if (k > sc->in->value_len - sc->vlen || memcmp(sc->in->value + sc->vlen, b, k)) {
+    if (k > sc->in->value_len - sc->vlen ||
+        memcmp(sc->in->value + sc->vlen, b, k) != 0) {
         sc->bad = true;
         return;
     }
