@@ -31,8 +31,8 @@
  * A scalar also knows where each byte of its text came from (`map`,
  * srcmap.h), through folding, chomping and escapes, so a diagnostic about
  * a guard or template lands on the offending character; map is NULL where
- * the loader could not follow the scalar (then positions inside it are the
- * scalar's start).  max_depth is capped at 1000 (lil__node_json recurses).
+ * the loader could not follow the scalar, and in JSON mode for keys and
+ * non-strings (then positions inside it are the scalar's start).  max_depth is capped at 1000 (lil__node_json recurses).
  *
  * Refused with a diagnostic (code `yaml`) naming line and column: syntax
  * errors, anchors and aliases (no billion laughs), duplicate keys in one
