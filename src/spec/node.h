@@ -32,7 +32,8 @@
  * srcmap.h), through folding, chomping and escapes, so a diagnostic about
  * a guard or template lands on the offending character; map is NULL where
  * the loader could not follow the scalar, and in JSON mode for keys and
- * non-strings (then positions inside it are the scalar's start).  max_depth is capped at 1000 (lil__node_json recurses).
+ * non-strings (then positions inside it are the scalar's start).  max_depth is capped
+ * at 1000 (lil__node_json recurses).
  *
  * Refused with a diagnostic (code `yaml`) naming line and column: syntax
  * errors, anchors and aliases (no billion laughs), duplicate keys in one
