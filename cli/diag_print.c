@@ -6,17 +6,20 @@
  *
  * Text output, one block per diagnostic:
  *
- *     loop.yaml:12:11: error: reference to undeclared state var ... [bad-ref]
+ *     loop.yaml:12:14: error: reference to undeclared state var ... [bad-ref]
  *        12 |     when: "${state.nope == 1}"
- *           |           ^
+ *           |              ^
  *
- * The gutter is as wide as the line number (at least four digits, plus one
- * blank).  A diagnostic without a position prints "loop.yaml: error: ...
- * [code] (at PATH)" and no snippet.  Alignment rule of the caret line: it
- * repeats, for every character of the source before the column, a tab where
- * the source has a tab and as many blanks as the character takes on the
- * screen everywhere else: 1 for ASCII and most of Unicode, 2 for East Asian
- * wide characters and emoji, and 4 per byte for a byte shown as \xNN (the
+ * The column of a diagnostic counts characters (a valid UTF-8 sequence, or
+ * one byte that does not start one; a tab is one), so the caret goes under
+ * the column-th character of the line, whatever its bytes.  The gutter is
+ * as wide as the line number (at least four digits, plus one blank).  A
+ * diagnostic without a position prints "loop.yaml: error: ... [code] (at
+ * PATH)" and no snippet.  Alignment rule of the caret line: it repeats, for
+ * every character of the source before the column, a tab where the source
+ * has a tab and as many blanks as the character takes on the screen
+ * everywhere else: 1 for ASCII and most of Unicode, 2 for East Asian wide
+ * characters and emoji, and 4 per byte for a byte shown as \xNN (the
  * control characters, DEL, bytes that are not valid UTF-8, C1 controls, bidi
  * controls, U+2028/9 and U+FEFF, so that the terminal shows what is in the
  * file and nothing can reorder or hide text).  Backslashes are shown as
@@ -198,12 +201,29 @@ static int gutter_width(unsigned line)
     return (digits < 4 ? 4 : digits) + 1;
 }
 
+/* The byte where character column col (1-based) of s starts; len + the
+ * characters missing when the line is shorter. */
+static size_t byte_of_column(const unsigned char *s, size_t len, unsigned col)
+{
+    size_t i = 0;
+    unsigned c = 1;
+    uint32_t cp;
+
+    for (; c < col && i < len; c++) {
+        size_t k = cli_utf8_decode(s + i, len - i, &cp);
+
+        i += k ? k : 1;
+    }
+    return i + (col - c);
+}
+
 /* The source line and the caret under the column. */
 static void print_snippet(FILE *f, const lil_diag *d)
 {
     const char *src = d->source_line ? d->source_line : "";
     const unsigned char *s = (const unsigned char *)src;
-    size_t len = strlen(src), col = d->column ? d->column - 1 : 0, start, end;
+    size_t len = strlen(src), start, end;
+    size_t col = d->column ? byte_of_column(s, len, d->column) : 0;
     int w = gutter_width(d->line);
 
     line_window(s, len, col, &start, &end);
@@ -315,6 +335,7 @@ static json_t *diag_json(const lil_diag *d)
     cli_json_set(o, "path", str_or_null(d->path));
     cli_json_set(o, "line", d->line ? json_integer(d->line) : json_null());
     cli_json_set(o, "column", d->column ? json_integer(d->column) : json_null());
+    cli_json_set(o, "offset", d->line ? cli_json_u64(d->offset) : json_null());
     return o;
 }
 
@@ -360,6 +381,7 @@ json_t *cli_diag_json_failed(const char *file, const char *msg)
     cli_json_set(d, "path", json_null());
     cli_json_set(d, "line", json_null());
     cli_json_set(d, "column", json_null());
+    cli_json_set(d, "offset", json_null());
     if (!arr || !d || json_array_append_new(arr, d) != 0) {
         json_decref(arr);
         return NULL;

@@ -15,6 +15,9 @@
  *   no NUL in a scalar, str NUL-terminated, keys are unique strings, a
  *   string's value equals its str, every position lies inside the text and
  *   the positions of siblings never go back;
+ * - a scalar's offset map (srcmap.h) covers its text, its spans go forward,
+ *   a verbatim span's bytes are the file's bytes at its offset, and (texts
+ *   up to 4 KiB) every span's line and column are those of its offset;
  * - round trip: lil__node_json of the tree dumps as JSON (so every string
  *   is valid UTF-8), and that JSON loads back in JSON mode, without a
  *   diagnostic, to an equal value.
@@ -29,6 +32,7 @@
 #include "fuzz_common.h"
 #include "spec/diag.h"
 #include "spec/node.h"
+#include "spec/srcmap.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -82,7 +86,51 @@ struct walk {
     const struct lil_doc_limits *lim;
     const struct shape *sh;
     bool json; /* positions may be 0:0 (a tree built from jansson's value) */
+    const char *text;
+    size_t len;
 };
+
+/* Line and column of byte offset off, counted from the start. */
+static struct lil_pos pos_at(const char *text, size_t off)
+{
+    struct lil_pos p = {1, 1, off};
+    size_t start = 0;
+
+    for (size_t i = 0; i < off; i++) {
+        if (text[i] == '\n') {
+            p.line++;
+            start = i + 1;
+        }
+    }
+    p.col = 1 + (unsigned)lil__srcmap_chars(text + start, off - start);
+    return p;
+}
+
+static void check_offset_map(const struct lil_node *n, const struct walk *w)
+{
+    if (!n->map)
+        return;
+    if (n->nmap == 0 || n->map[0].val != 0 || n->map[n->nmap - 1].val != n->str_len)
+        bad("offset map does not cover the scalar's text");
+    for (size_t i = 0; i < n->nmap; i++) {
+        const struct lil_srcspan *sp = &n->map[i];
+        size_t k = i + 1 < n->nmap ? n->map[i + 1].val - sp->val : 0;
+
+        if (i + 1 < n->nmap && n->map[i + 1].val <= sp->val)
+            bad("offset map goes back");
+        if (sp->pos.offset > w->len || (sp->verbatim && k > w->len - sp->pos.offset))
+            bad("offset map points past the text");
+        if (sp->verbatim && memcmp(n->str + sp->val, w->text + sp->pos.offset, k) != 0)
+            bad("verbatim span differs from the text");
+        if (w->len <= 4096) {
+            struct lil_pos q = pos_at(w->text, sp->pos.offset);
+
+            if (q.line != sp->pos.line || q.col != sp->pos.col)
+                bad("span at %u:%u, its offset is %u:%u", sp->pos.line, sp->pos.col,
+                    q.line, q.col);
+        }
+    }
+}
 
 static void check_scalar(const struct lil_node *n, const struct walk *w)
 {
@@ -97,6 +145,7 @@ static void check_scalar(const struct lil_node *n, const struct walk *w)
         if (n->str_len > w->lim->max_scalar && !w->json)
             bad("scalar of %zu bytes past max_scalar", n->str_len);
     }
+    check_offset_map(n, w);
 }
 
 static void check_node(const struct lil_node *n, unsigned depth, const struct walk *w);
@@ -157,7 +206,7 @@ static void check_error(const struct lil_diags *d, const struct lil_doc *doc,
         bad("diagnostic code %s", g->code);
     if (!g->message[0])
         bad("empty message");
-    check_pos((struct lil_pos){g->line, g->column}, sh, json, "diagnostic");
+    check_pos((struct lil_pos){g->line, g->column, g->offset}, sh, json, "diagnostic");
 }
 
 /* lil__node_json dumps, and its JSON reloads (JSON mode) to an equal value. */
@@ -215,7 +264,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (d.n) {
         bad("a diagnostic that is not an error");
     } else if (doc.root) {
-        struct walk w = {lim, &sh, json};
+        struct walk w = {lim, &sh, json, text, len};
 
         check_node(doc.root, 0, &w);
         round_trip(doc.root);

@@ -647,8 +647,12 @@ typedef struct lil_diag {
     const char *message;     /* one sentence, no trailing newline */
     const char *path;        /* spec path ("body[1]:fix.when"), or "" */
     const char *file;        /* the file name given to the loader */
-    unsigned line, column;   /* 1-based; 0 when there is no position */
+    unsigned line, column;   /* 1-based; 0 when there is no position; the
+                                column counts characters (UTF-8 sequences;
+                                a tab is one), as an editor shows them */
     const char *source_line; /* text of that line (no newline), or "" */
+    size_t offset;           /* byte offset of the position in the file,
+                                0-based (0 when there is no position) */
 } lil_diag;
 
 /* Limits of the loader; a field left 0 takes its default. */

@@ -86,6 +86,7 @@ void lil__diag(struct lil_diags *d, lil_severity sev, const char *code,
     it->pub.file = d->file;
     it->pub.line = pos.line;
     it->pub.column = pos.line ? pos.col : 0;
+    it->pub.offset = pos.line ? pos.offset : 0;
     it->pub.source_line = "";
     it->seq = d->n;
     d->n++;

@@ -4,9 +4,12 @@
  *
  * Every stage (YAML loader, structural build, validator) appends to one
  * struct lil_diags and keeps going, so a user sees all problems at once.
- * Positions are 1-based line and column (column in bytes) of the node the
- * diagnostic is about; 0/0 when there is none (a missing top-level key
- * points at the document's first node instead, where possible).
+ * Positions are 1-based line and column of the node (or, inside a guard or
+ * template, of the character) the diagnostic is about, with the byte offset
+ * in the file; 0/0 when there is none (a missing top-level key points at the
+ * document's first node instead, where possible).  Lines are counted at LF;
+ * a column counts characters (a valid UTF-8 sequence, or one byte that does
+ * not start one; a tab is one), as an editor shows them.
  *
  * A diagnostics list never fails loudly: when an allocation fails it sets
  * `nomem` and drops the diagnostic; the caller turns that into LIL_E_NOMEM.
@@ -25,7 +28,8 @@ struct lil_env;
 /* A position in the source text. */
 struct lil_pos {
     unsigned line; /* 1-based; 0 = unknown */
-    unsigned col;  /* 1-based byte column */
+    unsigned col;  /* 1-based, in characters */
+    size_t offset; /* byte offset in the file, 0-based */
 };
 
 /* One diagnostic: the public struct of lil.h, whose strings point into the

@@ -16,9 +16,10 @@
  *
  * Positions: every field keeps the position of its value node (`pos`);
  * keys of free-form maps (state vars, inputs, save, set, ...) keep the
- * position of the key.  Guards and templates also know where their text
- * starts in the file (lil__ir_src_pos maps a byte offset of the text to a
- * line and column).
+ * position of the key.  Guards and templates also keep the scalar's
+ * offset map (srcmap.h), so lil__ir_src_pos maps a byte offset of their
+ * text to the exact line, column and offset in the file, through YAML's
+ * folding, chomping and escapes.
  *
  * Parse failures of guards and templates are not structural errors: the
  * IR keeps the message and offset, and lil__ir_validate reports them as
@@ -155,13 +156,13 @@ struct lil_ir_str {
 struct lil_ir_src {
     char *s; /* NULL: absent */
     size_t len;
-    struct lil_pos pos; /* the scalar node (for a quoted scalar: its quote) */
-    struct lil_pos at;  /* the first byte of s in the file */
-    size_t exact;       /* bytes of s that appear verbatim from `at` on, on one line */
+    struct lil_pos pos;      /* the scalar node (for a quoted scalar: its quote) */
+    struct lil_srcspan *map; /* owned copy of the node's offset map, or NULL */
+    size_t nmap;
 };
 
-/* Where byte `offset` of src's text is in the file: at + offset when the
- * file shows the text verbatim up to there, else the scalar's start. */
+/* Where byte `offset` (0..len) of src's text is in the file: through the
+ * offset map, else (no map) the scalar's start. */
 struct lil_pos lil__ir_src_pos(const struct lil_ir_src *src, size_t offset);
 
 /* A guard: one expression with a typed result (when, until, over,
@@ -508,15 +509,13 @@ struct lil_ir_spec {
 /* Build the IR from a document root (NULL root: an empty document, which is
  * diagnosed).  Structural problems go to d; *out is set whenever the root
  * is a mapping (parts that failed are left unset), NULL otherwise.
- * LIL_OK or LIL_E_NOMEM.  Normalization happens here too.  Without the
- * source text, positions inside expressions fall back to the scalar's
- * start: prefer lil__ir_build_text. */
+ * LIL_OK or LIL_E_NOMEM.  Normalization happens here too.  Positions inside
+ * guards and templates come from the nodes' offset maps. */
 lil_status lil__ir_build(const struct lil_env *env, const struct lil_node *root,
                          struct lil_diags *d, struct lil_ir_spec **out);
 
-/* The same, given the text the tree was parsed from (len bytes; text may be
- * NULL), so that `bad-expr` and `bad-ref` point at the exact character.
- * The text is not kept. */
+/* The same (the text the tree was parsed from is no longer needed: the
+ * nodes carry their offset maps; text and len are ignored). */
 lil_status lil__ir_build_text(const struct lil_env *env, const struct lil_node *root,
                               const char *text, size_t len, struct lil_diags *d,
                               struct lil_ir_spec **out);

@@ -295,7 +295,7 @@ bool lil__irb_sub_obj(struct build *b, const struct obj *o, const char *key,
 
 static bool root_ok(struct build *b, const struct lil_node *root)
 {
-    struct lil_pos first = {1, 1};
+    struct lil_pos first = {1, 1, 0};
     char gbuf[128];
 
     if (!root) {
@@ -314,9 +314,8 @@ static bool root_ok(struct build *b, const struct lil_node *root)
     return true;
 }
 
-lil_status lil__ir_build_text(const struct lil_env *env, const struct lil_node *root,
-                              const char *text, size_t len, struct lil_diags *d,
-                              struct lil_ir_spec **out)
+lil_status lil__ir_build(const struct lil_env *env, const struct lil_node *root,
+                         struct lil_diags *d, struct lil_ir_spec **out)
 {
     struct build b;
     struct lil_ir_spec *ir;
@@ -325,8 +324,6 @@ lil_status lil__ir_build_text(const struct lil_env *env, const struct lil_node *
     memset(&b, 0, sizeof(b));
     b.env = env;
     b.d = d;
-    b.text = text;
-    b.len = text ? len : 0;
     if (!root_ok(&b, root))
         return d->nomem ? LIL_E_NOMEM : LIL_OK;
     ir = lil__calloc(env, 1, sizeof(*ir));
@@ -341,7 +338,6 @@ lil_status lil__ir_build_text(const struct lil_env *env, const struct lil_node *
         b.nomem = true;
     else
         lil__irb_root(&b, root);
-    lil__free(env, b.lines);
     if (b.nomem || d->nomem) {
         lil__ir_free(env, ir);
         return LIL_E_NOMEM;
@@ -354,10 +350,13 @@ lil_status lil__ir_build_text(const struct lil_env *env, const struct lil_node *
     return LIL_OK;
 }
 
-lil_status lil__ir_build(const struct lil_env *env, const struct lil_node *root,
-                         struct lil_diags *d, struct lil_ir_spec **out)
+lil_status lil__ir_build_text(const struct lil_env *env, const struct lil_node *root,
+                              const char *text, size_t len, struct lil_diags *d,
+                              struct lil_ir_spec **out)
 {
-    return lil__ir_build_text(env, root, NULL, 0, d, out);
+    (void)text; /* positions come from the nodes' offset maps */
+    (void)len;
+    return lil__ir_build(env, root, d, out);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -4,9 +4,9 @@
  * steps and HTTP requests; ir_top.c: top-level sections).  Not used
  * outside them.  lil__irb_ is "IR build".
  *
- * A struct build is one build: the IR being filled, the diagnostics, the
- * source text (for positions inside guards and templates) and whether an
- * allocation failed (`nomem`: the build then stops and frees the IR).
+ * A struct build is one build: the IR being filled, the diagnostics and
+ * whether an allocation failed (`nomem`: the build then stops and frees the
+ * IR).
  */
 #ifndef LIL_SPEC_IR_BUILD_H
 #define LIL_SPEC_IR_BUILD_H
@@ -28,11 +28,6 @@ struct build {
     const struct lil_env *env;
     struct lil_diags *d;
     struct lil_ir_spec *ir;
-    const char *text; /* may be NULL */
-    size_t len;
-    size_t *lines; /* byte offset of each line's start (lazy) */
-    size_t nlines;
-    bool lines_done;
     bool nomem;
 };
 

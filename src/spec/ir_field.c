@@ -2,7 +2,7 @@
  * ir_field.c -- reading one typed value of a mapping for the IR build:
  * strings, integers, numbers, booleans, enumeration values, string lists,
  * JSON copies, durations, and guards and templates (parsed here, with
- * their position in the file: lil__ir_src_pos).  Each reader reports a
+ * the offset map of their scalar: lil__ir_src_pos).  Each reader reports a
  * missing required key or a wrong value (see ir_build.c) and returns false.
  */
 #include <math.h>
@@ -246,73 +246,33 @@ json_t *lil__irb_node_json(struct build *b, const struct lil_node *n)
 /* ------------------------------------------------------------------------ */
 /* Guards and templates                                                     */
 
-static bool index_lines(struct build *b)
-{
-    size_t n = 1, k = 1;
-
-    b->lines_done = true;
-    if (!b->text)
-        return false;
-    for (size_t i = 0; i < b->len; i++)
-        n += b->text[i] == '\n';
-    b->lines = lil__malloc(b->env, n * sizeof(*b->lines));
-    if (!b->lines)
-        return lil__irb_oom(b);
-    b->lines[0] = 0;
-    for (size_t i = 0; i < b->len; i++) {
-        if (b->text[i] == '\n')
-            b->lines[k++] = i + 1;
-    }
-    b->nlines = n;
-    return true;
-}
-
-/* Where src's text starts in the file and how much of it appears there
- * verbatim (see lil__ir_src_pos). */
-static void locate(struct build *b, const struct lil_node *n, struct lil_ir_src *src)
-{
-    size_t off, i = 0;
-
-    src->pos = src->at = n->pos;
-    src->exact = 0;
-    if (!b->lines_done)
-        index_lines(b);
-    if (!b->lines || n->pos.line == 0 || n->pos.line > b->nlines || n->pos.col == 0)
-        return;
-    off = b->lines[n->pos.line - 1] + n->pos.col - 1;
-    if (off >= b->len)
-        return;
-    if (n->quoted) {
-        if (b->text[off] != '"' && b->text[off] != '\'')
-            return; /* a block scalar: its text starts on a later line */
-        off++;
-        src->at.col++;
-    }
-    while (i < src->len && off + i < b->len && b->text[off + i] == src->s[i] &&
-           src->s[i] != '\n' && src->s[i] != '\r')
-        i++;
-    src->exact = i;
-}
-
+/* Where byte offset of src's text is in the file (ir.h). */
 struct lil_pos lil__ir_src_pos(const struct lil_ir_src *src, size_t offset)
 {
-    struct lil_pos p = src->at;
-
-    if (offset < src->exact || (offset == src->exact && offset == src->len)) {
-        p.col += (unsigned)offset;
-        return p;
-    }
-    return src->pos;
+    if (!src->map || !src->nmap)
+        return src->pos;
+    if (offset > src->len)
+        offset = src->len;
+    return lil__srcmap_pos(src->map, src->nmap, src->s, offset);
 }
 
-/* Copy a string node into src (its text and position). */
+/* Copy a string node into src (its text, position and offset map). */
 static bool take_src(struct build *b, const struct lil_node *v, struct lil_ir_src *src)
 {
     src->s = lil__irb_dup_node_str(b, v);
     if (!src->s)
         return false;
     src->len = v->str_len;
-    locate(b, v, src);
+    src->pos = v->pos;
+    src->map = NULL;
+    src->nmap = 0;
+    if (!v->map || !v->nmap)
+        return true;
+    src->map = lil__malloc(b->env, v->nmap * sizeof(*v->map));
+    if (!src->map)
+        return lil__irb_oom(b);
+    memcpy(src->map, v->map, v->nmap * sizeof(*v->map));
+    src->nmap = v->nmap;
     return true;
 }
 

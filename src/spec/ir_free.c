@@ -9,6 +9,7 @@
 static void free_src(const struct lil_env *env, struct lil_ir_src *s)
 {
     lil__free(env, s->s);
+    lil__free(env, s->map);
 }
 
 static void free_guard(const struct lil_env *env, struct lil_ir_guard *g)

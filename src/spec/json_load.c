@@ -13,7 +13,9 @@
  * match jansson's value node for node, and strings are taken from jansson.
  * When libyaml fails or its tree differs, the tree is built from jansson's
  * value with no positions (0:0).  JSON integers beyond 64 bits are refused
- * (jansson: "too big integer").
+ * (jansson: "too big integer").  A string value's offset map (srcmap.h) is
+ * built on the file as written, against jansson's string (so a surrogate
+ * pair's escapes map to their first backslash).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -232,6 +234,21 @@ static lil_status take_string(struct lil_node *nd, const char *s, size_t n)
     return LIL_OK;
 }
 
+/* A scalar of libyaml's tree against jansson's value: a string is taken
+ * from jansson, with its offset map. */
+static lil_status match_scalar(struct loader *ld, struct lil_node *nd, json_t *v)
+{
+    lil_status rc;
+
+    if (json_is_string(v) != json_is_string(nd->value) ||
+        (!json_is_string(v) && !json_equal(v, nd->value)))
+        return lil__load_trees_differ(ld);
+    if (!json_is_string(v))
+        return LIL_OK;
+    rc = take_string(nd, json_string_value(v), json_string_length(v));
+    return rc == LIL_OK ? lil__load_scalar_map(ld, nd, LIL_SCALAR_DOUBLE, -1) : rc;
+}
+
 /* Walk the tree libyaml built and jansson's value together: they must
  * agree (else yaml_failed is set), and strings are taken from jansson (the
  * text libyaml read may have had its surrogate escapes rewritten). */
@@ -240,14 +257,8 @@ static lil_status match_json(struct loader *ld, struct lil_node *nd, json_t *v)
     lil_status rc = LIL_OK;
     void *it;
 
-    if (nd->kind == LIL_NODE_SCALAR) {
-        if (json_is_string(v) != json_is_string(nd->value) ||
-            (!json_is_string(v) && !json_equal(v, nd->value)))
-            return lil__load_trees_differ(ld);
-        return json_is_string(v)
-                   ? take_string(nd, json_string_value(v), json_string_length(v))
-                   : LIL_OK;
-    }
+    if (nd->kind == LIL_NODE_SCALAR)
+        return match_scalar(ld, nd, v);
     if (nd->kind == LIL_NODE_SEQ) {
         if (!json_is_array(v) || json_array_size(v) != nd->n)
             return lil__load_trees_differ(ld);

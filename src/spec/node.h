@@ -26,8 +26,14 @@
  * the same text differently, the tree is built from jansson alone and every
  * position is 0:0.
  *
- * Lines are counted at LF; columns are bytes (a UTF-8 BOM counts in line
- * 1).  max_depth is capped at 1000 (lil__node_json recurses).
+ * Lines are counted at LF; columns count characters (diag.h; a UTF-8 BOM
+ * is one character of line 1); every position also has its byte offset.
+ * A scalar also knows where each byte of its text came from (`map`,
+ * srcmap.h), through folding, chomping and escapes, so a diagnostic about
+ * a guard or template lands on the offending character; map is NULL where
+ * the loader could not follow the scalar, and in JSON mode for keys and
+ * non-strings (then positions inside it are the scalar's start).  max_depth is capped
+ * at 1000 (lil__node_json recurses).
  *
  * Refused with a diagnostic (code `yaml`) naming line and column: syntax
  * errors, anchors and aliases (no billion laughs), duplicate keys in one
@@ -46,6 +52,7 @@
 
 #include "json/json.h"
 #include "spec/diag.h"
+#include "spec/srcmap.h"
 
 enum lil_node_kind { LIL_NODE_SCALAR, LIL_NODE_SEQ, LIL_NODE_MAP };
 
@@ -63,7 +70,10 @@ struct lil_node {
     json_t *value;   /* resolved value (string, integer, real, true, false, null) */
     const char *str; /* the scalar's text as written (after YAML unescaping) */
     size_t str_len;
-    bool quoted; /* quoted or block scalar: value is a string */
+    bool quoted;                   /* quoted or block scalar: value is a string */
+    size_t end;                    /* byte offset just past the scalar in the file */
+    const struct lil_srcspan *map; /* where str's bytes came from, or NULL */
+    size_t nmap;                   /* spans in map (the sentinel included) */
     /* SEQ and MAP */
     size_t n;                    /* items or pairs */
     struct lil_node **items;     /* SEQ */

@@ -160,7 +160,7 @@ static lil_status fail(struct loader *ld, size_t off, const char *fmt, ...)
 
 void lil__doc_too_big(struct lil_diags *diags, size_t size, size_t limit)
 {
-    struct lil_pos first = {1, 1};
+    struct lil_pos first = {1, 1, 0};
 
     if (size > limit)
         lil__diag(

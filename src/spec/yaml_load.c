@@ -15,12 +15,14 @@
  * own buffer (no copy).
  *
  * Positions: libyaml's marks count characters; diagnostics want 1-based
- * lines and byte columns, with lines cut at LF exactly as
- * lil__diags_attach_source does.  A cursor walks the text forward from one
- * mark to the next (event marks never go back), so the conversion is
- * linear too.  Reader errors (control characters) come with a byte offset
- * instead.  Errors are worded by yaml_errors.c (invalid UTF-8 is found
- * there before libyaml runs).
+ * lines and character columns, with lines cut at LF exactly as
+ * lil__diags_attach_source does, and byte offsets.  A cursor walks the text
+ * forward from one mark to the next (event marks never go back), so the
+ * conversion is linear too; a scalar's end is found with a copy of the
+ * cursor, and its offset map (srcmap.h) is built by yaml_scalar.c.  Reader
+ * errors (control characters) come with a byte offset instead.  Errors are
+ * worded by yaml_errors.c (invalid UTF-8 is found there before libyaml
+ * runs).
  *
  * Duplicate keys: a linear scan while a mapping has few keys; from
  * KEYSET_MIN keys on, a jansson object (seeded hash) holds its keys, so a
@@ -47,6 +49,7 @@
 #include "base/env.h"
 #include "json/json.h"
 #include "spec/node.h"
+#include "spec/srcmap.h"
 
 #define ARENA_ALIGN    16u
 #define BYTE_CHUNK_MIN 4096u
@@ -171,10 +174,10 @@ static void arena_free(const struct lil_env *env, struct lil_doc_arena *a)
 static struct lil_pos pos_of(const struct cursor *c)
 {
     struct lil_pos p;
-    size_t col = c->bytes - c->line_start + 1;
 
     p.line = c->line + 1 > UINT_MAX ? UINT_MAX : (unsigned)(c->line + 1);
-    p.col = col > UINT_MAX ? UINT_MAX : (unsigned)col;
+    p.col = c->col + 1 > UINT_MAX ? UINT_MAX : (unsigned)(c->col + 1);
+    p.offset = c->bytes;
     return p;
 }
 
@@ -186,7 +189,9 @@ static void cursor_step(struct cursor *c, const char *text, size_t len)
 
     if (b == '\n') {
         c->line++;
-        c->line_start = c->bytes + 1;
+        c->col = 0;
+    } else {
+        c->col++;
     }
     c->bytes = len - c->bytes < w ? len : c->bytes + w;
     c->chars++;
@@ -203,8 +208,8 @@ struct lil_pos lil__load_pos_at_byte(const char *text, size_t len, size_t off)
     while ((nl = memchr(text + c.bytes, '\n', off - c.bytes)) != NULL) {
         c.line++;
         c.bytes = (size_t)(nl - text) + 1;
-        c.line_start = c.bytes;
     }
+    c.col = lil__srcmap_chars(text + c.bytes, off - c.bytes);
     c.bytes = off;
     return pos_of(&c);
 }
@@ -217,6 +222,7 @@ static struct lil_pos pos_of_mark(struct loader *ld, const yaml_mark_t *m)
         /* the start, or a mark of an error that goes back */
         memset(c, 0, sizeof(*c));
         c->bytes = ld->bom;
+        c->col = ld->bom ? 1 : 0; /* the BOM is a character of line 1 */
     }
     while (c->chars < m->index && c->bytes < ld->len)
         cursor_step(c, ld->text, ld->len);
@@ -388,6 +394,42 @@ static lil_status no_anchor(struct loader *ld, const yaml_event_t *ev)
                              "write the value out in full where it is used");
 }
 
+/* The byte offset of a mark at or after the cursor (the cursor stays). */
+static size_t offset_of_mark(const struct loader *ld, const yaml_mark_t *m)
+{
+    struct cursor c = ld->cur;
+
+    while (c.chars < m->index && c.bytes < ld->len)
+        cursor_step(&c, ld->text, ld->len);
+    return c.bytes;
+}
+
+static enum lil_scalar_style style_of(yaml_scalar_style_t s)
+{
+    switch (s) {
+    case YAML_SINGLE_QUOTED_SCALAR_STYLE:
+        return LIL_SCALAR_SINGLE;
+    case YAML_DOUBLE_QUOTED_SCALAR_STYLE:
+        return LIL_SCALAR_DOUBLE;
+    case YAML_LITERAL_SCALAR_STYLE:
+        return LIL_SCALAR_LITERAL;
+    case YAML_FOLDED_SCALAR_STYLE:
+        return LIL_SCALAR_FOLDED;
+    default:
+        return LIL_SCALAR_PLAIN;
+    }
+}
+
+/* The column (0-based) of the innermost open collection, -1 at the root. */
+static int parent_indent(struct loader *ld)
+{
+    const struct frame *f = top(ld);
+
+    return f && f->node->pos.col > 0 && f->node->pos.col <= INT_MAX
+               ? (int)f->node->pos.col - 1
+               : -1;
+}
+
 static lil_status on_scalar(struct loader *ld, const yaml_event_t *ev)
 {
     struct lil_pos pos = pos_of_mark(ld, &ev->start_mark);
@@ -410,7 +452,11 @@ static lil_status on_scalar(struct loader *ld, const yaml_event_t *ev)
         return LIL_E_NOMEM;
     nd->kind = LIL_NODE_SCALAR;
     nd->pos = pos;
+    nd->end = offset_of_mark(ld, &ev->end_mark);
     rc = lil__load_resolve_scalar(ld, nd, ev);
+    if (rc == LIL_OK && !ld->json) /* JSON: json_load.c, on jansson's strings */
+        rc = lil__load_scalar_map(ld, nd, style_of(ev->data.scalar.style),
+                                  parent_indent(ld));
     return rc == LIL_OK ? add_child(ld, nd) : rc;
 }
 
@@ -618,6 +664,7 @@ static lil_status doc_parse(struct lil_doc *doc, const struct lil_env *env,
     ld.env = env;
     ld.diags = diags;
     ld.text = text ? text : "";
+    ld.file = ld.text;
     ld.len = text ? len : 0;
     ld.lim = limits(lim);
     ld.json = is_json_name(name);

@@ -34,14 +34,15 @@ struct frame {
 /* Where libyaml's character index `chars` is in bytes and lines. */
 struct cursor {
     size_t chars, bytes;
-    size_t line;       /* 0-based */
-    size_t line_start; /* byte offset of the line's first byte */
+    size_t line; /* 0-based */
+    size_t col;  /* characters since the line's start, 0-based */
 };
 
 struct loader {
     const struct lil_env *env;
     struct lil_diags *diags;
     const char *text; /* what libyaml reads (JSON: maybe a rewritten copy) */
+    const char *file; /* the text as given (offset maps are built on it) */
     size_t len;
     size_t bom; /* 3 when text starts with a UTF-8 BOM (libyaml skips it) */
     struct lil_doc_limits lim;
@@ -104,6 +105,11 @@ lil_status lil__load_bad_tag(struct loader *ld, struct lil_pos pos,
                              const unsigned char *tag, const char *what);
 lil_status lil__load_resolve_scalar(struct loader *ld, struct lil_node *nd,
                                     const yaml_event_t *ev);
+/* nd->map, from the scalar's bytes nd->pos.offset..nd->end of ld->file in
+ * that style (parent_indent: srcmap.h); no map when the scan does not give
+ * nd->str. */
+lil_status lil__load_scalar_map(struct loader *ld, struct lil_node *nd,
+                                enum lil_scalar_style style, int parent_indent);
 
 /* ------------------------------------------------------------------------ */
 /* yaml_errors.c: errors in plain words                                     */

@@ -8,6 +8,9 @@
  * Reals that JSON cannot hold (.inf, .nan, 1e400) keep their text as a
  * string value (node->quoted stays false), so a consumer that wants a
  * number reports a type error.
+ *
+ * A scalar's offset map (srcmap.h) is built here too, and copied into the
+ * document's arena.
  */
 #include <locale.h>
 #include <math.h>
@@ -17,8 +20,10 @@
 
 #include <yaml.h>
 
+#include "base/alloc.h"
 #include "json/json.h"
 #include "spec/node.h"
+#include "spec/srcmap.h"
 #include "spec/yaml_load.h"
 
 #define CORE_TAG_PREFIX "tag:yaml.org,2002:"
@@ -363,4 +368,34 @@ lil_status lil__load_resolve_scalar(struct loader *ld, struct lil_node *nd,
     nd->str = lil__load_arena_strndup(ld->env, ld->arena, s, n);
     nd->str_len = n;
     return nd->str ? LIL_OK : LIL_E_NOMEM;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Offset maps                                                              */
+
+lil_status lil__load_scalar_map(struct loader *ld, struct lil_node *nd,
+                                enum lil_scalar_style style, int parent_indent)
+{
+    struct lil_srcmap_in in = {ld->file,      ld->len, nd->pos.offset,
+                               nd->end,       nd->pos, style,
+                               parent_indent, nd->str, nd->str_len};
+    struct lil_srcspan *map, *copy;
+    size_t n;
+    lil_status rc;
+
+    nd->map = NULL;
+    nd->nmap = 0;
+    if (!nd->str || nd->pos.line == 0)
+        return LIL_OK;
+    rc = lil__srcmap_build(ld->env, &in, &map, &n);
+    if (rc != LIL_OK || !map)
+        return rc;
+    copy = lil__load_arena_alloc(ld->env, ld->arena, n * sizeof(*map));
+    if (copy) {
+        memcpy(copy, map, n * sizeof(*map));
+        nd->map = copy;
+        nd->nmap = n;
+    }
+    lil__free(ld->env, map);
+    return copy ? LIL_OK : LIL_E_NOMEM;
 }

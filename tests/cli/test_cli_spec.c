@@ -184,9 +184,10 @@ static const char *line_after(const char *text, const char *prefix, int n, char 
     return buf;
 }
 
-/* The caret line that docs/cli.md's rule gives for byte column col of the
- * source line src (for the bytes the tests use): gutter, then a tab for a
- * tab, 1 blank per ASCII or 2-byte UTF-8 character, 4 per escaped byte. */
+/* The caret line that docs/cli.md's rule gives for column col (characters)
+ * of the source line src (for the bytes the tests use): gutter, then a tab
+ * for a tab, 1 blank per ASCII or 2-byte UTF-8 character, 4 per escaped
+ * byte. */
 static void expect_caret(const char *src, unsigned line, unsigned col, char *buf,
                          size_t cap)
 {
@@ -195,7 +196,7 @@ static void expect_caret(const char *src, unsigned line, unsigned col, char *buf
     int w = line >= 10000 ? 6 : 5;
 
     n += (size_t)snprintf(buf, cap, "%*s | ", w, "");
-    while (i + 1 < col && n + 8 < cap) {
+    for (unsigned c = 1; c < col && n + 8 < cap; c++) {
         if (i < len && s[i] == '\t') {
             buf[n++] = '\t';
             i++;
@@ -373,6 +374,52 @@ T_TEST(validate_long_line_window)
     T_CHECK(at < strlen(line) && line[at] == src[col - 1]);
 }
 
+/* An error inside a folded block scalar, after non-ASCII text: the header
+ * names the line of the reference and its column in characters, the caret
+ * sits under it, and --json gives the byte offset as well. */
+T_TEST(validate_position_inside_folded_string)
+{
+    static const char src[] =
+        "      d\xc3\xa9j\xc3\xa0 vu \xe2\x80\x94 ${state.atempt} ok";
+    char spec[2048], pfx[512], line[1024], caret[1024], want[1024];
+    unsigned ln = 0, col = 0;
+    const char *p;
+    json_t *doc, *d;
+
+    snprintf(spec, sizeof(spec),
+             "loopspec: \"0.1\"\nid: t\npattern: react\n"
+             "state: { vars: { done: { type: boolean, init: false } } }\n"
+             "body:\n  - id: w\n    kind: agent\n    harness: claude-code\n"
+             "    prompt: >-\n      first line\n%s\n"
+             "    on_done: { set: { done: true } }\n"
+             "terminate: { signal: state-predicate, until: \"${state.done}\" }\n"
+             "caps: { max_iterations: 5, budget: { wallclock: \"1h\" } }\n",
+             src);
+    p = spec_file("folded.yaml", spec);
+    T_EQ_I64(c_lil(out, err, "validate %s", shq(p)), 1);
+    T_REQUIRE(first_position(out, p, &ln, &col));
+    T_EQ_I64(ln, 11);
+    T_EQ_I64(col, 19); /* 6 blanks and "déjà vu — ${": 18 characters, 22 bytes */
+    snprintf(pfx, sizeof(pfx), "%s:11:19: error: ", p);
+    T_REQUIRE(line_after(out, pfx, 0, line, sizeof(line)));
+    snprintf(want, sizeof(want), "   11 | %s", src);
+    T_EQ_STR(line, want);
+    T_REQUIRE(line_after(out, pfx, 1, caret, sizeof(caret)));
+    snprintf(want, sizeof(want), "      | %18s^", "");
+    T_EQ_STR(caret, want);
+
+    T_EQ_I64(c_lil(out, err, "validate --json %s", shq(p)), 1);
+    doc = c_json(out);
+    T_REQUIRE(doc);
+    d = json_array_get(json_object_get(doc, "diagnostics"), 0);
+    T_EQ_STR(json_string_value(json_object_get(d, "code")), "bad-ref");
+    T_EQ_I64(json_integer_value(json_object_get(d, "line")), 11);
+    T_EQ_I64(json_integer_value(json_object_get(d, "column")), 19);
+    T_EQ_I64(json_integer_value(json_object_get(d, "offset")),
+             strstr(spec, "state.atempt") - spec);
+    json_decref(doc);
+}
+
 T_TEST(validate_unreadable_file)
 {
     const char *p = t_path("no/such/loop.yaml");
@@ -412,7 +459,9 @@ T_TEST(validate_json)
     T_CONTAINS(json_string_value(json_object_get(d, "message")), "state.nope");
     T_CHECK(json_is_string(json_object_get(d, "path")));
     T_EQ_I64(json_integer_value(json_object_get(d, "line")), 12);
-    T_CHECK(json_integer_value(json_object_get(d, "column")) >= 11);
+    T_EQ_I64(json_integer_value(json_object_get(d, "column")), 14); /* state.nope */
+    T_EQ_I64(json_integer_value(json_object_get(d, "offset")),
+             strstr(bad_ref_spec, "state.nope") - bad_ref_spec);
     json_decref(doc);
 
     p = spec_file("ok.yaml", valid_spec);
