@@ -231,6 +231,21 @@ static void print_expr_lines(const char *expr)
 
 /* One error of terminate.until, told against EXPR.  The diagnostic's
  * column counts bytes of the generated line. */
+/* The byte index in line of its col-th character (1-based; a byte that is
+ * not valid UTF-8 counts as one character, as in diagnostics). */
+static size_t byte_of_column(const char *line, unsigned col)
+{
+    const unsigned char *p = (const unsigned char *)line;
+    size_t n = strlen(line), at = 0;
+    uint32_t cp;
+
+    for (unsigned c = 1; c < col && at < n; c++) {
+        size_t k = cli_utf8_decode(p + at, n - at < 4 ? n - at : 4, &cp);
+        at += k ? k : 1;
+    }
+    return at;
+}
+
 static void print_expr_error(const struct cli_ctx *ctx, const lil_diag *d,
                              const char *expr)
 {
@@ -243,7 +258,8 @@ static void print_expr_error(const struct cli_ctx *ctx, const lil_diag *d,
     if (strncmp(msg, UNTIL_PATH ": ", plen) == 0)
         msg += plen; /* a path of the generated spec, not of EXPR */
     if (d->line && d->column && d->source_line)
-        off = cli_from_shell_until_offset(d->source_line, d->column - 1, expr);
+        off = cli_from_shell_until_offset(
+            d->source_line, byte_of_column(d->source_line, d->column), expr);
     if (off < 0) {
         /* no position inside EXPR: EXPR as typed, without a caret */
         cli_err(ctx, "--until: %s [%s]", msg, d->code);
