@@ -28,6 +28,7 @@
 #include "base/clock.h"
 #include "base/hash.h"
 #include "engine/call.h"
+#include "loop/agent.h"
 #include "loop/effect_http.h"
 #include "loop/effect_shell.h"
 #include "loop/runner.h"
@@ -44,6 +45,8 @@ struct effect {
     int64_t seq;
     /* what runs */
     lil_status (*exec)(struct effect *ef, json_t **result, json_t **usage);
+    /* NULL, or: can it run here?  Asked before a fresh call's intent */
+    lil_status (*ready)(struct effect *ef);
     struct lil_shell_cmd shell;
     json_t *request; /* http: the rendered request; agent: {harness, ...} */
     /* what the step function made */
@@ -283,6 +286,8 @@ static lil_status fresh(struct effect *ef, json_t **result)
     req.request_len = ef->identity.len;
     req.note = ef->note.data; /* the same, secrets redacted */
     req.note_len = ef->note.len;
+    if (ef->ready && (rc = ef->ready(ef)) != LIL_OK)
+        return rc;
     announce(ef);
     rc = lil__run_step_req(lp->run, &lp->err, ef->name, &req, run_effect, ef, &out);
     if (rc == LIL_E_FAILED)
@@ -533,33 +538,82 @@ lil_status lil__loop_http(struct iter *it, const struct lil_ir_step *step,
 /* ---- agent
  * --------------------------------------------------------------------------------- */
 
-static const char *const known_harnesses[] = {
-    "internal",    "llm",          "claude-code", "codex", "opencode",
-    "antigravity", "cursor-agent", "pi",          "cli",
-};
+/* The agent call of ef (harness, prompt, tools from ef->request). */
+static void agent_call_of(struct effect *ef, struct lil_agent_call *c,
+                          const char **tools, size_t cap)
+{
+    json_t *list = json_object_get(ef->request, "tools"), *t;
+    size_t i;
+
+    memset(c, 0, sizeof(*c));
+    c->harness = json_string_value(json_object_get(ef->request, "harness"));
+    c->prompt = json_string_value(json_object_get(ef->request, "prompt"));
+    c->tools = tools;
+    json_array_foreach(list, i, t) if (i < cap) tools[c->ntools++] =
+        json_string_value(t);
+    c->cwd = ef->it->lp->cwd;
+    c->running_pgid = &ef->it->lp->child_pgid;
+}
+
+/* The usage journaled with the outcome: {"tokens", "usd"?, "estimated"?},
+ * or none when the harness reported nothing and nothing was estimated. */
+static json_t *usage_json(const struct lil_agent_usage *u)
+{
+    json_t *o;
+
+    if (!u->has_tokens && !u->has_usd)
+        return NULL;
+    o = json_object();
+    if (o && u->has_tokens)
+        json_object_set_new(o, "tokens", json_integer(u->tokens));
+    if (o && u->has_usd)
+        json_object_set_new(o, "usd", json_real(u->usd));
+    if (o && u->estimated)
+        json_object_set_new(o, "estimated", json_true());
+    if (o && u->model[0])
+        json_object_set_new(o, "model", json_string(u->model));
+    return o;
+}
 
 static lil_status exec_agent(struct effect *ef, json_t **result, json_t **usage)
 {
-    (void)ef;
-    *usage = NULL;
-    *result = json_object(); /* internal: nothing runs (6.3) */
-    return *result ? LIL_OK : LIL_E_NOMEM;
+    struct lil_loop *lp = ef->it->lp;
+    struct lil_agent_call c;
+    struct lil_agent_usage u;
+    const char *tools[64];
+    lil_status rc;
+
+    agent_call_of(ef, &c, tools, sizeof(tools) / sizeof(*tools));
+    rc = lil__agent_call(lp->env, &lp->err, &c, result, &u);
+    if (rc == LIL_OK) {
+        json_object_del(*result, "usage"); /* never what the model wrote */
+        *usage = usage_json(&u);
+    }
+    return rc;
+}
+
+/* A harness that cannot run here (not configured, not available) fails
+ * the step before a fresh call's intent is journaled: nothing is left in
+ * doubt.  A replayed call needs no harness. */
+static lil_status agent_ready(struct effect *ef)
+{
+    struct lil_loop *lp = ef->it->lp;
+    struct lil_agent_call c;
+    const char *tools[64];
+
+    if (lp->mock)
+        return LIL_OK;
+    agent_call_of(ef, &c, tools, sizeof(tools) / sizeof(*tools));
+    if (lil__agent_ready(lp->env, &lp->err, &c) != LIL_OK)
+        return lil__iter_fail(ef->it, lp->err.code, "%s", lp->err.msg);
+    return LIL_OK;
 }
 
 static lil_status check_harness(struct iter *it, const char *h)
 {
-    bool known = false;
-
-    for (size_t i = 0; i < sizeof(known_harnesses) / sizeof(*known_harnesses); i++)
-        known = known || strcmp(h, known_harnesses[i]) == 0;
-    if (!known)
-        return lil__iter_fail(it, LIL_E_INVAL, "unknown agent harness '%s'", h);
-    if (strcmp(h, "internal") != 0 && !it->lp->mock)
-        return lil__iter_fail(it, LIL_E_INVAL,
-                              "agent harness '%s' is not available in this version of "
-                              "lil: only 'internal' runs agent steps",
-                              h);
-    return LIL_OK;
+    return lil__agent_known(h)
+               ? LIL_OK
+               : lil__iter_fail(it, LIL_E_INVAL, "unknown agent harness '%s'", h);
 }
 
 static lil_status agent_with(struct iter *it, const char *harness,
@@ -576,6 +630,7 @@ static lil_status agent_with(struct iter *it, const char *harness,
     ef.step_id = step_id;
     ef.kind = "agent";
     ef.exec = exec_agent;
+    ef.ready = agent_ready;
     identity_init(&ef);
     for (size_t i = 0; tools && list && i < tools->n; i++)
         json_array_append_new(list, json_string(tools->v[i].s));

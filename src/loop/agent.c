@@ -1,0 +1,169 @@
+/*
+ * agent.c -- the harness table, settings with their LIL_ twins, estimated
+ * usage and fence stripping (agent.h).
+ */
+#include "loop/agent.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+extern char **environ;
+
+enum family { FAM_INTERNAL, FAM_LLM, FAM_CLI };
+
+static const struct {
+    const char *name;
+    enum family fam;
+} harnesses[] = {
+    {"internal", FAM_INTERNAL}, {"llm", FAM_LLM},      {"claude-code", FAM_CLI},
+    {"codex", FAM_CLI},         {"opencode", FAM_CLI}, {"antigravity", FAM_CLI},
+    {"cursor-agent", FAM_CLI},  {"pi", FAM_CLI},       {"cli", FAM_CLI},
+};
+
+#define NHARNESS (sizeof(harnesses) / sizeof(harnesses[0]))
+
+bool lil__agent_known(const char *name)
+{
+    for (size_t i = 0; name && i < NHARNESS; i++)
+        if (strcmp(name, harnesses[i].name) == 0)
+            return true;
+    return false;
+}
+
+static const char *lookup(const char *const *envp, const char *name)
+{
+    size_t n = strlen(name);
+
+    if (!envp)
+        return getenv(name);
+    for (; *envp; envp++)
+        if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
+            return *envp + n + 1;
+    return NULL;
+}
+
+const char *lil__agent_setting(const char *const *envp, const char *x,
+                               const char **which)
+{
+    static const char *const prefixes[] = {"LIL_", "LOOPY_"};
+    char name[128];
+    const char *v;
+
+    for (size_t i = 0; i < 2; i++) {
+        if (strlen(prefixes[i]) + strlen(x) >= sizeof(name))
+            break;
+        strcpy(name, prefixes[i]);
+        strcat(name, x);
+        v = lookup(envp, name);
+        if (v && (*v || i == 1)) {
+            if (which)
+                *which = i == 0 ? "LIL_" : "LOOPY_";
+            return v;
+        }
+    }
+    return NULL;
+}
+
+void lil__agent_estimate(const char *const *envp, const char *model,
+                         size_t prompt_bytes, size_t output_bytes,
+                         struct lil_agent_usage *usage)
+{
+    double usd;
+
+    usage->tokens_in = (int64_t)((prompt_bytes + 3) / 4);
+    usage->tokens_out = (int64_t)((output_bytes + 3) / 4);
+    usage->tokens = usage->tokens_in + usage->tokens_out;
+    usage->has_tokens = true;
+    usage->estimated = true;
+    if (model &&
+        lil__agent_price_usd(envp, model, usage->tokens_in, usage->tokens_out, &usd)) {
+        usage->has_usd = true;
+        usage->usd = usd;
+    }
+}
+
+static bool blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+/* "```" then json/yml/yaml (any case) or nothing, then blanks: the length
+ * of the opening, or 0. */
+static size_t fence_open(const char *s, size_t n)
+{
+    static const char *const tags[] = {"json", "yaml", "yml"};
+    size_t at = 3;
+
+    if (n < 6 || memcmp(s, "```", 3) != 0)
+        return 0;
+    for (size_t i = 0; i < 3; i++) {
+        size_t k = strlen(tags[i]);
+
+        if (n - at >= k && strncasecmp(s + at, tags[i], k) == 0) {
+            at += k;
+            break;
+        }
+    }
+    while (at < n && blank(s[at]) && s[at] != '\n')
+        at++;
+    if (at < n && s[at] == '\n')
+        at++;
+    return at;
+}
+
+void lil__agent_unfence(const char *text, size_t len, size_t *start, size_t *end)
+{
+    size_t a = 0, z = len, open;
+
+    while (a < z && blank(text[a]))
+        a++;
+    while (z > a && blank(text[z - 1]))
+        z--;
+    *start = a;
+    *end = z;
+    open = fence_open(text + a, z - a);
+    if (!open || z - a < open + 3 || memcmp(text + z - 3, "```", 3) != 0)
+        return;
+    *start = a + open;
+    *end = z - 3;
+    if (*end > *start && text[*end - 1] == '\n')
+        (*end)--;
+}
+
+lil_status lil__agent_ready(const struct lil_env *env, struct lil_err *err,
+                            const struct lil_agent_call *call)
+{
+    for (size_t i = 0; i < NHARNESS; i++) {
+        if (strcmp(call->harness, harnesses[i].name) != 0)
+            continue;
+        if (harnesses[i].fam == FAM_INTERNAL)
+            return LIL_OK;
+        return harnesses[i].fam == FAM_LLM ? lil__agent_llm_ready(env, err, call)
+                                           : lil__agent_cli_ready(env, err, call);
+    }
+    return lil__seterr(err, LIL_E_INVAL, 0, "unknown agent harness '%s'",
+                       call->harness);
+}
+
+lil_status lil__agent_call(const struct lil_env *env, struct lil_err *err,
+                           const struct lil_agent_call *call, json_t **result,
+                           struct lil_agent_usage *usage)
+{
+    memset(usage, 0, sizeof(*usage));
+    *result = NULL;
+    for (size_t i = 0; i < NHARNESS; i++) {
+        if (strcmp(call->harness, harnesses[i].name) != 0)
+            continue;
+        switch (harnesses[i].fam) {
+        case FAM_INTERNAL:
+            *result = json_object(); /* nothing runs, nothing is metered */
+            return *result ? LIL_OK : lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+        case FAM_LLM:
+            return lil__agent_llm_call(env, err, call, result, usage);
+        default:
+            return lil__agent_cli_call(env, err, call, result, usage);
+        }
+    }
+    return lil__seterr(err, LIL_E_INVAL, 0, "unknown agent harness '%s'",
+                       call->harness);
+}

@@ -1,0 +1,135 @@
+/*
+ * agent.h -- the agent harnesses of the loop runner (loopspec-contract.md
+ * 6.3-6.6): one call of a harness with a rendered prompt gives a result
+ * object and the call's usage.
+ *
+ *   internal      nothing runs; the result is {} (agent.c)
+ *   llm           one OpenAI-compatible chat completion over libcurl,
+ *                 streamed or not (agent_llm.c), priced with the table of
+ *                 6.6 (agent_price.c)
+ *   claude-code, codex, opencode, antigravity, cursor-agent, pi
+ *                 the coding-agent CLIs, run without a shell (agent_cli.c)
+ *   cli           $LIL_AGENT_CMD / $LOOPY_AGENT_CMD split on blanks, the
+ *                 prompt appended as the last argument (agent_cli.c)
+ *
+ * Settings come from the call's environment (struct lil_agent_call.envp),
+ * never from the process's directly: every LOOPY_<X> variable of the
+ * contract is read, and its twin LIL_<X> takes precedence when set and not
+ * empty (lil__agent_setting).  A harness that is not configured fails with
+ * LIL_E_INVAL and a message saying what to set; limits (time, output size)
+ * that do not parse fail with a message naming the variable and its value.
+ *
+ * Usage (struct lil_agent_usage) comes from what the provider or the CLI
+ * reported about the call -- never from text the model wrote: a `usage`
+ * key in the model's own JSON is dropped from the result.  A harness that
+ * reports nothing gets an estimate (lil__agent_estimate: about 4 bytes a
+ * token of prompt and output), marked estimated, so a token cap is never
+ * inert.  USD: the provider's reported cost when it gives one, else the
+ * price table (lil__agent_price_usd), else none (has_usd false).
+ *
+ * Errors: LIL_E_CHILD (a CLI that failed, timed out or wrote too much, with
+ * the contract's messages), LIL_E_HTTP (the llm request failed or timed
+ * out), LIL_E_INVAL (not configured, bad limits, unknown harness),
+ * LIL_E_NOMEM.  The runner retries LIL_E_CHILD and LIL_E_HTTP (retry.h).
+ *
+ * Threads: calls are independent; nothing is kept between them.
+ */
+#ifndef LIL_LOOP_AGENT_H
+#define LIL_LOOP_AGENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/err.h"
+#include "json/json.h"
+
+struct lil_env;
+
+#define LIL_AGENT_TIMEOUT_MS     600000   /* CLI harnesses (LOOPY_AGENT_TIMEOUT_MS) */
+#define LIL_AGENT_LLM_TIMEOUT_MS 120000   /* llm (the same variable) */
+#define LIL_AGENT_MAX_BUFFER     16777216 /* CLI output (LOOPY_AGENT_MAX_BUFFER) */
+#define LIL_AGENT_MAX_TOKENS     2000 /* llm max_tokens (the worst case of a call) */
+
+struct lil_agent_call {
+    const char *harness;      /* a name of lil__agent_known */
+    const char *prompt;       /* rendered, UTF-8 */
+    const char *const *tools; /* allowed tools; may be NULL with ntools 0 */
+    size_t ntools;
+    const char *const *envp; /* "NAME=value", NULL-terminated: where settings
+                                are read; NULL: this process's environment */
+    const char *cwd;         /* CLI harnesses' working directory; NULL: lil's */
+    int *running_pgid;       /* NULL, or set (atomically) to a CLI child's
+                                process group while it runs (effect_shell.h) */
+};
+
+struct lil_agent_usage {
+    bool has_tokens;
+    int64_t tokens;                /* input + output */
+    int64_t tokens_in, tokens_out; /* when known, else 0 */
+    bool has_usd;
+    double usd;
+    bool estimated;  /* tokens estimated (no usage was reported) */
+    char model[128]; /* the model that answered, when known, else "" */
+};
+
+/* Is name a harness of the table above? */
+bool lil__agent_known(const char *name);
+
+/* Can call run?  LIL_OK, or LIL_E_INVAL with what to set (no LLM
+ * configured, no LIL_AGENT_CMD, bad limits) -- asked before the call's
+ * intent is journaled, so that a loop that cannot call its harness fails
+ * without an effect left in doubt. */
+lil_status lil__agent_ready(const struct lil_env *env, struct lil_err *err,
+                            const struct lil_agent_call *call);
+
+/* Run one call.  *result is a new JSON object; *usage is filled. */
+lil_status lil__agent_call(const struct lil_env *env, struct lil_err *err,
+                           const struct lil_agent_call *call, json_t **result,
+                           struct lil_agent_usage *usage);
+
+/* The value of setting X in envp: LIL_<X> if set and not empty, else
+ * LOOPY_<X> if set, else NULL; *which (may be NULL) gets the name read
+ * ("LIL_AGENT_TIMEOUT_MS"), for messages.  x is without prefix
+ * ("AGENT_TIMEOUT_MS").  Borrowed from envp (or environ). */
+const char *lil__agent_setting(const char *const *envp, const char *x,
+                               const char **which);
+
+/* Usage estimated from sizes: ceil(bytes / 4) tokens for the prompt (in) and
+ * for the output (out), marked estimated; usd from the price table when the
+ * model is priced (model may be NULL). */
+void lil__agent_estimate(const char *const *envp, const char *model,
+                         size_t prompt_bytes, size_t output_bytes,
+                         struct lil_agent_usage *usage);
+
+/* ---- the harnesses (agent_cli.c, agent_llm.c) ----------------------------- */
+
+lil_status lil__agent_cli_ready(const struct lil_env *env, struct lil_err *err,
+                                const struct lil_agent_call *call);
+lil_status lil__agent_llm_ready(const struct lil_env *env, struct lil_err *err,
+                                const struct lil_agent_call *call);
+lil_status lil__agent_cli_call(const struct lil_env *env, struct lil_err *err,
+                               const struct lil_agent_call *call, json_t **result,
+                               struct lil_agent_usage *usage);
+lil_status lil__agent_llm_call(const struct lil_env *env, struct lil_err *err,
+                               const struct lil_agent_call *call, json_t **result,
+                               struct lil_agent_usage *usage);
+
+/* ---- prices (agent_price.c; contract 6.6) --------------------------------- */
+
+/* The model id as the table keys it: trimmed, lower case, after the last
+ * '/', a trailing -YYYYMMDD or -YYYY-MM-DD dropped.  Into out (cap bytes). */
+void lil__agent_model_norm(const char *model, char *out, size_t cap);
+
+/* USD of a call: (in x price_in + out x price_out) / 1e6, each price the
+ * LIL_/LOOPY_LLM_PRICE_IN/OUT override when it is a finite number >= 0,
+ * else the table's; false when either side has no price. */
+bool lil__agent_price_usd(const char *const *envp, const char *model, int64_t in,
+                          int64_t out, double *usd);
+
+/* Strip one surrounding ``` fence (``` or ```json / yml / yaml, any case)
+ * of text (len bytes): *start and *end delimit what is inside, or the
+ * trimmed text when there is no fence (6.4, 6.5). */
+void lil__agent_unfence(const char *text, size_t len, size_t *start, size_t *end);
+
+#endif
