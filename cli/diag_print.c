@@ -282,6 +282,17 @@ void cli_diag_print(FILE *f, const lil_spec *spec, const char *file)
     }
 }
 
+void cli_diag_print_warnings(FILE *f, const lil_spec *spec, const char *file)
+{
+    size_t n = lil_spec_diag_count(spec);
+
+    for (size_t i = 0; i < n; i++) {
+        const lil_diag *d = lil_spec_diag(spec, i);
+        if (d && d->severity == LIL_SEV_WARNING)
+            print_one(f, d, file);
+    }
+}
+
 struct counts {
     size_t errors, warnings, infos;
 };

@@ -176,6 +176,8 @@ int loop_cli_prepare(struct cli_ctx *ctx, struct loop_cli *lc, bool create)
                 cli_spec_name(lc->spec_path));
         return CLI_EXIT_FAIL;
     }
+    if (create) /* run, step: say once what lil doubts or ignores in the spec */
+        cli_diag_print_warnings(stderr, lc->spec, cli_spec_name(lc->spec_path));
     ex = read_inputs(ctx, lc);
     if (ex == CLI_EXIT_OK)
         ex = create ? cli_store_create(ctx, &lc->st) : cli_store_open(ctx, &lc->st);

@@ -33,6 +33,10 @@
  * column (see docs/cli.md, "Reading a diagnostic"). */
 void cli_diag_print(FILE *f, const lil_spec *spec, const char *file);
 
+/* The same for the warnings only (a valid spec about to run: what lil
+ * ignores or doubts is said once, on stderr). */
+void cli_diag_print_warnings(FILE *f, const lil_spec *spec, const char *file);
+
 /* Print s (NULL: nothing) escaped like the diagnostics' text. */
 void cli_put_text(FILE *f, const char *s);
 
