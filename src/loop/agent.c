@@ -4,6 +4,7 @@
  */
 #include "loop/agent.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,10 +51,10 @@ const char *lil__agent_setting(const char *const *envp, const char *x,
     const char *v;
 
     for (size_t i = 0; i < 2; i++) {
-        if (strlen(prefixes[i]) + strlen(x) >= sizeof(name))
+        int n = snprintf(name, sizeof(name), "%s%s", prefixes[i], x);
+
+        if (n < 0 || (size_t)n >= sizeof(name))
             break;
-        strcpy(name, prefixes[i]);
-        strcat(name, x);
         v = lookup(envp, name);
         if (v && (*v || i == 1)) {
             if (which)

@@ -56,20 +56,29 @@ static size_t without_date(const char *s, size_t n)
     return n;
 }
 
+/* The last path segment of model, blanks around it dropped: [*a, *z). */
+static void last_segment(const char *model, const char **a, const char **z)
+{
+    const char *s = model ? model : "", *e;
+
+    while (*s && isspace((unsigned char)*s))
+        s++;
+    e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1]))
+        e--;
+    *a = s;
+    for (const char *p = s; p < e; p++)
+        if (*p == '/')
+            *a = p + 1;
+    *z = e;
+}
+
 void lil__agent_model_norm(const char *model, char *out, size_t cap)
 {
-    const char *a = model ? model : "", *z, *slash;
+    const char *slash, *z;
     size_t n;
 
-    while (*a && isspace((unsigned char)*a))
-        a++;
-    z = a + strlen(a);
-    while (z > a && isspace((unsigned char)z[-1]))
-        z--;
-    slash = a;
-    for (const char *p = a; p < z; p++)
-        if (*p == '/')
-            slash = p + 1;
+    last_segment(model, &slash, &z);
     n = without_date(slash, (size_t)(z - slash));
     if (cap == 0)
         return;
@@ -106,7 +115,7 @@ bool lil__agent_price_usd(const char *const *envp, const char *model, int64_t in
                           int64_t out, double *usd)
 {
     char norm[128];
-    double p_in = NAN, p_out = NAN;
+    double p_in = -1, p_out = -1; /* no price */
 
     lil__agent_model_norm(model, norm, sizeof(norm));
     for (size_t i = 0; i < NPRICES; i++)
@@ -116,7 +125,7 @@ bool lil__agent_price_usd(const char *const *envp, const char *model, int64_t in
         }
     (void) override(envp, "LLM_PRICE_IN", &p_in);
     (void) override(envp, "LLM_PRICE_OUT", &p_out);
-    if (isnan(p_in) || isnan(p_out))
+    if (p_in < 0 || p_out < 0)
         return false;
     *usd = ((double)in * p_in + (double)out * p_out) / 1e6;
     return true;
