@@ -181,14 +181,15 @@ static lil_status configure(struct lil_err *err, const char *const *envp,
     if (rc != LIL_OK)
         return rc;
     if (strpbrk(cfg->key, "\r\n"))
-        return lil__seterr(err, LIL_E_INVAL, 0, "the LLM API key contains a line break");
+        return lil__seterr(err, LIL_E_INVAL, 0,
+                           "the LLM API key contains a line break");
     cfg->base_len = strlen(cfg->base);
     while (cfg->base_len > 0 && cfg->base[cfg->base_len - 1] == '/')
         cfg->base_len--;
     cfg->extra_headers = lil__agent_setting(envp, "LLM_HEADERS", NULL);
     cfg->stream = stream_on(lil__agent_setting(envp, "LLM_STREAM", NULL));
-    rc = limit(err, envp, "AGENT_TIMEOUT_MS", LIL_AGENT_LLM_TIMEOUT_MS, &cfg->timeout_ms,
-               cfg->timeout_var, sizeof(cfg->timeout_var));
+    rc = limit(err, envp, "AGENT_TIMEOUT_MS", LIL_AGENT_LLM_TIMEOUT_MS,
+               &cfg->timeout_ms, cfg->timeout_var, sizeof(cfg->timeout_var));
     if (rc == LIL_OK)
         rc = limit(err, envp, "AGENT_MAX_BUFFER", LIL_AGENT_MAX_BUFFER, &max,
                    cfg->max_var, sizeof(cfg->max_var));
@@ -251,7 +252,8 @@ static lil_status request_body(const struct lil_env *env, struct lil_err *err,
     }
     if (cfg->stream) {
         json_object_set_new(body, "stream", json_true());
-        json_object_set_new(body, "stream_options", json_pack("{s:b}", "include_usage", 1));
+        json_object_set_new(body, "stream_options",
+                            json_pack("{s:b}", "include_usage", 1));
     }
     rc = lil__json_end(&sc);
     if (rc == LIL_OK)
@@ -298,7 +300,8 @@ static void overlay(json_t *headers, json_t *extra)
     const char *name;
     json_t *v;
 
-    json_object_foreach (extra, name, v) {
+    json_object_foreach(extra, name, v)
+    {
         drop_header(headers, name);
         if (!json_is_null(v))
             json_object_set_new(headers, name, header_value(v));
@@ -386,9 +389,9 @@ static lil_status header_list(const struct lil_env *env, const struct lil_curl *
 
     *out = NULL;
     lil__buf_init(&line, env, BUF_UNCAPPED);
-    json_object_foreach (h, name, v)
-        if (rc == LIL_OK && sendable(name, json_string_value(v)))
-            rc = add_line(c, out, &line, "%s: %s", name, json_string_value(v));
+    json_object_foreach(h, name,
+                        v) if (rc == LIL_OK && sendable(name, json_string_value(v)))
+        rc = add_line(c, out, &line, "%s: %s", name, json_string_value(v));
     if (rc == LIL_OK)
         rc = add_line(c, out, &line, "%s", "Content-Type: application/json");
     if (rc == LIL_OK && *cfg->key)
@@ -407,8 +410,8 @@ static lil_status header_list(const struct lil_env *env, const struct lil_curl *
 struct llm_transfer {
     const struct lil_curl *c;
     CURL *h;
-    long status;           /* of the response, once its body starts */
-    struct llm_reply reply; /* a 2xx body */
+    long status;             /* of the response, once its body starts */
+    struct llm_reply reply;  /* a 2xx body */
     struct lil_buf err_body; /* the start of another body */
     size_t err_total;
     lil_status cb_rc;
@@ -425,11 +428,13 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
     if (t->status >= 200 && t->status < 300) {
         t->cb_rc = lil__llm_reply_feed(&t->reply, data, len);
     } else {
-        size_t keep = t->err_body.len < ERR_BODY_KEEP ? ERR_BODY_KEEP - t->err_body.len : 0;
+        size_t keep =
+            t->err_body.len < ERR_BODY_KEEP ? ERR_BODY_KEEP - t->err_body.len : 0;
 
         t->err_total += len;
-        t->cb_rc = t->err_total > t->reply.max_bytes ? LIL_E_TOOBIG
-                   : lil__buf_add(&t->err_body, data, len < keep ? len : keep);
+        t->cb_rc = t->err_total > t->reply.max_bytes
+                       ? LIL_E_TOOBIG
+                       : lil__buf_add(&t->err_body, data, len < keep ? len : keep);
     }
     return t->cb_rc == LIL_OK ? len : 0; /* another count stops the transfer */
 }
@@ -460,7 +465,8 @@ static CURLcode set_options(struct llm_transfer *t, const struct llm_config *cfg
     if (cc == CURLE_OK)
         cc = t->c->easy_setopt(t->h, CURLOPT_HTTPHEADER, headers);
     if (cc == CURLE_OK)
-        cc = t->c->easy_setopt(t->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body->len);
+        cc =
+            t->c->easy_setopt(t->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body->len);
     if (cc == CURLE_OK)
         cc = t->c->easy_setopt(t->h, CURLOPT_POSTFIELDS, (const char *)body->data);
     return cc;
@@ -524,10 +530,9 @@ static lil_status transfer_status(struct llm_transfer *t, struct lil_err *err,
                            t->errbuf);
     t->c->easy_getinfo(t->h, CURLINFO_RESPONSE_CODE, &t->status);
     if (t->status < 200 || t->status > 299)
-        return lil__seterr(err, LIL_E_HTTP, 0, "LLM request failed (%ld): %.*s",
-                           t->status, (int)first_chars(body, t->err_body.len,
-                                                       ERR_BODY_SHOW),
-                           body);
+        return lil__seterr(
+            err, LIL_E_HTTP, 0, "LLM request failed (%ld): %.*s", t->status,
+            (int)first_chars(body, t->err_body.len, ERR_BODY_SHOW), body);
     return LIL_OK;
 }
 
@@ -539,7 +544,7 @@ static lil_status perform(const struct lil_env *env, struct lil_err *err,
     struct curl_slist *headers = NULL;
     struct lil_buf url;
     lil_status rc = lil__curl_dl_load(err, &t->c);
-    CURLcode cc = CURLE_OUT_OF_MEMORY;
+    CURLcode cc;
 
     if (rc != LIL_OK)
         return rc;
@@ -566,9 +571,9 @@ static lil_status perform(const struct lil_env *env, struct lil_err *err,
 /* ---- the call --------------------------------------------------------------- */
 
 static lil_status answer(const struct lil_env *env, struct lil_err *err,
-                         const struct lil_agent_call *call, const struct llm_config *cfg,
-                         struct llm_transfer *t, json_t **result,
-                         struct lil_agent_usage *usage)
+                         const struct lil_agent_call *call,
+                         const struct llm_config *cfg, struct llm_transfer *t,
+                         json_t **result, struct lil_agent_usage *usage)
 {
     struct lil_json_scope sc;
     json_t *reported = NULL;
@@ -580,7 +585,9 @@ static lil_status answer(const struct lil_env *env, struct lil_err *err,
         rc = lil__llm_result(env, err, text, len, result);
     if (rc == LIL_OK)
         lil__llm_usage(call->envp, cfg->model, reported,
-                       (call->prompt ? strlen(call->prompt) : 0) + sizeof(LIL_LLM_SYSTEM) - 1, len, usage);
+                       (call->prompt ? strlen(call->prompt) : 0) +
+                           sizeof(LIL_LLM_SYSTEM) - 1,
+                       len, usage);
     lil__json_begin(&sc, env);
     json_decref(reported);
     (void)lil__json_end(&sc);

@@ -52,7 +52,8 @@ static lil_status take_event(struct llm_reply *r, json_t *ev)
     lil_status rc = LIL_OK;
 
     if (json_is_string(delta))
-        rc = lil__buf_add(&r->text, json_string_value(delta), json_string_length(delta));
+        rc =
+            lil__buf_add(&r->text, json_string_value(delta), json_string_length(delta));
     if (json_is_object(usage)) {
         json_decref(r->usage);
         r->usage = json_incref(usage);
@@ -243,8 +244,7 @@ static int64_t count_of(json_t *usage, const char *name)
 }
 
 void lil__llm_usage(const char *const *envp, const char *model, json_t *usage,
-                    size_t prompt_bytes, size_t text_bytes,
-                    struct lil_agent_usage *out)
+                    size_t prompt_bytes, size_t text_bytes, struct lil_agent_usage *out)
 {
     json_t *cost = json_object_get(usage, "cost");
     double usd;

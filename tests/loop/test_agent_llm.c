@@ -109,7 +109,8 @@ static const char *const *envp_for(const char *path, const char *extra[])
     static const char *envp[12];
     size_t n = 0;
 
-    snprintf(envbuf[0], sizeof(envbuf[0]), "LIL_LLM_BASE_URL=%s/%s/v1/", server(), path);
+    snprintf(envbuf[0], sizeof(envbuf[0]), "LIL_LLM_BASE_URL=%s/%s/v1/", server(),
+             path);
     envp[n++] = envbuf[0];
     for (size_t i = 0; extra && extra[i] && n < 11; i++)
         envp[n++] = extra[i];
@@ -223,7 +224,8 @@ T_TEST(request_reasoning_models)
         T_EQ_I64(call("echo", extra), LIL_OK);
         T_REQUIRE(echoed() != NULL);
         body = json_object_get(echoed(), "body");
-        T_EQ_I64(json_integer_value(json_object_get(body, "max_completion_tokens")), 2000);
+        T_EQ_I64(json_integer_value(json_object_get(body, "max_completion_tokens")),
+                 2000);
         T_CHECK(json_object_get(body, "max_tokens") == NULL);
     }
 }
@@ -275,17 +277,20 @@ T_TEST(reply_errors)
     const char *small[] = {"LOOPY_AGENT_MAX_BUFFER=4096", NULL};
 
     T_EQ_I64(call("status/401", keyed), LIL_E_HTTP);
-    T_CONTAINS(err.msg, "LLM request failed (401): provider says: bad key Bearer [redacted]");
+    T_CONTAINS(err.msg,
+               "LLM request failed (401): provider says: bad key Bearer [redacted]");
     T_CHECK(strstr(err.msg, KEY) == NULL);
     T_EQ_I64(call("status/503", keyed), LIL_E_HTTP);
     T_CONTAINS(err.msg, "LLM request failed (503): ");
     T_EQ_I64(call("slow/3000", slow), LIL_E_HTTP);
-    T_EQ_STR(err.msg, "agent step exceeded LIL_AGENT_TIMEOUT_MS (300ms) in harness 'llm'");
+    T_EQ_STR(err.msg,
+             "agent step exceeded LIL_AGENT_TIMEOUT_MS (300ms) in harness 'llm'");
     T_EQ_I64(call("slow/3000", slow_loopy), LIL_E_HTTP);
     T_CONTAINS(err.msg, "exceeded LOOPY_AGENT_TIMEOUT_MS (300ms)");
     T_EQ_I64(call("big/100000", small), LIL_E_TOOBIG);
-    T_EQ_STR(err.msg,
-             "agent step exceeded LOOPY_AGENT_MAX_BUFFER (4096 bytes) in harness 'llm'");
+    T_EQ_STR(
+        err.msg,
+        "agent step exceeded LOOPY_AGENT_MAX_BUFFER (4096 bytes) in harness 'llm'");
 }
 
 /* ---- streams ----------------------------------------------------------------- */
@@ -395,8 +400,8 @@ T_TEST(prices)
     static const char *const none[] = {NULL};
     static const char *const over[] = {"LOOPY_LLM_PRICE_IN=2", "LOOPY_LLM_PRICE_OUT=8",
                                        NULL};
-    static const char *const blank[] = {"LOOPY_LLM_PRICE_IN= ", "LOOPY_LLM_PRICE_OUT=-1",
-                                        NULL};
+    static const char *const blank[] = {
+        "LOOPY_LLM_PRICE_IN= ", "LOOPY_LLM_PRICE_OUT=-1", NULL};
     static const char *const twin[] = {"LIL_LLM_PRICE_IN=1", "LOOPY_LLM_PRICE_IN=100",
                                        NULL};
     double usd = -1;
