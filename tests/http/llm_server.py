@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""llm_server.py -- an OpenAI-compatible chat completion server for the
+tests of the llm harness (tests/loop/test_agent_llm.c, t_agent.py).
+
+Listens on 127.0.0.1, on an ephemeral port that it prints on its first line
+of stdout, and serves until its stdin closes.  One thread per connection.
+
+Every request is checked as the contract (6.5) says it must look: POST to
+.../v1/chat/completions, Content-Type: application/json, a JSON body with
+the model, the system message then the user's prompt, max_tokens 2000 and
+temperature 0 -- or max_completion_tokens 2000 alone for a reasoning model
+(o<digit>..., gpt-5...) -- and stream_options {include_usage: true} exactly
+when stream is true.  A request that is not so gets 400 "bad request:
+<reason>" (a test sees it in the error).
+
+The base URL chooses the answer: http://127.0.0.1:PORT/<scenario>[/<arg>]/v1
+  text         "hello there", usage 3 + 2 tokens
+  echo         the content is the JSON of {"auth", "headers", "body"} seen
+  fenced       a ```json fenced object with a `usage` key of the model's,
+               usage 1M + 1M tokens
+  cost         {"ok": true}, usage 10 + 5 tokens and cost 0.0123
+  nousage      "four score and seven", no usage
+  array        "[1, 2]" (JSON, but not an object)
+  nullcontent  content null
+  status/N     status N, a body that echoes the Authorization header
+  slow/MS      waits MS ms, then text
+  big/N        content of N bytes "a"
+  notjson      200 "hello" as text/plain
+A stream request (stream: true) gets server-sent events (chunked, cut in
+pieces of a few bytes, usage null in every chunk but the last, which has
+no choices; a comment line; then data: [DONE]), except:
+  plainstream  a plain completion (no data: line)
+  crlf         the events with CRLF line ends
+  drop         two deltas, then the connection closes mid-stream
+A CONNECT request (a client using this server as its https proxy) is
+refused (403) and its target recorded; GET /connects lists the targets.
+"""
+import json
+import re
+import socket
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+SYSTEM = ("You are executing one step of an agent loop. If the step needs a "
+          "structured result, reply with a single JSON object; otherwise reply "
+          "with plain text.")
+CONNECTS = []
+
+
+def normalize(model):
+    m = model.strip().lower().rsplit("/", 1)[-1]
+    return re.sub(r"-(\d{8}|\d{4}-\d{2}-\d{2})$", "", m)
+
+
+def check(headers, body):
+    """The reason the request is not what the contract sends, or None."""
+    if headers.get("Content-Type") != "application/json":
+        return "content-type %r" % headers.get("Content-Type")
+    try:
+        b = json.loads(body)
+    except ValueError:
+        return "body is not JSON"
+    if not isinstance(b.get("model"), str):
+        return "no model"
+    msgs = b.get("messages")
+    if (not isinstance(msgs, list) or len(msgs) != 2 or
+            msgs[0] != {"role": "system", "content": SYSTEM} or
+            msgs[1].get("role") != "user" or not isinstance(msgs[1].get("content"), str)):
+        return "messages %r" % (msgs,)
+    if re.match(r"^(o\d|gpt-5)", normalize(b["model"])):
+        if b.get("max_completion_tokens") != 2000 or "max_tokens" in b or "temperature" in b:
+            return "reasoning model without max_completion_tokens alone"
+    elif b.get("max_tokens") != 2000 or b.get("temperature") != 0 or \
+            "max_completion_tokens" in b:
+        return "max_tokens/temperature"
+    if b.get("stream", None) not in (None, True):
+        return "stream %r" % b.get("stream")
+    if (b.get("stream") is True) != ("stream_options" in b):
+        return "stream_options without stream or the reverse"
+    if "stream_options" in b and b["stream_options"] != {"include_usage": True}:
+        return "stream_options %r" % b["stream_options"]
+    return None
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):  # quiet
+        pass
+
+    def reply(self, status, body, ctype="application/json"):
+        self.send_response_only(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def completion(self, content, usage):
+        out = {"id": "c1", "object": "chat.completion",
+               "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                            "finish_reason": "stop"}]}
+        if usage is not None:
+            out["usage"] = usage
+        self.reply(200, json.dumps(out).encode())
+
+    def chunk(self, data):
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+
+    def stream(self, content, usage, nl=b"\n", drop=False):
+        self.send_response_only(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        events = [b": keep-alive"]
+        pieces = [content[i:i + 5] for i in range(0, len(content), 5)] or [""]
+        for p in pieces:
+            events.append(b"data: " + json.dumps(
+                {"choices": [{"index": 0, "delta": {"content": p}}], "usage": None}).encode())
+        if not drop:
+            if usage is not None:
+                events.append(b"data: " + json.dumps({"choices": [], "usage": usage}).encode())
+            events.append(b"data: [DONE]")
+        text = b"".join(e + nl + nl for e in events)
+        if drop:
+            text = text[:len(text) // 2]
+        for i in range(0, len(text), 7):
+            self.chunk(text[i:i + 7])
+        if drop:
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_RDWR)
+            self.close_connection = True
+            return
+        self.wfile.write(b"0\r\n\r\n")
+
+    def do_GET(self):
+        if self.path == "/connects":
+            self.reply(200, json.dumps(CONNECTS).encode())
+        else:
+            self.reply(404, b"no such route", "text/plain")
+
+    def do_CONNECT(self):
+        CONNECTS.append(self.path)
+        self.reply(403, b"no tunnels here", "text/plain")
+        self.close_connection = True
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(n) if n else b""
+        parts = self.path.strip("/").split("/")
+        if parts[-3:] != ["v1", "chat", "completions"] or len(parts) < 4:
+            return self.reply(404, b"no such route: " + self.path.encode(), "text/plain")
+        scenario, arg = parts[0], (parts[1] if len(parts) > 4 else "")
+        bad = check(self.headers, body)
+        if bad:
+            return self.reply(400, ("bad request: " + bad).encode(), "text/plain")
+        req = json.loads(body)
+        self.answer(scenario, arg, req, bool(req.get("stream")))
+
+    def answer(self, scenario, arg, req, stream):
+        usage = {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
+        content = "hello there"
+        if scenario == "echo":
+            content = json.dumps({"auth": self.headers.get("Authorization"),
+                                  "headers": {k.lower(): v for k, v in self.headers.items()},
+                                  "body": req})
+        elif scenario == "fenced":
+            content = '```json\n{"answer": 42, "usage": {"tokens": 1}}\n```'
+            usage = {"prompt_tokens": 1000000, "completion_tokens": 1000000}
+        elif scenario == "cost":
+            content = '{"ok": true}'
+            usage = {"prompt_tokens": 10, "completion_tokens": 5, "cost": 0.0123}
+        elif scenario == "nousage":
+            content, usage = "four score and seven", None
+        elif scenario == "array":
+            content = "[1, 2]"
+        elif scenario == "nullcontent":
+            content = None
+        elif scenario == "status":
+            msg = "provider says: bad key %s %s" % (self.headers.get("Authorization"),
+                                                   "x" * 500)
+            return self.reply(int(arg), msg.encode(), "text/plain")
+        elif scenario == "slow":
+            time.sleep(int(arg) / 1000)
+        elif scenario == "big":
+            content = "a" * int(arg)
+        elif scenario == "notjson":
+            return self.reply(200, b"hello", "text/plain")
+        if stream and scenario != "plainstream":
+            return self.stream(content or "", usage, b"\r\n" if scenario == "crlf" else b"\n",
+                               drop=scenario == "drop")
+        self.completion(content, usage)
+
+
+def main():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    print(server.server_address[1], flush=True)
+    sys.stdin.read()  # until the test closes it
+    server.shutdown()
+
+
+if __name__ == "__main__":
+    main()
