@@ -3,11 +3,11 @@
  * (docs/loops.md, "Records"; docs/cli.md).
  *
  * The loop runs are made by the real binary: `lil run` on small specs the
- * test writes (shell steps that run `true`, `echo` or `sleep 1`), then
+ * test writes (shell steps that run `true`, `echo` or `sleep 5`), then
  * stopped where each status comes about: completed, paused at a
  * breakpoint and at a cap, waiting on a sleep, stopped by a request,
  * failed by a cap, uncertain (`lil run` killed with SIGKILL inside a
- * `sleep 1` effect; running while it lives), aborted.  Tokens and usd
+ * `sleep 5` effect; running while it lives), aborted.  Tokens and usd
  * need an agent that reports usage, which this version cannot run: that
  * journal is written through lil.h with the records the runner writes.
  * Each verb's text and JSON are checked against what the runner says
@@ -60,7 +60,7 @@ static const char *spec(const char *id, const char *body, const char *until,
 #define STEP_BUMP \
     "  - id: bump\n    kind: shell\n    cmd: \"true\"\n    on_done:\n      incr: n\n"
 #define STEP_SLOW \
-    "  - id: slow\n    kind: shell\n    cmd: \"sleep 1\"\n    on_done:\n      incr: n\n"
+    "  - id: slow\n    kind: shell\n    cmd: \"sleep 5\"\n    on_done:\n      incr: n\n"
 #define STEP_ASK \
     "  - id: ok\n    kind: breakpoint\n    ask: \"Go on after ${state.n}?\"\n"
 #define STEP_NAP "  - id: nap\n    kind: sleep\n    for: 1h\n"
@@ -559,7 +559,7 @@ T_TEST(uncertain_after_sigkill)
                "effect 0.0 (shell) started and its outcome is unknown");
     json_decref(lo);
     T_EQ_I64(lil("inspect unsure"), 2);
-    T_EQ_STR(line_of(out, "in doubt"), "in doubt      0.0 shell {\"cmd\":\"sleep 1\"}");
+    T_EQ_STR(line_of(out, "in doubt"), "in doubt      0.0 shell {\"cmd\":\"sleep 5\"}");
     T_CONTAINS(line_of(out, "reason "), "lil recover ");
     T_CONTAINS(line_of(out, "    0.0 "), "uncertain");
     lo = inspect_loop("unsure", "", &rc);
@@ -569,14 +569,14 @@ T_TEST(uncertain_after_sigkill)
     T_EQ_I64(jint(u, "iteration"), 0);
     T_EQ_I64(jint(u, "seq"), 0);
     T_EQ_STR(jstr(u, "kind"), "shell");
-    T_EQ_STR(jstr(u, "identity"), "{\"cmd\":\"sleep 1\"}");
+    T_EQ_STR(jstr(u, "identity"), "{\"cmd\":\"sleep 5\"}");
     eff = json_array_get(
         json_object_get(json_array_get(json_object_get(lo, "history"), 0), "effects"),
         0);
     T_EQ_STR(jstr(eff, "status"), "uncertain");
     T_EQ_STR(jstr(eff, "kind"), "shell");
     json_decref(lo);
-    T_CONTAINS(log_line("unsure", "0.0"), "shell {\"cmd\":\"sleep 1\"}  request ");
+    T_CONTAINS(log_line("unsure", "0.0"), "shell {\"cmd\":\"sleep 5\"}  request ");
     /* aborted: stopped for good, with the abort's reason */
     T_EQ_I64(lil("recover '%s' --abort --actor tester --reason nope", sp), 5);
     lo = ls_loop("unsure");
@@ -591,7 +591,7 @@ T_TEST(uncertain_after_sigkill)
         0);
     T_EQ_STR(jstr(eff, "status"), "aborted");
     json_decref(lo);
-    T_CONTAINS(log_line("unsure", "0.0"), "shell {\"cmd\":\"sleep 1\"}");
+    T_CONTAINS(log_line("unsure", "0.0"), "shell {\"cmd\":\"sleep 5\"}");
     T_CONTAINS(out, "resolved: abort by tester: nope");
 }
 
