@@ -906,6 +906,13 @@ LIL_API const char *lil_loop_errmsg(const lil_loop *lp);
 /* Sync, release the lock and free.  NULL is LIL_OK. */
 LIL_API lil_status lil_loop_close(lil_loop *lp);
 
+/* Can an agent step with harness run in this process's environment (the
+ * harness is known, configured -- an LLM key or base URL, LIL_AGENT_CMD for
+ * `cli`, a CLI binary on PATH -- and its limits parse)?  LIL_OK, or
+ * LIL_E_INVAL with what to set in the message (lil_errmsg).  `lil doctor`
+ * asks it for every agent step. */
+LIL_API lil_status lil_agent_harness_check(const char *harness);
+
 /* What dry runs prove about a valid spec (`lil verify`, `lil score`;
  * docs/loops.md, "Verify and score"): the loop runs three times in a
  * temporary store ($TMPDIR, else /tmp; removed before returning) -- once

@@ -3,6 +3,7 @@
  * usage and fence stripping (agent.h).
  */
 #include "loop/agent.h"
+#include "os/os.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,4 +168,22 @@ lil_status lil__agent_call(const struct lil_env *env, struct lil_err *err,
     }
     return lil__seterr(err, LIL_E_INVAL, 0, "unknown agent harness '%s'",
                        call->harness);
+}
+
+lil_status lil_agent_harness_check(const char *harness)
+{
+    struct lil_env env;
+    struct lil_err err;
+    struct lil_agent_call call;
+    lil_status rc;
+
+    memset(&call, 0, sizeof(call));
+    call.harness = harness ? harness : "";
+    call.prompt = "";
+    lil__os_env_init(&env);
+    lil__clearerr(&err);
+    rc = lil__agent_ready(&env, &err, &call);
+    if (rc != LIL_OK)
+        lil__publish_err(&err);
+    return rc;
 }
