@@ -245,18 +245,26 @@ static lil_status command_words(const struct lil_env *env, struct lil_err *err,
 /* "a,b": claude-code's --allowedTools. */
 static char *join_tools(const struct lil_env *env, const struct lil_agent_call *call)
 {
-    size_t len = 1;
+    size_t len = 1, at = 0, n;
     char *s;
 
     for (size_t i = 0; i < call->ntools; i++)
-        len += strlen(call->tools[i]) + 1;
+        len += (call->tools[i] ? strlen(call->tools[i]) : 0) + 1;
     s = lil__calloc(env, len, 1);
     for (size_t i = 0; s && i < call->ntools; i++) {
         if (i)
-            strcat(s, ",");
-        strcat(s, call->tools[i]);
+            s[at++] = ',';
+        n = call->tools[i] ? strlen(call->tools[i]) : 0;
+        memcpy(s + at, call->tools[i] ? call->tools[i] : "", n);
+        at += n;
     }
     return s;
+}
+
+/* The program cmd runs ("" before it is made). */
+static const char *bin_of(const struct command *cmd)
+{
+    return cmd->argv && cmd->argv[0] ? cmd->argv[0] : "";
 }
 
 static void fixed_args(const struct command *cmd, const struct lil_agent_call *call,
@@ -368,7 +376,7 @@ static lil_status check_binary(const struct lil_env *env, struct lil_err *err,
                                const struct lil_agent_call *call,
                                const struct command *cmd)
 {
-    const char *bin = cmd->argv[0];
+    const char *bin = bin_of(cmd);
     bool found;
 
     if (on_path(env, call->cwd, bin, &found) != LIL_OK)
@@ -489,7 +497,7 @@ static lil_status harness_failed(struct lil_err *err, const struct command *cmd,
     return lil__seterr(err, LIL_E_CHILD, 0,
                        "agent harness '%s' failed while running '%s' (is the CLI "
                        "installed and authenticated?): %s",
-                       cmd->cli->name, cmd->argv[0], message);
+                       cmd->cli->name, bin_of(cmd), message);
 }
 
 /* "exit code N: <first line of stderr>" or "killed by SIGX". */
@@ -525,13 +533,13 @@ static lil_status check_outcome(struct lil_err *err, const struct command *cmd,
                            "agent step exceeded %s (%lld bytes) in harness '%s' while "
                            "running '%s'",
                            lim->buffer_var, (long long)lim->max_buffer, cmd->cli->name,
-                           cmd->argv[0]);
+                           bin_of(cmd));
     if (oc->timed_out)
         return lil__seterr(err, LIL_E_CHILD, 0,
                            "agent step exceeded %s (%lldms) in harness '%s' while "
                            "running '%s'",
                            lim->timeout_var, (long long)lim->timeout_ms, cmd->cli->name,
-                           cmd->argv[0]);
+                           bin_of(cmd));
     if (oc->st.code == 0 && !oc->st.signal)
         return LIL_OK;
     exit_message(oc, msg, sizeof(msg));
