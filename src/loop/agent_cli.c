@@ -577,7 +577,7 @@ static json_t *wrap_text(const char *text, size_t len)
     return o;
 }
 
-static lil_status nomem_unless(json_t *v, struct lil_err *err)
+static lil_status nomem_unless(const json_t *v, struct lil_err *err)
 {
     return v ? LIL_OK : lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
 }
@@ -801,16 +801,16 @@ static lil_status pi_text(const json_t *msg, struct lil_buf *b)
 {
     const json_t *content = json_object_get(msg, "content"), *part;
     size_t i;
-    lil_status rc = LIL_OK;
 
     json_array_foreach(content, i, part)
     {
         const json_t *t = json_object_get(part, "text");
 
-        if (rc == LIL_OK && json_is_string(t) && key_is(part, "type", "text"))
-            rc = lil__buf_add(b, json_string_value(t), json_string_length(t));
+        if (json_is_string(t) && key_is(part, "type", "text") &&
+            lil__buf_add(b, json_string_value(t), json_string_length(t)) != LIL_OK)
+            return LIL_E_NOMEM;
     }
-    return rc;
+    return LIL_OK;
 }
 
 /* The final message's failure, if it has one. */
