@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""t_agent_cli.py -- agent steps with the coding-agent CLI harnesses
+through `lil run` (contract 6.4), against fake CLIs written by the test
+(shell scripts selected with LIL_<NAME>_BIN or LOOPY_<NAME>_BIN).
+
+A claude-code fake that reports 15 tokens and $0.01 a call trips a token
+budget of 40 on the third call: with on_cap_exceeded fail the run fails
+(token-budget), with breakpoint it pauses; `lil log` shows each call's
+usage in its effect outcome, with the model the envelope names.  A codex
+fake reports nothing: its usage is estimated and marked so, and the
+estimate alone trips a token budget.  A harness whose binary is not there
+fails the run before any intent is journaled, naming the variable to set.
+The CLI gets lil's whole environment (contract: inherited), and a secret
+it echoes back is redacted in the journal like any other effect result.
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import loopt  # noqa: E402
+from loopt import check, eq, expect, named, test  # noqa: E402
+
+FAKE = """#!/bin/sh
+d=$(dirname "$0")
+for a in "$@"; do printf '[%s]' "$a"; done >> "$d/argv.log"
+echo >> "$d/argv.log"
+cat "$d/reply"
+"""
+
+CLAUDE_REPLY = ('{"type":"result","result":"{\\"done\\":false}",'
+                '"usage":{"input_tokens":10,"output_tokens":5},"total_cost_usd":0.01,'
+                '"modelUsage":{"claude-sonnet-4-5":{}}}')
+
+SPEC = """
+    loopspec: "0.1"
+    id: agentic
+    pattern: react
+    state:
+      vars:
+        n: {type: int, init: 0}
+    body:
+      - id: think
+        kind: agent
+        harness: @HARNESS@
+        prompt: "think about step ${state.n}"
+        on_done: {incr: n}
+    terminate: {signal: state-predicate, until: "${state.n >= 10}"}
+    caps: @CAPS@
+"""
+
+
+def fake(t, reply):
+    path = t.write("fake-cli", FAKE)
+    os.chmod(path, 0o755)
+    t.write("reply", reply)
+    return path
+
+
+def calls(t):
+    try:
+        with open(t.path("argv.log"), encoding="utf-8") as f:
+            return f.read().splitlines()
+    except FileNotFoundError:
+        return []
+
+
+def usages(recs):
+    return [r.p.get("usage") for r in recs if r.is_effect_outcome() and r.p]
+
+
+@test
+def claude_code_usage_trips_token_budget(t):
+    env = {"LIL_CLAUDE_CODE_BIN": fake(t, CLAUDE_REPLY)}
+    t.spec(SPEC, HARNESS="claude-code",
+           CAPS="{max_iterations: 10, on_cap_exceeded: fail, budget: {tokens: 40}}")
+    expect(t.run(env=env), 1, status="failed", reason="token-budget")
+    eq(calls(t), ["[-p][think about step %d][--output-format][json]" % i
+                  for i in range(3)], "argv of each call")
+    recs = t.log("agentic")
+    eq(usages(recs), [{"tokens": 15, "usd": 0.01, "model": "claude-sonnet-4-5"}] * 3,
+       "usage in the effect outcomes")
+    eq([r.p.get("result") for r in recs if r.is_effect_outcome()], [{"done": False}] * 3,
+       "results")
+    eq([r.p.get("reason") for r in named(recs, "cap")], ["token-budget"], "cap records")
+
+
+@test
+def token_budget_breakpoint_pauses(t):
+    env = {"LOOPY_CLAUDE_CODE_BIN": fake(t, CLAUDE_REPLY)}
+    t.spec(SPEC, HARNESS="claude-code",
+           CAPS="{max_iterations: 10, on_cap_exceeded: breakpoint, budget: {tokens: 40}}")
+    expect(t.run(env=env), 3, status="paused")
+    eq(len(calls(t)), 3, "calls before the pause")
+
+
+@test
+def codex_usage_is_estimated(t):
+    out = '{"answer": 42, "usage": {"tokens": 1}}'  # 39 bytes: 10 tokens
+    env = {"LIL_CODEX_BIN": fake(t, out), "LOOPY_CODEX_BIN": "/nonexistent/codex"}
+    t.spec(SPEC, HARNESS="codex",
+           CAPS="{max_iterations: 10, on_cap_exceeded: fail, budget: {tokens: 40}}")
+    expect(t.run(env=env), 1, status="failed", reason="token-budget")
+    eq(calls(t)[0], "[exec][--skip-git-repo-check][think about step 0]", "argv")
+    recs = t.log("agentic")
+    # "think about step 0" is 18 bytes: 5 tokens, + 10 for the output
+    eq(usages(recs), [{"tokens": 15, "estimated": True}] * 3, "estimated usage")
+    eq([r.p.get("result") for r in recs if r.is_effect_outcome()], [{"answer": 42}] * 3,
+       "the model's own usage is not the result's")
+
+
+@test
+def missing_cli_fails_before_the_intent(t):
+    env = {"LIL_OPENCODE_BIN": "/nonexistent/opencode"}
+    t.spec(SPEC, HARNESS="opencode", CAPS="{max_iterations: 3}")
+    expect(t.run(env=env), 1, status="failed")
+    said = t.last.out + t.last.err
+    check("LIL_OPENCODE_BIN or LOOPY_OPENCODE_BIN" in said,
+          "the message names the variable: %r" % said)
+    recs = t.log("agentic")
+    eq([r for r in recs if "effect" in r.flags], [], "effect records")
+
+
+@test
+def cli_inherits_environment_and_secrets_are_redacted(t):
+    script = t.write("echo-key", '#!/bin/sh\nprintf \'{"key":"%s"}\' "$SERVICE_API_KEY"\n')
+    os.chmod(script, 0o755)
+    secret = "sk-live-5ecret-value-0123456789"
+    env = {"LIL_AGENT_CMD": script, "SERVICE_API_KEY": secret}
+    t.spec(SPEC, HARNESS="cli", CAPS="{max_iterations: 1, on_cap_exceeded: exit-clean}")
+    t.run(env=env)
+    recs = t.log("agentic")
+    results = [r.p.get("result") for r in recs if r.is_effect_outcome()]
+    eq(len(results), 1, "one call")
+    check(results[0].get("key") not in ("", None), "the CLI saw the variable")
+    check(secret.encode() not in t.journal_bytes("agentic"), "the secret is not journaled")
+
+
+loopt.main()
