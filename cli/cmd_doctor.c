@@ -7,9 +7,11 @@
  *       removed in it; a store that does not exist yet is fine when its
  *       parent is writable (`lil run` creates it);
  *   ✓/⚠ a token, usd or wallclock budget is set;
- *   ℹ   a usd budget cannot trip in this version: no harness reports cost;
- *   ✗   an agent step names a harness that is not available in this
- *       version (only `internal` is): a run would fail at that step;
+ *   ℹ   with a usd budget: which harnesses report their cost, which are
+ *       priced from the table, which are estimated;
+ *   ✓/✗ each agent step's harness (and on_exit's) can run here
+ *       (lil_agent_harness_check: configured, its CLI found, its limits
+ *       valid), else what to set;
  *   ✓   max_iterations;
  *   ✓/✗ the agent limits from LIL_AGENT_TIMEOUT_MS / LOOPY_AGENT_TIMEOUT_MS
  *       and LIL_AGENT_MAX_BUFFER / LOOPY_AGENT_MAX_BUFFER (the LIL_ name
@@ -42,8 +44,6 @@
 #define LLM_TIMEOUT_MS 120000LL           /* the llm harness (6.5) */
 #define CLI_MAX_BUFFER 16777216LL         /* bytes of a coding-agent CLI's output */
 #define SAFE_INT_MAX   9007199254740991LL /* 2^53 - 1 */
-#define UNAVAILABLE \
-    "llm, claude-code, codex, opencode, antigravity, cursor-agent, pi, cli"
 
 enum level { LVL_OK, LVL_WARN, LVL_INFO, LVL_FAIL };
 
@@ -191,14 +191,24 @@ static void check_budget(struct doctor *d, const json_t *caps)
     say(d, LVL_OK, "budget", "budget set: %s", text);
     if (json_is_number(usd))
         say(d, LVL_INFO, "usd",
-            "usd budget ($%g): no harness of this version reports cost, so it cannot trip "
-            "yet; agent steps run with the 'internal' harness only (%s: not available "
-            "in this version)",
-            json_number_value(usd), UNAVAILABLE);
+            "usd budget ($%g): claude-code and pi report their cost; the llm harness "
+            "takes the provider's cost or prices its model from the table "
+            "(LIL_LLM_PRICE_IN/_OUT for a model the table lacks); the other CLIs' usage "
+            "is estimated from sizes, priced when their model is known",
+            json_number_value(usd));
 }
 
-/* ✗ for every agent step of steps (reduce bodies too) whose harness is not
- * internal. */
+/* ✓ or ✗ for one harness use. */
+static void check_one(struct doctor *d, const char *where, const char *h)
+{
+    if (lil_agent_harness_check(h) == LIL_OK)
+        say(d, LVL_OK, "harness", "%s: harness '%s' can run here", where, h);
+    else
+        say(d, LVL_FAIL, "harness", "%s: harness '%s' cannot run here: %s", where, h,
+            lil_errmsg());
+}
+
+/* Every agent step of steps (reduce bodies too): can its harness run? */
 static void check_harnesses(struct doctor *d, const json_t *steps, int depth)
 {
     size_t i;
@@ -209,11 +219,13 @@ static void check_harnesses(struct doctor *d, const json_t *steps, int depth)
         const char *kind = json_string_value(json_object_get(s, "kind"));
         const char *h = json_string_value(json_object_get(s, "harness"));
 
-        if (kind && strcmp(kind, "agent") == 0 && h && strcmp(h, "internal") != 0)
-            say(d, LVL_FAIL, "harness",
-                "agent step '%s' uses harness '%s', which is not available in this "
-                "version: only 'internal' runs agent steps, so a run fails there",
-                json_string_value(json_object_get(s, "id")), h);
+        if (kind && strcmp(kind, "agent") == 0 && h) {
+            char where[300];
+
+            snprintf(where, sizeof(where), "agent step '%s'",
+                     json_string_value(json_object_get(s, "id")));
+            check_one(d, where, h);
+        }
         if (depth < 64)
             check_harnesses(d, json_object_get(s, "body"), depth + 1);
     }
@@ -225,11 +237,8 @@ static void check_on_exit(struct doctor *d, const json_t *terminate)
     const char *kind = json_string_value(json_object_get(act, "kind"));
     const char *h = json_string_value(json_object_get(act, "harness"));
 
-    if (kind && strcmp(kind, "agent") == 0 && h && strcmp(h, "internal") != 0)
-        say(d, LVL_FAIL, "harness",
-            "terminate.on_exit uses harness '%s', which is not available in this version: "
-            "only 'internal' runs agent steps",
-            h);
+    if (kind && strcmp(kind, "agent") == 0 && h)
+        check_one(d, "terminate.on_exit", h);
 }
 
 /* ---- agent limits
@@ -402,9 +411,9 @@ const struct cli_verb cli_verb_doctor = {
     "\n"
     "Check, in order: that the store directory is writable (a probe file is\n"
     "created and removed; a store that does not exist yet needs a writable\n"
-    "parent), that a budget is set, what a usd budget can do in this version,\n"
-    "that every agent step's harness is available (only 'internal' is in this\n"
-    "version), max_iterations, the agent limits from LIL_AGENT_TIMEOUT_MS and\n"
+    "parent), that a budget is set, what a usd budget measures, that every\n"
+    "agent step's harness can run here (configured, its CLI found; else what\n"
+    "to set), max_iterations, the agent limits from LIL_AGENT_TIMEOUT_MS and\n"
     "LIL_AGENT_MAX_BUFFER (or LOOPY_AGENT_TIMEOUT_MS, LOOPY_AGENT_MAX_BUFFER;\n"
     "positive integers), the termination signal and lil's version.\n"
     "One line per check: \u2713 ok, \u26a0 warning, \u2139 note, \u2717 failed.  Doctor\n"

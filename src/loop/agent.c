@@ -3,11 +3,12 @@
  * usage and fence stripping (agent.h).
  */
 #include "loop/agent.h"
-#include "os/os.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "os/os.h"
 
 extern char **environ;
 

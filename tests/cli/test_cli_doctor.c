@@ -101,6 +101,7 @@ T_TEST(healthy)
     T_CONTAINS(out, "doctor \u2014 loop 'doc'\n"
                     "\u2713 store dir writable (");
     T_CONTAINS(out, ")\n\u26a0 no token/$/wallclock budget\n"
+                    "\u2713 agent step 'think': harness 'internal' can run here\n"
                     "\u2713 max_iterations: 7\n"
                     "\u2713 agent limits: cliTimeout=600000ms, llmTimeout=120000ms, "
                     "cliMaxBuffer=16777216 bytes\n"
@@ -148,11 +149,8 @@ T_TEST(budgets)
     clear_limits();
     T_EQ_I64(c_lil(out, err, "--dir '%s' doctor '%s'", t_tmpdir(), spec), 0);
     T_CONTAINS(out, "\u2713 budget set: {\"tokens\":100,\"usd\":2.5}\n");
-    T_CONTAINS(out,
-               "\u2139 usd budget ($2.5): no harness of this version reports cost");
-    T_CONTAINS(out,
-               "(llm, claude-code, codex, opencode, antigravity, cursor-agent, pi, "
-               "cli: not available in this version)");
+    T_CONTAINS(out, "\u2139 usd budget ($2.5): claude-code and pi report their cost");
+    T_CONTAINS(out, "\u2713 agent step 'think': harness 'internal' can run here");
 }
 
 T_TEST(unavailable_harness)
@@ -160,10 +158,11 @@ T_TEST(unavailable_harness)
     const char *spec = spec_with("caps: { max_iterations: 7 }\n", "claude-code");
 
     clear_limits();
+    setenv("LIL_CLAUDE_CODE_BIN", "/nonexistent/claude", 1);
     T_EQ_I64(c_lil(out, err, "--dir '%s' doctor '%s'", t_tmpdir(), spec), 1);
     T_CONTAINS(out,
-               "\u2717 agent step 'think' uses harness 'claude-code', which is not "
-               "available in this version");
+               "\u2717 agent step 'think': harness 'claude-code' cannot run here: ");
+    unsetenv("LIL_CLAUDE_CODE_BIN");
 }
 
 T_TEST(agent_limits)
@@ -208,9 +207,9 @@ T_TEST(json_document)
     checks = json_object_get(doc, "checks");
     T_EQ_STR(json_string_value(json_object_get(json_array_get(checks, 0), "check")),
              "store");
-    T_EQ_STR(json_string_value(json_object_get(json_array_get(checks, 3), "level")),
+    T_EQ_STR(json_string_value(json_object_get(json_array_get(checks, 4), "level")),
              "fail");
-    T_CONTAINS(json_string_value(json_object_get(json_array_get(checks, 3), "message")),
+    T_CONTAINS(json_string_value(json_object_get(json_array_get(checks, 4), "message")),
                "LIL_AGENT_TIMEOUT_MS must be a positive integer; got '-1'");
     json_decref(doc);
 }
