@@ -83,14 +83,15 @@ bool lil__agent_known(const char *name);
 lil_status lil__agent_ready(const struct lil_env *env, struct lil_err *err,
                             const struct lil_agent_call *call);
 
-/* Run one call.  *result is a new JSON object; *usage is filled. */
+/* Run one call.  *result is a new JSON value (an object, or what a CLI's
+ * envelope held: claude-code may give an array); *usage is filled. */
 lil_status lil__agent_call(const struct lil_env *env, struct lil_err *err,
                            const struct lil_agent_call *call, json_t **result,
                            struct lil_agent_usage *usage);
 
 /* The value of setting X in envp: LIL_<X> if set and not empty, else
- * LOOPY_<X> if set, else NULL; *which (may be NULL) gets the name read
- * ("LIL_AGENT_TIMEOUT_MS"), for messages.  x is without prefix
+ * LOOPY_<X> if set, else NULL; *which (may be NULL) gets the prefix of the
+ * name read ("LIL_" or "LOOPY_"), for messages.  x is without prefix
  * ("AGENT_TIMEOUT_MS").  Borrowed from envp (or environ). */
 const char *lil__agent_setting(const char *const *envp, const char *x,
                                const char **which);
