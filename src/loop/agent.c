@@ -10,8 +10,6 @@
 
 #include "os/os.h"
 
-extern char **environ;
-
 enum family { FAM_INTERNAL, FAM_LLM, FAM_CLI };
 
 static const struct {
