@@ -348,6 +348,42 @@ static void print_json_line(const char *label, const json_t *v, size_t max)
     printf("%-14s%s\n", label, text);
 }
 
+/* What is left of each budget the run started with (its start record's
+ * caps): "budget  tokens 120/1000 (880 left)  usd 0.0100/1.0000 (0.9900
+ * left)  wallclock 12s/1h". */
+static void print_budget(const struct loop_view *v, int64_t elapsed)
+{
+    const json_t *caps = json_object_get(v->start, "caps");
+    const struct loop_view_meters *m = &v->meters;
+    char dur[16], lim[16];
+
+    if (!json_object_get(caps, "tokens") && !json_object_get(caps, "usd") &&
+        !json_object_get(caps, "wallclock_ms"))
+        return;
+    printf("%-14s", "budget");
+    if (json_is_integer(json_object_get(caps, "tokens"))) {
+        int64_t b = (int64_t)json_integer_value(json_object_get(caps, "tokens"));
+        int64_t used = m->tokens - m->tokens_base;
+
+        printf("tokens %" PRId64 "/%" PRId64 " (%" PRId64 " left)  ", used, b,
+               b > used ? b - used : 0);
+    }
+    if (json_is_number(json_object_get(caps, "usd"))) {
+        double b = json_number_value(json_object_get(caps, "usd"));
+        double used = m->usd - m->usd_base;
+
+        printf("usd %.4f/%.4f (%.4f left)  ", used, b, b > used ? b - used : 0.0);
+    }
+    if (json_is_integer(json_object_get(caps, "wallclock_ms"))) {
+        int64_t b = (int64_t)json_integer_value(json_object_get(caps, "wallclock_ms"));
+
+        cli_fmt_dur(elapsed > 0 ? (uint64_t)elapsed * 1000 : 0, dur, sizeof(dur));
+        cli_fmt_dur((uint64_t)(b > 0 ? b : 0) * 1000, lim, sizeof(lim));
+        printf("wallclock %s/%s", dur, lim);
+    }
+    printf("\n");
+}
+
 static void print_meters(const struct loop_view *v, int64_t now_ns)
 {
     const struct loop_view_meters *m = &v->meters;
@@ -362,6 +398,7 @@ static void print_meters(const struct loop_view *v, int64_t now_ns)
     cli_fmt_dur(elapsed > 0 ? (uint64_t)elapsed * 1000 : 0, dur, sizeof(dur));
     printf("%-14sbase %s, elapsed %s%s\n", "wallclock", iso, dur,
            v->ended ? " (to the last record)" : "");
+    print_budget(v, elapsed);
 }
 
 /* The approval a paused run waits for, and how to give it. */

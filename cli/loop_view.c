@@ -971,6 +971,10 @@ static json_t *meters_json(const struct loop_view *v, int64_t now_ms)
     cli_json_set(o, "repeats", json_integer(m->repeats));
     cli_json_set(o, "wallclock_base_ms", json_integer(m->wallclock_base_ms));
     cli_json_set(o, "elapsed_ms", json_integer(loop_view_elapsed_ms(v, now_ms)));
+    cli_json_set(o, "caps",
+                 json_object_get(v->start, "caps")
+                     ? json_incref(json_object_get(v->start, "caps"))
+                     : json_null());
     return o;
 }
 

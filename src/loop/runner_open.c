@@ -191,6 +191,29 @@ static lil_status held_elsewhere(struct lil_loop *lp)
                        lp->run_id);
 }
 
+/* The caps in force, journaled with the start so that tools show what is
+ * left of each budget: {"max_iterations", "tokens"?, "usd"?,
+ * "wallclock_ms"?, "max_repeats"?, "on_cap_exceeded"}. */
+static json_t *caps_record(struct lil_loop *lp)
+{
+    struct lil_cap_limits lim;
+    json_t *o;
+
+    if (lil__cap_limits_from_ir(lp->ir, &lp->err, &lim) != LIL_OK)
+        return json_null();
+    o = json_pack("{s:I, s:s}", "max_iterations", (json_int_t)lim.max_iterations,
+                  "on_cap_exceeded", lil__cap_action_name(lim.action));
+    if (o && lim.has_tokens)
+        json_object_set_new(o, "tokens", json_integer(lim.tokens));
+    if (o && lim.has_usd)
+        json_object_set_new(o, "usd", json_real(lim.usd));
+    if (o && lim.has_wallclock)
+        json_object_set_new(o, "wallclock_ms", json_integer(lim.wallclock_ms));
+    if (o && lim.has_no_progress)
+        json_object_set_new(o, "max_repeats", json_integer(lim.max_repeats));
+    return o;
+}
+
 static json_t *start_record(struct lil_loop *lp, const lil_spec *spec, json_t *base)
 {
     lil_bytes text = {0};
@@ -208,10 +231,10 @@ static json_t *start_record(struct lil_loop *lp, const lil_spec *spec, json_t *b
         snprintf(path, sizeof(path), "%s", name);
     if (!lp->cwd && !getcwd(cwd, sizeof(cwd)))
         cwd[0] = '\0';
-    return json_pack("{s:s, s:s, s:s, s:s, s:O, s:O, s:I}", "loopId", lp->ir->id.s,
+    return json_pack("{s:s, s:s, s:s, s:s, s:O, s:O, s:I, s:o}", "loopId", lp->ir->id.s,
                      "spec", hex, "specPath", path, "cwd", lp->cwd ? lp->cwd : cwd,
                      "inputs", lp->inputs, "baseState", base, "startedAt",
-                     (json_int_t)lil__loop_now(lp));
+                     (json_int_t)lil__loop_now(lp), "caps", caps_record(lp));
 }
 
 /* A new run: resolve the inputs (defaults too), journal the start. */
