@@ -16,12 +16,23 @@
 
 #include "base/alloc.h"
 #include "base/hash.h"
+#include "loop/cassette.h"
 #include "loop/effect_env.h"
 #include "loop/runner.h"
 #include "spec/spec.h"
 
+/* An option field the caller's struct has (struct_size covers it), or NULL. */
+#define OPT_OR_NULL(o, field)                                                       \
+    ((o) && (o)->struct_size >= offsetof(lil_loop_opts, field) + sizeof((o)->field) \
+         ? (o)->field                                                               \
+         : NULL)
+
 static lil_status opts_check(struct lil_err *err, const lil_loop_opts *o)
 {
+    if (OPT_OR_NULL(o, record_path) && OPT_OR_NULL(o, replay_path))
+        return lil__seterr(err, LIL_E_INVAL, 0,
+                           "lil_loop_open: record_path and replay_path exclude each "
+                           "other");
     if (o && o->struct_size < offsetof(lil_loop_opts, progress_ud) + sizeof(void *))
         return lil__seterr(err, LIL_E_INVAL, 0,
                            "lil_loop_open: opts->struct_size is too small");
@@ -318,12 +329,18 @@ lil_status lil__loop_open(struct lil_store *st, struct lil_err *err,
 {
     const struct lil_ir_spec *ir = lil__spec_ir(spec);
     const char *id = o && o->run_id ? o->run_id : (ir ? ir->id.s : NULL);
+    const char *replay = OPT_OR_NULL(o, replay_path);
+    char replay_id[256];
     struct lil_loop *lp;
     lil_status rc = opts_check(err, o);
 
     *out = NULL;
     if (rc != LIL_OK)
         return rc;
+    if (replay && id && !(o && o->run_id)) { /* a replay keeps off the real run */
+        snprintf(replay_id, sizeof(replay_id), "%s-replay", id);
+        id = replay_id;
+    }
     if (!ir || !lil_spec_ok(spec))
         return lil__seterr(err, LIL_E_SPEC, 0, "the spec has errors: it cannot run");
     if (!id || lil_run_id_check(id) != LIL_OK)
@@ -343,6 +360,8 @@ lil_status lil__loop_open(struct lil_store *st, struct lil_err *err,
         rc = surroundings(lp, o);
     if (rc == LIL_OK)
         rc = journal_facts(lp, spec, o);
+    if (rc == LIL_OK) /* cassette.c: record or replay the effects */
+        rc = lil__cassette_attach(lp, OPT_OR_NULL(o, record_path), replay);
     if (rc != LIL_OK) {
         lil__copyerr(err, &lp->err);
         if (rc == LIL_E_NOMEM && !err->msg[0])
@@ -360,6 +379,7 @@ lil_status lil__loop_close(struct lil_loop *lp)
     lil_status rc = lp->run ? lil__run_close(lp->run, &lp->err) : LIL_OK;
 
     lp->magic = 0;
+    lil__cassette_close(lp);
     lil__loop_slots_clear(lp);
     lil__free(env, lp->slots);
     json_decref(lp->inputs);
