@@ -320,7 +320,7 @@ static lil_status not_held(const struct lil_cassette *c, struct lil_err *err,
     if (spent)
         return lil__seterr(err, LIL_E_NOTFOUND, 0,
                            "replay: step '%s' asks %s %s more often than the cassette "
-                           "holds (its %zu answers are used up)",
+                           "holds (%zu recorded, all used)",
                            step, kind, want, spent);
     if (!near)
         return lil__seterr(err, LIL_E_NOTFOUND, 0,
