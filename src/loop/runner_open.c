@@ -323,24 +323,32 @@ static lil_status journal_facts(struct lil_loop *lp, const lil_spec *spec,
     return rc == LIL_OK && lp->run->readonly ? held_elsewhere(lp) : rc;
 }
 
+/* The run id: opts' run_id, else the spec's id -- with "-replay" after it
+ * for a replay, which so keeps off the real run (made in buf). */
+static const char *run_id_of(const lil_loop_opts *o, const struct lil_ir_spec *ir,
+                             char *buf, size_t cap)
+{
+    if (o && o->run_id)
+        return o->run_id;
+    if (!ir || !ir->id.s || !OPT_OR_NULL(o, replay_path))
+        return ir ? ir->id.s : NULL;
+    snprintf(buf, cap, "%s-replay", ir->id.s);
+    return buf;
+}
+
 lil_status lil__loop_open(struct lil_store *st, struct lil_err *err,
                           const lil_spec *spec, const lil_loop_opts *o,
                           struct lil_loop **out)
 {
     const struct lil_ir_spec *ir = lil__spec_ir(spec);
-    const char *id = o && o->run_id ? o->run_id : (ir ? ir->id.s : NULL);
-    const char *replay = OPT_OR_NULL(o, replay_path);
     char replay_id[256];
+    const char *id = run_id_of(o, ir, replay_id, sizeof(replay_id));
     struct lil_loop *lp;
     lil_status rc = opts_check(err, o);
 
     *out = NULL;
     if (rc != LIL_OK)
         return rc;
-    if (replay && id && !(o && o->run_id)) { /* a replay keeps off the real run */
-        snprintf(replay_id, sizeof(replay_id), "%s-replay", id);
-        id = replay_id;
-    }
     if (!ir || !lil_spec_ok(spec))
         return lil__seterr(err, LIL_E_SPEC, 0, "the spec has errors: it cannot run");
     if (!id || lil_run_id_check(id) != LIL_OK)
@@ -361,7 +369,8 @@ lil_status lil__loop_open(struct lil_store *st, struct lil_err *err,
     if (rc == LIL_OK)
         rc = journal_facts(lp, spec, o);
     if (rc == LIL_OK) /* cassette.c: record or replay the effects */
-        rc = lil__cassette_attach(lp, OPT_OR_NULL(o, record_path), replay);
+        rc = lil__cassette_attach(lp, OPT_OR_NULL(o, record_path),
+                                  OPT_OR_NULL(o, replay_path));
     if (rc != LIL_OK) {
         lil__copyerr(err, &lp->err);
         if (rc == LIL_E_NOMEM && !err->msg[0])
