@@ -227,6 +227,45 @@ def stepped_record_and_replay(t):
     eq(t.side(), ["x", "x"], "nothing ran")
 
 
+HOOKS = """
+    loopspec: "0.1"
+    id: hooks
+    pattern: react
+    state:
+      vars:
+        n: {type: int, init: 0}
+    body:
+      - id: bump
+        kind: shell
+        cmd: "echo body >> @SIDE@"
+        on_done: {incr: n}
+    terminate:
+      signal: state-predicate
+      until: "${state.n >= 1}"
+      on_exit: {kind: shell, cmd: "echo exit >> @SIDE@"}
+    observe:
+      hooks:
+        completed: {kind: shell, cmd: "echo hook >> @SIDE@"}
+    caps: {max_iterations: 3}
+"""
+
+
+@test
+def exit_action_and_hook(t):
+    clean_env(t)
+    t.spec(HOOKS)
+    expect(t.run("--record", "c.jsonl"), 0, status="completed")
+    eq(t.side(), ["body", "exit", "hook"], "the real run")
+    eq([e["identity"].split(">>")[0] for e in lines(t.path("c.jsonl"))],
+       ['{"cmd":"echo body ', '{"cmd":"echo exit ', '{"cmd":"echo hook '],
+       "the body, the exit action and the completion hook recorded")
+    expect(t.run("--replay", "c.jsonl"), 0, status="completed")
+    eq(t.side(), ["body", "exit", "hook"], "nothing ran in the replay")
+    observers = [r.p.get("status") for r in t.log("hooks-replay")
+                 if (r.key or "").startswith("observer.")]
+    eq(observers, ["started", "done"], "the replayed hook answered from the cassette")
+
+
 @test
 def usage_errors(t):
     clean_env(t)
