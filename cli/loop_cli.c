@@ -59,6 +59,10 @@ static size_t add_flags(struct cli_flag *f, unsigned mask, struct loop_cli *lc)
         f[n++] = (struct cli_flag){"env-allow", true, &lc->env_allow, NULL};
         f[n++] = (struct cli_flag){"wait", false, NULL, &lc->wait};
     }
+    if (mask & LOOP_OPT_CASSETTE) {
+        f[n++] = (struct cli_flag){"record", true, &lc->record, NULL};
+        f[n++] = (struct cli_flag){"replay", true, &lc->replay, NULL};
+    }
     if (mask & LOOP_OPT_APPROVE)
         f[n++] = (struct cli_flag){"approve", false, NULL, &lc->approve};
     if (mask & LOOP_OPT_YES)
@@ -102,6 +106,10 @@ int loop_cli_parse(struct cli_ctx *ctx, int argc, char **argv, unsigned mask,
         strcmp(lc->sync, "off") != 0)
         return cli_usage(ctx, "--sync must be full, normal or off (not '%s')",
                          lc->sync);
+    if (lc->record && lc->replay)
+        return cli_usage(ctx, "--record and --replay exclude each other");
+    if ((lc->record && !*lc->record) || (lc->replay && !*lc->replay))
+        return cli_usage(ctx, "--record and --replay need a file name");
     if (lc->reason_set && !*lc->reason)
         return cli_usage(ctx, "--reason is empty");
     if (lc->actor_set && !*lc->actor)
@@ -212,6 +220,8 @@ int loop_cli_open(struct cli_ctx *ctx, struct loop_cli *lc, unsigned flags)
     o.env_allow = lc->env_allow;
     o.actor = lc->actor;
     o.reason = lc->reason;
+    o.record_path = lc->record;
+    o.replay_path = lc->replay;
     if (isatty(2)) {
         o.progress = loop_cli_progress;
         o.progress_ud = lc;

@@ -16,11 +16,12 @@
 
 /* The options of the loop verbs; which ones a verb accepts is its mask. */
 enum {
-    LOOP_OPT_RUN = 1u << 0,     /* --input, --inputs, --sync, --env-allow, --wait */
-    LOOP_OPT_APPROVE = 1u << 1, /* --approve */
-    LOOP_OPT_YES = 1u << 2,     /* --yes */
-    LOOP_OPT_WHO = 1u << 3,     /* --actor, --reason */
-    LOOP_OPT_RECOVER = 1u << 4, /* --retry, --assume-done, --result-json, --abort */
+    LOOP_OPT_RUN = 1u << 0,      /* --input, --inputs, --sync, --env-allow, --wait */
+    LOOP_OPT_APPROVE = 1u << 1,  /* --approve */
+    LOOP_OPT_YES = 1u << 2,      /* --yes */
+    LOOP_OPT_WHO = 1u << 3,      /* --actor, --reason */
+    LOOP_OPT_RECOVER = 1u << 4,  /* --retry, --assume-done, --result-json, --abort */
+    LOOP_OPT_CASSETTE = 1u << 5, /* --record FILE, --replay FILE (run, step) */
 };
 
 struct loop_cli {
@@ -30,6 +31,7 @@ struct loop_cli {
     const char **input_pairs; /* --input NAME=VALUE, in order */
     size_t n_input_pairs;
     const char *sync, *env_allow, *actor, *reason, *result_json;
+    const char *record, *replay; /* cassettes: --record FILE, --replay FILE */
     bool approve, yes, wait, retry, assume_done, abort;
     bool reason_set, actor_set, result_set;
     /* made by loop_cli_open */

@@ -808,6 +808,17 @@ typedef struct lil_loop_opts {
     int64_t effect_timeout_ms; /* shell and http time limit; 0: 300000 */
     lil_loop_progress_fn progress; /* called on the running thread; may be NULL */
     void *progress_ud;
+    /* Cassettes (docs/loops.md, "Cassettes"; at most one of the two):
+     * record_path: rewrite this JSON Lines file with every shell, http and
+     * agent result the run's journal holds, then append each one the run
+     * journals (secrets redacted, as journaled).  replay_path: answer every
+     * effect from this file instead of running it -- the first unused
+     * entry of the same kind and identity, its usage metered -- and fail
+     * the run (failed, the step, the wanted and the nearest request in the
+     * reason) at one it does not hold.  A replay's run id is run_id, or
+     * the spec's id + "-replay" when run_id is NULL.  Both NULL: neither. */
+    const char *record_path;
+    const char *replay_path;
 } lil_loop_opts;
 
 /* The outcome of a call that runs the loop (RunResult). */

@@ -119,6 +119,16 @@ struct lil_loop {
     lil_status (*mock)(void *ud, struct lil_err *err, const char *kind, json_t *request,
                        json_t **result, json_t **usage);
     void *mock_ud;
+    /* the effect the mock is asked about, set for the call only: its step
+       id (NULL for on_exit and the completion hook) and its note "kind
+       identity" as journaled (secrets redacted) -- what a cassette matches */
+    const char *mock_step, *mock_note;
+
+    /* told every effect outcome this process journals and the completion
+       hook's result (lil__loop_set_recorder; a cassette being recorded) */
+    lil_status (*recorder)(void *ud, struct lil_err *err, json_t *outcome);
+    void *recorder_ud;
+    struct lil_cassette *cassette; /* opts' record_path / replay_path (owned) */
 
     /* the clock (lil__loop_set_clock; NULL: the real one) */
     int64_t (*clock_now)(void *ud);
@@ -266,6 +276,16 @@ void lil__loop_set_mock(struct lil_loop *lp,
                                          const char *kind, json_t *request,
                                          json_t **result, json_t **usage),
                         void *ud);
+
+/* Tell fn every effect outcome lp journals from now on, as journaled --
+ * {"iteration", "seq", "kind", "step"?, "identity", "result", "usage"?},
+ * secrets redacted -- and the completion hook's result in the same shape
+ * (iteration -1, no seq); replayed outcomes are not told again.  An error
+ * of fn fails the iteration with its message.  NULL fn: none. */
+void lil__loop_set_recorder(struct lil_loop *lp,
+                            lil_status (*fn)(void *ud, struct lil_err *err,
+                                             json_t *outcome),
+                            void *ud);
 
 /* Errors: set lp->err and it->why = WHY_FAIL. */
 lil_status lil__iter_fail(struct iter *it, lil_status code, const char *fmt, ...)

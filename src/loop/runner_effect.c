@@ -98,6 +98,15 @@ void lil__loop_set_mock(struct lil_loop *lp,
     lp->mock_ud = ud;
 }
 
+void lil__loop_set_recorder(struct lil_loop *lp,
+                            lil_status (*fn)(void *ud, struct lil_err *err,
+                                             json_t *outcome),
+                            void *ud)
+{
+    lp->recorder = fn;
+    lp->recorder_ud = ud;
+}
+
 /* The request a mock sees: the identity's JSON (after "kind "). */
 static lil_status exec_mock(struct effect *ef, json_t **result, json_t **usage)
 {
@@ -111,8 +120,12 @@ static lil_status exec_mock(struct effect *ef, json_t **result, json_t **usage)
                              ef->identity.len - strlen(ef->kind) - 1, 0, NULL, &req);
     else
         json_incref(req);
+    /* which step asks, and the identity as journaled (a cassette's key) */
+    lp->mock_step = ef->step_id;
+    lp->mock_note = (const char *)ef->note.data;
     if (rc == LIL_OK)
         rc = lp->mock(lp->mock_ud, &lp->err, ef->kind, req, result, usage);
+    lp->mock_step = lp->mock_note = NULL;
     json_decref(req);
     return rc;
 }
@@ -278,6 +291,7 @@ static lil_status fresh(struct effect *ef, json_t **result)
     struct lil_loop *lp = ef->it->lp;
     struct lil_step_req req = {0};
     lil_bytes out = {0};
+    bool ran;
     lil_status rc;
 
     req.effect = true;
@@ -298,12 +312,17 @@ static lil_status fresh(struct effect *ef, json_t **result)
         return left_uncertain(ef);
     if (rc != LIL_OK)
         return lil__iter_fail(ef->it, rc, "%s", lp->err.msg);
-    if (!ef->outcome) /* the engine held it: parse what it returned */
+    ran = ef->outcome != NULL; /* made by run_effect in this call */
+    if (!ran)                  /* the engine held it: parse what it returned */
         rc = lil__json_parse(lp->env, &lp->err, LIL_E_CORRUPT, out.data, out.len, 0,
                              NULL, &ef->outcome);
     lil_free(out.data);
     if (rc == LIL_OK)
         rc = lil__loop_slot_put(lp, ef->name, json_incref(ef->outcome));
+    /* recording: the outcome as journaled, once (a replayed one was told
+       when it was fresh, or when the recorder was attached) */
+    if (rc == LIL_OK && ran && lp->recorder)
+        rc = lp->recorder(lp->recorder_ud, &lp->err, ef->outcome);
     if (rc != LIL_OK)
         return lil__iter_fail(ef->it, rc, "%s", lp->err.msg);
     *result = json_incref(json_object_get(ef->outcome, "result"));
@@ -664,6 +683,27 @@ lil_status lil__loop_agent(struct iter *it, const struct lil_ir_step *step,
 /* ---- exit actions and the completion hook
  * ------------------------------------------------- */
 
+/* The completion hook's result told to the recorder like an effect's
+ * outcome (a copy, secrets redacted; iteration -1, no seq). */
+static lil_status record_hook(struct effect *ef, json_t *result)
+{
+    struct lil_loop *lp = ef->it->lp;
+    json_t *copy = json_deep_copy(result), *o;
+    lil_status rc = copy ? lil__redact_json(lp->redact, &lp->err, copy) : LIL_E_NOMEM;
+
+    if (rc != LIL_OK) {
+        json_decref(copy);
+        return rc == LIL_E_NOMEM ? lil__seterr(&lp->err, rc, 0, "out of memory") : rc;
+    }
+    o = outcome_of(ef, copy, json_incref(ef->outcome)); /* takes both */
+    if (!o)
+        return lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
+    json_object_del(o, "seq");
+    rc = lp->recorder(lp->recorder_ud, &lp->err, o);
+    json_decref(o);
+    return rc;
+}
+
 static lil_status hook_direct(struct iter *it, const struct lil_ir_action *act,
                               json_t **result)
 {
@@ -686,9 +726,15 @@ static lil_status hook_direct(struct iter *it, const struct lil_ir_action *act,
         ef.request = http_request(it, &act->request, false);
         ef.exec = exec_http;
         rc = it->why == WHY_FAIL ? lp->err.code : ef.request ? LIL_OK : LIL_E_NOMEM;
+        if (rc == LIL_OK) /* the note a cassette matches */
+            rc = lil__http_identity(lp->env, &lp->err, ef.request, &ef.identity);
     }
     if (rc == LIL_OK)
+        rc = make_note(&ef);
+    if (rc == LIL_OK)
         rc = attempt_all(&ef, result, &ef.outcome);
+    if (rc == LIL_OK && lp->recorder)
+        rc = record_hook(&ef, *result);
     lil__buf_free(&cmd);
     effect_free(&ef);
     return rc;

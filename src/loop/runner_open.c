@@ -16,12 +16,23 @@
 
 #include "base/alloc.h"
 #include "base/hash.h"
+#include "loop/cassette.h"
 #include "loop/effect_env.h"
 #include "loop/runner.h"
 #include "spec/spec.h"
 
+/* An option field the caller's struct has (struct_size covers it), or NULL. */
+#define OPT_OR_NULL(o, field)                                                       \
+    ((o) && (o)->struct_size >= offsetof(lil_loop_opts, field) + sizeof((o)->field) \
+         ? (o)->field                                                               \
+         : NULL)
+
 static lil_status opts_check(struct lil_err *err, const lil_loop_opts *o)
 {
+    if (OPT_OR_NULL(o, record_path) && OPT_OR_NULL(o, replay_path))
+        return lil__seterr(err, LIL_E_INVAL, 0,
+                           "lil_loop_open: record_path and replay_path exclude each "
+                           "other");
     if (o && o->struct_size < offsetof(lil_loop_opts, progress_ud) + sizeof(void *))
         return lil__seterr(err, LIL_E_INVAL, 0,
                            "lil_loop_open: opts->struct_size is too small");
@@ -312,12 +323,26 @@ static lil_status journal_facts(struct lil_loop *lp, const lil_spec *spec,
     return rc == LIL_OK && lp->run->readonly ? held_elsewhere(lp) : rc;
 }
 
+/* The run id: opts' run_id, else the spec's id -- with "-replay" after it
+ * for a replay, which so keeps off the real run (made in buf). */
+static const char *run_id_of(const lil_loop_opts *o, const struct lil_ir_spec *ir,
+                             char *buf, size_t cap)
+{
+    if (o && o->run_id)
+        return o->run_id;
+    if (!ir || !ir->id.s || !OPT_OR_NULL(o, replay_path))
+        return ir ? ir->id.s : NULL;
+    snprintf(buf, cap, "%s-replay", ir->id.s);
+    return buf;
+}
+
 lil_status lil__loop_open(struct lil_store *st, struct lil_err *err,
                           const lil_spec *spec, const lil_loop_opts *o,
                           struct lil_loop **out)
 {
     const struct lil_ir_spec *ir = lil__spec_ir(spec);
-    const char *id = o && o->run_id ? o->run_id : (ir ? ir->id.s : NULL);
+    char replay_id[256];
+    const char *id = run_id_of(o, ir, replay_id, sizeof(replay_id));
     struct lil_loop *lp;
     lil_status rc = opts_check(err, o);
 
@@ -343,6 +368,9 @@ lil_status lil__loop_open(struct lil_store *st, struct lil_err *err,
         rc = surroundings(lp, o);
     if (rc == LIL_OK)
         rc = journal_facts(lp, spec, o);
+    if (rc == LIL_OK) /* cassette.c: record or replay the effects */
+        rc = lil__cassette_attach(lp, OPT_OR_NULL(o, record_path),
+                                  OPT_OR_NULL(o, replay_path));
     if (rc != LIL_OK) {
         lil__copyerr(err, &lp->err);
         if (rc == LIL_E_NOMEM && !err->msg[0])
@@ -360,6 +388,7 @@ lil_status lil__loop_close(struct lil_loop *lp)
     lil_status rc = lp->run ? lil__run_close(lp->run, &lp->err) : LIL_OK;
 
     lp->magic = 0;
+    lil__cassette_close(lp);
     lil__loop_slots_clear(lp);
     lil__free(env, lp->slots);
     json_decref(lp->inputs);
