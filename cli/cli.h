@@ -150,6 +150,10 @@ int cli_fail(const struct cli_ctx *ctx, lil_status s, const char *fmt, ...)
  * pid is not known.  Returns CLI_EXIT_LOCKED (through cli_fail). */
 int cli_held(const struct cli_ctx *ctx, lil_store *st, const char *run_id);
 
+/* The store directory of ctx: --dir, else $LIL_DIR when set and not empty,
+ * else ".lil". */
+const char *cli_store_dir(const struct cli_ctx *ctx);
+
 /* Open the store of ctx without creating it: a missing directory is an
  * error (CLI_EXIT_FAIL).  Returns an exit status; *out is set on CLI_EXIT_OK. */
 int cli_store_open(const struct cli_ctx *ctx, lil_store **out);

@@ -87,16 +87,6 @@ static void say(struct doctor *d, enum level lvl, const char *check, const char 
 /* ---- the store
  * ------------------------------------------------------------------------- */
 
-/* --dir, else $LIL_DIR when set and not empty, else ".lil" (as open.c). */
-static const char *store_dir(const struct cli_ctx *ctx)
-{
-    const char *env = getenv("LIL_DIR");
-
-    if (ctx->dir)
-        return ctx->dir;
-    return env && *env ? env : ".lil";
-}
-
 static void parent_of(const char *dir, char *out, size_t cap)
 {
     const char *slash;
@@ -396,8 +386,8 @@ static int cmd_doctor(struct cli_ctx *ctx, int argc, char **argv)
             cli_put_text(stdout, id);
             fputs("'\n", stdout);
         }
-        run_checks(&d, norm, store_dir(ctx));
-        ex = report(&d, id, cli_spec_name(pos[0]), store_dir(ctx));
+        run_checks(&d, norm, cli_store_dir(ctx));
+        ex = report(&d, id, cli_spec_name(pos[0]), cli_store_dir(ctx));
     }
     json_decref(d.checks);
     json_decref(norm);

@@ -34,9 +34,7 @@ static int run_like(struct cli_ctx *ctx, int argc, char **argv, unsigned mask,
         rc = call == CALL_RUN    ? lil_loop_run(lc.lp, &res)
              : call == CALL_STEP ? lil_loop_step(lc.lp, &res)
                                  : lil_loop_resume(lc.lp, &res);
-        ex = rc == LIL_OK ? loop_cli_report(ctx, &lc, &res)
-                          : loop_cli_fail(ctx, &lc, rc);
-        lil_loop_result_free(&res);
+        ex = loop_cli_answer(ctx, &lc, rc, &res);
     }
     loop_cli_close(&lc);
     return ex == CLI_PARSE_HELP ? CLI_EXIT_OK : ex;
@@ -73,6 +71,13 @@ static int print_request(const struct cli_ctx *ctx, const char *id, const char *
     return cli_json_print(ctx, o, true);
 }
 
+static const char *actor_of(const struct loop_cli *lc)
+{
+    const char *u = getenv("USER");
+
+    return lc->actor ? lc->actor : (u && *u ? u : "unknown");
+}
+
 static int cmd_stop(struct cli_ctx *ctx, int argc, char **argv)
 {
     struct loop_cli lc;
@@ -88,13 +93,11 @@ static int cmd_stop(struct cli_ctx *ctx, int argc, char **argv)
         ex = loop_cli_prepare(ctx, &lc, false);
     if (ex == CLI_EXIT_OK) {
         id = lc.run_id ? lc.run_id : lil_spec_id(lc.spec);
-        rc = lil_loop_request_stop(lc.st, id, lc.actor ? lc.actor : getenv("USER"),
-                                   lc.reason);
+        rc = lil_loop_request_stop(lc.st, id, actor_of(&lc), lc.reason);
         if (rc != LIL_OK)
             ex = cli_fail(ctx, rc, "%s", lil_store_errmsg(lc.st));
         else if (ctx->json)
-            ex =
-                print_request(ctx, id, lc.actor ? lc.actor : getenv("USER"), lc.reason);
+            ex = print_request(ctx, id, actor_of(&lc), lc.reason);
         else
             printf("stop requested for run '%s': it stops at its next iteration "
                    "boundary; `lil resume %s` goes on\n",
@@ -106,13 +109,6 @@ static int cmd_stop(struct cli_ctx *ctx, int argc, char **argv)
 
 /* ---- approve and recover
  * ---------------------------------------------------------------- */
-
-static const char *actor_of(const struct loop_cli *lc)
-{
-    const char *u = getenv("USER");
-
-    return lc->actor ? lc->actor : (u && *u ? u : "unknown");
-}
 
 static int cmd_approve(struct cli_ctx *ctx, int argc, char **argv)
 {
@@ -132,9 +128,7 @@ static int cmd_approve(struct cli_ctx *ctx, int argc, char **argv)
     if (ex == CLI_EXIT_OK) {
         loop_cli_signals(&lc);
         rc = lil_loop_approve(lc.lp, actor_of(&lc), lc.reason, &res);
-        ex = rc == LIL_OK ? loop_cli_report(ctx, &lc, &res)
-                          : loop_cli_fail(ctx, &lc, rc);
-        lil_loop_result_free(&res);
+        ex = loop_cli_answer(ctx, &lc, rc, &res);
     }
     loop_cli_close(&lc);
     return ex == CLI_PARSE_HELP ? CLI_EXIT_OK : ex;
@@ -189,9 +183,7 @@ static int cmd_recover(struct cli_ctx *ctx, int argc, char **argv)
         loop_cli_signals(&lc);
         rc = lil_loop_recover(lc.lp, how, lc.result_set ? lc.result_json : NULL,
                               actor_of(&lc), lc.reason, &res);
-        ex = rc == LIL_OK ? loop_cli_report(ctx, &lc, &res)
-                          : loop_cli_fail(ctx, &lc, rc);
-        lil_loop_result_free(&res);
+        ex = loop_cli_answer(ctx, &lc, rc, &res);
     }
     loop_cli_close(&lc);
     return ex == CLI_PARSE_HELP ? CLI_EXIT_OK : ex;

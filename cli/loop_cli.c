@@ -283,6 +283,15 @@ int loop_cli_report(const struct cli_ctx *ctx, const struct loop_cli *lc,
     return lil_loop_exit_code(res->status);
 }
 
+int loop_cli_answer(const struct cli_ctx *ctx, const struct loop_cli *lc, lil_status rc,
+                    lil_loop_result *res)
+{
+    int ex = rc == LIL_OK ? loop_cli_report(ctx, lc, res) : loop_cli_fail(ctx, lc, rc);
+
+    lil_loop_result_free(res);
+    return ex;
+}
+
 int loop_cli_fail(const struct cli_ctx *ctx, const struct loop_cli *lc, lil_status rc)
 {
     return cli_fail(ctx, rc, "%s", lc->lp ? lil_loop_errmsg(lc->lp) : lil_errmsg());

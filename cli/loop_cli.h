@@ -62,6 +62,11 @@ int loop_cli_report(const struct cli_ctx *ctx, const struct loop_cli *lc,
 /* Report a library error of a loop call. */
 int loop_cli_fail(const struct cli_ctx *ctx, const struct loop_cli *lc, lil_status rc);
 
+/* The end of a loop call that returned rc: its result reported (then
+ * released) or its error; the exit status. */
+int loop_cli_answer(const struct cli_ctx *ctx, const struct loop_cli *lc, lil_status rc,
+                    lil_loop_result *res);
+
 /* SIGINT and SIGTERM ask lc->lp to stop after the current effect; a second
  * SIGINT kills the effect's process group and exits at once (130), leaving
  * the effect uncertain.  Progress goes to stderr when it is a terminal. */

@@ -71,7 +71,7 @@ int cli_held(const struct cli_ctx *ctx, lil_store *st, const char *run_id)
 }
 
 /* --dir, else $LIL_DIR when set and not empty, else ".lil". */
-static const char *store_dir(const struct cli_ctx *ctx)
+const char *cli_store_dir(const struct cli_ctx *ctx)
 {
     const char *env = getenv("LIL_DIR");
 
@@ -82,7 +82,7 @@ static const char *store_dir(const struct cli_ctx *ctx)
 
 int cli_store_open(const struct cli_ctx *ctx, lil_store **out)
 {
-    const char *dir = store_dir(ctx);
+    const char *dir = cli_store_dir(ctx);
     struct stat sb;
     lil_status rc;
 
@@ -104,7 +104,7 @@ int cli_store_open(const struct cli_ctx *ctx, lil_store **out)
 
 int cli_store_create(const struct cli_ctx *ctx, lil_store **out)
 {
-    const char *dir = store_dir(ctx);
+    const char *dir = cli_store_dir(ctx);
     lil_status rc = lil_store_open(NULL, dir, out);
 
     if (rc != LIL_OK)

@@ -465,18 +465,30 @@ static bool stop_published(struct lil_loop *lp)
     return rc != LIL_E_NOTFOUND;
 }
 
-/* The answers that write nothing (5.9: an ended run, an uncertain one, a
- * stop honoured and not cleared, a cap awaiting approval).  *done when
- * *res is one. */
+/* What the journal answers whatever the call: an ended run, an uncertain
+ * one, a stop honoured and not cleared.  true when *res (and *rc) is one. */
+static bool journal_answer(struct lil_loop *lp, lil_loop_result *res, lil_status *rc)
+{
+    if (lp->end != LOOP_LIVE)
+        *rc = ended(lp, res);
+    else if (lil_run_status(lp->run) == LIL_RUN_UNCERTAIN)
+        *rc = lil__loop_result_uncertain(lp, res);
+    else if (lp->stop)
+        *rc = lil__loop_result(lp, LIL_LOOP_STOPPED, stop_reason(lp), res);
+    else
+        return false;
+    return true;
+}
+
+/* The answers that write nothing (5.9: the journal's, and a cap awaiting
+ * approval).  *done when *res is one. */
 static lil_status settled(struct lil_loop *lp, lil_loop_result *res, bool *done)
 {
+    lil_status rc = LIL_OK;
+
     *done = true;
-    if (lp->end != LOOP_LIVE)
-        return ended(lp, res);
-    if (lil_run_status(lp->run) == LIL_RUN_UNCERTAIN)
-        return lil__loop_result_uncertain(lp, res);
-    if (lp->stop)
-        return lil__loop_result(lp, LIL_LOOP_STOPPED, stop_reason(lp), res);
+    if (journal_answer(lp, res, &rc))
+        return rc;
     if (!lil__loop_interrupted(lp) && lp->meters.pending != LIL_CAP_NONE &&
         !(lp->flags & LIL_LOOP_APPROVE_CAPS) && !stop_published(lp))
         return lil__loop_result(lp, LIL_LOOP_PAUSED,
@@ -541,12 +553,10 @@ lil_status lil__loop_run(struct lil_loop *lp, bool one, lil_loop_result *res)
 
 lil_status lil__loop_status(struct lil_loop *lp, lil_loop_result *res)
 {
-    if (lp->end != LOOP_LIVE)
-        return ended(lp, res);
-    if (lil_run_status(lp->run) == LIL_RUN_UNCERTAIN)
-        return lil__loop_result_uncertain(lp, res);
-    if (lp->stop)
-        return lil__loop_result(lp, LIL_LOOP_STOPPED, stop_reason(lp), res);
+    lil_status rc = LIL_OK;
+
+    if (journal_answer(lp, res, &rc))
+        return rc;
     if (lp->meters.pending != LIL_CAP_NONE)
         return lil__loop_result(lp, LIL_LOOP_PAUSED,
                                 lil__cap_reason(lp->meters.pending), res);
