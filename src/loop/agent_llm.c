@@ -552,7 +552,7 @@ static lil_status perform(const struct lil_env *env, struct lil_err *err,
     rc = lil__buf_printf(&url, "%.*s/chat/completions", (int)cfg->base_len, cfg->base);
     if (rc == LIL_OK)
         rc = header_list(env, t->c, cfg, &headers);
-    t->h = rc == LIL_OK ? t->c->easy_init() : NULL;
+    t->h = rc == LIL_OK ? lil__llm_handle_take(t->c) : NULL;
     if (t->h) {
         cc = set_options(t, cfg, (const char *)url.data, headers, body);
         if (cc == CURLE_OK)
@@ -561,7 +561,7 @@ static lil_status perform(const struct lil_env *env, struct lil_err *err,
     } else {
         rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory starting the LLM request");
     }
-    t->c->easy_cleanup(t->h);
+    lil__llm_handle_give(t->c, t->h);
     t->h = NULL;
     t->c->slist_free_all(headers);
     lil__buf_free(&url);

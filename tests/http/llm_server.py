@@ -26,6 +26,8 @@ The base URL chooses the answer: http://127.0.0.1:PORT/<scenario>[/<arg>]/v1
   slow/MS      waits MS ms, then text
   big/N        content of N bytes "a"
   notjson      200 "hello" as text/plain
+  peer         the content is the client's "address:port" (a connection
+               kept between calls answers with the same port)
 A stream request (stream: true) gets server-sent events (chunked, cut in
 pieces of a few bytes, usage null in every chunk but the last, which has
 no choices; a comment line; then data: [DONE]), except:
@@ -188,6 +190,8 @@ class Handler(BaseHTTPRequestHandler):
             content = "a" * int(arg)
         elif scenario == "notjson":
             return self.reply(200, b"hello", "text/plain")
+        elif scenario == "peer":
+            content = "%s:%d" % self.client_address[:2]
         if stream and scenario != "plainstream":
             return self.stream(content or "", usage, b"\r\n" if scenario == "crlf" else b"\n",
                                drop=scenario == "drop")
