@@ -924,6 +924,20 @@ LIL_API lil_status lil_loop_close(lil_loop *lp);
  * asks it for every agent step. */
 LIL_API lil_status lil_agent_harness_check(const char *harness);
 
+/* What the agent harnesses would use in this process's environment, as a
+ * JSON object in *out (free with lil_free), for `lil doctor`:
+ * "harnesses" (each harness: "name", "ready", "message": what
+ * lil_agent_harness_check says), "llm" (the resolved server: "configured",
+ * "provider", "base_url" (credentials redacted), "model", each with where
+ * it came from, "key_set" and "key_from" -- the variable, never the key --,
+ * "stream", "priced", "price_in" and "price_out" in USD per million tokens
+ * with where they came from) and "limits" ("cli_timeout_ms",
+ * "llm_timeout_ms", "max_buffer", "max_tokens": "value", "default",
+ * "from": "default" or the variable read, "error" when it does not parse).
+ * docs/api.md lists every key.  Errors: LIL_E_INVAL (out NULL),
+ * LIL_E_NOMEM. */
+LIL_API lil_status lil_agent_settings(lil_bytes *out);
+
 /* What dry runs prove about a valid spec (`lil verify`, `lil score`;
  * docs/loops.md, "Verify and score"): the loop runs three times in a
  * temporary store ($TMPDIR, else /tmp; removed before returning) -- once

@@ -31,6 +31,11 @@ bool lil__agent_known(const char *name)
     return false;
 }
 
+const char *lil__agent_name(size_t i)
+{
+    return i < NHARNESS ? harnesses[i].name : NULL;
+}
+
 static const char *lookup(const char *const *envp, const char *name)
 {
     size_t n = strlen(name);
