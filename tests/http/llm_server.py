@@ -88,6 +88,9 @@ def check(headers, body):
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # headers and body go out in two writes: without TCP_NODELAY the body of
+    # a reply on a kept connection waits for the client's delayed ACK
+    disable_nagle_algorithm = True
 
     def log_message(self, fmt, *args):  # quiet
         pass
