@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "loop/agent_info.h"
 #include "os/os.h"
 
 enum family { FAM_INTERNAL, FAM_LLM, FAM_CLI };

@@ -76,9 +76,6 @@ struct lil_agent_usage {
 /* Is name a harness of the table above? */
 bool lil__agent_known(const char *name);
 
-/* The name of harness i of that table (0, 1, ...); NULL past its end. */
-const char *lil__agent_name(size_t i);
-
 /* Can call run?  LIL_OK, or LIL_E_INVAL with what to set (no LLM
  * configured, no LIL_AGENT_CMD, bad limits) -- asked before the call's
  * intent is journaled, so that a loop that cannot call its harness fails
@@ -98,13 +95,6 @@ lil_status lil__agent_call(const struct lil_env *env, struct lil_err *err,
  * ("AGENT_TIMEOUT_MS").  Borrowed from envp (or environ). */
 const char *lil__agent_setting(const char *const *envp, const char *x,
                                const char **which);
-
-/* A limit of the harnesses: setting x (LIL_/LOOPY_, blanks around it
- * ignored) a positive integer of at most 2^53 - 1, or def when it is unset
- * or blank.  var (cap bytes) gets the name of the variable read (the
- * LOOPY_ one when neither is set).  LIL_E_INVAL naming it and its value. */
-lil_status lil__agent_limit(struct lil_err *err, const char *const *envp, const char *x,
-                            int64_t def, int64_t *out, char *var, size_t cap);
 
 /* Usage estimated from sizes: ceil(bytes / 4) tokens for the prompt (in) and
  * for the output (out), marked estimated; usd from the price table when the
@@ -126,20 +116,6 @@ lil_status lil__agent_llm_call(const struct lil_env *env, struct lil_err *err,
                                const struct lil_agent_call *call, json_t **result,
                                struct lil_agent_usage *usage);
 
-/* What the llm harness would use with envp, as a new JSON object (made
- * with env's allocator: release it inside a json scope of env):
- * {"configured", "provider" ("custom" for
- * LLM_API_KEY / LLM_BASE_URL, else the provider of the key found:
- * "openai", "anthropic", ...), "key_set", "key_from" (the variable; never
- * the key), "base_url" (userinfo, secret parameters and the key itself
- * "[redacted]"), "base_url_from", "model", "model_from" ("default",
- * "provider" or the variable), "stream", "priced", "price_in",
- * "price_out" (USD per million tokens, or null), "price_in_from",
- * "price_out_from"}; only "configured" (false) and "message" (what to
- * set) when nothing is.  LIL_E_NOMEM. */
-lil_status lil__agent_llm_describe(const struct lil_env *env, struct lil_err *err,
-                                   const char *const *envp, json_t **out);
-
 /* ---- prices (agent_price.c; contract 6.6) --------------------------------- */
 
 /* The model id as the table keys it: trimmed, lower case, after the last
@@ -151,19 +127,6 @@ void lil__agent_model_norm(const char *model, char *out, size_t cap);
  * else the table's; false when either side has no price. */
 bool lil__agent_price_usd(const char *const *envp, const char *model, int64_t in,
                           int64_t out, double *usd);
-
-/* The prices in force for model (USD per million tokens), and where each
- * came from: "table", or the override's variable ("LIL_LLM_PRICE_IN",
- * "LOOPY_LLM_PRICE_OUT", ...); "" and a negative price when that side has
- * none.  priced: both sides have one (what lil__agent_price_usd needs). */
-struct lil_agent_prices {
-    bool priced;
-    double in, out;
-    char in_from[32], out_from[32];
-};
-
-void lil__agent_prices(const char *const *envp, const char *model,
-                       struct lil_agent_prices *out);
 
 /* Strip one surrounding ``` fence (``` or ```json / yml / yaml, any case)
  * of text (len bytes): *start and *end delimit what is inside, or the

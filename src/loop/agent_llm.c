@@ -36,6 +36,7 @@
 #include <strings.h>
 
 #include "loop/agent.h"
+#include "loop/agent_info.h"
 #include "loop/agent_llm_int.h"
 #include "loop/curl_dl.h"
 #include "loop/effect_http.h"
@@ -68,11 +69,12 @@ static const struct provider {
 #define NPROVIDERS (sizeof(providers) / sizeof(providers[0]))
 
 struct llm_config {
-    const struct provider *provider; /* NULL: LLM_API_KEY / LLM_BASE_URL */
-    const char *base;                /* borrowed (envp or static) */
-    size_t base_len;                 /* without trailing '/' */
-    const char *key;                 /* "" when there is none; borrowed */
+    const char *base; /* borrowed (envp or static) */
+    size_t base_len;  /* without trailing '/' */
+    const char *key;  /* "" when there is none; borrowed */
     const char *model;
+    /* the provider of the key found; NULL: LLM_API_KEY / LLM_BASE_URL */
+    const struct provider *provider;
     const char *const *headers; /* the provider's defaults, or NULL */
     const char *extra_headers;  /* LLM_HEADERS, or NULL */
     bool stream;
@@ -101,8 +103,10 @@ static bool filled(const char *s)
     return s && *s;
 }
 
-lil_status lil__agent_limit(struct lil_err *err, const char *const *envp, const char *x,
-                            int64_t def, int64_t *out, char *var, size_t cap)
+/* A limit: LIL_/LOOPY_<x> (blanks around it ignored) a positive integer
+ * of at most 2^53 - 1, or def when it is unset or blank. */
+static lil_status limit(struct lil_err *err, const char *const *envp, const char *x,
+                        int64_t def, int64_t *out, char *var, size_t cap)
 {
     const char *which = NULL, *v = lil__agent_setting(envp, x, &which), *s = v;
     size_t n = v ? strlen(v) : 0;
@@ -188,11 +192,11 @@ static lil_status configure(struct lil_err *err, const char *const *envp,
         cfg->base_len--;
     cfg->extra_headers = lil__agent_setting(envp, "LLM_HEADERS", NULL);
     cfg->stream = stream_on(lil__agent_setting(envp, "LLM_STREAM", NULL));
-    rc = lil__agent_limit(err, envp, "AGENT_TIMEOUT_MS", LIL_AGENT_LLM_TIMEOUT_MS,
-                          &cfg->timeout_ms, cfg->timeout_var, sizeof(cfg->timeout_var));
+    rc = limit(err, envp, "AGENT_TIMEOUT_MS", LIL_AGENT_LLM_TIMEOUT_MS,
+               &cfg->timeout_ms, cfg->timeout_var, sizeof(cfg->timeout_var));
     if (rc == LIL_OK)
-        rc = lil__agent_limit(err, envp, "AGENT_MAX_BUFFER", LIL_AGENT_MAX_BUFFER, &max,
-                              cfg->max_var, sizeof(cfg->max_var));
+        rc = limit(err, envp, "AGENT_MAX_BUFFER", LIL_AGENT_MAX_BUFFER, &max,
+                   cfg->max_var, sizeof(cfg->max_var));
     cfg->max_bytes = (size_t)max;
     return rc;
 }
@@ -626,6 +630,12 @@ lil_status lil__agent_llm_call(const struct lil_env *env, struct lil_err *err,
 }
 
 /* ---- the configuration described (lil doctor) ------------------------------ */
+
+lil_status lil__agent_limit(struct lil_err *err, const char *const *envp, const char *x,
+                            int64_t def, int64_t *out, char *var, size_t cap)
+{
+    return limit(err, envp, x, def, out, var, cap);
+}
 
 /* "openai" for OPENAI_API_KEY, "ai_gateway" for AI_GATEWAY_API_KEY. */
 static void provider_name(const struct provider *p, char *out, size_t cap)

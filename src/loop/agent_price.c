@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "loop/agent.h"
+#include "loop/agent_info.h"
 
 static const struct {
     const char *model;

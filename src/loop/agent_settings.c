@@ -30,6 +30,7 @@
 #include "base/buf.h"
 #include "base/env.h"
 #include "loop/agent.h"
+#include "loop/agent_info.h"
 #include "os/os.h"
 
 #define BUF_UNCAPPED (SIZE_MAX / 4)
