@@ -16,6 +16,8 @@ when stream is true.  A request that is not so gets 400 "bad request:
 The base URL chooses the answer: http://127.0.0.1:PORT/<scenario>[/<arg>]/v1
   text         "hello there", usage 3 + 2 tokens
   echo         the content is the JSON of {"auth", "headers", "body"} seen
+  peer         the content is the client's "address:port", no usage (a
+               connection kept between calls answers with the same port)
   fenced       a ```json fenced object with a `usage` key of the model's,
                usage 1M + 1M tokens
   cost         {"ok": true}, usage 10 + 5 tokens and cost 0.0123
@@ -26,8 +28,6 @@ The base URL chooses the answer: http://127.0.0.1:PORT/<scenario>[/<arg>]/v1
   slow/MS      waits MS ms, then text
   big/N        content of N bytes "a"
   notjson      200 "hello" as text/plain
-  peer         the content is the client's "address:port" (a connection
-               kept between calls answers with the same port)
 A stream request (stream: true) gets server-sent events (chunked, cut in
 pieces of a few bytes, usage null in every chunk but the last, which has
 no choices; a comment line; then data: [DONE]), except:
@@ -161,6 +161,8 @@ class Handler(BaseHTTPRequestHandler):
         bad = check(self.headers, body)
         if bad:
             return self.reply(400, ("bad request: " + bad).encode(), "text/plain")
+        if scenario == "peer":
+            return self.completion("%s:%d" % self.client_address[:2], None)
         req = json.loads(body)
         self.answer(scenario, arg, req, bool(req.get("stream")))
 
@@ -193,8 +195,6 @@ class Handler(BaseHTTPRequestHandler):
             content = "a" * int(arg)
         elif scenario == "notjson":
             return self.reply(200, b"hello", "text/plain")
-        elif scenario == "peer":
-            content = "%s:%d" % self.client_address[:2]
         if stream and scenario != "plainstream":
             return self.stream(content or "", usage, b"\r\n" if scenario == "crlf" else b"\n",
                                drop=scenario == "drop")
