@@ -27,6 +27,12 @@
  *
  * Redirects are not followed (the Authorization header would go along):
  * a 3xx is a failed request.  libcurl reads the usual proxy variables.
+ * The easy handle of a call comes from the pool of agent_llm_pool.c, so
+ * that a loop's next call reuses the connection of the last one.
+ *
+ * lil__agent_llm_describe (agent_info.h) tells what the harness would use
+ * -- server, model, key variable, prices, each with its source -- without
+ * the key, for `lil doctor`.
  */
 #include <ctype.h>
 #include <limits.h>
