@@ -12,9 +12,12 @@
  *
  * A loop run (docs/loops.md) also gets a section between the header and
  * the timeline, from loop_view_load (a walk of its own): the loop, its
- * status and reason, the committed state and meters, what it waits for,
- * and the slots (effects, sleeps, approvals) of its last --tail
- * iterations; --json puts the same in a "loop" object.
+ * status and reason, the committed state and meters, the usage of its
+ * agent calls and what is left of its budgets, what it waits for, and the
+ * slots (effects, sleeps, approvals) of its last --tail iterations with
+ * each iteration's usage and each call's; --json puts the same in a
+ * "loop" object.  Estimated tokens are marked "~" (and "(estimated)"),
+ * calls without a price "unpriced".
  *
  * Exit status: 2 when the run is uncertain (a script can tell that a
  * person must decide), else 0; 1 when the run cannot be read.
@@ -699,9 +702,12 @@ const struct cli_verb cli_verb_inspect = {
     "\n"
     "A loop run also gets a section after the header: loop id, spec, inputs,\n"
     "the loop's status and reason, committed iterations and state, the meters,\n"
+    "the tokens and usd of its agent calls and what is left of its budgets,\n"
     "what it waits for (an approval, a recovery, a resume, its wake time), and\n"
-    "per iteration its effects, sleeps and approvals (kind, step, status,\n"
-    "duration, usage): the last 10 iterations, or --tail N.\n"
+    "per iteration its usage and its effects, sleeps and approvals (kind,\n"
+    "step, status, duration, a call's tokens, usd and model): the last 10\n"
+    "iterations, or --tail N.  \"~\" marks estimated tokens, \"unpriced\" a\n"
+    "call whose model has no price.\n"
     "\n"
     "The run is opened read-only (no lock, nothing written).\n"
     "\n"

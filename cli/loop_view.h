@@ -14,8 +14,13 @@
  *    record (loop_view_is_start): an ordinary run may name a step "cap.1".
  *  - the whole run: loop_view_load walks the records once and fills a
  *    struct loop_view: status and reason, committed iterations, the last
- *    snapshot, the meters, what the run waits for, and the slots of the
- *    last `tail` iterations.
+ *    snapshot, the meters, the run's agent calls (how many reported
+ *    usage, were estimated, had no price), what the run waits for, and
+ *    the slots of the last `tail` iterations (an agent call's tokens, usd,
+ *    model, estimate).  loop_view_iter_usage sums an iteration's calls,
+ *    loop_view_budget says what is left of each budget; the fmt functions
+ *    write them for a person ("~" before estimated tokens), the json ones
+ *    as docs/cli.md documents.
  *
  * The status, in the runner's order (lil__loop_status): a run-done record
  * (completed, or stopped by an exit-clean cap), run-failed (failed), an
