@@ -129,9 +129,10 @@ const char *lil__sv_no_restart(lil_restart_policy policy, const struct lil_sv_de
     if (d->signal)
         return NULL; /* a crash: every policy restarts it */
     if (d->code == 0)
-        return policy == LIL_RESTART_ALWAYS ? NULL : "exited with 0";
-    return policy == LIL_RESTART_ON_CRASH ? "a non-zero exit is not a crash (on-crash)"
-                                          : NULL;
+        return policy == LIL_RESTART_ALWAYS ? NULL : "the child exited with 0";
+    return policy == LIL_RESTART_ON_CRASH
+               ? "the child's non-zero exit is not a crash (on-crash)"
+               : NULL;
 }
 
 double lil__sv_backoff(const struct lil_sv_policy *p, unsigned streak, double u)

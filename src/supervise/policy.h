@@ -56,8 +56,8 @@ int lil__sv_exit_status(const struct lil_sv_death *d);
 
 /* Why a death is not restarted, or NULL when the policy restarts it:
  * "stopped by the user" (interrupted), "interrupted by SIGINT" (only a
- * user sends it), "exited with 0" (unless always), "exited with N, not a
- * crash" (on-crash).  Static text. */
+ * user sends it), "the child exited with 0" (unless always), "the child's
+ * non-zero exit is not a crash (on-crash)".  Static text. */
 const char *lil__sv_no_restart(lil_restart_policy policy, const struct lil_sv_death *d);
 
 /* The delay before restart number `streak` (1 for the first restart since

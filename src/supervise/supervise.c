@@ -126,7 +126,7 @@ static void report_start(struct sv *s)
 static void describe_place(const struct sv *s, const struct lil_sv_where *w, char *buf,
                            size_t cap)
 {
-    if (!s->o.dir)
+    if (!s->o.dir || !w->store)
         buf[0] = '\0';
     else if (!w->run_id)
         snprintf(buf, cap, ", no run of store %s changed since its start", s->o.dir);

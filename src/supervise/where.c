@@ -107,6 +107,7 @@ static lil_status keep_place(const struct lil_env *env, struct lil_err *err,
         lil__sv_where_free(env, &n);
         return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
     }
+    n.store = out->store;
     lil__sv_where_free(env, out);
     *out = n;
     return LIL_OK;
@@ -217,6 +218,7 @@ lil_status lil__sv_where(struct lil_env *env, struct lil_err *err, const char *d
     rc = lil__store_open(env, err, dir, &st);
     if (rc == LIL_OK)
         rc = read_store(st, err, since_ns, out);
+    out->store = rc == LIL_OK;
     if (st)
         lil__store_close(st);
     if (rc != LIL_OK)

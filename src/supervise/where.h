@@ -34,6 +34,7 @@
 #include "base/env.h"
 
 struct lil_sv_where {
+    bool store;        /* the store's directory exists (else nothing below) */
     char *run_id;      /* NULL: no run changed since the child started */
     char *step;        /* NULL: the run has no step yet */
     bool started;      /* step was started and not finished */
