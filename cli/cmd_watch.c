@@ -28,6 +28,8 @@
 #include "cli.h"
 
 #define MAX_SECONDS 86400.0 /* lil_supervise's limit for any time */
+/* Events: one line each; times to 9 significant digits (ns of noise off). */
+#define EVENT_JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(9))
 
 struct watch_flags {
     const char *restart, *max_restarts, *backoff, *max_backoff, *jitter, *healthy,
@@ -265,12 +267,12 @@ static void on_event(void *ud, const lil_supervise_event *ev)
     }
     /* One line in one write: the child writes to the same stderr. */
     o = event_json(ev);
-    n = o ? json_dumpb(o, line, sizeof(line) - 1, JSON_COMPACT) : 0;
+    n = o ? json_dumpb(o, line, sizeof(line) - 1, EVENT_JSON_FLAGS) : 0;
     if (n > 0 && n < sizeof(line) - 1) {
         line[n++] = '\n';
         fwrite(line, 1, n, stderr);
     } else if (o) {
-        json_dumpf(o, stderr, JSON_COMPACT);
+        json_dumpf(o, stderr, EVENT_JSON_FLAGS);
         fputc('\n', stderr);
     }
     json_decref(o);
