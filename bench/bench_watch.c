@@ -111,7 +111,8 @@ static void watch_loop(const struct bench_cfg *cfg, const char *child, const cha
     argv[k] = NULL;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    e = posix_spawn(&pid, cfg->lil_path, &fa, NULL, (char *const *)(uintptr_t)argv, environ);
+    e = posix_spawn(&pid, cfg->lil_path, &fa, NULL, (char *const *)(uintptr_t)argv,
+                    environ);
     posix_spawn_file_actions_destroy(&fa);
     if (e)
         bench_die("posix_spawn lil watch", LIL_E_CHILD, strerror(e));
@@ -151,7 +152,8 @@ static void row(const char *what, double *gaps, size_t n, double minus_ms, int t
     for (size_t i = 0; i < n; i++)
         gaps[i] -= minus_ms;
     s = bench_stats_of(gaps, n);
-    snprintf(buf, sizeof(buf), "p50 %.2f ms, p99 %.2f ms (%zu restarts)", s.p50, s.p99, n);
+    snprintf(buf, sizeof(buf), "p50 %.2f ms, p99 %.2f ms (%zu restarts)", s.p50, s.p99,
+             n);
     bench_row(what, buf, target ? "≤ 5 ms + backoff (p50)" : "",
               target ? s.p50 <= TARGET_MS : -1);
 }

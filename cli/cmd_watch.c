@@ -49,8 +49,8 @@ static int parse_seconds(const struct cli_ctx *ctx, const char *flag, const char
     v = strtod(text, &end);
     if (errno || end == text || *end || !isfinite(v) || v < 0 || v > MAX_SECONDS ||
         (!zero_ok && v == 0))
-        return cli_usage(ctx, "--%s: '%s' is not a number of seconds (%s to %.0f)", flag,
-                         text, zero_ok ? "0" : "above 0", MAX_SECONDS);
+        return cli_usage(ctx, "--%s: '%s' is not a number of seconds (%s to %.0f)",
+                         flag, text, zero_ok ? "0" : "above 0", MAX_SECONDS);
     *out = v;
     return CLI_EXIT_OK;
 }
@@ -117,8 +117,8 @@ static int parse_max_restarts(const struct cli_ctx *ctx, const char *text,
 }
 
 /* 0 means none (the API's 0 is the default). */
-static int parse_zero_none(const struct cli_ctx *ctx, const char *flag, const char *text,
-                           double max, double *out)
+static int parse_zero_none(const struct cli_ctx *ctx, const char *flag,
+                           const char *text, double max, double *out)
 {
     int rc = parse_seconds(ctx, flag, text, true, out);
 
@@ -141,7 +141,8 @@ static int to_options(const struct cli_ctx *ctx, const struct watch_flags *f,
     if (rc == CLI_EXIT_OK && f->backoff)
         rc = parse_zero_none(ctx, "backoff", f->backoff, MAX_SECONDS, &o->backoff_s);
     if (rc == CLI_EXIT_OK && f->max_backoff)
-        rc = parse_seconds(ctx, "max-backoff", f->max_backoff, false, &o->max_backoff_s);
+        rc =
+            parse_seconds(ctx, "max-backoff", f->max_backoff, false, &o->max_backoff_s);
     if (rc == CLI_EXIT_OK && f->jitter)
         rc = parse_zero_none(ctx, "jitter", f->jitter, 1.0, &o->jitter);
     if (rc == CLI_EXIT_OK && f->healthy)
@@ -237,7 +238,8 @@ static json_t *event_json(const lil_supervise_event *ev)
             snprintf(name, sizeof(name), "%d", ev->signal);
         set_str(o, "signal", name);
         cli_json_set(o, "signo", json_integer(ev->signal));
-    } else if (death || strcmp(ev->kind, "giveup") == 0 || strcmp(ev->kind, "exit") == 0) {
+    } else if (death || strcmp(ev->kind, "giveup") == 0 ||
+               strcmp(ev->kind, "exit") == 0) {
         cli_json_set(o, "exit_code", json_integer(ev->exit_code));
     }
     if (death) {
@@ -278,16 +280,21 @@ static void on_event(void *ud, const lil_supervise_event *ev)
     json_decref(o);
 }
 
-/* ---- the verb --------------------------------------------------------------------- */
+/* ---- the verb ---------------------------------------------------------------------
+ */
 
 static int watch_run(struct cli_ctx *ctx, int argc, char **argv)
 {
     struct watch_flags f = {0};
     const struct cli_flag flags[] = {
-        {"restart", true, &f.restart, NULL},         {"max-restarts", true, &f.max_restarts, NULL},
-        {"backoff", true, &f.backoff, NULL},         {"max-backoff", true, &f.max_backoff, NULL},
-        {"jitter", true, &f.jitter, NULL},           {"healthy", true, &f.healthy, NULL},
-        {"crash-loop", true, &f.crash_loop, NULL},   {"same-step", true, &f.same_step, NULL},
+        {"restart", true, &f.restart, NULL},
+        {"max-restarts", true, &f.max_restarts, NULL},
+        {"backoff", true, &f.backoff, NULL},
+        {"max-backoff", true, &f.max_backoff, NULL},
+        {"jitter", true, &f.jitter, NULL},
+        {"healthy", true, &f.healthy, NULL},
+        {"crash-loop", true, &f.crash_loop, NULL},
+        {"same-step", true, &f.same_step, NULL},
         {NULL, false, NULL, NULL},
     };
     struct cli_args a = {flags, NULL, NULL};
@@ -323,7 +330,8 @@ static int watch_run(struct cli_ctx *ctx, int argc, char **argv)
 }
 
 const struct cli_verb cli_verb_watch = {
-    "watch", "run a command and restart it when it dies (a supervisor)",
+    "watch",
+    "run a command and restart it when it dies (a supervisor)",
     "Usage: lil watch [OPTIONS] -- CMD [ARGS...]\n"
     "       lil watch [OPTIONS] SCRIPT.py [ARGS...]    (run with python3)\n"
     "\n"

@@ -1066,9 +1066,9 @@ typedef struct lil_supervise_event {
     const char *run_id; /* death: the run the child was in, or NULL */
     const char *step;   /* death: the step identity (see step_started), or NULL */
     const char *message;
-    int64_t time_ms;  /* when, ms since the Unix epoch */
-    int step_started; /* death: 1 the child died in step (started, not
-                         finished); 0 it died after step, its last one */
+    int64_t time_ms;   /* when, ms since the Unix epoch */
+    int step_started;  /* death: 1 the child died in step (started, not
+                          finished); 0 it died after step, its last one */
     unsigned restarts; /* restarts made so far (backoff: this one included) */
 } lil_supervise_event;
 
@@ -1084,8 +1084,8 @@ typedef struct lil_supervise_options {
                               LIL_SUPERVISE_NONE */
     unsigned crash_loop_k; /* 0 = off; else with crash_loop_t_s > 0 */
     double crash_loop_t_s;
-    unsigned same_step; /* 0 = off; needs dir */
-    const char *dir;    /* store read after each death; NULL = none */
+    unsigned same_step;              /* 0 = off; needs dir */
+    const char *dir;                 /* store read after each death; NULL = none */
     lil_supervise_event_fn on_event; /* NULL: nothing reported (never printed) */
     void *ud;
     double healthy_s; /* a child that ran this long resets the doubling; 0 = 30 s */

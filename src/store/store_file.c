@@ -340,7 +340,7 @@ static lil_status file_stop_clear(struct lil_store *st, struct lil_err *err,
 }
 
 static lil_status file_run_changed(struct lil_store *st, struct lil_err *err,
-                                  const char *run_id, int64_t *ns)
+                                   const char *run_id, int64_t *ns)
 {
     char *path;
     struct stat sb;
@@ -357,11 +357,13 @@ static lil_status file_run_changed(struct lil_store *st, struct lil_err *err,
         fd = st->env->os->open(path, O_RDONLY | O_CLOEXEC, 0);
     while (fd < 0 && errno == EINTR);
     if (fd < 0)
-        rc = errno == ENOENT ? lil__seterr(err, LIL_E_NOTFOUND, ENOENT, "no run %s", run_id)
-                             : lil__seterr(err, LIL_E_IO, errno, "open %s: %s", path,
-                                           lil__errstr(errno));
+        rc = errno == ENOENT
+                 ? lil__seterr(err, LIL_E_NOTFOUND, ENOENT, "no run %s", run_id)
+                 : lil__seterr(err, LIL_E_IO, errno, "open %s: %s", path,
+                               lil__errstr(errno));
     if (rc == LIL_OK && st->env->os->fstat(fd, &sb) < 0)
-        rc = lil__seterr(err, LIL_E_IO, errno, "fstat %s: %s", path, lil__errstr(errno));
+        rc =
+            lil__seterr(err, LIL_E_IO, errno, "fstat %s: %s", path, lil__errstr(errno));
     if (rc == LIL_OK)
         *ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
     lil__os_close(st->env, fd);

@@ -29,9 +29,10 @@ static lil_status seconds(struct lil_err *err, const char *name, double v, doubl
         return LIL_OK;
     }
     if (!(v > 0 && v <= LIL_SV_MAX_SECONDS)) /* NaN fails too */
-        return lil__seterr(err, LIL_E_INVAL, 0,
-                           "lil_supervise: %s must be between 0 and %.0f seconds, not %g",
-                           name, LIL_SV_MAX_SECONDS, v);
+        return lil__seterr(
+            err, LIL_E_INVAL, 0,
+            "lil_supervise: %s must be between 0 and %.0f seconds, not %g", name,
+            LIL_SV_MAX_SECONDS, v);
     *out = v;
     return LIL_OK;
 }
@@ -55,7 +56,8 @@ static lil_status check_breakers(struct lil_err *err, const lil_supervise_option
         return lil__seterr(err, LIL_E_INVAL, 0,
                            "lil_supervise: crash_loop_k and crash_loop_t_s go together "
                            "(both 0: off)");
-    if (o->crash_loop_k && !(o->crash_loop_t_s > 0 && o->crash_loop_t_s <= LIL_SV_MAX_SECONDS))
+    if (o->crash_loop_k &&
+        !(o->crash_loop_t_s > 0 && o->crash_loop_t_s <= LIL_SV_MAX_SECONDS))
         return lil__seterr(err, LIL_E_INVAL, 0,
                            "lil_supervise: crash_loop_t_s must be between 0 and %.0f "
                            "seconds, not %g",
@@ -75,8 +77,8 @@ static lil_status check_shape(struct lil_err *err, const lil_supervise_options *
                            "lil_supervise: opts->struct_size is too small (set it to "
                            "sizeof(lil_supervise_options))");
     if ((unsigned)o->restart > (unsigned)LIL_RESTART_ALWAYS)
-        return lil__seterr(err, LIL_E_INVAL, 0, "lil_supervise: unknown restart policy %d",
-                           (int)o->restart);
+        return lil__seterr(err, LIL_E_INVAL, 0,
+                           "lil_supervise: unknown restart policy %d", (int)o->restart);
     if (o->argv && !o->argv[0])
         return lil__seterr(err, LIL_E_INVAL, 0, "lil_supervise: argv holds no program");
     if (o->argv && !o->argv[0][0])

@@ -86,6 +86,7 @@ bool lil__sv_breaker_note(const struct lil_sv_policy *p, struct lil_sv_breaker *
  * known, which breaks the row.  The key is copied (at most
  * LIL_SV_KEY_MAX bytes compared). */
 #define LIL_SV_KEY_MAX 1024
+
 struct lil_sv_same {
     char key[LIL_SV_KEY_MAX];
     size_t len;

@@ -13,7 +13,8 @@
 #include "os/os.h"
 
 static const int handled[LIL_SV_NSIGNALS] = {
-    SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT, SIGTSTP, SIGCHLD,
+    SIGINT,  SIGTERM,  SIGHUP,  SIGQUIT, SIGUSR1,
+    SIGUSR2, SIGWINCH, SIGCONT, SIGTSTP, SIGCHLD,
 };
 
 #define NCOUNT 65 /* counters by signal number (the handled ones are below 32) */

@@ -116,8 +116,8 @@ static void report_start(struct sv *s)
     lil_supervise_event ev = {.kind = "start", .pid = s->pid};
 
     join_argv(s->o.argv, cmd, sizeof(cmd));
-    snprintf(msg, sizeof(msg), "attempt %u: started pid %d%s%s", s->attempt, (int)s->pid,
-             cmd[0] ? ": " : "", cmd);
+    snprintf(msg, sizeof(msg), "attempt %u: started pid %d%s%s", s->attempt,
+             (int)s->pid, cmd[0] ? ": " : "", cmd);
     ev.message = msg;
     emit(s, &ev);
 }
@@ -272,8 +272,8 @@ __attribute__((noreturn)) static void start_failed(struct sv *s, lil_status rc)
         status = lil__sv_exec_status(s->err.sys_errno);
         snprintf(detail, sizeof(detail), "cannot run %s: %s", s->o.argv[0],
                  lil__errstr(s->err.sys_errno));
-        give_up(s, status, status == 127 ? "command not found" : "command not executable",
-                detail);
+        give_up(s, status,
+                status == 127 ? "command not found" : "command not executable", detail);
     }
     snprintf(detail, sizeof(detail), "cannot start attempt %u: %s", s->attempt,
              s->err.msg);
@@ -359,8 +359,9 @@ static void check_limits(struct sv *s, const struct lil_sv_death *d, bool trippe
     }
     if (s->pol.max_restarts != LIL_SUPERVISE_UNLIMITED &&
         s->restarts >= s->pol.max_restarts) {
-        snprintf(detail, sizeof(detail), "restart limit: %u restarts made (last death: %s %d)",
-                 s->restarts, d->signal ? "signal" : "exit", d->signal ? d->signal : d->code);
+        snprintf(detail, sizeof(detail),
+                 "restart limit: %u restarts made (last death: %s %d)", s->restarts,
+                 d->signal ? "signal" : "exit", d->signal ? d->signal : d->code);
         give_up(s, LIL_SUPERVISE_EXIT_RESTARTS, "restart limit", detail);
     }
 }
@@ -372,7 +373,8 @@ static void decide(struct sv *s, const struct lil_sv_death *d)
     const char *why;
     bool tripped;
 
-    if (s->o.dir && lil__sv_where(s->env, NULL, s->o.dir, s->start_wall_ns, &w) != LIL_OK)
+    if (s->o.dir &&
+        lil__sv_where(s->env, NULL, s->o.dir, s->start_wall_ns, &w) != LIL_OK)
         memset(&w, 0, sizeof(w)); /* the report goes without the place */
     report_death(s, d, &w);
     why = lil__sv_no_restart(s->pol.restart, d);
@@ -386,7 +388,8 @@ static void decide(struct sv *s, const struct lil_sv_death *d)
     check_limits(s, d, tripped);
 }
 
-/* ---- backoff ---------------------------------------------------------------------- */
+/* ---- backoff ----------------------------------------------------------------------
+ */
 
 static double rand_unit(struct sv *s)
 {
@@ -432,7 +435,8 @@ static void backoff(struct sv *s, double uptime_s)
         }
         if (left <= 0)
             return;
-        (void)lil__sv_signals_wait(s->env, NULL, &s->sig, (int)((left + 999999) / 1000000));
+        (void)lil__sv_signals_wait(s->env, NULL, &s->sig,
+                                   (int)((left + 999999) / 1000000));
     }
 }
 
@@ -466,9 +470,11 @@ static lil_status sv_init(struct sv *s, const lil_supervise_options *opts)
     rc = lil__sv_policy_init(&s->err, opts, &s->pol);
     if (rc != LIL_OK)
         return rc;
-    memcpy(&s->o, opts, opts->struct_size < sizeof(s->o) ? opts->struct_size : sizeof(s->o));
+    memcpy(&s->o, opts,
+           opts->struct_size < sizeof(s->o) ? opts->struct_size : sizeof(s->o));
     if (s->o.env && (s->o.env->magic != LIL_ENV_MAGIC))
-        return lil__seterr(&s->err, LIL_E_INVAL, 0, "lil_supervise: invalid env handle");
+        return lil__seterr(&s->err, LIL_E_INVAL, 0,
+                           "lil_supervise: invalid env handle");
     if (s->o.env && __atomic_load_n(&s->o.env->runs_open, __ATOMIC_SEQ_CST) > 0)
         return lil__seterr(&s->err, LIL_E_INVAL, 0,
                            "lil_supervise: runs are open with this env; call it before "

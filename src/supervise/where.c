@@ -46,7 +46,8 @@ static void close_ident(struct walk *w, const struct lil_rec *rec)
     for (size_t i = w->n_open; i-- > 0;) {
         if (w->open[i].len == rec->key_len &&
             memcmp(w->open[i].key, rec->key, rec->key_len) == 0) {
-            memmove(&w->open[i], &w->open[i + 1], (w->n_open - i - 1) * sizeof(*w->open));
+            memmove(&w->open[i], &w->open[i + 1],
+                    (w->n_open - i - 1) * sizeof(*w->open));
             w->n_open--;
             return;
         }
@@ -115,12 +116,12 @@ static lil_status keep_place(const struct lil_env *env, struct lil_err *err,
 
 /* Read run_id; when its last record is newer than both since_ns and out's,
  * it becomes out.  A run that cannot be opened is passed over. */
-static lil_status read_run(struct lil_store *st, struct lil_err *err, const char *run_id,
-                           int64_t since_ns, struct lil_sv_where *out)
+static lil_status read_run(struct lil_store *st, struct lil_err *err,
+                           const char *run_id, int64_t since_ns,
+                           struct lil_sv_where *out)
 {
-    struct lil_srun_opts so = {.sync = LIL_SYNC_FULL,
-                               .readonly = true,
-                               .max_record = LIL_DEFAULT_MAX_RECORD};
+    struct lil_srun_opts so = {
+        .sync = LIL_SYNC_FULL, .readonly = true, .max_record = LIL_DEFAULT_MAX_RECORD};
     struct walk w = {.env = st->env};
     struct lil_srun *sr = NULL;
     uint8_t *key = NULL;
@@ -131,7 +132,8 @@ static lil_status read_run(struct lil_store *st, struct lil_err *err, const char
     so.key = key;
     rc = st->ops->run_open(st, NULL, run_id, &so, walk_record, &w, &sr);
     lil__store_key_free(st, key, so.key_len);
-    if (rc == LIL_OK && w.last_ns >= since_ns && (!out->run_id || w.last_ns > out->last_ns))
+    if (rc == LIL_OK && w.last_ns >= since_ns &&
+        (!out->run_id || w.last_ns > out->last_ns))
         rc = keep_place(st->env, err, run_id, &w, out);
     else if (rc != LIL_E_NOMEM)
         rc = LIL_OK; /* not this one */
@@ -191,8 +193,8 @@ static bool dir_exists(const struct lil_env *env, const char *dir)
     return fd >= 0;
 }
 
-static lil_status read_store(struct lil_store *st, struct lil_err *err, int64_t since_ns,
-                             struct lil_sv_where *out)
+static lil_status read_store(struct lil_store *st, struct lil_err *err,
+                             int64_t since_ns, struct lil_sv_where *out)
 {
     struct ids ids = {.env = st->env};
     lil_status rc = st->ops->foreach_run(st, err, collect_id, &ids);

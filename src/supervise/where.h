@@ -34,11 +34,11 @@
 #include "base/env.h"
 
 struct lil_sv_where {
-    bool store;        /* the store's directory exists (else nothing below) */
-    char *run_id;      /* NULL: no run changed since the child started */
-    char *step;        /* NULL: the run has no step yet */
-    bool started;      /* step was started and not finished */
-    int64_t last_ns;   /* time of the run's last record */
+    bool store;      /* the store's directory exists (else nothing below) */
+    char *run_id;    /* NULL: no run changed since the child started */
+    char *step;      /* NULL: the run has no step yet */
+    bool started;    /* step was started and not finished */
+    int64_t last_ns; /* time of the run's last record */
 };
 
 /* Longest step identity kept (bytes; a longer one is cut). */

@@ -145,7 +145,8 @@ static int cmd_fds(const char *out)
     while ((e = readdir(d)) != NULL) {
         if (e->d_name[0] == '.' || atoi(e->d_name) == dirfd(d))
             continue;
-        n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s", n ? " " : "", e->d_name);
+        n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s", n ? " " : "",
+                              e->d_name);
         if (n >= sizeof(line))
             break;
     }

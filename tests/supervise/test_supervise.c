@@ -45,8 +45,9 @@ static void write_event(void *ud, const lil_supervise_event *ev)
 {
     char line[1024];
 
-    snprintf(line, sizeof(line), "%s attempt=%u pid=%d code=%d sig=%d run=%s step=%s "
-                                 "started=%d restarts=%u msg=%s\n",
+    snprintf(line, sizeof(line),
+             "%s attempt=%u pid=%d code=%d sig=%d run=%s step=%s "
+             "started=%d restarts=%u msg=%s\n",
              ev->kind, ev->attempt, ev->pid, ev->exit_code, ev->signal,
              ev->run_id ? ev->run_id : "-", ev->step ? ev->step : "-", ev->step_started,
              ev->restarts, ev->message);
@@ -168,7 +169,8 @@ T_TEST(returns_in_each_child_and_resumes)
     }
     events = sv_slurp(t_path("events.log"));
     T_CONTAINS(events, "death attempt=1 pid=");
-    T_CONTAINS(events, "code=-1 sig=9 run=api step=s started=0 restarts=0 msg=attempt 1: pid ");
+    T_CONTAINS(events,
+               "code=-1 sig=9 run=api step=s started=0 restarts=0 msg=attempt 1: pid ");
     T_CONTAINS(events, "sig=9 run=api step=s#3 started=0 restarts=1");
     T_CONTAINS(events, "backoff attempt=3 ");
     T_CONTAINS(events, "death attempt=4 ");
@@ -213,8 +215,9 @@ T_TEST(child_gets_caller_state)
         exit(0);
     }
     T_EQ_I64(sv_wait(host, 10000), 0);
-    T_EQ_STR(sv_slurp("child.txt"), "usr1_ign=1 usr2_blocked=1 int_blocked=0 chld_dfl=1 "
-                                    "own_group=1 parent=1 fd=1 sup=1 attempt=1\n");
+    T_EQ_STR(sv_slurp("child.txt"),
+             "usr1_ign=1 usr2_blocked=1 int_blocked=0 chld_dfl=1 "
+             "own_group=1 parent=1 fd=1 sup=1 attempt=1\n");
 }
 
 /* Invalid options: LIL_E_INVAL with a message, nothing forked, no handler
@@ -222,20 +225,26 @@ T_TEST(child_gets_caller_state)
 T_TEST(invalid_options)
 {
     const char *const empty_argv[] = {NULL};
+
     struct {
         const char *msg;
         lil_supervise_options o;
     } cases[] = {
         {"struct_size", {.struct_size = 0}},
-        {"restart policy", {.struct_size = sizeof(lil_supervise_options), .restart = 7}},
+        {"restart policy",
+         {.struct_size = sizeof(lil_supervise_options), .restart = 7}},
         {"jitter", {.struct_size = sizeof(lil_supervise_options), .jitter = 1.5}},
         {"backoff_s", {.struct_size = sizeof(lil_supervise_options), .backoff_s = -3}},
         {"backoff_s", {.struct_size = sizeof(lil_supervise_options), .backoff_s = NAN}},
-        {"max_backoff_s", {.struct_size = sizeof(lil_supervise_options), .max_backoff_s = 1e9}},
+        {"max_backoff_s",
+         {.struct_size = sizeof(lil_supervise_options), .max_backoff_s = 1e9}},
         {"healthy_s", {.struct_size = sizeof(lil_supervise_options), .healthy_s = -1}},
-        {"go together", {.struct_size = sizeof(lil_supervise_options), .crash_loop_k = 3}},
-        {"go together", {.struct_size = sizeof(lil_supervise_options), .crash_loop_t_s = 3}},
-        {"same_step needs dir", {.struct_size = sizeof(lil_supervise_options), .same_step = 2}},
+        {"go together",
+         {.struct_size = sizeof(lil_supervise_options), .crash_loop_k = 3}},
+        {"go together",
+         {.struct_size = sizeof(lil_supervise_options), .crash_loop_t_s = 3}},
+        {"same_step needs dir",
+         {.struct_size = sizeof(lil_supervise_options), .same_step = 2}},
         {"argv holds no program",
          {.struct_size = sizeof(lil_supervise_options), .argv = empty_argv}},
     };
@@ -294,9 +303,10 @@ T_TEST(argv_runs_a_program)
     unlink(t_path("events.log"));
     T_EQ_I64(sv_wait(start_host(&o, &p), 10000), 127);
     T_EQ_I64(sv_count_lines(sv_slurp("host.log"), "before"), 2);
-    T_CONTAINS(sv_slurp(t_path("events.log")),
-               "giveup attempt=1 pid=0 code=127 sig=0 run=- step=- started=0 restarts=0 "
-               "msg=giving up: cannot run no-such-program-lil: No such file or directory");
+    T_CONTAINS(
+        sv_slurp(t_path("events.log")),
+        "giveup attempt=1 pid=0 code=127 sig=0 run=- step=- started=0 restarts=0 "
+        "msg=giving up: cannot run no-such-program-lil: No such file or directory");
 }
 
 /* Quick failures trip the crash-loop breaker: the supervisor ends with 81. */
@@ -322,8 +332,9 @@ T_TEST(same_step_in_fork_mode)
     o.dir = "store";
     o.same_step = 3;
     T_EQ_I64(sv_wait(start_host(&o, &p), 10000), LIL_SUPERVISE_EXIT_SAME_STEP);
-    T_CONTAINS(sv_slurp(t_path("events.log")),
-               "msg=giving up: the child died 3 times in a row in run api after step s#2");
+    T_CONTAINS(
+        sv_slurp(t_path("events.log")),
+        "msg=giving up: the child died 3 times in a row in run api after step s#2");
 }
 
 /* The supervisor killed (SIGKILL): its child gets SIGTERM and ends. */

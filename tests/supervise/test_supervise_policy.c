@@ -85,7 +85,8 @@ T_TEST(restart_decisions)
                               kill9 = {-1, SIGKILL, 1, false},
                               intr = {-1, SIGINT, 1, false}, stop = {1, 0, 1, true};
 
-    T_EQ_STR(lil__sv_no_restart(LIL_RESTART_ON_FAILURE, &ok), "the child exited with 0");
+    T_EQ_STR(lil__sv_no_restart(LIL_RESTART_ON_FAILURE, &ok),
+             "the child exited with 0");
     T_CHECK(lil__sv_no_restart(LIL_RESTART_ON_FAILURE, &one) == NULL);
     T_CHECK(lil__sv_no_restart(LIL_RESTART_ON_FAILURE, &kill9) == NULL);
     T_EQ_STR(lil__sv_no_restart(LIL_RESTART_ON_CRASH, &ok), "the child exited with 0");
@@ -94,8 +95,10 @@ T_TEST(restart_decisions)
     T_CHECK(lil__sv_no_restart(LIL_RESTART_ALWAYS, &ok) == NULL);
     T_CHECK(lil__sv_no_restart(LIL_RESTART_ALWAYS, &one) == NULL);
     for (int pol = 0; pol <= 2; pol++) {
-        T_EQ_STR(lil__sv_no_restart((lil_restart_policy)pol, &intr), "interrupted by SIGINT");
-        T_EQ_STR(lil__sv_no_restart((lil_restart_policy)pol, &stop), "stopped by the user");
+        T_EQ_STR(lil__sv_no_restart((lil_restart_policy)pol, &intr),
+                 "interrupted by SIGINT");
+        T_EQ_STR(lil__sv_no_restart((lil_restart_policy)pol, &stop),
+                 "stopped by the user");
     }
     T_EQ_I64(lil__sv_exit_status(&ok), 0);
     T_EQ_I64(lil__sv_exit_status(&one), 1);

@@ -34,8 +34,9 @@ static const char *log_path(void)
 T_TEST(sigkill_three_times_each_step_once)
 {
     char line[64];
-    int rc = sv_watch(err, "--json --backoff 0.01 --jitter 0 -- '%s' steps 6 '%s' --kill-at 2,4,5",
-                      sv_child(), log_path());
+    int rc = sv_watch(
+        err, "--json --backoff 0.01 --jitter 0 -- '%s' steps 6 '%s' --kill-at 2,4,5",
+        sv_child(), log_path());
     const char *log;
     json_t *ev;
 
@@ -51,7 +52,8 @@ T_TEST(sigkill_three_times_each_step_once)
     T_EQ_STR(json_string_value(json_object_get(sv_event(ev, "death", 0), "run")), "sv");
     T_EQ_STR(json_string_value(json_object_get(sv_event(ev, "death", 0), "step")), "s");
     T_CHECK(json_is_false(json_object_get(sv_event(ev, "death", 0), "step_started")));
-    T_EQ_STR(json_string_value(json_object_get(sv_event(ev, "death", 1), "step")), "s#3");
+    T_EQ_STR(json_string_value(json_object_get(sv_event(ev, "death", 1), "step")),
+             "s#3");
     T_EQ_STR(json_string_value(json_object_get(sv_event(ev, "exit", 0), "message")),
              "exiting with 0 (the child exited with 0)");
     json_decref(ev);
@@ -70,8 +72,8 @@ T_TEST(sigkill_three_times_each_step_once)
 /* The text form names the run and the step of each death. */
 T_TEST(text_reports_name_run_and_step)
 {
-    int rc = sv_watch(err, "--backoff 0.01 -- '%s' steps 3 '%s' --kill-at 3", sv_child(),
-                      log_path());
+    int rc = sv_watch(err, "--backoff 0.01 -- '%s' steps 3 '%s' --kill-at 3",
+                      sv_child(), log_path());
 
     T_EQ_I64(rc, 0);
     T_CONTAINS(err, "lil watch: attempt 1: started pid ");
@@ -114,8 +116,9 @@ T_TEST(restart_policies)
     T_EQ_I64(sv_count_kind(ev, "start"), 2);
     json_decref(ev);
 
-    T_EQ_I64(sv_watch(err, "--json --restart always --backoff 0 --max-restarts 3 -- true"),
-             LIL_SUPERVISE_EXIT_RESTARTS);
+    T_EQ_I64(
+        sv_watch(err, "--json --restart always --backoff 0 --max-restarts 3 -- true"),
+        LIL_SUPERVISE_EXIT_RESTARTS);
     ev = sv_events(err);
     T_EQ_I64(sv_count_kind(ev, "start"), 4);
     json_decref(ev);
@@ -136,21 +139,25 @@ T_TEST(restart_limit_crash_loop_same_step)
 {
     T_EQ_I64(sv_watch(err, "--backoff 0 --max-restarts 3 -- sh -c 'exit 7'"),
              LIL_SUPERVISE_EXIT_RESTARTS);
-    T_CONTAINS(err, "lil watch: giving up: restart limit: 3 restarts made (last death: exit 7)");
+    T_CONTAINS(
+        err,
+        "lil watch: giving up: restart limit: 3 restarts made (last death: exit 7)");
     T_CONTAINS(err, "lil watch: exiting with 80 (restart limit)");
 
     T_EQ_I64(sv_watch(err, "--backoff 0 --crash-loop 3/5 -- sh -c 'exit 1'"),
              LIL_SUPERVISE_EXIT_CRASH_LOOP);
-    T_CONTAINS(err, "giving up: crash loop: 3 deaths in a row, each less than 5s after its "
-                    "start (crash-loop 3/5)");
+    T_CONTAINS(err,
+               "giving up: crash loop: 3 deaths in a row, each less than 5s after its "
+               "start (crash-loop 3/5)");
     T_CONTAINS(err, "exiting with 81 (crash loop)");
 
     /* a poison: step 3 kills the program on every attempt */
     T_EQ_I64(sv_watch(err, "--backoff 0 --same-step 3 -- '%s' steps 5 '%s' --poison 3",
                       sv_child(), log_path()),
              LIL_SUPERVISE_EXIT_SAME_STEP);
-    T_CONTAINS(err, "giving up: the child died 3 times in a row in run sv after step s#2: "
-                    "a poison input, not bad luck (same-step 3)");
+    T_CONTAINS(err,
+               "giving up: the child died 3 times in a row in run sv after step s#2: "
+               "a poison input, not bad luck (same-step 3)");
     T_CONTAINS(err, "exiting with 82 (same step)");
     T_EQ_I64(sv_count_lines(sv_slurp(log_path()), "done 2"), 1);
 }
@@ -161,8 +168,9 @@ T_TEST(restart_limit_crash_loop_same_step)
 T_TEST(effect_in_flight_same_step)
 {
     json_t *ev, *d;
-    int rc = sv_watch(err, "--json --backoff 0 --same-step 3 -- '%s' steps 4 '%s' --effect "
-                           "--kill-at 2",
+    int rc = sv_watch(err,
+                      "--json --backoff 0 --same-step 3 -- '%s' steps 4 '%s' --effect "
+                      "--kill-at 2",
                       sv_child(), log_path());
 
     T_EQ_I64(rc, LIL_SUPERVISE_EXIT_SAME_STEP);
@@ -173,7 +181,8 @@ T_TEST(effect_in_flight_same_step)
         T_EQ_STR(json_string_value(json_object_get(d, "step")), "s#2");
         T_CHECK(json_is_true(json_object_get(d, "step_started")));
     }
-    T_EQ_I64(json_integer_value(json_object_get(sv_event(ev, "death", 1), "exit_code")), 2);
+    T_EQ_I64(json_integer_value(json_object_get(sv_event(ev, "death", 1), "exit_code")),
+             2);
     T_CONTAINS(json_string_value(json_object_get(sv_event(ev, "giveup", 0), "message")),
                "in run sv at step s#2");
     json_decref(ev);
@@ -191,7 +200,8 @@ T_TEST(child_environment)
                             "LIL_SUPERVISED=1 LIL_ATTEMPT=3\n");
 }
 
-/* ---- signals ---------------------------------------------------------------------- */
+/* ---- signals ----------------------------------------------------------------------
+ */
 
 /* SIGTERM, SIGHUP and SIGINT to lil watch reach the child's group; the
  * child's graceful exit (3) is not restarted and becomes the status.
@@ -293,7 +303,8 @@ T_TEST(no_fd_leak)
     T_EQ_STR(sv_slurp(out), "0 1 2\n");
 }
 
-/* ---- backoff and events ----------------------------------------------------------- */
+/* ---- backoff and events -----------------------------------------------------------
+ */
 
 /* Delays double from --backoff up to --max-backoff: measured from the
  * events' times (death to next start), never shorter, within a tolerance
@@ -309,8 +320,10 @@ T_TEST(backoff_growth_and_cap)
     ev = sv_events(err);
     for (size_t i = 0; i < 5; i++) {
         json_t *b = sv_event(ev, "backoff", i);
-        json_int_t died = json_integer_value(json_object_get(sv_event(ev, "death", i), "time_ms"));
-        json_int_t next = json_integer_value(json_object_get(sv_event(ev, "start", i + 1), "time_ms"));
+        json_int_t died =
+            json_integer_value(json_object_get(sv_event(ev, "death", i), "time_ms"));
+        json_int_t next = json_integer_value(
+            json_object_get(sv_event(ev, "start", i + 1), "time_ms"));
         double delay = json_real_value(json_object_get(b, "delay_s"));
         T_CHECK(delay > want[i] - 1e-9 && delay < want[i] + 1e-9);
         T_CHECK(next - died >= (json_int_t)(want[i] * 1000) - 1);
@@ -333,7 +346,8 @@ T_TEST(backoff_jitter_bounds)
              LIL_SUPERVISE_EXIT_RESTARTS);
     ev = sv_events(err);
     for (size_t i = 0; i < 6; i++) {
-        double d = json_real_value(json_object_get(sv_event(ev, "backoff", i), "delay_s"));
+        double d =
+            json_real_value(json_object_get(sv_event(ev, "backoff", i), "delay_s"));
         T_CHECK(d >= 0.025 - 1e-9 && d <= 0.05 + 1e-9);
     }
     json_decref(ev);
@@ -345,7 +359,8 @@ T_TEST(json_events)
 {
     json_t *ev, *e;
     size_t i;
-    const char *order[] = {"start", "death", "backoff", "start", "death", "giveup", "exit"};
+    const char *order[] = {"start", "death",  "backoff", "start",
+                           "death", "giveup", "exit"};
 
     T_EQ_I64(sv_watch(err, "--json --backoff 0.01 --jitter 0 --max-restarts 1 -- sh -c "
                            "'exit 5'"),
@@ -387,17 +402,20 @@ T_TEST(loop_run_under_watch)
     const char *log;
 
     T_REQUIRE(f);
-    fprintf(f, "loopspec: \"0.1\"\nid: watched\npattern: react\n"
-               "state:\n  vars:\n    n: { type: int, init: 0 }\n"
-               "body:\n"
-               "  - id: work\n    kind: shell\n"
-               "    cmd: \"echo 'iteration ${state.n}' >> work.log\"\n"
-               "  - id: nap\n    kind: sleep\n    for: 1s\n"
-               "  - id: count\n    kind: shell\n    cmd: \"true\"\n    on_done: { incr: n }\n"
-               "terminate:\n  signal: state-predicate\n  until: \"${state.n >= 3}\"\n"
-               "caps:\n  max_iterations: 10\n");
+    fprintf(
+        f,
+        "loopspec: \"0.1\"\nid: watched\npattern: react\n"
+        "state:\n  vars:\n    n: { type: int, init: 0 }\n"
+        "body:\n"
+        "  - id: work\n    kind: shell\n"
+        "    cmd: \"echo 'iteration ${state.n}' >> work.log\"\n"
+        "  - id: nap\n    kind: sleep\n    for: 1s\n"
+        "  - id: count\n    kind: shell\n    cmd: \"true\"\n    on_done: { incr: n }\n"
+        "terminate:\n  signal: state-predicate\n  until: \"${state.n >= 3}\"\n"
+        "caps:\n  max_iterations: 10\n");
     fclose(f);
-    w = sv_watch_bg("--json --backoff 0 -- '%s' run '%s' --dir store", t_lil_bin(), spec);
+    w = sv_watch_bg("--json --backoff 0 -- '%s' run '%s' --dir store", t_lil_bin(),
+                    spec);
     for (int k = 0; k < 2; k++) {
         snprintf(line, sizeof(line), "iteration %d", k);
         T_REQUIRE(sv_wait_file(t_path("work.log"), line, 20000));
@@ -414,7 +432,8 @@ T_TEST(loop_run_under_watch)
     T_CONTAINS(sv_slurp(t_path("watch.err")), "\"run\":\"watched\"");
 }
 
-/* ---- bad input --------------------------------------------------------------------- */
+/* ---- bad input ---------------------------------------------------------------------
+ */
 
 T_TEST(bad_flags_exit_64)
 {
@@ -467,7 +486,8 @@ T_TEST(command_not_found_or_not_executable)
     json_decref(ev);
     T_EQ_I64(sv_watch(err, "-- '%s'", noexec), 126);
     T_CONTAINS(err, "Permission denied");
-    T_EQ_I64(sv_count_lines(err, "lil watch: exiting with 126 (command not executable)"), 1);
+    T_EQ_I64(
+        sv_count_lines(err, "lil watch: exiting with 126 (command not executable)"), 1);
 }
 
 /* `lil watch script.py ARGS` runs it with python3. */
@@ -476,7 +496,8 @@ T_TEST(python_shorthand)
     FILE *f = fopen(t_path("hello.py"), "we");
 
     T_REQUIRE(f);
-    fputs("import os, sys\nprint('hello', sys.argv[1], os.environ['LIL_ATTEMPT'])\n", f);
+    fputs("import os, sys\nprint('hello', sys.argv[1], os.environ['LIL_ATTEMPT'])\n",
+          f);
     fclose(f);
     if (t_run("command -v python3 >/dev/null", NULL, 0, 0) != 0) {
         fprintf(stderr, "python3 not found: skipped\n");
