@@ -55,6 +55,7 @@ static void child_side(const struct lil_fork_opts *o, pid_t parent, int err_fd)
     if (o->death_signal)
         (void)prctl(PR_SET_PDEATHSIG, (unsigned long)o->death_signal);
     sigemptyset(&empty);
+    /* NOLINTNEXTLINE(concurrency-mt-unsafe): the forked child has one thread */
     (void)sigprocmask(SIG_SETMASK, o->child_mask ? o->child_mask : &empty, NULL);
     if (o->death_signal && getppid() != parent)
         (void)raise(o->death_signal); /* died before prctl could see it */

@@ -80,7 +80,7 @@ __attribute__((noreturn)) static void end(struct sv *s, int status, const char *
     ev.message = msg;
     emit(s, &ev);
     lil__sv_signals_uninstall(s->env, &s->sig);
-    fflush(NULL);
+    (void)fflush(NULL); /* nothing to do about a failure: the process ends */
     _exit(status);
 }
 
@@ -222,8 +222,9 @@ static void child_environment(const struct sv *s)
     char n[16];
 
     snprintf(n, sizeof(n), "%u", s->attempt);
-    (void)setenv("LIL_SUPERVISED", "1", 1);
-    (void)setenv("LIL_ATTEMPT", n, 1);
+    /* In the child that returns: one thread (fork) */
+    (void)setenv("LIL_SUPERVISED", "1", 1); /* NOLINT(concurrency-mt-unsafe) */
+    (void)setenv("LIL_ATTEMPT", n, 1);      /* NOLINT(concurrency-mt-unsafe) */
 }
 
 /* Start attempt s->attempt + 1.  *in_child: this is the child (fork mode). */

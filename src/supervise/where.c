@@ -120,8 +120,7 @@ static lil_status read_run(struct lil_store *st, struct lil_err *err,
                            const char *run_id, int64_t since_ns,
                            struct lil_sv_where *out)
 {
-    struct lil_srun_opts so = {
-        .sync = LIL_SYNC_FULL, .readonly = true, .max_record = LIL_DEFAULT_MAX_RECORD};
+    struct lil_srun_opts so = {.sync = LIL_SYNC_FULL, .readonly = true};
     struct walk w = {.env = st->env};
     struct lil_srun *sr = NULL;
     uint8_t *key = NULL;
@@ -129,6 +128,8 @@ static lil_status read_run(struct lil_store *st, struct lil_err *err,
 
     if (rc != LIL_OK)
         return rc;
+    /* NOLINTNEXTLINE(bugprone-implicit-widening-of-multiplication-result): 64 MiB */
+    so.max_record = LIL_DEFAULT_MAX_RECORD;
     so.key = key;
     rc = st->ops->run_open(st, NULL, run_id, &so, walk_record, &w, &sr);
     lil__store_key_free(st, key, so.key_len);
