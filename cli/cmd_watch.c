@@ -36,7 +36,7 @@ struct watch_flags {
         *crash_loop, *same_step;
 };
 
-/* ---- values --------------------------------------------------------------------- */
+/* ---- values -------------------------------------------------------------- */
 
 /* A number of seconds in [0, MAX_SECONDS] (above 0 unless zero_ok). */
 static int parse_seconds(const struct cli_ctx *ctx, const char *flag, const char *text,
@@ -154,7 +154,7 @@ static int to_options(const struct cli_ctx *ctx, const struct watch_flags *f,
     return rc;
 }
 
-/* ---- the command line ------------------------------------------------------------ */
+/* ---- the command line ---------------------------------------------------- */
 
 static bool flag_takes_value(const struct cli_flag *flags, const char *word)
 {
@@ -209,7 +209,7 @@ static const char **command_argv(char **cmd, int n)
     return v;
 }
 
-/* ---- events ---------------------------------------------------------------------- */
+/* ---- events -------------------------------------------------------------- */
 
 static void set_str(json_t *o, const char *key, const char *v)
 {
@@ -280,8 +280,7 @@ static void on_event(void *ud, const lil_supervise_event *ev)
     json_decref(o);
 }
 
-/* ---- the verb ---------------------------------------------------------------------
- */
+/* ---- the verb ------------------------------------------------------------ */
 
 static int watch_run(struct cli_ctx *ctx, int argc, char **argv)
 {

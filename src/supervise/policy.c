@@ -13,7 +13,7 @@
  * caller's struct holds at least this much. */
 #define OPTS_V1_SIZE (offsetof(lil_supervise_options, env) + sizeof(lil_env *))
 
-/* ---- options ------------------------------------------------------------------ */
+/* ---- options ------------------------------------------------------------- */
 
 /* A number of seconds: 0 (the default), LIL_SUPERVISE_NONE where allowed,
  * or in (0, LIL_SV_MAX_SECONDS]. */
@@ -115,7 +115,7 @@ lil_status lil__sv_policy_init(struct lil_err *err, const lil_supervise_options 
     return LIL_OK;
 }
 
-/* ---- deaths ------------------------------------------------------------------- */
+/* ---- deaths -------------------------------------------------------------- */
 
 int lil__sv_exit_status(const struct lil_sv_death *d)
 {

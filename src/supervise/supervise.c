@@ -58,7 +58,7 @@ struct sv {
 static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 static const int forwarded[] = {SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
 
-/* ---- reports ------------------------------------------------------------------- */
+/* ---- reports ------------------------------------------------------------- */
 
 static void emit(struct sv *s, lil_supervise_event *ev)
 {
@@ -162,7 +162,7 @@ static void report_death(struct sv *s, const struct lil_sv_death *d,
     emit(s, &ev);
 }
 
-/* ---- signals -------------------------------------------------------------------- */
+/* ---- signals ------------------------------------------------------------- */
 
 /* sig to the child's group; to the child alone if the group is gone (the
  * child moved itself out of it). */
@@ -209,7 +209,7 @@ static int handle_signals(struct sv *s, bool running)
     return stopped;
 }
 
-/* ---- the child ------------------------------------------------------------------- */
+/* ---- the child ----------------------------------------------------------- */
 
 static void set_attempt_var(struct sv *s)
 {
@@ -329,7 +329,7 @@ static void wait_death(struct sv *s, struct lil_sv_death *d)
     reap_child(s, d);
 }
 
-/* ---- decisions ------------------------------------------------------------------- */
+/* ---- decisions ----------------------------------------------------------- */
 
 static void check_same_step(struct sv *s, const struct lil_sv_where *w)
 {
@@ -380,7 +380,13 @@ static void decide(struct sv *s, const struct lil_sv_death *d)
     report_death(s, d, &w);
     why = lil__sv_no_restart(s->pol.restart, d);
     if (why) {
+        char stop[64], name[32];
         lil__sv_where_free(s->env, &w);
+        if (d->interrupted) { /* name the signal the user sent */
+            snprintf(stop, sizeof(stop), "stopped by %s",
+                     lil__sv_signame(s->stop_sig, name, sizeof(name)));
+            why = stop;
+        }
         end(s, lil__sv_exit_status(d), why);
     }
     tripped = lil__sv_breaker_note(&s->pol, &s->breaker, d->uptime_s);
@@ -389,8 +395,7 @@ static void decide(struct sv *s, const struct lil_sv_death *d)
     check_limits(s, d, tripped);
 }
 
-/* ---- backoff ----------------------------------------------------------------------
- */
+/* ---- backoff ------------------------------------------------------------- */
 
 static double rand_unit(struct sv *s)
 {
@@ -441,7 +446,7 @@ static void backoff(struct sv *s, double uptime_s)
     }
 }
 
-/* ---- set-up ---------------------------------------------------------------------- */
+/* ---- set-up -------------------------------------------------------------- */
 
 /* exec: the child's environment, this one without LIL_SUPERVISED and
  * LIL_ATTEMPT, then both (the attempt's text is rewritten in place). */

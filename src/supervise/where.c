@@ -39,7 +39,7 @@ struct ids {
     bool nomem;
 };
 
-/* ---- one run --------------------------------------------------------------------- */
+/* ---- one run ------------------------------------------------------------- */
 
 static void close_ident(struct walk *w, const struct lil_rec *rec)
 {
@@ -146,7 +146,7 @@ static lil_status read_run(struct lil_store *st, struct lil_err *err,
     return rc;
 }
 
-/* ---- the store ------------------------------------------------------------------- */
+/* ---- the store ----------------------------------------------------------- */
 
 static int collect_id(void *ud, const char *run_id)
 {

@@ -49,7 +49,7 @@ static int attempt(void)
     return a ? atoi(a) : 0;
 }
 
-/* ---- steps -------------------------------------------------------------------- */
+/* ---- steps --------------------------------------------------------------- */
 
 struct steps {
     const char *log;
@@ -131,7 +131,7 @@ static int cmd_steps(int argc, char **argv)
     return run_steps(&s, atoi(argv[2]), effect);
 }
 
-/* ---- descriptors, environment ---------------------------------------------------- */
+/* ---- descriptors, environment -------------------------------------------- */
 
 static int cmd_fds(const char *out)
 {
@@ -168,7 +168,7 @@ static int cmd_env(const char *out)
     return attempt() < 3 ? 1 : 0;
 }
 
-/* ---- signals --------------------------------------------------------------------- */
+/* ---- signals ------------------------------------------------------------- */
 
 static const char *trap_out;
 static volatile sig_atomic_t stop_now;

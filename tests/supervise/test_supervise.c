@@ -25,7 +25,7 @@
 #include "sv_util.h"
 #include "t.h"
 
-/* ---- the host ------------------------------------------------------------------ */
+/* ---- the host ------------------------------------------------------------ */
 
 static void append(const char *path, const char *line)
 {
@@ -142,7 +142,7 @@ static lil_supervise_options opts(void)
     return o;
 }
 
-/* ---- tests --------------------------------------------------------------------- */
+/* ---- tests --------------------------------------------------------------- */
 
 /* Killed in steps 2, 4 and 5: the call returns three more times, the work
  * resumes from the journal, every step is done once; "before" runs once. */

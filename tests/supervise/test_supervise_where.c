@@ -194,7 +194,7 @@ T_TEST(keyed_run_needs_its_key)
     done(&w);
 }
 
-/* ---- the supervisor's own failures -------------------------------------------- */
+/* ---- the supervisor's own failures --------------------------------------- */
 
 static struct lil_os failing;
 

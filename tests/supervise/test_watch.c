@@ -26,7 +26,7 @@ static const char *log_path(void)
     return t_path("steps.log");
 }
 
-/* ---- restarts and durable steps ------------------------------------------------- */
+/* ---- restarts and durable steps ------------------------------------------ */
 
 /* SIGKILLed in steps 2, 4 and 5 of six: three restarts, then the run
  * completes with every step done exactly once (the steps count
@@ -200,8 +200,7 @@ T_TEST(child_environment)
                             "LIL_SUPERVISED=1 LIL_ATTEMPT=3\n");
 }
 
-/* ---- signals ----------------------------------------------------------------------
- */
+/* ---- signals ------------------------------------------------------------- */
 
 /* SIGTERM, SIGHUP and SIGINT to lil watch reach the child's group; the
  * child's graceful exit (3) is not restarted and becomes the status.
@@ -210,6 +209,7 @@ T_TEST(signals_forwarded_no_restart)
 {
     static const int sigs[] = {SIGTERM, SIGHUP, SIGINT};
     static const char *names[] = {"SIGTERM", "SIGHUP", "SIGINT"};
+    char want[64];
 
     for (size_t i = 0; i < 3; i++) {
         const char *out = t_path(names[i]);
@@ -225,8 +225,9 @@ T_TEST(signals_forwarded_no_restart)
         T_CONTAINS(sv_slurp(out), names[i]);
         ev = sv_events(sv_slurp(t_path("watch.err")));
         T_EQ_I64(sv_count_kind(ev, "start"), 1);
+        snprintf(want, sizeof(want), "exiting with 3 (stopped by %s)", names[i]);
         T_EQ_STR(json_string_value(json_object_get(sv_event(ev, "exit", 0), "message")),
-                 "exiting with 3 (stopped by the user)");
+                 want);
         json_decref(ev);
     }
 }
@@ -243,7 +244,7 @@ T_TEST(double_ctrl_c_kills)
     kill(w, SIGINT);
     T_EQ_I64(sv_wait(w, 10000), 137);
     T_CONTAINS(sv_slurp(t_path("watch.err")), "was killed by SIGKILL");
-    T_CONTAINS(sv_slurp(t_path("watch.err")), "exiting with 137 (stopped by the user)");
+    T_CONTAINS(sv_slurp(t_path("watch.err")), "exiting with 137 (stopped by SIGINT)");
 }
 
 /* lil watch killed with SIGKILL: its child gets SIGTERM (no orphan keeps
@@ -303,12 +304,14 @@ T_TEST(no_fd_leak)
     T_EQ_STR(sv_slurp(out), "0 1 2\n");
 }
 
-/* ---- backoff and events -----------------------------------------------------------
- */
+/* ---- backoff and events -------------------------------------------------- */
 
 /* Delays double from --backoff up to --max-backoff: measured from the
  * events' times (death to next start), never shorter, within a tolerance
- * longer. */
+ * longer (a loaded machine may be slow to schedule the supervisor; the
+ * delay asked for is checked exactly in the reports). */
+#define SLACK_MS 750
+
 T_TEST(backoff_growth_and_cap)
 {
     static const double want[] = {0.1, 0.2, 0.4, 0.4, 0.4};
@@ -327,9 +330,9 @@ T_TEST(backoff_growth_and_cap)
         double delay = json_real_value(json_object_get(b, "delay_s"));
         T_CHECK(delay > want[i] - 1e-9 && delay < want[i] + 1e-9);
         T_CHECK(next - died >= (json_int_t)(want[i] * 1000) - 1);
-        T_CHECK(next - died <= (json_int_t)(want[i] * 1000) + 300);
+        T_CHECK(next - died <= (json_int_t)(want[i] * 1000) + SLACK_MS);
         if (next - died < (json_int_t)(want[i] * 1000) - 1 ||
-            next - died > (json_int_t)(want[i] * 1000) + 300)
+            next - died > (json_int_t)(want[i] * 1000) + SLACK_MS)
             fprintf(stderr, "restart %zu: %lld ms, want %.0f\n", i + 1,
                     (long long)(next - died), want[i] * 1000);
     }
@@ -391,7 +394,8 @@ T_TEST(json_events)
 }
 
 /* A loop run (`lil run`) under lil watch, killed during a sleep step of
- * each of two iterations: it resumes each time and completes, each shell
+ * each of two iterations (0.3 s into a sleep of 2 s, after its iteration's
+ * shell step logged): it resumes each time and completes, each shell
  * step having run once per iteration. */
 T_TEST(loop_run_under_watch)
 {
@@ -409,18 +413,18 @@ T_TEST(loop_run_under_watch)
         "body:\n"
         "  - id: work\n    kind: shell\n"
         "    cmd: \"echo 'iteration ${state.n}' >> work.log\"\n"
-        "  - id: nap\n    kind: sleep\n    for: 1s\n"
+        "  - id: nap\n    kind: sleep\n    for: 2s\n"
         "  - id: count\n    kind: shell\n    cmd: \"true\"\n    on_done: { incr: n }\n"
         "terminate:\n  signal: state-predicate\n  until: \"${state.n >= 3}\"\n"
         "caps:\n  max_iterations: 10\n");
     fclose(f);
-    w = sv_watch_bg("--json --backoff 0 -- '%s' run '%s' --dir store", t_lil_bin(),
-                    spec);
+    w = sv_watch_bg("--json --backoff 0 -- '%s' run '%s' --dir store --wait",
+                    t_lil_bin(), spec);
     for (int k = 0; k < 2; k++) {
         snprintf(line, sizeof(line), "iteration %d", k);
         T_REQUIRE(sv_wait_file(t_path("work.log"), line, 20000));
         c = sv_started_pid((size_t)k);
-        usleep(300000); /* inside the 1 s sleep */
+        usleep(300000); /* inside the 2 s sleep */
         kill(c, SIGKILL);
         T_REQUIRE(sv_started_pid((size_t)k + 1) > 0);
     }
@@ -432,8 +436,7 @@ T_TEST(loop_run_under_watch)
     T_CONTAINS(sv_slurp(t_path("watch.err")), "\"run\":\"watched\"");
 }
 
-/* ---- bad input ---------------------------------------------------------------------
- */
+/* ---- bad input ----------------------------------------------------------- */
 
 T_TEST(bad_flags_exit_64)
 {
