@@ -70,7 +70,7 @@ T_TEST(option_errors_name_the_field)
     T_CONTAINS(err.msg, "jitter");
     o = base();
     o.crash_loop_k = 2;
-    o.crash_loop_t_s = INFINITY;
+    o.crash_loop_t_s = (double)INFINITY;
     T_EQ_I64(lil__sv_policy_init(&err, &o, &p), LIL_E_INVAL);
     T_CONTAINS(err.msg, "crash_loop_t_s");
     o = base();
