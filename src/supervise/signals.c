@@ -19,7 +19,7 @@ static const int handled[LIL_SV_NSIGNALS] = {
 
 #define NCOUNT 65 /* counters by signal number (the handled ones are below 32) */
 
-/* The one mutable global (signals.h): a handler has no other way in. */
+/* Mutable globals (signals.h): a handler has no other way in. */
 static unsigned counts[NCOUNT];
 static int wake_fd = -1;
 

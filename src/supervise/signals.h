@@ -10,8 +10,9 @@
  * of the process takes the signal, the supervisor's poll wakes up.
  *
  * Process-wide state: a signal handler can reach nothing else, so the
- * counters and the pipe's write end are the one mutable global of the
- * library (one supervisor per process: lil_supervise never returns in it).
+ * counters and the pipe's write end are globals (mutable, which the
+ * library otherwise avoids); there is one supervisor per process, since
+ * lil_supervise never returns in it.
  *
  * Lifetimes: install in the supervisor before the first fork; in each
  * child, lil__sv_signals_child_fork (the caller's dispositions back) or
