@@ -120,5 +120,6 @@ void bench_loop(const struct bench_cfg *cfg, lil_store *st);
 void bench_loop_resume(const struct bench_cfg *cfg, lil_store *st);
 void bench_loop_shell(const struct bench_cfg *cfg, lil_store *st);
 void bench_agent(const struct bench_cfg *cfg);
+void bench_watch(const struct bench_cfg *cfg);
 
 #endif

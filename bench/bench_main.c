@@ -5,7 +5,7 @@
  *
  *     lil_bench --dir DIR [--quick] [--only NAME]... [--lil PATH]
  *
- * NAME: raw, sync, bytes, resume, group, replay, spec, shell, loop, agent
+ * NAME: raw, sync, bytes, resume, group, replay, spec, shell, loop, agent, watch
  * (default: all).  PATH: the `lil` command the loop group starts (default: the one
  * built beside lil_bench, ../cli/lil).
  * DIR must be on the disk under test (the raw loops and the store live
@@ -197,6 +197,8 @@ int main(int argc, char **argv)
         bench_loop(&cfg, st);
     if (WANT("agent"))
         bench_agent(&cfg);
+    if (WANT("watch"))
+        bench_watch(&cfg);
 #undef WANT
     lil_store_close(st);
 
