@@ -47,6 +47,7 @@
 
 #include "loop/agent.h"
 #include "loop/runner.h"
+#include "store/store.h"
 
 bool lil__budget_applies(const struct lil_loop *lp, const char *harness)
 {
@@ -231,21 +232,21 @@ static lil_status never_fits(struct iter *it, const char *step_id,
 
     who(step_id, name, sizeof(name));
     if (t.cap == LIL_CAP_TOKENS)
-        return lil__iter_fail(
-            it, LIL_E_TOOBIG,
-            "%s cannot start: its worst case is %lld tokens (a prompt of up to %lld "
-            "and %s %lld), more than the whole token budget (%lld); raise "
-            "caps.budget.tokens or lower %s",
-            name, (long long)w->tokens, (long long)w->prompt, w->limit_var,
-            (long long)w->limit, (long long)lim->tokens, w->limit_var);
-    return lil__iter_fail(
-        it, LIL_E_TOOBIG,
-        "%s cannot start: its worst case is $%.6f (%s: a prompt of up to %lld tokens "
-        "at $%g and %s %lld at $%g per million), more than the whole usd budget "
-        "($%g); raise caps.budget.usd or lower %s",
-        name, w->usd, w->model[0] ? w->model : "LLM_PRICE_IN/_OUT", (long long)w->prompt,
-        w->price_in, w->limit_var, (long long)w->limit, w->price_out, lim->usd,
-        w->limit_var);
+        return lil__iter_fail(it, LIL_E_TOOBIG,
+                              "%s cannot start: its worst case, %lld tokens (prompt %lld "
+                              "+ %s %lld), is more than the whole token budget (%lld): "
+                              "raise caps.budget.tokens or lower %s",
+                              name, (long long)w->tokens, (long long)w->prompt,
+                              w->limit_var, (long long)w->limit, (long long)lim->tokens,
+                              w->limit_var);
+    return lil__iter_fail(it, LIL_E_TOOBIG,
+                          "%s cannot start: its worst case, $%.6g (%lld tokens at $%g/M + "
+                          "%s %lld at $%g/M, %s), is more than the whole usd budget "
+                          "($%g): raise caps.budget.usd or lower %s",
+                          name, w->usd, (long long)w->prompt, w->price_in, w->limit_var,
+                          (long long)w->limit, w->price_out,
+                          w->model[0] ? w->model : "LLM_PRICE_IN/_OUT", lim->usd,
+                          w->limit_var);
 }
 
 lil_status lil__budget_admit(struct iter *it, const char *slot, const char *step_id,
@@ -286,14 +287,14 @@ static lil_status no_retry(struct lil_loop *lp, lil_status last, struct lil_cap_
     snprintf(was, sizeof(was), "%s", lp->err.msg);
     if (t.cap == LIL_CAP_TOKENS)
         return lil__seterr(&lp->err, last, 0,
-                           "%s (not retried: the token budget has %lld left, another "
-                           "attempt may cost %lld)",
-                           was, (long long)(m->lim.tokens - lil__meters_spent_tokens(m)),
-                           (long long)r->tokens);
+                           "no retry: the token budget has %lld left and another attempt "
+                           "may cost %lld; the last attempt: %s",
+                           (long long)(m->lim.tokens - lil__meters_spent_tokens(m)),
+                           (long long)r->tokens, was);
     return lil__seterr(&lp->err, last, 0,
-                       "%s (not retried: the usd budget has $%g left, another attempt "
-                       "may cost $%g)",
-                       was, lil__meters_usd_left(m), r->usd);
+                       "no retry: the usd budget has $%g left and another attempt may "
+                       "cost $%g; the last attempt: %s",
+                       lil__meters_usd_left(m), r->usd, was);
 }
 
 lil_status lil__budget_retry(struct lil_loop *lp, const char *slot, const char *step_id,
@@ -315,6 +316,8 @@ lil_status lil__budget_retry(struct lil_loop *lp, const char *slot, const char *
     if (t.cap != LIL_CAP_NONE)
         return no_retry(lp, last, t, &r);
     rc = journal_reserve(lp, slot, step_id, &r, &w, attempt);
+    if (rc == LIL_OK) /* durable before the attempt starts, in every mode but off */
+        rc = lp->st->ops->run_sync(lp->run->sr, &lp->err);
     return rc == LIL_OK ? lil__budget_reserved(lp, false, slot, &r, attempt) : rc;
 }
 
