@@ -72,7 +72,8 @@ const char *lil__agent_setting(const char *const *envp, const char *x,
 lil_status lil__agent_max_tokens(const char *const *envp, struct lil_err *err,
                                  int64_t *out, char *var, size_t cap)
 {
-    const char *which = NULL, *raw = lil__agent_setting(envp, "AGENT_MAX_TOKENS", &which);
+    const char *which = NULL,
+               *raw = lil__agent_setting(envp, "AGENT_MAX_TOKENS", &which);
     const char *s = raw;
     char name[40];
     int64_t v = 0;

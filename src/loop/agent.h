@@ -68,11 +68,11 @@ struct lil_env;
 #define LIL_AGENT_TIMEOUT_MS     600000   /* CLI harnesses (LOOPY_AGENT_TIMEOUT_MS) */
 #define LIL_AGENT_LLM_TIMEOUT_MS 120000   /* llm (the same variable) */
 #define LIL_AGENT_MAX_BUFFER     16777216 /* CLI output (LOOPY_AGENT_MAX_BUFFER) */
-#define LIL_AGENT_MAX_TOKENS     2000 /* AGENT_MAX_TOKENS: llm max_tokens, the
-                                          token limit of a call's worst case */
-#define LIL_AGENT_FRAME_TOKENS   16   /* chat framing of llm's two messages and
-                                          the reply (OpenAI counts 3 a message,
-                                          3 for the reply) */
+/* AGENT_MAX_TOKENS: llm max_tokens, the token limit of a call's worst case */
+#define LIL_AGENT_MAX_TOKENS 2000
+/* chat framing of llm's two messages and the reply (OpenAI counts 3 a
+ * message, 3 for the reply) */
+#define LIL_AGENT_FRAME_TOKENS 16
 
 struct lil_agent_call {
     const char *harness;      /* a name of lil__agent_known */
@@ -98,16 +98,16 @@ struct lil_agent_usage {
 
 /* The most one call may cost, known before it runs (above). */
 struct lil_agent_worst {
-    int64_t limit;          /* AGENT_MAX_TOKENS */
-    int64_t prompt;         /* bound of the prompt's tokens */
-    int64_t tokens;         /* prompt + limit (0 for internal) */
-    bool priced;            /* usd, price_in and price_out are known */
-    double usd;             /* prompt x price_in + limit x price_out */
-    double price_in;        /* USD per 1M tokens */
+    int64_t limit;   /* AGENT_MAX_TOKENS */
+    int64_t prompt;  /* bound of the prompt's tokens */
+    int64_t tokens;  /* prompt + limit (0 for internal) */
+    bool priced;     /* usd, price_in and price_out are known */
+    double usd;      /* prompt x price_in + limit x price_out */
+    double price_in; /* USD per 1M tokens */
     double price_out;
-    char model[128];        /* the model priced, "" when none is known */
-    char limit_var[40];     /* the variable the limit came from (or the
-                               LIL_ one when unset) */
+    char model[128];    /* the model priced, "" when none is known */
+    char limit_var[40]; /* the variable the limit came from (or the
+                           LIL_ one when unset) */
 };
 
 /* Is name a harness of the table above? */

@@ -218,7 +218,8 @@ lil_status lil__agent_llm_sizing(struct lil_err *err, const struct lil_agent_cal
     lil_status rc = configure(err, call->envp, &cfg);
 
     *model = rc == LIL_OK ? cfg.model : NULL;
-    *text_bytes = (call->prompt ? strlen(call->prompt) : 0) + sizeof(LIL_LLM_SYSTEM) - 1;
+    *text_bytes =
+        (call->prompt ? strlen(call->prompt) : 0) + sizeof(LIL_LLM_SYSTEM) - 1;
     return rc;
 }
 
@@ -263,7 +264,8 @@ static lil_status request_body(const struct lil_env *env, struct lil_err *err,
         json_object_set_new(body, "max_completion_tokens",
                             json_integer((json_int_t)cfg->max_tokens));
     } else {
-        json_object_set_new(body, "max_tokens", json_integer((json_int_t)cfg->max_tokens));
+        json_object_set_new(body, "max_tokens",
+                            json_integer((json_int_t)cfg->max_tokens));
         json_object_set_new(body, "temperature", json_integer(0));
     }
     if (cfg->stream) {

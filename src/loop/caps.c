@@ -717,7 +717,8 @@ static json_t *token_meter(const struct lil_loop_meters *m)
 {
     json_t *o = json_object();
 
-    json_object_set_new(o, "used", json_integer((json_int_t)lil__meters_spent_tokens(m)));
+    json_object_set_new(o, "used",
+                        json_integer((json_int_t)lil__meters_spent_tokens(m)));
     json_object_set_new(o, "base", json_integer((json_int_t)m->tokens_base));
     json_object_set_new(o, "reserved", json_integer((json_int_t)m->reserved_tokens));
     if (m->lim.has_tokens)

@@ -276,9 +276,9 @@ lil_status lil__meters_approve(struct lil_loop_meters *m, struct lil_err *err,
 /* ---- rebuilding from the journal ---------------------------------------------- */
 
 enum lil_meter_ev_kind {
-    LIL_METER_EV_SNAPSHOT,   /* iteration, fp, fp_len */
-    LIL_METER_EV_USAGE,      /* tokens, usd (an agent effect's done record) */
-    LIL_METER_EV_CAP,        /* cap, action */
+    LIL_METER_EV_SNAPSHOT,    /* iteration, fp, fp_len */
+    LIL_METER_EV_USAGE,       /* tokens, usd (an agent effect's done record) */
+    LIL_METER_EV_CAP,         /* cap, action */
     LIL_METER_EV_CAP_CLEARED, /* cap, iteration (atIteration), ts_ms */
     LIL_METER_EV_RESERVE,     /* res (an agent call's intent) */
     LIL_METER_EV_SETTLE       /* res, tokens, usd (its outcome) */

@@ -164,7 +164,8 @@ lil_status lil__budget_outcome(struct lil_loop *lp, bool folding, const char *sl
     return rc;
 }
 
-void lil__budget_mark_overrun(const struct lil_loop *lp, const char *slot, json_t *usage)
+void lil__budget_mark_overrun(const struct lil_loop *lp, const char *slot,
+                              json_t *usage)
 {
     const struct loop_slot *s = NULL;
     int64_t tokens = (int64_t)json_integer_value(json_object_get(usage, "tokens"));
@@ -200,9 +201,9 @@ static lil_status journal_reserve(struct lil_loop *lp, const char *slot,
                                   const char *step_id, const struct lil_reserve *r,
                                   const struct lil_agent_worst *w, int64_t retry)
 {
-    json_t *p = json_pack("{s:s, s:I, s:f, s:I}", "slot", slot, "tokens",
-                          (json_int_t)r->tokens, "usd", r->usd, "limit",
-                          (json_int_t)w->limit);
+    json_t *p =
+        json_pack("{s:s, s:I, s:f, s:I}", "slot", slot, "tokens", (json_int_t)r->tokens,
+                  "usd", r->usd, "limit", (json_int_t)w->limit);
 
     if (p && step_id)
         json_object_set_new(p, "step", json_string(step_id));
@@ -232,21 +233,21 @@ static lil_status never_fits(struct iter *it, const char *step_id,
 
     who(step_id, name, sizeof(name));
     if (t.cap == LIL_CAP_TOKENS)
-        return lil__iter_fail(it, LIL_E_TOOBIG,
-                              "%s cannot start: its worst case, %lld tokens (prompt %lld "
-                              "+ %s %lld), is more than the whole token budget (%lld): "
-                              "raise caps.budget.tokens or lower %s",
-                              name, (long long)w->tokens, (long long)w->prompt,
-                              w->limit_var, (long long)w->limit, (long long)lim->tokens,
-                              w->limit_var);
-    return lil__iter_fail(it, LIL_E_TOOBIG,
-                          "%s cannot start: its worst case, $%.6g (%lld tokens at $%g/M + "
-                          "%s %lld at $%g/M, %s), is more than the whole usd budget "
-                          "($%g): raise caps.budget.usd or lower %s",
-                          name, w->usd, (long long)w->prompt, w->price_in, w->limit_var,
-                          (long long)w->limit, w->price_out,
-                          w->model[0] ? w->model : "LLM_PRICE_IN/_OUT", lim->usd,
-                          w->limit_var);
+        return lil__iter_fail(
+            it, LIL_E_TOOBIG,
+            "%s cannot start: its worst case, %lld tokens (prompt %lld "
+            "+ %s %lld), is more than the whole token budget (%lld): "
+            "raise caps.budget.tokens or lower %s",
+            name, (long long)w->tokens, (long long)w->prompt, w->limit_var,
+            (long long)w->limit, (long long)lim->tokens, w->limit_var);
+    return lil__iter_fail(
+        it, LIL_E_TOOBIG,
+        "%s cannot start: its worst case, $%.6g (%lld tokens at $%g/M + "
+        "%s %lld at $%g/M, %s), is more than the whole usd budget "
+        "($%g): raise caps.budget.usd or lower %s",
+        name, w->usd, (long long)w->prompt, w->price_in, w->limit_var,
+        (long long)w->limit, w->price_out, w->model[0] ? w->model : "LLM_PRICE_IN/_OUT",
+        lim->usd, w->limit_var);
 }
 
 lil_status lil__budget_admit(struct iter *it, const char *slot, const char *step_id,
@@ -286,11 +287,12 @@ static lil_status no_retry(struct lil_loop *lp, lil_status last, struct lil_cap_
 
     snprintf(was, sizeof(was), "%s", lp->err.msg);
     if (t.cap == LIL_CAP_TOKENS)
-        return lil__seterr(&lp->err, last, 0,
-                           "no retry: the token budget has %lld left and another attempt "
-                           "may cost %lld; the last attempt: %s",
-                           (long long)(m->lim.tokens - lil__meters_spent_tokens(m)),
-                           (long long)r->tokens, was);
+        return lil__seterr(
+            &lp->err, last, 0,
+            "no retry: the token budget has %lld left and another attempt "
+            "may cost %lld; the last attempt: %s",
+            (long long)(m->lim.tokens - lil__meters_spent_tokens(m)),
+            (long long)r->tokens, was);
     return lil__seterr(&lp->err, last, 0,
                        "no retry: the usd budget has $%g left and another attempt may "
                        "cost $%g; the last attempt: %s",
@@ -335,6 +337,6 @@ lil_status lil__budget_fold_reserve(struct lil_loop *lp, const char *name, json_
         return lil__seterr(&lp->err, LIL_E_CORRUPT, 0,
                            "record %s of run %s names no slot or no usd", name,
                            lp->run_id);
-    return lil__budget_reserved(lp, true, slot, &r,
-                                (int64_t)json_integer_value(json_object_get(v, "retry")));
+    return lil__budget_reserved(
+        lp, true, slot, &r, (int64_t)json_integer_value(json_object_get(v, "retry")));
 }

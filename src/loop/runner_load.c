@@ -6,10 +6,11 @@
  * that a resumed iteration needs: its slots (effects, sleeps, approvals)
  * and the records that move the meters (usage of agent effects, cap,
  * cap_cleared, the reservations of agent calls: reserve, then the intent
- * and the outcome of its slot -- runner_budget.c), in journal order.  Snapshots before the last one are
- * passed over unparsed, so resuming costs one pass over the journal and
- * the parse of one snapshot, however long the run.  Control records are
- * rare and are applied as they come: stop requests, pauses, the end.
+ * and the outcome of its slot -- runner_budget.c), in journal order.
+ * Snapshots before the last one are passed over unparsed, so resuming
+ * costs one pass over the journal and the parse of one snapshot, however
+ * long the run.  Control records are rare and are applied as they come:
+ * stop requests, pauses, the end.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -412,9 +413,12 @@ static lil_status replay_kept(struct lil_loop *lp, struct walk *w)
         } else {
             json_t *v = parse(lp, p, r->len);
 
-            rc = !v                                  ? lp->err.code
-                 : strncmp(r->name, "reserve.", 8) == 0 ? lil__budget_fold_reserve(lp, r->name, v)
-                                                     : fold_cap(lp, r, v);
+            if (!v)
+                rc = lp->err.code;
+            else if (strncmp(r->name, "reserve.", 8) == 0)
+                rc = lil__budget_fold_reserve(lp, r->name, v);
+            else
+                rc = fold_cap(lp, r, v);
             json_decref(v);
         }
         if (rc != LIL_OK)

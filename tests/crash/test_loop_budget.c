@@ -37,6 +37,8 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "t.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -50,7 +52,6 @@
 
 #include "faults.h"
 #include "loopcheck.h"
-#include "t.h"
 #include "workload.h"
 
 #ifndef T_SERVER
@@ -235,7 +236,9 @@ static void argv_of(const struct round *r, enum next next, char **argv)
         argv[i++] = sync;
         argv[i++] = mode[r->mode];
     } else {
-        argv[i++] = next == NEXT_RETRY ? retry : next == NEXT_ASSUME ? assume : abort_opt;
+        argv[i++] = next == NEXT_RETRY    ? retry
+                    : next == NEXT_ASSUME ? assume
+                                          : abort_opt;
         if (next == NEXT_ASSUME) {
             argv[i++] = result;
             argv[i++] = assumed;
@@ -368,9 +371,9 @@ static int verify_final(struct round *r, struct stats *st)
         errors++;
     }
     st->completed += status && strcmp(status, "completed") == 0;
-    st->capped += json_is_string(json_object_get(res, "reason")) &&
-                  strcmp(json_string_value(json_object_get(res, "reason")),
-                         "token-budget") == 0;
+    st->capped +=
+        json_is_string(json_object_get(res, "reason")) &&
+        strcmp(json_string_value(json_object_get(res, "reason")), "token-budget") == 0;
     st->billed += bill;
     st->spent += spent;
     st->budget += r->budget;
@@ -483,12 +486,25 @@ static void calibrate(void)
 
 static void environment(void)
 {
-    static const char *const drop[] = {
-        "http_proxy",        "HTTP_PROXY",         "all_proxy",      "ALL_PROXY",
-        "OPENAI_API_KEY",    "ANTHROPIC_API_KEY",  "GEMINI_API_KEY", "GROQ_API_KEY",
-        "OPENROUTER_API_KEY", "AI_GATEWAY_API_KEY", "LIL_LLM_HEADERS", "LIL_LLM_STREAM",
-        "LOOPY_LLM_MODEL",   "LIL_LLM_PRICE_IN",   "LIL_LLM_PRICE_OUT", "LIL_DIR",
-        "LOOPY_AGENT_MAX_TOKENS", "LIL_SYNC", "LIL_JOURNAL_KEY"};
+    static const char *const drop[] = {"http_proxy",
+                                       "HTTP_PROXY",
+                                       "all_proxy",
+                                       "ALL_PROXY",
+                                       "OPENAI_API_KEY",
+                                       "ANTHROPIC_API_KEY",
+                                       "GEMINI_API_KEY",
+                                       "GROQ_API_KEY",
+                                       "OPENROUTER_API_KEY",
+                                       "AI_GATEWAY_API_KEY",
+                                       "LIL_LLM_HEADERS",
+                                       "LIL_LLM_STREAM",
+                                       "LOOPY_LLM_MODEL",
+                                       "LIL_LLM_PRICE_IN",
+                                       "LIL_LLM_PRICE_OUT",
+                                       "LIL_DIR",
+                                       "LOOPY_AGENT_MAX_TOKENS",
+                                       "LIL_SYNC",
+                                       "LIL_JOURNAL_KEY"};
 
     for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
         unsetenv(drop[i]);

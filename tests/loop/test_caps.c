@@ -532,7 +532,7 @@ T_TEST(approval_rebases_past_what_is_reserved)
     struct lil_cap_trip t;
 
     usage(&m, 265, 0);
-    T_OK(lil__meters_reserve(&m, NULL, &r)); /* an uncertain call */
+    T_OK(lil__meters_reserve(&m, NULL, &r));     /* an uncertain call */
     t = lil__meters_check_reserve(&m, &r, NULL); /* its retry: 265+272+272 > 700 */
     T_EQ_I64(t.cap, LIL_CAP_TOKENS);
     T_OK(lil__meters_trip(&m, NULL, t.cap, t.action));
@@ -601,7 +601,7 @@ struct sim {
     int64_t tokens_per_call;
     double usd_per_call;
     struct lil_reserve reserve_per_call; /* tokens 0: no reservations */
-    const char *fp; /* NULL: no fingerprint function */
+    const char *fp;                      /* NULL: no fingerprint function */
     int64_t ms_per_iteration;
     /* what happened */
     int harness_calls;
@@ -698,15 +698,15 @@ static bool sim_agent(struct sim *s, int call, struct lil_cap_trip *t)
     }
     s->harness_calls++;
     e = sim_journal(s, s->reserve_per_call.tokens > 0 ? LIL_METER_EV_SETTLE
-                                                       : LIL_METER_EV_USAGE);
+                                                      : LIL_METER_EV_USAGE);
     e->tokens = s->tokens_per_call;
     e->usd = s->usd_per_call;
     e->res = s->reserve_per_call;
     if (e->kind == LIL_METER_EV_SETTLE)
         T_OK(lil__meters_settle(&s->live, NULL, &e->res, e->tokens, e->usd));
     else
-        T_OK(lil__meters_add_usage(&s->live, NULL, s->tokens_per_call,
-                                   s->usd_per_call));
+        T_OK(
+            lil__meters_add_usage(&s->live, NULL, s->tokens_per_call, s->usd_per_call));
     s->slots_iteration = s->live.iteration;
     s->slots_done = call + 1;
     sim_check_rebuild(s);
@@ -926,7 +926,7 @@ struct campaign {
     struct lil_loop_meters live, folded;
     struct lil_reserve held; /* an uncertain call's reservation */
     bool has_held;
-    int64_t billed;   /* tokens the provider billed */
+    int64_t billed; /* tokens the provider billed */
     int64_t events, calls, crashes, trips, approvals;
 };
 
@@ -1025,8 +1025,8 @@ T_TEST(no_sequence_of_calls_crashes_and_retries_passes_the_budget)
     int64_t calls = 0, crashes = 0, trips = 0;
 
     for (uint64_t seed = 1; seed <= 300; seed++) {
-        struct lil_cap_limits lim = limits(1000000, seed % 2 ? LIL_CAPACT_BREAKPOINT
-                                                             : LIL_CAPACT_FAIL);
+        struct lil_cap_limits lim =
+            limits(1000000, seed % 2 ? LIL_CAPACT_BREAKPOINT : LIL_CAPACT_FAIL);
 
         lim.has_tokens = true;
         lim.tokens = 500 + (int64_t)(seed % 7) * 300;
