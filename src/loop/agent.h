@@ -33,10 +33,11 @@
  *   tokens = prompt + limit, where limit is AGENT_MAX_TOKENS (default
  *            LIL_AGENT_MAX_TOKENS; the llm harness sends it as max_tokens
  *            or max_completion_tokens) and prompt bounds the tokens of what
- *            is sent: its bytes (no tokenizer makes more tokens than bytes
- *            of text: every token is at least one byte), for llm the
- *            system message's too plus LIL_AGENT_FRAME_TOKENS of chat
- *            framing;
+ *            is sent: its bytes (the providers' tokenizers, byte-level
+ *            BPE or with byte fallback, make at most one token a byte of
+ *            text; 4 bytes a token, lil__agent_estimate's guess, is only
+ *            typical), for llm the system message's too plus
+ *            LIL_AGENT_FRAME_TOKENS of chat framing;
  *   usd    = prompt at the model's input price + limit at its output price
  *            (lil__agent_price_usd), when the model is priced: llm's model
  *            as configured; a CLI's model is not known before it answers,
