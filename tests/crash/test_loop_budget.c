@@ -60,7 +60,7 @@
 
 #define NIT       8   /* iterations of the loop: one llm call each */
 #define LIMIT     100 /* LIL_AGENT_MAX_TOKENS */
-#define CALL_MS   15  /* the server answers this long after it billed */
+#define CALL_MS   8   /* the server answers this long after it billed */
 #define MAX_KILLS 6   /* kills per run at most; then it may finish */
 #define MAX_TRIES 80  /* attempts per run before the test gives up */
 #define RUN_ID    "budgetloop"

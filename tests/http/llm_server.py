@@ -267,7 +267,7 @@ def main():
             sys.exit("usage: llm_server.py [--max-tokens N] [--ledger FILE]")
         args = args[2:]
     server = Server(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
     print(server.server_address[1], flush=True)
     sys.stdin.read()  # until the test closes it
     server.shutdown()
