@@ -205,10 +205,10 @@ static lil_status repair(const struct lil_env *env, struct lil_err *err, int fd,
     return rc;
 }
 
-static lil_status check_mapped(const struct lil_env *env, struct lil_err *err,
-                               const char *path, const uint8_t *map, uint64_t len,
-                               const uint8_t *key, size_t key_len,
-                               lil_check_report *rep)
+lil_status lil__journal_check_image(const struct lil_env *env, struct lil_err *err,
+                                    const char *path, const uint8_t *map, uint64_t len,
+                                    const uint8_t *key, size_t key_len,
+                                    lil_check_report *rep)
 {
     struct scan_result res;
     struct lil_mac *mac = NULL;
@@ -252,7 +252,7 @@ lil_status lil__journal_check(const struct lil_env *env, struct lil_err *err,
     rc = map_path(env, err, path, repair_it, &fd, &map, &len);
     if (rc == LIL_OK) {
         rep->file_bytes = len;
-        rc = check_mapped(env, err, path, map, len, key, key_len, rep);
+        rc = lil__journal_check_image(env, err, path, map, len, key, key_len, rep);
     }
     if (rc == LIL_OK && repair_it)
         rc = repair(env, err, fd, path, rep);

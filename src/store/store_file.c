@@ -339,6 +339,49 @@ static lil_status file_stop_clear(struct lil_store *st, struct lil_err *err,
     return rc;
 }
 
+/* ---- moving runs ---------------------------------------------------------------- */
+
+static lil_status file_run_image(struct lil_store *st, struct lil_err *err,
+                                 const char *run_id, struct lil_buf *out)
+{
+    char *path = run_path(st, run_id);
+    lil_bytes bytes = {0};
+    lil_status rc;
+
+    if (!path)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    rc = lil__os_read_file(st->env, err, path, &bytes);
+    if (rc == LIL_E_NOTFOUND)
+        lil__seterr(err, rc, 0, "no run %s in %s", run_id, st->where);
+    if (rc == LIL_OK && lil__buf_add(out, bytes.data, bytes.len) != LIL_OK)
+        rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory reading %s", path);
+    lil_free(bytes.data);
+    lil__free(st->env, path);
+    return rc;
+}
+
+/* The journal file, published whole and durably, never over another. */
+static lil_status file_run_import(struct lil_store *st, struct lil_err *err,
+                                  const char *run_id, const uint8_t *image, size_t len)
+{
+    char *path = run_path(st, run_id);
+    bool existed = false;
+    lil_status rc;
+
+    if (!path)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    rc = lil__store_file_sync_parent(fs_of(st), err);
+    if (rc == LIL_OK)
+        rc = lil__os_publish_new(st->env, err, st->where, path, image, len, &existed);
+    if (rc == LIL_OK && existed)
+        rc = lil__seterr(err, LIL_E_INVAL, 0,
+                         "run %s already exists in %s (import it under another id: "
+                         "--run-id)",
+                         run_id, st->where);
+    lil__free(st->env, path);
+    return rc;
+}
+
 static void file_close(struct lil_store *st)
 {
     struct lil_env *env = st->env;
@@ -372,6 +415,8 @@ static const struct lil_store_ops file_ops = {
     .marker_abandon = lil__marker_file_abandon,
     .marker_clear = lil__marker_file_clear,
     .marker_leave = lil__marker_file_leave,
+    .run_image = file_run_image,
+    .run_import = file_run_import,
 };
 
 lil_status lil__store_file_open(struct lil_env *env, struct lil_err *err,
