@@ -89,6 +89,8 @@ static lil_status pg_check_run(struct lil_store *st, struct lil_err *err,
     struct lil_buf image;
     lil_status rc;
 
+    if (repair)
+        return lil__pg_run_repair(ps_of(st), err, run_id, key, key_len, report);
     lil__buf_init(&image, st->env, (size_t)-1);
     rc = pg_run_image(st, err, run_id, &image);
     if (rc == LIL_OK) {
@@ -97,15 +99,6 @@ static lil_status pg_check_run(struct lil_store *st, struct lil_err *err,
                                       key, key_len, report);
     }
     lil__buf_free(&image);
-    if (rc != LIL_OK || !repair || (report->intact && !report->torn_tail))
-        return rc;
-    if (report->damage_offset < LIL_JF_HEADER_LEN)
-        return lil__seterr(err, LIL_E_CORRUPT, 0,
-                           "run %s: its journal header is damaged; nothing to keep",
-                           run_id);
-    rc = lil__pg_run_cut(ps_of(st), err, run_id, report->damage_offset);
-    if (rc == LIL_OK)
-        report->repaired = 1;
     return rc;
 }
 

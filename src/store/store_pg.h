@@ -306,10 +306,12 @@ lil_status lil__pg_insert_frames(struct pg_store *ps, struct pg_conn *c,
                                  struct lil_err *err, const char *run_id,
                                  const uint8_t *frames, size_t len, uint64_t first_off);
 
-/* Delete the records of run_id from offset off on, holding the run for the
- * time (`lil check --repair`); LIL_E_LOCKED when another holds it. */
-lil_status lil__pg_run_cut(struct pg_store *ps, struct lil_err *err, const char *run_id,
-                           uint64_t off);
+/* `lil check --repair`: holding the run for the time (LIL_E_LOCKED when
+ * another holds it), check it into report and delete its records from the
+ * first damage on. */
+lil_status lil__pg_run_repair(struct pg_store *ps, struct lil_err *err,
+                              const char *run_id, const uint8_t *key, size_t key_len,
+                              lil_check_report *report);
 
 /* Appends and syncs (store_pg_append.c). */
 lil_status lil__pg_run_append(struct lil_srun *r, struct lil_err *err,

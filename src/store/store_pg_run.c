@@ -20,6 +20,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "journal/format.h"
+#include "journal/journal.h"
 #include "journal/scan.h"
 #include "os/os.h"
 #include "store/store_pg.h"
@@ -579,8 +580,50 @@ int lil__pg_run_holder(const struct lil_srun *r, int last_opener)
 
 /* ---- repair ---------------------------------------------------------------------- */
 
-static lil_status cut_tx(struct pg_store *ps, struct pg_conn *c, struct lil_err *err,
-                         const char *run_id, uint64_t off)
+struct repair_ctx {
+    const char *run_id;
+    const uint8_t *key;
+    size_t key_len;
+    lil_check_report *report;
+};
+
+/* In the transaction, holding the run: check it, and cut it at the damage. */
+static lil_status check_and_cut(struct pg_store *ps, struct pg_conn *c,
+                                struct lil_err *err, const struct repair_ctx *x)
+{
+    lil_check_report *rep = x->report;
+    struct pg_params p = {0};
+    struct lil_buf image;
+    char sql[SQL_MAX];
+    lil_status rc;
+
+    lil__buf_init(&image, ps->base.env, (size_t)-1);
+    rc = lil__pg_read_image(ps, c, err, x->run_id, 0, &image);
+    rep->file_bytes = image.len;
+    if (rc == LIL_OK)
+        rc = lil__journal_check_image(ps->base.env, err, ps->base.where, image.data,
+                                      image.len, x->key, x->key_len, rep);
+    lil__buf_free(&image);
+    if (rc != LIL_OK || (rep->intact && !rep->torn_tail))
+        return rc;
+    if (rep->damage_offset < LIL_JF_HEADER_LEN)
+        return lil__seterr(err, LIL_E_CORRUPT, 0,
+                           "run %s: its journal header is damaged; nothing to keep",
+                           x->run_id);
+    lil__pg_param_text(&p, x->run_id);
+    lil__pg_param_int8(&p, (int64_t)rep->damage_offset);
+    rc = lil__pg_exec(
+        ps, c, err, "repairing a run",
+        lil__pg_sql(ps, "DELETE FROM @.records WHERE run_id = $1 AND off >= $2", sql,
+                    sizeof(sql)),
+        &p, false, NULL);
+    if (rc == LIL_OK)
+        rep->repaired = 1;
+    return rc;
+}
+
+static lil_status repair_tx(struct pg_store *ps, struct pg_conn *c, struct lil_err *err,
+                            const struct repair_ctx *x)
 {
     struct pg_params p = {0};
     char sql[SQL_MAX];
@@ -588,22 +631,14 @@ static lil_status cut_tx(struct pg_store *ps, struct pg_conn *c, struct lil_err 
     lil_status rc = lil__pg_simple(ps, c, err, "BEGIN", "repairing a run");
 
     if (rc == LIL_OK)
-        rc = take(ps, c, err, run_id, &epoch);
+        rc = take(ps, c, err, x->run_id, &epoch);
     if (rc == LIL_OK && epoch == 0) {
         lil__pg_simple(ps, c, err, "ROLLBACK", "repairing a run");
-        return not_taken(ps, c, err, run_id);
+        return not_taken(ps, c, err, x->run_id);
     }
-    lil__pg_param_text(&p, run_id);
-    lil__pg_param_int8(&p, (int64_t)off);
     if (rc == LIL_OK)
-        rc = lil__pg_exec(
-            ps, c, err, "repairing a run",
-            lil__pg_sql(ps,
-                        "DELETE FROM @.records WHERE run_id = $1 AND off >= "
-                        "$2",
-                        sql, sizeof(sql)),
-            &p, false, NULL);
-    p.n = 1; /* the release names the run only */
+        rc = check_and_cut(ps, c, err, x);
+    lil__pg_param_text(&p, x->run_id);
     if (rc == LIL_OK)
         rc = lil__pg_exec(
             ps, c, err, "repairing a run",
@@ -620,14 +655,16 @@ static lil_status cut_tx(struct pg_store *ps, struct pg_conn *c, struct lil_err 
     return rc;
 }
 
-lil_status lil__pg_run_cut(struct pg_store *ps, struct lil_err *err, const char *run_id,
-                           uint64_t off)
+lil_status lil__pg_run_repair(struct pg_store *ps, struct lil_err *err,
+                              const char *run_id, const uint8_t *key, size_t key_len,
+                              lil_check_report *report)
 {
+    struct repair_ctx x = {run_id, key, key_len, report};
     struct pg_conn *c = NULL;
     lil_status rc = lil__pg_conn_get(ps, err, &c);
 
     if (rc == LIL_OK)
-        rc = cut_tx(ps, c, err, run_id, off);
+        rc = repair_tx(ps, c, err, &x);
     lil__pg_conn_put(ps, c);
     return rc;
 }

@@ -23,7 +23,7 @@ const char *c_store(void)
 {
     static char buf[4096];
 
-    snprintf(buf, sizeof(buf), "%s", t_path("store"));
+    snprintf(buf, sizeof(buf), "%s", t_store(t_path("store")));
     return buf;
 }
 
@@ -31,7 +31,8 @@ const char *c_journal(const char *id)
 {
     static char buf[8192];
 
-    if (snprintf(buf, sizeof(buf), "%s/%s.lil", c_store(), id) >= (int)sizeof(buf))
+    if (snprintf(buf, sizeof(buf), "%s/%s.lil", t_path("store"), id) >=
+        (int)sizeof(buf))
         t_fail(); /* a path that long is a bug of the test */
     return buf;
 }

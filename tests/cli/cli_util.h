@@ -19,10 +19,11 @@
 
 #define C_OUT_CAP 65536
 
-/* The store directory of the current test. */
+/* The store of the current test: the directory t_path("store"), or its
+ * PostgreSQL twin when the suite runs against PostgreSQL (t.h, t_store). */
 const char *c_store(void);
 
-/* The journal file of run id in the test's store. */
+/* The journal file of run id in the test's store (the file store's). */
 const char *c_journal(const char *id);
 
 /* Run `lil ARGS` in a shell (ARGS formatted with printf; the caller adds
