@@ -343,12 +343,11 @@ static int64_t lease_setting(void)
 
 static void name_owner(struct pg_store *ps)
 {
-    char host[64];
-
-    if (gethostname(host, sizeof(host)) != 0)
-        snprintf(host, sizeof(host), "?");
-    host[sizeof(host) - 1] = '\0';
-    snprintf(ps->owner, sizeof(ps->owner), "pid %d on %s", lil__os_self_pid(), host);
+    if (gethostname(ps->host, sizeof(ps->host)) != 0)
+        snprintf(ps->host, sizeof(ps->host), "?");
+    ps->host[sizeof(ps->host) - 1] = '\0';
+    snprintf(ps->owner, sizeof(ps->owner), "pid %d on %s", lil__os_self_pid(),
+             ps->host);
 }
 
 lil_status lil__pg_store_new(struct lil_env *env, struct lil_err *err,

@@ -129,6 +129,7 @@ struct pg_store {
     char schema[PG_SCHEMA_MAX + 1]; /* validated: no quoting needed */
     int64_t lease_ms;               /* LIL_PG_LEASE_MS, read at open */
     char owner[PG_OWNER_MAX];       /* "pid P on HOST" */
+    char host[64];                  /* HOST */
 
     pthread_mutex_t pool_mu; /* guards idle and n_idle */
     struct pg_conn *idle;

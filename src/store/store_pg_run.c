@@ -141,6 +141,22 @@ static lil_status take(struct pg_store *ps, struct pg_conn *c, struct lil_err *e
     return LIL_OK;
 }
 
+/* LIL_E_LOCKED naming the holder as the file store does ("run R is held by
+ * pid P"), and its host and lease when it is another machine. */
+static lil_status held_err(const struct pg_store *ps, struct lil_err *err,
+                           const char *run_id, const char *pid, const char *owner,
+                           const char *lease_s)
+{
+    const char *on = strstr(owner, " on ");
+
+    if (on && strcmp(on + 4, ps->host) == 0)
+        return lil__seterr(err, LIL_E_LOCKED, 0, "run %s is held by pid %s", run_id,
+                           pid);
+    return lil__seterr(err, LIL_E_LOCKED, 0,
+                       "run %s is held by pid %s%s (its lease runs %s s more)", run_id,
+                       pid, on ? on : "", lease_s);
+}
+
 /* Why take found no run to take: LIL_E_NOTFOUND or LIL_E_LOCKED naming the
  * holder (read after the rollback). */
 static lil_status not_taken(struct pg_store *ps, struct pg_conn *c, struct lil_err *err,
@@ -166,10 +182,8 @@ static lil_status not_taken(struct pg_store *ps, struct pg_conn *c, struct lil_e
         rc = lil__seterr(err, LIL_E_NOTFOUND, 0, "no run %s in %s", run_id,
                          ps->base.where);
     else
-        rc = lil__seterr(err, LIL_E_LOCKED, 0,
-                         "run %s is held by pid %s (%s; its lease runs %s s more)",
-                         run_id, ps->pq->getvalue(res, 0, 0),
-                         ps->pq->getvalue(res, 0, 1), ps->pq->getvalue(res, 0, 2));
+        rc = held_err(ps, err, run_id, ps->pq->getvalue(res, 0, 0),
+                      ps->pq->getvalue(res, 0, 1), ps->pq->getvalue(res, 0, 2));
     ps->pq->clear(res);
     return rc;
 }

@@ -49,6 +49,11 @@ int t_run(const char *cmd, char *out, size_t cap, int want_err);
 const char *t_store(const char *path);
 /* 1 when the suite runs against PostgreSQL. */
 int t_store_pg(void);
+/* Under PostgreSQL: run sql with psql on the server, '@' standing for the
+ * schema of the store at path (a test damages what the store keeps this
+ * way).  Its output (stdout and stderr) into out (cap bytes); the exit
+ * status of psql. */
+int t_store_sql(const char *path, const char *sql, char *out, size_t cap);
 /* Under PostgreSQL, mark the current test file-only and return 1 (the
  * test then leaves: T_FILE_ONLY); else 0. */
 int t_file_only(void);

@@ -68,27 +68,68 @@ static void ensure_schema(const char *url)
     snprintf(known[next++ % KNOWN_MAX], sizeof(known[0]), "%s", url);
 }
 
+/* The schema of the store at path for this test case: "t" and 16 hex. */
+static void schema_of(const char *path, char *out, size_t cap)
+{
+    const char *rel = relative(path);
+    uint64_t h = 0xcbf29ce484222325ull;
+
+    h = fnv1a(h, t_tmpdir(), strlen(t_tmpdir()) + 1);
+    h = fnv1a(h, rel, strlen(rel));
+    snprintf(out, cap, "t%016llx", (unsigned long long)h);
+}
+
+static const char *server(void)
+{
+    const char *base = getenv("LIL_TEST_PG");
+
+    if (!base || !*base) {
+        fprintf(stderr, "t_store: LIL_TEST_STORE=pg, but LIL_TEST_PG is not set\n");
+        t_fail();
+        return NULL;
+    }
+    return base;
+}
+
 const char *t_store(const char *path)
 {
     static char bufs[8][1024];
     static int next;
-    const char *base = getenv("LIL_TEST_PG"), *rel;
-    char *b;
-    uint64_t h = 0xcbf29ce484222325ull;
+    const char *base;
+    char schema[32], *b;
 
-    if (!t_store_pg())
+    if (!t_store_pg() || !(base = server()))
         return path;
-    if (!base || !*base) {
-        fprintf(stderr, "t_store: LIL_TEST_STORE=pg, but LIL_TEST_PG is not set\n");
-        t_fail();
-        return path;
-    }
-    rel = relative(path);
-    h = fnv1a(h, t_tmpdir(), strlen(t_tmpdir()) + 1);
-    h = fnv1a(h, rel, strlen(rel));
+    schema_of(path, schema, sizeof(schema));
     b = bufs[next++ % 8];
-    snprintf(b, sizeof(bufs[0]), "%s%sschema=t%016llx", base,
-             strchr(base, '?') ? "&" : "?", (unsigned long long)h);
+    snprintf(b, sizeof(bufs[0]), "%s%sschema=%s", base, strchr(base, '?') ? "&" : "?",
+             schema);
     ensure_schema(b);
     return b;
+}
+
+int t_store_sql(const char *path, const char *sql, char *out, size_t cap)
+{
+    char schema[32], file[4200], cmd[8192], text[8192];
+    const char *base = server();
+    size_t n = 0;
+    FILE *f;
+
+    if (!base)
+        return -1;
+    schema_of(path, schema, sizeof(schema));
+    for (const char *p = sql; *p && n + 40 < sizeof(text); p++) {
+        if (*p == '@')
+            n += (size_t)snprintf(text + n, sizeof(text) - n, "\"%s\"", schema);
+        else
+            text[n++] = *p;
+    }
+    text[n] = '\0';
+    snprintf(file, sizeof(file), "%s/.t_store.sql", t_tmpdir());
+    f = fopen(file, "w");
+    if (!f || fputs(text, f) < 0 || fclose(f) != 0)
+        return -1;
+    snprintf(cmd, sizeof(cmd), "psql -X -q -A -t -v ON_ERROR_STOP=1 -d '%s' -f '%s'",
+             base, file);
+    return t_run(cmd, out, cap, 1);
 }
