@@ -1,49 +1,32 @@
-#!/ usr / bin / env python3
-""
-    "loopt.py -- the harness of the black-box tests of `lil run` and the loop
-    verbs(tests / loop / t_ *.py)
-        .Python 3,
-    standard library only.
+#!/usr/bin/env python3
+"""loopt.py -- the harness of the black-box tests of `lil run` and the loop
+verbs (tests/loop/t_*.py).  Python 3, standard library only.
 
-    The tests drive the `lil` binary and nothing else : they write a spec,
-    run
-`lil-- dir D VERB SPEC-- json`,
-    check the exit status and the result object printed on stdout,
-    read the journal back with `lil log RUN
-        -- jsonl` and count how many times each shell effect really
-        ran(the commands of the specs append a line to a side file)
-            .docs
-        / loops.md is the contract;
-where it is silent,
-    loopspec - contract.md sections 5 and 6.
+The tests drive the `lil` binary and nothing else: they write a spec, run
+`lil --dir D VERB SPEC --json`, check the exit status and the result
+object printed on stdout, read the journal back with `lil log RUN --jsonl`
+and count how many times each shell effect really ran (the commands of
+the specs append a line to a side file).  docs/loops.md is the contract;
+where it is silent, loopspec-contract.md sections 5 and 6.
 
-        A test file holds functions marked @test,
-    each taking a Case,
-    and ends with `loopt.main()`.CTest runs it as `python3 t_NAME
-            .py LIL[TEST...]` (LIL
-                               : the binary;
-                               TESTs
-                               : run only these)
-            .Each test gets its own Case :
+A test file holds functions marked @test, each taking a Case, and ends
+with `loopt.main()`.  CTest runs it as `python3 t_NAME.py LIL [TEST...]`
+(LIL: the binary; TESTs: run only these).  Each test gets its own Case:
 
-    -a fresh temporary directory,
-    the working directory of every lil the test starts, and so of the shell steps;
-- a store `D` inside
-it(`store /`, made by the first `lil run` or
-    `lil step `:tests of other verbs see it missing);
-- `@SIDE@`, `@DIR@` and any `@NAME@` given to Case.spec are replaced in
+  - a fresh temporary directory, the working directory of every lil the
+    test starts, and so of the shell steps;
+  - a store `D` inside it (`store/`, made by the first `lil run` or
+    `lil step`: tests of other verbs see it missing);
+  - `@SIDE@`, `@DIR@` and any `@NAME@` given to Case.spec are replaced in
     the spec's text: the side file, the directory, the test's values;
-- an environment without LIL_DIR,
-    the journal keys and LIL_EFFECT_ENV,
-    with USER = loopt(the default actor)
-                    .
+  - an environment without LIL_DIR, the journal keys and LIL_EFFECT_ENV,
+    with USER=loopt (the default actor).
 
-                Failures print `FAIL NAME`,
-         the test file's line, the values compared and the last lil
-         command(argv, exit status, stdout, stderr);
-a verb that this lil does not have is named as such.The run ends with `N passed,
-    N failed` and exit status 1 when a test failed.T_KEEP =
-        1 keeps the temporary directories; LOOPT_VERBOSE=1 prints every lil command.
+Failures print `FAIL NAME`, the test file's line, the values compared and
+the last lil command (argv, exit status, stdout, stderr); a verb that this
+lil does not have is named as such.  The run ends with `N passed, N
+failed` and exit status 1 when a test failed.  T_KEEP=1 keeps the
+temporary directories; LOOPT_VERBOSE=1 prints every lil command.
 Processes and servers a test starts are ended by the test's cleanup (by
 their own pid, never by name).
 """
@@ -67,13 +50,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 LIL = None  # the lil binary (main() sets it from argv[1])
 _TESTS = []
 _VERBOSE = os.environ.get("LOOPT_VERBOSE") == "1"
-#One suite, two backends : with LIL_TEST_STORE = pg each case's store is a
-#schema of the PostgreSQL server at LIL_TEST_PG(tests / pg starts it),
-#made with `lil db init` when the case begins.
+# One suite, two backends: with LIL_TEST_STORE=pg each case's store is a
+# schema of the PostgreSQL server at LIL_TEST_PG (tests/pg starts it),
+# made with `lil db init` when the case begins.
 _PG = os.environ.get("LIL_TEST_STORE") == "pg"
 
-#The environment variables a test must not inherit : they change where the
-#store is, what is journaled or what children see.
+# The environment variables a test must not inherit: they change where the
+# store is, what is journaled or what children see.
 _DROP_ENV = ("LIL_DIR", "LIL_JOURNAL_KEY", "LOOPY_JOURNAL_KEY", "LIL_EFFECT_ENV",
              "LIL_SYNC")
 
@@ -91,8 +74,9 @@ class FileOnly(Exception):
 class Failure(AssertionError):
     """A check that did not hold."""
 
-#-- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -
-#Results of lil commands
+
+# ---------------------------------------------------------------------------
+# Results of lil commands
 
 
 class Result:
@@ -151,17 +135,15 @@ def has(got, want, what):
     docs/loops.md lists the fields a payload has, others may come too."""
     if not isinstance(got, dict):
         fail("%s: not an object: %r" % (what, got))
-    sub = {k: got.get(k, "(absent)") for k in want
-} if sub != want
-    : fail("%s:\n     got  %r\n     want %r (in %r)" % (what, sub, want, got))
+    sub = {k: got.get(k, "(absent)") for k in want}
+    if sub != want:
+        fail("%s:\n     got  %r\n     want %r (in %r)" % (what, sub, want, got))
 
-          def expect(res, code, **fields)
-    : ""
-      "Check res's exit status (code) and fields of its JSON result: each keyword
-      is a key whose value must be equal;
-reason_has = TEXT(or a list of texts) must be inside reason;
 
-                                  absent=(KEYS) must not be there.
+def expect(res, code, **fields):
+    """Check res's exit status (code) and fields of its JSON result: each keyword
+    is a key whose value must be equal; reason_has=TEXT (or a list of
+    texts) must be inside reason; absent=(KEYS) must not be there.
     Returns the result object."""
     if res.rc != code:
         no_missing_verb(res)
@@ -199,8 +181,9 @@ def expect_usage(res, verb):
     want = "Try 'lil %s --help'." % verb
     check(res.err.rstrip().endswith(want), "stderr ends with %r" % want)
 
-#-- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -
-#Journal records(lil log-- jsonl)
+
+# ---------------------------------------------------------------------------
+# Journal records (lil log --jsonl)
 
 
 class Rec:
@@ -269,8 +252,9 @@ def step_rec(recs, key):
              and "effect" not in r.flags]
     return found[-1] if found else None
 
-#-- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -
-#A small HTTP server of the test's own
+
+# ---------------------------------------------------------------------------
+# A small HTTP server of the test's own
 
 
 class Server:
@@ -366,8 +350,9 @@ def closed_port():
     s.close()
     return port
 
-#-- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -
-#The case : one test's directory, store, spec and processes
+
+# ---------------------------------------------------------------------------
+# The case: one test's directory, store, spec and processes
 
 
 class Case:
@@ -417,11 +402,12 @@ class Case:
         """`with t.soft(): checks` -- a failure inside is reported when the
         test ends, and the test goes on (for checks of records that what
         follows does not depend on)."""
-
-                                  try : yield except Failure as e:
+        try:
+            yield
+        except Failure as e:
             self.later.append((_where(e.__traceback__), str(e)))
 
-#-- files -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- --
+    # -- files --------------------------------------------------------------
 
     def path(self, *parts):
         return os.path.join(self.dir, *parts)
@@ -460,8 +446,8 @@ class Case:
 
     def side(self):
         """The lines the shell steps appended to the side file."""
-                                  try : with open(self.side_path,
-                                                  encoding = "utf-8") as f:
+        try:
+            with open(self.side_path, encoding="utf-8") as f:
                 return f.read().splitlines()
         except FileNotFoundError:
             return []
@@ -485,7 +471,7 @@ class Case:
             doc = json.loads(_text(p.stdout) or "{}")
             runs = sorted(r["id"] + ".lil" for r in doc.get("runs", []))
             return runs or None
-                                      try:
+        try:
             return sorted(os.listdir(self.store))
         except FileNotFoundError:
             return None
@@ -505,7 +491,7 @@ class Case:
                 with open(os.path.join(self.store, name), "rb") as fh:
                     yield name, fh.read()
 
-#-- running lil -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -
+    # -- running lil ---------------------------------------------------------
 
     def _argv(self, args):
         return [LIL, "--dir", self.store] + [str(a) for a in args]
@@ -515,24 +501,22 @@ class Case:
         argv = self._argv(args)
         e = dict(self.env, **(env or {}))
         t0 = time.monotonic()
-            try : p
-                = subprocess
-                      .run(argv, cwd = self.dir, env = e, capture_output = True,
-                           timeout = timeout)
-                          except subprocess.TimeoutExpired as exc : self.last =
-                    Result(argv, "timeout", _text(exc.stdout), _text(exc.stderr),
+        try:
+            p = subprocess.run(argv, cwd=self.dir, env=e, capture_output=True,
+                               timeout=timeout)
+        except subprocess.TimeoutExpired as exc:
+            self.last = Result(argv, "timeout", _text(exc.stdout), _text(exc.stderr),
+                               time.monotonic() - t0)
+            fail("lil did not end within %ss" % timeout)
+        self.last = Result(argv, p.returncode, _text(p.stdout), _text(p.stderr),
                            time.monotonic() - t0)
-                        fail("lil did not end within %ss" % timeout) self.last =
-                        Result(argv, p.returncode, _text(p.stdout), _text(p.stderr),
-                               time.monotonic() - t0) if _VERBOSE
-                    : print(self.last.describe()) return self.last
+        if _VERBOSE:
+            print(self.last.describe())
+        return self.last
 
-                          def run(self, *args, verb = "run", spec = None, env = None,
-                                  timeout = 60)
-                    : ""
-                      "`lil --dir D VERB SPEC --json ARGS...` (VERB: run, step, resume,
-                      approve,
-                                                                    recover; stop prints no result, see stop())."""
+    def run(self, *args, verb="run", spec=None, env=None, timeout=60):
+        """`lil --dir D VERB SPEC --json ARGS...` (VERB: run, step, resume,
+        approve, recover; stop prints no result, see stop())."""
         return self.lil(verb, spec or self.spec_path, "--json", *args, env=env,
                         timeout=timeout)
 
@@ -550,7 +534,8 @@ class Case:
 
     def finish(self, p, timeout=30):
         """Wait for a spawned lil and return its Result."""
-                                  try : out, err = p.communicate(timeout=timeout)
+        try:
+            out, err = p.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             p.kill()
             out, err = p.communicate()
@@ -607,8 +592,9 @@ class Case:
 def _text(b):
     return b.decode("utf-8", "replace") if isinstance(b, bytes) else (b or "")
 
-#-- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -
-#The runner
+
+# ---------------------------------------------------------------------------
+# The runner
 
 
 def _where(tb):
@@ -629,10 +615,8 @@ def main():
     if not os.access(LIL, os.X_OK):
         sys.exit("%s: not an executable" % LIL)
     only = set(sys.argv[2:])
-    unknown = only -
-                                      {fn.__name__ for fn in _TESTS
-                                      }
-                                  if unknown:
+    unknown = only - {fn.__name__ for fn in _TESTS}
+    if unknown:
         sys.exit("no such test: %s" % ", ".join(sorted(unknown)))
     keep = os.environ.get("T_KEEP") == "1"
     passed = failed = file_only = 0
@@ -642,7 +626,9 @@ def main():
         case = Case(fn.__name__)
         t0 = time.monotonic()
         ok = False
-                                      try : fn(case) ok = not case.later
+        try:
+            fn(case)
+            ok = not case.later
             if not ok:
                 print("FAIL %s" % fn.__name__)
         except FileOnly:

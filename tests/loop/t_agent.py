@@ -1,40 +1,43 @@
-#!/ usr / bin / env python3
+#!/usr/bin/env python3
+"""t_agent.py -- agent steps with the llm harness through `lil run`, against
+the OpenAI-compatible server of the tests (tests/http/llm_server.py on
+127.0.0.1): the model's fenced JSON saved into the state, the provider's
+usage metering the run until a usd budget trips (1M + 1M tokens of
+gpt-4o-mini cost $0.75 a call), the API key in no output and no journal
+byte, and a loop whose LLM is not configured failing before any call."""
 
-""
-    "t_agent.py -- agent steps with the llm harness through `lil run`, against
-    the OpenAI -
-    compatible server of the tests(tests / http / llm_server.py on 127.0.0.1)
-    : the model 's fenced JSON saved into the state, the provider' s usage metering the
-      run until a usd budget
-      trips(1M + 1M tokens of gpt - 4o - mini cost $0 .75 a call),
-the API key in no output and no journal byte,
-and a loop whose LLM is not configured failing before any call
-        .""
-         "
+import os
+import subprocess
+import sys
 
-    import os import subprocess import sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import loopt  # noqa: E402
+from loopt import check, eq, expect, test  # noqa: E402
 
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__))) import loopt #noqa
-    : E402 from loopt import check,
-eq, expect, test #noqa
-    : E402
+SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "http",
+                      "llm_server.py")
+KEY = "sk-e2e-secret-9f8e7d6c5b4a"
 
-      SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "http",
-                            "llm_server.py") KEY = "sk-e2e-secret-9f8e7d6c5b4a"
-
-      SPEC = ""
-             "
-      loopspec : "0.1" id : ask pattern : react state : vars : answer
-    : {type : int, init : 0} n : {type : int, init : 0} body : -id : think kind
-    : agent harness : llm prompt : "answer, round ${state.n}" save
-    : {answer : "$.answer"} on_done : {incr : n} terminate
-    : {signal : state - predicate, until : "${state.n >= 5}"} caps
-    : max_iterations : 10 on_cap_exceeded : fail budget:
-{
-usd:
-    1.0
-}
-
+SPEC = """
+    loopspec: "0.1"
+    id: ask
+    pattern: react
+    state:
+      vars:
+        answer: {type: int, init: 0}
+        n: {type: int, init: 0}
+    body:
+      - id: think
+        kind: agent
+        harness: llm
+        prompt: "answer, round ${state.n}"
+        save: {answer: "$.answer"}
+        on_done: {incr: n}
+    terminate: {signal: state-predicate, until: "${state.n >= 5}"}
+    caps:
+      max_iterations: 10
+      on_cap_exceeded: fail
+      budget: {usd: 1.0}
 """
 
 _DROP = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GROQ_API_KEY",
@@ -66,7 +69,8 @@ def stop(t):
 def usd_budget_trips(t):
     clean_env(t)
     url = llm_server(t)
-try : env = {"LIL_LLM_BASE_URL": url + "/fenced/v1", "LIL_LLM_API_KEY": KEY,
+    try:
+        env = {"LIL_LLM_BASE_URL": url + "/fenced/v1", "LIL_LLM_API_KEY": KEY,
                "LOOPY_LLM_MODEL": "openai/gpt-4o-mini", "LIL_LLM_STREAM": "on"}
         t.spec(SPEC)
         res = expect(t.run("--run-id", "r1", env=env), 1, status="failed",

@@ -1,15 +1,11 @@
-#!/ usr / bin / env python3
-""
-    "t_agent_cli.py -- agent steps with the coding-agent CLI harnesses
-    through `lil run` (contract 6.4),
-    against fake CLIs written by the
-        test(shell scripts selected with LIL_<NAME> _BIN or LOOPY_<NAME> _BIN)
-            .
+#!/usr/bin/env python3
+"""t_agent_cli.py -- agent steps with the coding-agent CLI harnesses
+through `lil run` (contract 6.4), against fake CLIs written by the test
+(shell scripts selected with LIL_<NAME>_BIN or LOOPY_<NAME>_BIN).
 
-        A claude
-        - code fake that reports 15 tokens and $0 .01 a call trips a token budget of
-        40 on the third call : with on_cap_exceeded fail the run fails(token - budget),
-    with breakpoint it pauses; `lil log` shows each call's
+A claude-code fake that reports 15 tokens and $0.01 a call trips a token
+budget of 40 on the third call: with on_cap_exceeded fail the run fails
+(token-budget), with breakpoint it pauses; `lil log` shows each call's
 usage in its effect outcome, with the model the envelope names.  A codex
 fake reports nothing: its usage is estimated and marked so, and the
 estimate alone trips a token budget.  A harness whose binary is not there
@@ -27,34 +23,43 @@ from loopt import check, eq, expect, named, test  # noqa: E402
 
 FAKE = """#!/bin/sh
 d=$(dirname "$0")
-for a in "$@";
-do
-    printf '[%s]' "$a";
-done >> "$d/argv.log" echo >> "$d/argv.log" cat "$d/reply"
-                              ""
-                              "
+for a in "$@"; do printf '[%s]' "$a"; done >> "$d/argv.log"
+echo >> "$d/argv.log"
+cat "$d/reply"
+"""
 
-    CLAUDE_REPLY =
-    ('{"type":"result","result":"{\\"done\\":false}",' '"usage":{"input_tokens":10,"output_tokens":5},"total_cost_usd":0.01,' '"modelUsage":{"claude-sonnet-4-5":{}}}')
+CLAUDE_REPLY = ('{"type":"result","result":"{\\"done\\":false}",'
+                '"usage":{"input_tokens":10,"output_tokens":5},"total_cost_usd":0.01,'
+                '"modelUsage":{"claude-sonnet-4-5":{}}}')
 
-        SPEC = ""
-               "
-    loopspec : "0.1" id : agentic pattern : react state : vars : n
-    : {type : int, init : 0} body : -id : think kind : agent harness : @HARNESS @prompt
-    : "think about step ${state.n}" on_done : {incr : n} terminate
-    : {signal : state - predicate, until : "${state.n >= 10}"} caps : @CAPS @
-""
-                                                                             "
+SPEC = """
+    loopspec: "0.1"
+    id: agentic
+    pattern: react
+    state:
+      vars:
+        n: {type: int, init: 0}
+    body:
+      - id: think
+        kind: agent
+        harness: @HARNESS@
+        prompt: "think about step ${state.n}"
+        on_done: {incr: n}
+    terminate: {signal: state-predicate, until: "${state.n >= 10}"}
+    caps: @CAPS@
+"""
 
-                                                                      def
-                                                                      fake(t, reply)
-    : path = t.write("fake-cli", FAKE) os.chmod(path, 0o755)
-                 t.write("reply", reply) return path
 
-                     def
-                     calls(t)
-    :
-try : with open(t.path("argv.log"), encoding = "utf-8") as f:
+def fake(t, reply):
+    path = t.write("fake-cli", FAKE)
+    os.chmod(path, 0o755)
+    t.write("reply", reply)
+    return path
+
+
+def calls(t):
+    try:
+        with open(t.path("argv.log"), encoding="utf-8") as f:
             return f.read().splitlines()
     except FileNotFoundError:
         return []
@@ -98,7 +103,7 @@ def codex_usage_is_estimated(t):
     expect(t.run(env=env), 1, status="failed", reason="token-budget")
     eq(calls(t)[0], "[exec][--skip-git-repo-check][think about step 0]", "argv")
     recs = t.log("agentic")
-#"think about step 0" is 18 bytes : 5 tokens, + 10 for the output
+    # "think about step 0" is 18 bytes: 5 tokens, + 10 for the output
     eq(usages(recs), [{"tokens": 15, "estimated": True}] * 3, "estimated usage")
     eq([r.p.get("result") for r in recs if r.is_effect_outcome()], [{"answer": 42}] * 3,
        "the model's own usage is not the result's")

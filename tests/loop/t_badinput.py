@@ -1,4 +1,4 @@
-#!/ usr / bin / env python3
+#!/usr/bin/env python3
 """t_badinput.py -- what the loop verbs refuse (docs/loops.md, docs/cli.md):
 missing or invalid arguments are usage errors (exit 64, `Try 'lil VERB
 --help'.`, nothing created); a run that does not exist is exit 1 for
@@ -25,14 +25,10 @@ COUNTER = """
       - id: bump
         kind: shell
         cmd: "echo bump-${state.n} >> @SIDE@; @CMD@"
-        on_done: {
-incr:
-    n}
+        on_done: {incr: n}
       @MORE@
     terminate: {signal: state-predicate, until: "${state.n >= 2}"}
-    caps: {
-max_iterations:
-    5}
+    caps: {max_iterations: 5}
 """
 
 S = "@SPEC@"
@@ -94,7 +90,7 @@ def unknown_run(t):
     for args in (["resume", spec], ["stop", spec, "--reason", "r"],
                  ["approve", spec, "--reason", "r"],
                  ["recover", spec, "--retry", "--reason", "r"]):
-#no store at all : exit 1, and no store made
+        # no store at all: exit 1, and no store made
         res = t.lil(*args)
         expect(res, 1)
         eq(t.store_files(), None, "the store after `lil %s` without one" % args[0])
@@ -114,7 +110,8 @@ def unknown_run(t):
         eq(t.store_files(), files, "the store after `lil %s` of an unknown run" % args[0])
     eq(t.side(), ["bump-0", "bump-1"], "side file")
 
-#(name, spec text, a text its diagnostics hold)
+
+# (name, spec text, a text its diagnostics hold)
 INVALID = [
     ("no-terminate", COUNTER.replace(
         '    terminate: {signal: state-predicate, until: "${state.n >= 2}"}\n', ""),
@@ -148,7 +145,7 @@ def damaged_journal(t):
     t.spec(COUNTER, CMD="true", MORE="- {id: nap, kind: sleep, for: 1h}")
     expect(t.run(), 4, status="waiting", iteration=0)
     recs = t.log("counter")
-#the outcome of effect 0.0 : records of the loop come after it
+    # the outcome of effect 0.0: records of the loop come after it
     victim = loopt.outcome(recs, "0.0")
     check(victim is not None and victim is not recs[-1] and victim is not recs[-2],
           "the outcome of 0.0 is in the middle of the journal: %r" % recs)

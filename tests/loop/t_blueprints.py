@@ -1,31 +1,29 @@
-#!/ usr / bin / env python3
+#!/usr/bin/env python3
 """t_blueprints.py -- every spec `lil new` writes, run end to end.
 
 Each test makes a spec with `lil new` (a blueprint, or --from-shell), and
 changes only what a test cannot wait for or has not got: sleeps of 30s or
 a minute become 1ms, a URL points at the test's own server.  The loops
 that only use shell, http and the internal harness run with `lil run`;
-the ones whose agent steps use another
-harness(claude - code, llm
-        : not runnable here) run under `lil verify` with fixtures,
-    which drives the real runner with every effect answered from the fixture
-        .Each test checks the outcome the
-    blueprint's comments promise: completed when the exit holds, else the cap it names,
-    with its action(fail, breakpoint, exit - clean)
-        .""
-         "
+the ones whose agent steps use another harness (claude-code, llm: not
+runnable here) run under `lil verify` with fixtures, which drives the real
+runner with every effect answered from the fixture.  Each test checks the
+outcome the blueprint's comments promise: completed when the exit holds,
+else the cap it names, with its action (fail, breakpoint, exit-clean).
+"""
 
-    import json import os import sys
+import json
+import os
+import sys
 
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__))) import loopt #noqa
-    : E402 from loopt import check,
-    eq, expect,
-    test #noqa : E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import loopt  # noqa: E402
+from loopt import check, eq, expect, test  # noqa: E402
 
-                 def new (t, *args, subst = ())
-    : ""
-      "`lil new ARGS --out loop.yaml`, then each (old, new) of subst
-      replaced once in the text(the old text must be there); returns the
+
+def new(t, *args, subst=()):
+    """`lil new ARGS --out loop.yaml`, then each (old, new) of subst
+    replaced once in the text (the old text must be there); returns the
     spec's path."""
     path = t.path("loop.yaml")
     res = t.lil("new", *args, "--out", path)
@@ -50,13 +48,15 @@ def verify(t, path, fixtures):
           "verify passes")
     return rep
 
-#A command that fails twice, then succeeds : it counts its runs in a file.
+
+# A command that fails twice, then succeeds: it counts its runs in a file.
 COUNTER = 'n=$(cat count 2>/dev/null || echo 0); n=$((n+1)); echo $n > count; ' \
           'echo "$n" >> @SIDE@; test "$n" -ge 3'
 FAST_POLL = [("for: 30s", "for: 1ms")]
 
-#-- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -
-#-- from - shell(poll - until) : shell only, run for real
+
+# ---------------------------------------------------------------------------
+# --from-shell (poll-until): shell only, run for real
 
 
 @test
@@ -73,8 +73,8 @@ def from_shell_completes_on_third_try(t):
 
 @test
 def from_shell_same_answer_waits_until_max_iterations(t):
-#The same exit code 240 times is a wait, not a lack of progress : the
-#loop ends on its iteration cap, and the run fails saying so.
+    # The same exit code 240 times is a wait, not a lack of progress: the
+    # loop ends on its iteration cap, and the run fails saying so.
     cmd = "echo x >> %s; exit 7" % t.side_path
     new(t, "poll", "--from-shell", cmd, "--until", "state.code == 0", subst=FAST_POLL)
     expect(t.run(timeout=110), 1, status="failed", iteration=240,
@@ -84,7 +84,7 @@ def from_shell_same_answer_waits_until_max_iterations(t):
 
 @test
 def from_shell_wallclock_fails_the_wait(t):
-#the 2 hours, made 2 seconds(and a poll every 100ms)
+    # the 2 hours, made 2 seconds (and a poll every 100ms)
     new(t, "poll", "--from-shell", "exit 1", "--until", "state.code == 0",
         subst=[("for: 30s", "for: 100ms"), ('wallclock: "2h"', 'wallclock: "2s"')])
     obj = expect(t.run(timeout=60), 1, status="failed", reason_has="wallclock")
@@ -93,8 +93,8 @@ def from_shell_wallclock_fails_the_wait(t):
 
 @test
 def from_shell_json_output(t):
-#state.out is the parsed stdout : a command printing{"ready" : true }
-#on its 2nd run
+    # state.out is the parsed stdout: a command printing {"ready": true}
+    # on its 2nd run
     cmd = ('n=$(cat count 2>/dev/null || echo 0); n=$((n+1)); echo $n > count; '
            'if [ "$n" -ge 2 ]; then echo \'{"ready": true}\'; '
            'else echo \'{"ready": false}\'; fi')
@@ -103,8 +103,9 @@ def from_shell_json_output(t):
     obj = expect(t.run(), 0, status="completed", iteration=2)
     eq(obj["state"]["out"], {"ready": True}, "out")
 
-#-- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -
-#wait - for - deploy(poll - until over http) : run for real against a server
+
+# ---------------------------------------------------------------------------
+# wait-for-deploy (poll-until over http): run for real against a server
 
 
 class DeployServer(loopt.Server):
@@ -148,8 +149,8 @@ def wait_for_deploy_failed_deploy_ends_the_wait(t):
 
 @test
 def wait_for_deploy_pending_fails_on_its_cap(t):
-#pending for ever : the wait ends on max_iterations(240 polls, made 70
-#so that it passes the 60 repeats a no_progress cap used to stop at)
+    # pending for ever: the wait ends on max_iterations (240 polls, made 70
+    # so that it passes the 60 repeats a no_progress cap used to stop at)
     srv = deploy_server(t, 0, None)
     new(t, "deploy", "--blueprint", "wait-for-deploy",
         subst=[("for: 1m", "for: 1ms"), ("max_iterations: 240", "max_iterations: 70")])
@@ -157,8 +158,9 @@ def wait_for_deploy_pending_fails_on_its_cap(t):
            status="failed", iteration=70, reason_has="max_iterations")
     eq(srv.calls, 70, "requests")
 
-#-- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -
-#Blueprints with agent steps : lil verify with fixtures
+
+# ---------------------------------------------------------------------------
+# Blueprints with agent steps: lil verify with fixtures
 
 
 @test
@@ -167,7 +169,7 @@ def fix_tests_green_and_stuck(t):
     rep = verify(t, spec, {"shell": {"stdout": "", "code": 0}, "agent": {}})
     eq(rep["dryRun"]["status"], "completed", "green at once")
     eq(rep["dryRun"]["iteration"], 1, "iterations")
-#red for ever : the agent tries 12 times, then a person is asked
+    # red for ever: the agent tries 12 times, then a person is asked
     rep = verify(t, spec, {"shell": {"stdout": "", "code": 2}, "agent": {}})
     eq(rep["dryRun"]["status"], "paused", "a cap's breakpoint")
     eq(rep["dryRun"]["reason"], "max_iterations", "the cap")
@@ -180,8 +182,8 @@ def migrate_files_done_build_repair_and_stuck(t):
     rep = verify(t, spec, {"shell": {"remaining": 0, "code": 0}, "agent": {}})
     eq(rep["dryRun"]["status"], "completed", "nothing to migrate")
     eq(rep["dryRun"]["state"]["round"], 0, "no agent call")
-#none left but the build fails : the agent is called to repair it,
-#and gives up to a person when it cannot
+    # none left but the build fails: the agent is called to repair it,
+    # and gives up to a person when it cannot
     rep = verify(t, spec, {"shell": {"remaining": 0, "code": 2}, "agent": {}})
     eq(rep["dryRun"]["status"], "paused", "stuck on the build")
     eq(rep["dryRun"]["reason"], "no_progress", "the cap")
@@ -226,8 +228,8 @@ def triage_batch_one_pass(t):
 
 @test
 def nightly_report_one_pass(t):
-#verify gives a required string input the sample "x", which is no
-#URL : the inputs get URLs as defaults(nothing is requested)
+    # verify gives a required string input the sample "x", which is no
+    # URL: the inputs get URLs as defaults (nothing is requested)
     spec = new(t, "nightly", "--blueprint", "nightly-report", subst=[
         ("metrics_url: { type: string, required: true }",
          'metrics_url: { type: string, default: "http://127.0.0.1:9/m" }'),

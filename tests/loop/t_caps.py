@@ -1,4 +1,4 @@
-#!/ usr / bin / env python3
+#!/usr/bin/env python3
 """t_caps.py -- caps through `lil run` (contract 5.14): max_iterations with
 each on_cap_exceeded action (fail: exit 1; exit-clean: stopped, exit 5,
 final; breakpoint: paused, exit 3, and the worked example: the same pause
@@ -70,7 +70,7 @@ def max_iterations_exit_clean(t):
     done = [r for r in recs if r.type == "run-done"]
     eq(len(done), 1, "run-done records")
     eq(done[0].p.get("status"), "stopped", "run-done status")
-#final : neither a run nor a resume nor an approval goes on
+    # final: neither a run nor a resume nor an approval goes on
     expect(t.run(), 5, status="stopped", iteration=2)
     expect(t.run(verb="resume"), 5, status="stopped", iteration=2)
     expect(t.run("--approve"), 5, status="stopped", iteration=2)

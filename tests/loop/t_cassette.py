@@ -1,59 +1,72 @@
-#!/ usr / bin / env python3
-""
-    "t_cassette.py -- cassettes of loop runs (docs/loops.md, " Cassettes "):
-`lil run-- record FILE` keeps every shell,
-    http and agent result of a real
-    run(a shell step, an http server of the test,
-        the internal harness and the llm harness against tests / http / llm_server.py);
-`lil run-- replay FILE` then runs the loop with the servers stopped,
-    no LLM configured and shell commands that would leave a trace,
-    and must reach the same state, meter the same usage,
-    run nothing and leave the real run's journal alone.  Also: a spec whose request
-        changed fails naming the step,
-    the wanted and the nearest request;
-a truncated cassette fails at the first effect it lacks;
-a malformed line is an error naming the file and the line;
-a cassette recorded over `lil step`s(a resumed run) is complete,
-    and a replay made of `lil step`s goes on where it was;
-no secret is in a cassette
-    .""
-     "
+#!/usr/bin/env python3
+"""t_cassette.py -- cassettes of loop runs (docs/loops.md, "Cassettes"):
+`lil run --record FILE` keeps every shell, http and agent result of a real
+run (a shell step, an http server of the test, the internal harness and
+the llm harness against tests/http/llm_server.py); `lil run --replay FILE`
+then runs the loop with the servers stopped, no LLM configured and shell
+commands that would leave a trace, and must reach the same state, meter
+the same usage, run nothing and leave the real run's journal alone.  Also:
+a spec whose request changed fails naming the step, the wanted and the
+nearest request; a truncated cassette fails at the first effect it lacks;
+a malformed line is an error naming the file and the line; a cassette
+recorded over `lil step`s (a resumed run) is complete, and a replay made
+of `lil step`s goes on where it was; no secret is in a cassette."""
 
-    import json import os import subprocess import sys
+import json
+import os
+import subprocess
+import sys
 
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__))) import loopt
-    #noqa : E402 from loopt import check,
-    eq, expect, expect_usage,
-    test #noqa : E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import loopt  # noqa: E402
+from loopt import check, eq, expect, expect_usage, test  # noqa: E402
 
-                 LLM_SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                           "..", "http", "llm_server.py") KEY =
-                     "sk-cassette-secret-4b3a2c1d" TOKEN = "tok-cassette-5ecr3t-77aa"
+LLM_SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "http",
+                          "llm_server.py")
+KEY = "sk-cassette-secret-4b3a2c1d"
+TOKEN = "tok-cassette-5ecr3t-77aa"
 
-#Each iteration : a shell step whose command is the same every time but
-#whose output is not(the replay must hand out the answers in order), an
-#http request with a secret header, an internal and an llm agent call.
-                 SPEC = ""
-                        "
-                        loopspec : "0.1" id : tape pattern : react state : vars : n
-    : {type : int, init : 0} lines : {type : json} web : {type : json} ai
-    : {type : json} llm : {type : json} body : -id : bump kind : shell cmd
-    : "echo x >> @SIDE@; wc -l < @SIDE@" save : {lines : "$"} on_done : {
-        incr : n
-    } - id : fetch kind : http request : method : GET url : "@URL@/echo" headers : {
-        Authorization : "Bearer ${env.MY_API_TOKEN}"
-    } save : {
-        web : "$.path"
-    } - id : think kind : agent harness : internal prompt : "n is ${state.n}" save : {
-        ai : "$"
-    } - id : ask kind : agent harness : llm prompt : "count @WORD@ ${state.n}" save : {
-        llm : "$"
-    } terminate : {signal : state - predicate,
-                   until : "${state.n >= 2}"} caps : max_iterations : 5 budget:
-{
-tokens:
-    1000
-}
+# Each iteration: a shell step whose command is the same every time but
+# whose output is not (the replay must hand out the answers in order), an
+# http request with a secret header, an internal and an llm agent call.
+SPEC = """
+    loopspec: "0.1"
+    id: tape
+    pattern: react
+    state:
+      vars:
+        n: {type: int, init: 0}
+        lines: {type: json}
+        web: {type: json}
+        ai: {type: json}
+        llm: {type: json}
+    body:
+      - id: bump
+        kind: shell
+        cmd: "echo x >> @SIDE@; wc -l < @SIDE@"
+        save: {lines: "$"}
+        on_done: {incr: n}
+      - id: fetch
+        kind: http
+        request:
+          method: GET
+          url: "@URL@/echo"
+          headers: {Authorization: "Bearer ${env.MY_API_TOKEN}"}
+        save: {web: "$.path"}
+      - id: think
+        kind: agent
+        harness: internal
+        prompt: "n is ${state.n}"
+        save: {ai: "$"}
+      - id: ask
+        kind: agent
+        harness: llm
+        prompt: "count @WORD@ ${state.n}"
+        save: {llm: "$"}
+    terminate: {signal: state-predicate, until: "${state.n >= 2}"}
+    caps:
+      max_iterations: 5
+      budget: {tokens: 1000}
 """
 
 
@@ -105,7 +118,8 @@ def usage_in_log(t, run_id):
 
 
 def record(t, srv, env, cassette="c.jsonl"):
-try : res = expect(t.run("--record", cassette, env=env), 0, status="completed")
+    try:
+        res = expect(t.run("--record", cassette, env=env), 0, status="completed")
     finally:
         stop_llm(t)
         srv.close()
@@ -232,9 +246,7 @@ HOOKS = """
     observe:
       hooks:
         completed: {kind: shell, cmd: "echo hook >> @SIDE@"}
-    caps: {
-max_iterations:
-        3}
+    caps: {max_iterations: 3}
 """
 
 

@@ -1,37 +1,38 @@
-#!/ usr / bin / env python3
+#!/usr/bin/env python3
 """t_hooks.py -- what runs at the end and inside the body (contract 5.4,
 5.17): terminate.on_exit runs before `terminated` as journaled effects
 (`exit.S`), observe.hooks.completed after it between `observer` records
 (started, then done or failed), a failing hook leaves the run completed,
-and neither runs again;
+and neither runs again; a `reduce` over a list binds its alias, skips
+the elements its `when` refuses and numbers only the effects that ran."""
 
-a `reduce` over a list binds its alias,
-    skips the elements its `when` refuses and numbers only the effects that
-        ran.""
-            "
+import os
+import sys
 
-    import os import sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import loopt  # noqa: E402
+from loopt import check, eq, expect, intents, named, test  # noqa: E402
 
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__))) import loopt
-    #noqa : E402 from loopt import check,
-    eq, expect, intents, named,
-    test #noqa : E402
-
-                 ENDING = ""
-                          "
-                          loopspec : "0.1" id : ending pattern : react state : vars : n
-    : {type : int, init : 0} body : -id : bump kind : shell cmd
-    : "echo bump-${state.n} >> @SIDE@" on_done : {incr : n} terminate : signal
-    : state
-      -
-      predicate until : "${state.n >= 2}" on_exit
-    : {kind : shell, cmd : "echo exit-${state.n}-${iteration} >> @SIDE@"} observe
-    : hooks : completed : @HOOK @caps:
-{
-max_iterations:
-    5
-}
-
+ENDING = """
+    loopspec: "0.1"
+    id: ending
+    pattern: react
+    state:
+      vars:
+        n: {type: int, init: 0}
+    body:
+      - id: bump
+        kind: shell
+        cmd: "echo bump-${state.n} >> @SIDE@"
+        on_done: {incr: n}
+    terminate:
+      signal: state-predicate
+      until: "${state.n >= 2}"
+      on_exit: {kind: shell, cmd: "echo exit-${state.n}-${iteration} >> @SIDE@"}
+    observe:
+      hooks:
+        completed: @HOOK@
+    caps: {max_iterations: 5}
 """
 SHELL_HOOK = '{kind: shell, cmd: "echo hook-${state.n}-${iteration} >> @SIDE@"}'
 
@@ -104,18 +105,9 @@ REDUCE = """
       - id: finish
         kind: shell
         cmd: "echo finish >> @SIDE@"
-        on_done:
-{
-set : {
-done:
-    "${true}"
-}
-}
-terminate : {signal : state - predicate, until : "${state.done}"} caps:
-{
-max_iterations:
-    3
-}
+        on_done: {set: {done: "${true}"}}
+    terminate: {signal: state-predicate, until: "${state.done}"}
+    caps: {max_iterations: 3}
 """
 
 

@@ -1,9 +1,7 @@
-#!/ usr / bin / env python3
-
+#!/usr/bin/env python3
 """t_http.py -- http steps through `lil run` against a server of the test
 (loopt.Server, 127.0.0.1): the results of contract section 6.2 (the parsed
-body, `{
-    status, raw}` for a body that is not JSON, the envelope, error
+body, `{status, raw}` for a body that is not JSON, the envelope, error
 statuses as results), what the server received, a credential that must
 appear in no output and no journal byte, and the retry policy (`retry.max`,
 contract 5.15): a request that gets no answer is tried 1 + max times, then
@@ -55,47 +53,29 @@ RESULTS = """
           headers: {X-Iteration: "it-${iteration}"}
           body: {k: [1, 2], s: "${state.done}"}
         save: {posted: "$"}
-        on_done:
-{
-set : {
-done:
-    "${true}"
-}
-}
+        on_done: {set: {done: "${true}"}}
+    terminate: {signal: oracle, until: "${state.done}"}
+    caps: {max_iterations: 2}
+"""
 
-terminate : {signal : oracle, until : "${state.done}"} caps:
-{
-max_iterations:
-    2
-}
 
-""
-    "
-
-    @test def
-    http_results(t)
-    : srv = t.server() t.spec(RESULTS, URL = srv.url("")) res = expect(
-          t.run(), 0, status = "completed", iteration = 1) st =
-          res["state"] eq(st.get("green"), {"state" : "green"}, "a JSON body") eq(
-              st.get("raw503"), {"status" : 503, "raw" : "not json"},
-              "a body that is not JSON") eq(st.get("env503"), {
-              "status" : 503,
-              "ok" : False,
-              "headers" :
-                  {"content-type" : "application/json", "content-length" : "15"},
-              "body" : {"state" : "red"}
-          },
-                                            "an envelope of a JSON 503")
-              eq(st.get("envplain"), {
-                  "status" : 200,
-                  "ok" : True,
-                  "headers" : {"content-type" : "text/plain", "content-length" : "8"},
-                  "body" : "plain ok"
-              },
-                 "an envelope of a text body") posted = st.get("posted") or
-{
-}
-
+@test
+def http_results(t):
+    srv = t.server()
+    t.spec(RESULTS, URL=srv.url(""))
+    res = expect(t.run(), 0, status="completed", iteration=1)
+    st = res["state"]
+    eq(st.get("green"), {"state": "green"}, "a JSON body")
+    eq(st.get("raw503"), {"status": 503, "raw": "not json"}, "a body that is not JSON")
+    eq(st.get("env503"), {"status": 503, "ok": False,
+                          "headers": {"content-type": "application/json",
+                                      "content-length": "15"},
+                          "body": {"state": "red"}}, "an envelope of a JSON 503")
+    eq(st.get("envplain"), {"status": 200, "ok": True,
+                            "headers": {"content-type": "text/plain",
+                                        "content-length": "8"},
+                            "body": "plain ok"}, "an envelope of a text body")
+    posted = st.get("posted") or {}
     eq(posted.get("method"), "POST", "method the server saw")
     eq(posted.get("body"), '{"k":[1,2],"s":"${state.done}"}',
        "a body that is not a string: JSON, never rendered")
@@ -129,12 +109,7 @@ SECRET = """
         cmd: "echo ${env.MY_API_TOKEN} | wc -c"
         on_done: {incr: n}
     terminate: {signal: state-predicate, until: "${state.n >= 1}"}
-    caps:
-    {
-    max_iterations:
-        2
-    }
-
+    caps: {max_iterations: 2}
 """
 TOKEN = "tok-5ecr3t-6f1d2a9c7b"
 
@@ -181,37 +156,35 @@ RETRY = """
         save: {r: "$"}
         on_done: {incr: n}
     terminate: {signal: state-predicate, until: "${state.n >= 1}"}
-    caps:
-{
-max_iterations:
-    2
-}
-""
-    "
+    caps: {max_iterations: 2}
+"""
 
-    @test def
-    http_retry_then_fail(t)
-    : srv = t.server() t.spec(RETRY, URL = srv.url("/drop"),
-                              RETRY = "retry: {max: 2, backoff_ms: 10}")
-                expect(t.run(), 1, status = "failed", iteration = 0, state = {"n" : 0},
-                       reason_has = "/drop")
-                    eq(srv.count("/drop"), 3, "attempts (1 + retry.max)")
-                        expect(t.run(), 1, status = "failed", iteration = 0)
-                            eq(srv.count("/drop"), 3,
-                               "attempts after running the failed run again")
 
-                                @test def http_no_retry_by_default(t)
-    : srv =
-          t.server() t.spec(RETRY, URL = srv.url("/drop"), RETRY = "")
-              expect(t.run(), 1, status = "failed", iteration = 0, reason_has = "/drop")
-                  eq(srv.count("/drop"), 1, "attempts without retry")
+@test
+def http_retry_then_fail(t):
+    srv = t.server()
+    t.spec(RETRY, URL=srv.url("/drop"), RETRY="retry: {max: 2, backoff_ms: 10}")
+    expect(t.run(), 1, status="failed", iteration=0, state={"n": 0}, reason_has="/drop")
+    eq(srv.count("/drop"), 3, "attempts (1 + retry.max)")
+    expect(t.run(), 1, status="failed", iteration=0)
+    eq(srv.count("/drop"), 3, "attempts after running the failed run again")
 
-                      @test def http_closed_port_fails(t)
-    : port = loopt.closed_port() t.spec(RETRY,
-                                        URL = "http://127.0.0.1:%d/nothing" % port,
-                                        RETRY = "retry: {max: 1, backoff_ms: 10}")
-                 expect(t.run(), 1, status = "failed", iteration = 0,
-                        reason_has = str(port))
 
-                     if __name__
-             == "__main__" : loopt.main()
+@test
+def http_no_retry_by_default(t):
+    srv = t.server()
+    t.spec(RETRY, URL=srv.url("/drop"), RETRY="")
+    expect(t.run(), 1, status="failed", iteration=0, reason_has="/drop")
+    eq(srv.count("/drop"), 1, "attempts without retry")
+
+
+@test
+def http_closed_port_fails(t):
+    port = loopt.closed_port()
+    t.spec(RETRY, URL="http://127.0.0.1:%d/nothing" % port,
+           RETRY="retry: {max: 1, backoff_ms: 10}")
+    expect(t.run(), 1, status="failed", iteration=0, reason_has=str(port))
+
+
+if __name__ == "__main__":
+    loopt.main()

@@ -1,53 +1,53 @@
-#!/ usr / bin / env python3
+#!/usr/bin/env python3
 """t_inputs.py -- a run's inputs (docs/loops.md, lil_loop_opts): the spec's
 defaults, `--input NAME=VALUE` converted to the declared type, `--inputs
-FILE.json`, `--input` over the file;
-a value of the wrong type or an unknown name refused with a message naming the input;
+FILE.json`, `--input` over the file; a value of the wrong type or an
+unknown name refused with a message naming the input; inputs journaled
+when the run starts, so a later invocation with other inputs is refused
+and one without any uses the journaled ones.  And a divergent replay
+(contract 5.10): the spec's command changed under a parked run, so the
+journaled effect's identity differs from the new one -- the run fails,
+showing both."""
 
-inputs journaled when the run starts,
-    so a later invocation with other inputs is refused and
-        one without any uses the journaled
-            ones.And a divergent
-            replay(contract 5.10)
-    : the spec's command changed under a parked run, so the journaled
-      effect's identity differs from the new one -- the run fails, showing both
-          .""
-           "
+import json
+import os
+import sys
 
-      import json import os import sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import loopt  # noqa: E402
+from loopt import check, eq, expect, test  # noqa: E402
 
-      sys.path.insert(0, os.path.dirname(os.path.abspath(__file__))) import loopt #noqa
-    : E402 from loopt import check,
-eq, expect, test #noqa : E402
+INPUTS = """
+    loopspec: "0.1"
+    id: inp
+    pattern: react
+    inputs:
+      count: {type: int, default: 3}
+      label: {type: string, default: "plain"}
+      flags: {type: json}
+    state:
+      vars:
+        i: {type: int, init: 0}
+        copy: {type: json}
+        lab: {type: string, init: ""}
+        fl: {type: json}
+    body:
+      - id: take
+        kind: shell
+        cmd: "echo take-${inputs.count}-${inputs.label} >> @SIDE@"
+        on_done:
+          incr: i
+          set: {copy: "${inputs.count}", lab: "${inputs.label}", fl: "${inputs.flags}"}
+      @MORE@
+    terminate: {signal: state-predicate, until: "${state.i >= 1}"}
+    caps: {max_iterations: 3}
+"""
 
-                         INPUTS = ""
-                                  "
-                         loopspec : "0.1" id : inp pattern : react inputs : count
-    : {type : int, default : 3} label : {type : string, default : "plain"} flags
-    : {type : json} state : vars : i : {type : int, init : 0} copy : {type : json} lab
-    : {type : string, init : ""} fl : {type : json} body : -id : take kind : shell cmd
-    : "echo take-${inputs.count}-${inputs.label} >> @SIDE@" on_done : incr : i set:
-{
-copy:
-    "${inputs.count}", lab : "${inputs.label}", fl : "${inputs.flags}"
-}
 
-@MORE @terminate : {signal : state - predicate, until : "${state.i >= 1}"} caps:
-{
-max_iterations:
-    3
-}
-""
-    "
+def state(count, label, flags=None):
+    # a whole-value "${inputs.flags}" of an input without value stores null
+    return {"i": 1, "copy": count, "lab": label, "fl": flags}
 
-    def
-    state(count, label, flags = None)
-    :
-#a whole - value "${inputs.flags}" of an input without value stores null
-      return
-{
-    "i" : 1, "copy" : count, "lab" : label, "fl" : flags
-}
 
 @test
 def inputs_defaults(t):
@@ -78,7 +78,8 @@ def inputs_from_file(t):
     expect(t.run("--inputs", f, "--input", "count=9", "--run-id", "both"), 0,
            status="completed", state=state(9, "from-file"))
 
-#(arguments, a text the error must hold)
+
+# (arguments, a text the error must hold)
 BAD_INPUTS = [
     (["--input", "count=abc"], "count"),
     (["--input", "count=1.5"], "count"),
@@ -102,7 +103,7 @@ def inputs_wrong_type_refused(t):
 
 @test
 def inputs_journaled_for_later_runs(t):
-#a breakpoint parks the run after `take`; later invocations must keep its inputs
+    # a breakpoint parks the run after `take`; later invocations must keep its inputs
     t.spec(INPUTS, MORE="- {id: hold, kind: breakpoint, ask: \"go on?\"}")
     expect(t.run("--input", "count=5"), 3, status="paused", iteration=0)
     recs = t.log("inp")
@@ -138,28 +139,23 @@ DIVERGE = """
         cmd: "true"
         on_done: {incr: n}
     terminate: {signal: state-predicate, until: "${state.n >= 1}"}
-    caps:
-{
-max_iterations:
-    3
-}
-""
-    "
+    caps: {max_iterations: 3}
+"""
 
-    @test def
-    divergent_replay_fails(t)
-    : t.spec(DIVERGE, WORD = "alpha")
-          expect(t.run(), 4, status = "waiting",
-                 iteration = 0) t.spec(DIVERGE, WORD = "omega") res =
-    expect(t.run(), 1, status = "failed", iteration = 0) text =
-        res.get("reason", "") + "\n" +
-            t.last.err
-            check("echo alpha" in text and "echo omega" in text,
-                  "the failure shows the journaled and the new identity: %r" % text)
-                eq(t.side(), ["alpha"], "side file: the changed command did not run")
-                    expect(t.run(), 1, status = "failed", iteration = 0)
-                        eq(t.side(), ["alpha"],
-                           "side file after running the failed run again")
 
-                            if __name__
-        == "__main__" : loopt.main()
+@test
+def divergent_replay_fails(t):
+    t.spec(DIVERGE, WORD="alpha")
+    expect(t.run(), 4, status="waiting", iteration=0)
+    t.spec(DIVERGE, WORD="omega")
+    res = expect(t.run(), 1, status="failed", iteration=0)
+    text = res.get("reason", "") + "\n" + t.last.err
+    check("echo alpha" in text and "echo omega" in text,
+          "the failure shows the journaled and the new identity: %r" % text)
+    eq(t.side(), ["alpha"], "side file: the changed command did not run")
+    expect(t.run(), 1, status="failed", iteration=0)
+    eq(t.side(), ["alpha"], "side file after running the failed run again")
+
+
+if __name__ == "__main__":
+    loopt.main()

@@ -1,30 +1,31 @@
-#!/ usr / bin / env python3
-""
-    "t_lifecycle.py -- a loop from start to end: terminate before any
-    iteration,
-    a counter, `lil step` one iteration at a time, a completed run run again,
-    and every effect run exactly once(docs / loops.md; contract 5.9, 5.10, 5.20)
-            .""
-             "
+#!/usr/bin/env python3
+"""t_lifecycle.py -- a loop from start to end: terminate before any
+iteration, a counter, `lil step` one iteration at a time, a completed run
+run again, and every effect run exactly once (docs/loops.md; contract 5.9,
+5.10, 5.20)."""
 
-        import os import sys
+import os
+import sys
 
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__))) import loopt
-        #noqa : E402 from loopt import check,
-    eq, expect, intents, loop_records, named,
-    test #noqa : E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import loopt  # noqa: E402
+from loopt import check, eq, expect, intents, loop_records, named, test  # noqa: E402
 
-#A counter : each iteration appends bump - N to the side file and adds one.
-                 COUNTER = ""
-                           "
-                 loopspec : "0.1" id : counter pattern : react state : vars : n
-    : {type : int, init : 0} body : -id : bump kind : shell cmd
-    : "echo bump-${state.n} >> @SIDE@" on_done : {incr : n} terminate
-    : {signal : state - predicate, until : "${state.n >= @LIMIT@}"} caps:
-{
-max_iterations:
-    10, on_cap_exceeded : fail
-}
+# A counter: each iteration appends bump-N to the side file and adds one.
+COUNTER = """
+    loopspec: "0.1"
+    id: counter
+    pattern: react
+    state:
+      vars:
+        n: {type: int, init: 0}
+    body:
+      - id: bump
+        kind: shell
+        cmd: "echo bump-${state.n} >> @SIDE@"
+        on_done: {incr: n}
+    terminate: {signal: state-predicate, until: "${state.n >= @LIMIT@}"}
+    caps: {max_iterations: 10, on_cap_exceeded: fail}
 """
 
 
@@ -69,8 +70,8 @@ def counter_three_iterations(t):
 
 @test
 def step_one_iteration_at_a_time(t):
-#Contract 5.9 : a 2 - iteration loop steps waiting 1 / 1, waiting 2 / 2,
-#completed 2, then completed 2 again with next 2.
+    # Contract 5.9: a 2-iteration loop steps waiting 1/1, waiting 2/2,
+    # completed 2, then completed 2 again with next 2.
     t.spec(COUNTER, LIMIT=2)
     expect(t.run(verb="step"), 4, status="waiting", iteration=1, state={"n": 1},
            next={"iteration": 1})
@@ -90,7 +91,7 @@ def sync_modes_and_text_output(t):
     for mode in ("full", "normal", "off"):
         expect(t.run("--sync", mode, "--run-id", "sync-" + mode), 0, status="completed",
                iteration=2, state={"n": 2})
-#without-- json : text, the same exit status
+    # without --json: text, the same exit status
     res = t.lil("run", t.spec_path, "--run-id", "text")
     eq(res.rc, 0, "exit status without --json")
     check("completed" in res.out, "the text says completed: %r" % res.out)
@@ -109,7 +110,8 @@ def rerun_completed_changes_nothing(t):
     expect(t.run("--approve"), 0, status="completed", iteration=3)
     loopt.same_records(t, "counter", before, "record count after run --approve")
 
-#Two shell steps per iteration, three iterations : six effects.
+
+# Two shell steps per iteration, three iterations: six effects.
 TWO_STEPS = """
     loopspec: "0.1"
     id: twice
@@ -126,39 +128,35 @@ TWO_STEPS = """
         cmd: "echo b-${state.n} >> @SIDE@; echo '{\\"k\\": ${state.n}}'"
         on_done: {incr: n}
     terminate: {signal: state-predicate, until: "${state.n >= 3}"}
-    caps:
-{
-max_iterations:
-    10
-}
-""
-    "
-    SIX = [ "a-0", "b-0", "a-1", "b-1", "a-2", "b-2" ]
+    caps: {max_iterations: 10}
+"""
+SIX = ["a-0", "b-0", "a-1", "b-1", "a-2", "b-2"]
 
-          @test def
-          effects_run_once(t)
-    : t.spec(TWO_STEPS)
-          expect(t.run(), 0, status = "completed", iteration = 3, state = {"n" : 3})
-              eq(t.side(), SIX, "side file: every effect once, in order") recs =
-        t.log("twice") eq(intents(recs), [ "0.0", "0.1", "1.0", "1.1", "2.0", "2.1" ],
-                          "effect intents")
-            eq(loopt.outcome(recs, "1.1").p.get("result"), {"k" : 1},
-               "outcome of 1.1's result") expect(t.run(), 0, status = "completed",
-                                                 iteration = 3, state = {"n" : 3})
-                expect(t.run(verb = "resume"), 0, status = "completed", iteration = 3)
-                    expect(t.run(verb = "step"), 0, status = "completed", iteration = 3)
-                        eq(t.side(), SIX,
-                           "side file after run, resume and step of the completed run")
-                            eq(intents(t.log("twice")), intents(recs),
-                               "intents after running it again")
 
-                                @test def
-                                effects_run_once_across_steps(t)
-    : t.spec(TWO_STEPS) expect(t.run(verb = "step"), 4, status = "waiting",
-                               iteration = 1) expect(t.run(verb = "step"), 4,
-                                                     status = "waiting", iteration = 2)
-          eq(t.side(), SIX[:4], "side file after two steps")
-              expect(t.run(), 0, status = "completed", iteration = 3, state = {"n" : 3})
-                  eq(t.side(), SIX, "side file: the steps' effects not run again")
+@test
+def effects_run_once(t):
+    t.spec(TWO_STEPS)
+    expect(t.run(), 0, status="completed", iteration=3, state={"n": 3})
+    eq(t.side(), SIX, "side file: every effect once, in order")
+    recs = t.log("twice")
+    eq(intents(recs), ["0.0", "0.1", "1.0", "1.1", "2.0", "2.1"], "effect intents")
+    eq(loopt.outcome(recs, "1.1").p.get("result"), {"k": 1}, "outcome of 1.1's result")
+    expect(t.run(), 0, status="completed", iteration=3, state={"n": 3})
+    expect(t.run(verb="resume"), 0, status="completed", iteration=3)
+    expect(t.run(verb="step"), 0, status="completed", iteration=3)
+    eq(t.side(), SIX, "side file after run, resume and step of the completed run")
+    eq(intents(t.log("twice")), intents(recs), "intents after running it again")
 
-                      if __name__ == "__main__" : loopt.main()
+
+@test
+def effects_run_once_across_steps(t):
+    t.spec(TWO_STEPS)
+    expect(t.run(verb="step"), 4, status="waiting", iteration=1)
+    expect(t.run(verb="step"), 4, status="waiting", iteration=2)
+    eq(t.side(), SIX[:4], "side file after two steps")
+    expect(t.run(), 0, status="completed", iteration=3, state={"n": 3})
+    eq(t.side(), SIX, "side file: the steps' effects not run again")
+
+
+if __name__ == "__main__":
+    loopt.main()

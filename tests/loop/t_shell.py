@@ -1,8 +1,7 @@
-#!/ usr / bin / env python3
+#!/usr/bin/env python3
 """t_shell.py -- shell steps through `lil run`: the results of contract
 section 6.1 as `save` stores them, `args` run without a shell, `on_done`
-(incr, a typed `${
-    expr}`, a template, append), the working directory, and
+(incr, a typed `${expr}`, a template, append), the working directory, and
 the scrubbed environment of the commands (src/loop/effect_env.h).
 
 There is no command-line option for the effects' time limit
@@ -16,7 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import loopt  # noqa: E402
 from loopt import check, eq, expect, test  # noqa: E402
 
-#(step id, the step's command fields, the result `save: {r_ID: "$"}` stores)
+# (step id, the step's command fields, the result `save: {r_ID: "$"}` stores)
 VECTORS = [
     ("echo", {"cmd": "echo hi"}, {"stdout": "hi", "code": 0}),
     ("fail3", {"cmd": "echo out; echo err 1>&2; exit 3"},
@@ -38,11 +37,7 @@ VECTORS = [
 
 
 def vector_spec(case_dir):
-    body, state = [], {
-    "n":
-    {
-        "type" : "int", "init" : 0
-    }}
+    body, state = [], {"n": {"type": "int", "init": 0}}
     expected = {}
     for sid, fields, result in VECTORS:
         step = {"id": sid, "kind": "shell", "save": {"r_" + sid: "$"}}
@@ -52,15 +47,15 @@ def vector_spec(case_dir):
         if result == {"stdout": "@DIR@", "code": 0}:
             result = {"stdout": case_dir, "code": 0}
         expected["r_" + sid] = result
-#save of one field, and of a path that misses(the var goes away)
+    # save of one field, and of a path that misses (the var goes away)
     body.append({"id": "code3", "kind": "shell", "cmd": "echo x; exit 3",
                  "save": {"code3": "$.code"}})
     body.append({"id": "miss", "kind": "shell", "cmd": "echo hi",
                  "save": {"gone": "$.nope"}})
-#a command / bin / sh cannot find : 127, "not found" on stderr
+    # a command /bin/sh cannot find: 127, "not found" on stderr
     body.append({"id": "notfound", "kind": "shell", "cmd": "lil-no-such-command-xyz",
                  "save": {"nf_code": "$.code", "nf_err": "$.stderr"}})
-#on_done in its order : incr, then set(typed ${expr}, a template), then append
+    # on_done in its order: incr, then set (typed ${expr}, a template), then append
     body.append({"id": "count", "kind": "shell", "cmd": "true",
                  "on_done": {"incr": "n",
                              "set": {"flag": "${state.n > 0}", "label": "n=${state.n}",
@@ -92,7 +87,7 @@ def shell_results(t):
           "stderr of a command sh cannot find says 'not found': %r" % res["state"].get("nf_err"))
     for key in sorted(set(want) | set(state)):
         eq(state.get(key, "(absent)"), want.get(key, "(absent)"), "state." + key)
-#the journal's snapshot holds the same state
+    # the journal's snapshot holds the same state
     recs = t.log("shellvec")
     snap = loopt.step_rec(recs, "0.snap")
     eq(snap.p["state"], res["state"], "snapshot 0's state")
@@ -111,46 +106,35 @@ SCRUB = """
         kind: shell
         cmd: 'echo "t=$MY_API_TOKEN p=$MY_PLAIN"'
         save: {r: "$.stdout"}
-        on_done:
-{
-set : {
-done:
-    "${true}"
-}
-}
-terminate : {signal : oracle, until : "${state.done}"} caps:
-{
-max_iterations:
-    2
-}
-""
-    "
-    TOKEN = "tok-5ecr3t-6f1d2a9c7b"
+        on_done: {set: {done: "${true}"}}
+    terminate: {signal: oracle, until: "${state.done}"}
+    caps: {max_iterations: 2}
+"""
+TOKEN = "tok-5ecr3t-6f1d2a9c7b"
 
-            @test def
-            shell_environment_scrubbed(t)
-    : t.spec(SCRUB) env = {"MY_API_TOKEN" : TOKEN, "MY_PLAIN" : "plain-value"} expect(
-        t.run("--run-id", "plain", env = env), 0, status = "completed",
-        state = {"r" : "t= p=", "done" : True})
-        expect(t.run("--run-id", "allowed", "--env-allow", "MY_PLAIN", env = env), 0,
-               status = "completed", state = {"r" : "t= p=plain-value", "done" : True})
-            expect(t.run("--run-id", "fromenv",
-                         env = dict(env, LIL_EFFECT_ENV = "MY_PLAIN")),
-                   0, status = "completed",
-                   state = {"r" : "t= p=plain-value", "done" : True})
-#A pattern lets the token through : the command prints it, and lil
-#journals and prints it redacted.
-                res = t.run("--run-id", "all", "--env-allow", "MY_*", env = env)
-                          expect(res, 0, status = "completed") r =
-                    res.json["state"]["r"] check(
-                        r.startswith("t=") and r.endswith(" p=plain-value") and
-                            r != "t= p=plain-value",
-                        "the token reached the command: %r" % r)
-                        check(TOKEN not in res.out and TOKEN not in res.err,
-                              "the token is not printed")
-                            check(TOKEN.encode() not in t.journal_bytes("all"),
-                                  "the token is not in the journal") log =
-                        t.lil("log", "all")
-                            check(TOKEN not in log.out, "the token is not in lil log")
 
-                                if __name__ == "__main__" : loopt.main()
+@test
+def shell_environment_scrubbed(t):
+    t.spec(SCRUB)
+    env = {"MY_API_TOKEN": TOKEN, "MY_PLAIN": "plain-value"}
+    expect(t.run("--run-id", "plain", env=env), 0, status="completed",
+           state={"r": "t= p=", "done": True})
+    expect(t.run("--run-id", "allowed", "--env-allow", "MY_PLAIN", env=env), 0,
+           status="completed", state={"r": "t= p=plain-value", "done": True})
+    expect(t.run("--run-id", "fromenv", env=dict(env, LIL_EFFECT_ENV="MY_PLAIN")), 0,
+           status="completed", state={"r": "t= p=plain-value", "done": True})
+    # A pattern lets the token through: the command prints it, and lil
+    # journals and prints it redacted.
+    res = t.run("--run-id", "all", "--env-allow", "MY_*", env=env)
+    expect(res, 0, status="completed")
+    r = res.json["state"]["r"]
+    check(r.startswith("t=") and r.endswith(" p=plain-value") and r != "t= p=plain-value",
+          "the token reached the command: %r" % r)
+    check(TOKEN not in res.out and TOKEN not in res.err, "the token is not printed")
+    check(TOKEN.encode() not in t.journal_bytes("all"), "the token is not in the journal")
+    log = t.lil("log", "all")
+    check(TOKEN not in log.out, "the token is not in lil log")
+
+
+if __name__ == "__main__":
+    loopt.main()

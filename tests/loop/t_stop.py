@@ -1,36 +1,35 @@
-#!/ usr / bin / env python3
-""
-    "t_stop.py -- the graceful stop (contract 5.22, docs/loops.md): `lil
-    stop-- reason` asks,
-    from any process and without the run's lock; the run honours
-            the request at its next start or
-        iteration boundary(stopped, exit 5, the reason given),
-    every later run stays stopped, `lil resume` goes on;
-a second request while one is pending is refused;
+#!/usr/bin/env python3
+"""t_stop.py -- the graceful stop (contract 5.22, docs/loops.md): `lil
+stop --reason` asks, from any process and without the run's lock; the run
+honours the request at its next start or iteration boundary (stopped, exit
+5, the reason given), every later run stays stopped, `lil resume` goes on;
+a second request while one is pending is refused; SIGTERM to `lil run`
+stops it after the current effect, whose outcome is journaled."""
 
-SIGTERM to `lil run` stops it after the current effect,
-    whose outcome is journaled
-        .""
-         "
+import json
+import os
+import signal
+import sys
+import time
 
-    import json import os import signal import sys import time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import loopt  # noqa: E402
+from loopt import check, eq, expect, named, test  # noqa: E402
 
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__))) import loopt
-    #noqa : E402 from loopt import check,
-    eq, expect, named,
-    test #noqa : E402
-
-                 COUNTER = ""
-                           "
-                 loopspec : "0.1" id : halt pattern : react state : vars : n
-    : {type : int, init : 0} body : -id : work kind : shell cmd
-    : "echo start-${state.n} >> @SIDE@; @CMD@; echo end-${state.n} >> @SIDE@" on_done
-    : {incr : n} terminate
-    : {signal : state - predicate, until : "${state.n >= @LIMIT@}"} caps:
-{
-max_iterations:
-    20
-}
+COUNTER = """
+    loopspec: "0.1"
+    id: halt
+    pattern: react
+    state:
+      vars:
+        n: {type: int, init: 0}
+    body:
+      - id: work
+        kind: shell
+        cmd: "echo start-${state.n} >> @SIDE@; @CMD@; echo end-${state.n} >> @SIDE@"
+        on_done: {incr: n}
+    terminate: {signal: state-predicate, until: "${state.n >= @LIMIT@}"}
+    caps: {max_iterations: 20}
 """
 
 
@@ -58,7 +57,7 @@ def stop_requested_before_run(t):
     r = req[0].p.get("request", {})
     eq((r.get("runId"), r.get("actor"), r.get("reason")), ("halt", "ops", "maintenance window"),
        "the journaled request")
-#stays stopped until resumed, without new records
+    # stays stopped until resumed, without new records
     expect(t.run(), 5, status="stopped", iteration=1, reason="maintenance window")
     expect(t.run(verb="step"), 5, status="stopped", iteration=1)
     loopt.same_records(t, "halt", recs, "records after running the stopped run again")
@@ -70,14 +69,14 @@ def stop_requested_before_run(t):
     eq((cleared[0].p.get("actor"), cleared[0].p.get("reason")), ("ops", "window over"),
        "stop_cleared's actor and reason")
     eq(t.side(), lines(3), "side file: every effect once")
-#a new request after the run is over : nothing left to stop
+    # a new request after the run is over: nothing left to stop
     t.stop("--reason", "too late")
     expect(t.run(), 0, status="completed", iteration=3)
 
 
 @test
 def stop_wins_over_terminate(t):
-#requested while the exit predicate already holds : stopped, then resume completes
+    # requested while the exit predicate already holds: stopped, then resume completes
     t.spec(COUNTER, CMD="true", LIMIT=1)
     expect(t.run(verb="step"), 4, status="waiting", iteration=1)
     eq(t.stop("--reason", "hold on").rc, 0, "lil stop exit status")
@@ -120,7 +119,8 @@ def sigterm_stops_after_the_effect(t):
 
 def alive(pid):
     """Is pid a process that has not ended (a zombie has)?"""
-try : with open("/proc/%d/stat" % pid) as f:
+    try:
+        with open("/proc/%d/stat" % pid) as f:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except (FileNotFoundError, ProcessLookupError):
         return False
@@ -128,8 +128,8 @@ try : with open("/proc/%d/stat" % pid) as f:
 
 @test
 def sigint_twice_kills_the_effect(t):
-#docs / loops.md : a second SIGINT kills the effect's process group and
-#exits at once(130), leaving the effect uncertain
+    # docs/loops.md: a second SIGINT kills the effect's process group and
+    # exits at once (130), leaving the effect uncertain
     t.spec(COUNTER, CMD="echo $$ > @DIR@/pid; sleep 3", LIMIT=1)
     p = t.spawn("run", t.spec_path, "--json")
     t.wait_for(lambda: os.path.exists(t.path("pid")) and open(t.path("pid")).read().strip(),

@@ -1,4 +1,4 @@
-#!/ usr / bin / env python3
+#!/usr/bin/env python3
 """t_unknownkeys.py -- specs written for the reference runtime, which
 drops unknown keys where its schema is lenient (docs/loopspec.md, "Unknown
 keys"): a spec with a step's `description:`, `meta.author`, notes on a
@@ -44,17 +44,14 @@ SPEC = """
       signal: state-predicate
       until: "${state.n >= 2}"
       @TERM@
-    caps: {
-max_iterations:
-    5}
+    caps: {max_iterations: 5}
 """
 
 EXTRA = {"META": "author: Someone Else", "INPUT": 'notes: "what to echo"',
          "VAR": 'notes: "counts passes"', "STEP": "description: one pass",
          "ON_DONE": 'why: "count it"', "TERM": "description: two passes"}
-#the same spec without the extra keys
-PLAIN = {
-k: "" for k in EXTRA}
+# the same spec without the extra keys
+PLAIN = {k: "" for k in EXTRA}
 
 
 def effects(t, run_id):
