@@ -13,9 +13,11 @@
  * When the scan refuses the run (damage, a wrong key), the transaction is
  * rolled back: nothing was created and the lease was not taken.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/alloc.h"
 #include "base/clock.h"
@@ -145,13 +147,18 @@ static lil_status take(struct pg_store *ps, struct pg_conn *c, struct lil_err *e
  * pid P"), and its host and lease when it is another machine. */
 static lil_status held_err(const struct pg_store *ps, struct lil_err *err,
                            const char *run_id, const char *pid, const char *owner,
-                           const char *lease_s)
+                           const char *lease_s, bool *gone)
 {
     const char *on = strstr(owner, " on ");
+    int holder = atoi(pid);
 
-    if (on && strcmp(on + 4, ps->host) == 0)
+    if (on && strcmp(on + 4, ps->host) == 0) {
+        /* a process of this machine that is gone: its backend is about to
+         * see its connection closed, and to leave pg_stat_activity */
+        *gone = holder > 0 && ps->base.env->os->kill(holder, 0) < 0 && errno == ESRCH;
         return lil__seterr(err, LIL_E_LOCKED, 0, "run %s is held by pid %s", run_id,
                            pid);
+    }
     return lil__seterr(err, LIL_E_LOCKED, 0,
                        "run %s is held by pid %s%s (its lease runs %s s more)", run_id,
                        pid, on ? on : "", lease_s);
@@ -160,7 +167,7 @@ static lil_status held_err(const struct pg_store *ps, struct lil_err *err,
 /* Why take found no run to take: LIL_E_NOTFOUND or LIL_E_LOCKED naming the
  * holder (read after the rollback). */
 static lil_status not_taken(struct pg_store *ps, struct pg_conn *c, struct lil_err *err,
-                            const char *run_id)
+                            const char *run_id, bool *gone)
 {
     struct pg_params p = {0};
     char sql[SQL_MAX];
@@ -183,7 +190,7 @@ static lil_status not_taken(struct pg_store *ps, struct pg_conn *c, struct lil_e
                          ps->base.where);
     else
         rc = held_err(ps, err, run_id, ps->pq->getvalue(res, 0, 0),
-                      ps->pq->getvalue(res, 0, 1), ps->pq->getvalue(res, 0, 2));
+                      ps->pq->getvalue(res, 0, 1), ps->pq->getvalue(res, 0, 2), gone);
     ps->pq->clear(res);
     return rc;
 }
@@ -346,6 +353,7 @@ struct open_ctx {
     const struct lil_srun_opts *o;
     lil_rec_scan_fn scan;
     void *ud;
+    bool holder_gone; /* LIL_E_LOCKED by a process of this machine that is gone */
 };
 
 static lil_status read_only(struct pg_store *ps, struct pg_conn *c, struct lil_err *err,
@@ -369,7 +377,8 @@ static lil_status open_tx(struct pg_run *pr, struct lil_err *err, struct open_ct
         rc = take(ps, pr->conn, err, pr->run_id, &pr->epoch);
     if (rc == LIL_OK && pr->epoch == 0) {
         rc = lil__pg_simple(ps, pr->conn, err, "ROLLBACK", "opening a run");
-        return rc == LIL_OK ? not_taken(ps, pr->conn, err, pr->run_id) : rc;
+        return rc == LIL_OK ? not_taken(ps, pr->conn, err, pr->run_id, &x->holder_gone)
+                            : rc;
     }
     if (rc == LIL_OK)
         rc = lil__pg_read_image(ps, pr->conn, err, pr->run_id, 0, &pr->image);
@@ -385,8 +394,7 @@ static lil_status open_tx(struct pg_run *pr, struct lil_err *err, struct open_ct
 /* A writable open, once more on a new connection when the first was found
  * dead (a restarted server): the transaction is atomic, and a lease taken
  * by a commit whose answer was lost names a backend that is gone. */
-static lil_status open_writable(struct pg_run *pr, struct lil_err *err,
-                                struct open_ctx *x)
+static lil_status open_once(struct pg_run *pr, struct lil_err *err, struct open_ctx *x)
 {
     for (int attempt = 0;; attempt++) {
         lil_status rc = lil__pg_conn_get(pr->ps, err, &pr->conn);
@@ -407,13 +415,36 @@ static lil_status open_writable(struct pg_run *pr, struct lil_err *err,
     }
 }
 
+/* The open; when the holder is a process of this machine that has died,
+ * again for a while (GONE_WAIT_MS): the server ends its backend as soon as it
+ * sees the connection closed, a moment later (a file store's lock is free
+ * the moment its process dies). */
+#define GONE_WAIT_MS 3000
+#define GONE_STEP_MS 20
+
+static lil_status open_writable(struct pg_run *pr, struct lil_err *err,
+                                struct open_ctx *x)
+{
+    const struct timespec step = {0, GONE_STEP_MS * 1000000L};
+
+    for (int waited = 0;; waited += GONE_STEP_MS) {
+        lil_status rc;
+
+        x->holder_gone = false;
+        rc = open_once(pr, err, x);
+        if (rc != LIL_E_LOCKED || !x->holder_gone || waited >= GONE_WAIT_MS)
+            return rc;
+        nanosleep(&step, NULL);
+    }
+}
+
 lil_status lil__pg_run_open(struct lil_store *st, struct lil_err *err,
                             const char *run_id, const struct lil_srun_opts *o,
                             lil_rec_scan_fn scan, void *ud, struct lil_srun **out)
 {
     struct pg_store *ps = (struct pg_store *)st;
     struct pg_run *pr = run_new(ps, run_id, o);
-    struct open_ctx x = {pr, o, scan, ud};
+    struct open_ctx x = {pr, o, scan, ud, false};
     lil_status rc;
 
     *out = NULL;
@@ -647,8 +678,9 @@ static lil_status repair_tx(struct pg_store *ps, struct pg_conn *c, struct lil_e
     if (rc == LIL_OK)
         rc = take(ps, c, err, x->run_id, &epoch);
     if (rc == LIL_OK && epoch == 0) {
+        bool gone;
         lil__pg_simple(ps, c, err, "ROLLBACK", "repairing a run");
-        return not_taken(ps, c, err, x->run_id);
+        return not_taken(ps, c, err, x->run_id, &gone);
     }
     if (rc == LIL_OK)
         rc = check_and_cut(ps, c, err, x);
