@@ -43,6 +43,7 @@ struct bench_cfg {
     size_t loop_flat_iters;  /* the long run (windows up to here) */
     size_t loop_resume_reps; /* `lil step` and `lil --version` runs each */
     size_t loop_shell_iters; /* iterations with a shell step (and bare spawns) */
+    const char *pg;          /* the PostgreSQL server (lil_bench --pg URL), or NULL */
 };
 
 struct bench_stats {
@@ -116,5 +117,6 @@ void bench_shell(const struct bench_cfg *cfg);
 void bench_loop(const struct bench_cfg *cfg, lil_store *st);
 void bench_loop_resume(const struct bench_cfg *cfg, lil_store *st);
 void bench_loop_shell(const struct bench_cfg *cfg, lil_store *st);
+void bench_pg(const struct bench_cfg *cfg);
 
 #endif

@@ -280,6 +280,11 @@ struct pg_run {
     struct lil_buf pending; /* frames appended, not yet sent */
     struct lil_buf sending; /* frames the leader is sending */
     unsigned pending_n;
+    unsigned in_commit;     /* threads appending now */
+    unsigned peers;         /* most of them at once since the last commit began */
+    unsigned last_batch;    /* records the last commit carried */
+    int64_t last_commit_ns; /* how long it took */
+    bool gathering;         /* a would-be leader waits for more records */
     bool poisoned;
     struct lil_err poison;
 };

@@ -31,6 +31,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/clock.h"
 #include "journal/format.h"
@@ -302,17 +303,22 @@ static lil_status lead(struct pg_run *pr, struct lil_err *err)
     uint64_t off = pr->committed, end = pr->end;
     unsigned count = pr->pending_n;
     bool sync = pr->want_durable > pr->durable;
+    int64_t t0;
     lil_status rc;
 
     pr->busy = true;
     pr->pending = pr->sending; /* appends go on into an empty buffer */
     pr->sending = taken;
     pr->pending_n = 0;
+    pr->last_batch = count;
+    pr->peers = pr->in_commit; /* counted anew for this commit */
     pthread_mutex_unlock(&pr->mu);
 
+    t0 = lil__mono_ns();
     rc = count ? send_batch(pr, err, count, off, sync) : touch(pr, err);
 
     pthread_mutex_lock(&pr->mu);
+    pr->last_commit_ns = lil__mono_ns() - t0;
     lil__buf_reset(&pr->sending);
     if (rc == LIL_OK) {
         pr->committed = end;
@@ -323,6 +329,57 @@ static lil_status lead(struct pg_run *pr, struct lil_err *err)
     }
     lil__pg_run_give_conn(pr);
     return rc;
+}
+
+/*
+ * Gathering (journal.c's, for a commit instead of an fdatasync).  Threads
+ * that were released by a commit run their next step and append a moment
+ * after a waiting thread could lead the next one; leading at once would cut
+ * the threads into two groups that commit in turn, each half as large.  So
+ * a would-be leader waits for as many records as threads took part in the
+ * last commit or as it carried, whichever is more, but no longer than half
+ * that commit took (at most GATHER_MAX_NS); the append that completes the
+ * group wakes it.  One thread alone never waits, and a run's first commit
+ * does not.  Under mu.
+ */
+#define GATHER_MAX_NS 1000000
+
+static unsigned gather_want(const struct pg_run *pr)
+{
+    return pr->last_batch > pr->peers ? pr->last_batch : pr->peers;
+}
+
+static bool should_gather(const struct pg_run *pr)
+{
+    return pr->last_commit_ns > 0 && pr->pending_n > 0 &&
+           pr->pending_n < gather_want(pr);
+}
+
+static void gather(struct pg_run *pr)
+{
+    int64_t wait = pr->last_commit_ns / 2;
+    struct timespec until;
+
+    if (wait > GATHER_MAX_NS)
+        wait = GATHER_MAX_NS;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_nsec += (long)wait;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pr->gathering = true;
+    while (pr->pending_n < gather_want(pr) && !pr->poisoned &&
+           pthread_cond_timedwait(&pr->cv, &pr->mu, &until) == 0)
+        ;
+    pr->gathering = false;
+}
+
+/* Nobody leads while a thread gathers: it leads itself after. */
+static lil_status gather_and_lead(struct pg_run *pr, struct lil_err *err)
+{
+    gather(pr);
+    return lead(pr, err);
 }
 
 /* Under mu: whether rec may be appended. */
@@ -365,6 +422,8 @@ static lil_status encode(struct pg_run *pr, struct lil_err *err,
     pr->records++;
     pr->end += len;
     pr->last_ns = r.ts_ns;
+    if (pr->gathering && pr->pending_n >= gather_want(pr))
+        pthread_cond_broadcast(&pr->cv); /* the group is complete */
     return LIL_OK;
 }
 
@@ -377,6 +436,8 @@ static lil_status commit(struct pg_run *pr, struct lil_err *err,
     lil_status rc;
 
     pthread_mutex_lock(&pr->mu);
+    if (++pr->in_commit > pr->peers)
+        pr->peers = pr->in_commit;
     rc = check_writable(pr, err, rec);
     if (rc == LIL_OK && rec)
         rc = encode(pr, err, rec);
@@ -388,11 +449,14 @@ static lil_status commit(struct pg_run *pr, struct lil_err *err,
             rc = lil__pg_poisoned_err(pr, err);
         else if (pr->committed >= target && (!durable || pr->durable >= target))
             break;
-        else if (!pr->busy)
-            rc = lead(pr, err);
-        else
+        else if (pr->busy || pr->gathering)
             pthread_cond_wait(&pr->cv, &pr->mu);
+        else if (should_gather(pr))
+            rc = gather_and_lead(pr, err);
+        else
+            rc = lead(pr, err);
     }
+    pr->in_commit--;
     pthread_mutex_unlock(&pr->mu);
     return rc;
 }

@@ -322,6 +322,7 @@ static struct pg_run *run_new(struct pg_store *ps, const char *run_id,
 {
     struct pg_run *pr = lil__calloc(ps->base.env, 1, sizeof(*pr));
     size_t n = strlen(ps->base.where) + strlen(run_id) + 16;
+    pthread_condattr_t ca;
 
     if (!pr)
         return NULL;
@@ -333,7 +334,10 @@ static struct pg_run *run_new(struct pg_store *ps, const char *run_id,
     pr->max_record = o->max_record;
     pr->pid = lil__os_self_pid();
     pthread_mutex_init(&pr->mu, NULL);
-    pthread_cond_init(&pr->cv, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* gathering's timed waits */
+    pthread_cond_init(&pr->cv, &ca);
+    pthread_condattr_destroy(&ca);
     lil__buf_init(&pr->image, pr->env, (size_t)-1);
     lil__buf_init(&pr->pending, pr->env, (size_t)-1);
     lil__buf_init(&pr->sending, pr->env, (size_t)-1);
