@@ -419,9 +419,10 @@ static lil_status encode(struct pg_run *pr, struct lil_err *err,
     pr->pending.len += len;
     pr->pending_n++;
     pr->seq++;
-    pr->records++;
-    pr->end += len;
-    pr->last_ns = r.ts_ns;
+    /* run_info reads these three without mu */
+    __atomic_store_n(&pr->records, pr->records + 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&pr->end, pr->end + len, __ATOMIC_RELAXED);
+    __atomic_store_n(&pr->last_ns, r.ts_ns, __ATOMIC_RELAXED);
     if (pr->gathering && pr->pending_n >= gather_want(pr))
         pthread_cond_broadcast(&pr->cv); /* the group is complete */
     return LIL_OK;

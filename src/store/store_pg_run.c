@@ -150,7 +150,7 @@ static lil_status held_err(const struct pg_store *ps, struct lil_err *err,
                            const char *lease_s, bool *gone)
 {
     const char *on = strstr(owner, " on ");
-    int holder = atoi(pid);
+    int holder = (int)strtol(pid, NULL, 10);
 
     if (on && strcmp(on + 4, ps->host) == 0) {
         /* a process of this machine that is gone: its backend is about to
@@ -571,13 +571,12 @@ bool lil__pg_run_next_scanned(const struct lil_srun *r, uint64_t *cursor,
 
 void lil__pg_run_info(const struct lil_srun *r, struct lil_srun_info *info)
 {
-    struct pg_run *pr = (struct pg_run *)(uintptr_t)r; /* mu is not const */
+    const struct pg_run *pr = (const struct pg_run *)r;
 
-    pthread_mutex_lock(&pr->mu);
-    info->records = pr->records;
-    info->bytes = pr->end;
-    info->last_ns = pr->last_ns;
-    pthread_mutex_unlock(&pr->mu);
+    /* written under mu by appends (encode), read here without it */
+    info->records = __atomic_load_n(&pr->records, __ATOMIC_RELAXED);
+    info->bytes = __atomic_load_n(&pr->end, __ATOMIC_RELAXED);
+    info->last_ns = __atomic_load_n(&pr->last_ns, __ATOMIC_RELAXED);
     info->created_ns = pr->created_ns;
     info->sync = pr->sync;
     info->keyed = pr->keyed;
@@ -610,7 +609,8 @@ static lil_status read_holder(struct pg_store *ps, struct pg_conn *c,
                       &p, false, &res);
     if (rc != LIL_OK)
         return rc;
-    x->pid = ps->pq->ntuples(res) ? atoi(ps->pq->getvalue(res, 0, 0)) : 0;
+    x->pid =
+        ps->pq->ntuples(res) ? (int)strtol(ps->pq->getvalue(res, 0, 0), NULL, 10) : 0;
     ps->pq->clear(res);
     return LIL_OK;
 }

@@ -71,7 +71,7 @@ static void read_meta(const struct lil_pq *pq, PGresult *res, struct found *f)
     for (int i = 0; i < pq->ntuples(res); i++) {
         const char *k = pq->getvalue(res, i, 0), *v = pq->getvalue(res, i, 1);
         if (strcmp(k, "schema_version") == 0)
-            f->version = atoi(v);
+            f->version = (int)strtol(v, NULL, 10);
         else if (strcmp(k, "lil_version") == 0)
             snprintf(f->by, sizeof(f->by), "%s", v);
     }
