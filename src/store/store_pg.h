@@ -138,8 +138,8 @@ struct pg_store {
     pthread_mutex_t held_mu; /* guards what follows */
     pthread_cond_t held_cv;  /* wakes the renewer (stop) */
     struct pg_held *held;
-    bool renewer_on; /* a renewer thread runs in renewer_pid */
-    bool renewer_stop;
+    bool renewer_on;      /* a renewer thread runs in renewer_pid */
+    unsigned renewer_gen; /* a renewer runs while this is the one it began with */
     int renewer_pid;
     pthread_t renewer;
 };
@@ -342,7 +342,8 @@ lil_status lil__pg_poisoned_err(struct pg_run *pr, struct lil_err *err);
 lil_status lil__pg_hold(struct pg_store *ps, struct lil_err *err, const char *run_id,
                         int64_t epoch, struct pg_held **out);
 void lil__pg_unhold(struct pg_store *ps, struct pg_held *h);
-/* Stop the renewing thread (store close). */
+/* Stop the renewing thread (store close; it also stops once this process
+ * holds no run of the store). */
 void lil__pg_renewer_stop(struct pg_store *ps);
 
 /* Markers (store_pg_marker.c). */

@@ -9,9 +9,14 @@
  * synchronous_commit off: a lost renewal costs nothing, the next one comes).
  * A renewal that finds the epoch moved on means the run was taken over; it
  * is logged, and the run's next append finds it fenced.  The thread stops
- * when the store closes.  It blocks every signal (they are the host's), and
- * a child forked since renews nothing of its parent's: it starts a thread
- * of its own for the runs it opens itself.
+ * when the process holds no run of the store any more (so that a process
+ * that forks between runs forks with one thread, as it would with the file
+ * store) and when the store closes.  It blocks every signal (they are the
+ * host's), and a child forked since renews nothing of its parent's: it
+ * starts a thread of its own for the runs it opens itself.
+ *
+ * A thread runs while ps->renewer_gen is the number it started with;
+ * stopping it is moving the number on (under held_mu) and joining it.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -120,22 +125,29 @@ static void deadline_after(struct timespec *t, int64_t ms)
     }
 }
 
+struct renewer_arg {
+    struct pg_store *ps;
+    unsigned gen;
+};
+
 static void *renewer_main(void *arg)
 {
-    struct pg_store *ps = arg;
+    struct renewer_arg a = *(struct renewer_arg *)arg;
+    struct pg_store *ps = a.ps;
     struct pg_conn *c = NULL;
     struct timespec until;
 
+    lil__free(ps->base.env, arg);
     pthread_mutex_lock(&ps->held_mu);
-    while (!ps->renewer_stop) {
+    while (ps->renewer_gen == a.gen) {
         struct lease_copy *l;
         size_t n = 0;
 
         deadline_after(&until, ps->lease_ms / 3);
-        while (!ps->renewer_stop &&
+        while (ps->renewer_gen == a.gen &&
                pthread_cond_timedwait(&ps->held_cv, &ps->held_mu, &until) == 0)
             ;
-        if (ps->renewer_stop)
+        if (ps->renewer_gen != a.gen)
             break;
         l = copy_held(ps, &n);
         pthread_mutex_unlock(&ps->held_mu);
@@ -152,20 +164,51 @@ static void *renewer_main(void *arg)
  * blocked in it. */
 static lil_status start_renewer(struct pg_store *ps, struct lil_err *err)
 {
+    struct renewer_arg *a = lil__malloc(ps->base.env, sizeof(*a));
     sigset_t all, old;
     int e;
 
+    if (!a)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    a->ps = ps;
+    a->gen = ++ps->renewer_gen;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    ps->renewer_stop = false;
-    e = pthread_create(&ps->renewer, NULL, renewer_main, ps);
+    e = pthread_create(&ps->renewer, NULL, renewer_main, a);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (e != 0)
+    if (e != 0) {
+        lil__free(ps->base.env, a);
         return lil__seterr(err, LIL_E_IO, e, "cannot start the lease renewer: %s",
                            lil__errstr(e));
+    }
     ps->renewer_on = true;
     ps->renewer_pid = lil__os_self_pid();
     return LIL_OK;
+}
+
+/* Under held_mu: tell this process's renewer to stop; *t receives it to
+ * join (after held_mu is let go), and true is returned, when there is one. */
+static bool stop_renewer(struct pg_store *ps, pthread_t *t)
+{
+    bool mine = ps->renewer_on && ps->renewer_pid == lil__os_self_pid();
+
+    ps->renewer_gen++;
+    ps->renewer_on = false;
+    pthread_cond_broadcast(&ps->held_cv);
+    if (mine)
+        *t = ps->renewer;
+    return mine;
+}
+
+/* Under held_mu: whether this process holds a run of the store. */
+static bool holds_any(const struct pg_store *ps)
+{
+    int pid = lil__os_self_pid();
+
+    for (const struct pg_held *h = ps->held; h; h = h->next)
+        if (h->pid == pid)
+            return true;
+    return false;
 }
 
 lil_status lil__pg_hold(struct pg_store *ps, struct lil_err *err, const char *run_id,
@@ -199,26 +242,30 @@ lil_status lil__pg_hold(struct pg_store *ps, struct lil_err *err, const char *ru
 void lil__pg_unhold(struct pg_store *ps, struct pg_held *h)
 {
     struct pg_held **p;
+    pthread_t t;
+    bool join = false;
 
     pthread_mutex_lock(&ps->held_mu);
     for (p = &ps->held; *p && *p != h; p = &(*p)->next)
         ;
     if (*p)
         *p = h->next;
+    if (!holds_any(ps) && ps->renewer_on && ps->renewer_pid == lil__os_self_pid())
+        join = stop_renewer(ps, &t);
     pthread_mutex_unlock(&ps->held_mu);
+    if (join)
+        pthread_join(t, NULL);
     lil__free(ps->base.env, h);
 }
 
 void lil__pg_renewer_stop(struct pg_store *ps)
 {
+    pthread_t t;
     bool join;
 
     pthread_mutex_lock(&ps->held_mu);
-    join = ps->renewer_on && ps->renewer_pid == lil__os_self_pid();
-    ps->renewer_stop = true;
-    ps->renewer_on = false;
-    pthread_cond_broadcast(&ps->held_cv);
+    join = stop_renewer(ps, &t);
     pthread_mutex_unlock(&ps->held_mu);
     if (join)
-        pthread_join(ps->renewer, NULL);
+        pthread_join(t, NULL);
 }
