@@ -44,6 +44,16 @@ static int write_all(void *ud, const void *data, size_t len)
     return 0;
 }
 
+/* The exit status of a failed lil_run_export, its error printed. */
+static int export_failed(const struct cli_ctx *ctx, lil_store *st, const char *id,
+                         lil_status rc)
+{
+    if (rc != LIL_E_NOTFOUND)
+        return cli_fail(ctx, rc, "%s", lil_store_errmsg(st));
+    cli_err(ctx, "no run '%s' in store '%s'", id, lil_store_path(st));
+    return CLI_EXIT_FAIL;
+}
+
 /* --out FILE: a temporary file beside it, renamed into place once whole and
  * synced; FILE must not exist (link(2) never replaces). */
 static int export_to_file(const struct cli_ctx *ctx, lil_store *st, const char *id,
@@ -61,7 +71,7 @@ static int export_to_file(const struct cli_ctx *ctx, lil_store *st, const char *
     }
     rc = lil_run_export(st, id, write_all, s);
     if (rc != LIL_OK)
-        ret = cli_fail(ctx, rc, "%s", lil_store_errmsg(st));
+        ret = export_failed(ctx, st, id, rc);
     else if (fsync(s->fd) != 0 || link(tmp, out) != 0)
         cli_err(ctx, "cannot write %s: %s", out, strerror(errno));
     else
@@ -85,8 +95,7 @@ static int do_export(const struct cli_ctx *ctx, lil_store *st, const char *id,
                               "run.lil) or use --out FILE");
     } else {
         rc = lil_run_export(st, id, write_all, &s);
-        ret =
-            rc == LIL_OK ? CLI_EXIT_OK : cli_fail(ctx, rc, "%s", lil_store_errmsg(st));
+        ret = rc == LIL_OK ? CLI_EXIT_OK : export_failed(ctx, st, id, rc);
     }
     if (ret == CLI_EXIT_OK)
         fprintf(stderr, "lil: export: run %s: %llu bytes\n", id,
