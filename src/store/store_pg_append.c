@@ -214,8 +214,12 @@ static lil_status send_some(struct pg_run *pr, struct lil_err *err,
     lil__pg_param_text(&p, sync ? "on" : "off");
     n = frame_params(&p, frames, len, off, PG_BATCH_MAX);
     snprintf(name, sizeof(name), "lil_a%d", n);
+    /* the text only when the connection has yet to prepare it */
     rc = lil__pg_exec_prepared(ps, pr->conn, err, "appending records", n - 1, name,
-                               append_sql(ps, n, sql, sizeof(sql)), &p, false, &res);
+                               pr->conn->prepared & (UINT64_C(1) << (n - 1))
+                                   ? ""
+                                   : append_sql(ps, n, sql, sizeof(sql)),
+                               &p, false, &res);
     if (rc != LIL_OK)
         return commit_failed(pr, err);
     if (lil__pg_changed(ps->pq, res) != n)
