@@ -207,6 +207,7 @@ static lil_status send_some(struct pg_run *pr, struct lil_err *err,
     char sql[SQL_MAX], name[16];
     PGresult *res;
     lil_status rc;
+    bool prepared;
     int n;
 
     lil__pg_param_text(&p, pr->run_id);
@@ -215,11 +216,10 @@ static lil_status send_some(struct pg_run *pr, struct lil_err *err,
     n = frame_params(&p, frames, len, off, PG_BATCH_MAX);
     snprintf(name, sizeof(name), "lil_a%d", n);
     /* the text only when the connection has yet to prepare it */
+    prepared = (pr->conn->prepared & (UINT64_C(1) << (n - 1))) != 0;
     rc = lil__pg_exec_prepared(ps, pr->conn, err, "appending records", n - 1, name,
-                               pr->conn->prepared & (UINT64_C(1) << (n - 1))
-                                   ? ""
-                                   : append_sql(ps, n, sql, sizeof(sql)),
-                               &p, false, &res);
+                               prepared ? "" : append_sql(ps, n, sql, sizeof(sql)), &p,
+                               false, &res);
     if (rc != LIL_OK)
         return commit_failed(pr, err);
     if (lil__pg_changed(ps->pq, res) != n)
