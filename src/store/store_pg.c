@@ -419,8 +419,8 @@ lil_status lil__store_pg_open(struct lil_env *env, struct lil_err *err,
     lil_status rc = lil__pg_store_new(env, err, where, &ps);
 
     *out = NULL;
-    if (rc != LIL_OK)
-        return rc;
+    if (rc != LIL_OK || !ps)
+        return rc != LIL_OK ? rc : LIL_E_NOMEM;
     rc = lil__pg_with_conn(ps, err, check_schema, NULL);
     if (rc != LIL_OK) {
         lil__pg_store_free(ps);

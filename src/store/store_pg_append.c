@@ -214,6 +214,8 @@ static lil_status send_some(struct pg_run *pr, struct lil_err *err,
     lil__pg_param_int8(&p, pr->epoch);
     lil__pg_param_text(&p, sync ? "on" : "off");
     n = frame_params(&p, frames, len, off, PG_BATCH_MAX);
+    if (n < 1) /* the leader sends only what it took: never nothing */
+        return lil__seterr(err, LIL_E_INVAL, 0, "no record to append");
     snprintf(name, sizeof(name), "lil_a%d", n);
     /* the text only when the connection has yet to prepare it */
     prepared = (pr->conn->prepared & (UINT64_C(1) << (n - 1))) != 0;
