@@ -341,13 +341,11 @@ static int64_t lease_setting(void)
     return v >= 100 ? (int64_t)v : PG_LEASE_MS;
 }
 
-static void name_owner(struct pg_store *ps)
+static void name_host(struct pg_store *ps)
 {
     if (gethostname(ps->host, sizeof(ps->host)) != 0)
         snprintf(ps->host, sizeof(ps->host), "?");
     ps->host[sizeof(ps->host) - 1] = '\0';
-    snprintf(ps->owner, sizeof(ps->owner), "pid %d on %s", lil__os_self_pid(),
-             ps->host);
 }
 
 lil_status lil__pg_store_new(struct lil_env *env, struct lil_err *err,
@@ -376,7 +374,7 @@ lil_status lil__pg_store_new(struct lil_env *env, struct lil_err *err,
         rc = lil__store_init(&ps->base, env, err, &pg_ops, display);
     lil__free(env, display);
     ps->lease_ms = lease_setting();
-    name_owner(ps);
+    name_host(ps);
     if (rc != LIL_OK) {
         lil__pg_store_free(ps);
         return rc;

@@ -35,7 +35,8 @@
  * A writable open takes the run in one transaction: when its lease has run
  * out (lease_until past) or the backend that holds it is gone from
  * pg_stat_activity (a crashed process's connection is closed, so its runs
- * are free at once), lease_epoch + 1, lease_owner, lease_until = now() +
+ * are free at once), lease_epoch + 1, lease_owner ("pid P on HOST since T",
+ * T the process's start time: a pid used again is told apart), lease_until = now() +
  * the lease (LIL_PG_LEASE_MS, default 30 s), holder_backend_pid =
  * pg_backend_pid() of the connection that holds it, holder_pid = this
  * process; otherwise LIL_E_LOCKED naming the holder.  Every append checks
@@ -128,8 +129,7 @@ struct pg_store {
     char *conninfo;                 /* what libpq gets (schema= removed) */
     char schema[PG_SCHEMA_MAX + 1]; /* validated: no quoting needed */
     int64_t lease_ms;               /* LIL_PG_LEASE_MS, read at open */
-    char owner[PG_OWNER_MAX];       /* "pid P on HOST" */
-    char host[64];                  /* HOST */
+    char host[64];                  /* this machine, as lease_owner names it */
 
     pthread_mutex_t pool_mu; /* guards idle and n_idle */
     struct pg_conn *idle;

@@ -118,19 +118,51 @@ static const char take_sql[] =
     "OR holder_backend_pid IS NULL OR NOT EXISTS (SELECT 1 FROM pg_stat_activity a "
     "WHERE a.pid = runs.holder_backend_pid)) RETURNING lease_epoch";
 
+/* lease_owner for this process: "pid P on HOST since T" (T: when it
+ * started, so that a pid used again by another process is told apart). */
+static void owner_of(const struct pg_store *ps, char *buf, size_t cap)
+{
+    int pid = lil__os_self_pid();
+    uint64_t start = 0;
+    bool gone;
+
+    if (lil__os_proc_start(ps->base.env, pid, &start, &gone) != 0)
+        start = 0;
+    snprintf(buf, cap, "pid %d on %s since %llu", pid, ps->host,
+             (unsigned long long)start);
+}
+
+/* Whether the holder named by owner is a process of this machine that is
+ * gone: dead (perhaps not reaped yet), or its pid now another process's. */
+static bool holder_gone(const struct pg_store *ps, int pid, const char *owner)
+{
+    const char *on = strstr(owner, " on "), *since = strstr(owner, " since ");
+    size_t host_len = on && since > on ? (size_t)(since - on - 4) : 0;
+    uint64_t start = 0;
+    bool gone = false;
+
+    if (!host_len || host_len != strlen(ps->host) ||
+        strncmp(on + 4, ps->host, host_len) != 0 || pid <= 0)
+        return false; /* another machine's: its lease or its backend decides */
+    if (lil__os_proc_start(ps->base.env, pid, &start, &gone) != 0)
+        return true;
+    return gone || start != strtoull(since + 7, NULL, 10);
+}
+
 /* Take the lease of run_id on c (in the caller's transaction): *epoch, or 0
  * when the run is missing or held. */
 static lil_status take(struct pg_store *ps, struct pg_conn *c, struct lil_err *err,
                        const char *run_id, int64_t *epoch)
 {
     struct pg_params p = {0};
-    char sql[SQL_MAX];
+    char sql[SQL_MAX], owner[PG_OWNER_MAX];
     PGresult *res;
     lil_status rc;
 
     *epoch = 0;
+    owner_of(ps, owner, sizeof(owner));
     lil__pg_param_text(&p, run_id);
-    lil__pg_param_text(&p, ps->owner);
+    lil__pg_param_text(&p, owner);
     lil__pg_param_int8(&p, ps->lease_ms);
     lil__pg_param_int4(&p, lil__os_self_pid());
     rc = lil__pg_exec(ps, c, err, "taking a run",
@@ -150,18 +182,17 @@ static lil_status held_err(const struct pg_store *ps, struct lil_err *err,
                            const char *lease_s, bool *gone)
 {
     const char *on = strstr(owner, " on ");
-    int holder = (int)strtol(pid, NULL, 10);
+    size_t host_len = on ? strcspn(on + 4, " ") : 0;
 
-    if (on && strcmp(on + 4, ps->host) == 0) {
-        /* a process of this machine that is gone: its backend is about to
-         * see its connection closed, and to leave pg_stat_activity */
-        *gone = holder > 0 && ps->base.env->os->kill(holder, 0) < 0 && errno == ESRCH;
+    /* a process of this machine that is gone: its backend is about to see
+     * its connection closed, and to leave pg_stat_activity */
+    *gone = holder_gone(ps, (int)strtol(pid, NULL, 10), owner);
+    if (on && host_len == strlen(ps->host) && strncmp(on + 4, ps->host, host_len) == 0)
         return lil__seterr(err, LIL_E_LOCKED, 0, "run %s is held by pid %s", run_id,
                            pid);
-    }
     return lil__seterr(err, LIL_E_LOCKED, 0,
-                       "run %s is held by pid %s%s (its lease runs %s s more)", run_id,
-                       pid, on ? on : "", lease_s);
+                       "run %s is held by pid %s on %.*s (its lease runs %s s more)",
+                       run_id, pid, (int)host_len, on ? on + 4 : "?", lease_s);
 }
 
 /* Why take found no run to take: LIL_E_NOTFOUND or LIL_E_LOCKED naming the

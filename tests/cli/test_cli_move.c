@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -234,6 +235,31 @@ T_TEST(postgresql_db_and_doctor)
     T_EQ_I64(c_lil(out, err, "--dir '%s' doctor '%s'", where, spec), 0);
     T_CONTAINS(out, "\u2713 PostgreSQL store ready: schema \"");
     T_CHECK(strstr(out, "host=") == NULL); /* the location is not printed */
+}
+
+/* liblil.so loads libpq.so.5 only for a PostgreSQL store (src/store/
+ * pq_dl.h).  With a broken libpq.so.5 first on LD_LIBRARY_PATH, a file
+ * store works, and a PostgreSQL location fails naming the library. */
+T_TEST(without_libpq_only_postgresql_fails)
+{
+    char dir[4096], cmd[8192];
+    const char *saved = getenv("LD_LIBRARY_PATH");
+
+    snprintf(dir, sizeof(dir), "%s", t_path("brokenlib"));
+    T_REQUIRE(mkdir(dir, 0700) == 0);
+    T_REQUIRE(write_text(t_path("brokenlib/libpq.so.5"), "not a shared library\n") ==
+              0);
+    setenv("LD_LIBRARY_PATH", dir, 1);
+    T_EQ_I64(c_lil(out, err, "--dir '%s' db init", files()), 0);
+    T_EQ_I64(c_lil(out, err, "--dir '%s' ls", files()), 0);
+    snprintf(cmd, sizeof(cmd), "--dir 'postgresql:///x?host=/nonexistent' ls");
+    T_EQ_I64(c_lil(out, err, "%s", cmd), 1);
+    T_CONTAINS(err, "cannot load libpq.so.5");
+    T_CONTAINS(err, "brokenlib/libpq.so.5"); /* dlerror()'s text */
+    if (saved)
+        setenv("LD_LIBRARY_PATH", saved, 1);
+    else
+        unsetenv("LD_LIBRARY_PATH");
 }
 
 T_MAIN()
