@@ -5,9 +5,10 @@
  *
  *     lil_bench --dir DIR [--quick] [--only NAME]... [--lil PATH]
  *
- * NAME: raw, sync, bytes, resume, group, replay, spec, shell, loop, agent, watch
- * (default: all).  PATH: the `lil` command the loop group starts (default: the one
- * built beside lil_bench, ../cli/lil).
+ * NAME: raw, sync, bytes, resume, group, replay, spec, shell, loop, agent, watch, pg
+ * (default: all).  PATH: the `lil` command the loop group starts (default:
+ * the one built beside lil_bench, ../cli/lil).  URL: the PostgreSQL server
+ * of the pg group (bench_pg.c; run.sh starts one).
  * DIR must be on the disk under test (the raw loops and the store live
  * there) and is left with nothing in it but the stores and the runs the
  * benchmarks made (run.sh removes it).
@@ -28,7 +29,8 @@
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: lil_bench --dir DIR [--quick] [--only NAME]... [--lil PATH]\n");
+            "usage: lil_bench --dir DIR [--quick] [--only NAME]... [--lil PATH] "
+            "[--pg URL]\n");
     exit(64);
 }
 
@@ -151,6 +153,8 @@ int main(int argc, char **argv)
             only[nonly++] = argv[++i];
         else if (strcmp(argv[i], "--lil") == 0 && i + 1 < argc)
             cfg.lil_path = argv[++i];
+        else if (strcmp(argv[i], "--pg") == 0 && i + 1 < argc)
+            cfg.pg = argv[++i];
         else
             usage();
     }
@@ -199,6 +203,8 @@ int main(int argc, char **argv)
         bench_agent(&cfg);
     if (WANT("watch"))
         bench_watch(&cfg);
+    if (WANT("pg"))
+        bench_pg(&cfg);
 #undef WANT
     lil_store_close(st);
 

@@ -10,7 +10,7 @@ set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
-usage() { echo "usage: bench/run.sh [--quick] [--only raw|sync|bytes|resume|group|replay|spec|shell|loop|agent|watch]..." >&2; exit 64; }
+usage() { echo "usage: bench/run.sh [--quick] [--only raw|sync|bytes|resume|group|replay|spec|shell|loop|agent|watch|pg]..." >&2; exit 64; }
 quick=
 only=
 while [ $# -gt 0 ]; do
@@ -31,6 +31,27 @@ cmake --build build/release >&2 || {
 }
 
 scratch=$(mktemp -d "$root/build/release/bench-run.XXXXXX")
-trap 'rm -rf "$scratch"' EXIT INT TERM
+# The pg group needs a PostgreSQL server: one of its own (tests/pg/pgserver.sh,
+# fsync on, a unix socket) in a short directory (the socket's path is
+# limited), on the same disk as /tmp, stopped at the end.  Without the
+# server programs the group says it did not run.
+pgdir=
+pg=
+case "$only" in
+    "" | *"--only pg"*)
+        pgdir=$(mktemp -d /tmp/lil-bench-pg.XXXXXX)
+        if pg=$(bash "$root/tests/pg/pgserver.sh" start "$pgdir" 2>&2); then
+            echo "== PostgreSQL server in $pgdir" >&2
+        else
+            echo "== no PostgreSQL server (the pg group will say so)" >&2
+            pg=
+        fi
+        ;;
+esac
+cleanup() {
+    [ -z "$pgdir" ] || bash "$root/tests/pg/pgserver.sh" stop "$pgdir" >/dev/null 2>&1 || true
+    rm -rf "$scratch"
+}
+trap cleanup EXIT INT TERM
 echo "== running in $scratch" >&2
-"$root/build/release/bench/lil_bench" --dir "$scratch" $quick $only
+"$root/build/release/bench/lil_bench" --dir "$scratch" $quick $only ${pg:+--pg "$pg"}

@@ -92,6 +92,9 @@ extern const struct cli_verb cli_verb_tick;
 extern const struct cli_verb cli_verb_verify;
 extern const struct cli_verb cli_verb_score;
 extern const struct cli_verb cli_verb_watch;
+extern const struct cli_verb cli_verb_db;
+extern const struct cli_verb cli_verb_export;
+extern const struct cli_verb cli_verb_import;
 
 /* ------------------------------------------------------------------------ */
 /* Arguments (args.c)                                                        */
@@ -161,6 +164,9 @@ int cli_held(const struct cli_ctx *ctx, lil_store *st, const char *run_id);
 /* The store directory of ctx: --dir, else $LIL_DIR when set and not empty,
  * else ".lil". */
 const char *cli_store_dir(const struct cli_ctx *ctx);
+
+/* Whether a store location is a PostgreSQL URI (postgresql://, postgres://). */
+bool cli_store_is_url(const char *where);
 
 /* Open the store of ctx without creating it: a missing directory is an
  * error (CLI_EXIT_FAIL).  Returns an exit status; *out is set on CLI_EXIT_OK. */

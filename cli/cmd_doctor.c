@@ -153,10 +153,30 @@ static void store_probe(struct doctor *d, const char *dir)
     say(d, LVL_OK, "store", "store dir writable (%s)", dir);
 }
 
+/* A PostgreSQL store: the server answers and the schema is this lil's
+ * (the location is not printed: it may hold a password). */
+static void check_pg_store(struct doctor *d, const char *where)
+{
+    lil_schema_info info;
+
+    memset(&info, 0, sizeof(info));
+    info.struct_size = sizeof(info);
+    if (lil_store_schema(NULL, where, LIL_SCHEMA_STATUS, &info) != LIL_OK)
+        say(d, LVL_FAIL, "store", "PostgreSQL store NOT usable: %s", lil_errmsg());
+    else if (info.version != info.latest)
+        say(d, LVL_FAIL, "store", "PostgreSQL store NOT ready: %s", info.message);
+    else
+        say(d, LVL_OK, "store", "PostgreSQL store ready: %s", info.message);
+}
+
 static void check_store(struct doctor *d, const char *dir)
 {
     struct stat st;
 
+    if (cli_store_is_url(dir)) {
+        check_pg_store(d, dir);
+        return;
+    }
     if (stat(dir, &st) != 0) {
         if (errno == ENOENT)
             store_missing(d, dir);

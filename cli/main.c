@@ -18,7 +18,8 @@ static const struct cli_verb *const verbs[] = {
     &cli_verb_resolve, &cli_verb_validate, &cli_verb_new,    &cli_verb_explain,
     &cli_verb_run,     &cli_verb_step,     &cli_verb_resume, &cli_verb_stop,
     &cli_verb_approve, &cli_verb_recover,  &cli_verb_doctor, &cli_verb_tick,
-    &cli_verb_verify,  &cli_verb_score,    &cli_verb_watch,
+    &cli_verb_verify,  &cli_verb_score,    &cli_verb_watch,  &cli_verb_db,
+    &cli_verb_export,  &cli_verb_import,
 };
 
 #define NVERBS (sizeof(verbs) / sizeof(verbs[0]))
@@ -34,7 +35,8 @@ static const char help_head[] =
 static const char help_tail[] =
     "\n"
     "Global flags (before or after the verb; --flag=value works too):\n"
-    "  --dir DIR   store directory (default: $LIL_DIR, else .lil)\n"
+    "  --dir DIR   store directory (default: $LIL_DIR, else .lil), or a\n"
+    "              PostgreSQL URI postgresql://... (docs/postgres.md)\n"
     "  --json      print one JSON document instead of text\n"
     "  --help, -h  show help\n"
     "  --version   print the library version\n"

@@ -4,8 +4,9 @@
  *
  * The library creates a missing store directory on open; an inspection
  * tool must not, so cli_store_open looks first and reports a missing
- * directory as an error.  Runs are always opened with LIL_OPEN_EXISTING:
- * no verb of this file creates a run.
+ * directory as an error.  A PostgreSQL store (--dir postgresql://...) is
+ * opened as it is: the library creates nothing there (`lil db init`).  Runs are always
+ * opened with LIL_OPEN_EXISTING: no verb of this file creates a run.
  *
  * Library errors become exit statuses in one place, cli_fail: a run held
  * by another process (LIL_E_LOCKED) is CLI_EXIT_LOCKED (75, EX_TEMPFAIL)
@@ -80,6 +81,12 @@ const char *cli_store_dir(const struct cli_ctx *ctx)
     return env && *env ? env : ".lil";
 }
 
+bool cli_store_is_url(const char *where)
+{
+    return strncmp(where, "postgresql://", 13) == 0 ||
+           strncmp(where, "postgres://", 11) == 0;
+}
+
 int cli_store_open(const struct cli_ctx *ctx, lil_store **out)
 {
     const char *dir = cli_store_dir(ctx);
@@ -87,6 +94,11 @@ int cli_store_open(const struct cli_ctx *ctx, lil_store **out)
     lil_status rc;
 
     *out = NULL;
+    if (cli_store_is_url(dir)) { /* the library never creates a database */
+        rc = lil_store_open(NULL, dir, out);
+        return rc == LIL_OK ? CLI_EXIT_OK
+                            : cli_fail(ctx, rc, "cannot open store: %s", lil_errmsg());
+    }
     if (stat(dir, &sb) != 0) {
         cli_err(ctx, "no store at '%s': %s (use --dir or LIL_DIR)", dir,
                 strerror(errno));
@@ -129,6 +141,8 @@ static bool journal_exists(lil_store *st, const char *run_id)
 {
     char path[4096];
 
+    if (cli_store_is_url(lil_store_path(st)))
+        return false; /* PostgreSQL: a run exists whole or not at all */
     snprintf(path, sizeof(path), "%s/%s.lil", lil_store_path(st), run_id);
     return access(path, F_OK) == 0;
 }

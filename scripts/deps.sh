@@ -14,6 +14,7 @@ PACKAGES=(
     libjansson-dev libssl-dev libisal-dev  # the library (ISA-L: CRC-32)
     zlib1g-dev                             # tests craft damaged records with crc32
     libyaml-dev libcurl4-openssl-dev libpq-dev libmicrohttpd-dev
+    postgresql                             # the PostgreSQL store's tests start a server
     python3
 )
 

@@ -715,3 +715,64 @@ lil_status lil_run_check(lil_store *st, const char *run_id, unsigned flags,
            report->struct_size < sizeof(full) ? report->struct_size : sizeof(full));
     return to_store(st, &e, rc);
 }
+
+/* ---- stores: schemas, moving runs ------------------------------------------- */
+
+lil_status lil_store_schema(lil_env *env, const char *where, int action,
+                            lil_schema_info *info)
+{
+    lil_schema_info full;
+    struct lil_err e;
+    bool own = false;
+    lil_status rc;
+
+    if (!info || info->struct_size < offsetof(lil_schema_info, message))
+        return fail_plain(LIL_E_INVAL,
+                          "lil_store_schema: info is NULL or its struct_size is unset");
+    if (env && !env_ok(env))
+        return BAD_HANDLE("env");
+    if (!env) {
+        rc = lil_env_new(&env);
+        if (rc != LIL_OK)
+            return rc;
+        own = true;
+    }
+    memset(&full, 0, sizeof(full));
+    full.struct_size = info->struct_size;
+    rc = lil__store_schema(env, &e, where, action, &full);
+    memcpy(info, &full,
+           info->struct_size < sizeof(full) ? info->struct_size : sizeof(full));
+    if (rc != LIL_OK)
+        lil__publish_err(&e);
+    if (own)
+        lil_env_free(env);
+    return rc;
+}
+
+lil_status lil_run_export(lil_store *st, const char *run_id, lil_write_fn fn, void *ud)
+{
+    struct lil_err e;
+
+    if (!store_ok(st))
+        return BAD_HANDLE("store");
+    if (!fn)
+        return to_store(st, &e,
+                        lil__seterr(&e, LIL_E_INVAL, 0, "lil_run_export: fn is NULL"));
+    return to_store(st, &e, lil__store_export(st, &e, run_id, fn, ud));
+}
+
+lil_status lil_run_import(lil_store *st, const void *journal, size_t len,
+                          const char *run_id, char **imported_id)
+{
+    struct lil_err e;
+
+    if (imported_id)
+        *imported_id = NULL;
+    if (!store_ok(st))
+        return BAD_HANDLE("store");
+    if (!journal && len)
+        return to_store(
+            st, &e, lil__seterr(&e, LIL_E_INVAL, 0, "lil_run_import: journal is NULL"));
+    return to_store(st, &e,
+                    lil__store_import(st, &e, journal, len, run_id, imported_id));
+}

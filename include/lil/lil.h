@@ -87,7 +87,7 @@ typedef enum lil_status {
     LIL_E_SPEC = -8,       /* a loop spec has errors (see its diagnostics) */
     LIL_E_HTTP = -9,       /* reserved for HTTP effects */
     LIL_E_CHILD = -10,     /* reserved for child processes */
-    LIL_E_PG = -11,        /* reserved for the PostgreSQL store */
+    LIL_E_PG = -11,        /* the PostgreSQL server failed or refused */
     LIL_E_VERSION = -12,   /* journal written by a newer format than this library */
     LIL_E_FAILED = -13,    /* the step's function failed (now or in a past run) */
     LIL_E_UNCERTAIN = -14, /* an effect started and its outcome is unknown */
@@ -162,7 +162,8 @@ LIL_API lil_status lil_env_set_log(lil_env *env, lil_log_fn fn, void *ud,
                                    int min_level);
 
 /* ------------------------------------------------------------------------ */
-/* Store: where runs (one journal each) and markers live: a directory.      */
+/* Store: where runs (one journal each) and markers live: a directory,      */
+/* or a PostgreSQL database.                                                */
 
 typedef struct lil_store lil_store;
 
@@ -170,6 +171,20 @@ typedef struct lil_store lil_store;
  * missing.  dir NULL means $LIL_DIR, or ".lil" in the working directory
  * when LIL_DIR is unset or empty.  env NULL means a private default env that
  * the store owns.  An env passed in must outlive the store.
+ *
+ * A dir that starts with "postgresql://" or "postgres://" is a libpq
+ * connection URI instead: the PostgreSQL store (docs/postgres.md), whose
+ * tables lil_store_schema creates (`lil db init`).  Its runs behave as the
+ * file store's (steps, effects, markers, stop requests, the hash chain,
+ * group commit), each record committed before the call that appends it
+ * returns.  The query parameter schema=NAME picks the schema of lil's
+ * tables (default "lil").  libpq.so.5 is loaded on the first such open.
+ * Opening it connects and checks the schema: LIL_E_PG when the server
+ * cannot be reached or refuses (the message has the server's words and
+ * what to do: a missing schema says to run `lil db init`), LIL_E_VERSION
+ * when the schema is newer than this library, LIL_E_INVAL for a connection
+ * string libpq cannot parse.  lil_store_path gives the location with its
+ * password, if any, replaced by "***".
  *
  * The store reads its settings from the environment here, once: LIL_SYNC
  * (the sync mode of runs opened with LIL_SYNC_DEFAULT; an unknown value
@@ -181,7 +196,8 @@ typedef struct lil_store lil_store;
  * runs of the child's own), but a run handle may not: runs are locked per
  * open file, and a child forked while a run is open shares its lock until
  * it exits (see lil_run_open).  Fork before opening runs.
- * Errors: LIL_E_IO (cannot create or open dir), LIL_E_NOMEM. */
+ * Errors: LIL_E_IO (cannot create or open dir), LIL_E_NOMEM; for PostgreSQL
+ * also LIL_E_PG, LIL_E_VERSION, LIL_E_INVAL (above). */
 LIL_API lil_status lil_store_open(lil_env *env, const char *dir, lil_store **out);
 
 /* Set the journal key (any bytes, len > 0) for the runs this store opens
@@ -620,6 +636,70 @@ typedef struct lil_check_report {
  * damage_offset; the report still says what was dropped. */
 LIL_API lil_status lil_run_check(lil_store *st, const char *run_id, unsigned flags,
                                  lil_check_report *report);
+
+/* ------------------------------------------------------------------------ */
+/* Stores: schemas, and moving runs between stores                          */
+
+typedef enum lil_schema_action {
+    LIL_SCHEMA_STATUS = 0,  /* read what is there; change nothing */
+    LIL_SCHEMA_INIT = 1,    /* create the store when missing (the directory,
+                               or the PostgreSQL schema and its tables) */
+    LIL_SCHEMA_MIGRATE = 2, /* upgrade an older schema to this library's */
+} lil_schema_action;
+
+typedef struct lil_schema_info {
+    size_t struct_size; /* sizeof(lil_schema_info), set by the caller */
+    char backend[16];   /* "file" or "postgresql" */
+    int version;        /* the store's schema version after the action (the
+                           file store: its journal format, 1); 0: none yet */
+    int latest;         /* the version this library creates and reads */
+    int changed;        /* 1: the action created or upgraded something */
+    char message[256];  /* what was found or done, in words */
+} lil_schema_info;
+
+/* Create, upgrade or inspect the store at where (dir as lil_store_open
+ * takes it; NULL: $LIL_DIR, else ".lil"), without opening it.  A PostgreSQL
+ * store needs its schema created once (LIL_SCHEMA_INIT, `lil db init`) by a
+ * role that may create it, and upgraded by LIL_SCHEMA_MIGRATE (`lil db
+ * migrate`) after a newer lil changed it; both take a lock so that two
+ * callers at once do the work once.  INIT on a schema that is there already
+ * changes nothing (and says so); on an older one it refuses (LIL_E_PG: run
+ * migrate).  A file store has no schema: INIT creates its directory,
+ * MIGRATE does nothing.  STATUS of a store not created yet is LIL_OK with
+ * version 0.  Errors: LIL_E_PG (the server, permissions, MIGRATE of a
+ * missing schema), LIL_E_NOTFOUND (MIGRATE of a missing directory),
+ * LIL_E_VERSION (a schema newer than this library), LIL_E_INVAL, LIL_E_IO;
+ * the message in lil_errmsg(). */
+LIL_API lil_status lil_store_schema(lil_env *env, const char *where, int action,
+                                    lil_schema_info *info);
+
+/* Called with the bytes of an export, in order; return 0 to go on, anything
+ * else to stop (the export then fails with LIL_E_IO). */
+typedef int (*lil_write_fn)(void *ud, const void *data, size_t len);
+
+/* Write run run_id as a journal file (docs/format.md): the file header and
+ * every valid record, byte for byte as the file store keeps them, hash
+ * chain and all, whichever store holds the run.  The run is verified first
+ * (framing, sequence and chain; a keyed run needs the store's key) and
+ * read as it is, without its hold: a run another process holds exports the
+ * records committed so far.  A torn tail is left out.  Errors:
+ * LIL_E_NOTFOUND, LIL_E_CORRUPT (damage: `lil check`), LIL_E_KEY,
+ * LIL_E_VERSION, LIL_E_IO (also fn's stop), LIL_E_PG, LIL_E_NOMEM. */
+LIL_API lil_status lil_run_export(lil_store *st, const char *run_id, lil_write_fn fn,
+                                  void *ud);
+
+/* Add a run to the store from a journal file's bytes (an export, or a
+ * journal of a file store): verified first as lil_run_check does (a keyed
+ * journal needs the store's key, the same it was written with), a torn tail
+ * left out.  run_id NULL keeps the run's id (its BEGIN record); another id
+ * renames the run: BEGIN then holds the new id and the chain is computed
+ * anew from there (the records' bytes and times are kept).  The run must not
+ * exist in the store yet.  *imported_id, when not NULL, receives the run's
+ * id (lil_free).  Errors: LIL_E_INVAL (a run with that id exists, a bad
+ * id, not a journal), LIL_E_CORRUPT, LIL_E_KEY, LIL_E_VERSION, LIL_E_IO,
+ * LIL_E_PG, LIL_E_NOMEM; the message on the store. */
+LIL_API lil_status lil_run_import(lil_store *st, const void *journal, size_t len,
+                                  const char *run_id, char **imported_id);
 
 /* ------------------------------------------------------------------------ */
 /* Loop specs (LoopSpec v0.1)                                                */

@@ -205,10 +205,10 @@ static lil_status repair(const struct lil_env *env, struct lil_err *err, int fd,
     return rc;
 }
 
-static lil_status check_mapped(const struct lil_env *env, struct lil_err *err,
-                               const char *path, const uint8_t *map, uint64_t len,
-                               const uint8_t *key, size_t key_len,
-                               lil_check_report *rep)
+lil_status lil__journal_check_image(const struct lil_env *env, struct lil_err *err,
+                                    const char *path, const uint8_t *data, uint64_t len,
+                                    const uint8_t *key, size_t key_len,
+                                    lil_check_report *report)
 {
     struct scan_result res;
     struct lil_mac *mac = NULL;
@@ -216,26 +216,26 @@ static lil_status check_mapped(const struct lil_env *env, struct lil_err *err,
     lil_status rc;
 
     lil__clearerr(&scan_err);
-    if (lil__scan_header_cut(map, (size_t)len)) { /* no record: a torn tail */
+    if (lil__scan_header_cut(data, (size_t)len)) { /* no record: a torn tail */
         memset(&res, 0, sizeof(res));
-        report_verdict(rep, &res, LIL_OK, &scan_err);
+        report_verdict(report, &res, LIL_OK, &scan_err);
         return LIL_OK;
     }
-    rc = lil__scan_header(env, &scan_err, path, map, (size_t)len, key, key_len, &mac,
+    rc = lil__scan_header(env, &scan_err, path, data, (size_t)len, key, key_len, &mac,
                           &res);
     if (rc == LIL_E_KEY || rc == LIL_E_VERSION || rc == LIL_E_NOMEM) {
         lil__copyerr(err, &scan_err);
         return rc;
     }
     if (rc == LIL_OK)
-        rc = lil__scan_records(env, &scan_err, path, map, (size_t)len, mac, true,
+        rc = lil__scan_records(env, &scan_err, path, data, (size_t)len, mac, true,
                                (size_t)-1 / 4, NULL, NULL, &res);
     lil__mac_free(env, mac);
     if (rc == LIL_E_NOMEM) {
         lil__copyerr(err, &scan_err);
         return rc;
     }
-    report_verdict(rep, &res, rc, &scan_err);
+    report_verdict(report, &res, rc, &scan_err);
     return LIL_OK;
 }
 
@@ -252,7 +252,7 @@ lil_status lil__journal_check(const struct lil_env *env, struct lil_err *err,
     rc = map_path(env, err, path, repair_it, &fd, &map, &len);
     if (rc == LIL_OK) {
         rep->file_bytes = len;
-        rc = check_mapped(env, err, path, map, len, key, key_len, rep);
+        rc = lil__journal_check_image(env, err, path, map, len, key, key_len, rep);
     }
     if (rc == LIL_OK && repair_it)
         rc = repair(env, err, fd, path, rep);

@@ -149,6 +149,15 @@ lil_status lil__journal_check(const struct lil_env *env, struct lil_err *err,
                               const char *dir, const char *path, const uint8_t *key,
                               size_t key_len, bool repair, lil_check_report *report);
 
+/* Verify a journal image held in memory (path names it in messages), as
+ * lil__journal_check verifies a file, into the report (its file_bytes is
+ * left alone).  LIL_OK when the check ran (the verdict is in the report);
+ * LIL_E_KEY, LIL_E_VERSION or LIL_E_NOMEM when it could not. */
+lil_status lil__journal_check_image(const struct lil_env *env, struct lil_err *err,
+                                    const char *path, const uint8_t *data, uint64_t len,
+                                    const uint8_t *key, size_t key_len,
+                                    lil_check_report *report);
+
 /* Scan a journal image held in memory (no file, no lock): what open does,
  * without side effects.  For the fuzzer and for unit tests.  Returns LIL_OK
  * (with *valid_end and *records) or the error open would give. */

@@ -159,6 +159,12 @@ static inline int lil__os_self_pid(void)
     return pid ? pid : lil__os_self_pid_init();
 }
 
+/* When process pid started (clock ticks since boot, /proc/PID/stat), so
+ * that a pid reused by another process is told apart; *gone is set for a
+ * process that has died and is not reaped yet.  0, or -1 when there is no
+ * such process (or /proc cannot tell). */
+int lil__os_proc_start(const struct lil_env *env, int pid, uint64_t *start, bool *gone);
+
 /* Whether process pid holds a descriptor of the file open at fd: 1 yes,
  * 0 no (or pid is gone), -1 cannot tell (no /proc, another user's process). */
 int lil__os_pid_has_open(const struct lil_env *env, int pid, int fd);

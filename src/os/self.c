@@ -13,9 +13,12 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -74,4 +77,38 @@ int lil__os_pid_has_open(const struct lil_env *env, int pid, int fd)
     if (kill(pid, 0) != 0 && errno == ESRCH)
         return 0;
     return fd_dir_has(pid, st.st_dev, st.st_ino);
+}
+
+/* /proc/PID/stat: "pid (comm) state ppid ... starttime" -- comm may hold
+ * spaces and parentheses, so the fields are counted from its last ')';
+ * starttime is field 22. */
+int lil__os_proc_start(const struct lil_env *env, int pid, uint64_t *start, bool *gone)
+{
+    char path[64], buf[1024];
+    const char *p;
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+    fd = env->os->open(path, O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    n = env->os->read(fd, buf, sizeof(buf) - 1);
+    env->os->close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    p = strrchr(buf, ')');
+    if (!p || p[1] != ' ' || !p[2])
+        return -1;
+    *gone = p[2] == 'Z' || p[2] == 'X'; /* dead, not reaped yet */
+    p += 2;
+    for (int field = 3; field < 22 && p; field++) {
+        p = strchr(p, ' ');
+        p = p ? p + 1 : NULL;
+    }
+    if (!p)
+        return -1;
+    *start = strtoull(p, NULL, 10);
+    return 0;
 }

@@ -51,6 +51,11 @@
  *   inside and may have died there) or done (with a result).  Every
  *   transition is durable when the call returns.
  *
+ *   Moving runs.  Every backend gives a run as the bytes of its journal
+ *   file (journal/format.h: header and records, whatever keeps them) and
+ *   makes a new run from such bytes (run_image, run_import), so that `lil
+ *   export` and `lil import` move runs between stores (move.c).
+ *
  * Thread rules: a store handle may be shared by threads; a run handle too
  * (appends and syncs of one run from many threads are the backend's to
  * serialize).  Scan and walk callbacks run on the calling thread.
@@ -70,10 +75,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/buf.h"
 #include "base/env.h"
 #include "base/record.h"
 
-#define LIL_STORE_OPS_VERSION 2 /* 2: run_append takes enum lil_append_sync */
+#define LIL_STORE_OPS_VERSION                      \
+    3 /* 2: run_append takes enum lil_append_sync; \
+         3: run_image, run_import */
 
 /* Record flags as the engine sees them (the public LIL_RECF_* bits). */
 #define LIL_SREC_EFFECT LIL_RECF_EFFECT
@@ -218,6 +226,16 @@ struct lil_store_ops {
      * (The supervisor's first look at which run a child wrote.) */
     lil_status (*run_changed)(struct lil_store *st, struct lil_err *err,
                               const char *run_id, int64_t *ns);
+    /* Moving runs (move.c checks what goes in and out).  The run as a
+     * journal file's bytes, into out (lil__free its data), as stored: the
+     * caller finds the valid end.  Without the run's hold.  LIL_E_NOTFOUND
+     * when there is no such run. */
+    lil_status (*run_image)(struct lil_store *st, struct lil_err *err,
+                            const char *run_id, struct lil_buf *out);
+    /* A new run from a verified journal image (header and records, nothing
+     * after them), durable on return; LIL_E_INVAL when run_id exists. */
+    lil_status (*run_import)(struct lil_store *st, struct lil_err *err,
+                             const char *run_id, const uint8_t *image, size_t len);
 };
 
 /* Settings a store reads once, at open (the environment's LIL_SYNC and
@@ -241,8 +259,9 @@ struct lil_store {
     struct lil_store_settings set;
 };
 
-/* Open the store at where: a directory (the file store, created when
- * missing).  where NULL: $LIL_DIR, or ".lil".  Reads the settings. */
+/* Open the store at where: a PostgreSQL URI (postgresql://, postgres://:
+ * store_pg.c), else a directory (the file store, created when missing).
+ * where NULL: $LIL_DIR, or ".lil".  Reads the settings. */
 lil_status lil__store_open(struct lil_env *env, struct lil_err *err, const char *where,
                            struct lil_store **out);
 void lil__store_close(struct lil_store *st);
@@ -267,8 +286,27 @@ void lil__store_fini(struct lil_store *st);
 /* The run-id rule of lil.h. */
 lil_status lil__run_id_check(struct lil_err *err, const char *run_id);
 
+/* where, or $LIL_DIR, or ".lil" (lil_store_open's rule). */
+const char *lil__store_where(const char *where);
+
+/* lil_store_schema (lil.h) for the store at where. */
+lil_status lil__store_schema(struct lil_env *env, struct lil_err *err,
+                             const char *where, int action, lil_schema_info *info);
+
+/* lil_run_export and lil_run_import (move.c). */
+lil_status lil__store_export(struct lil_store *st, struct lil_err *err,
+                             const char *run_id, lil_write_fn fn, void *ud);
+lil_status lil__store_import(struct lil_store *st, struct lil_err *err,
+                             const uint8_t *data, size_t len, const char *run_id,
+                             char **imported_id);
+
 /* Backends. */
 lil_status lil__store_file_open(struct lil_env *env, struct lil_err *err,
                                 const char *dir, struct lil_store **out);
+bool lil__store_pg_location(const char *where);
+lil_status lil__store_pg_open(struct lil_env *env, struct lil_err *err,
+                              const char *where, struct lil_store **out);
+lil_status lil__store_pg_schema(struct lil_env *env, struct lil_err *err,
+                                const char *where, int action, lil_schema_info *info);
 
 #endif

@@ -371,6 +371,49 @@ static lil_status file_run_changed(struct lil_store *st, struct lil_err *err,
     return rc;
 }
 
+/* ---- moving runs ---------------------------------------------------------------- */
+
+static lil_status file_run_image(struct lil_store *st, struct lil_err *err,
+                                 const char *run_id, struct lil_buf *out)
+{
+    char *path = run_path(st, run_id);
+    lil_bytes bytes = {0};
+    lil_status rc;
+
+    if (!path)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    rc = lil__os_read_file(st->env, err, path, &bytes);
+    if (rc == LIL_E_NOTFOUND)
+        lil__seterr(err, rc, 0, "no run %s in %s", run_id, st->where);
+    if (rc == LIL_OK && lil__buf_add(out, bytes.data, bytes.len) != LIL_OK)
+        rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory reading %s", path);
+    lil_free(bytes.data);
+    lil__free(st->env, path);
+    return rc;
+}
+
+/* The journal file, published whole and durably, never over another. */
+static lil_status file_run_import(struct lil_store *st, struct lil_err *err,
+                                  const char *run_id, const uint8_t *image, size_t len)
+{
+    char *path = run_path(st, run_id);
+    bool existed = false;
+    lil_status rc;
+
+    if (!path)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    rc = lil__store_file_sync_parent(fs_of(st), err);
+    if (rc == LIL_OK)
+        rc = lil__os_publish_new(st->env, err, st->where, path, image, len, &existed);
+    if (rc == LIL_OK && existed)
+        rc = lil__seterr(err, LIL_E_INVAL, 0,
+                         "run %s already exists in %s (import it under another id: "
+                         "--run-id)",
+                         run_id, st->where);
+    lil__free(st->env, path);
+    return rc;
+}
+
 static void file_close(struct lil_store *st)
 {
     struct lil_env *env = st->env;
@@ -379,33 +422,39 @@ static void file_close(struct lil_store *st)
     lil__free(env, st);
 }
 
-static const struct lil_store_ops file_ops = {
-    .version = LIL_STORE_OPS_VERSION,
-    .name = "file",
-    .close = file_close,
-    .foreach_run = file_foreach_run,
-    .check_run = file_check_run,
-    .run_open = file_run_open,
-    .run_close = file_run_close,
-    .run_append = file_run_append,
-    .run_announce = file_run_announce,
-    .run_sync = file_run_sync,
-    .run_walk = file_run_walk,
-    .run_next_scanned = file_run_next_scanned,
-    .run_info = file_run_info,
-    .run_holder = file_run_holder,
-    .stop_request = file_stop_request,
-    .stop_read = file_stop_read,
-    .stop_clear = file_stop_clear,
-    .marker_enter = lil__marker_file_enter,
-    .marker_state = lil__marker_file_state,
-    .marker_begin = lil__marker_file_begin,
-    .marker_finish = lil__marker_file_finish,
-    .marker_abandon = lil__marker_file_abandon,
-    .marker_clear = lil__marker_file_clear,
-    .marker_leave = lil__marker_file_leave,
-    .run_changed = file_run_changed,
-};
+static const struct lil_store_ops file_ops = {.version = LIL_STORE_OPS_VERSION,
+                                              .name = "file",
+                                              .close = file_close,
+                                              .foreach_run = file_foreach_run,
+                                              .check_run = file_check_run,
+                                              .run_open = file_run_open,
+                                              .run_close = file_run_close,
+                                              .run_append = file_run_append,
+                                              .run_announce = file_run_announce,
+                                              .run_sync = file_run_sync,
+                                              .run_walk = file_run_walk,
+                                              .run_next_scanned = file_run_next_scanned,
+                                              .run_info = file_run_info,
+                                              .run_holder = file_run_holder,
+                                              .stop_request = file_stop_request,
+                                              .stop_read = file_stop_read,
+                                              .stop_clear = file_stop_clear,
+                                              .marker_enter = lil__marker_file_enter,
+                                              .marker_state = lil__marker_file_state,
+                                              .marker_begin = lil__marker_file_begin,
+                                              .marker_finish = lil__marker_file_finish,
+                                              .marker_abandon =
+                                                  lil__marker_file_abandon,
+                                              .marker_clear = lil__marker_file_clear,
+                                              .marker_leave = lil__marker_file_leave,
+                                              .run_changed = file_run_changed,
+                                              lil__free(st->env, path);
+return rc;
+}
+
+.run_image = file_run_image, .run_import = file_run_import,
+}
+;
 
 lil_status lil__store_file_open(struct lil_env *env, struct lil_err *err,
                                 const char *dir, struct lil_store **out)

@@ -69,7 +69,7 @@ int fn_never(lil_call *call, void *ud)
 lil_store *u_store(const char *dir)
 {
     lil_store *st = NULL;
-    T_OK(lil_store_open(NULL, dir ? dir : U_STORE, &st));
+    T_OK(lil_store_open(NULL, t_store(dir ? dir : U_STORE_DIR), &st));
     return st;
 }
 
@@ -114,8 +114,54 @@ const char *u_journal_path(const char *dir, const char *id)
     static char bufs[4][4096];
     static int next;
     char *b = bufs[next++ % 4];
-    snprintf(b, sizeof(bufs[0]), "%s/%s.lil", dir ? dir : U_STORE, id);
+    snprintf(b, sizeof(bufs[0]), "%s/%s.lil", dir ? dir : U_STORE_DIR, id);
     return b;
+}
+
+struct export_buf {
+    unsigned char *data;
+    size_t len;
+};
+
+static int export_into(void *ud, const void *data, size_t len)
+{
+    struct export_buf *b = ud;
+    unsigned char *p = realloc(b->data, b->len + len);
+
+    if (!p)
+        return 1;
+    memcpy(p + b->len, data, len);
+    b->data = p;
+    b->len += len;
+    return 0;
+}
+
+unsigned char *u_journal_read(const char *dir, const char *id, size_t *len)
+{
+    struct export_buf b = {NULL, 0};
+    lil_store *st = NULL;
+
+    *len = 0;
+    if (!t_store_pg())
+        return u_read_file(u_journal_path(dir, id), len);
+    if (lil_store_open(NULL, t_store(dir ? dir : U_STORE_DIR), &st) != LIL_OK)
+        return NULL;
+    if (lil_run_export(st, id, export_into, &b) != LIL_OK) {
+        free(b.data);
+        b.data = NULL;
+    }
+    lil_store_close(st);
+    *len = b.len;
+    return b.data;
+}
+
+long long u_journal_size(const char *dir, const char *id)
+{
+    size_t n = 0;
+    unsigned char *b = u_journal_read(dir, id, &n);
+
+    free(b);
+    return b ? (long long)n : -1;
 }
 
 unsigned char *u_read_file(const char *path, size_t *len)

@@ -8,7 +8,10 @@
  * processes that die where a test wants them to.
  *
  * Every test runs in its own temporary working directory, so the default
- * store of these helpers is the relative directory "st".
+ * store of these helpers is the relative directory "st", or, when the
+ * suite runs against PostgreSQL, a schema made for the test (t.h,
+ * t_store): u_store(dir) opens t_store(dir).  Journal paths are the file
+ * store's, for the tests that only it can run (T_FILE_ONLY).
  */
 #ifndef LIL_TESTS_API_UTIL_H
 #define LIL_TESTS_API_UTIL_H
@@ -18,7 +21,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define U_STORE "st"
+#include "t.h"
+
+/* The test's store: the directory "st", or its PostgreSQL twin (t_store). */
+#define U_STORE_DIR "st"
+#define U_STORE     t_store(U_STORE_DIR)
 
 /* What fn_generic does, and what it saw. */
 struct fn_ctx {
@@ -54,6 +61,14 @@ lil_status u_step_text(lil_run *run, const char *name, const char *text);
 
 /* Path of run id's journal in the store directory dir. */
 const char *u_journal_path(const char *dir, const char *id);
+
+/* The bytes of run id's journal in the store at dir (NULL: the test's):
+ * the file, or, when the suite runs against PostgreSQL, the run exported
+ * (lil_run_export: the same bytes, without a file's preallocated tail).
+ * malloc'd, NULL on error. */
+unsigned char *u_journal_read(const char *dir, const char *id, size_t *len);
+/* Their number, or -1. */
+long long u_journal_size(const char *dir, const char *id);
 
 /* Whole file in a malloc'd buffer (NULL on error). */
 unsigned char *u_read_file(const char *path, size_t *len);

@@ -399,6 +399,7 @@ static int is_dir(const char *p)
 
 T_TEST(store_open_creates_dir_0700)
 {
+    T_FILE_ONLY();
     lil_store *st = u_store("st");
     T_REQUIRE(st);
     struct stat sb;
@@ -622,6 +623,7 @@ static int collect_id(void *ud, const char *run_id)
 
 T_TEST(foreach_run_byte_order_skips_other_files)
 {
+    T_FILE_ONLY();
     const char *mk[] = {"b", "a", "\xc3\xa9t\xc3\xa9", "B", "c"};
     lil_store *st = u_store(NULL);
     T_REQUIRE(st);

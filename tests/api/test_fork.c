@@ -258,11 +258,13 @@ static void child_outlives_parent(int parent_closes)
 
 T_TEST(forked_child_keeps_the_lock_after_parent_closes)
 {
+    T_FILE_ONLY();
     child_outlives_parent(1);
 }
 
 T_TEST(forked_child_keeps_the_lock_after_parent_dies)
 {
+    T_FILE_ONLY();
     child_outlives_parent(0);
 }
 

@@ -108,7 +108,9 @@ T_TEST(key_not_in_file_and_header_flag)
 {
     write_keyed_run();
     size_t n = 0;
-    unsigned char *b = u_read_file(u_journal_path(NULL, "r"), &n);
+    setenv("LIL_JOURNAL_KEY", KEY1, 1); /* an export verifies the chain */
+    unsigned char *b = u_journal_read(NULL, "r", &n);
+    unsetenv("LIL_JOURNAL_KEY");
     T_REQUIRE(b && n > 64);
     T_CHECK(memmem(b, n, KEY1, strlen(KEY1)) == NULL);
     T_EQ_I64(u_rd32(b + 12) & 1u, 1); /* incompat bit 0: keyed chain */
@@ -126,7 +128,7 @@ T_TEST(unkeyed_run_info)
     T_OK(lil_run_close(run));
     lil_store_close(st);
     size_t n = 0;
-    unsigned char *b = u_read_file(u_journal_path(NULL, "plain"), &n);
+    unsigned char *b = u_journal_read(NULL, "plain", &n);
     T_REQUIRE(b && n > 64);
     T_EQ_I64(u_rd32(b + 12) & 1u, 0);
     free(b);

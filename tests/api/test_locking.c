@@ -351,6 +351,7 @@ T_TEST(processes_racing_to_create_a_run)
 /* A reader keeps working while the writer truncates a torn tail under it. */
 T_TEST(reader_survives_writer_truncating_tail)
 {
+    T_FILE_ONLY();
     lil_store *st = u_store(NULL);
     T_REQUIRE(st);
     lil_run *run = u_run(st, "r");

@@ -196,6 +196,7 @@ static long long journal_bytes(lil_store *st)
 
 T_TEST(close_keeps_a_little_space_while_running_gives_it_back_when_ended)
 {
+    T_FILE_ONLY();
     lil_store *st = u_store(NULL);
     lil_run *run = u_run(st, "r");
     T_REQUIRE(run);

@@ -155,6 +155,7 @@ static int collect_id(void *ud, const char *id)
 
 T_TEST(foreach_lists_journals_only)
 {
+    T_FILE_ONLY();
     lil_store *st = u_store(NULL);
     char all[256] = "";
 
@@ -162,9 +163,9 @@ T_TEST(foreach_lists_journals_only)
     lil_run *run = u_run(st, "real");
     T_REQUIRE(run);
     T_OK(lil_run_close(run));
-    T_EQ_I64(u_write_file(U_STORE "/garbage.lil", "not a journal at all", 20), 0);
-    T_EQ_I64(u_write_file(U_STORE "/short.lil", "xy", 2), 0);
-    T_EQ_I64(u_write_file(U_STORE "/notes.txt", "x", 1), 0);
+    T_EQ_I64(u_write_file(U_STORE_DIR "/garbage.lil", "not a journal at all", 20), 0);
+    T_EQ_I64(u_write_file(U_STORE_DIR "/short.lil", "xy", 2), 0);
+    T_EQ_I64(u_write_file(U_STORE_DIR "/notes.txt", "x", 1), 0);
     T_OK(lil_store_foreach_run(st, collect_id, all));
     T_EQ_STR(all, "real;");
     lil_store_close(st);

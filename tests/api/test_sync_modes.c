@@ -152,6 +152,7 @@ static int raw_flags(const char *id, int type, const char *key)
 
 T_TEST(off_never_syncs_until_run_sync)
 {
+    T_FILE_ONLY();
     lil_store *st = u_store(NULL);
     lil_run *run = u_run_opts(st, "r", LIL_SYNC_OFF, 0, 0);
     T_REQUIRE(run);
@@ -185,6 +186,7 @@ T_TEST(full_syncs_every_commit)
 
 T_TEST(normal_syncs_before_effect)
 {
+    T_FILE_ONLY();
     lil_store *st = u_store(NULL);
     lil_run *run = u_run_opts(st, "r", LIL_SYNC_NORMAL, 0, 0);
     T_REQUIRE(run);
@@ -208,6 +210,7 @@ T_TEST(normal_syncs_before_effect)
  * the records after it are once the first commit has synced them. */
 T_TEST(clean_close_spares_the_next_open_its_sync)
 {
+    T_FILE_ONLY();
     lil_store *st = u_store(NULL);
     lil_run *run = u_run_opts(st, "r", LIL_SYNC_FULL, 0, 0);
     T_REQUIRE(run);

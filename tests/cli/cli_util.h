@@ -19,10 +19,11 @@
 
 #define C_OUT_CAP 65536
 
-/* The store directory of the current test. */
+/* The store of the current test: the directory t_path("store"), or its
+ * PostgreSQL twin when the suite runs against PostgreSQL (t.h, t_store). */
 const char *c_store(void);
 
-/* The journal file of run id in the test's store. */
+/* The journal file of run id in the test's store (the file store's). */
 const char *c_journal(const char *id);
 
 /* Run `lil ARGS` in a shell (ARGS formatted with printf; the caller adds
@@ -63,7 +64,9 @@ lil_run_state c_state(const char *id);
 /* Valid bytes of run id's journal (lil_run_info.journal_bytes). */
 uint64_t c_journal_bytes(const char *id);
 
-/* Write len bytes at off of file path / read one byte / file size. */
+/* Write len bytes at off of file path / flip one byte (XOR 0x5a; under
+ * PostgreSQL, of the run whose journal path is path, in the table that holds
+ * it) / file size. */
 bool c_pwrite(const char *path, uint64_t off, const void *data, size_t len);
 bool c_flip_byte(const char *path, uint64_t off);
 int64_t c_file_size(const char *path);

@@ -132,6 +132,7 @@ T_TEST(missing_store_is_error_and_not_created)
 
 T_TEST(store_from_flag_forms_env_and_default)
 {
+    T_FILE_ONLY();
     c_make_run("alpha", 1, true);
     T_EQ_I64(c_lil(out, err, "ls --dir '%s'", c_store()), 0);
     T_CONTAINS(out, "alpha");

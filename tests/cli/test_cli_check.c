@@ -75,6 +75,7 @@ T_TEST(intact)
 
 T_TEST(torn_tail_is_intact_but_reported)
 {
+    T_FILE_ONLY();
     unsigned char junk[40];
     uint64_t end, before;
     int64_t nrec;
@@ -217,6 +218,7 @@ T_TEST(damaged_header)
 
 T_TEST(newer_format_is_refused)
 {
+    T_FILE_ONLY();
     unsigned char hdr[64];
     FILE *f;
 
@@ -304,6 +306,7 @@ T_TEST(damage_with_intact_steps_after_it)
 
 T_TEST(journal_cut_inside_its_first_record)
 {
+    T_FILE_ONLY();
     json_t *doc;
 
     c_make_run("r", 1, false);

@@ -113,6 +113,7 @@ static int probes(const char *dir)
 
 T_TEST(healthy)
 {
+    T_FILE_ONLY();
     const char *spec = PLAIN;
     uint64_t before;
     pid_t holder;

@@ -200,6 +200,7 @@ T_TEST(damaged_run_names_the_offset)
 
 T_TEST(torn_tail_is_shown)
 {
+    T_FILE_ONLY();
     unsigned char junk[40];
     uint64_t end;
     char want[96];
@@ -259,6 +260,7 @@ static int lil_with_libpath(const char *dir, const char *args)
  * a message that names the library. */
 T_TEST(keyed_run_without_libcrypto)
 {
+    T_FILE_ONLY();
     char dir[4096];
     FILE *f;
 

@@ -82,6 +82,7 @@ static unsigned long next_rand(unsigned long *s)
 
 T_TEST(random_bytes_as_journal)
 {
+    T_FILE_ONLY();
     unsigned char buf[512];
     unsigned long seed = 42;
 
@@ -99,6 +100,7 @@ T_TEST(random_bytes_as_journal)
 
 T_TEST(empty_file_and_stray_files)
 {
+    T_FILE_ONLY();
     lil_store_close(c_open_store());
     write_file(c_journal("empty"), "", 0);
     write_file(t_path("store/notes.txt"), "hello", 5);
@@ -111,6 +113,7 @@ T_TEST(empty_file_and_stray_files)
 
 T_TEST(truncated_journals)
 {
+    T_FILE_ONLY();
     static const int64_t cuts[] = {1, 8, 63, 64, 65, 96, 100, 130, -1, -33, -32};
     unsigned char full[8192];
     FILE *f;
@@ -135,6 +138,7 @@ T_TEST(truncated_journals)
 
 T_TEST(sprayed_journal)
 {
+    T_FILE_ONLY();
     unsigned char full[8192];
     unsigned long seed = 7;
     uint64_t end;

@@ -15,6 +15,7 @@
 static struct t_case cases[T_MAX_CASES];
 static int ncases;
 static int current_failed;
+static int current_file_only;
 static char tmpdir[4096];
 
 void t_register(const char *name, t_fn fn)
@@ -26,6 +27,14 @@ void t_register(const char *name, t_fn fn)
 void t_fail(void)
 {
     current_failed = 1;
+}
+
+int t_file_only(void)
+{
+    if (!t_store_pg())
+        return 0;
+    current_file_only = 1;
+    return 1;
 }
 
 const char *t_tmpdir(void)
@@ -96,9 +105,11 @@ static void remove_tmpdir(void)
         fprintf(stderr, "warning: could not remove %s\n", tmpdir);
 }
 
+/* 0 passed, 1 failed, 2 file-only (T_FILE_ONLY under PostgreSQL). */
 static int run_case(const struct t_case *c)
 {
     current_failed = 0;
+    current_file_only = 0;
     if (make_tmpdir(c->name) != 0) {
         fprintf(stderr, "cannot make a temporary directory: %s\n", strerror(errno));
         return 1;
@@ -108,21 +119,35 @@ static int run_case(const struct t_case *c)
     unsetenv("LIL_JOURNAL_KEY");
     c->fn();
     remove_tmpdir();
+    if (current_file_only && !current_failed) {
+        fprintf(stderr, "file-only %s (the file store's own; this run: PostgreSQL)\n",
+                c->name);
+        return 2;
+    }
     fprintf(stderr, "%s %s\n", current_failed ? "FAIL" : "ok  ", c->name);
     return current_failed;
 }
 
 int t_main(int argc, char **argv)
 {
-    int passed = 0, failed = 0;
+    int passed = 0, failed = 0, file_only = 0;
     for (int i = 0; i < ncases; i++) {
         if (argc > 1 && strcmp(argv[1], cases[i].name) != 0)
             continue;
-        if (run_case(&cases[i]))
-            failed++;
-        else
+        switch (run_case(&cases[i])) {
+        case 0:
             passed++;
+            break;
+        case 2:
+            file_only++;
+            break;
+        default:
+            failed++;
+        }
     }
-    printf("%d passed, %d failed\n", passed, failed);
+    if (file_only)
+        printf("%d passed, %d failed (%d file-only)\n", passed, failed, file_only);
+    else
+        printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 && passed > 0 ? 0 : 1;
 }

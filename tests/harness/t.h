@@ -39,6 +39,34 @@ const char *t_lil_bin(void);
  * (NUL-terminated, truncated to cap), return the exit status or -1. */
 int t_run(const char *cmd, char *out, size_t cap, int want_err);
 
+/* One suite, two backends (t_store.c).  The store of the current test at
+ * path (a directory, relative to the test's directory or in it): path
+ * itself, or, when the suite runs against PostgreSQL (LIL_TEST_STORE=pg;
+ * the server's URI in LIL_TEST_PG, started by the CTest fixture of
+ * tests/pg), the URI of a schema of that server made for this test case
+ * and this path, created (`lil db init`) on first use.  Static buffer,
+ * rotates 8. */
+const char *t_store(const char *path);
+/* 1 when the suite runs against PostgreSQL. */
+int t_store_pg(void);
+/* Under PostgreSQL: run sql with psql on the server, '@' standing for the
+ * schema of the store at path (a test damages what the store keeps this
+ * way).  Its output (stdout and stderr) into out (cap bytes); the exit
+ * status of psql. */
+int t_store_sql(const char *path, const char *sql, char *out, size_t cap);
+/* Under PostgreSQL, mark the current test file-only and return 1 (the
+ * test then leaves: T_FILE_ONLY); else 0. */
+int t_file_only(void);
+
+/* A test that only the file store can run (it reads, damages or counts the
+ * bytes of journal files, or syncs of the disk): under PostgreSQL it leaves
+ * here and is reported "file-only", neither passed nor failed. */
+#define T_FILE_ONLY()           \
+    do {                        \
+        if (t_file_only() != 0) \
+            return;             \
+    } while (0)
+
 #define T_TEST(name)                                            \
     static void t_test_##name(void);                            \
     __attribute__((constructor)) static void t_reg_##name(void) \

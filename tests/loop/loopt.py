@@ -50,6 +50,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 LIL = None  # the lil binary (main() sets it from argv[1])
 _TESTS = []
 _VERBOSE = os.environ.get("LOOPT_VERBOSE") == "1"
+# One suite, two backends: with LIL_TEST_STORE=pg each case's store is a
+# schema of the PostgreSQL server at LIL_TEST_PG (tests/pg starts it),
+# made with `lil db init` when the case begins.
+_PG = os.environ.get("LIL_TEST_STORE") == "pg"
 
 # The environment variables a test must not inherit: they change where the
 # store is, what is journaled or what children see.
@@ -61,6 +65,10 @@ def test(fn):
     """Register fn(case) as a test of this file, in source order."""
     _TESTS.append(fn)
     return fn
+
+
+class FileOnly(Exception):
+    """Raised by Case.file_only() under PostgreSQL."""
 
 
 class Failure(AssertionError):
@@ -352,6 +360,8 @@ class Case:
         self.name = name
         self.dir = os.path.realpath(tempfile.mkdtemp(prefix="loopt-%s-" % name))
         self.store = os.path.join(self.dir, "store")
+        if _PG:
+            self.store = self._pg_store()
         self.side_path = os.path.join(self.dir, "side.txt")
         self.spec_path = os.path.join(self.dir, "loop.yaml")
         self.env = {k: v for k, v in os.environ.items() if k not in _DROP_ENV}
@@ -360,6 +370,23 @@ class Case:
         self.later = []  # (where, message) of fail_later
         self._procs = []
         self._servers = []
+
+    def _pg_store(self):
+        """A schema of the test server for this case, created now."""
+        import hashlib
+        base = os.environ["LIL_TEST_PG"]
+        schema = "l" + hashlib.sha1(self.dir.encode()).hexdigest()[:16]
+        url = base + ("&" if "?" in base else "?") + "schema=" + schema
+        p = subprocess.run([LIL, "--dir", url, "db", "init"], capture_output=True)
+        if p.returncode != 0:
+            sys.exit("lil db init: %s" % _text(p.stderr))
+        return url
+
+    def file_only(self):
+        """A test that only the file store can run (journal files, their
+        bytes): under PostgreSQL it ends here, reported file-only."""
+        if _PG:
+            raise FileOnly()
 
     def fail_later(self, msg):
         """Record a failure and go on; the test fails when it ends."""
@@ -429,15 +456,40 @@ class Case:
         return os.path.join(self.store, run_id + ".lil")
 
     def journal_bytes(self, run_id):
+        """The run's journal: the file, or under PostgreSQL `lil export`."""
+        if _PG:
+            return subprocess.run(self._argv(("export", run_id)),
+                                  capture_output=True).stdout
         with open(self.journal(run_id), "rb") as f:
             return f.read()
 
     def store_files(self):
-        """The names in the store directory (None when it does not exist)."""
+        """The names in the store directory (None when it does not exist);
+        under PostgreSQL "RUN.lil" for each run (None when there is none)."""
+        if _PG:
+            p = subprocess.run(self._argv(("ls", "--json")), capture_output=True)
+            doc = json.loads(_text(p.stdout) or "{}")
+            runs = sorted(r["id"] + ".lil" for r in doc.get("runs", []))
+            return runs or None
         try:
             return sorted(os.listdir(self.store))
         except FileNotFoundError:
             return None
+
+    def has_run(self, run_id):
+        """Whether the store holds run run_id."""
+        if _PG:
+            return run_id + ".lil" in (self.store_files() or [])
+        return os.path.exists(self.journal(run_id))
+
+    def store_bytes(self):
+        """(name, bytes) of each file of the store, or of each run."""
+        for name in self.store_files() or []:
+            if _PG:
+                yield name, self.journal_bytes(name[:-4])
+            else:
+                with open(os.path.join(self.store, name), "rb") as fh:
+                    yield name, fh.read()
 
     # -- running lil ---------------------------------------------------------
 
@@ -567,7 +619,7 @@ def main():
     if unknown:
         sys.exit("no such test: %s" % ", ".join(sorted(unknown)))
     keep = os.environ.get("T_KEEP") == "1"
-    passed = failed = 0
+    passed = failed = file_only = 0
     for fn in _TESTS:
         if only and fn.__name__ not in only:
             continue
@@ -579,6 +631,8 @@ def main():
             ok = not case.later
             if not ok:
                 print("FAIL %s" % fn.__name__)
+        except FileOnly:
+            ok = None
         except Failure as e:
             print("FAIL %s\n  %s: %s" % (fn.__name__, _where(e.__traceback__), e))
             if case.last:
@@ -590,11 +644,16 @@ def main():
             for where, msg in case.later:
                 print("  %s: %s" % (where, msg))
             case.cleanup(keep)
-        if ok:
+        if ok is None:
+            file_only += 1
+            print("file-only %s (the file store's own; this run: PostgreSQL)"
+                  % fn.__name__)
+        elif ok:
             passed += 1
             print("ok   %s (%.2fs)" % (fn.__name__, time.monotonic() - t0))
         else:
             failed += 1
         sys.stdout.flush()
-    print("%d passed, %d failed" % (passed, failed))
+    print("%d passed, %d failed%s" % (passed, failed,
+                                      " (%d file-only)" % file_only if file_only else ""))
     sys.exit(1 if failed else 0)

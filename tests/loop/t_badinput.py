@@ -141,6 +141,7 @@ def invalid_spec(t):
 
 @test
 def damaged_journal(t):
+    t.file_only()  # it damages the journal file
     t.spec(COUNTER, CMD="true", MORE="- {id: nap, kind: sleep, for: 1h}")
     expect(t.run(), 4, status="waiting", iteration=0)
     recs = t.log("counter")

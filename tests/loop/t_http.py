@@ -136,9 +136,8 @@ def http_secret_never_written(t):
         outputs[name] = r.out + r.err
     for name, text in outputs.items():
         check(TOKEN not in text, "the token is in the output of " + name)
-    for f in t.store_files():
-        with open(os.path.join(t.store, f), "rb") as fh:
-            check(TOKEN.encode() not in fh.read(), "the token is in the bytes of " + f)
+    for f, data in t.store_bytes():
+        check(TOKEN.encode() not in data, "the token is in the bytes of " + f)
 
 
 RETRY = """

@@ -1,0 +1,170 @@
+/*
+ * move.c -- moving runs between stores: `lil export` and `lil import`
+ * (lil_run_export, lil_run_import), over any two backends.
+ *
+ * What moves is a journal file's bytes (journal/format.h): every backend
+ * gives a run as one (run_image) and makes a run from one (run_import).
+ * Both ways the bytes are verified here with the journal's own check
+ * (framing, sequence, chain; HMAC with the store's key), so a run is never
+ * moved damaged, and a torn tail (nothing acknowledged) is left behind.
+ *
+ * An import under another run id rewrites BEGIN (it names the run) and so
+ * every chain value after it: each record is encoded again with its seq,
+ * time, flags, key and payload, chained from the header as a new journal
+ * would be.  Without a new id the bytes go in unchanged.
+ */
+#include <string.h>
+
+#include "base/alloc.h"
+#include "journal/format.h"
+#include "journal/journal.h"
+#include "journal/scan.h"
+#include "store/store.h"
+
+/* Verify image (len bytes) under the store's key: LIL_OK with *valid (the
+ * end of the last valid record) when it is a whole journal, perhaps with a
+ * torn tail; else the error, in words. */
+static lil_status verify(struct lil_store *st, struct lil_err *err, const char *name,
+                         const uint8_t *image, size_t len, uint64_t *valid)
+{
+    lil_check_report rep;
+    uint8_t *key = NULL;
+    size_t key_len = 0;
+    lil_status rc = lil__store_key_copy(st, err, &key, &key_len);
+
+    memset(&rep, 0, sizeof(rep));
+    rep.struct_size = sizeof(rep);
+    if (rc == LIL_OK)
+        rc = lil__journal_check_image(st->env, err, name, image, len, key, key_len,
+                                      &rep);
+    lil__store_key_free(st, key, key_len);
+    if (rc != LIL_OK)
+        return rc;
+    if (!rep.intact)
+        return lil__seterr(err, LIL_E_CORRUPT, 0, "%s", rep.message);
+    if (rep.records == 0)
+        return lil__seterr(err, LIL_E_INVAL, 0,
+                           "%s holds no complete record (its creation was cut short)",
+                           name);
+    *valid = rep.valid_bytes;
+    return LIL_OK;
+}
+
+lil_status lil__store_export(struct lil_store *st, struct lil_err *err,
+                             const char *run_id, lil_write_fn fn, void *ud)
+{
+    struct lil_buf image;
+    uint64_t valid = 0;
+    lil_status rc = lil__run_id_check(err, run_id);
+
+    if (rc != LIL_OK)
+        return rc;
+    lil__buf_init(&image, st->env, (size_t)-1);
+    rc = st->ops->run_image(st, err, run_id, &image);
+    if (rc == LIL_OK)
+        rc = verify(st, err, run_id, image.data, image.len, &valid);
+    if (rc == LIL_OK && fn(ud, image.data, (size_t)valid) != 0)
+        rc = lil__seterr(err, LIL_E_IO, 0, "exporting run %s: the writer stopped",
+                         run_id);
+    lil__buf_free(&image);
+    return rc;
+}
+
+/* ---- import ------------------------------------------------------------------- */
+
+/* image (valid bytes) with BEGIN naming new_id and every chain computed
+ * again, into out. */
+static lil_status rechain(struct lil_store *st, struct lil_err *err,
+                          const uint8_t *image, size_t len, const char *new_id,
+                          struct lil_buf *out)
+{
+    uint8_t chain[LIL_SHA256_LEN], *key = NULL;
+    struct lil_mac *mac = NULL;
+    size_t key_len = 0, at = LIL_JF_HEADER_LEN;
+    lil_status rc = lil__store_key_copy(st, err, &key, &key_len);
+
+    if (rc == LIL_OK)
+        rc = lil__mac_new(st->env, err, key, key_len, &mac);
+    lil__store_key_free(st, key, key_len);
+    if (rc == LIL_OK && (lil__mac2(mac, image, LIL_JF_HEADER_LEN, NULL, 0, chain) ||
+                         lil__buf_add(out, image, LIL_JF_HEADER_LEN)))
+        rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    while (rc == LIL_OK && at < len) {
+        struct lil_rec r;
+        size_t n;
+        lil__jrec_parse(image + at, at, &r);
+        at += r.len;
+        if (r.type == LIL_REC_BEGIN) {
+            r.key = (const uint8_t *)new_id;
+            r.key_len = strlen(new_id);
+        }
+        n = LIL_JF_REC_OVERHEAD + r.key_len + r.payload_len;
+        rc = lil__buf_reserve(out, n);
+        if (rc == LIL_OK)
+            rc = lil__encode_record(mac, chain, r.seq, &r, r.flags,
+                                    out->data + out->len, n);
+        if (rc != LIL_OK)
+            rc = lil__seterr(err, rc, 0, "out of memory");
+        out->len += rc == LIL_OK ? n : 0;
+    }
+    lil__mac_free(st->env, mac);
+    return rc;
+}
+
+/* The run id BEGIN names (the first record, at offset 64). */
+static lil_status begin_id(struct lil_err *err, const uint8_t *image, char *id,
+                           size_t cap)
+{
+    struct lil_rec r;
+
+    lil__jrec_parse(image + LIL_JF_HEADER_LEN, LIL_JF_HEADER_LEN, &r);
+    if (r.type != LIL_REC_BEGIN || r.key_len == 0 || r.key_len >= cap)
+        return lil__seterr(err, LIL_E_CORRUPT, 0,
+                           "the journal's first record is not a BEGIN naming its run");
+    memcpy(id, r.key, r.key_len);
+    id[r.key_len] = '\0';
+    return lil__run_id_check(err, id);
+}
+
+static bool is_journal(const uint8_t *data, size_t len)
+{
+    return len >= LIL_JF_HEADER_LEN &&
+           memcmp(data, LIL_JF_MAGIC, LIL_JF_MAGIC_LEN) == 0;
+}
+
+lil_status lil__store_import(struct lil_store *st, struct lil_err *err,
+                             const uint8_t *data, size_t len, const char *run_id,
+                             char **imported_id)
+{
+    char source[LIL_RUN_ID_MAX + 1];
+    struct lil_buf moved;
+    uint64_t valid = 0;
+    lil_status rc = LIL_OK;
+
+    if (!is_journal(data, len))
+        return lil__seterr(err, LIL_E_INVAL, 0,
+                           "not a lil journal (no journal header: docs/format.md)");
+    if (run_id)
+        rc = lil__run_id_check(err, run_id);
+    if (rc == LIL_OK)
+        rc = verify(st, err, "the journal to import", data, len, &valid);
+    if (rc == LIL_OK)
+        rc = begin_id(err, data, source, sizeof(source));
+    if (rc != LIL_OK)
+        return rc;
+    if (!run_id)
+        run_id = source;
+    lil__buf_init(&moved, st->env, (size_t)-1);
+    if (strcmp(run_id, source) != 0)
+        rc = rechain(st, err, data, (size_t)valid, run_id, &moved);
+    if (rc == LIL_OK)
+        rc = st->ops->run_import(st, err, run_id, moved.len ? moved.data : data,
+                                 moved.len ? moved.len : (size_t)valid);
+    lil__buf_free(&moved);
+    if (rc == LIL_OK && imported_id) {
+        *imported_id = lil__export_copy(st->env, run_id, strlen(run_id));
+        if (!*imported_id)
+            rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    }
+    return rc;
+}
