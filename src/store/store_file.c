@@ -448,13 +448,8 @@ static const struct lil_store_ops file_ops = {.version = LIL_STORE_OPS_VERSION,
                                               .marker_clear = lil__marker_file_clear,
                                               .marker_leave = lil__marker_file_leave,
                                               .run_changed = file_run_changed,
-                                              lil__free(st->env, path);
-return rc;
-}
-
-.run_image = file_run_image, .run_import = file_run_import,
-}
-;
+                                              .run_image = file_run_image,
+                                              .run_import = file_run_import};
 
 lil_status lil__store_file_open(struct lil_env *env, struct lil_err *err,
                                 const char *dir, struct lil_store **out)
