@@ -8,12 +8,13 @@
  * ("locked", "damaged", "key?", "version?", "error") and the library's
  * message.  ls exits 0 whenever the store itself could be listed.
  *
- * A loop run (docs/loops.md) is read once more through loop_view_load: its
- * line shows the loop's status (paused, waiting, ...) instead of the
- * engine's, a USAGE column with the tokens and usd of its agent calls ("~"
- * before tokens when some were estimated, "+?" after usd when some calls
- * were unpriced) and a last column with its committed iterations and what
- * is left of its budgets; --json adds a "loop" object.
+ * A loop run (docs/loops.md) is read once more through loop_view_load
+ * (lil_loop_facts: the runner's own fold): its line shows the loop's
+ * status (paused, waiting, ...) instead of the engine's, a USAGE column
+ * with the tokens and usd its meters count ("~" before tokens when some
+ * were estimated, "+?" after usd when some calls were unpriced) and a last
+ * column with its committed iterations and what is left of its budgets,
+ * reservations counted; --json adds a "loop" object.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -27,7 +28,7 @@
 struct ls_loop {
     bool is_loop;
     char *id, *reason;
-    const char *status; /* static (loop_view.h) */
+    char status[16];    /* loop_view.h's words */
     int64_t iterations, tokens, wake_at_ms;
     double usd;
     struct loop_view_usage usage;
@@ -116,13 +117,13 @@ static lil_status fill_loop(lil_run *run, struct ls_row *row)
         return rc;
     }
     lo->is_loop = true;
-    lo->status = v.status;
+    snprintf(lo->status, sizeof(lo->status), "%s", v.status);
     lo->iterations = v.iterations;
     lo->tokens = v.meters.tokens;
     lo->usd = v.meters.usd;
     lo->wake_at_ms = v.wake_at_ms;
     lo->usage = v.usage;
-    loop_view_budget(&v, cli_now_ns() / 1000000, &lo->budget);
+    lo->budget = v.budget;
     lo->id = strdup(json_string_value(json_object_get(v.start, "loopId")));
     lo->reason = v.reason ? strdup(v.reason) : NULL;
     if (!lo->id || (v.reason && !lo->reason))

@@ -216,7 +216,7 @@ void lil__loop_forget(struct lil_loop *lp);
  * runner's fold with lp->ir NULL), as the JSON document of lil_loop_facts
  * (lil.h, docs/api.md) in *out (a new reference; call inside a json
  * scope).  now_ms: the clock wallclock meters count to while the run can
- * go on.  LIL_E_INVAL (message in err) when run holds no loop start
+ * go on.  LIL_E_NOTFOUND (message in err) when run holds no loop start
  * record; what the fold reports otherwise (LIL_E_CORRUPT for a record the
  * runner never writes, LIL_E_IO, LIL_E_NOMEM). */
 lil_status lil__loop_facts(struct lil_run *run, struct lil_err *err, int64_t now_ms,

@@ -17,9 +17,9 @@
  *
  * The document (docs/api.md, "Loop facts"):
  *   {"run", "loop", "spec_path", "spec_sha256", "cwd", "inputs",
- *    "started_at_ms", "status", "reason", "iteration", "state",
+ *    "started_at_ms", "status", "ended", "reason", "iteration", "state",
  *    "holder_pid", "wake_at_ms", "uncertain", "paused", "stop", "caps",
- *    "meters", "reservations", "budget"}
+ *    "meters", "totals", "reservations", "budget"}
  *
  * Ownership: the reader's struct lil_loop lives on the stack for one call
  * and frees what the fold made; nothing points into the run afterwards.
@@ -217,6 +217,7 @@ static void add_status(json_t *doc, const struct lil_loop *lp,
     const char *word = status_word(lp, res, held);
 
     json_object_set_new(doc, "status", json_string(word));
+    json_object_set_new(doc, "ended", json_boolean(lp->end != LOOP_LIVE));
     json_object_set_new(doc, "reason", reason_json(res, word, info->holder_pid));
     json_object_set_new(doc, "iteration", json_integer(res->iteration));
     json_object_set_new(doc, "state",
@@ -251,6 +252,10 @@ static lil_status document(struct lil_loop *lp, const lil_run_info *info,
         add_status(doc, lp, &res, info);
         json_object_set_new(doc, "caps", caps_json(lp));
         json_object_set_new(doc, "meters", meters);
+        json_object_set_new(doc, "totals",
+                            json_pack("{s:I, s:f}", "tokens",
+                                      (json_int_t)lp->meters.tokens, "usd",
+                                      lp->meters.usd));
         json_object_set_new(doc, "reservations", reservations_json(lp));
         json_object_set_new(doc, "budget", budget_json(&lp->meters, at));
         *out = doc;
@@ -278,7 +283,7 @@ lil_status lil__loop_facts(struct lil_run *run, struct lil_err *err, int64_t now
     if (rc == LIL_OK)
         rc = lil__loop_load(&lp);
     if (rc == LIL_OK && !lp.started)
-        rc = lil__seterr(&lp.err, LIL_E_INVAL, 0,
+        rc = lil__seterr(&lp.err, LIL_E_NOTFOUND, 0,
                          "run %s has no loop start record: it is not a loop run",
                          run->id);
     if (rc == LIL_OK)
