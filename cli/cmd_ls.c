@@ -173,6 +173,7 @@ static json_t *loop_json(const struct ls_loop *lo)
     cli_json_set(o, "usd", json_real(lo->usd));
     cli_json_set(o, "estimated", json_boolean(lo->usage.estimated > 0));
     cli_json_set(o, "usage", loop_view_usage_json(&lo->usage));
+    cli_json_set(o, "counted_at_reservations", loop_view_reserved_json(&lo->usage));
     cli_json_set(o, "budget", loop_view_budget_json(&lo->budget));
     cli_json_set(o, "wake_at_ms",
                  lo->wake_at_ms ? json_integer(lo->wake_at_ms) : json_null());
@@ -260,6 +261,23 @@ static void budget_left(const struct ls_loop *lo, char *buf, size_t cap)
         snprintf(buf + n, cap - n, " %s", dur);
 }
 
+/* What calls without an outcome hold: ", reserved: 272 tok $0.0001". */
+static void budget_reserved(const struct ls_loop *lo, char *buf, size_t cap)
+{
+    const struct loop_view_budget *b = &lo->budget;
+    size_t n = strlen(buf);
+
+    if (b->tokens_reserved <= 0 && b->usd_reserved <= 0)
+        return;
+    snprintf(buf + n, cap - n, ", reserved:");
+    n = strlen(buf);
+    if (b->has_tokens)
+        snprintf(buf + n, cap - n, " %" PRId64 " tok", b->tokens_reserved);
+    n = strlen(buf);
+    if (b->has_usd)
+        snprintf(buf + n, cap - n, " $%.4f", b->usd_reserved);
+}
+
 /* The LOOP column: "3 iterations, left: ~880 tok $0.2500, wakes in 5m". */
 static void loop_column(const struct ls_loop *lo, int64_t now, char *buf, size_t cap)
 {
@@ -272,6 +290,7 @@ static void loop_column(const struct ls_loop *lo, int64_t now, char *buf, size_t
     snprintf(buf, cap, "%" PRId64 " iteration%s", lo->iterations,
              lo->iterations == 1 ? "" : "s");
     budget_left(lo, buf, cap);
+    budget_reserved(lo, buf, cap);
     n = strlen(buf);
     if (lo->wake_at_ms) {
         char when[32];
@@ -283,7 +302,7 @@ static void loop_column(const struct ls_loop *lo, int64_t now, char *buf, size_t
 static void print_row(const struct ls_row *r, int w, int64_t now)
 {
     const lil_run_info *in = &r->info;
-    char id[900], iso[40], ago[32], pid[16], loop[200], usage[64] = "-";
+    char id[900], iso[40], ago[32], pid[16], loop[300], usage[64] = "-";
 
     cli_fmt_printable(r->id, strlen(r->id), LIL_RUN_ID_MAX, id, sizeof(id));
     if (r->code) {

@@ -219,6 +219,12 @@ static int64_t int_of(const json_t *o, const char *key)
     return (int64_t)json_integer_value(json_object_get(o, key));
 }
 
+/* Member key of o as a number (int or real), 0 when it is not one. */
+static double num_of(const json_t *o, const char *key)
+{
+    return json_number_value(json_object_get(o, key));
+}
+
 static void put_time_ms(struct line *l, int64_t ms)
 {
     char iso[40];
@@ -630,6 +636,8 @@ static void on_slot(struct walk *w, const lil_record *rec,
         w->v->usage.calls++;
         w->v->usage.estimated += json_is_true(json_object_get(usage, "estimated"));
         w->v->usage.unpriced += !json_is_number(json_object_get(usage, "usd"));
+        w->v->usage.reported_tokens += int_of(usage, "tokens");
+        w->v->usage.reported_usd += num_of(usage, "usd");
     }
     if (w->tail > 0)
         history_slot(w, rec, nm, v);
@@ -691,12 +699,6 @@ static int each_record(void *ud, const lil_record *rec)
 }
 
 /* ---- the facts -------------------------------------------------------------------- */
-
-/* Member key of o as a number (int or real), 0 when it is not one. */
-static double num_of(const json_t *o, const char *key)
-{
-    return json_number_value(json_object_get(o, key));
-}
 
 static json_t *obj_or_null(const json_t *o, const char *key)
 {
@@ -1010,6 +1012,7 @@ json_t *loop_view_json(const struct loop_view *v)
     cli_json_set(o, "state", v->state ? incref_or_null(v->state) : json_object());
     cli_json_set(o, "meters", meters_json(v));
     cli_json_set(o, "usage", loop_view_usage_json(&v->usage));
+    cli_json_set(o, "counted_at_reservations", loop_view_reserved_json(&v->usage));
     cli_json_set(o, "budget", loop_view_budget_json(&v->budget));
     cli_json_set(o, "wake_at_ms",
                  v->wake_at_ms ? json_integer(v->wake_at_ms) : json_null());
@@ -1038,6 +1041,8 @@ void loop_view_iter_usage(const struct loop_view_iter *it, struct loop_view_usag
         out->tokens += s->tokens;
         out->usd += s->has_usd ? s->usd : 0;
     }
+    out->reported_tokens = out->tokens;
+    out->reported_usd = out->usd;
 }
 
 /* "$0.2500"; six decimals under a cent, so that a small call is not $0. */
@@ -1126,6 +1131,11 @@ void loop_view_fmt_usage(const struct loop_view_usage *u, char *buf, size_t cap)
                 u->calls);
     }
     put(&l, " in %" PRId64 " call%s", u->calls, u->calls == 1 ? "" : "s");
+    if (loop_view_reserved_tokens(u) > 0 || loop_view_reserved_usd(u) > 0) {
+        put(&l, " (%" PRId64 " tokens, ", loop_view_reserved_tokens(u));
+        put_usd(&l, loop_view_reserved_usd(u));
+        put(&l, " of it counted at reservations)");
+    }
     cli_fmt_printable(l.buf, l.len, l.len, buf, cap);
 }
 
@@ -1145,6 +1155,27 @@ void loop_view_fmt_usage_compact(const struct loop_view_usage *u, char *buf, siz
     if (u->unpriced && u->unpriced < u->calls)
         put(&l, "+?");
     snprintf(buf, cap, "%s", l.buf);
+}
+
+int64_t loop_view_reserved_tokens(const struct loop_view_usage *u)
+{
+    return u->tokens > u->reported_tokens ? u->tokens - u->reported_tokens : 0;
+}
+
+double loop_view_reserved_usd(const struct loop_view_usage *u)
+{
+    /* a difference of sums made in another order: under a millionth of a
+     * cent it is rounding, not a reservation */
+    return u->usd - u->reported_usd > 1e-8 ? u->usd - u->reported_usd : 0.0;
+}
+
+json_t *loop_view_reserved_json(const struct loop_view_usage *u)
+{
+    json_t *o = json_object();
+
+    cli_json_set(o, "tokens", json_integer(loop_view_reserved_tokens(u)));
+    cli_json_set(o, "usd", json_real(loop_view_reserved_usd(u)));
+    return o;
 }
 
 json_t *loop_view_usage_json(const struct loop_view_usage *u)

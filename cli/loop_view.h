@@ -120,14 +120,17 @@ struct loop_view_slot {
 
 /* The usage of some agent calls: an iteration's (loop_view_iter_usage), or
  * the whole run's (struct loop_view's usage: calls counted over every
- * outcome record, tokens and usd the meters' totals -- failed and
- * uncertain calls there at their reservations). */
+ * outcome record, tokens and usd the meters' totals -- which count the
+ * attempts that told no usage, failed, aborted or assumed done, at their
+ * reservations: the reported_* sums leave those out). */
 struct loop_view_usage {
     int64_t calls;     /* calls that reported (or estimated) usage */
     int64_t estimated; /* of them, with estimated tokens */
     int64_t unpriced;  /* of them, without usd */
     int64_t tokens;
     double usd; /* of the priced calls */
+    int64_t reported_tokens; /* what the calls reported */
+    double reported_usd;
 };
 
 /* What is left of the budgets the run started with (its start record's
@@ -205,13 +208,20 @@ json_t *loop_view_json(const struct loop_view *v);
 /* The usage of iteration it's slots (its agent calls). */
 void loop_view_iter_usage(const struct loop_view_iter *it, struct loop_view_usage *out);
 
+/* What the run's meters count beyond what its calls reported: the
+ * attempts counted at their reservations (0 for an iteration's usage). */
+int64_t loop_view_reserved_tokens(const struct loop_view_usage *u);
+double loop_view_reserved_usd(const struct loop_view_usage *u);
+
 /* For a person: one call's usage, "100 tokens, $0.2500 (gpt-4o-mini)",
  * "~250 tokens (estimated), unpriced", then "; 1 earlier attempt counted
  * at its reservation: 272 tokens" and "; OVERRAN its reservation of 272
  * tokens" where they apply; a call without usage, what its reservations
  * count ("reserved 272 tokens" while uncertain or in flight, "counted at
  * its reservation: 272 tokens" once over); of several calls, "~150 tokens
- * (estimated in part), $0.2500 + unpriced (1 of 2 calls)"; compact (`lil
+ * (estimated in part), $0.2500 + unpriced (1 of 2 calls)", and "(272
+ * tokens, $0.0001 of it counted at reservations)" when the meters count
+ * more than the calls reported; compact (`lil
  * ls`), "~150 tok $0.2500+?" ("-" for no call).  Terminal-safe. */
 void loop_view_fmt_call(const struct loop_view_slot *s, char *buf, size_t cap);
 void loop_view_fmt_usage(const struct loop_view_usage *u, char *buf, size_t cap);
@@ -219,10 +229,12 @@ void loop_view_fmt_usage_compact(const struct loop_view_usage *u, char *buf,
                                  size_t cap);
 
 /* {"calls", "tokens", "usd", "estimated", "estimated_calls",
- * "unpriced_calls"}; {"tokens", "usd", "wallclock_ms"}, each null or
+ * "unpriced_calls"}; {"tokens", "usd"} of what is counted at reservations;
+ * {"tokens", "usd", "wallclock_ms"}, each null or
  * {"limit", "used", "reserved" (not wallclock), "left"} (docs/cli.md).
  * NULL when out of memory. */
 json_t *loop_view_usage_json(const struct loop_view_usage *u);
+json_t *loop_view_reserved_json(const struct loop_view_usage *u);
 json_t *loop_view_budget_json(const struct loop_view_budget *b);
 
 /* The uncertain effect's kind and identity (kind "?" and identity ""
