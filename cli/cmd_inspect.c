@@ -387,7 +387,8 @@ static void print_budget(const struct loop_view *v)
     if (b->has_usd)
         print_usd_budget(b, v->usage.unpriced > 0);
     if (b->has_wallclock) {
-        cli_fmt_dur(b->wallclock_used_ms > 0 ? (uint64_t)b->wallclock_used_ms * 1000 : 0,
+        cli_fmt_dur(b->wallclock_used_ms > 0 ? (uint64_t)b->wallclock_used_ms * 1000
+                                             : 0,
                     used, sizeof(used));
         cli_fmt_dur((uint64_t)(b->wallclock_limit_ms > 0 ? b->wallclock_limit_ms : 0) *
                         1000,
@@ -426,7 +427,8 @@ static void print_meters(const struct loop_view *v)
            "meters", m->iteration_base, m->tokens, m->tokens_base, tres, m->usd,
            m->usd_base, ures, m->repeats);
     cli_fmt_iso(m->wallclock_base_ms * 1000000, false, iso, sizeof(iso));
-    cli_fmt_dur(m->elapsed_ms > 0 ? (uint64_t)m->elapsed_ms * 1000 : 0, dur, sizeof(dur));
+    cli_fmt_dur(m->elapsed_ms > 0 ? (uint64_t)m->elapsed_ms * 1000 : 0, dur,
+                sizeof(dur));
     printf("%-14sbase %s, elapsed %s%s\n", "wallclock", iso, dur,
            v->ended ? " (to the last record)" : "");
     print_usage(v);

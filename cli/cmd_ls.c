@@ -28,7 +28,7 @@
 struct ls_loop {
     bool is_loop;
     char *id, *reason;
-    char status[16];    /* loop_view.h's words */
+    char status[16]; /* loop_view.h's words */
     int64_t iterations, tokens, wake_at_ms;
     double usd;
     struct loop_view_usage usage;

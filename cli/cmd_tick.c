@@ -43,10 +43,10 @@
 /* What lil_loop_facts says of one run. */
 struct run_facts {
     bool is_loop;
-    char *spec_path; /* from the start record, or NULL */
-    char *cwd;       /* the run's working directory, or NULL */
-    bool parked;     /* waiting on a park */
-    int64_t wake_at; /* its wakeAt (ms) */
+    char *spec_path;  /* from the start record, or NULL */
+    char *cwd;        /* the run's working directory, or NULL */
+    bool parked;      /* waiting on a park */
+    int64_t wake_at;  /* its wakeAt (ms) */
     char error[1024]; /* why the run could not be read */
 };
 

@@ -472,7 +472,8 @@ static struct loop_view_slot *slot_for(struct walk *w, struct loop_view_iter *it
     struct loop_view_slot *s;
 
     for (size_t i = 0; i < it->n; i++)
-        if (strlen(it->slots[i].name) == len && memcmp(it->slots[i].name, name, len) == 0)
+        if (strlen(it->slots[i].name) == len &&
+            memcmp(it->slots[i].name, name, len) == 0)
             return &it->slots[i];
     if (len >= LOOP_VIEW_SLOT_MAX)
         return NULL;
@@ -698,7 +699,8 @@ static int each_record(void *ud, const lil_record *rec)
     return w->nomem;
 }
 
-/* ---- the facts -------------------------------------------------------------------- */
+/* ---- the facts --------------------------------------------------------------------
+ */
 
 static json_t *obj_or_null(const json_t *o, const char *key)
 {
@@ -1067,7 +1069,8 @@ static void put_reserve(struct line *l, int64_t tokens, double usd, bool rest)
  * its reservation once over (failed, aborted, assumed done). */
 static void put_no_usage(struct line *l, const struct loop_view_slot *s)
 {
-    bool open = strcmp(s->status, "uncertain") == 0 || strcmp(s->status, "running") == 0;
+    bool open =
+        strcmp(s->status, "uncertain") == 0 || strcmp(s->status, "running") == 0;
 
     put(l, open ? "reserved " : "counted at its reservation: ");
     put_reserve(l, s->reserved_tokens, s->reserved_usd, s->reserved_rest);
@@ -1224,8 +1227,9 @@ json_t *loop_view_budget_json(const struct loop_view_budget *b)
                              json_integer(b->tokens_reserved),
                              json_integer(b->tokens_left)));
     cli_json_set(o, "usd",
-                 budget_item(b->has_usd, json_real(b->usd_limit), json_real(b->usd_used),
-                             json_real(b->usd_reserved), json_real(b->usd_left)));
+                 budget_item(b->has_usd, json_real(b->usd_limit),
+                             json_real(b->usd_used), json_real(b->usd_reserved),
+                             json_real(b->usd_left)));
     cli_json_set(o, "wallclock_ms",
                  budget_item(b->has_wallclock, json_integer(b->wallclock_limit_ms),
                              json_integer(b->wallclock_used_ms), NULL,

@@ -106,11 +106,11 @@ struct loop_view_slot {
     int64_t tokens;
     bool has_usd; /* false: unpriced (usd 0) */
     double usd;
-    bool estimated;     /* tokens estimated from sizes (no usage reported) */
-    bool overran;       /* it reported more than it reserved ("overran") */
-    char *model;        /* the model that answered, or NULL */
-    int64_t wake_at_ms; /* a sleep's wake time, else 0 */
-    int64_t attempts;   /* an agent call's reserve.N records (0: none) */
+    bool estimated;          /* tokens estimated from sizes (no usage reported) */
+    bool overran;            /* it reported more than it reserved ("overran") */
+    char *model;             /* the model that answered, or NULL */
+    int64_t wake_at_ms;      /* a sleep's wake time, else 0 */
+    int64_t attempts;        /* an agent call's reserve.N records (0: none) */
     int64_t reserved_tokens; /* what they reserved, summed */
     double reserved_usd;
     int64_t last_reserved_tokens; /* the last attempt's reservation */
@@ -128,7 +128,7 @@ struct loop_view_usage {
     int64_t estimated; /* of them, with estimated tokens */
     int64_t unpriced;  /* of them, without usd */
     int64_t tokens;
-    double usd; /* of the priced calls */
+    double usd;              /* of the priced calls */
     int64_t reported_tokens; /* what the calls reported */
     double reported_usd;
 };
@@ -180,8 +180,8 @@ struct loop_view {
                           NULL */
     json_t *uncertain; /* the effect without an outcome (facts' "uncertain":
                           slot, iteration, seq, kind, identity), or NULL */
-    bool ended;              /* completed, failed or stopped for good */
-    char *damage;            /* damaged: the runner's message */
+    bool ended;        /* completed, failed or stopped for good */
+    char *damage;      /* damaged: the runner's message */
     /* the slots of the last `tail` iterations that have records, oldest
      * first, and how many earlier ones were left out */
     struct loop_view_iter *iters;

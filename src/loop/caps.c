@@ -178,17 +178,20 @@ lil_status lil__meters_init(struct lil_loop_meters *m, struct lil_err *err,
 
 json_t *lil__cap_limits_json(const struct lil_cap_limits *lim)
 {
-    json_t *o = json_pack("{s:I, s:s}", "max_iterations", (json_int_t)lim->max_iterations,
-                          "on_cap_exceeded", lil__cap_action_name(lim->action));
+    json_t *o =
+        json_pack("{s:I, s:s}", "max_iterations", (json_int_t)lim->max_iterations,
+                  "on_cap_exceeded", lil__cap_action_name(lim->action));
 
     if (o && lim->has_tokens)
         json_object_set_new(o, "tokens", json_integer((json_int_t)lim->tokens));
     if (o && lim->has_usd)
         json_object_set_new(o, "usd", json_real(lim->usd));
     if (o && lim->has_wallclock)
-        json_object_set_new(o, "wallclock_ms", json_integer((json_int_t)lim->wallclock_ms));
+        json_object_set_new(o, "wallclock_ms",
+                            json_integer((json_int_t)lim->wallclock_ms));
     if (o && lim->has_no_progress)
-        json_object_set_new(o, "max_repeats", json_integer((json_int_t)lim->max_repeats));
+        json_object_set_new(o, "max_repeats",
+                            json_integer((json_int_t)lim->max_repeats));
     return o;
 }
 

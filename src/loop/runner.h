@@ -111,12 +111,7 @@ struct lil_loop {
 
     /* the journal's facts (runner_load.c) */
     bool started;                  /* the start record exists */
-    json_t *start;                 /* its payload */
     int64_t started_ms;            /* wallclock base of a fresh run */
-    struct lil_cap_limits start_caps; /* the start record's caps (read without */
-    bool has_start_caps;              /* an IR only: the meters' limits then) */
-    bool parked;                      /* the last record (open and close aside) */
-    int64_t wake_at_ms;               /* is parked.N, with this wakeAt */
     json_t *committed;             /* state of the last snapshot (or the initial) */
     struct lil_loop_meters meters; /* as of the last record */
     uint64_t nctl;                 /* control records so far */
@@ -127,6 +122,13 @@ struct lil_loop {
     bool terminated, observer_started;
     struct loop_slot *slots; /* slot records after the last snapshot */
     size_t nslots, capslots;
+
+    /* more of the journal's facts, for readers without a spec (runner_facts.c) */
+    json_t *start;                    /* the start record's payload */
+    struct lil_cap_limits start_caps; /* its caps: the meters' limits when */
+    bool has_start_caps;              /* there is no IR */
+    bool parked;        /* the last record (open and close aside) is parked.N */
+    int64_t wake_at_ms; /* with this wakeAt */
 
     /* effects answered instead of run (lil__loop_set_mock) */
     lil_status (*mock)(void *ud, struct lil_err *err, const char *kind, json_t *request,

@@ -151,24 +151,23 @@ static json_t *budget_json(const struct lil_loop_meters *m, int64_t at_ms)
 
     json_object_set_new(
         o, "tokens",
-        lim->has_tokens
-            ? json_pack("{s:I, s:I, s:I, s:o}", "limit", (json_int_t)lim->tokens, "used",
-                        (json_int_t)tokens, "reserved", (json_int_t)m->reserved_tokens,
-                        "left", left_of(lim->tokens, tokens))
-            : json_null());
+        lim->has_tokens ? json_pack("{s:I, s:I, s:I, s:o}", "limit",
+                                    (json_int_t)lim->tokens, "used", (json_int_t)tokens,
+                                    "reserved", (json_int_t)m->reserved_tokens, "left",
+                                    left_of(lim->tokens, tokens))
+                        : json_null());
     json_object_set_new(o, "usd",
-                        lim->has_usd ? json_pack("{s:f, s:f, s:f, s:f}", "limit",
-                                                 lim->usd, "used", usd, "reserved",
-                                                 m->reserved_usd, "left",
-                                                 lim->usd > usd ? lim->usd - usd : 0.0)
-                                     : json_null());
-    json_object_set_new(
-        o, "wallclock_ms",
-        lim->has_wallclock
-            ? json_pack("{s:I, s:I, s:o}", "limit", (json_int_t)lim->wallclock_ms,
-                        "used", (json_int_t)wall, "left",
-                        left_of(lim->wallclock_ms, wall))
-            : json_null());
+                        lim->has_usd
+                            ? json_pack("{s:f, s:f, s:f, s:f}", "limit", lim->usd,
+                                        "used", usd, "reserved", m->reserved_usd,
+                                        "left", lim->usd > usd ? lim->usd - usd : 0.0)
+                            : json_null());
+    json_object_set_new(o, "wallclock_ms",
+                        lim->has_wallclock ? json_pack("{s:I, s:I, s:o}", "limit",
+                                                       (json_int_t)lim->wallclock_ms,
+                                                       "used", (json_int_t)wall, "left",
+                                                       left_of(lim->wallclock_ms, wall))
+                                           : json_null());
     return o;
 }
 
@@ -223,7 +222,8 @@ static void add_status(json_t *doc, const struct lil_loop *lp,
     json_object_set_new(doc, "state",
                         lp->committed ? json_incref(lp->committed) : json_object());
     json_object_set_new(doc, "holder_pid",
-                        info->holder_pid ? json_integer(info->holder_pid) : json_null());
+                        info->holder_pid ? json_integer(info->holder_pid)
+                                         : json_null());
     json_object_set_new(doc, "wake_at_ms",
                         lp->parked && res->status == LIL_LOOP_WAITING
                             ? json_integer(lp->wake_at_ms)
@@ -233,7 +233,8 @@ static void add_status(json_t *doc, const struct lil_loop *lp,
     json_object_set_new(doc, "stop", lp->stop ? json_incref(lp->stop) : json_null());
 }
 
-/* ---- the document ------------------------------------------------------------------ */
+/* ---- the document ------------------------------------------------------------------
+ */
 
 static lil_status document(struct lil_loop *lp, const lil_run_info *info,
                            int64_t now_ms, json_t **out)

@@ -157,10 +157,10 @@ static void agree(const json_t *facts, const json_t *res)
     T_REQUIRE(facts && res && m);
     T_EQ_STR(json_string_value(json_object_get(facts, "status")),
              json_string_value(json_object_get(res, "status")));
-    T_CHECK(json_equal(json_object_get(facts, "reason") ? json_object_get(facts, "reason")
-                                                        : json_null(),
-                       json_object_get(res, "reason") ? json_object_get(res, "reason")
-                                                      : json_null()));
+    T_CHECK(json_equal(
+        json_object_get(facts, "reason") ? json_object_get(facts, "reason")
+                                         : json_null(),
+        json_object_get(res, "reason") ? json_object_get(res, "reason") : json_null()));
     T_EQ_I64(json_integer_value(json_object_get(facts, "iteration")),
              json_integer_value(json_object_get(res, "iteration")));
     T_CHECK(json_equal(json_object_get(facts, "state"), json_object_get(res, "state")));
@@ -231,7 +231,8 @@ T_TEST(completed_run)
     agree(facts, now);
     T_CHECK(json_is_true(json_object_get(facts, "ended")));
     T_EQ_STR(json_string_value(json_object_get(facts, "loop")), "shells");
-    T_CHECK(strstr(json_string_value(json_object_get(facts, "spec_path")), "loop.yaml"));
+    T_CHECK(
+        strstr(json_string_value(json_object_get(facts, "spec_path")), "loop.yaml"));
     /* the loop is open here: this process holds the run */
     T_EQ_I64(json_integer_value(json_object_get(facts, "holder_pid")), getpid());
     T_CHECK(json_is_null(json_object_get(facts, "uncertain")));
@@ -312,16 +313,17 @@ T_TEST(killed_agent_call_then_abort)
     T_CHECK(reserved > 100); /* the prompt's bytes + the limit */
     T_CHECK(json_is_true(json_object_get(held, "unpriced"))); /* all usd left */
     T_CHECK(json_real_value(json_object_get(held, "usd")) == 1.0);
-    T_EQ_STR(json_string_value(json_object_get(json_object_get(facts, "uncertain"),
-                                               "kind")),
-             "agent");
+    T_EQ_STR(
+        json_string_value(json_object_get(json_object_get(facts, "uncertain"), "kind")),
+        "agent");
     lp = open_loop(st, spec);
     T_REQUIRE(lp);
     now = current(lp);
     agree(facts, now);
-    T_EQ_I64(json_integer_value(json_object_get(
-                 json_object_get(json_object_get(facts, "budget"), "tokens"), "reserved")),
-             reserved);
+    T_EQ_I64(
+        json_integer_value(json_object_get(
+            json_object_get(json_object_get(facts, "budget"), "tokens"), "reserved")),
+        reserved);
     json_decref(facts);
     json_decref(now);
     /* aborted: the call counts at its reservation */
@@ -334,8 +336,9 @@ T_TEST(killed_agent_call_then_abort)
     agree(facts, now);
     T_CHECK(json_is_true(json_object_get(facts, "ended")));
     T_EQ_I64(json_array_size(json_object_get(facts, "reservations")), 0);
-    T_EQ_I64(json_integer_value(json_object_get(json_object_get(facts, "totals"), "tokens")),
-             reserved);
+    T_EQ_I64(
+        json_integer_value(json_object_get(json_object_get(facts, "totals"), "tokens")),
+        reserved);
     json_decref(facts);
     json_decref(now);
     T_OK(lil_loop_close(lp));
@@ -376,7 +379,8 @@ T_TEST(agent_calls_settled)
     lil_store_close(st);
 }
 
-/* ---- holders, ordinary runs, misuse ------------------------------------------------ */
+/* ---- holders, ordinary runs, misuse ------------------------------------------------
+ */
 
 T_TEST(held_by_another_process_reads_running)
 {
