@@ -120,15 +120,16 @@ struct lil_loop {
     json_t *stop; /* an honoured stop request not yet cleared */
     struct loop_pause pause;
     bool terminated, observer_started;
-    struct loop_slot *slots; /* slot records after the last snapshot */
+    bool has_start_caps, parked; /* parked: the last record (open and close
+                                    aside) is parked.N (runner_facts.c) */
+    struct loop_slot *slots;     /* slot records after the last snapshot */
     size_t nslots, capslots;
 
     /* more of the journal's facts, for readers without a spec (runner_facts.c) */
     json_t *start;                    /* the start record's payload */
-    struct lil_cap_limits start_caps; /* its caps: the meters' limits when */
-    bool has_start_caps;              /* there is no IR */
-    bool parked;        /* the last record (open and close aside) is parked.N */
-    int64_t wake_at_ms; /* with this wakeAt */
+    struct lil_cap_limits start_caps; /* its caps: the meters' limits when
+                                         there is no IR (has_start_caps) */
+    int64_t wake_at_ms;               /* parked: its wakeAt */
 
     /* effects answered instead of run (lil__loop_set_mock) */
     lil_status (*mock)(void *ud, struct lil_err *err, const char *kind, json_t *request,
