@@ -11,12 +11,13 @@
  * timeline).
  *
  * A loop run (docs/loops.md) also gets a section between the header and
- * the timeline, from loop_view_load (a walk of its own): the loop, its
- * status and reason, the committed state and meters, the usage of its
- * agent calls and what is left of its budgets, what it waits for, and the
- * slots (effects, sleeps, approvals) of its last --tail iterations with
- * each iteration's usage and each call's; --json puts the same in a
- * "loop" object.  Estimated tokens are marked "~" (and "(estimated)"),
+ * the timeline, from loop_view_load: the loop, its status and reason, the
+ * committed state and meters, what is used, reserved and left of its
+ * budgets -- all of it the runner's own (lil_loop_facts) -- the usage of
+ * its agent calls, what it waits for, and the slots (effects, sleeps,
+ * approvals) of its last --tail iterations with each iteration's usage
+ * and each call's (its reservations, an overrun); --json puts the same in
+ * a "loop" object.  Estimated tokens are marked "~" (and "(estimated)"),
  * calls without a price "unpriced".
  *
  * Exit status: 2 when the run is uncertain (a script can tell that a
@@ -740,12 +741,14 @@ const struct cli_verb cli_verb_inspect = {
     "\n"
     "A loop run also gets a section after the header: loop id, spec, inputs,\n"
     "the loop's status and reason, committed iterations and state, the meters,\n"
-    "the tokens and usd of its agent calls and what is left of its budgets,\n"
-    "what it waits for (an approval, a recovery, a resume, its wake time), and\n"
-    "per iteration its usage and its effects, sleeps and approvals (kind,\n"
-    "step, status, duration, a call's tokens, usd and model): the last 10\n"
-    "iterations, or --tail N.  \"~\" marks estimated tokens, \"unpriced\" a\n"
-    "call whose model has no price.\n"
+    "the tokens and usd of its agent calls and what is used, reserved and left\n"
+    "of its budgets -- as the runner counts them (a call in flight or\n"
+    "uncertain at its reservation) --, what it waits for (an approval, a\n"
+    "recovery, a resume, its wake time), and per iteration its usage and its\n"
+    "effects, sleeps and approvals (kind, step, status, duration, a call's\n"
+    "tokens, usd, model and reservations): the last 10 iterations, or --tail\n"
+    "N.  \"~\" marks estimated tokens, \"unpriced\" a call whose model has no\n"
+    "price.\n"
     "\n"
     "The run is opened read-only (no lock, nothing written).\n"
     "\n"

@@ -1,12 +1,12 @@
 /*
  * loop_view.c -- what the journal of a loop run says (see loop_view.h):
- * record names, one-line summaries, and the fold of a whole run.
+ * record names, one-line summaries, and a whole run: its facts from
+ * lil_loop_facts, and a walk of its records for what is only shown.
  *
- * The fold keeps, besides the facts the status needs, the bytes of the
- * last snapshot only (parsed once, at the end), so that `lil ls` reads a
- * long run without parsing each snapshot's state; it parses an effect's
- * outcome only when it keeps slots (inspect) or when the outcome mentions
- * "usage" (the meters).
+ * The walk parses no snapshot, so that `lil ls` reads a long run quickly;
+ * it parses an effect's outcome only when it keeps slots (inspect) or when
+ * the outcome mentions "usage" (the count of calls), and a reserve.N
+ * record only when it keeps slots.
  */
 #include "loop_view.h"
 
@@ -20,7 +20,7 @@
 
 #define NS_PER_MS INT64_C(1000000)
 
-/* ---- names -------------------------------------------------------------------- */
+/* ---- names ------------------------------------------------------------------- */
 
 /* n decimal digits (1 to 18, so that the value fits an int64_t) at s. */
 static bool digits(const char *s, size_t n, int64_t *out)
@@ -159,7 +159,7 @@ json_t *loop_view_name_json(const struct loop_view_name *nm)
     return o;
 }
 
-/* ---- summaries ------------------------------------------------------------------ */
+/* ---- summaries --------------------------------------------------------------- */
 
 /* A summary under construction: text appended, cut at its capacity. */
 struct line {
@@ -400,7 +400,7 @@ void loop_view_summary(const lil_record *rec, const struct loop_view_name *nm,
     cli_fmt_printable(l.buf, l.len, max, buf, cap);
 }
 
-/* ---- the walk ----------------------------------------------------------------- */
+/* ---- the walk ---------------------------------------------------------------- */
 
 /* What the walk keeps besides the view: it reads records for display only
  * (the facts are lil_loop_facts'). */
@@ -423,7 +423,7 @@ static char *dup_bytes(const void *p, size_t n)
     return s;
 }
 
-/* ---- the slots of the last iterations ------------------------------------------- */
+/* ---- the slots of the last iterations ---------------------------------------- */
 
 static void iter_release(struct loop_view_iter *it)
 {
@@ -622,7 +622,7 @@ static void history_reserve(struct walk *w, const json_t *p)
     s->reserved_rest = s->reserved_rest || json_is_true(json_object_get(p, "unpriced"));
 }
 
-/* ---- records -------------------------------------------------------------------- */
+/* ---- records ----------------------------------------------------------------- */
 
 static void on_slot(struct walk *w, const lil_record *rec,
                     const struct loop_view_name *nm)
@@ -699,8 +699,7 @@ static int each_record(void *ud, const lil_record *rec)
     return w->nomem;
 }
 
-/* ---- the facts --------------------------------------------------------------------
- */
+/* ---- the facts --------------------------------------------------------------- */
 
 static json_t *obj_or_null(const json_t *o, const char *key)
 {
@@ -856,7 +855,7 @@ void loop_view_free(struct loop_view *v)
     memset(v, 0, sizeof(*v));
 }
 
-/* ---- helpers for the printers --------------------------------------------------- */
+/* ---- helpers for the printers ------------------------------------------------ */
 
 void loop_view_uncertain(const struct loop_view *v, char *kind, size_t kind_cap,
                          const char **identity)
@@ -883,7 +882,7 @@ const char *loop_view_spec_path(const struct loop_view *v)
     return str_of(v->start, "specPath", "SPEC");
 }
 
-/* ---- JSON ---------------------------------------------------------------------- */
+/* ---- JSON -------------------------------------------------------------------- */
 
 static json_t *str_or_null(const char *s)
 {
@@ -1026,8 +1025,7 @@ json_t *loop_view_json(const struct loop_view *v)
     return o;
 }
 
-/* ---- usage and budgets
- * ---------------------------------------------------------------- */
+/* ---- usage and budgets ------------------------------------------------------- */
 
 void loop_view_iter_usage(const struct loop_view_iter *it, struct loop_view_usage *out)
 {

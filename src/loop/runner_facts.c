@@ -33,7 +33,7 @@
 
 #define NS_PER_MS INT64_C(1000000)
 
-/* ---- the reader ---------------------------------------------------------------- */
+/* ---- the reader -------------------------------------------------------------- */
 
 static void reader_init(struct lil_loop *lp, struct lil_run *run)
 {
@@ -52,7 +52,7 @@ static void reader_free(struct lil_loop *lp)
     json_decref(lp->inputs);
 }
 
-/* ---- parts of the document ------------------------------------------------------- */
+/* ---- parts of the document --------------------------------------------------- */
 
 static json_t *str_or_null(const char *s)
 {
@@ -140,33 +140,45 @@ static json_t *left_of(int64_t limit, int64_t used)
     return json_integer(limit > used ? limit - used : 0);
 }
 
-/* What each budget the run has has spent, holds reserved and has left. */
+/* {"limit", "used", "reserved", "left"} of a budget of limit. */
+static json_t *token_budget(int64_t limit, int64_t used, int64_t reserved)
+{
+    return json_pack("{s:I, s:I, s:I, s:o}", "limit", (json_int_t)limit, "used",
+                     (json_int_t)used, "reserved", (json_int_t)reserved, "left",
+                     left_of(limit, used));
+}
+
+static json_t *usd_budget(double limit, double used, double reserved)
+{
+    return json_pack("{s:f, s:f, s:f, s:f}", "limit", limit, "used", used, "reserved",
+                     reserved, "left", limit > used ? limit - used : 0.0);
+}
+
+static json_t *wall_budget(int64_t limit, int64_t used)
+{
+    return json_pack("{s:I, s:I, s:o}", "limit", (json_int_t)limit, "used",
+                     (json_int_t)used, "left", left_of(limit, used));
+}
+
+/* What each budget of the run has spent (reservations included), holds
+ * reserved and has left, wallclock to at_ms. */
 static json_t *budget_json(const struct lil_loop_meters *m, int64_t at_ms)
 {
     const struct lil_cap_limits *lim = &m->lim;
-    int64_t tokens = lil__meters_spent_tokens(m);
-    double usd = lil__meters_spent_usd(m);
-    int64_t wall = at_ms - m->wallclock_base_ms;
     json_t *o = json_object();
 
     json_object_set_new(
         o, "tokens",
-        lim->has_tokens ? json_pack("{s:I, s:I, s:I, s:o}", "limit",
-                                    (json_int_t)lim->tokens, "used", (json_int_t)tokens,
-                                    "reserved", (json_int_t)m->reserved_tokens, "left",
-                                    left_of(lim->tokens, tokens))
-                        : json_null());
-    json_object_set_new(o, "usd",
-                        lim->has_usd
-                            ? json_pack("{s:f, s:f, s:f, s:f}", "limit", lim->usd,
-                                        "used", usd, "reserved", m->reserved_usd,
-                                        "left", lim->usd > usd ? lim->usd - usd : 0.0)
-                            : json_null());
+        lim->has_tokens
+            ? token_budget(lim->tokens, lil__meters_spent_tokens(m), m->reserved_tokens)
+            : json_null());
+    json_object_set_new(
+        o, "usd",
+        lim->has_usd ? usd_budget(lim->usd, lil__meters_spent_usd(m), m->reserved_usd)
+                     : json_null());
     json_object_set_new(o, "wallclock_ms",
-                        lim->has_wallclock ? json_pack("{s:I, s:I, s:o}", "limit",
-                                                       (json_int_t)lim->wallclock_ms,
-                                                       "used", (json_int_t)wall, "left",
-                                                       left_of(lim->wallclock_ms, wall))
+                        lim->has_wallclock ? wall_budget(lim->wallclock_ms,
+                                                         at_ms - m->wallclock_base_ms)
                                            : json_null());
     return o;
 }
@@ -177,7 +189,7 @@ static json_t *caps_json(const struct lil_loop *lp)
     return lp->has_start_caps ? lil__cap_limits_json(&lp->start_caps) : json_null();
 }
 
-/* ---- status --------------------------------------------------------------------- */
+/* ---- status ------------------------------------------------------------------ */
 
 /* The runner's answer, read by one that sees a holder: an effect in flight
  * and a waiting run are running. */
@@ -233,8 +245,7 @@ static void add_status(json_t *doc, const struct lil_loop *lp,
     json_object_set_new(doc, "stop", lp->stop ? json_incref(lp->stop) : json_null());
 }
 
-/* ---- the document ------------------------------------------------------------------
- */
+/* ---- the document ------------------------------------------------------------ */
 
 static lil_status document(struct lil_loop *lp, const lil_run_info *info,
                            int64_t now_ms, json_t **out)

@@ -56,7 +56,7 @@ static const char shell_spec[] =
     "caps: { max_iterations: %d, on_cap_exceeded: breakpoint, budget: { tokens: 500 "
     "} }\n";
 
-/* ---- helpers ----------------------------------------------------------------- */
+/* ---- specs, loops, facts and answers ----------------------------------------- */
 
 static lil_spec *spec_of(const char *text)
 {
@@ -204,7 +204,7 @@ static int run_in_child(const char *spec_text)
     return status;
 }
 
-/* ---- the runner's facts ---------------------------------------------------------- */
+/* ---- the runner's facts ------------------------------------------------------ */
 
 T_TEST(completed_run)
 {
@@ -379,8 +379,7 @@ T_TEST(agent_calls_settled)
     lil_store_close(st);
 }
 
-/* ---- holders, ordinary runs, misuse ------------------------------------------------
- */
+/* ---- holders, ordinary runs, misuse ------------------------------------------ */
 
 T_TEST(held_by_another_process_reads_running)
 {
