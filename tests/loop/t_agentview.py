@@ -12,7 +12,9 @@ wallclock budgets).  The cases: a provider that reports its cost; a
 provider that reports nothing (estimated from sizes, priced from the
 table); a model without a price; claude-code reporting tokens and cost and
 codex reporting nothing (estimated, unpriced) in the same iteration.  The
-API key is in no output.
+provider that reports its cost passes the price table's worst case of a
+call: that call is shown marked OVERRAN with its reservation.  The API key
+is in no output.
 """
 
 import math
