@@ -11,12 +11,13 @@
  * timeline).
  *
  * A loop run (docs/loops.md) also gets a section between the header and
- * the timeline, from loop_view_load (a walk of its own): the loop, its
- * status and reason, the committed state and meters, the usage of its
- * agent calls and what is left of its budgets, what it waits for, and the
- * slots (effects, sleeps, approvals) of its last --tail iterations with
- * each iteration's usage and each call's; --json puts the same in a
- * "loop" object.  Estimated tokens are marked "~" (and "(estimated)"),
+ * the timeline, from loop_view_load: the loop, its status and reason, the
+ * committed state and meters, what is used, reserved and left of its
+ * budgets -- all of it the runner's own (lil_loop_facts) -- the usage of
+ * its agent calls, what it waits for, and the slots (effects, sleeps,
+ * approvals) of its last --tail iterations with each iteration's usage
+ * and each call's (its reservations, an overrun); --json puts the same in
+ * a "loop" object.  Estimated tokens are marked "~" (and "(estimated)"),
  * calls without a price "unpriced".
  *
  * Exit status: 2 when the run is uncertain (a script can tell that a
@@ -330,7 +331,7 @@ static json_t *loop_json(const struct insp *in)
 
     if (!in->loop.is_loop)
         return json_null();
-    o = loop_view_json(&in->loop, cli_now_ns() / 1000000);
+    o = loop_view_json(&in->loop);
     cli_json_set(o, "tail", cli_json_u64(in->tail));
     return o;
 }
@@ -351,33 +352,49 @@ static void print_json_line(const char *label, const json_t *v, size_t max)
     printf("%-14s%s\n", label, text);
 }
 
-/* What is left of each budget the run started with (its start record's
- * caps): "budget  tokens ~120/1000 (~880 left)  usd 0.0100/1.0000 (0.9900
- * left)  wallclock 12s/1h (59m48s left)"; "~" when some tokens were
- * estimated. */
-static void print_budget(const struct loop_view *v, int64_t now_ms)
+/* "tokens ~816/1000 (272 reserved, ~184 left)": spent (reservations
+ * included) of the limit. */
+static void print_token_budget(const struct loop_view_budget *b, const char *est)
 {
-    struct loop_view_budget b;
+    printf("tokens %s%" PRId64 "/%" PRId64 " (", est, b->tokens_used, b->tokens_limit);
+    if (b->tokens_reserved > 0)
+        printf("%" PRId64 " reserved, ", b->tokens_reserved);
+    printf("%s%" PRId64 " left)  ", est, b->tokens_left);
+}
+
+static void print_usd_budget(const struct loop_view_budget *b, bool unpriced)
+{
+    printf("usd %.4f/%.4f (", b->usd_used, b->usd_limit);
+    if (b->usd_reserved > 0)
+        printf("%.4f reserved, ", b->usd_reserved);
+    printf("%.4f left)%s  ", b->usd_left, unpriced ? " + unpriced calls" : "");
+}
+
+/* What is left of each budget the run started with, as the runner counts
+ * it (lil_loop_facts): "budget  tokens ~816/1000 (272 reserved, ~184
+ * left)  usd 0.0100/1.0000 (0.9900 left)  wallclock 12s/1h (59m48s
+ * left)"; "~" when some tokens were estimated. */
+static void print_budget(const struct loop_view *v)
+{
+    const struct loop_view_budget *b = &v->budget;
     const char *est = v->usage.estimated ? "~" : "";
     char used[16], lim[16], left[16];
 
-    loop_view_budget(v, now_ms, &b);
-    if (!b.has_tokens && !b.has_usd && !b.has_wallclock)
+    if (!b->has_tokens && !b->has_usd && !b->has_wallclock)
         return;
     printf("%-14s", "budget");
-    if (b.has_tokens)
-        printf("tokens %s%" PRId64 "/%" PRId64 " (%s%" PRId64 " left)  ", est,
-               b.tokens_used, b.tokens_limit, est, b.tokens_left);
-    if (b.has_usd)
-        printf("usd %.4f/%.4f (%.4f left)%s  ", b.usd_used, b.usd_limit, b.usd_left,
-               v->usage.unpriced ? " + unpriced calls" : "");
-    if (b.has_wallclock) {
-        cli_fmt_dur(b.wallclock_used_ms > 0 ? (uint64_t)b.wallclock_used_ms * 1000 : 0,
+    if (b->has_tokens)
+        print_token_budget(b, est);
+    if (b->has_usd)
+        print_usd_budget(b, v->usage.unpriced > 0);
+    if (b->has_wallclock) {
+        cli_fmt_dur(b->wallclock_used_ms > 0 ? (uint64_t)b->wallclock_used_ms * 1000
+                                             : 0,
                     used, sizeof(used));
-        cli_fmt_dur((uint64_t)(b.wallclock_limit_ms > 0 ? b.wallclock_limit_ms : 0) *
+        cli_fmt_dur((uint64_t)(b->wallclock_limit_ms > 0 ? b->wallclock_limit_ms : 0) *
                         1000,
                     lim, sizeof(lim));
-        cli_fmt_dur((uint64_t)b.wallclock_left_ms * 1000, left, sizeof(left));
+        cli_fmt_dur((uint64_t)b->wallclock_left_ms * 1000, left, sizeof(left));
         printf("wallclock %s/%s (%s left)", used, lim, left);
     }
     printf("\n");
@@ -395,61 +412,82 @@ static void print_usage(const struct loop_view *v)
     printf("%-14s%s\n", "usage", text);
 }
 
-static void print_meters(const struct loop_view *v, int64_t now_ns)
+/* "meters  iteration base 0, tokens 544 (base 0, 272 reserved), usd ..."
+ * (tokens and usd: the totals the meters count), then the wallclock. */
+static void print_meters(const struct loop_view *v)
 {
     const struct loop_view_meters *m = &v->meters;
-    int64_t elapsed = loop_view_elapsed_ms(v, now_ns / 1000000);
-    char iso[40], dur[16];
+    char iso[40], dur[16], tres[40] = "", ures[40] = "";
 
+    if (m->tokens_reserved > 0)
+        snprintf(tres, sizeof(tres), ", %" PRId64 " reserved", m->tokens_reserved);
+    if (m->usd_reserved > 0)
+        snprintf(ures, sizeof(ures), ", %.4f reserved", m->usd_reserved);
     printf("%-14siteration base %" PRId64 ", tokens %" PRId64 " (base %" PRId64
-           "), usd %.4f (base %.4f), repeats %" PRId64 "\n",
-           "meters", m->iteration_base, m->tokens, m->tokens_base, m->usd, m->usd_base,
-           m->repeats);
+           "%s), usd %.4f (base %.4f%s), repeats %" PRId64 "\n",
+           "meters", m->iteration_base, m->tokens, m->tokens_base, tres, m->usd,
+           m->usd_base, ures, m->repeats);
     cli_fmt_iso(m->wallclock_base_ms * 1000000, false, iso, sizeof(iso));
-    cli_fmt_dur(elapsed > 0 ? (uint64_t)elapsed * 1000 : 0, dur, sizeof(dur));
+    cli_fmt_dur(m->elapsed_ms > 0 ? (uint64_t)m->elapsed_ms * 1000 : 0, dur,
+                sizeof(dur));
     printf("%-14sbase %s, elapsed %s%s\n", "wallclock", iso, dur,
            v->ended ? " (to the last record)" : "");
     print_usage(v);
-    print_budget(v, now_ns / 1000000);
+    print_budget(v);
 }
 
 /* The approval a paused run waits for, and how to give it. */
 static void print_approval(const struct loop_view *v)
 {
     const char *spec = loop_view_spec_path(v);
+    const json_t *p = v->paused;
     char text[2400];
 
-    if (v->cap)
+    if (!p)
+        return;
+    if (strcmp(loop_view_str(p, "kind", ""), "cap") == 0)
         snprintf(text, sizeof(text),
                  "cap %s tripped at iteration %" PRId64 " (breakpoint): lil approve %s "
                  "--reason R",
-                 loop_view_str(v->cap, "reason", "?"),
-                 (int64_t)json_integer_value(json_object_get(v->cap, "iteration")),
-                 spec);
-    else if (v->pause)
+                 loop_view_str(p, "cap", "?"),
+                 (int64_t)json_integer_value(json_object_get(p, "iteration")), spec);
+    else
         snprintf(text, sizeof(text),
                  "approval of %s (iteration %" PRId64
                  "): %s: lil approve %s --reason R",
-                 loop_view_str(v->pause, "step", "?"),
-                 (int64_t)json_integer_value(json_object_get(v->pause, "iteration")),
-                 loop_view_str(v->pause, "ask", ""), spec);
-    else
-        return;
+                 loop_view_str(p, "step", "?"),
+                 (int64_t)json_integer_value(json_object_get(p, "iteration")),
+                 loop_view_str(p, "ask", ""), spec);
     print_text_line("waiting for", text);
+}
+
+/* The effect without an outcome, and (not running) how to decide it. */
+static void print_in_doubt(const struct loop_view *v)
+{
+    const char *identity;
+    char text[2400], kind[32];
+
+    loop_view_uncertain(v, kind, sizeof(kind), &identity);
+    snprintf(text, sizeof(text), "%s %s %s", loop_view_str(v->uncertain, "slot", "?"),
+             kind, identity);
+    print_text_line("in doubt", text);
+    if (strcmp(v->status, "uncertain") != 0)
+        return;
+    snprintf(text, sizeof(text),
+             "lil recover %s --retry | --assume-done --result-json JSON | --abort "
+             "--reason R",
+             loop_view_spec_path(v));
+    print_text_line("recover", text);
 }
 
 /* What a person must do: approve, recover, resume; and when it wakes. */
 static void print_waits(const struct loop_view *v, int64_t now_ns)
 {
-    const char *identity;
-    char text[2400], kind[32], when[40], ago[32];
+    char text[2400], when[40], ago[32];
 
     print_approval(v);
-    if (v->uncertain_slot) {
-        loop_view_uncertain(v, kind, sizeof(kind), &identity);
-        snprintf(text, sizeof(text), "%s %s %s", v->uncertain_slot, kind, identity);
-        print_text_line("in doubt", text);
-    }
+    if (v->uncertain)
+        print_in_doubt(v);
     if (v->stop) {
         snprintf(text, sizeof(text), "requested by %s: %s (lil resume %s goes on)",
                  loop_view_str(v->stop, "actor", "?"),
@@ -472,7 +510,7 @@ static void print_slot(const struct loop_view_slot *s)
     cli_fmt_printable(s->step ? s->step : "-", s->step ? strlen(s->step) : 1, 40, step,
                       sizeof(step));
     cli_fmt_dur(s->dur_us, dur, sizeof(dur));
-    if (s->has_usage)
+    if (s->has_usage || s->attempts)
         loop_view_fmt_call(s, extra, sizeof(extra));
     else if (s->wake_at_ms)
         cli_fmt_iso(s->wake_at_ms * 1000000, false, extra, sizeof(extra));
@@ -535,7 +573,8 @@ static void print_loop(const struct insp *in)
         print_text_line("reason", v->reason);
     printf("%-14s%" PRId64 " committed\n", "iterations", v->iterations);
     print_json_line("state", v->state, 500);
-    print_meters(v, now);
+    if (!v->damaged)
+        print_meters(v);
     print_waits(v, now);
     print_history(v, in->tail);
 }
@@ -702,12 +741,14 @@ const struct cli_verb cli_verb_inspect = {
     "\n"
     "A loop run also gets a section after the header: loop id, spec, inputs,\n"
     "the loop's status and reason, committed iterations and state, the meters,\n"
-    "the tokens and usd of its agent calls and what is left of its budgets,\n"
-    "what it waits for (an approval, a recovery, a resume, its wake time), and\n"
-    "per iteration its usage and its effects, sleeps and approvals (kind,\n"
-    "step, status, duration, a call's tokens, usd and model): the last 10\n"
-    "iterations, or --tail N.  \"~\" marks estimated tokens, \"unpriced\" a\n"
-    "call whose model has no price.\n"
+    "the tokens and usd of its agent calls and what is used, reserved and left\n"
+    "of its budgets -- as the runner counts them (a call in flight or\n"
+    "uncertain at its reservation) --, what it waits for (an approval, a\n"
+    "recovery, a resume, its wake time), and per iteration its usage and its\n"
+    "effects, sleeps and approvals (kind, step, status, duration, a call's\n"
+    "tokens, usd, model and reservations): the last 10 iterations, or --tail\n"
+    "N.  \"~\" marks estimated tokens, \"unpriced\" a call whose model has no\n"
+    "price.\n"
     "\n"
     "The run is opened read-only (no lock, nothing written).\n"
     "\n"

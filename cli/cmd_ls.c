@@ -8,12 +8,13 @@
  * ("locked", "damaged", "key?", "version?", "error") and the library's
  * message.  ls exits 0 whenever the store itself could be listed.
  *
- * A loop run (docs/loops.md) is read once more through loop_view_load: its
- * line shows the loop's status (paused, waiting, ...) instead of the
- * engine's, a USAGE column with the tokens and usd of its agent calls ("~"
- * before tokens when some were estimated, "+?" after usd when some calls
- * were unpriced) and a last column with its committed iterations and what
- * is left of its budgets; --json adds a "loop" object.
+ * A loop run (docs/loops.md) is read once more through loop_view_load
+ * (lil_loop_facts: the runner's own fold): its line shows the loop's
+ * status (paused, waiting, ...) instead of the engine's, a USAGE column
+ * with the tokens and usd its meters count ("~" before tokens when some
+ * were estimated, "+?" after usd when some calls were unpriced) and a last
+ * column with its committed iterations and what is left of its budgets,
+ * reservations counted; --json adds a "loop" object.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -27,7 +28,7 @@
 struct ls_loop {
     bool is_loop;
     char *id, *reason;
-    const char *status; /* static (loop_view.h) */
+    char status[16]; /* loop_view.h's words */
     int64_t iterations, tokens, wake_at_ms;
     double usd;
     struct loop_view_usage usage;
@@ -116,13 +117,13 @@ static lil_status fill_loop(lil_run *run, struct ls_row *row)
         return rc;
     }
     lo->is_loop = true;
-    lo->status = v.status;
+    snprintf(lo->status, sizeof(lo->status), "%s", v.status);
     lo->iterations = v.iterations;
     lo->tokens = v.meters.tokens;
     lo->usd = v.meters.usd;
     lo->wake_at_ms = v.wake_at_ms;
     lo->usage = v.usage;
-    loop_view_budget(&v, cli_now_ns() / 1000000, &lo->budget);
+    lo->budget = v.budget;
     lo->id = strdup(json_string_value(json_object_get(v.start, "loopId")));
     lo->reason = v.reason ? strdup(v.reason) : NULL;
     if (!lo->id || (v.reason && !lo->reason))
@@ -172,6 +173,7 @@ static json_t *loop_json(const struct ls_loop *lo)
     cli_json_set(o, "usd", json_real(lo->usd));
     cli_json_set(o, "estimated", json_boolean(lo->usage.estimated > 0));
     cli_json_set(o, "usage", loop_view_usage_json(&lo->usage));
+    cli_json_set(o, "counted_at_reservations", loop_view_reserved_json(&lo->usage));
     cli_json_set(o, "budget", loop_view_budget_json(&lo->budget));
     cli_json_set(o, "wake_at_ms",
                  lo->wake_at_ms ? json_integer(lo->wake_at_ms) : json_null());
@@ -259,6 +261,23 @@ static void budget_left(const struct ls_loop *lo, char *buf, size_t cap)
         snprintf(buf + n, cap - n, " %s", dur);
 }
 
+/* What calls without an outcome hold: ", reserved: 272 tok $0.0001". */
+static void budget_reserved(const struct ls_loop *lo, char *buf, size_t cap)
+{
+    const struct loop_view_budget *b = &lo->budget;
+    size_t n = strlen(buf);
+
+    if (b->tokens_reserved <= 0 && b->usd_reserved <= 0)
+        return;
+    snprintf(buf + n, cap - n, ", reserved:");
+    n = strlen(buf);
+    if (b->has_tokens)
+        snprintf(buf + n, cap - n, " %" PRId64 " tok", b->tokens_reserved);
+    n = strlen(buf);
+    if (b->has_usd)
+        snprintf(buf + n, cap - n, " $%.4f", b->usd_reserved);
+}
+
 /* The LOOP column: "3 iterations, left: ~880 tok $0.2500, wakes in 5m". */
 static void loop_column(const struct ls_loop *lo, int64_t now, char *buf, size_t cap)
 {
@@ -271,6 +290,7 @@ static void loop_column(const struct ls_loop *lo, int64_t now, char *buf, size_t
     snprintf(buf, cap, "%" PRId64 " iteration%s", lo->iterations,
              lo->iterations == 1 ? "" : "s");
     budget_left(lo, buf, cap);
+    budget_reserved(lo, buf, cap);
     n = strlen(buf);
     if (lo->wake_at_ms) {
         char when[32];
@@ -282,7 +302,7 @@ static void loop_column(const struct ls_loop *lo, int64_t now, char *buf, size_t
 static void print_row(const struct ls_row *r, int w, int64_t now)
 {
     const lil_run_info *in = &r->info;
-    char id[900], iso[40], ago[32], pid[16], loop[200], usage[64] = "-";
+    char id[900], iso[40], ago[32], pid[16], loop[300], usage[64] = "-";
 
     cli_fmt_printable(r->id, strlen(r->id), LIL_RUN_ID_MAX, id, sizeof(id));
     if (r->code) {
@@ -372,12 +392,14 @@ const struct cli_verb cli_verb_ls = {
     "failed, journal bytes, last activity (UTC and how long ago), the pid of\n"
     "the process holding the run, if any, and for a loop run the tokens and usd\n"
     "of its agent calls (USAGE: \"~\" before estimated tokens, \"+?\" after usd\n"
-    "when some calls were unpriced), its committed iterations and what is left\n"
-    "of its budgets.  Runs are opened read-only: ls takes no lock and writes\n"
-    "nothing, so it works while runs are being written.\n"
+    "when some calls were unpriced), its committed iterations, what is left\n"
+    "of its budgets and what calls without an outcome hold reserved, as the\n"
+    "runner counts them.  Runs are opened read-only: ls takes no lock and\n"
+    "writes nothing, so it works while runs are being written.\n"
     "\n"
     "The status of a loop run is the loop's: completed, failed, uncertain,\n"
-    "paused, waiting, stopped, or running while a process holds it.\n"
+    "paused, waiting, stopped, running while a process holds it, or damaged\n"
+    "when its journal holds records the runner never writes.\n"
     "\n"
     "A run that cannot be opened is listed with the reason and the status\n"
     "locked, damaged (see `lil check`), key? (LIL_JOURNAL_KEY missing or\n"
@@ -390,7 +412,8 @@ const struct cli_verb cli_verb_ls = {
     "              \"steps_done\", \"steps_failed\", \"journal_bytes\", \"created\",\n"
     "              \"last_activity\", \"holder_pid\", \"loop\": null or {\"id\",\n"
     "              \"status\", \"reason\", \"iterations\", \"tokens\", \"usd\",\n"
-    "              \"estimated\", \"usage\", \"budget\", \"wake_at_ms\"}, ...}]}\n"
+    "              \"estimated\", \"usage\", \"counted_at_reservations\",\n"
+    "              \"budget\", \"wake_at_ms\"}, ...}]}\n"
     "\n"
     "Exit status (the table is in `lil --help`): 0 when the store could be\n"
     "listed (whatever the runs' states: a held run is listed with its pid); 1\n"

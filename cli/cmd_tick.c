@@ -4,14 +4,15 @@
  * runs"), for cron or a systemd timer (examples/tick.crontab,
  * examples/lil-tick.{service,timer}).
  *
- * For each run of the store, read-only (no lock): its records say whether
- * it is a loop run (a "loop" start record, whose payload names the spec:
- * "specPath") and whether it waits on a park: its last record that is not
- * an open or a close is "parked.N", and that record's wakeAt has passed.
- * Anything journaled after a park (an effect, a snapshot, an approval, an
- * end) means the run moved on since, and it is left alone.  A due run is
- * opened with the spec at specPath (its journaled inputs) and run with
- * lil_loop_run, like `lil resume` without clearing a stop.
+ * For each run of the store, read-only (no lock): lil_loop_facts (the
+ * runner's own fold of the journal) says whether it is a loop run, which
+ * spec it started with ("spec_path", "cwd") and whether it waits on a park
+ * ("wake_at_ms": its last record that is not an open or a close is
+ * "parked.N"; anything journaled after a park -- an effect, a snapshot, an
+ * approval, an end -- means the run moved on since, and it is left alone).
+ * A run whose wake time has passed is opened with the spec at spec_path
+ * (its journaled inputs) and run with lil_loop_run, like `lil resume`
+ * without clearing a stop.
  *
  * A run that another process holds is skipped (it is running already).  A
  * spec that no longer loads or is invalid, a journal that cannot be read,
@@ -39,13 +40,14 @@
 
 #define PARKED_PREFIX "parked."
 
-/* What the records of one run say. */
+/* What lil_loop_facts says of one run. */
 struct run_facts {
     bool is_loop;
-    char *spec_path; /* from the "loop" record, or NULL */
-    char *cwd;       /* the run's working directory, or NULL */
-    bool parked;     /* the last meaningful record is parked.N */
-    int64_t wake_at; /* its wakeAt (ms) */
+    char *spec_path;  /* from the start record, or NULL */
+    char *cwd;        /* the run's working directory, or NULL */
+    bool parked;      /* waiting on a park */
+    int64_t wake_at;  /* its wakeAt (ms) */
+    char error[1024]; /* why the run could not be read */
 };
 
 struct tick {
@@ -86,52 +88,52 @@ static void signals(bool on)
 /* ---- reading a run
  * ------------------------------------------------------------------------- */
 
-static json_t *payload_json(const lil_record *rec)
+static char *dup_member(const json_t *o, const char *key)
 {
-    return json_loadb(rec->payload, rec->payload_len, 0, NULL);
+    const char *s = json_string_value(json_object_get(o, key));
+
+    return s ? strdup(s) : NULL;
 }
 
-static int fold_record(void *ud, const lil_record *rec)
+/* Fill f from a facts document. */
+static void from_facts(struct run_facts *f, const json_t *doc)
 {
-    struct run_facts *f = ud;
-    json_t *p;
+    const json_t *wake = json_object_get(doc, "wake_at_ms");
 
-    if (rec->type == LIL_REC_BEGIN || rec->type == LIL_REC_OPEN ||
-        rec->type == LIL_REC_CLOSE)
-        return 0;
-    f->parked = false;
-    if (rec->type != LIL_REC_STEP)
-        return 0;
-    if (strcmp(rec->key, "loop") == 0 && !f->is_loop) {
-        p = payload_json(rec);
-        f->is_loop = true;
-        f->spec_path = json_string_value(json_object_get(p, "specPath"))
-                           ? strdup(json_string_value(json_object_get(p, "specPath")))
-                           : NULL;
-        f->cwd = json_string_value(json_object_get(p, "cwd"))
-                     ? strdup(json_string_value(json_object_get(p, "cwd")))
-                     : NULL;
-        json_decref(p);
-    } else if (strncmp(rec->key, PARKED_PREFIX, strlen(PARKED_PREFIX)) == 0) {
-        p = payload_json(rec);
-        f->parked = json_is_integer(json_object_get(p, "wakeAt"));
-        f->wake_at = (int64_t)json_integer_value(json_object_get(p, "wakeAt"));
-        json_decref(p);
-    }
-    return 0;
+    f->is_loop = true;
+    f->spec_path = dup_member(doc, "spec_path");
+    f->cwd = dup_member(doc, "cwd");
+    f->parked = json_is_integer(wake);
+    f->wake_at = (int64_t)json_integer_value(wake);
 }
 
-/* Read run_id's records (read-only).  LIL_OK with *f filled. */
+/* Read run_id's facts (read-only).  LIL_OK with *f filled (is_loop false
+ * for a run that is no loop run); else the message in f->error. */
 static lil_status read_facts(lil_store *st, const char *run_id, struct run_facts *f)
 {
     lil_run_opts o = {sizeof(o), LIL_SYNC_DEFAULT,
                       LIL_OPEN_READONLY | LIL_OPEN_EXISTING, 0};
+    lil_bytes b = {NULL, 0};
     lil_run *run = NULL;
+    json_t *doc = NULL;
     lil_status rc = lil_run_open(st, run_id, &o, &run);
 
     memset(f, 0, sizeof(*f));
     if (rc == LIL_OK)
-        rc = lil_run_foreach(run, fold_record, f);
+        rc = lil_loop_facts(run, &b);
+    if (rc == LIL_OK && !(doc = json_loadb(b.data, b.len, 0, NULL)))
+        rc = LIL_E_NOMEM;
+    if (rc == LIL_OK)
+        from_facts(f, doc);
+    if (rc == LIL_E_NOTFOUND && run) /* no loop start record */
+        rc = LIL_OK;
+    if (rc != LIL_OK)
+        snprintf(f->error, sizeof(f->error), "%s",
+                 rc == LIL_E_NOMEM ? "out of memory"
+                 : run             ? lil_run_errmsg(run)
+                                   : lil_store_errmsg(st));
+    json_decref(doc);
+    lil_free(b.data);
     lil_run_close(run);
     return rc;
 }
@@ -285,7 +287,7 @@ static int tick_one(void *ud, const char *run_id)
         return 1;
     rc = read_facts(t->st, run_id, &f);
     if (rc != LIL_OK)
-        failed(t, run_id, "cannot read its journal: %s", lil_store_errmsg(t->st));
+        failed(t, run_id, "cannot read its journal: %s", f.error);
     else if (f.is_loop && f.parked && !f.spec_path)
         failed(t, run_id, "its start record names no spec");
     else if (f.is_loop && f.parked && f.wake_at > t->now_ms)

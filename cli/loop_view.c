@@ -1,12 +1,12 @@
 /*
  * loop_view.c -- what the journal of a loop run says (see loop_view.h):
- * record names, one-line summaries, and the fold of a whole run.
+ * record names, one-line summaries, and a whole run: its facts from
+ * lil_loop_facts, and a walk of its records for what is only shown.
  *
- * The fold keeps, besides the facts the status needs, the bytes of the
- * last snapshot only (parsed once, at the end), so that `lil ls` reads a
- * long run without parsing each snapshot's state; it parses an effect's
- * outcome only when it keeps slots (inspect) or when the outcome mentions
- * "usage" (the meters).
+ * The walk parses no snapshot, so that `lil ls` reads a long run quickly;
+ * it parses an effect's outcome only when it keeps slots (inspect) or when
+ * the outcome mentions "usage" (the count of calls), and a reserve.N
+ * record only when it keeps slots.
  */
 #include "loop_view.h"
 
@@ -20,7 +20,7 @@
 
 #define NS_PER_MS INT64_C(1000000)
 
-/* ---- names -------------------------------------------------------------------- */
+/* ---- names ------------------------------------------------------------------- */
 
 /* n decimal digits (1 to 18, so that the value fits an int64_t) at s. */
 static bool digits(const char *s, size_t n, int64_t *out)
@@ -159,7 +159,7 @@ json_t *loop_view_name_json(const struct loop_view_name *nm)
     return o;
 }
 
-/* ---- summaries ------------------------------------------------------------------ */
+/* ---- summaries --------------------------------------------------------------- */
 
 /* A summary under construction: text appended, cut at its capacity. */
 struct line {
@@ -217,6 +217,12 @@ static const char *str_of(const json_t *o, const char *key, const char *dflt)
 static int64_t int_of(const json_t *o, const char *key)
 {
     return (int64_t)json_integer_value(json_object_get(o, key));
+}
+
+/* Member key of o as a number (int or real), 0 when it is not one. */
+static double num_of(const json_t *o, const char *key)
+{
+    return json_number_value(json_object_get(o, key));
 }
 
 static void put_time_ms(struct line *l, int64_t ms)
@@ -394,22 +400,15 @@ void loop_view_summary(const lil_record *rec, const struct loop_view_name *nm,
     cli_fmt_printable(l.buf, l.len, max, buf, cap);
 }
 
-/* ---- the fold ----------------------------------------------------------------- */
+/* ---- the walk ---------------------------------------------------------------- */
 
+/* What the walk keeps besides the view: it reads records for display only
+ * (the facts are lil_loop_facts'). */
 struct walk {
     struct loop_view *v;
-    const lil_run_info *info;
     size_t tail;
-    char *unc_name; /* the first uncertain effect, or NULL */
-    char *snap;     /* the last snapshot's payload */
-    size_t snap_len;
-    int64_t after_tokens; /* usage journaled after that snapshot */
-    double after_usd;
-    json_t *end;        /* run-done payload */
-    char *failed;       /* run-failed reason */
-    char *last_failure; /* the last failed slot's reason (an abort) */
-    json_t *parked;
-    int64_t pause_it, pause_seq, parked_it;
+    int64_t snapshots; /* iterations the snapshot records commit (shown
+                          for a damaged run only) */
     bool nomem;
 };
 
@@ -424,26 +423,7 @@ static char *dup_bytes(const void *p, size_t n)
     return s;
 }
 
-/* Replace *dst with a copy of the payload's bytes (NUL added). */
-static void keep_text(struct walk *w, char **dst, const lil_record *rec)
-{
-    char *s = dup_bytes(rec->payload, rec->payload_len);
-
-    if (!s) {
-        w->nomem = true;
-        return;
-    }
-    free(*dst);
-    *dst = s;
-}
-
-static void set_json(json_t **dst, json_t *v)
-{
-    json_decref(*dst);
-    *dst = v;
-}
-
-/* ---- the slots of the last iterations ------------------------------------------- */
+/* ---- the slots of the last iterations ---------------------------------------- */
 
 static void iter_release(struct loop_view_iter *it)
 {
@@ -487,14 +467,15 @@ static struct loop_view_iter *iter_for(struct walk *w, int64_t iteration)
 }
 
 static struct loop_view_slot *slot_for(struct walk *w, struct loop_view_iter *it,
-                                       const lil_record *rec, int64_t seq)
+                                       const char *name, size_t len, int64_t seq)
 {
     struct loop_view_slot *s;
 
     for (size_t i = 0; i < it->n; i++)
-        if (key_is(rec, it->slots[i].name))
+        if (strlen(it->slots[i].name) == len &&
+            memcmp(it->slots[i].name, name, len) == 0)
             return &it->slots[i];
-    if (rec->key_len >= LOOP_VIEW_SLOT_MAX)
+    if (len >= LOOP_VIEW_SLOT_MAX)
         return NULL;
     if (it->n == it->cap) {
         size_t cap = it->cap ? it->cap * 2 : 4;
@@ -508,7 +489,7 @@ static struct loop_view_slot *slot_for(struct walk *w, struct loop_view_iter *it
     }
     s = &it->slots[it->n++];
     memset(s, 0, sizeof(*s));
-    memcpy(s->name, rec->key, rec->key_len);
+    memcpy(s->name, name, len);
     s->seq = seq;
     s->status = "started";
     return s;
@@ -539,6 +520,20 @@ static void slot_intent(struct walk *w, struct loop_view_slot *s, const lil_reco
     set_str(w, &s->kind, note, sp ? (size_t)(sp - note) : len);
 }
 
+static void slot_usage(struct walk *w, struct loop_view_slot *s, const json_t *usage)
+{
+    const char *model = json_string_value(json_object_get(usage, "model"));
+
+    s->has_usage = true;
+    s->tokens = int_of(usage, "tokens");
+    s->has_usd = json_is_number(json_object_get(usage, "usd"));
+    s->usd = json_number_value(json_object_get(usage, "usd"));
+    s->estimated = json_is_true(json_object_get(usage, "estimated"));
+    s->overran = json_is_true(json_object_get(usage, "overran"));
+    if (model)
+        set_str(w, &s->model, model, strlen(model));
+}
+
 /* A slot's outcome (parsed payload v). */
 static void slot_outcome(struct walk *w, struct loop_view_slot *s, const json_t *v)
 {
@@ -550,17 +545,8 @@ static void slot_outcome(struct walk *w, struct loop_view_slot *s, const json_t 
         set_str(w, &s->kind, kind, strlen(kind));
     if (step)
         set_str(w, &s->step, step, strlen(step));
-    if (json_is_object(usage)) {
-        const char *model = json_string_value(json_object_get(usage, "model"));
-
-        s->has_usage = true;
-        s->tokens = int_of(usage, "tokens");
-        s->has_usd = json_is_number(json_object_get(usage, "usd"));
-        s->usd = json_number_value(json_object_get(usage, "usd"));
-        s->estimated = json_is_true(json_object_get(usage, "estimated"));
-        if (model)
-            set_str(w, &s->model, model, strlen(model));
-    }
+    if (json_is_object(usage))
+        slot_usage(w, s, usage);
     s->wake_at_ms = int_of(v, "wakeAt");
     if (kind && strcmp(kind, "breakpoint") == 0)
         s->status = "approved";
@@ -586,7 +572,8 @@ static void history_slot(struct walk *w, const lil_record *rec,
                          const struct loop_view_name *nm, const json_t *v)
 {
     struct loop_view_iter *it = iter_for(w, nm->iteration);
-    struct loop_view_slot *s = it ? slot_for(w, it, rec, nm->seq) : NULL;
+    struct loop_view_slot *s =
+        it ? slot_for(w, it, rec->key, rec->key_len, nm->seq) : NULL;
 
     if (!s)
         return;
@@ -608,8 +595,34 @@ static void history_slot(struct walk *w, const lil_record *rec,
         slot_outcome(w, s, v);
 }
 
-/* ---- records -----------------------------------------------------------------------
- */
+/* A reserve.N record (payload p): one attempt of its slot's agent call. */
+static void history_reserve(struct walk *w, const json_t *p)
+{
+    const char *slot = json_string_value(json_object_get(p, "slot"));
+    struct loop_view_name nm;
+    struct loop_view_iter *it;
+    struct loop_view_slot *s;
+    lil_record fake;
+
+    memset(&fake, 0, sizeof(fake));
+    fake.type = LIL_REC_INTENT;
+    fake.key = slot;
+    fake.key_len = slot ? strlen(slot) : 0;
+    if (!slot || !loop_view_name(&fake, &nm) || nm.kind != LOOP_VIEW_EFFECT)
+        return;
+    it = iter_for(w, nm.iteration);
+    s = it ? slot_for(w, it, fake.key, fake.key_len, nm.seq) : NULL;
+    if (!s)
+        return;
+    s->attempts++;
+    s->last_reserved_tokens = int_of(p, "tokens");
+    s->last_reserved_usd = json_number_value(json_object_get(p, "usd"));
+    s->reserved_tokens += s->last_reserved_tokens;
+    s->reserved_usd += s->last_reserved_usd;
+    s->reserved_rest = s->reserved_rest || json_is_true(json_object_get(p, "unpriced"));
+}
+
+/* ---- records ----------------------------------------------------------------- */
 
 static void on_slot(struct walk *w, const lil_record *rec,
                     const struct loop_view_name *nm)
@@ -620,44 +633,22 @@ static void on_slot(struct walk *w, const lil_record *rec,
     json_t *v = want && parsed ? payload_obj(rec) : NULL;
     const json_t *usage = json_object_get(v, "usage");
 
-    if (rec->type == LIL_REC_STEP_FAILED)
-        keep_text(w, &w->last_failure, rec);
     if (rec->type == LIL_REC_STEP && json_is_object(usage)) {
-        w->after_tokens += int_of(usage, "tokens");
-        w->after_usd += json_number_value(json_object_get(usage, "usd"));
         w->v->usage.calls++;
         w->v->usage.estimated += json_is_true(json_object_get(usage, "estimated"));
         w->v->usage.unpriced += !json_is_number(json_object_get(usage, "usd"));
+        w->v->usage.reported_tokens += int_of(usage, "tokens");
+        w->v->usage.reported_usd += num_of(usage, "usd");
     }
-    if (rec->type == LIL_REC_STEP && w->v->pause && nm->iteration == w->pause_it &&
-        nm->seq == w->pause_seq)
-        set_json(&w->v->pause, NULL); /* approved */
     if (w->tail > 0)
         history_slot(w, rec, nm, v);
     json_decref(v);
 }
 
-static void on_snapshot(struct walk *w, const lil_record *rec,
-                        const struct loop_view_name *nm)
+static void on_snapshot(struct walk *w, const struct loop_view_name *nm)
 {
-    struct loop_view *v = w->v;
-    char *copy = dup_bytes(rec->payload, rec->payload_len);
-
-    if (!copy) {
-        w->nomem = true;
-        return;
-    }
-    free(w->snap);
-    w->snap = copy;
-    w->snap_len = rec->payload_len;
-    w->after_tokens = 0;
-    w->after_usd = 0;
-    if (nm->iteration + 1 > v->iterations)
-        v->iterations = nm->iteration + 1;
-    if (v->pause && w->pause_it < v->iterations)
-        set_json(&v->pause, NULL);
-    if (w->parked && w->parked_it < v->iterations)
-        set_json(&w->parked, NULL);
+    if (nm->iteration + 1 > w->snapshots)
+        w->snapshots = nm->iteration + 1;
     if (w->tail > 0)
         (void)iter_for(w, nm->iteration);
 }
@@ -665,30 +656,13 @@ static void on_snapshot(struct walk *w, const lil_record *rec,
 static void on_control(struct walk *w, const lil_record *rec,
                        const struct loop_view_name *nm)
 {
-    struct loop_view *v = w->v;
-    json_t *p = payload_obj(rec);
-    const char *k = nm->control;
+    json_t *p;
 
-    if (!p)
+    if (w->tail == 0 || strcmp(nm->control, "reserve") != 0)
         return;
-    if (strcmp(k, "stop_requested") == 0 &&
-        json_is_object(json_object_get(p, "request")))
-        set_json(&v->stop, json_incref(json_object_get(p, "request")));
-    else if (strcmp(k, "stop_cleared") == 0)
-        set_json(&v->stop, NULL);
-    else if (strcmp(k, "pause") == 0) {
-        w->pause_it = int_of(p, "iteration");
-        w->pause_seq = int_of(p, "seq");
-        set_json(&v->pause, json_incref(p));
-    } else if (strcmp(k, "cap") == 0 &&
-               strcmp(str_of(p, "action", ""), "breakpoint") == 0)
-        set_json(&v->cap, json_incref(p));
-    else if (strcmp(k, "cap_cleared") == 0)
-        set_json(&v->cap, NULL);
-    else if (strcmp(k, "parked") == 0) {
-        w->parked_it = int_of(p, "iteration");
-        set_json(&w->parked, json_incref(p));
-    }
+    p = payload_obj(rec);
+    if (p)
+        history_reserve(w, p);
     json_decref(p);
 }
 
@@ -714,176 +688,138 @@ static int each_record(void *ud, const lil_record *rec)
             on_start(w, rec);
         return w->nomem;
     }
-    if (rec->type == LIL_REC_RUN_DONE)
-        set_json(&w->end, payload_obj(rec));
-    else if (rec->type == LIL_REC_RUN_FAILED)
-        keep_text(w, &w->failed, rec);
-    else if (!loop_view_name(rec, &nm))
+    if (!loop_view_name(rec, &nm))
         return 0;
-    else if (nm.kind == LOOP_VIEW_EFFECT)
+    if (nm.kind == LOOP_VIEW_EFFECT)
         on_slot(w, rec, &nm);
     else if (nm.kind == LOOP_VIEW_SNAPSHOT)
-        on_snapshot(w, rec, &nm);
+        on_snapshot(w, &nm);
     else if (nm.kind == LOOP_VIEW_CONTROL)
         on_control(w, rec, &nm);
     return w->nomem;
 }
 
-/* ---- after the walk
- * ------------------------------------------------------------------ */
+/* ---- the facts --------------------------------------------------------------- */
 
-static void meters_from(struct loop_view_meters *m, const json_t *j)
+static json_t *obj_or_null(const json_t *o, const char *key)
 {
-    m->iteration_base = int_of(j, "iterationBase");
-    m->tokens = int_of(j, "tokens");
-    m->tokens_base = int_of(j, "tokensBase");
-    m->usd = json_number_value(json_object_get(j, "usd"));
-    m->usd_base = json_number_value(json_object_get(j, "usdBase"));
-    m->repeats = int_of(j, "repeats");
-    m->wallclock_base_ms = int_of(j, "wallclockBase");
+    json_t *v = json_object_get(o, key);
+
+    return json_is_object(v) ? v : NULL;
 }
 
-/* The committed state and the meters: the last snapshot's, else the
- * start's. */
-static void settle_state(struct walk *w)
+static void meters_from(struct loop_view_meters *m, const json_t *facts)
 {
-    struct loop_view *v = w->v;
-    json_t *snap = w->snap ? json_loadb(w->snap, w->snap_len, 0, NULL) : NULL;
-    json_t *meters = json_object_get(snap, "meters");
+    const json_t *j = json_object_get(facts, "meters");
+    const json_t *tok = json_object_get(j, "tokens"), *usd = json_object_get(j, "usd");
+    const json_t *wall = json_object_get(j, "wallclock");
+    const json_t *totals = json_object_get(facts, "totals");
 
-    if (json_is_object(json_object_get(snap, "state")) && json_is_object(meters)) {
-        v->state = json_incref(json_object_get(snap, "state"));
-        meters_from(&v->meters, meters);
-    } else {
-        v->state = json_incref(json_object_get(v->start, "baseState"));
-        v->meters.wallclock_base_ms = int_of(v->start, "startedAt");
-    }
-    json_decref(snap);
-    v->meters.tokens += w->after_tokens;
-    v->meters.usd += w->after_usd;
+    m->iteration_base = int_of(j, "iteration_base");
+    m->tokens = int_of(totals, "tokens");
+    m->tokens_base = int_of(tok, "base");
+    m->tokens_reserved = int_of(tok, "reserved");
+    m->usd = num_of(totals, "usd");
+    m->usd_base = num_of(usd, "base");
+    m->usd_reserved = num_of(usd, "reserved");
+    m->repeats = int_of(json_object_get(j, "no_progress"), "repeats");
+    m->wallclock_base_ms = int_of(wall, "base_ms");
+    m->elapsed_ms = int_of(wall, "elapsed_ms");
+}
+
+static void budget_from(struct loop_view_budget *b, const json_t *facts)
+{
+    const json_t *j = json_object_get(facts, "budget");
+    const json_t *tok = obj_or_null(j, "tokens"), *usd = obj_or_null(j, "usd");
+    const json_t *wall = obj_or_null(j, "wallclock_ms");
+
+    memset(b, 0, sizeof(*b));
+    b->has_tokens = tok != NULL;
+    b->tokens_limit = int_of(tok, "limit");
+    b->tokens_used = int_of(tok, "used");
+    b->tokens_reserved = int_of(tok, "reserved");
+    b->tokens_left = int_of(tok, "left");
+    b->has_usd = usd != NULL;
+    b->usd_limit = num_of(usd, "limit");
+    b->usd_used = num_of(usd, "used");
+    b->usd_reserved = num_of(usd, "reserved");
+    b->usd_left = num_of(usd, "left");
+    b->has_wallclock = wall != NULL;
+    b->wallclock_limit_ms = int_of(wall, "limit");
+    b->wallclock_used_ms = int_of(wall, "used");
+    b->wallclock_left_ms = int_of(wall, "left");
+}
+
+/* The view's facts from lil_loop_facts' document (v->facts). */
+static void from_facts(struct loop_view *v)
+{
+    const json_t *f = v->facts;
+    const json_t *wake = json_object_get(f, "wake_at_ms");
+
+    v->status = str_of(f, "status", "?");
+    v->reason = json_string_value(json_object_get(f, "reason"));
+    v->iterations = int_of(f, "iteration");
+    v->state = json_object_get(f, "state");
+    v->ended = json_is_true(json_object_get(f, "ended"));
+    v->wake_at_ms = json_is_integer(wake) ? (int64_t)json_integer_value(wake) : 0;
+    v->stop = obj_or_null(f, "stop");
+    v->paused = obj_or_null(f, "paused");
+    v->uncertain = obj_or_null(f, "uncertain");
+    meters_from(&v->meters, f);
+    budget_from(&v->budget, f);
     v->usage.tokens = v->meters.tokens;
     v->usage.usd = v->meters.usd;
 }
 
-static void set_reason(struct walk *w, const char *s)
-{
-    if (s)
-        set_str(w, &w->v->reason, s, strlen(s));
-}
-
-/* How the run ended, if it did: completed, failed or stopped for good. */
-static bool settle_end(struct walk *w)
+/* A journal the runner's fold refuses: shown, as damaged, with its
+ * message. */
+static lil_status set_damaged(struct walk *w, const char *msg)
 {
     struct loop_view *v = w->v;
 
-    if (w->end) {
-        v->status = strcmp(str_of(w->end, "status", ""), "stopped") == 0 ? "stopped"
-                                                                         : "completed";
-        set_reason(w, json_string_value(json_object_get(w->end, "reason")));
-    } else if (w->failed || w->info->state == LIL_RUN_FAILED) {
-        v->status = "failed";
-        set_reason(w, w->failed);
-    } else if (w->info->state == LIL_RUN_STOPPED) {
-        v->status = "stopped"; /* an abort recovery */
-        set_reason(w, w->last_failure ? w->last_failure : "aborted");
-    } else {
-        return false;
-    }
-    v->ended = true;
-    set_json(&v->pause, NULL);
-    set_json(&v->cap, NULL);
-    return true;
+    v->damage = strdup(msg ? msg : "the journal holds records the runner never writes");
+    if (!v->damage)
+        return LIL_E_NOMEM;
+    v->damaged = true;
+    v->status = "damaged";
+    v->reason = v->damage;
+    v->iterations = w->snapshots;
+    v->state = json_object_get(v->start, "baseState");
+    return LIL_OK;
 }
 
-static void uncertain_reason(struct walk *w, bool held)
+static lil_status load_facts(lil_run *run, struct walk *w)
 {
-    char kind[32], reason[4608];
-    const char *identity;
+    lil_bytes b = {NULL, 0};
+    lil_status rc = lil_loop_facts(run, &b);
 
-    loop_view_uncertain(w->v, kind, sizeof(kind), &identity);
-    if (held)
-        snprintf(reason, sizeof(reason), "effect %s (%s) is running",
-                 w->unc_name ? w->unc_name : "?", kind);
-    else
-        snprintf(
-            reason, sizeof(reason),
-            "effect %s (%s) started and its outcome is unknown: decide with `lil "
-            "recover %s --retry | --assume-done --result-json JSON | --abort --reason R`",
-            w->unc_name ? w->unc_name : "?", kind, loop_view_spec_path(w->v));
-    set_reason(w, reason);
-}
-
-static void settle_status(struct walk *w)
-{
-    struct loop_view *v = w->v;
-    bool held = w->info->holder_pid != 0;
-
-    if (settle_end(w))
-        return;
-    if (w->info->state == LIL_RUN_UNCERTAIN) {
-        v->status = held ? "running" : "uncertain";
-        uncertain_reason(w, held);
-    } else if (v->stop) {
-        v->status = "stopped";
-        set_reason(w, json_string_value(json_object_get(v->stop, "reason")));
-    } else if (v->cap) {
-        v->status = "paused";
-        set_reason(w, json_string_value(json_object_get(v->cap, "reason")));
-    } else if (v->pause) {
-        v->status = "paused";
-        set_reason(w, json_string_value(json_object_get(v->pause, "why")));
-    } else {
-        v->status = held ? "running" : "waiting";
-        if (w->parked)
-            v->wake_at_ms = int_of(w->parked, "wakeAt");
+    if (rc == LIL_E_NOTFOUND) { /* no start record the runner would take */
+        json_decref(w->v->start);
+        w->v->start = NULL;
+        w->v->is_loop = false;
+        return LIL_OK;
     }
+    if (rc == LIL_E_CORRUPT)
+        return set_damaged(w, lil_run_errmsg(run));
+    if (rc != LIL_OK)
+        return rc;
+    w->v->facts = json_loadb(b.data, b.len, 0, NULL);
+    lil_free(b.data);
+    if (!json_is_object(w->v->facts))
+        return LIL_E_NOMEM;
+    from_facts(w->v);
+    return LIL_OK;
 }
 
 /* An intent without an outcome: in flight while the run is held. */
-static void settle_slots(struct walk *w)
+static void settle_slots(struct walk *w, const lil_run_info *info)
 {
-    const char *open = w->info->holder_pid != 0 ? "running" : "uncertain";
+    const char *open = info->holder_pid != 0 ? "running" : "uncertain";
 
     for (size_t i = 0; i < w->v->niters; i++)
         for (size_t j = 0; j < w->v->iters[i].n; j++)
             if (strcmp(w->v->iters[i].slots[j].status, "started") == 0)
                 w->v->iters[i].slots[j].status = open;
-}
-
-/* The note of the uncertain effect's last intent. */
-static int find_note(void *ud, const lil_record *rec)
-{
-    struct walk *w = ud;
-    const char *note;
-    size_t len;
-
-    if (rec->type == LIL_REC_INTENT && key_is(rec, w->unc_name) &&
-        cli_intent_note(rec, &note, &len))
-        set_str(w, &w->v->uncertain_note, note, len);
-    return w->nomem;
-}
-
-static lil_status load_uncertain(lil_run *run, struct walk *w)
-{
-    const char *name = lil_run_uncertain_at(run, 0);
-
-    if (!name)
-        return LIL_OK;
-    w->unc_name = strdup(name);
-    w->v->uncertain_slot = strdup(name);
-    if (!w->unc_name || !w->v->uncertain_slot)
-        return LIL_E_NOMEM;
-    return lil_run_foreach(run, find_note, w);
-}
-
-static void walk_free(struct walk *w)
-{
-    free(w->unc_name);
-    free(w->snap);
-    free(w->failed);
-    free(w->last_failure);
-    json_decref(w->end);
-    json_decref(w->parked);
 }
 
 lil_status loop_view_load(lil_run *run, const lil_run_info *info, size_t tail,
@@ -895,21 +831,14 @@ lil_status loop_view_load(lil_run *run, const lil_run_info *info, size_t tail,
     memset(v, 0, sizeof(*v));
     memset(&w, 0, sizeof(w));
     w.v = v;
-    w.info = info;
     w.tail = tail;
     rc = lil_run_foreach(run, each_record, &w);
-    if (rc == LIL_OK && !w.nomem && v->is_loop && info->state == LIL_RUN_UNCERTAIN)
-        rc = load_uncertain(run, &w);
     if (w.nomem)
         rc = LIL_E_NOMEM;
-    if (rc == LIL_OK && v->is_loop) {
-        v->last_ms = info->last_ns / NS_PER_MS;
-        settle_state(&w);
-        settle_status(&w);
-        settle_slots(&w);
-        rc = w.nomem || !v->status ? LIL_E_NOMEM : LIL_OK;
-    }
-    walk_free(&w);
+    if (rc == LIL_OK && v->is_loop)
+        rc = load_facts(run, &w);
+    if (rc == LIL_OK && v->is_loop)
+        settle_slots(&w, info);
     if (rc != LIL_OK)
         loop_view_free(v);
     return rc;
@@ -918,40 +847,21 @@ lil_status loop_view_load(lil_run *run, const lil_run_info *info, size_t tail,
 void loop_view_free(struct loop_view *v)
 {
     json_decref(v->start);
-    json_decref(v->state);
-    json_decref(v->stop);
-    json_decref(v->pause);
-    json_decref(v->cap);
-    free(v->reason);
-    free(v->uncertain_slot);
-    free(v->uncertain_note);
+    json_decref(v->facts);
+    free(v->damage);
     for (size_t i = 0; i < v->niters; i++)
         iter_release(&v->iters[i]);
     free(v->iters);
     memset(v, 0, sizeof(*v));
 }
 
-/* ---- helpers for the printers
- * ---------------------------------------------------------- */
-
-int64_t loop_view_elapsed_ms(const struct loop_view *v, int64_t now_ms)
-{
-    return (v->ended ? v->last_ms : now_ms) - v->meters.wallclock_base_ms;
-}
+/* ---- helpers for the printers ------------------------------------------------ */
 
 void loop_view_uncertain(const struct loop_view *v, char *kind, size_t kind_cap,
                          const char **identity)
 {
-    const char *note = v->uncertain_note;
-    const char *sp = note ? strchr(note, ' ') : NULL;
-
-    if (!note) {
-        snprintf(kind, kind_cap, "?");
-        *identity = "";
-        return;
-    }
-    snprintf(kind, kind_cap, "%.*s", sp ? (int)(sp - note) : (int)strlen(note), note);
-    *identity = sp ? sp + 1 : "";
+    snprintf(kind, kind_cap, "%s", str_of(v->uncertain, "kind", "?"));
+    *identity = str_of(v->uncertain, "identity", "");
 }
 
 void loop_view_fmt_json(const json_t *v, size_t max, char *buf, size_t cap)
@@ -972,73 +882,40 @@ const char *loop_view_spec_path(const struct loop_view *v)
     return str_of(v->start, "specPath", "SPEC");
 }
 
-/* ---- JSON
- * -------------------------------------------------------------------------------- */
+/* ---- JSON -------------------------------------------------------------------- */
 
 static json_t *str_or_null(const char *s)
 {
     return s ? json_string(s) : json_null();
 }
 
-static json_t *meters_json(const struct loop_view *v, int64_t now_ms)
+static json_t *incref_or_null(json_t *v)
+{
+    return v ? json_incref(v) : json_null();
+}
+
+static json_t *meters_json(const struct loop_view *v)
 {
     const struct loop_view_meters *m = &v->meters;
-    json_t *o = json_object();
+    json_t *o;
 
+    if (v->damaged)
+        return json_null();
+    o = json_object();
     cli_json_set(o, "iteration_base", json_integer(m->iteration_base));
     cli_json_set(o, "tokens", json_integer(m->tokens));
     cli_json_set(o, "tokens_base", json_integer(m->tokens_base));
+    cli_json_set(o, "tokens_reserved", json_integer(m->tokens_reserved));
     cli_json_set(o, "usd", json_real(m->usd));
     cli_json_set(o, "usd_base", json_real(m->usd_base));
+    cli_json_set(o, "usd_reserved", json_real(m->usd_reserved));
     cli_json_set(o, "repeats", json_integer(m->repeats));
     cli_json_set(o, "wallclock_base_ms", json_integer(m->wallclock_base_ms));
-    cli_json_set(o, "elapsed_ms", json_integer(loop_view_elapsed_ms(v, now_ms)));
-    cli_json_set(o, "caps",
-                 json_object_get(v->start, "caps")
-                     ? json_incref(json_object_get(v->start, "caps"))
-                     : json_null());
-    return o;
-}
-
-static json_t *uncertain_json(const struct loop_view *v)
-{
-    struct loop_view_name nm = {0};
-    const char *identity;
-    char kind[32];
-    json_t *o;
-
-    if (!v->uncertain_slot)
-        return json_null();
-    o = json_object();
-    loop_view_uncertain(v, kind, sizeof(kind), &identity);
-    cli_json_set(o, "slot", json_string(v->uncertain_slot));
-    if (slot_name(v->uncertain_slot, strlen(v->uncertain_slot), &nm)) {
-        cli_json_set(o, "iteration", json_integer(nm.iteration));
-        cli_json_set(o, "seq", json_integer(nm.seq));
-    }
-    cli_json_set(o, "kind", json_string(kind));
-    cli_json_set(o, "identity", cli_json_str(identity, strlen(identity)));
-    return o;
-}
-
-/* The approval the run waits for: a cap, else a breakpoint or gate. */
-static json_t *waiting_json(const struct loop_view *v)
-{
-    const json_t *p = v->pause;
-    json_t *o;
-
-    if (v->cap)
-        return json_pack("{s:s, s:s, s:s, s:I}", "kind", "cap", "cap",
-                         str_of(v->cap, "reason", "?"), "action",
-                         str_of(v->cap, "action", "?"), "iteration",
-                         (json_int_t)int_of(v->cap, "iteration"));
-    if (!p)
-        return json_null();
-    o = json_pack("{s:s, s:I, s:I, s:s, s:s, s:s}", "kind", "breakpoint", "iteration",
-                  (json_int_t)int_of(p, "iteration"), "seq",
-                  (json_int_t)int_of(p, "seq"), "step", str_of(p, "step", ""), "ask",
-                  str_of(p, "ask", ""), "strategy", str_of(p, "strategy", ""));
-    cli_json_set(o, "question", json_string(str_of(p, "why", "")));
+    cli_json_set(o, "elapsed_ms", json_integer(m->elapsed_ms));
+    cli_json_set(o, "caps", incref_or_null(json_object_get(v->facts, "caps")));
+    cli_json_set(o, "runner", incref_or_null(json_object_get(v->facts, "meters")));
+    cli_json_set(o, "reservations",
+                 incref_or_null(json_object_get(v->facts, "reservations")));
     return o;
 }
 
@@ -1049,6 +926,17 @@ static json_t *stop_json(const struct loop_view *v)
     return json_pack("{s:s, s:s, s:I}", "actor", str_of(v->stop, "actor", ""), "reason",
                      str_of(v->stop, "reason", ""), "requested_at_ms",
                      (json_int_t)int_of(v->stop, "requestedAt"));
+}
+
+static json_t *reserved_json(const struct loop_view_slot *s)
+{
+    json_t *o = json_object();
+
+    cli_json_set(o, "attempts", json_integer(s->attempts));
+    cli_json_set(o, "tokens", json_integer(s->reserved_tokens));
+    cli_json_set(o, "usd", json_real(s->reserved_usd));
+    cli_json_set(o, "unpriced", json_boolean(s->reserved_rest));
+    return o;
 }
 
 static json_t *slot_json(const struct loop_view_slot *s)
@@ -1066,7 +954,10 @@ static json_t *slot_json(const struct loop_view_slot *s)
         cli_json_set(o, "usd", s->has_usd ? json_real(s->usd) : json_null());
         cli_json_set(o, "estimated", json_boolean(s->estimated));
         cli_json_set(o, "model", str_or_null(s->model));
+        cli_json_set(o, "overran", json_boolean(s->overran));
     }
+    if (s->attempts)
+        cli_json_set(o, "reserved", reserved_json(s));
     if (s->wake_at_ms)
         cli_json_set(o, "wake_at_ms", json_integer(s->wake_at_ms));
     return o;
@@ -1079,11 +970,10 @@ static json_t *history_json(const struct loop_view *v)
     for (size_t i = 0; a && i < v->niters; i++) {
         const struct loop_view_iter *it = &v->iters[i];
         json_t *o = json_object(), *slots = json_array();
+        struct loop_view_usage u;
 
         for (size_t j = 0; j < it->n; j++)
             json_array_append_new(slots, slot_json(&it->slots[j]));
-        struct loop_view_usage u;
-
         loop_view_iter_usage(it, &u);
         cli_json_set(o, "iteration", json_integer(it->iteration));
         cli_json_set(o, "committed",
@@ -1113,31 +1003,29 @@ static json_t *start_fields(const struct loop_view *v)
     return o;
 }
 
-json_t *loop_view_json(const struct loop_view *v, int64_t now_ms)
+json_t *loop_view_json(const struct loop_view *v)
 {
     json_t *o = start_fields(v);
-    struct loop_view_budget b;
 
     cli_json_set(o, "status", json_string(v->status));
     cli_json_set(o, "reason", str_or_null(v->reason));
     cli_json_set(o, "iterations", json_integer(v->iterations));
-    cli_json_set(o, "state", v->state ? json_incref(v->state) : json_object());
-    cli_json_set(o, "meters", meters_json(v, now_ms));
+    cli_json_set(o, "state", v->state ? incref_or_null(v->state) : json_object());
+    cli_json_set(o, "meters", meters_json(v));
     cli_json_set(o, "usage", loop_view_usage_json(&v->usage));
-    loop_view_budget(v, now_ms, &b);
-    cli_json_set(o, "budget", loop_view_budget_json(&b));
+    cli_json_set(o, "counted_at_reservations", loop_view_reserved_json(&v->usage));
+    cli_json_set(o, "budget", loop_view_budget_json(&v->budget));
     cli_json_set(o, "wake_at_ms",
                  v->wake_at_ms ? json_integer(v->wake_at_ms) : json_null());
-    cli_json_set(o, "uncertain", uncertain_json(v));
-    cli_json_set(o, "waiting_for", waiting_json(v));
+    cli_json_set(o, "uncertain", incref_or_null(v->uncertain));
+    cli_json_set(o, "waiting_for", incref_or_null(v->paused));
     cli_json_set(o, "stop", stop_json(v));
     cli_json_set(o, "history_omitted", json_integer(v->iters_omitted));
     cli_json_set(o, "history", history_json(v));
     return o;
 }
 
-/* ---- usage and budgets
- * ---------------------------------------------------------------- */
+/* ---- usage and budgets ------------------------------------------------------- */
 
 void loop_view_iter_usage(const struct loop_view_iter *it, struct loop_view_usage *out)
 {
@@ -1153,46 +1041,8 @@ void loop_view_iter_usage(const struct loop_view_iter *it, struct loop_view_usag
         out->tokens += s->tokens;
         out->usd += s->has_usd ? s->usd : 0;
     }
-}
-
-/* A number of the caps, if it is one. */
-static bool cap_of(const json_t *caps, const char *key, double *out)
-{
-    const json_t *v = json_object_get(caps, key);
-
-    if (!json_is_number(v))
-        return false;
-    *out = json_number_value(v);
-    return true;
-}
-
-void loop_view_budget(const struct loop_view *v, int64_t now_ms,
-                      struct loop_view_budget *out)
-{
-    const json_t *caps = json_object_get(v->start, "caps");
-    const struct loop_view_meters *m = &v->meters;
-    double lim;
-
-    memset(out, 0, sizeof(*out));
-    if ((out->has_tokens = cap_of(caps, "tokens", &lim))) {
-        out->tokens_limit = (int64_t)lim;
-        out->tokens_used = m->tokens - m->tokens_base;
-        out->tokens_left = out->tokens_limit > out->tokens_used
-                               ? out->tokens_limit - out->tokens_used
-                               : 0;
-    }
-    if ((out->has_usd = cap_of(caps, "usd", &lim))) {
-        out->usd_limit = lim;
-        out->usd_used = m->usd - m->usd_base;
-        out->usd_left = lim > out->usd_used ? lim - out->usd_used : 0.0;
-    }
-    if ((out->has_wallclock = cap_of(caps, "wallclock_ms", &lim))) {
-        out->wallclock_limit_ms = (int64_t)lim;
-        out->wallclock_used_ms = loop_view_elapsed_ms(v, now_ms);
-        out->wallclock_left_ms = out->wallclock_limit_ms > out->wallclock_used_ms
-                                     ? out->wallclock_limit_ms - out->wallclock_used_ms
-                                     : 0;
-    }
+    out->reported_tokens = out->tokens;
+    out->reported_usd = out->usd;
 }
 
 /* "$0.2500"; six decimals under a cent, so that a small call is not $0. */
@@ -1201,10 +1051,53 @@ static void put_usd(struct line *l, double usd)
     put(l, usd > 0 && usd < 0.01 ? "$%.6f" : "$%.4f", usd);
 }
 
+/* "272 tokens, $0.1000" ("all usd left" for a call without a price). */
+static void put_reserve(struct line *l, int64_t tokens, double usd, bool rest)
+{
+    put(l, "%" PRId64 " tokens", tokens);
+    if (rest) {
+        put(l, ", all usd left");
+    } else if (usd > 0) {
+        put(l, ", ");
+        put_usd(l, usd);
+    }
+}
+
+/* A call without usage: reserved while in flight or uncertain, counted at
+ * its reservation once over (failed, aborted, assumed done). */
+static void put_no_usage(struct line *l, const struct loop_view_slot *s)
+{
+    bool open =
+        strcmp(s->status, "uncertain") == 0 || strcmp(s->status, "running") == 0;
+
+    put(l, open ? "reserved " : "counted at its reservation: ");
+    put_reserve(l, s->reserved_tokens, s->reserved_usd, s->reserved_rest);
+    if (s->attempts > 1)
+        put(l, " (%" PRId64 " attempts)", s->attempts);
+}
+
+/* The attempts before the one that reported: each counted at its
+ * reservation. */
+static void put_earlier(struct line *l, const struct loop_view_slot *s)
+{
+    int64_t n = s->attempts - 1;
+
+    put(l, "; %" PRId64 " earlier attempt%s counted at %s reservation%s: ", n,
+        n == 1 ? "" : "s", n == 1 ? "its" : "their", n == 1 ? "" : "s");
+    put_reserve(l, s->reserved_tokens - s->last_reserved_tokens,
+                s->reserved_usd - s->last_reserved_usd, s->reserved_rest);
+}
+
 void loop_view_fmt_call(const struct loop_view_slot *s, char *buf, size_t cap)
 {
     struct line l = {"", 0};
 
+    if (!s->has_usage) {
+        if (s->attempts)
+            put_no_usage(&l, s);
+        cli_fmt_printable(l.buf, l.len, l.len, buf, cap);
+        return;
+    }
     put(&l, "%s%" PRId64 " tokens%s, ", s->estimated ? "~" : "", s->tokens,
         s->estimated ? " (estimated)" : "");
     if (s->has_usd)
@@ -1213,6 +1106,12 @@ void loop_view_fmt_call(const struct loop_view_slot *s, char *buf, size_t cap)
         put(&l, "unpriced");
     if (s->model)
         put(&l, " (%s)", s->model);
+    if (s->attempts > 1)
+        put_earlier(&l, s);
+    if (s->overran) {
+        put(&l, "; OVERRAN its reservation of ");
+        put_reserve(&l, s->last_reserved_tokens, s->last_reserved_usd, false);
+    }
     cli_fmt_printable(l.buf, l.len, l.len, buf, cap);
 }
 
@@ -1233,6 +1132,11 @@ void loop_view_fmt_usage(const struct loop_view_usage *u, char *buf, size_t cap)
                 u->calls);
     }
     put(&l, " in %" PRId64 " call%s", u->calls, u->calls == 1 ? "" : "s");
+    if (loop_view_reserved_tokens(u) > 0 || loop_view_reserved_usd(u) > 0) {
+        put(&l, " (%" PRId64 " tokens, ", loop_view_reserved_tokens(u));
+        put_usd(&l, loop_view_reserved_usd(u));
+        put(&l, " of it counted at reservations)");
+    }
     cli_fmt_printable(l.buf, l.len, l.len, buf, cap);
 }
 
@@ -1254,6 +1158,27 @@ void loop_view_fmt_usage_compact(const struct loop_view_usage *u, char *buf, siz
     snprintf(buf, cap, "%s", l.buf);
 }
 
+int64_t loop_view_reserved_tokens(const struct loop_view_usage *u)
+{
+    return u->tokens > u->reported_tokens ? u->tokens - u->reported_tokens : 0;
+}
+
+double loop_view_reserved_usd(const struct loop_view_usage *u)
+{
+    /* a difference of sums made in another order: under a millionth of a
+     * cent it is rounding, not a reservation */
+    return u->usd - u->reported_usd > 1e-8 ? u->usd - u->reported_usd : 0.0;
+}
+
+json_t *loop_view_reserved_json(const struct loop_view_usage *u)
+{
+    json_t *o = json_object();
+
+    cli_json_set(o, "tokens", json_integer(loop_view_reserved_tokens(u)));
+    cli_json_set(o, "usd", json_real(loop_view_reserved_usd(u)));
+    return o;
+}
+
 json_t *loop_view_usage_json(const struct loop_view_usage *u)
 {
     json_t *o = json_object();
@@ -1267,19 +1192,25 @@ json_t *loop_view_usage_json(const struct loop_view_usage *u)
     return o;
 }
 
-static json_t *budget_item(bool set, json_t *limit, json_t *used, json_t *left)
+/* {"limit", "used", "reserved" (when not NULL), "left"}, or null when the
+ * budget is not set (the values are released). */
+static json_t *budget_item(bool set, json_t *limit, json_t *used, json_t *reserved,
+                           json_t *left)
 {
     json_t *o;
 
     if (!set) {
         json_decref(limit);
         json_decref(used);
+        json_decref(reserved);
         json_decref(left);
         return json_null();
     }
     o = json_object();
     cli_json_set(o, "limit", limit);
     cli_json_set(o, "used", used);
+    if (reserved)
+        cli_json_set(o, "reserved", reserved);
     cli_json_set(o, "left", left);
     return o;
 }
@@ -1291,13 +1222,15 @@ json_t *loop_view_budget_json(const struct loop_view_budget *b)
     cli_json_set(o, "tokens",
                  budget_item(b->has_tokens, json_integer(b->tokens_limit),
                              json_integer(b->tokens_used),
+                             json_integer(b->tokens_reserved),
                              json_integer(b->tokens_left)));
     cli_json_set(o, "usd",
                  budget_item(b->has_usd, json_real(b->usd_limit),
-                             json_real(b->usd_used), json_real(b->usd_left)));
+                             json_real(b->usd_used), json_real(b->usd_reserved),
+                             json_real(b->usd_left)));
     cli_json_set(o, "wallclock_ms",
                  budget_item(b->has_wallclock, json_integer(b->wallclock_limit_ms),
-                             json_integer(b->wallclock_used_ms),
+                             json_integer(b->wallclock_used_ms), NULL,
                              json_integer(b->wallclock_left_ms)));
     return o;
 }

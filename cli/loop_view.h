@@ -1,9 +1,7 @@
 /*
  * loop_view.h -- what the journal of a loop run says (docs/loops.md,
- * "Records"), read through lil_run_foreach for `lil ls`, `lil inspect` and
- * `lil log`.  The command has no access to the runner: this file reads the
- * records as the runner's own fold does (src/loop/runner_load.c) and
- * derives the same status.
+ * "Records"), read through lil_run_foreach and lil_loop_facts for `lil
+ * ls`, `lil inspect` and `lil log`.
  *
  * Two levels:
  *  - one record: loop_view_name classifies a record by its name (the start
@@ -12,33 +10,33 @@
  *    person, loop_view_name_json the "loop" object of `lil log --jsonl`.
  *    A name says what a record is only in a loop run, after its start
  *    record (loop_view_is_start): an ordinary run may name a step "cap.1".
- *  - the whole run: loop_view_load walks the records once and fills a
- *    struct loop_view: status and reason, committed iterations, the last
- *    snapshot, the meters, the run's agent calls (how many reported
- *    usage, were estimated, had no price), what the run waits for, and
- *    the slots of the last `tail` iterations (an agent call's tokens, usd,
- *    model, estimate).  loop_view_iter_usage sums an iteration's calls,
- *    loop_view_budget says what is left of each budget; the fmt functions
+ *  - the whole run: loop_view_load fills a struct loop_view.  Its facts --
+ *    status and reason, committed iterations and state, the meters, what
+ *    is spent, reserved and left of each budget, what the run waits for --
+ *    are lil_loop_facts', the runner's own fold of the journal: this file
+ *    never adds up a meter or decides a status itself, so `ls`, `inspect`
+ *    and `lil run` cannot disagree.  What it reads itself is for display
+ *    only: the run's agent calls (how many reported usage, were estimated,
+ *    had no price) and the slots of the last `tail` iterations (an agent
+ *    call's tokens, usd, model, estimate, "overran" mark, and the
+ *    reservations of its attempts from the reserve.N records).
+ *    loop_view_iter_usage sums an iteration's calls; the fmt functions
  *    write them for a person ("~" before estimated tokens), the json ones
  *    as docs/cli.md documents.
  *
- * The status, in the runner's order (lil__loop_status): a run-done record
- * (completed, or stopped by an exit-clean cap), run-failed (failed), an
- * abort recovery (the engine's state stopped), an uncertain effect, an
- * honoured stop request not cleared (stopped), a pending cap-breakpoint or
- * a pause not yet approved (paused), else waiting (with wake_at_ms when a
- * parked record is current).  While a process holds the run (a live
- * holder pid), waiting and uncertain read "running": its effect is in
- * flight, not lost.
- *
- * Payloads are the runner's; a payload that is not the JSON object it
- * should be is passed over (a damaged or foreign journal never makes these
- * calls fail): only the walk itself (lil_run_foreach) and memory can.
+ * A loop run whose journal holds records the runner never writes (its fold
+ * fails: lil_loop_facts says LIL_E_CORRUPT) is shown all the same, with
+ * the status "damaged" and the runner's message as the reason, no meters
+ * and no budget: the runner could not go on from it either.  Payloads of
+ * the records this file reads itself that are not what the runner writes
+ * are passed over: only the walks (I/O) and memory make loop_view_load
+ * fail.
  *
  * Ownership: a struct loop_view owns every string and JSON value it points
- * to; loop_view_free releases them (and is harmless on a zeroed view).
+ * to (the fields that point into v->facts live as long as it);
+ * loop_view_free releases them (and is harmless on a zeroed view).
  * Nothing points into the run, which may be closed after the load.  The
- * command is single-threaded; jansson uses its default allocator here.
+ * command is single-threaded.
  */
 #ifndef LIL_CLI_LOOP_VIEW_H
 #define LIL_CLI_LOOP_VIEW_H
@@ -108,30 +106,41 @@ struct loop_view_slot {
     int64_t tokens;
     bool has_usd; /* false: unpriced (usd 0) */
     double usd;
-    bool estimated;     /* tokens estimated from sizes (no usage reported) */
-    char *model;        /* the model that answered, or NULL */
-    int64_t wake_at_ms; /* a sleep's wake time, else 0 */
+    bool estimated;          /* tokens estimated from sizes (no usage reported) */
+    bool overran;            /* it reported more than it reserved ("overran") */
+    char *model;             /* the model that answered, or NULL */
+    int64_t wake_at_ms;      /* a sleep's wake time, else 0 */
+    int64_t attempts;        /* an agent call's reserve.N records (0: none) */
+    int64_t reserved_tokens; /* what they reserved, summed */
+    double reserved_usd;
+    int64_t last_reserved_tokens; /* the last attempt's reservation */
+    double last_reserved_usd;
+    bool reserved_rest; /* one reserved what the usd budget had left */
 };
 
 /* The usage of some agent calls: an iteration's (loop_view_iter_usage), or
  * the whole run's (struct loop_view's usage: calls counted over every
- * outcome record, tokens and usd from the meters). */
+ * outcome record, tokens and usd the meters' totals -- which count the
+ * attempts that told no usage, failed, aborted or assumed done, at their
+ * reservations: the reported_* sums leave those out). */
 struct loop_view_usage {
     int64_t calls;     /* calls that reported (or estimated) usage */
     int64_t estimated; /* of them, with estimated tokens */
     int64_t unpriced;  /* of them, without usd */
     int64_t tokens;
-    double usd; /* of the priced calls */
+    double usd;              /* of the priced calls */
+    int64_t reported_tokens; /* what the calls reported */
+    double reported_usd;
 };
 
 /* What is left of the budgets the run started with (its start record's
- * caps), as the runner counts them: tokens and usd from the bases an
- * approval set, wallclock from the wallclock base (to now while the run
- * can go on).  left is 0 once a budget is spent. */
+ * caps), as the runner counts them (lil_loop_facts' "budget"): used is
+ * spent (from the base an approval set, reservations included), reserved
+ * the part of it that calls without an outcome hold, left 0 once spent. */
 struct loop_view_budget {
     bool has_tokens, has_usd, has_wallclock;
-    int64_t tokens_limit, tokens_used, tokens_left;
-    double usd_limit, usd_used, usd_left;
+    int64_t tokens_limit, tokens_used, tokens_reserved, tokens_left;
+    double usd_limit, usd_used, usd_reserved, usd_left;
     int64_t wallclock_limit_ms, wallclock_used_ms, wallclock_left_ms;
 };
 
@@ -141,36 +150,38 @@ struct loop_view_iter {
     size_t n, cap;
 };
 
-/* The meters as of the last snapshot (the initial ones before any), with
- * the usage journaled after it added to tokens and usd. */
+/* The runner's meters (lil_loop_facts' "meters" and "totals"). */
 struct loop_view_meters {
     int64_t iteration_base;
-    int64_t tokens, tokens_base;
-    double usd, usd_base;
+    int64_t tokens, tokens_base, tokens_reserved; /* tokens: the total counted */
+    double usd, usd_base, usd_reserved;
     int64_t repeats;
     int64_t wallclock_base_ms; /* epoch ms */
+    int64_t elapsed_ms;        /* to now, or to the last record once ended */
 };
 
 struct loop_view {
     bool is_loop;       /* the run has a start record; nothing else is set
                            when false */
     json_t *start;      /* the start record's payload */
-    const char *status; /* static: "completed", "failed", "uncertain",
-                           "paused", "waiting", "stopped", "running" */
-    char *reason;       /* why it stopped, paused, failed, is uncertain */
-    int64_t iterations; /* committed (the last snapshot's iteration + 1) */
-    json_t *state;      /* the committed state (last snapshot, else the
-                           start's baseState); may be NULL */
+    json_t *facts;      /* lil_loop_facts' document; NULL when damaged */
+    bool damaged;       /* the runner's fold refused the journal */
+    const char *status; /* "completed", "failed", "uncertain", "paused",
+                           "waiting", "stopped", "running", "damaged" */
+    const char *reason; /* why it stopped, paused, failed, is uncertain */
+    int64_t iterations; /* committed (the runner's next iteration) */
+    json_t *state;      /* the committed state; may be NULL */
     struct loop_view_meters meters;
+    struct loop_view_budget budget;
     struct loop_view_usage usage; /* the run's agent calls */
     int64_t wake_at_ms;           /* parked: when it wakes; else 0 */
     json_t *stop;                 /* the honoured stop request not cleared, or NULL */
-    json_t *pause;                /* the pause record waiting for approval, or NULL */
-    json_t *cap;                  /* the cap record waiting for approval, or NULL */
-    char *uncertain_slot;         /* the effect whose outcome is unknown ("1.0"), */
-    char *uncertain_note;         /* its intent's note "kind identity" (or NULL) */
-    bool ended;                   /* completed, failed or stopped for good */
-    int64_t last_ms;              /* the last record's time */
+    json_t *paused;    /* what an approval would release (facts' "paused"), or
+                          NULL */
+    json_t *uncertain; /* the effect without an outcome (facts' "uncertain":
+                          slot, iteration, seq, kind, identity), or NULL */
+    bool ended;        /* completed, failed or stopped for good */
+    char *damage;      /* damaged: the runner's message */
     /* the slots of the last `tail` iterations that have records, oldest
      * first, and how many earlier ones were left out */
     struct loop_view_iter *iters;
@@ -179,35 +190,38 @@ struct loop_view {
 };
 
 /* Walk run (opened read-only; info from lil_run_get_info) and fill *v,
- * keeping the slots of the last tail iterations (0: none, as `ls` needs).
- * LIL_OK also for a run that is no loop run (v->is_loop false); a walk
- * error (lil_run_errmsg has the message) or LIL_E_NOMEM otherwise, *v
- * then released.  *v must be zeroed or released before. */
+ * keeping the slots of the last tail iterations (0: none, as `ls` needs),
+ * then ask lil_loop_facts for the run's facts.  LIL_OK also for a run that
+ * is no loop run (v->is_loop false) and for a damaged one; a walk error
+ * (lil_run_errmsg has the message) or LIL_E_NOMEM otherwise, *v then
+ * released.  *v must be zeroed or released before. */
 lil_status loop_view_load(lil_run *run, const lil_run_info *info, size_t tail,
                           struct loop_view *v);
 
 /* Release what *v holds and zero it. */
 void loop_view_free(struct loop_view *v);
 
-/* The view as the "loop" object of `lil inspect --json` (docs/cli.md):
- * elapsed counts to now_ms while the run can go on, to its last record
- * once it ended.  NULL when out of memory. */
-json_t *loop_view_json(const struct loop_view *v, int64_t now_ms);
-
-/* Elapsed wallclock (the meter): now_ms or the last record's time, as
- * above, minus the wallclock base. */
-int64_t loop_view_elapsed_ms(const struct loop_view *v, int64_t now_ms);
+/* The view as the "loop" object of `lil inspect --json` (docs/cli.md).
+ * NULL when out of memory. */
+json_t *loop_view_json(const struct loop_view *v);
 
 /* The usage of iteration it's slots (its agent calls). */
 void loop_view_iter_usage(const struct loop_view_iter *it, struct loop_view_usage *out);
 
-/* What is left of each budget, now_ms as loop_view_elapsed_ms takes it. */
-void loop_view_budget(const struct loop_view *v, int64_t now_ms,
-                      struct loop_view_budget *out);
+/* What the run's meters count beyond what its calls reported: the
+ * attempts counted at their reservations (0 for an iteration's usage). */
+int64_t loop_view_reserved_tokens(const struct loop_view_usage *u);
+double loop_view_reserved_usd(const struct loop_view_usage *u);
 
 /* For a person: one call's usage, "100 tokens, $0.2500 (gpt-4o-mini)",
- * "~250 tokens (estimated), unpriced"; of several calls, "~150 tokens
- * (estimated in part), $0.2500 + unpriced (1 of 2 calls)"; compact (`lil
+ * "~250 tokens (estimated), unpriced", then "; 1 earlier attempt counted
+ * at its reservation: 272 tokens" and "; OVERRAN its reservation of 272
+ * tokens" where they apply; a call without usage, what its reservations
+ * count ("reserved 272 tokens" while uncertain or in flight, "counted at
+ * its reservation: 272 tokens" once over); of several calls, "~150 tokens
+ * (estimated in part), $0.2500 + unpriced (1 of 2 calls)", and "(272
+ * tokens, $0.0001 of it counted at reservations)" when the meters count
+ * more than the calls reported; compact (`lil
  * ls`), "~150 tok $0.2500+?" ("-" for no call).  Terminal-safe. */
 void loop_view_fmt_call(const struct loop_view_slot *s, char *buf, size_t cap);
 void loop_view_fmt_usage(const struct loop_view_usage *u, char *buf, size_t cap);
@@ -215,13 +229,16 @@ void loop_view_fmt_usage_compact(const struct loop_view_usage *u, char *buf,
                                  size_t cap);
 
 /* {"calls", "tokens", "usd", "estimated", "estimated_calls",
- * "unpriced_calls"}; {"tokens", "usd", "wallclock_ms"}, each null or
- * {"limit", "used", "left"} (docs/cli.md).  NULL when out of memory. */
+ * "unpriced_calls"}; {"tokens", "usd"} of what is counted at reservations;
+ * {"tokens", "usd", "wallclock_ms"}, each null or
+ * {"limit", "used", "reserved" (not wallclock), "left"} (docs/cli.md).
+ * NULL when out of memory. */
 json_t *loop_view_usage_json(const struct loop_view_usage *u);
+json_t *loop_view_reserved_json(const struct loop_view_usage *u);
 json_t *loop_view_budget_json(const struct loop_view_budget *b);
 
-/* The uncertain effect's kind and identity, split from its note (kind
- * "?" and identity "" when it has none).  Pointers into v. */
+/* The uncertain effect's kind and identity (kind "?" and identity ""
+ * when there is none).  Pointers into v. */
 void loop_view_uncertain(const struct loop_view *v, char *kind, size_t kind_cap,
                          const char **identity);
 

@@ -990,6 +990,39 @@ enum { LIL_LOOP_INTERRUPT_STOP = 1, LIL_LOOP_INTERRUPT_KILL = 2 };
 
 LIL_API void lil_loop_interrupt(lil_loop *lp, int how);
 
+/* What the journal of loop run `run` says, read-only and without its spec
+ * (`lil inspect`, `lil ls`, `lil tick` use it): the runner's own fold of
+ * the journal -- the one lil_loop_open makes -- with the meters' limits
+ * taken from the caps its start record journaled, so every figure equals
+ * what the runner counts.  *json (lil_free) is one JSON object:
+ *   "run", "loop" (the spec's id), "spec_path", "spec_sha256", "cwd",
+ *   "inputs", "started_at_ms";
+ *   "status": what lil_loop_current would answer -- "completed", "failed",
+ *   "uncertain", "paused", "waiting", "stopped" -- or "running" when
+ *   another process holds the run and it would be waiting or uncertain
+ *   (its effect is in flight); "ended" (completed, failed or stopped for
+ *   good: nothing can go on), "reason" (string or null), "iteration" (the
+ *   next to run), "state" (committed), "holder_pid" (null: none),
+ *   "wake_at_ms" (a parked run's wake time, else null), "uncertain"
+ *   ({"slot", "iteration", "seq", "kind", "identity"} or null), "paused"
+ *   (what an approval would release, or null), "stop" (an honoured stop
+ *   request not cleared, or null);
+ *   "caps" (the start record's, or null for a run started before it
+ *   carried them), "meters" (as the "meters" of a loop result), "totals"
+ *   ({"tokens", "usd"}: what the meters count as settled, bases and
+ *   reservations aside), the "reservations" that calls without an outcome
+ *   hold ([{"slot", "tokens", "usd", "unpriced"?}]) and "budget":
+ *   {"tokens", "usd", "wallclock_ms"}, each null or {"limit", "used",
+ *   "reserved" (not wallclock), "left"}.
+ * Wallclock figures count to now while the run can go on, to its last
+ * record once it has ended.  docs/api.md lists every key.  run may be
+ * read-only (LIL_OPEN_READONLY) and held by another process.  Errors (the
+ * message on the run): LIL_E_NOTFOUND (run is no loop run: it has no
+ * start record), LIL_E_INVAL (bad handle, json NULL), LIL_E_CORRUPT (a
+ * record the runner never writes: the runner could not go on either),
+ * LIL_E_IO, LIL_E_NOMEM. */
+LIL_API lil_status lil_loop_facts(lil_run *run, lil_bytes *json);
+
 /* The loop's run id, and the message of its last failing call. */
 LIL_API const char *lil_loop_run_id(const lil_loop *lp);
 LIL_API const char *lil_loop_errmsg(const lil_loop *lp);

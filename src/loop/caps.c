@@ -174,6 +174,76 @@ lil_status lil__meters_init(struct lil_loop_meters *m, struct lil_err *err,
     return lil__meters_init_limits(m, err, &lim, start_ms);
 }
 
+/* ---- the limits as the start record holds them ----------------------------- */
+
+json_t *lil__cap_limits_json(const struct lil_cap_limits *lim)
+{
+    json_t *o =
+        json_pack("{s:I, s:s}", "max_iterations", (json_int_t)lim->max_iterations,
+                  "on_cap_exceeded", lil__cap_action_name(lim->action));
+
+    if (o && lim->has_tokens)
+        json_object_set_new(o, "tokens", json_integer((json_int_t)lim->tokens));
+    if (o && lim->has_usd)
+        json_object_set_new(o, "usd", json_real(lim->usd));
+    if (o && lim->has_wallclock)
+        json_object_set_new(o, "wallclock_ms",
+                            json_integer((json_int_t)lim->wallclock_ms));
+    if (o && lim->has_no_progress)
+        json_object_set_new(o, "max_repeats",
+                            json_integer((json_int_t)lim->max_repeats));
+    return o;
+}
+
+/* Member key of caps as an integer: absent (*has false), or one. */
+static bool int_member(const json_t *caps, const char *key, int64_t *out, bool *has)
+{
+    const json_t *v = json_object_get(caps, key);
+
+    *has = v != NULL;
+    if (!v)
+        return true;
+    *out = (int64_t)json_integer_value(v);
+    return json_is_integer(v);
+}
+
+static bool action_member(const json_t *caps, enum lil_ir_cap_action *out)
+{
+    const json_t *v = json_object_get(caps, "on_cap_exceeded");
+    const char *s = json_string_value(v);
+
+    *out = LIL_CAPACT_BREAKPOINT;
+    if (!v)
+        return true;
+    return s && lil__cap_action_from_name(s, strlen(s), out);
+}
+
+lil_status lil__cap_limits_from_json(const json_t *caps, struct lil_err *err,
+                                     struct lil_cap_limits *out)
+{
+    const json_t *usd = json_object_get(caps, "usd");
+    bool has_max = false, ok;
+    const char *why;
+
+    memset(out, 0, sizeof(*out));
+    out->max_iterations = INT64_MAX;
+    ok = json_is_object(caps) &&
+         int_member(caps, "max_iterations", &out->max_iterations, &has_max) &&
+         int_member(caps, "tokens", &out->tokens, &out->has_tokens) &&
+         int_member(caps, "wallclock_ms", &out->wallclock_ms, &out->has_wallclock) &&
+         int_member(caps, "max_repeats", &out->max_repeats, &out->has_no_progress) &&
+         action_member(caps, &out->action) && (!usd || json_is_number(usd));
+    if (!has_max)
+        out->max_iterations = INT64_MAX;
+    out->has_usd = usd != NULL;
+    out->usd = json_number_value(usd);
+    why = ok ? limits_problem(out) : "a member of the wrong type";
+    if (!why)
+        return LIL_OK;
+    memset(out, 0, sizeof(*out));
+    return lil__seterr(err, LIL_E_CORRUPT, 0, "the caps of the start record: %s", why);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Checks                                                                   */
 

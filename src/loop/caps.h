@@ -187,6 +187,20 @@ bool lil__cap_action_from_name(const char *s, size_t len, enum lil_ir_cap_action
 lil_status lil__cap_limits_from_ir(const struct lil_ir_spec *ir, struct lil_err *err,
                                    struct lil_cap_limits *out);
 
+/* The limits as the loop's start record journals them (docs/loops.md,
+ * "Records"), a new object (inside a json scope; NULL when out of memory):
+ *   {"max_iterations", "on_cap_exceeded", "tokens"?, "usd"?,
+ *    "wallclock_ms"?, "max_repeats"?} */
+json_t *lil__cap_limits_json(const struct lil_cap_limits *lim);
+
+/* The limits of such an object, read back exactly (the same numbers as the
+ * IR gave).  A key left out sets no cap; a missing max_iterations is no
+ * limit (INT64_MAX), a missing on_cap_exceeded the default, breakpoint.
+ * LIL_E_CORRUPT (message in err) for a member of the wrong type or out of
+ * range: the runner never writes it. */
+lil_status lil__cap_limits_from_json(const json_t *caps, struct lil_err *err,
+                                     struct lil_cap_limits *out);
+
 /* Fresh meters: everything 0, wallclock base start_ms.  LIL_E_INVAL for
  * limits out of range.  On failure *m is zeroed. */
 lil_status lil__meters_init_limits(struct lil_loop_meters *m, struct lil_err *err,

@@ -7,6 +7,8 @@
  *                    scope, errors published to the store and the thread
  *   runner_open.c    open (options, inputs, the start record) and close
  *   runner_load.c    the fold of the journal into the loop's facts
+ *   runner_facts.c   those facts for readers without the spec (lil
+ *                    inspect, ls, tick): lil_loop_facts
  *   runner_iter.c    the outer loop: statuses, caps, stops, terminate,
  *                    on_exit and the completion hook (5.9, 5.14, 5.17, 5.22)
  *   runner_body.c    one pass of the body: when, gates, reduce, save and
@@ -89,7 +91,7 @@ struct lil_loop {
     uint32_t magic;
     struct lil_store *st;
     const struct lil_env *env;
-    const struct lil_ir_spec *ir;
+    const struct lil_ir_spec *ir; /* NULL: a reader's fold (runner_facts.c) */
     const char *spec_path;
     struct lil_run *run; /* read-only until a call must write (lil__loop_writable) */
     lil_sync sync;
@@ -118,8 +120,16 @@ struct lil_loop {
     json_t *stop; /* an honoured stop request not yet cleared */
     struct loop_pause pause;
     bool terminated, observer_started;
-    struct loop_slot *slots; /* slot records after the last snapshot */
+    bool has_start_caps, parked; /* parked: the last record (open and close
+                                    aside) is parked.N (runner_facts.c) */
+    struct loop_slot *slots;     /* slot records after the last snapshot */
     size_t nslots, capslots;
+
+    /* more of the journal's facts, for readers without a spec (runner_facts.c) */
+    json_t *start;                    /* the start record's payload */
+    struct lil_cap_limits start_caps; /* its caps: the meters' limits when
+                                         there is no IR (has_start_caps) */
+    int64_t wake_at_ms;               /* parked: its wakeAt */
 
     /* effects answered instead of run (lil__loop_set_mock) */
     lil_status (*mock)(void *ud, struct lil_err *err, const char *kind, json_t *request,
@@ -197,8 +207,23 @@ lil_status lil__loop_close(struct lil_loop *lp);
  * the facts may have changed).  A writable handle: nothing. */
 lil_status lil__loop_writable(struct lil_loop *lp, bool *refolded);
 
-/* The fold (runner_load.c): read the journal into lp's facts. */
+/* The fold (runner_load.c): read the journal into lp's facts.  The
+ * meters' limits are the IR's; without an IR (lp->ir NULL: a reader that
+ * has no spec) the start record's caps, or none when it has no caps.
+ * Records before the start record (one whose "loopId" is a string) are
+ * no loop's and are passed over. */
 lil_status lil__loop_load(struct lil_loop *lp);
+/* Forget what the fold found (before folding again; runner_open.c). */
+void lil__loop_forget(struct lil_loop *lp);
+/* The facts of the loop run in run (its journal alone, no spec; a
+ * runner's fold with lp->ir NULL), as the JSON document of lil_loop_facts
+ * (lil.h, docs/api.md) in *out (a new reference; call inside a json
+ * scope).  now_ms: the clock wallclock meters count to while the run can
+ * go on.  LIL_E_NOTFOUND (message in err) when run holds no loop start
+ * record; what the fold reports otherwise (LIL_E_CORRUPT for a record the
+ * runner never writes, LIL_E_IO, LIL_E_NOMEM). */
+lil_status lil__loop_facts(struct lil_run *run, struct lil_err *err, int64_t now_ms,
+                           json_t **out);
 /* The slot record named name after the last snapshot, or NULL. */
 struct loop_slot *lil__loop_slot(struct lil_loop *lp, const char *name);
 /* The slot named name, added (empty) when the table has none; NULL when out

@@ -1,7 +1,8 @@
 /*
  * runner_api.c -- the public lil_loop_* calls (lil.h): handle and
  * argument checks, one json scope per call bound to the store's env, and
- * errors published on the loop (or the store) and the calling thread.
+ * errors published on the loop (or the store, or the run for
+ * lil_loop_facts) and the calling thread.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -194,6 +195,41 @@ lil_status lil_loop_request_stop(lil_store *st, const char *run_id, const char *
     if (lil__json_end(&sc) != LIL_OK && rc == LIL_OK)
         rc = lil__seterr(&e, LIL_E_NOMEM, 0, "out of memory");
     return publish(&st->err, &st->mu, &e, rc);
+}
+
+/* A run handle that is open and belongs to this process (lil_run_open). */
+static bool run_ok(const lil_run *run)
+{
+    return run && run->magic == LIL_RUN_MAGIC && run->pid == lil__os_self_pid();
+}
+
+lil_status lil_loop_facts(lil_run *run, lil_bytes *json)
+{
+    struct lil_json_scope sc;
+    struct lil_buf text;
+    struct lil_err e;
+    json_t *doc = NULL;
+    lil_status rc;
+
+    if (!json)
+        return bad("lil_loop_facts: json is NULL");
+    json->data = NULL;
+    json->len = 0;
+    if (!run_ok(run))
+        return bad("invalid or closed run handle (or one of another process)");
+    lil__clearerr(&e);
+    lil__buf_init(&text, run->env, SIZE_MAX);
+    lil__json_begin(&sc, run->env);
+    rc = lil__loop_facts(run, &e, lil__loop_now_ms(), &doc);
+    if (rc == LIL_OK)
+        rc = lil__json_dump(run->env, &e, doc, JSON_COMPACT, &text);
+    json_decref(doc);
+    if (lil__json_end(&sc) != LIL_OK && rc == LIL_OK)
+        rc = lil__seterr(&e, LIL_E_NOMEM, 0, "out of memory");
+    if (rc == LIL_OK && lil__buf_export(&text, json) != LIL_OK)
+        rc = lil__seterr(&e, LIL_E_NOMEM, 0, "out of memory");
+    lil__buf_free(&text);
+    return publish(&run->err, &run->mu, &e, rc);
 }
 
 void lil_loop_interrupt(lil_loop *lp, int how)

@@ -10,7 +10,12 @@
  * Snapshots before the last one are passed over unparsed, so resuming
  * costs one pass over the journal and the parse of one snapshot, however
  * long the run.  Control records are rare and are applied as they come:
- * stop requests, pauses, the end.
+ * stop requests, pauses, parks, the end.
+ *
+ * The walk starts at the start record ("loop", with a "loopId" string):
+ * what comes before it is no loop's.  The meters' limits are the spec's
+ * (the IR), or, for a reader without one (runner_facts.c), the caps the
+ * start record journaled -- the same numbers.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,9 +154,27 @@ static void set_end(struct lil_loop *lp, enum loop_end end, const char *reason)
     lp->end_reason = dup_str(lp, reason);
 }
 
+/* The start's caps: the meters' limits of a fold without an IR. */
+static lil_status start_caps(struct lil_loop *lp, json_t *v)
+{
+    json_t *caps = json_object_get(v, "caps");
+
+    lp->has_start_caps = false;
+    if (lp->ir || !caps || json_is_null(caps))
+        return LIL_OK;
+    if (lil__cap_limits_from_json(caps, &lp->err, &lp->start_caps) != LIL_OK)
+        return lp->err.code;
+    lp->has_start_caps = true;
+    return LIL_OK;
+}
+
 static lil_status apply_start(struct lil_loop *lp, json_t *v)
 {
+    if (!json_is_string(json_object_get(v, "loopId")))
+        return LIL_OK; /* a step named "loop" of a run that is no loop run */
     lp->started = true;
+    json_decref(lp->start);
+    lp->start = json_incref(v);
     lp->started_ms = json_integer_value(json_object_get(v, "startedAt"));
     json_decref(lp->committed);
     lp->committed = json_incref(json_object_get(v, "baseState"));
@@ -160,7 +183,7 @@ static lil_status apply_start(struct lil_loop *lp, json_t *v)
                            "the start record of run %s has no baseState", lp->run_id);
     json_decref(lp->inputs);
     lp->inputs = json_incref(json_object_get(v, "inputs"));
-    return LIL_OK;
+    return start_caps(lp, v);
 }
 
 static void pause_clear(struct lil_loop *lp)
@@ -201,6 +224,9 @@ static void apply_control(struct lil_loop *lp, const char *k, size_t n, json_t *
         lp->terminated = true;
     } else if (kind_is(k, n, "observer")) {
         lp->observer_started = true;
+    } else if (kind_is(k, n, "parked")) {
+        lp->parked = json_is_integer(json_object_get(v, "wakeAt"));
+        lp->wake_at_ms = (int64_t)json_integer_value(json_object_get(v, "wakeAt"));
     }
 }
 
@@ -254,6 +280,21 @@ static lil_status outcome(struct walk *w, const lil_record *rec)
     return LIL_OK;
 }
 
+static bool is_start_name(const lil_record *rec)
+{
+    return rec->type == LIL_REC_STEP && rec->key_len == 4 &&
+           memcmp(rec->key, "loop", 4) == 0;
+}
+
+static lil_status start_from(struct walk *w, const lil_record *rec)
+{
+    json_t *v = parse(w->lp, rec->payload, rec->payload_len);
+    lil_status rc = v ? apply_start(w->lp, v) : w->lp->err.code;
+
+    json_decref(v);
+    return rc;
+}
+
 static int each_record(void *ud, const lil_record *rec)
 {
     struct walk *w = ud;
@@ -262,6 +303,13 @@ static int each_record(void *ud, const lil_record *rec)
     bool step_like = rec->type == LIL_REC_STEP || rec->type == LIL_REC_STEP_FAILED ||
                      rec->type == LIL_REC_INTENT;
 
+    if (!w->lp->started) { /* a loop run's records follow its start */
+        w->rc = is_start_name(rec) ? start_from(w, rec) : LIL_OK;
+        return w->rc != LIL_OK;
+    }
+    if (rec->type != LIL_REC_BEGIN && rec->type != LIL_REC_OPEN &&
+        rec->type != LIL_REC_CLOSE)
+        w->lp->parked = false; /* a parked.N record sets it again */
     if (rec->type == LIL_REC_RUN_DONE || rec->type == LIL_REC_RUN_FAILED)
         w->rc = outcome(w, rec);
     else if (step_like && is_slot_name(rec->key, rec->key_len))
@@ -270,12 +318,9 @@ static int each_record(void *ud, const lil_record *rec)
         return 0;
     else if (is_snap_name(rec->key, rec->key_len))
         w->rc = new_snapshot(w, rec);
-    else if (rec->key_len == 4 && memcmp(rec->key, "loop", 4) == 0) {
-        json_t *v = parse(w->lp, rec->payload, rec->payload_len);
-
-        w->rc = v ? apply_start(w->lp, v) : w->lp->err.code;
-        json_decref(v);
-    } else if ((klen = control_kind(rec->key, rec->key_len)) != 0)
+    else if (is_start_name(rec))
+        w->rc = start_from(w, rec);
+    else if ((klen = control_kind(rec->key, rec->key_len)) != 0)
         w->rc = control(w, rec, klen);
     return w->rc != LIL_OK;
 }
@@ -456,6 +501,23 @@ static void settle_end(struct lil_loop *lp)
     set_end(lp, LOOP_STOPPED, why[0] ? why : "aborted");
 }
 
+/* Fresh meters with the IR's limits, else the start record's, else none
+ * (a start record written before it carried its caps). */
+static lil_status init_meters(struct lil_loop *lp)
+{
+    struct lil_cap_limits none;
+
+    if (lp->ir)
+        return lil__meters_init(&lp->meters, &lp->err, lp->ir, lp->started_ms);
+    if (lp->has_start_caps)
+        return lil__meters_init_limits(&lp->meters, &lp->err, &lp->start_caps,
+                                       lp->started_ms);
+    memset(&none, 0, sizeof(none));
+    none.max_iterations = INT64_MAX;
+    none.action = LIL_CAPACT_BREAKPOINT;
+    return lil__meters_init_limits(&lp->meters, &lp->err, &none, lp->started_ms);
+}
+
 lil_status lil__loop_load(struct lil_loop *lp)
 {
     struct walk w;
@@ -469,7 +531,7 @@ lil_status lil__loop_load(struct lil_loop *lp)
     if (rc == LIL_OK)
         rc = w.rc;
     if (rc == LIL_OK && lp->started)
-        rc = lil__meters_init(&lp->meters, &lp->err, lp->ir, lp->started_ms);
+        rc = init_meters(lp);
     if (rc == LIL_OK && w.has_snap)
         rc = restore_snapshot(lp, &w);
     if (rc == LIL_OK)

@@ -144,10 +144,11 @@ static lil_status open_run(struct lil_loop *lp, bool readonly)
     return lil__run_open(lp->st, &lp->err, lp->run_id, &ro, &lp->run);
 }
 
-/* Forget what the fold found (before folding again). */
-static void facts_reset(struct lil_loop *lp)
+void lil__loop_forget(struct lil_loop *lp)
 {
     lp->started = false;
+    json_decref(lp->start);
+    lp->start = NULL;
     lp->started_ms = 0;
     json_decref(lp->committed);
     lp->committed = NULL;
@@ -164,6 +165,9 @@ static void facts_reset(struct lil_loop *lp)
     memset(&lp->pause, 0, sizeof(lp->pause));
     lp->terminated = false;
     lp->observer_started = false;
+    lp->has_start_caps = false;
+    lp->parked = false;
+    lp->wake_at_ms = 0;
     lil__loop_slots_clear(lp);
 }
 
@@ -179,7 +183,7 @@ lil_status lil__loop_writable(struct lil_loop *lp, bool *refolded)
     rc = open_run(lp, false);
     if (rc != LIL_OK)
         return rc;
-    facts_reset(lp);
+    lil__loop_forget(lp);
     *refolded = true;
     return lil__loop_load(lp);
 }
@@ -203,26 +207,14 @@ static lil_status held_elsewhere(struct lil_loop *lp)
 }
 
 /* The caps in force, journaled with the start so that tools show what is
- * left of each budget: {"max_iterations", "tokens"?, "usd"?,
- * "wallclock_ms"?, "max_repeats"?, "on_cap_exceeded"}. */
+ * left of each budget without the spec (lil__cap_limits_json). */
 static json_t *caps_record(struct lil_loop *lp)
 {
     struct lil_cap_limits lim;
-    json_t *o;
 
     if (lil__cap_limits_from_ir(lp->ir, &lp->err, &lim) != LIL_OK)
         return json_null();
-    o = json_pack("{s:I, s:s}", "max_iterations", (json_int_t)lim.max_iterations,
-                  "on_cap_exceeded", lil__cap_action_name(lim.action));
-    if (o && lim.has_tokens)
-        json_object_set_new(o, "tokens", json_integer(lim.tokens));
-    if (o && lim.has_usd)
-        json_object_set_new(o, "usd", json_real(lim.usd));
-    if (o && lim.has_wallclock)
-        json_object_set_new(o, "wallclock_ms", json_integer(lim.wallclock_ms));
-    if (o && lim.has_no_progress)
-        json_object_set_new(o, "max_repeats", json_integer(lim.max_repeats));
-    return o;
+    return lil__cap_limits_json(&lim);
 }
 
 static json_t *start_record(struct lil_loop *lp, const lil_spec *spec, json_t *base)
@@ -395,6 +387,7 @@ lil_status lil__loop_close(struct lil_loop *lp)
     json_decref(lp->environ);
     json_decref(lp->meta);
     json_decref(lp->committed);
+    json_decref(lp->start);
     json_decref(lp->stop);
     lil__effect_env_free(env, lp->effect_envp);
     lil__redact_free(lp->redact);

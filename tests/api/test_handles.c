@@ -130,6 +130,7 @@ static void refused_as_run(void *h)
     T_EQ_I64(lil_run_result(run, &out), LIL_E_INVAL);
     T_EQ_I64(lil_run_foreach(run, rec_fn, &n), LIL_E_INVAL);
     T_EQ_I64(lil_run_get_info(run, &info), LIL_E_INVAL);
+    T_EQ_I64(lil_loop_facts(run, &out), LIL_E_INVAL);
     T_EQ_I64(lil_run_close(run), LIL_E_INVAL);
     T_EQ_I64(n, 0);
     T_CHECK(out.data == NULL);

@@ -12,7 +12,9 @@ wallclock budgets).  The cases: a provider that reports its cost; a
 provider that reports nothing (estimated from sizes, priced from the
 table); a model without a price; claude-code reporting tokens and cost and
 codex reporting nothing (estimated, unpriced) in the same iteration.  The
-API key is in no output.
+provider that reports its cost passes the price table's worst case of a
+call: that call is shown marked OVERRAN with its reservation.  The API key
+is in no output.
 """
 
 import math
@@ -138,8 +140,9 @@ def close(a, b, what):
 
 def check_budget(loop, tokens, usd):
     b = loop["budget"]
-    eq(b["tokens"], {"limit": 100000, "used": tokens, "left": 100000 - tokens},
-       "tokens budget")
+    eq(b["tokens"], {"limit": 100000, "used": tokens, "reserved": 0,
+                     "left": 100000 - tokens}, "tokens budget")
+    eq(b["usd"]["reserved"], 0, "usd reserved")
     eq(b["usd"]["limit"], 2.5, "usd limit")
     close(b["usd"]["used"], usd, "usd used")
     close(b["usd"]["left"], 2.5 - usd, "usd left")
@@ -164,16 +167,23 @@ def provider_reports_cost(t, url):
           budget.endswith(" left)"), "budget: " + budget)
     eq(line_of(text, "  iteration 1"),
        "  iteration 1  usage: 30 tokens, $0.0246 in 2 calls", "iteration")
-    check(line_of(text, "    1.1 ").endswith("  15 tokens, $0.0123 (gpt-4o-mini)"),
-          "call: " + line_of(text, "    1.1 "))
+    # the provider's cost passes the price table's worst case ("check it":
+    # 16 + 149 + 8 tokens at $0.15/M and 2000 at $0.60/M): marked
+    worst = 16 + len(SYSTEM) + len("check it")
+    check(line_of(text, "    1.1 ").endswith(
+        "  15 tokens, $0.0123 (gpt-4o-mini); OVERRAN its reservation of %d tokens, %s"
+        % (worst + 2000, usd_text((worst * 0.15 + 2000 * 0.60) / 1e6))),
+        "call: " + line_of(text, "    1.1 "))
     eq(loop["usage"], {"calls": 4, "tokens": 60, "usd": loop["usage"]["usd"],
                        "estimated": False, "estimated_calls": 0, "unpriced_calls": 0},
        "usage")
     close(loop["usage"]["usd"], 0.0492, "usd")
     check_budget(loop, 60, 0.0492)
     call = loop["history"][1]["effects"][1]
-    eq((call["tokens"], call["usd"], call["estimated"], call["model"]),
-       (15, 0.0123, False, "gpt-4o-mini"), "one call")
+    eq((call["tokens"], call["usd"], call["estimated"], call["model"], call["overran"]),
+       (15, 0.0123, False, "gpt-4o-mini", True), "one call")
+    eq((call["reserved"]["attempts"], call["reserved"]["tokens"]),
+       (1, len(SYSTEM) + len("check it") + 16 + 2000), "its reservation")
     check("60 tok $0.0492" in ls_line(t, "cost"), "ls: " + ls_line(t, "cost"))
     check("left: 99940 tok $2.4508 " in ls_line(t, "cost"), "ls: " + ls_line(t, "cost"))
     for out in (text, t.lil("ls").out, t.lil("inspect", "cost", "--json").out,

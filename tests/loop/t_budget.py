@@ -29,9 +29,16 @@ sent as max_tokens (max_completion_tokens for reasoning models) and a bad
 value fails before any intent; a spec without a token or usd budget
 journals no reservation.  In every test the tokens the server billed are
 at most what lil counts as spent, and that is at most the budget.
+
+And in every test what `lil inspect` and `lil ls` show of the run, text and
+--json, is what the runner counts: their meters, the budget used, reserved
+and left, the status and its reason equal the result of `lil run --json`
+exactly (views_agree) -- reservations of uncertain calls, failed attempts
+counted at theirs, an overrun marked on its call.
 """
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -50,6 +57,9 @@ LIMIT = 100
 PROMPT0 = "round 0"
 RESERVE = 16 + SYSTEM_BYTES + len(PROMPT0) + LIMIT  # 272 (rounds 0..9: same size)
 BILLED = SYSTEM_BYTES + len(PROMPT0) + 9 + LIMIT  # 265
+# gpt-4o-mini: $0.15 in, $0.60 out per million: what a reservation holds
+RESERVE_USD = ((RESERVE - LIMIT) * 0.15 + LIMIT * 0.60) / 1e6
+RESERVED_TEXT = "%d tokens, $%.6f" % (RESERVE, RESERVE_USD)
 
 SPEC = """
     loopspec: "0.1"
@@ -138,6 +148,69 @@ def reserves(t, run_id="spend"):
     return [r.p for r in named(t.log(run_id), "reserve")]
 
 
+def line_of(text, prefix):
+    for line in text.splitlines():
+        if line.startswith(prefix):
+            return line
+    return ""
+
+
+def budget_text(meter, fmt):
+    """The budget line's part for a meter: "544/700 (272 reserved, 156 left)"."""
+    left = max(meter["budget"] - meter["used"], 0)
+    text = (fmt + "/" + fmt + " (") % (meter["used"], meter["budget"])
+    if meter["reserved"]:
+        text += (fmt + " reserved, ") % meter["reserved"]
+    return text + (fmt + " left)") % left
+
+
+def views_agree(t, res, run_id="spend"):
+    """`lil inspect` and `lil ls` count what the runner counts: res is a result
+    of `lil run --json` (or another loop verb) on run_id, nothing written
+    since.  Their meters and budgets (used, reserved, left), status and
+    reason equal the runner's exactly, in --json and in the text.  Returns
+    inspect's "loop" object."""
+    m = res["meters"]
+    loop = t.lil("inspect", run_id, "--json").json["loop"]
+    ls = [r for r in t.lil("ls", "--json").json["runs"] if r["id"] == run_id][0]["loop"]
+    runner = loop["meters"]["runner"]
+    for key in ("tokens", "usd", "iteration", "iteration_base", "max_iterations",
+                "pending", "ended", "on_cap_exceeded"):
+        eq(runner[key], m[key], "inspect's meters: " + key)
+    for name in ("tokens", "usd"):
+        meter = m[name]
+        want = None
+        if "budget" in meter:
+            want = {"limit": meter["budget"], "used": meter["used"],
+                    "reserved": meter["reserved"],
+                    "left": max(meter["budget"] - meter["used"], 0)}
+        eq(loop["budget"][name], want, "inspect --json's %s budget" % name)
+        eq(ls["budget"][name], want, "ls --json's %s budget" % name)
+    for view, what in ((loop, "inspect"), (ls, "ls")):
+        eq(view["status"], res["status"], what + "'s status")
+        eq(view["reason"], res.get("reason"), what + "'s reason")
+        eq(view["iterations"], res["iteration"], what + "'s iterations")
+    text = t.lil("inspect", run_id).out
+    ls_text = line_of(t.lil("ls").out, run_id + " ")
+    eq(line_of(text, "loop status"), "loop status   " + res["status"], "inspect's status")
+    if "budget" in m["tokens"]:
+        part = "tokens " + budget_text(m["tokens"], "%d")
+        check(part in line_of(text, "budget "), "%r in inspect's %r"
+              % (part, line_of(text, "budget ")))
+        left = "left: %d tok" % max(m["tokens"]["budget"] - m["tokens"]["used"], 0)
+        check(left in ls_text, "%r in ls's %r" % (left, ls_text))
+    if "budget" in m["usd"]:
+        part = "usd " + budget_text(m["usd"], "%.4f")
+        check(part in line_of(text, "budget "), "%r in inspect's %r"
+              % (part, line_of(text, "budget ")))
+    return loop
+
+
+def slot_line(t, slot, run_id="spend"):
+    """The line of slot in `lil inspect`'s iterations."""
+    return line_of(t.lil("inspect", run_id).out, "    %s " % slot)
+
+
 # ---------------------------------------------------------------------------
 # The cap's actions
 
@@ -159,6 +232,10 @@ def token_budget_fail_refuses_the_third_call(t):
        [("0.0", RESERVE, LIMIT), ("1.0", RESERVE, LIMIT)], "reserve records")
     eq([r.p["reason"] for r in named(recs, "cap")], ["token-budget"], "cap records")
     check(all(p.get("model") == "gpt-4o-mini" for p in reserves(t)), "the model priced")
+    views_agree(t, res)
+    line = slot_line(t, "1.0")
+    check(("  %d tokens, $" % BILLED) in line and line.endswith(" (gpt-4o-mini)"),
+          "a call's line: what it reported: " + line)
 
 
 @test
@@ -169,6 +246,7 @@ def token_budget_exit_clean(t):
                  iteration=2)
     eq(len(ledger(t)), 2, "requests")
     within_budget(t, res, 700)
+    views_agree(t, res)
 
 
 @test
@@ -181,6 +259,9 @@ def token_budget_breakpoint_then_approve_rebases(t):
     again = expect(t.run(env=llm(url)), 3, status="paused", reason="token-budget")
     eq(meter(again, "tokens"), meter(res, "tokens"), "the meters read back")
     eq(len(ledger(t)), 2, "a paused run calls nothing")
+    loop = views_agree(t, again)
+    eq(loop["waiting_for"], {"kind": "cap", "cap": "token-budget", "action": "breakpoint",
+                             "iteration": 2}, "what the run waits for")
     res = expect(t.run("--reason", "two more", env=llm(url), verb="approve"), 3,
                  status="paused", reason="token-budget", iteration=4)
     eq(len(ledger(t)), 4, "two more calls after the approval")
@@ -189,6 +270,7 @@ def token_budget_breakpoint_then_approve_rebases(t):
     eq(billed(t), 4 * BILLED, "billed")
     eq([r.p["reason"] for r in named(t.log("spend"), "cap_cleared")], ["token-budget"],
        "cap_cleared records")
+    views_agree(t, res)
 
 
 @test
@@ -203,11 +285,13 @@ def usd_budget_each_action(t):
         check(abs(u["used"] - 0.2) < 1e-9 and u["reserved"] == 0 and u["budget"] == 0.25,
               "%s: usd meter %r" % (action, u))
         eq([p["usd"] for p in reserves(t, action)], [0.1, 0.1], action + ": reservations")
+        views_agree(t, res, action)
     eq(len(ledger(t)), 6, "two calls a run")
     res = expect(t.run("--run-id", "breakpoint", "--reason", "more", env=usd_env(url),
                        verb="approve"), 3, status="paused", reason="usd-budget",
                  iteration=4)
     eq(len(ledger(t)), 8, "two more calls after the approval")
+    views_agree(t, res, "breakpoint")
 
 
 # ---------------------------------------------------------------------------
@@ -259,6 +343,7 @@ def unpriced_model_reserves_what_the_usd_budget_has_left(t):
     eq([(p["usd"], p.get("unpriced"), p.get("model")) for p in reserves(t)],
        [(1.0, True, "house-model")] * 2, "each call reserves the whole rest")
     eq(meter(res, "usd")["used"], 0, "no usd reported, none spent")
+    views_agree(t, res)
     eq(len(ledger(t)), 2, "requests")
 
 
@@ -277,12 +362,26 @@ def kill_during_call(t, env):
 
 def uncertain_meters(t, env, tokens):
     """Every reader of the journal finds the killed call uncertain, counted at
-    its reservation."""
+    its reservation: the runner, `lil inspect` and `lil ls` alike."""
     for verb in ("run", "step"):
         res = expect(t.run(verb=verb, env=env), 2, status="uncertain")
         eq(meter(res, "tokens"), {"used": tokens, "base": 0, "reserved": RESERVE,
                                   "budget": 700}, "meters of the uncertain run")
     eq(len(ledger(t)), 1, "nothing called while uncertain")
+    loop = views_agree(t, res)
+    held = loop["meters"]["reservations"]
+    eq([(r["slot"], r["tokens"]) for r in held], [("0.0", RESERVE)],
+       "the reservation the uncertain call holds")
+    check(math.isclose(held[0]["usd"], RESERVE_USD, rel_tol=1e-9),
+          "its usd %r" % held[0]["usd"])
+    eq(loop["uncertain"]["slot"], "0.0", "the uncertain call")
+    line = slot_line(t, "0.0")
+    check(" uncertain " in line and line.endswith("reserved " + RESERVED_TEXT),
+          "the uncertain call's line: " + line)
+    check(("tokens %d (base 0, %d reserved)" % (tokens - RESERVE, RESERVE))
+          in t.lil("inspect", "spend").out, "inspect's meters line")
+    ls = line_of(t.lil("ls").out, "spend ")
+    check((", reserved: %d tok" % RESERVE) in ls, "ls shows the reservation: " + ls)
 
 
 @test
@@ -300,6 +399,10 @@ def killed_call_then_recover_retry_reserves_again(t):
     again = expect(t.run(env=llm(url)), 1, status="failed")
     eq(meter(again, "tokens"), meter(res, "tokens"), "the meters read back")
     eq([p["slot"] for p in reserves(t)], ["0.0", "0.0"], "a reservation per attempt")
+    views_agree(t, again)
+    check(slot_line(t, "0.0").endswith(
+        " (gpt-4o-mini); 1 earlier attempt counted at its reservation: " + RESERVED_TEXT),
+        "the retried call's line: " + slot_line(t, "0.0"))
 
 
 @test
@@ -314,6 +417,10 @@ def killed_call_then_recover_abort(t):
     again = expect(t.run(env=llm(url)), 5, status="stopped")
     eq(meter(again, "tokens"), meter(res, "tokens"), "the meters read back")
     within_budget(t, res, 700)
+    views_agree(t, res)
+    line = slot_line(t, "0.0")
+    check(" aborted " in line and line.endswith(
+        "counted at its reservation: " + RESERVED_TEXT), "the aborted call: " + line)
 
 
 @test
@@ -328,6 +435,10 @@ def killed_call_then_recover_assume_done(t):
        "the assumed call counts at its reservation, the next at its bill")
     eq(len(ledger(t)), 2, "requests")
     within_budget(t, res, 700)
+    views_agree(t, res)
+    line = slot_line(t, "0.0")
+    check(" assumed-done " in line and line.endswith(
+        "counted at its reservation: " + RESERVED_TEXT), "the assumed call: " + line)
 
 
 @test
@@ -338,11 +449,15 @@ def killed_unpriced_call_spent_all_that_was_left(t):
     res = expect(t.run(env=llm(url, LIL_LLM_MODEL="house-model")), 2,
                  status="uncertain")
     eq(meter(res, "usd")["reserved"], 1.0, "the whole rest is reserved")
+    views_agree(t, res)
+    check(slot_line(t, "0.0").endswith("reserved %d tokens, all usd left" % RESERVE),
+          "the unpriced call's line: " + slot_line(t, "0.0"))
     res = expect(t.run("--retry", "--reason", "again",
                        env=llm(url, LIL_LLM_MODEL="house-model"), verb="recover"), 1,
                  status="failed", reason="usd-budget")
     eq(meter(res, "usd")["used"], 1.0, "the killed call spent all that was left")
     eq(len(ledger(t)), 1, "the retry did not start")
+    views_agree(t, res)
 
 
 # ---------------------------------------------------------------------------
@@ -365,6 +480,21 @@ def retries_inside_the_intent_are_reserved_too(t):
     again = expect(t.run(env=llm(url)), 1, status="failed")
     eq(meter(again, "tokens")["used"], 2 * RESERVE,
        "failed attempts count at their reservations")
+    views_agree(t, again)
+    text = t.lil("inspect", "spend").out
+    check("tokens %d/700 (%d left)" % (2 * RESERVE, 700 - 2 * RESERVE) in text,
+          "inspect counts the failed attempts")
+    check(line_of(text, "usage ").endswith(
+        "%d tokens, $%.6f in 0 calls (%d tokens, $%.6f of it counted at reservations)"
+        % (2 * RESERVE, 2 * RESERVE_USD, 2 * RESERVE, 2 * RESERVE_USD)),
+        "inspect's usage line: " + line_of(text, "usage "))
+    eq(again["meters"]["tokens"]["used"],
+       t.lil("inspect", "spend", "--json").json["loop"]["counted_at_reservations"]["tokens"],
+       "counted at reservations: all of it")
+    line = slot_line(t, "0.0")
+    check(" failed " in line and line.endswith(
+        "counted at its reservation: %d tokens, $%.6f (2 attempts)"
+        % (2 * RESERVE, 2 * RESERVE_USD)), "the failed call: " + line)
 
 
 @test
@@ -377,6 +507,12 @@ def a_call_that_reports_more_is_counted_and_marked(t):
     usage = [r.p["usage"] for r in t.log("spend") if r.is_effect_outcome()]
     eq([(u["tokens"], u.get("overran")) for u in usage], [(2000000, True)],
        "the outcome's usage is marked")
+    loop = views_agree(t, res)
+    call = loop["history"][0]["effects"][0]
+    eq((call["tokens"], call["overran"], call["reserved"]["tokens"]),
+       (2000000, True, RESERVE), "inspect --json: the call, marked")
+    check(slot_line(t, "0.0").endswith("; OVERRAN its reservation of " + RESERVED_TEXT),
+          "the call's line: " + slot_line(t, "0.0"))
 
 
 @test
@@ -416,6 +552,9 @@ def no_budget_no_reservation(t):
     eq(reserves(t), [], "no reserve record")
     eq(len(ledger(t)), 2, "requests")
     check(res is not None, "a result")
+    loop = t.lil("inspect", "spend", "--json").json["loop"]
+    eq((loop["budget"]["tokens"], loop["budget"]["usd"]), (None, None), "no budget")
+    eq(loop["meters"]["tokens"], 2 * BILLED, "the tokens counted all the same")
 
 
 if __name__ == "__main__":
