@@ -15,6 +15,7 @@ PACKAGES=(
     zlib1g-dev                             # tests craft damaged records with crc32
     libyaml-dev libcurl4-openssl-dev libpq-dev libmicrohttpd-dev
     python3
+    python3-dev python3-venv               # the Python package: its extension, pip install test
 )
 
 installed() {
