@@ -116,5 +116,6 @@ void bench_shell(const struct bench_cfg *cfg);
 void bench_loop(const struct bench_cfg *cfg, lil_store *st);
 void bench_loop_resume(const struct bench_cfg *cfg, lil_store *st);
 void bench_loop_shell(const struct bench_cfg *cfg, lil_store *st);
+void bench_python(const struct bench_cfg *cfg, lil_store *st);
 
 #endif

@@ -5,8 +5,8 @@
  *
  *     lil_bench --dir DIR [--quick] [--only NAME]... [--lil PATH]
  *
- * NAME: raw, sync, bytes, resume, group, replay, spec, shell, loop (default:
- * all).  PATH: the `lil` command the loop group starts (default: the one
+ * NAME: raw, sync, bytes, resume, group, replay, spec, shell, loop, python
+ * (default: all).  PATH: the `lil` command the loop group starts (default: the one
  * built beside lil_bench, ../cli/lil).
  * DIR must be on the disk under test (the raw loops and the store live
  * there) and is left with nothing in it but the stores and the runs the
@@ -193,6 +193,8 @@ int main(int argc, char **argv)
         bench_shell(&cfg);
     if (WANT("loop"))
         bench_loop(&cfg, st);
+    if (WANT("python"))
+        bench_python(&cfg, st);
 #undef WANT
     lil_store_close(st);
 

@@ -12,7 +12,9 @@ package, so pip's isolated build environment stays empty.
 The wheel is for this interpreter and platform (e.g.
 cp311-cp311-linux_x86_64).  There is no sdist: the package is built from a
 checkout of the repository.  CMAKE_BUILD_PARALLEL_LEVEL sets the build's
-parallelism (default: the number of CPUs).
+parallelism (default: the number of CPUs).  LIL_PYTHON_PREBUILT names a
+module already built (by the CMake build of the tests, say) to pack instead
+of building one: the test of the installation uses it.
 """
 
 import base64
@@ -108,7 +110,8 @@ def _files(module: str):
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     name = f"{NAME}-{_version()}-{_tag()}.whl"
     with tempfile.TemporaryDirectory(prefix="lil-build-") as tmp:
-        module = _build_module(os.path.join(tmp, "cmake"))
+        module = os.environ.get("LIL_PYTHON_PREBUILT") or \
+            _build_module(os.path.join(tmp, "cmake"))
         record = []
         with zipfile.ZipFile(os.path.join(wheel_directory, name), "w",
                              zipfile.ZIP_DEFLATED) as zf:

@@ -319,13 +319,23 @@ def _enc(o):
 _encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False, check_circular=False,
                             separators=(",", ":"))
 _dumps = _encoder.encode
+# for text with lone surrogates, which UTF-8 cannot carry: \uXXXX escapes
+_dumps_ascii = json.JSONEncoder(ensure_ascii=True, allow_nan=False, check_circular=False,
+                                separators=(",", ":")).encode
 
 
 def encode(value, what: str) -> str:
     """The JSON text of value; DurableSerializationError naming ``what``
     (e.g. "step 'fetch'") and the type when it cannot be journaled."""
     try:
-        return _dumps(_enc(value))
+        doc = _enc(value)
+        text = _dumps(doc)
+        if not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                text = _dumps_ascii(doc)
+        return text
     except _Unsupported as e:
         why = f": {e.why}" if e.why else ""
         raise DurableSerializationError(
@@ -347,7 +357,7 @@ def encode_request(args: tuple, kwargs: dict) -> bytes:
         except (_Unsupported, RecursionError):
             return {TAG: "opaque", "v": _type_name(x)}
     doc = [[one(a) for a in args], {k: one(v) for k, v in kwargs.items()}]
-    return _dumps(doc).encode("utf-8")
+    return _dumps(doc).encode("utf-8", "surrogatepass")
 
 
 # ---- decoding --------------------------------------------------------------

@@ -285,10 +285,6 @@ def _execute(call, fn, args, kwargs):
     token = _step_call.set(call)
     try:
         value = fn(*args, **kwargs)
-        if type(value) is _CoroutineType:
-            value.close()
-            raise TypeError(f"step '{identity}': the function is a coroutine function; "
-                            "use `await lil.async_step(...)`")
     except Exception as exc:
         _failed(call, exc)
         raise
@@ -297,6 +293,11 @@ def _execute(call, fn, args, kwargs):
         raise
     finally:
         _step_call.reset(token)
+    if type(value) is _CoroutineType:
+        value.close()
+        call.cancel()
+        raise TypeError(f"step '{identity}': the function is a coroutine function; "
+                        "use `await lil.async_step(...)`")
     data = _encode_or_cancel(call, value, identity)
     call.end(data)
     return _decode(data)

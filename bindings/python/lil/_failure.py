@@ -34,6 +34,15 @@ def _qualified(cls) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
+def _dump(doc) -> str:
+    text = json.dumps(doc, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: \uXXXX escapes
+        text = json.dumps(doc)
+    return text
+
+
 def encode_failure(exc: BaseException) -> str:
     """The journaled reason of a step that raised exc."""
     doc = {"type": _qualified(type(exc)), "message": str(exc)}
@@ -41,13 +50,13 @@ def encode_failure(exc: BaseException) -> str:
         doc["args"] = _codec._enc(exc.args)
     except (_codec._Unsupported, RecursionError):
         pass
-    text = json.dumps(doc, ensure_ascii=False)
+    text = _dump(doc)
     if len(text.encode("utf-8")) <= _MAX_REASON:
         return text
     doc.pop("args", None)
     msg = doc["message"]
     while True:
-        text = json.dumps(doc, ensure_ascii=False)
+        text = _dump(doc)
         if len(text.encode("utf-8")) <= _MAX_REASON or not msg:
             return text
         msg = msg[: max(0, len(msg) - max(16, len(msg) // 4))]
