@@ -92,8 +92,9 @@ static void python_rows(double c_us, const char *json, size_t n)
     bench_row("Python: new step, sync=off (lil.step)", buf, "≤ C API + 15 µs",
               py_us >= 0 && py_us - c_us <= PY_TARGET_US);
     snprintf(what, sizeof(what), "Python: reopen + replay %zu steps", n);
-    snprintf(buf, sizeof(buf), "%.0f steps/s CPU (wall %.0f; the loop alone %.0f)", rate,
-             wall_rate, loop_rate);
+    snprintf(buf, sizeof(buf),
+             "%.2f M steps/s CPU (wall %.2f M/s; the replay loop alone %.2f M/s)",
+             rate / 1e6, wall_rate / 1e6, loop_rate / 1e6);
     bench_row(what, buf, "≥ 200,000 steps/s", rate >= PY_TARGET_RATE);
 }
 
