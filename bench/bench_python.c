@@ -108,10 +108,12 @@ void bench_python(const struct bench_cfg *cfg, lil_store *st)
     bench_section("Python package (lil.step) beside the C API (lil_step)");
     snprintf(ext_dir, sizeof(ext_dir), "%s/../bindings/python/lil", cfg->bin_dir);
     if (stat(ext_dir, &sb) != 0) {
-        bench_row("Python package", "not built (no Python headers: python3-dev)", "", -1);
+        bench_row("Python package", "not built (no Python headers: python3-dev)", "",
+                  -1);
         return;
     }
-    fprintf(stderr, "== python: %zu steps through the C API, then bench_python.py\n", n);
+    fprintf(stderr, "== python: %zu steps through the C API, then bench_python.py\n",
+            n);
     c_us = c_fresh_us(st, n, cfg->payload_len);
     if (!run_python(cfg, ext_dir, n, json, sizeof(json))) {
         bench_row("Python: new step, sync=off (lil.step)", "bench_python.py failed",
