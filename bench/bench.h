@@ -43,6 +43,9 @@ struct bench_cfg {
     size_t loop_flat_iters;  /* the long run (windows up to here) */
     size_t loop_resume_reps; /* `lil step` and `lil --version` runs each */
     size_t loop_shell_iters; /* iterations with a shell step (and bare spawns) */
+    /* agent calls (bench_agent.c) */
+    size_t agent_iters;     /* iterations (and bare calls) with a small reply */
+    size_t agent_big_iters; /* iterations with a 1 MiB reply */
 };
 
 struct bench_stats {
@@ -116,6 +119,8 @@ void bench_shell(const struct bench_cfg *cfg);
 void bench_loop(const struct bench_cfg *cfg, lil_store *st);
 void bench_loop_resume(const struct bench_cfg *cfg, lil_store *st);
 void bench_loop_shell(const struct bench_cfg *cfg, lil_store *st);
+void bench_agent(const struct bench_cfg *cfg);
+void bench_watch(const struct bench_cfg *cfg);
 void bench_python(const struct bench_cfg *cfg, lil_store *st);
 
 #endif

@@ -5,8 +5,8 @@
  *
  *     lil_bench --dir DIR [--quick] [--only NAME]... [--lil PATH]
  *
- * NAME: raw, sync, bytes, resume, group, replay, spec, shell, loop, python
- * (default: all).  PATH: the `lil` command the loop group starts (default: the one
+ * NAME: raw, sync, bytes, resume, group, replay, spec, shell, loop, agent, watch,
+ * python (default: all).  PATH: the `lil` command the loop group starts (default: the one
  * built beside lil_bench, ../cli/lil).
  * DIR must be on the disk under test (the raw loops and the store live
  * there) and is left with nothing in it but the stores and the runs the
@@ -50,6 +50,8 @@ static void config(struct bench_cfg *cfg, bool quick)
     cfg->loop_flat_iters = 100000;
     cfg->loop_resume_reps = quick ? 5 : 20;
     cfg->loop_shell_iters = quick ? 50 : 300;
+    cfg->agent_iters = quick ? 300 : 2000;
+    cfg->agent_big_iters = quick ? 5 : 20;
 }
 
 static const char *fs_name(const char *dir)
@@ -193,6 +195,10 @@ int main(int argc, char **argv)
         bench_shell(&cfg);
     if (WANT("loop"))
         bench_loop(&cfg, st);
+    if (WANT("agent"))
+        bench_agent(&cfg);
+    if (WANT("watch"))
+        bench_watch(&cfg);
     if (WANT("python"))
         bench_python(&cfg, st);
 #undef WANT

@@ -45,6 +45,13 @@ enum cli_exit {
                                argument, invalid id */
     CLI_EXIT_LOCKED = 75,   /* EX_TEMPFAIL: another process holds the run
                                (LIL_E_LOCKED); try again when it is done */
+    /* watch: its own statuses (besides the program's, 128 + N for a death
+     * by signal N, and 126 / 127 for a program that cannot be executed /
+     * is not found) */
+    CLI_EXIT_OSERR = LIL_SUPERVISE_EXIT_OSERR,           /* 71 EX_OSERR: cannot fork */
+    CLI_EXIT_RESTARTS = LIL_SUPERVISE_EXIT_RESTARTS,     /* 80 restart limit */
+    CLI_EXIT_CRASH_LOOP = LIL_SUPERVISE_EXIT_CRASH_LOOP, /* 81 crash loop */
+    CLI_EXIT_SAME_STEP = LIL_SUPERVISE_EXIT_SAME_STEP,   /* 82 same step */
 };
 
 /* cli_parse's result when --help was given and the verb's help printed. */
@@ -84,6 +91,7 @@ extern const struct cli_verb cli_verb_doctor;
 extern const struct cli_verb cli_verb_tick;
 extern const struct cli_verb cli_verb_verify;
 extern const struct cli_verb cli_verb_score;
+extern const struct cli_verb cli_verb_watch;
 
 /* ------------------------------------------------------------------------ */
 /* Arguments (args.c)                                                        */

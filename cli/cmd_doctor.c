@@ -12,16 +12,27 @@
  *   ✓/✗ each agent step's harness (and on_exit's) can run here
  *       (lil_agent_harness_check: configured, its CLI found, its limits
  *       valid), else what to set;
+ *   ℹ   every harness: ready here, or not configured and what to set
+ *       (lil_agent_settings); for a configured llm harness its provider,
+ *       base URL (redacted), model and key variable, each with where it
+ *       came from -- never the key -- and
+ *   ✓/⚠ whether its model is priced (the prices in force per million
+ *       tokens and their source), ⚠ only when an agent step uses llm
+ *       (ℹ otherwise);
  *   ✓   max_iterations;
  *   ✓/✗ the agent limits from LIL_AGENT_TIMEOUT_MS / LOOPY_AGENT_TIMEOUT_MS
- *       and LIL_AGENT_MAX_BUFFER / LOOPY_AGENT_MAX_BUFFER (the LIL_ name
- *       wins; blank means the default; anything but a positive integer is
- *       an error naming the variable and its value);
+ *       and LIL_AGENT_MAX_BUFFER / LOOPY_AGENT_MAX_BUFFER as the harnesses
+ *       read them (lil_agent_settings: the LIL_ name wins when it is set
+ *       and not empty; blank means the default; anything but a positive
+ *       integer is an error naming the variable and its value);
+ *   ℹ   the limits in force with where each came from, max tokens per llm
+ *       call included;
  *   ℹ   the termination signal and lil's version.
  * Exit status: 0 when no check failed (✗), 1 when one did or the spec is
  * invalid (its diagnostics on stderr), 64 on a usage error.  --json: one
  * document {"loop", "spec", "store", "ok", "checks": [{"check", "level":
- * "ok"|"warning"|"info"|"fail", "message"}], "version"}.
+ * "ok"|"warning"|"info"|"fail", "message"}], "agents", "version"}; "agents"
+ * is lil_agent_settings's document.
  *
  * Doctor reads the spec and the environment and writes only its probe: it
  * never opens a journal and takes no lock.
@@ -40,17 +51,14 @@
 #include "cli.h"
 #include "spec_cli.h"
 
-#define CLI_TIMEOUT_MS 600000LL           /* coding-agent CLIs (contract 6.4) */
-#define LLM_TIMEOUT_MS 120000LL           /* the llm harness (6.5) */
-#define CLI_MAX_BUFFER 16777216LL         /* bytes of a coding-agent CLI's output */
-#define SAFE_INT_MAX   9007199254740991LL /* 2^53 - 1 */
-
 enum level { LVL_OK, LVL_WARN, LVL_INFO, LVL_FAIL };
 
 struct doctor {
     const struct cli_ctx *ctx;
     json_t *checks; /* --json */
     bool failed;
+    bool uses_llm;  /* an agent step (or on_exit) of the spec uses llm */
+    json_t *agents; /* lil_agent_settings's document, or NULL */
 };
 
 /* ---- output
@@ -191,6 +199,7 @@ static void check_budget(struct doctor *d, const json_t *caps)
 /* ✓ or ✗ for one harness use. */
 static void check_one(struct doctor *d, const char *where, const char *h)
 {
+    d->uses_llm = d->uses_llm || strcmp(h, "llm") == 0;
     if (lil_agent_harness_check(h) == LIL_OK)
         say(d, LVL_OK, "harness", "%s: harness '%s' can run here", where, h);
     else
@@ -231,74 +240,167 @@ static void check_on_exit(struct doctor *d, const json_t *terminate)
         check_one(d, "terminate.on_exit", h);
 }
 
+/* ---- what the harnesses would use (lil_agent_settings)
+ * -------------------------------------------- */
+
+static const char *str_at(const json_t *o, const char *key, const char *dflt)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+
+    return s ? s : dflt;
+}
+
+/* The document of lil_agent_settings, kept in d->agents. */
+static bool load_agents(struct doctor *d)
+{
+    lil_bytes b = {0};
+
+    if (lil_agent_settings(&b) != LIL_OK) {
+        say(d, LVL_FAIL, "harnesses", "agent settings: %s", lil_errmsg());
+        return false;
+    }
+    d->agents = json_loadb(b.data, b.len, 0, NULL);
+    lil_free(b.data);
+    if (!d->agents)
+        say(d, LVL_FAIL, "harnesses", "agent settings: out of memory");
+    return d->agents != NULL;
+}
+
+/* "provider custom, base URL U (LIL_LLM_BASE_URL), model M (default), key
+ * set (LIL_LLM_API_KEY), stream off" */
+static void report_llm(struct doctor *d, const json_t *llm)
+{
+    const char *key_from = str_at(llm, "key_from", NULL);
+    char key[96];
+
+    if (key_from)
+        snprintf(key, sizeof(key), "key set (%s)", key_from);
+    else
+        snprintf(key, sizeof(key), "no key (a keyless server)");
+    say(d, LVL_INFO, "harnesses",
+        "harness llm: ready: provider %s, base URL %s (%s), model %s (%s), %s, "
+        "stream %s",
+        str_at(llm, "provider", "?"), str_at(llm, "base_url", "?"),
+        str_at(llm, "base_url_from", "?"), str_at(llm, "model", "?"),
+        str_at(llm, "model_from", "?"), key,
+        json_is_true(json_object_get(llm, "stream")) ? "on" : "off");
+}
+
+/* One side of a price: "$0.15 (table)", or "none". */
+static void price_side(const json_t *llm, const char *key, const char *from, char *buf,
+                       size_t cap)
+{
+    const json_t *v = json_object_get(llm, key);
+
+    if (json_is_number(v))
+        snprintf(buf, cap, "$%g (%s)", json_number_value(v), str_at(llm, from, "?"));
+    else
+        snprintf(buf, cap, "none");
+}
+
+static void report_price(struct doctor *d, const json_t *llm)
+{
+    const char *model = str_at(llm, "model", "?");
+    char in[96], out[96];
+
+    price_side(llm, "price_in", "price_in_from", in, sizeof(in));
+    price_side(llm, "price_out", "price_out_from", out, sizeof(out));
+    if (json_is_true(json_object_get(llm, "priced")))
+        say(d, d->uses_llm ? LVL_OK : LVL_INFO, "llm-price",
+            "llm model '%s' is priced per million tokens: in %s, out %s", model, in,
+            out);
+    else
+        say(d, d->uses_llm ? LVL_WARN : LVL_INFO, "llm-price",
+            "llm model '%s' has no price (in %s, out %s): its calls are unpriced "
+            "unless the provider reports their cost - set LIL_LLM_PRICE_IN and "
+            "LIL_LLM_PRICE_OUT (USD per million tokens)",
+            model, in, out);
+}
+
+/* One line per harness: ready, or what to set. */
+static void report_harnesses(struct doctor *d)
+{
+    const json_t *llm = json_object_get(d->agents, "llm");
+    size_t i;
+    json_t *h;
+
+    json_array_foreach(json_object_get(d->agents, "harnesses"), i, h)
+    {
+        const char *name = str_at(h, "name", "?");
+
+        if (!json_is_true(json_object_get(h, "ready")))
+            say(d, LVL_INFO, "harnesses", "harness %s: not configured here: %s", name,
+                str_at(h, "message", "?"));
+        else if (strcmp(name, "llm") == 0)
+            report_llm(d, llm);
+        else
+            say(d, LVL_INFO, "harnesses", "harness %s: ready", name);
+        if (strcmp(name, "llm") == 0 &&
+            json_is_true(json_object_get(llm, "configured")))
+            report_price(d, llm);
+    }
+}
+
+/* "llm timeout 120000 ms (default)" for one limit; "" when it is invalid
+ * (the ✗ line says so). */
+static void limit_text(const json_t *limits, const char *key, const char *what,
+                       const char *unit, char *buf, size_t cap)
+{
+    const json_t *l = json_object_get(limits, key);
+
+    if (json_is_integer(json_object_get(l, "value")))
+        snprintf(buf, cap, "%s %lld%s (%s)", what,
+                 (long long)json_integer_value(json_object_get(l, "value")), unit,
+                 str_at(l, "from", "?"));
+    else
+        snprintf(buf, cap, "%s invalid (%s)", what, str_at(l, "from", "?"));
+}
+
+static void report_limits(struct doctor *d)
+{
+    const json_t *limits = json_object_get(d->agents, "limits");
+    char llm[96], cli[96], buf[96], tokens[96];
+
+    limit_text(limits, "llm_timeout_ms", "llm timeout", " ms", llm, sizeof(llm));
+    limit_text(limits, "cli_timeout_ms", "CLI timeout", " ms", cli, sizeof(cli));
+    limit_text(limits, "max_buffer", "max buffer", " bytes", buf, sizeof(buf));
+    limit_text(limits, "max_tokens", "max tokens per llm call", "", tokens,
+               sizeof(tokens));
+    say(d, LVL_INFO, "limits", "limits in force: %s, %s, %s, %s", llm, cli, buf,
+        tokens);
+}
+
 /* ---- agent limits
  * ------------------------------------------------------------------------- */
 
-/* JavaScript's trim of ASCII blanks: [*s, *s + *n). */
-static void trim(const char **s, size_t *n)
+static long long limit_value(const json_t *limits, const char *key)
 {
-    while (*n && strchr(" \t\n\r\v\f", (*s)[0]))
-        (*s)++, (*n)--;
-    while (*n && strchr(" \t\n\r\v\f", (*s)[*n - 1]))
-        (*n)--;
+    return (long long)json_integer_value(
+        json_object_get(json_object_get(limits, key), "value"));
 }
 
-/* A positive integer of at most 2^53 - 1, digits only. */
-static bool positive_int(const char *s, size_t n, long long *out)
-{
-    long long v = 0;
-
-    if (n == 0 || n > 16)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return false;
-        v = v * 10 + (s[i] - '0');
-    }
-    *out = v;
-    return v > 0 && v <= SAFE_INT_MAX;
-}
-
-/* The value of the LIL_ name, else the LOOPY_ one, else dflt.  false (and
- * a ✗ naming the variable and its value) when it is not a positive
- * integer. */
-static bool agent_limit(struct doctor *d, const char *lil_name, const char *loopy_name,
-                        long long dflt, long long *out)
-{
-    const char *names[2] = {lil_name, loopy_name};
-
-    *out = dflt;
-    for (int i = 0; i < 2; i++) {
-        const char *raw = getenv(names[i]), *s = raw;
-        size_t n = raw ? strlen(raw) : 0;
-
-        trim(&s, &n);
-        if (n == 0)
-            continue;
-        if (positive_int(s, n, out))
-            return true;
-        say(d, LVL_FAIL, "agent-limits",
-            "invalid agent limits: %s must be a positive integer; got '%s'", names[i],
-            raw);
-        return false;
-    }
-    return true;
-}
-
+/* The limits as the harnesses read them (lil_agent_settings): ✓ with
+ * their values, or ✗ for each that does not parse (one timeout variable
+ * sets both timeouts: its error once). */
 static void check_agent_limits(struct doctor *d)
 {
-    long long timeout = 0, buffer = 0;
-    bool ok =
-        agent_limit(d, "LIL_AGENT_TIMEOUT_MS", "LOOPY_AGENT_TIMEOUT_MS", 0, &timeout);
+    static const char *const keys[] = {"cli_timeout_ms", "max_buffer"};
+    const json_t *limits = json_object_get(d->agents, "limits");
+    bool ok = true;
 
-    ok = agent_limit(d, "LIL_AGENT_MAX_BUFFER", "LOOPY_AGENT_MAX_BUFFER",
-                     CLI_MAX_BUFFER, &buffer) &&
-         ok;
+    for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++) {
+        const char *error = str_at(json_object_get(limits, keys[i]), "error", NULL);
+
+        if (error) {
+            say(d, LVL_FAIL, "agent-limits", "invalid agent limits: %s", error);
+            ok = false;
+        }
+    }
     if (ok)
         say(d, LVL_OK, "agent-limits",
             "agent limits: cliTimeout=%lldms, llmTimeout=%lldms, cliMaxBuffer=%lld bytes",
-            timeout ? timeout : CLI_TIMEOUT_MS, timeout ? timeout : LLM_TIMEOUT_MS,
-            buffer);
+            limit_value(limits, "cli_timeout_ms"),
+            limit_value(limits, "llm_timeout_ms"), limit_value(limits, "max_buffer"));
 }
 
 /* ---- the verb
@@ -314,12 +416,17 @@ static void run_checks(struct doctor *d, const json_t *norm, const char *dir)
     check_budget(d, caps);
     check_harnesses(d, json_object_get(norm, "body"), 0);
     check_on_exit(d, terminate);
+    if (load_agents(d))
+        report_harnesses(d);
     say(d, LVL_OK, "max-iterations", "max_iterations: %lld%s",
         (long long)json_integer_value(json_object_get(caps, "max_iterations")),
         json_is_true(json_object_get(norm, "caps_injected"))
             ? " (injected for the pattern)"
             : "");
-    check_agent_limits(d);
+    if (d->agents) {
+        check_agent_limits(d);
+        report_limits(d);
+    }
     say(d, LVL_INFO, "signal", "termination signal: %s", signal ? signal : "(unset)");
     say(d, LVL_INFO, "version", "lil: %s", lil_version());
 }
@@ -356,9 +463,9 @@ static int report(struct doctor *d, const char *id, const char *path, const char
 
     if (!d->checks)
         return d->failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
-    doc =
-        json_pack("{s:s, s:s, s:s, s:b, s:O, s:s}", "loop", id, "spec", path, "store",
-                  dir, "ok", !d->failed, "checks", d->checks, "version", lil_version());
+    doc = json_pack("{s:s, s:s, s:s, s:b, s:O, s:O?, s:s}", "loop", id, "spec", path,
+                    "store", dir, "ok", !d->failed, "checks", d->checks, "agents",
+                    d->agents, "version", lil_version());
     if (cli_json_print(d->ctx, doc, false) != CLI_EXIT_OK)
         return CLI_EXIT_FAIL;
     return d->failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
@@ -369,7 +476,7 @@ static int cmd_doctor(struct cli_ctx *ctx, int argc, char **argv)
     static const char *const names[] = {"SPEC", NULL};
     const char *pos[1] = {NULL};
     const struct cli_args a = {NULL, names, pos};
-    struct doctor d = {ctx, NULL, false};
+    struct doctor d = {ctx, NULL, false, false, NULL};
     lil_spec *spec = NULL;
     json_t *norm = NULL;
     int ex = cli_parse(ctx, argc, argv, &a);
@@ -390,6 +497,7 @@ static int cmd_doctor(struct cli_ctx *ctx, int argc, char **argv)
         ex = report(&d, id, cli_spec_name(pos[0]), cli_store_dir(ctx));
     }
     json_decref(d.checks);
+    json_decref(d.agents);
     json_decref(norm);
     lil_spec_free(spec);
     return ex == CLI_PARSE_HELP ? CLI_EXIT_OK : ex;
@@ -403,16 +511,20 @@ const struct cli_verb cli_verb_doctor = {
     "created and removed; a store that does not exist yet needs a writable\n"
     "parent), that a budget is set, what a usd budget measures, that every\n"
     "agent step's harness can run here (configured, its CLI found; else what\n"
-    "to set), max_iterations, the agent limits from LIL_AGENT_TIMEOUT_MS and\n"
-    "LIL_AGENT_MAX_BUFFER (or LOOPY_AGENT_TIMEOUT_MS, LOOPY_AGENT_MAX_BUFFER;\n"
-    "positive integers), the termination signal and lil's version.\n"
+    "to set), every harness (ready, or what to set; for llm its provider,\n"
+    "base URL, model and key variable -- never the key -- and whether its\n"
+    "model is priced, with the prices in force), max_iterations, the agent\n"
+    "limits from LIL_AGENT_TIMEOUT_MS and LIL_AGENT_MAX_BUFFER (or\n"
+    "LOOPY_AGENT_TIMEOUT_MS, LOOPY_AGENT_MAX_BUFFER; positive integers) and\n"
+    "where each limit in force came from, the termination signal and lil's\n"
+    "version.\n"
     "One line per check: \u2713 ok, \u26a0 warning, \u2139 note, \u2717 failed.  Doctor\n"
     "never opens a journal and takes no lock.\n"
     "\n"
     "Flags:\n"
     "  --dir DIR   the store to check (default $LIL_DIR, else .lil)\n"
     "  --json      {\"loop\", \"spec\", \"store\", \"ok\", \"checks\": [{\"check\",\n"
-    "              \"level\", \"message\"}], \"version\"}\n"
+    "              \"level\", \"message\"}], \"agents\", \"version\"}\n"
     "\n"
     "Exit status (the table is in `lil --help`): 0 no check failed; 1 a check\n"
     "failed or the spec is invalid; 64 usage error.\n",

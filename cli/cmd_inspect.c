@@ -12,9 +12,12 @@
  *
  * A loop run (docs/loops.md) also gets a section between the header and
  * the timeline, from loop_view_load (a walk of its own): the loop, its
- * status and reason, the committed state and meters, what it waits for,
- * and the slots (effects, sleeps, approvals) of its last --tail
- * iterations; --json puts the same in a "loop" object.
+ * status and reason, the committed state and meters, the usage of its
+ * agent calls and what is left of its budgets, what it waits for, and the
+ * slots (effects, sleeps, approvals) of its last --tail iterations with
+ * each iteration's usage and each call's; --json puts the same in a
+ * "loop" object.  Estimated tokens are marked "~" (and "(estimated)"),
+ * calls without a price "unpriced".
  *
  * Exit status: 2 when the run is uncertain (a script can tell that a
  * person must decide), else 0; 1 when the run cannot be read.
@@ -349,39 +352,47 @@ static void print_json_line(const char *label, const json_t *v, size_t max)
 }
 
 /* What is left of each budget the run started with (its start record's
- * caps): "budget  tokens 120/1000 (880 left)  usd 0.0100/1.0000 (0.9900
- * left)  wallclock 12s/1h". */
-static void print_budget(const struct loop_view *v, int64_t elapsed)
+ * caps): "budget  tokens ~120/1000 (~880 left)  usd 0.0100/1.0000 (0.9900
+ * left)  wallclock 12s/1h (59m48s left)"; "~" when some tokens were
+ * estimated. */
+static void print_budget(const struct loop_view *v, int64_t now_ms)
 {
-    const json_t *caps = json_object_get(v->start, "caps");
-    const struct loop_view_meters *m = &v->meters;
-    char dur[16], lim[16];
+    struct loop_view_budget b;
+    const char *est = v->usage.estimated ? "~" : "";
+    char used[16], lim[16], left[16];
 
-    if (!json_object_get(caps, "tokens") && !json_object_get(caps, "usd") &&
-        !json_object_get(caps, "wallclock_ms"))
+    loop_view_budget(v, now_ms, &b);
+    if (!b.has_tokens && !b.has_usd && !b.has_wallclock)
         return;
     printf("%-14s", "budget");
-    if (json_is_integer(json_object_get(caps, "tokens"))) {
-        int64_t b = (int64_t)json_integer_value(json_object_get(caps, "tokens"));
-        int64_t used = m->tokens - m->tokens_base;
-
-        printf("tokens %" PRId64 "/%" PRId64 " (%" PRId64 " left)  ", used, b,
-               b > used ? b - used : 0);
-    }
-    if (json_is_number(json_object_get(caps, "usd"))) {
-        double b = json_number_value(json_object_get(caps, "usd"));
-        double used = m->usd - m->usd_base;
-
-        printf("usd %.4f/%.4f (%.4f left)  ", used, b, b > used ? b - used : 0.0);
-    }
-    if (json_is_integer(json_object_get(caps, "wallclock_ms"))) {
-        int64_t b = (int64_t)json_integer_value(json_object_get(caps, "wallclock_ms"));
-
-        cli_fmt_dur(elapsed > 0 ? (uint64_t)elapsed * 1000 : 0, dur, sizeof(dur));
-        cli_fmt_dur((uint64_t)(b > 0 ? b : 0) * 1000, lim, sizeof(lim));
-        printf("wallclock %s/%s", dur, lim);
+    if (b.has_tokens)
+        printf("tokens %s%" PRId64 "/%" PRId64 " (%s%" PRId64 " left)  ", est,
+               b.tokens_used, b.tokens_limit, est, b.tokens_left);
+    if (b.has_usd)
+        printf("usd %.4f/%.4f (%.4f left)%s  ", b.usd_used, b.usd_limit, b.usd_left,
+               v->usage.unpriced ? " + unpriced calls" : "");
+    if (b.has_wallclock) {
+        cli_fmt_dur(b.wallclock_used_ms > 0 ? (uint64_t)b.wallclock_used_ms * 1000 : 0,
+                    used, sizeof(used));
+        cli_fmt_dur((uint64_t)(b.wallclock_limit_ms > 0 ? b.wallclock_limit_ms : 0) *
+                        1000,
+                    lim, sizeof(lim));
+        cli_fmt_dur((uint64_t)b.wallclock_left_ms * 1000, left, sizeof(left));
+        printf("wallclock %s/%s (%s left)", used, lim, left);
     }
     printf("\n");
+}
+
+/* The run's agent calls: "usage  ~150 tokens (estimated in part), $0.7500
+ * in 2 calls". */
+static void print_usage(const struct loop_view *v)
+{
+    char text[300];
+
+    if (v->usage.calls == 0 && v->usage.tokens == 0 && v->usage.usd == 0)
+        return;
+    loop_view_fmt_usage(&v->usage, text, sizeof(text));
+    printf("%-14s%s\n", "usage", text);
 }
 
 static void print_meters(const struct loop_view *v, int64_t now_ns)
@@ -398,7 +409,8 @@ static void print_meters(const struct loop_view *v, int64_t now_ns)
     cli_fmt_dur(elapsed > 0 ? (uint64_t)elapsed * 1000 : 0, dur, sizeof(dur));
     printf("%-14sbase %s, elapsed %s%s\n", "wallclock", iso, dur,
            v->ended ? " (to the last record)" : "");
-    print_budget(v, elapsed);
+    print_usage(v);
+    print_budget(v, now_ns / 1000000);
 }
 
 /* The approval a paused run waits for, and how to give it. */
@@ -453,7 +465,7 @@ static void print_waits(const struct loop_view *v, int64_t now_ns)
 
 static void print_slot(const struct loop_view_slot *s)
 {
-    char kind[64], step[120], dur[16], extra[80] = "";
+    char kind[64], step[120], dur[16], extra[300] = "";
 
     cli_fmt_printable(s->kind ? s->kind : "?", s->kind ? strlen(s->kind) : 1, 40, kind,
                       sizeof(kind));
@@ -461,12 +473,32 @@ static void print_slot(const struct loop_view_slot *s)
                       sizeof(step));
     cli_fmt_dur(s->dur_us, dur, sizeof(dur));
     if (s->has_usage)
-        snprintf(extra, sizeof(extra), "tokens %" PRId64 " usd %.4f", s->tokens,
-                 s->usd);
+        loop_view_fmt_call(s, extra, sizeof(extra));
     else if (s->wake_at_ms)
         cli_fmt_iso(s->wake_at_ms * 1000000, false, extra, sizeof(extra));
     printf("    %-8s  %-10s  %-16s  %-12s  %8s%s%s\n", s->name, kind, step, s->status,
            dur, extra[0] ? "  " : "", extra);
+}
+
+/* "  iteration 3 (not committed)  usage: 50 tokens, $0.5000 in 1 call",
+ * then its slots. */
+static void print_iteration(const struct loop_view *v, const struct loop_view_iter *it)
+{
+    struct loop_view_usage u;
+    char usage[320] = "";
+
+    loop_view_iter_usage(it, &u);
+    if (u.calls > 0) {
+        snprintf(usage, sizeof(usage), "  usage: ");
+        loop_view_fmt_usage(&u, usage + 9, sizeof(usage) - 9);
+    }
+    if (it->iteration < 0)
+        printf("  on_exit%s\n", usage);
+    else
+        printf("  iteration %" PRId64 "%s%s\n", it->iteration,
+               it->iteration < v->iterations ? "" : " (not committed)", usage);
+    for (size_t j = 0; j < it->n; j++)
+        print_slot(&it->slots[j]);
 }
 
 static void print_history(const struct loop_view *v, size_t tail)
@@ -481,16 +513,8 @@ static void print_history(const struct loop_view *v, size_t tail)
         printf("\niterations:\n");
     printf("    %-8s  %-10s  %-16s  %-12s  %8s  %s\n", "SLOT", "KIND", "STEP", "STATUS",
            "DURATION", "USAGE");
-    for (size_t i = 0; i < v->niters; i++) {
-        const struct loop_view_iter *it = &v->iters[i];
-        if (it->iteration < 0)
-            printf("  on_exit\n");
-        else
-            printf("  iteration %" PRId64 "%s\n", it->iteration,
-                   it->iteration < v->iterations ? "" : " (not committed)");
-        for (size_t j = 0; j < it->n; j++)
-            print_slot(&it->slots[j]);
-    }
+    for (size_t i = 0; i < v->niters; i++)
+        print_iteration(v, &v->iters[i]);
 }
 
 static void print_loop(const struct insp *in)
@@ -678,9 +702,12 @@ const struct cli_verb cli_verb_inspect = {
     "\n"
     "A loop run also gets a section after the header: loop id, spec, inputs,\n"
     "the loop's status and reason, committed iterations and state, the meters,\n"
+    "the tokens and usd of its agent calls and what is left of its budgets,\n"
     "what it waits for (an approval, a recovery, a resume, its wake time), and\n"
-    "per iteration its effects, sleeps and approvals (kind, step, status,\n"
-    "duration, usage): the last 10 iterations, or --tail N.\n"
+    "per iteration its usage and its effects, sleeps and approvals (kind,\n"
+    "step, status, duration, a call's tokens, usd and model): the last 10\n"
+    "iterations, or --tail N.  \"~\" marks estimated tokens, \"unpriced\" a\n"
+    "call whose model has no price.\n"
     "\n"
     "The run is opened read-only (no lock, nothing written).\n"
     "\n"

@@ -10,8 +10,10 @@
  *
  * A loop run (docs/loops.md) is read once more through loop_view_load: its
  * line shows the loop's status (paused, waiting, ...) instead of the
- * engine's, and a last column with its committed iterations, and tokens
- * and usd when its agents reported usage; --json adds a "loop" object.
+ * engine's, a USAGE column with the tokens and usd of its agent calls ("~"
+ * before tokens when some were estimated, "+?" after usd when some calls
+ * were unpriced) and a last column with its committed iterations and what
+ * is left of its budgets; --json adds a "loop" object.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -28,6 +30,8 @@ struct ls_loop {
     const char *status; /* static (loop_view.h) */
     int64_t iterations, tokens, wake_at_ms;
     double usd;
+    struct loop_view_usage usage;
+    struct loop_view_budget budget;
 };
 
 struct ls_row {
@@ -117,6 +121,8 @@ static lil_status fill_loop(lil_run *run, struct ls_row *row)
     lo->tokens = v.meters.tokens;
     lo->usd = v.meters.usd;
     lo->wake_at_ms = v.wake_at_ms;
+    lo->usage = v.usage;
+    loop_view_budget(&v, cli_now_ns() / 1000000, &lo->budget);
     lo->id = strdup(json_string_value(json_object_get(v.start, "loopId")));
     lo->reason = v.reason ? strdup(v.reason) : NULL;
     if (!lo->id || (v.reason && !lo->reason))
@@ -164,6 +170,9 @@ static json_t *loop_json(const struct ls_loop *lo)
     cli_json_set(o, "iterations", json_integer(lo->iterations));
     cli_json_set(o, "tokens", json_integer(lo->tokens));
     cli_json_set(o, "usd", json_real(lo->usd));
+    cli_json_set(o, "estimated", json_boolean(lo->usage.estimated > 0));
+    cli_json_set(o, "usage", loop_view_usage_json(&lo->usage));
+    cli_json_set(o, "budget", loop_view_budget_json(&lo->budget));
     cli_json_set(o, "wake_at_ms",
                  lo->wake_at_ms ? json_integer(lo->wake_at_ms) : json_null());
     return o;
@@ -226,7 +235,31 @@ static int id_width(const struct ls_list *l)
     return w > 40 ? 40 : (int)w;
 }
 
-/* The LOOP column: "3 iterations, 1200 tokens, $0.0400, wakes in 5m". */
+/* What is left of the run's budgets: ", left: ~880 tok, $0.2500, 59m". */
+static void budget_left(const struct ls_loop *lo, char *buf, size_t cap)
+{
+    const struct loop_view_budget *b = &lo->budget;
+    char dur[16];
+    size_t n;
+
+    if (!b->has_tokens && !b->has_usd && !b->has_wallclock)
+        return;
+    n = strlen(buf);
+    snprintf(buf + n, cap - n, ", left:");
+    n = strlen(buf);
+    if (b->has_tokens)
+        snprintf(buf + n, cap - n, " %s%" PRId64 " tok", lo->usage.estimated ? "~" : "",
+                 b->tokens_left);
+    n = strlen(buf);
+    if (b->has_usd)
+        snprintf(buf + n, cap - n, " $%.4f", b->usd_left);
+    n = strlen(buf);
+    cli_fmt_dur((uint64_t)b->wallclock_left_ms * 1000, dur, sizeof(dur));
+    if (b->has_wallclock)
+        snprintf(buf + n, cap - n, " %s", dur);
+}
+
+/* The LOOP column: "3 iterations, left: ~880 tok $0.2500, wakes in 5m". */
 static void loop_column(const struct ls_loop *lo, int64_t now, char *buf, size_t cap)
 {
     size_t n;
@@ -237,9 +270,7 @@ static void loop_column(const struct ls_loop *lo, int64_t now, char *buf, size_t
     }
     snprintf(buf, cap, "%" PRId64 " iteration%s", lo->iterations,
              lo->iterations == 1 ? "" : "s");
-    n = strlen(buf);
-    if (lo->tokens > 0 || lo->usd > 0)
-        snprintf(buf + n, cap - n, ", %" PRId64 " tokens, $%.4f", lo->tokens, lo->usd);
+    budget_left(lo, buf, cap);
     n = strlen(buf);
     if (lo->wake_at_ms) {
         char when[32];
@@ -251,15 +282,15 @@ static void loop_column(const struct ls_loop *lo, int64_t now, char *buf, size_t
 static void print_row(const struct ls_row *r, int w, int64_t now)
 {
     const lil_run_info *in = &r->info;
-    char id[900], iso[40], ago[32], pid[16], loop[160];
+    char id[900], iso[40], ago[32], pid[16], loop[200], usage[64] = "-";
 
     cli_fmt_printable(r->id, strlen(r->id), LIL_RUN_ID_MAX, id, sizeof(id));
     if (r->code) {
         char why[600];
         cli_fmt_printable(r->reason, r->reason ? strlen(r->reason) : 0, 500, why,
                           sizeof(why));
-        printf("%-*s  %-10s %5s %6s %8s  %-30s  %-7s  %s\n", w, id, r->status, "-", "-",
-               "-", "-", "-", why);
+        printf("%-*s  %-10s %5s %6s %8s  %-30s  %-7s  %-22s  %s\n", w, id, r->status,
+               "-", "-", "-", "-", "-", "-", why);
         return;
     }
     cli_fmt_iso(in->last_ns, false, iso, sizeof(iso));
@@ -268,9 +299,13 @@ static void print_row(const struct ls_row *r, int w, int64_t now)
     snprintf(iso + n, sizeof(iso) - n, " (%s)", ago);
     snprintf(pid, sizeof(pid), "%d", in->holder_pid);
     loop_column(&r->loop, now, loop, sizeof(loop));
-    printf("%-*s  %-10s %5" PRIu64 " %6" PRIu64 " %8" PRIu64 "  %-30s  %-7s  %s\n", w,
-           id, r->loop.is_loop ? r->loop.status : r->status, in->steps_done,
-           in->steps_failed, in->journal_bytes, iso, in->holder_pid ? pid : "-", loop);
+    if (r->loop.is_loop)
+        loop_view_fmt_usage_compact(&r->loop.usage, usage, sizeof(usage));
+    printf("%-*s  %-10s %5" PRIu64 " %6" PRIu64 " %8" PRIu64
+           "  %-30s  %-7s  %-22s  %s\n",
+           w, id, r->loop.is_loop ? r->loop.status : r->status, in->steps_done,
+           in->steps_failed, in->journal_bytes, iso, in->holder_pid ? pid : "-", usage,
+           loop);
 }
 
 static void print_text(lil_store *st, const struct ls_list *l)
@@ -282,8 +317,8 @@ static void print_text(lil_store *st, const struct ls_list *l)
         printf("no runs in store '%s'\n", lil_store_path(st));
         return;
     }
-    printf("%-*s  %-10s %5s %6s %8s  %-30s  %-7s  %s\n", w, "RUN", "STATUS", "DONE",
-           "FAILED", "BYTES", "LAST ACTIVITY", "PID", "LOOP");
+    printf("%-*s  %-10s %5s %6s %8s  %-30s  %-7s  %-22s  %s\n", w, "RUN", "STATUS",
+           "DONE", "FAILED", "BYTES", "LAST ACTIVITY", "PID", "USAGE", "LOOP");
     for (size_t i = 0; i < l->n; i++)
         print_row(&l->rows[i], w, now);
 }
@@ -335,10 +370,11 @@ const struct cli_verb cli_verb_ls = {
     "\n"
     "List the runs of the store, one line each: id, status, steps done, steps\n"
     "failed, journal bytes, last activity (UTC and how long ago), the pid of\n"
-    "the process holding the run, if any, and for a loop run its committed\n"
-    "iterations (with tokens and usd when its agents reported usage).  Runs are\n"
-    "opened read-only: ls takes no lock and writes nothing, so it works while\n"
-    "runs are being written.\n"
+    "the process holding the run, if any, and for a loop run the tokens and usd\n"
+    "of its agent calls (USAGE: \"~\" before estimated tokens, \"+?\" after usd\n"
+    "when some calls were unpriced), its committed iterations and what is left\n"
+    "of its budgets.  Runs are opened read-only: ls takes no lock and writes\n"
+    "nothing, so it works while runs are being written.\n"
     "\n"
     "The status of a loop run is the loop's: completed, failed, uncertain,\n"
     "paused, waiting, stopped, or running while a process holds it.\n"
@@ -354,7 +390,7 @@ const struct cli_verb cli_verb_ls = {
     "              \"steps_done\", \"steps_failed\", \"journal_bytes\", \"created\",\n"
     "              \"last_activity\", \"holder_pid\", \"loop\": null or {\"id\",\n"
     "              \"status\", \"reason\", \"iterations\", \"tokens\", \"usd\",\n"
-    "              \"wake_at_ms\"}, ...}]}\n"
+    "              \"estimated\", \"usage\", \"budget\", \"wake_at_ms\"}, ...}]}\n"
     "\n"
     "Exit status (the table is in `lil --help`): 0 when the store could be\n"
     "listed (whatever the runs' states: a held run is listed with its pid); 1\n"

@@ -227,11 +227,21 @@ static void put_time_ms(struct line *l, int64_t ms)
     put(l, "%s", iso);
 }
 
+/* "  tokens 100 usd 0.2500"; "~" before estimated tokens, "unpriced" for
+ * no usd. */
 static void put_usage(struct line *l, const json_t *usage)
 {
-    if (json_is_object(usage))
-        put(l, "  tokens %" PRId64 " usd %.4f", int_of(usage, "tokens"),
-            json_number_value(json_object_get(usage, "usd")));
+    const json_t *usd = json_object_get(usage, "usd");
+
+    if (!json_is_object(usage))
+        return;
+    put(l, "  tokens %s%" PRId64,
+        json_is_true(json_object_get(usage, "estimated")) ? "~" : "",
+        int_of(usage, "tokens"));
+    if (json_is_number(usd))
+        put(l, " usd %.4f", json_number_value(usd));
+    else
+        put(l, " unpriced");
 }
 
 static void sum_start(struct line *l, const json_t *v)
@@ -440,6 +450,7 @@ static void iter_release(struct loop_view_iter *it)
     for (size_t i = 0; i < it->n; i++) {
         free(it->slots[i].kind);
         free(it->slots[i].step);
+        free(it->slots[i].model);
     }
     free(it->slots);
 }
@@ -540,9 +551,15 @@ static void slot_outcome(struct walk *w, struct loop_view_slot *s, const json_t 
     if (step)
         set_str(w, &s->step, step, strlen(step));
     if (json_is_object(usage)) {
+        const char *model = json_string_value(json_object_get(usage, "model"));
+
         s->has_usage = true;
         s->tokens = int_of(usage, "tokens");
+        s->has_usd = json_is_number(json_object_get(usage, "usd"));
         s->usd = json_number_value(json_object_get(usage, "usd"));
+        s->estimated = json_is_true(json_object_get(usage, "estimated"));
+        if (model)
+            set_str(w, &s->model, model, strlen(model));
     }
     s->wake_at_ms = int_of(v, "wakeAt");
     if (kind && strcmp(kind, "breakpoint") == 0)
@@ -608,6 +625,9 @@ static void on_slot(struct walk *w, const lil_record *rec,
     if (rec->type == LIL_REC_STEP && json_is_object(usage)) {
         w->after_tokens += int_of(usage, "tokens");
         w->after_usd += json_number_value(json_object_get(usage, "usd"));
+        w->v->usage.calls++;
+        w->v->usage.estimated += json_is_true(json_object_get(usage, "estimated"));
+        w->v->usage.unpriced += !json_is_number(json_object_get(usage, "usd"));
     }
     if (rec->type == LIL_REC_STEP && w->v->pause && nm->iteration == w->pause_it &&
         nm->seq == w->pause_seq)
@@ -741,6 +761,8 @@ static void settle_state(struct walk *w)
     json_decref(snap);
     v->meters.tokens += w->after_tokens;
     v->meters.usd += w->after_usd;
+    v->usage.tokens = v->meters.tokens;
+    v->usage.usd = v->meters.usd;
 }
 
 static void set_reason(struct walk *w, const char *s)
@@ -1041,7 +1063,9 @@ static json_t *slot_json(const struct loop_view_slot *s)
     cli_json_set(o, "dur_us", json_integer(s->dur_us));
     if (s->has_usage) {
         cli_json_set(o, "tokens", json_integer(s->tokens));
-        cli_json_set(o, "usd", json_real(s->usd));
+        cli_json_set(o, "usd", s->has_usd ? json_real(s->usd) : json_null());
+        cli_json_set(o, "estimated", json_boolean(s->estimated));
+        cli_json_set(o, "model", str_or_null(s->model));
     }
     if (s->wake_at_ms)
         cli_json_set(o, "wake_at_ms", json_integer(s->wake_at_ms));
@@ -1058,9 +1082,13 @@ static json_t *history_json(const struct loop_view *v)
 
         for (size_t j = 0; j < it->n; j++)
             json_array_append_new(slots, slot_json(&it->slots[j]));
+        struct loop_view_usage u;
+
+        loop_view_iter_usage(it, &u);
         cli_json_set(o, "iteration", json_integer(it->iteration));
         cli_json_set(o, "committed",
                      json_boolean(it->iteration >= 0 && it->iteration < v->iterations));
+        cli_json_set(o, "usage", u.calls ? loop_view_usage_json(&u) : json_null());
         cli_json_set(o, "effects", slots);
         json_array_append_new(a, o);
     }
@@ -1088,12 +1116,16 @@ static json_t *start_fields(const struct loop_view *v)
 json_t *loop_view_json(const struct loop_view *v, int64_t now_ms)
 {
     json_t *o = start_fields(v);
+    struct loop_view_budget b;
 
     cli_json_set(o, "status", json_string(v->status));
     cli_json_set(o, "reason", str_or_null(v->reason));
     cli_json_set(o, "iterations", json_integer(v->iterations));
     cli_json_set(o, "state", v->state ? json_incref(v->state) : json_object());
     cli_json_set(o, "meters", meters_json(v, now_ms));
+    cli_json_set(o, "usage", loop_view_usage_json(&v->usage));
+    loop_view_budget(v, now_ms, &b);
+    cli_json_set(o, "budget", loop_view_budget_json(&b));
     cli_json_set(o, "wake_at_ms",
                  v->wake_at_ms ? json_integer(v->wake_at_ms) : json_null());
     cli_json_set(o, "uncertain", uncertain_json(v));
@@ -1101,5 +1133,171 @@ json_t *loop_view_json(const struct loop_view *v, int64_t now_ms)
     cli_json_set(o, "stop", stop_json(v));
     cli_json_set(o, "history_omitted", json_integer(v->iters_omitted));
     cli_json_set(o, "history", history_json(v));
+    return o;
+}
+
+/* ---- usage and budgets
+ * ---------------------------------------------------------------- */
+
+void loop_view_iter_usage(const struct loop_view_iter *it, struct loop_view_usage *out)
+{
+    memset(out, 0, sizeof(*out));
+    for (size_t i = 0; i < it->n; i++) {
+        const struct loop_view_slot *s = &it->slots[i];
+
+        if (!s->has_usage)
+            continue;
+        out->calls++;
+        out->estimated += s->estimated;
+        out->unpriced += !s->has_usd;
+        out->tokens += s->tokens;
+        out->usd += s->has_usd ? s->usd : 0;
+    }
+}
+
+/* A number of the caps, if it is one. */
+static bool cap_of(const json_t *caps, const char *key, double *out)
+{
+    const json_t *v = json_object_get(caps, key);
+
+    if (!json_is_number(v))
+        return false;
+    *out = json_number_value(v);
+    return true;
+}
+
+void loop_view_budget(const struct loop_view *v, int64_t now_ms,
+                      struct loop_view_budget *out)
+{
+    const json_t *caps = json_object_get(v->start, "caps");
+    const struct loop_view_meters *m = &v->meters;
+    double lim;
+
+    memset(out, 0, sizeof(*out));
+    if ((out->has_tokens = cap_of(caps, "tokens", &lim))) {
+        out->tokens_limit = (int64_t)lim;
+        out->tokens_used = m->tokens - m->tokens_base;
+        out->tokens_left = out->tokens_limit > out->tokens_used
+                               ? out->tokens_limit - out->tokens_used
+                               : 0;
+    }
+    if ((out->has_usd = cap_of(caps, "usd", &lim))) {
+        out->usd_limit = lim;
+        out->usd_used = m->usd - m->usd_base;
+        out->usd_left = lim > out->usd_used ? lim - out->usd_used : 0.0;
+    }
+    if ((out->has_wallclock = cap_of(caps, "wallclock_ms", &lim))) {
+        out->wallclock_limit_ms = (int64_t)lim;
+        out->wallclock_used_ms = loop_view_elapsed_ms(v, now_ms);
+        out->wallclock_left_ms = out->wallclock_limit_ms > out->wallclock_used_ms
+                                     ? out->wallclock_limit_ms - out->wallclock_used_ms
+                                     : 0;
+    }
+}
+
+/* "$0.2500"; six decimals under a cent, so that a small call is not $0. */
+static void put_usd(struct line *l, double usd)
+{
+    put(l, usd > 0 && usd < 0.01 ? "$%.6f" : "$%.4f", usd);
+}
+
+void loop_view_fmt_call(const struct loop_view_slot *s, char *buf, size_t cap)
+{
+    struct line l = {"", 0};
+
+    put(&l, "%s%" PRId64 " tokens%s, ", s->estimated ? "~" : "", s->tokens,
+        s->estimated ? " (estimated)" : "");
+    if (s->has_usd)
+        put_usd(&l, s->usd);
+    else
+        put(&l, "unpriced");
+    if (s->model)
+        put(&l, " (%s)", s->model);
+    cli_fmt_printable(l.buf, l.len, l.len, buf, cap);
+}
+
+void loop_view_fmt_usage(const struct loop_view_usage *u, char *buf, size_t cap)
+{
+    struct line l = {"", 0};
+
+    put(&l, "%s%" PRId64 " tokens%s, ", u->estimated ? "~" : "", u->tokens,
+        !u->estimated              ? ""
+        : u->estimated == u->calls ? " (estimated)"
+                                   : " (estimated in part)");
+    if (u->unpriced == u->calls && u->calls > 0) {
+        put(&l, "unpriced");
+    } else {
+        put_usd(&l, u->usd);
+        if (u->unpriced)
+            put(&l, " + unpriced (%" PRId64 " of %" PRId64 " calls)", u->unpriced,
+                u->calls);
+    }
+    put(&l, " in %" PRId64 " call%s", u->calls, u->calls == 1 ? "" : "s");
+    cli_fmt_printable(l.buf, l.len, l.len, buf, cap);
+}
+
+void loop_view_fmt_usage_compact(const struct loop_view_usage *u, char *buf, size_t cap)
+{
+    struct line l = {"", 0};
+
+    if (u->calls == 0 && u->tokens == 0 && u->usd == 0) {
+        snprintf(buf, cap, "-");
+        return;
+    }
+    put(&l, "%s%" PRId64 " tok ", u->estimated ? "~" : "", u->tokens);
+    if (u->calls > 0 && u->unpriced == u->calls)
+        put(&l, "$?");
+    else
+        put_usd(&l, u->usd);
+    if (u->unpriced && u->unpriced < u->calls)
+        put(&l, "+?");
+    snprintf(buf, cap, "%s", l.buf);
+}
+
+json_t *loop_view_usage_json(const struct loop_view_usage *u)
+{
+    json_t *o = json_object();
+
+    cli_json_set(o, "calls", json_integer(u->calls));
+    cli_json_set(o, "tokens", json_integer(u->tokens));
+    cli_json_set(o, "usd", json_real(u->usd));
+    cli_json_set(o, "estimated", json_boolean(u->estimated > 0));
+    cli_json_set(o, "estimated_calls", json_integer(u->estimated));
+    cli_json_set(o, "unpriced_calls", json_integer(u->unpriced));
+    return o;
+}
+
+static json_t *budget_item(bool set, json_t *limit, json_t *used, json_t *left)
+{
+    json_t *o;
+
+    if (!set) {
+        json_decref(limit);
+        json_decref(used);
+        json_decref(left);
+        return json_null();
+    }
+    o = json_object();
+    cli_json_set(o, "limit", limit);
+    cli_json_set(o, "used", used);
+    cli_json_set(o, "left", left);
+    return o;
+}
+
+json_t *loop_view_budget_json(const struct loop_view_budget *b)
+{
+    json_t *o = json_object();
+
+    cli_json_set(o, "tokens",
+                 budget_item(b->has_tokens, json_integer(b->tokens_limit),
+                             json_integer(b->tokens_used),
+                             json_integer(b->tokens_left)));
+    cli_json_set(o, "usd",
+                 budget_item(b->has_usd, json_real(b->usd_limit),
+                             json_real(b->usd_used), json_real(b->usd_left)));
+    cli_json_set(o, "wallclock_ms",
+                 budget_item(b->has_wallclock, json_integer(b->wallclock_limit_ms),
+                             json_integer(b->wallclock_used_ms),
+                             json_integer(b->wallclock_left_ms)));
     return o;
 }

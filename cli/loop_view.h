@@ -14,8 +14,13 @@
  *    record (loop_view_is_start): an ordinary run may name a step "cap.1".
  *  - the whole run: loop_view_load walks the records once and fills a
  *    struct loop_view: status and reason, committed iterations, the last
- *    snapshot, the meters, what the run waits for, and the slots of the
- *    last `tail` iterations.
+ *    snapshot, the meters, the run's agent calls (how many reported
+ *    usage, were estimated, had no price), what the run waits for, and
+ *    the slots of the last `tail` iterations (an agent call's tokens, usd,
+ *    model, estimate).  loop_view_iter_usage sums an iteration's calls,
+ *    loop_view_budget says what is left of each budget; the fmt functions
+ *    write them for a person ("~" before estimated tokens), the json ones
+ *    as docs/cli.md documents.
  *
  * The status, in the runner's order (lil__loop_status): a run-done record
  * (completed, or stopped by an exit-clean cap), run-failed (failed), an
@@ -101,8 +106,33 @@ struct loop_view_slot {
     uint32_t dur_us;    /* the outcome's duration (0: none) */
     bool has_usage;     /* an agent's usage: */
     int64_t tokens;
+    bool has_usd; /* false: unpriced (usd 0) */
     double usd;
+    bool estimated;     /* tokens estimated from sizes (no usage reported) */
+    char *model;        /* the model that answered, or NULL */
     int64_t wake_at_ms; /* a sleep's wake time, else 0 */
+};
+
+/* The usage of some agent calls: an iteration's (loop_view_iter_usage), or
+ * the whole run's (struct loop_view's usage: calls counted over every
+ * outcome record, tokens and usd from the meters). */
+struct loop_view_usage {
+    int64_t calls;     /* calls that reported (or estimated) usage */
+    int64_t estimated; /* of them, with estimated tokens */
+    int64_t unpriced;  /* of them, without usd */
+    int64_t tokens;
+    double usd; /* of the priced calls */
+};
+
+/* What is left of the budgets the run started with (its start record's
+ * caps), as the runner counts them: tokens and usd from the bases an
+ * approval set, wallclock from the wallclock base (to now while the run
+ * can go on).  left is 0 once a budget is spent. */
+struct loop_view_budget {
+    bool has_tokens, has_usd, has_wallclock;
+    int64_t tokens_limit, tokens_used, tokens_left;
+    double usd_limit, usd_used, usd_left;
+    int64_t wallclock_limit_ms, wallclock_used_ms, wallclock_left_ms;
 };
 
 struct loop_view_iter {
@@ -132,14 +162,15 @@ struct loop_view {
     json_t *state;      /* the committed state (last snapshot, else the
                            start's baseState); may be NULL */
     struct loop_view_meters meters;
-    int64_t wake_at_ms;   /* parked: when it wakes; else 0 */
-    json_t *stop;         /* the honoured stop request not cleared, or NULL */
-    json_t *pause;        /* the pause record waiting for approval, or NULL */
-    json_t *cap;          /* the cap record waiting for approval, or NULL */
-    char *uncertain_slot; /* the effect whose outcome is unknown ("1.0"), */
-    char *uncertain_note; /* its intent's note "kind identity" (or NULL) */
-    bool ended;           /* completed, failed or stopped for good */
-    int64_t last_ms;      /* the last record's time */
+    struct loop_view_usage usage; /* the run's agent calls */
+    int64_t wake_at_ms;           /* parked: when it wakes; else 0 */
+    json_t *stop;                 /* the honoured stop request not cleared, or NULL */
+    json_t *pause;                /* the pause record waiting for approval, or NULL */
+    json_t *cap;                  /* the cap record waiting for approval, or NULL */
+    char *uncertain_slot;         /* the effect whose outcome is unknown ("1.0"), */
+    char *uncertain_note;         /* its intent's note "kind identity" (or NULL) */
+    bool ended;                   /* completed, failed or stopped for good */
+    int64_t last_ms;              /* the last record's time */
     /* the slots of the last `tail` iterations that have records, oldest
      * first, and how many earlier ones were left out */
     struct loop_view_iter *iters;
@@ -166,6 +197,28 @@ json_t *loop_view_json(const struct loop_view *v, int64_t now_ms);
 /* Elapsed wallclock (the meter): now_ms or the last record's time, as
  * above, minus the wallclock base. */
 int64_t loop_view_elapsed_ms(const struct loop_view *v, int64_t now_ms);
+
+/* The usage of iteration it's slots (its agent calls). */
+void loop_view_iter_usage(const struct loop_view_iter *it, struct loop_view_usage *out);
+
+/* What is left of each budget, now_ms as loop_view_elapsed_ms takes it. */
+void loop_view_budget(const struct loop_view *v, int64_t now_ms,
+                      struct loop_view_budget *out);
+
+/* For a person: one call's usage, "100 tokens, $0.2500 (gpt-4o-mini)",
+ * "~250 tokens (estimated), unpriced"; of several calls, "~150 tokens
+ * (estimated in part), $0.2500 + unpriced (1 of 2 calls)"; compact (`lil
+ * ls`), "~150 tok $0.2500+?" ("-" for no call).  Terminal-safe. */
+void loop_view_fmt_call(const struct loop_view_slot *s, char *buf, size_t cap);
+void loop_view_fmt_usage(const struct loop_view_usage *u, char *buf, size_t cap);
+void loop_view_fmt_usage_compact(const struct loop_view_usage *u, char *buf,
+                                 size_t cap);
+
+/* {"calls", "tokens", "usd", "estimated", "estimated_calls",
+ * "unpriced_calls"}; {"tokens", "usd", "wallclock_ms"}, each null or
+ * {"limit", "used", "left"} (docs/cli.md).  NULL when out of memory. */
+json_t *loop_view_usage_json(const struct loop_view_usage *u);
+json_t *loop_view_budget_json(const struct loop_view_budget *b);
 
 /* The uncertain effect's kind and identity, split from its note (kind
  * "?" and identity "" when it has none).  Pointers into v. */

@@ -18,7 +18,7 @@ static const struct cli_verb *const verbs[] = {
     &cli_verb_resolve, &cli_verb_validate, &cli_verb_new,    &cli_verb_explain,
     &cli_verb_run,     &cli_verb_step,     &cli_verb_resume, &cli_verb_stop,
     &cli_verb_approve, &cli_verb_recover,  &cli_verb_doctor, &cli_verb_tick,
-    &cli_verb_verify,  &cli_verb_score,
+    &cli_verb_verify,  &cli_verb_score,    &cli_verb_watch,
 };
 
 #define NVERBS (sizeof(verbs) / sizeof(verbs[0]))
@@ -52,7 +52,10 @@ static const char help_tail[] =
     "  5   loop verbs: the run was stopped\n"
     "  64  usage error: unknown verb or flag, missing argument, invalid id\n"
     "  75  the run is held by another process (check --repair, resolve): the\n"
-    "      message names its pid when lil knows it; try again when it is done\n";
+    "      message names its pid when lil knows it; try again when it is done\n"
+    "  watch: the program's status (128+N: killed by signal N), or 71 cannot\n"
+    "      fork, 80 restart limit, 81 crash loop, 82 same step, 126 / 127 the\n"
+    "      program cannot be executed / is not found\n";
 
 static void print_main_help(FILE *f)
 {

@@ -4,7 +4,8 @@
 # headers.  Run: cmake -DSRC=<repo> -P tests/check_layers.cmake
 #
 # Layers, bottom up: base, os, journal, store, engine; lang, spec, loop;
-# json is a side module (jansson), used from lang and engine up.  api.c, at
+# json is a side module (jansson), used from lang and engine up; supervise
+# (lil_supervise) sits on engine, beside lang, spec and loop.  api.c, at
 # the top, may include anything.
 set(allowed_base    base)
 set(allowed_os      os base)
@@ -15,7 +16,8 @@ set(allowed_engine  engine store os json base)
 set(allowed_lang    lang json base)
 set(allowed_spec    spec lang os json base)
 set(allowed_loop    loop spec lang engine store os json base)
-set(folders base os journal store json engine lang spec loop)
+set(allowed_supervise supervise engine store journal os base)
+set(folders base os journal store json engine lang spec loop supervise)
 
 set(bad "")
 foreach(dir ${folders})

@@ -972,6 +972,20 @@ LIL_API lil_status lil_loop_close(lil_loop *lp);
  * asks it for every agent step. */
 LIL_API lil_status lil_agent_harness_check(const char *harness);
 
+/* What the agent harnesses would use in this process's environment, as a
+ * JSON object in *out (free with lil_free), for `lil doctor`:
+ * "harnesses" (each harness: "name", "ready", "message": what
+ * lil_agent_harness_check says), "llm" (the resolved server: "configured",
+ * "provider", "base_url" (credentials redacted), "model", each with where
+ * it came from, "key_set" and "key_from" -- the variable, never the key --,
+ * "stream", "priced", "price_in" and "price_out" in USD per million tokens
+ * with where they came from) and "limits" ("cli_timeout_ms",
+ * "llm_timeout_ms", "max_buffer", "max_tokens": "value", "default",
+ * "from": "default" or the variable read, "error" when it does not parse).
+ * docs/api.md lists every key.  Errors: LIL_E_INVAL (out NULL),
+ * LIL_E_NOMEM. */
+LIL_API lil_status lil_agent_settings(lil_bytes *out);
+
 /* What dry runs prove about a valid spec (`lil verify`, `lil score`;
  * docs/loops.md, "Verify and score"): the loop runs three times in a
  * temporary store ($TMPDIR, else /tmp; removed before returning) -- once
@@ -999,6 +1013,150 @@ LIL_API lil_status lil_agent_harness_check(const char *harness);
  * temporary store), LIL_E_NOMEM; the message in lil_errmsg(). */
 LIL_API lil_status lil_spec_verify(lil_env *env, const lil_spec *spec,
                                    const char *fixtures_json, lil_bytes *report_json);
+
+/* ------------------------------------------------------------------------ */
+/* Supervision                                                               */
+
+/* Durability keeps completed steps; supervision restarts the program that
+ * was killed, so that it resumes from its journal (docs/supervise.md).
+ *
+ * lil_supervise makes the calling process a supervisor.  Without argv the
+ * call returns LIL_OK in a forked child, and whenever that child dies the
+ * supervisor forks a new one that returns from the same call: everything
+ * before the call runs once, everything after it runs again in each child
+ * (and resumes from its journal).  With argv, each child runs that program
+ * instead (`lil watch` is this).  In the supervisor the call never returns:
+ * when supervision ends it flushes stdio (fflush(NULL)) and ends the process
+ * with _exit(status) -- the one call of the library that ends the process,
+ * because a supervisor has nothing to return to.  atexit handlers do not
+ * run there (the children run them).
+ *
+ * Each child:
+ *  - leads a process group of its own (the supervisor stays in the
+ *    foreground of a terminal; a child that reads the terminal is stopped
+ *    by it: give it another stdin);
+ *  - gets SIGTERM when the supervisor dies, even by SIGKILL
+ *    (PR_SET_PDEATHSIG of the thread that called lil_supervise);
+ *  - has LIL_SUPERVISED=1 and LIL_ATTEMPT=<n> (1, 2, ...) in its
+ *    environment;
+ *  - without argv: gets back the signal dispositions and the signal mask the
+ *    caller had when it called lil_supervise, and every descriptor it had;
+ *  - with argv: is exec'd with the default action for every signal the
+ *    caller caught and for SIGPIPE and SIGXFSZ, an empty signal mask, and
+ *    exactly descriptors 0, 1 and 2 (argv[0] without '/' is looked up in
+ *    PATH).  A program that cannot be executed ends the supervision at once
+ *    with 127 (not found) or 126 (found, not executable), as a shell would.
+ *
+ * The supervisor:
+ *  - forwards SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH
+ *    and SIGCONT to the child's process group, and SIGTSTP too (then stops
+ *    itself); after SIGINT, SIGTERM, SIGHUP or SIGQUIT (the user's stop) it
+ *    never restarts, and a second one sends SIGKILL to the group;
+ *  - when the child dies, kills (SIGKILL) what the child left in its
+ *    process group, then reaps it: two generations never run side by side;
+ *  - restarts it as the policy says (LIL_RESTART_*; never after a death by
+ *    SIGINT, which only a user sends), after a delay of backoff_s doubling
+ *    with each restart up to max_backoff_s, less a random part of up to
+ *    jitter of it; a child that ran for healthy_s or longer starts the
+ *    doubling over;
+ *  - gives up, with the exit statuses below, after max_restarts restarts,
+ *    after crash_loop_k deaths in a row each less than crash_loop_t_s
+ *    seconds after their start, or after same_step deaths in a row at the
+ *    same step of the same run;
+ *  - otherwise ends with the last child's status: its exit code, or 128 +
+ *    the signal that killed it; after the user's stop during a backoff,
+ *    128 + that signal.
+ *
+ * Tied to the journal: with dir, after each death the supervisor reads the
+ * store at dir (read-only; nothing is created) for the run whose journal
+ * the child changed most recently since it started, and in it the step the
+ * child had started and not finished (an effect's intent without outcome),
+ * or else the last step it finished (the child died after it).  The death
+ * event names both, and same_step compares them across deaths.
+ *
+ * Call it early: before threads are started (the child has only the
+ * calling thread; other threads keep running in the supervisor) and before
+ * any run is opened (a forked child would share the run's lock; with env,
+ * a run open through it is LIL_E_INVAL).  The supervisor reaps its own
+ * child only; it installs handlers for the signals above and SIGCHLD.
+ *
+ * Returns, in the caller and before anything is forked: LIL_E_INVAL for
+ * invalid options (the message says which), LIL_E_IO when the signal
+ * handlers or their pipe cannot be set up.  LIL_OK in each child (without
+ * argv).  When fork itself fails the supervisor ends with
+ * LIL_SUPERVISE_EXIT_OSERR. */
+
+typedef enum lil_restart_policy {
+    LIL_RESTART_ON_FAILURE = 0, /* a death by a signal or a non-zero exit */
+    LIL_RESTART_ON_CRASH = 1,   /* a death by a signal only */
+    LIL_RESTART_ALWAYS = 2,     /* any end, exit 0 included */
+} lil_restart_policy;
+
+/* Exit statuses of a supervisor that gives up (docs/errors.md).  Besides
+ * them it ends with the child's status, or 126 / 127 when argv cannot be
+ * executed. */
+#define LIL_SUPERVISE_EXIT_OSERR      71 /* EX_OSERR: fork (or a pipe) failed */
+#define LIL_SUPERVISE_EXIT_RESTARTS   80 /* max_restarts restarts were made */
+#define LIL_SUPERVISE_EXIT_CRASH_LOOP 81 /* crash_loop_k quick deaths in a row */
+#define LIL_SUPERVISE_EXIT_SAME_STEP  82 /* same_step deaths at one step */
+
+/* max_restarts: no limit. */
+#define LIL_SUPERVISE_UNLIMITED 0xffffffffu
+/* backoff_s or jitter: none (0 means the default). */
+#define LIL_SUPERVISE_NONE (-1.0)
+
+/* What the supervisor reports (on_event).  Strings are borrowed for the
+ * call.  kind is one of:
+ *   "start"   a child was started (attempt, pid)
+ *   "death"   it died (pid, exit_code or signal, uptime_s, run_id, step)
+ *   "backoff" the next start waits delay_s seconds
+ *   "giveup"  supervision stops: restart limit, crash loop, same step, a
+ *             program that cannot be run, fork failed (exit_code: the status)
+ *   "exit"    the supervisor ends now with exit_code (always the last)
+ * message is one line for a person, e.g. "attempt 2: pid 4242 was killed
+ * by SIGKILL after 1.52s, in run invoice-42 at step charge (started, not
+ * finished)". */
+typedef struct lil_supervise_event {
+    const char *kind;
+    unsigned attempt; /* the child concerned (the last one for exit) */
+    int pid;
+    int exit_code;      /* death: the exit code, -1 for a signal; giveup,
+                           exit: the supervisor's exit status */
+    int signal;         /* death: the signal that ended the child, else 0 */
+    double uptime_s;    /* death: seconds since its start */
+    double delay_s;     /* backoff: seconds until the next start */
+    const char *run_id; /* death: the run the child was in, or NULL */
+    const char *step;   /* death: the step identity (see step_started), or NULL */
+    const char *message;
+    int64_t time_ms;   /* when, ms since the Unix epoch */
+    int step_started;  /* death: 1 the child died in step (started, not
+                          finished); 0 it died after step, its last one */
+    unsigned restarts; /* restarts made so far (backoff: this one included) */
+} lil_supervise_event;
+
+typedef void (*lil_supervise_event_fn)(void *ud, const lil_supervise_event *ev);
+
+typedef struct lil_supervise_options {
+    size_t struct_size; /* sizeof(lil_supervise_options): lets the struct grow */
+    lil_restart_policy restart;
+    unsigned max_restarts; /* 0 = 10; LIL_SUPERVISE_UNLIMITED */
+    double backoff_s;      /* first delay, doubling; 0 = 1 s; LIL_SUPERVISE_NONE */
+    double max_backoff_s;  /* ceiling of the delay; 0 = 60 s */
+    double jitter;         /* 0..1: a random part of the delay taken off; 0 = 0.2;
+                              LIL_SUPERVISE_NONE */
+    unsigned crash_loop_k; /* 0 = off; else with crash_loop_t_s > 0 */
+    double crash_loop_t_s;
+    unsigned same_step;              /* 0 = off; needs dir */
+    const char *dir;                 /* store read after each death; NULL = none */
+    lil_supervise_event_fn on_event; /* NULL: nothing reported (never printed) */
+    void *ud;
+    double healthy_s; /* a child that ran this long resets the doubling; 0 = 30 s */
+    const char *const *argv; /* NULL: fork (the call returns in each child);
+                                else the program each child runs */
+    lil_env *env;            /* allocator for the supervisor; NULL = default */
+} lil_supervise_options;
+
+LIL_API lil_status lil_supervise(const lil_supervise_options *opts);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "loop/agent_info.h"
 #include "os/os.h"
 
 enum family { FAM_INTERNAL, FAM_LLM, FAM_CLI };
@@ -29,6 +30,11 @@ bool lil__agent_known(const char *name)
         if (strcmp(name, harnesses[i].name) == 0)
             return true;
     return false;
+}
+
+const char *lil__agent_name(size_t i)
+{
+    return i < NHARNESS ? harnesses[i].name : NULL;
 }
 
 static const char *lookup(const char *const *envp, const char *name)

@@ -32,7 +32,9 @@
  * out), LIL_E_INVAL (not configured, bad limits, unknown harness),
  * LIL_E_NOMEM.  The runner retries LIL_E_CHILD and LIL_E_HTTP (retry.h).
  *
- * Threads: calls are independent; nothing is kept between them.
+ * Threads: calls are independent; nothing is kept between them but the
+ * llm harness's idle libcurl handles and their connections
+ * (agent_llm_pool.c), which any thread may reuse.
  */
 #ifndef LIL_LOOP_AGENT_H
 #define LIL_LOOP_AGENT_H

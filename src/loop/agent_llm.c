@@ -27,6 +27,12 @@
  *
  * Redirects are not followed (the Authorization header would go along):
  * a 3xx is a failed request.  libcurl reads the usual proxy variables.
+ * The easy handle of a call comes from the pool of agent_llm_pool.c, so
+ * that a loop's next call reuses the connection of the last one.
+ *
+ * lil__agent_llm_describe (agent_info.h) tells what the harness would use
+ * -- server, model, key variable, prices, each with its source -- without
+ * the key, for `lil doctor`.
  */
 #include <ctype.h>
 #include <limits.h>
@@ -36,6 +42,7 @@
 #include <strings.h>
 
 #include "loop/agent.h"
+#include "loop/agent_info.h"
 #include "loop/agent_llm_int.h"
 #include "loop/curl_dl.h"
 #include "loop/effect_http.h"
@@ -72,6 +79,8 @@ struct llm_config {
     size_t base_len;  /* without trailing '/' */
     const char *key;  /* "" when there is none; borrowed */
     const char *model;
+    /* the provider of the key found; NULL: LLM_API_KEY / LLM_BASE_URL */
+    const struct provider *provider;
     const char *const *headers; /* the provider's defaults, or NULL */
     const char *extra_headers;  /* LLM_HEADERS, or NULL */
     bool stream;
@@ -156,6 +165,7 @@ static lil_status resolve_server(struct lil_err *err, const char *const *envp,
 
         if (!filled(k))
             continue;
+        cfg->provider = &providers[i];
         cfg->base = providers[i].base;
         cfg->key = k;
         cfg->model = filled(model) ? model : providers[i].model;
@@ -552,7 +562,7 @@ static lil_status perform(const struct lil_env *env, struct lil_err *err,
     rc = lil__buf_printf(&url, "%.*s/chat/completions", (int)cfg->base_len, cfg->base);
     if (rc == LIL_OK)
         rc = header_list(env, t->c, cfg, &headers);
-    t->h = rc == LIL_OK ? t->c->easy_init() : NULL;
+    t->h = rc == LIL_OK ? lil__llm_handle_take(t->c) : NULL;
     if (t->h) {
         cc = set_options(t, cfg, (const char *)url.data, headers, body);
         if (cc == CURLE_OK)
@@ -561,7 +571,7 @@ static lil_status perform(const struct lil_env *env, struct lil_err *err,
     } else {
         rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory starting the LLM request");
     }
-    t->c->easy_cleanup(t->h);
+    lil__llm_handle_give(t->c, t->h);
     t->h = NULL;
     t->c->slist_free_all(headers);
     lil__buf_free(&url);
@@ -623,4 +633,167 @@ lil_status lil__agent_llm_call(const struct lil_env *env, struct lil_err *err,
     if (rc != LIL_OK)
         scrub(err->msg, sizeof(err->msg), cfg.key);
     return rc;
+}
+
+/* ---- the configuration described (lil doctor) ------------------------------ */
+
+lil_status lil__agent_limit(struct lil_err *err, const char *const *envp, const char *x,
+                            int64_t def, int64_t *out, char *var, size_t cap)
+{
+    return limit(err, envp, x, def, out, var, cap);
+}
+
+/* "openai" for OPENAI_API_KEY, "ai_gateway" for AI_GATEWAY_API_KEY. */
+static void provider_name(const struct provider *p, char *out, size_t cap)
+{
+    size_t n = strlen(p->key_var) - strlen("_API_KEY");
+
+    if (n >= cap)
+        n = cap - 1;
+    for (size_t i = 0; i < n; i++)
+        out[i] = (char)tolower((unsigned char)p->key_var[i]);
+    out[n] = '\0';
+}
+
+/* Where setting x came from: its variable when set and not empty, else
+ * dflt. */
+static const char *source(const char *const *envp, const char *x, const char *dflt,
+                          char *buf, size_t cap)
+{
+    const char *which = NULL;
+
+    if (!filled(lil__agent_setting(envp, x, &which)))
+        return dflt;
+    snprintf(buf, cap, "%s%s", which ? which : "", x);
+    return buf;
+}
+
+/* text with every occurrence of key (not empty) replaced by "[redacted]",
+ * appended to out. */
+static lil_status without_key(const char *text, const char *key, struct lil_buf *out)
+{
+    size_t klen = strlen(key);
+    const char *at;
+    lil_status rc = LIL_OK;
+
+    while (rc == LIL_OK && (at = strstr(text, key)) != NULL) {
+        rc = lil__buf_add(out, text, (size_t)(at - text));
+        if (rc == LIL_OK)
+            rc = lil__buf_addstr(out, LIL_HTTP_REDACTED);
+        text = at + klen;
+    }
+    return rc == LIL_OK ? lil__buf_addstr(out, text) : rc;
+}
+
+/* The base URL as it may be shown: credentials, secret parameters and the
+ * key "[redacted]" (into out, NUL-terminated). */
+static lil_status shown_url(const struct lil_env *env, const struct llm_config *cfg,
+                            struct lil_buf *out)
+{
+    struct lil_buf raw, redacted;
+    lil_status rc;
+
+    lil__buf_init(&raw, env, BUF_UNCAPPED);
+    lil__buf_init(&redacted, env, BUF_UNCAPPED);
+    rc = lil__buf_add(&raw, cfg->base, cfg->base_len);
+    if (rc == LIL_OK)
+        rc = lil__http_redact_url(&redacted, raw.data ? (const char *)raw.data : "");
+    if (rc == LIL_OK && *cfg->key)
+        rc = without_key(redacted.data ? (const char *)redacted.data : "", cfg->key,
+                         out);
+    else if (rc == LIL_OK)
+        rc = lil__buf_add(out, redacted.data, redacted.len);
+    lil__buf_free(&raw);
+    lil__buf_free(&redacted);
+    return rc;
+}
+
+static void set_str(json_t *o, const char *key, const char *value)
+{
+    json_object_set_new(o, key, value ? json_string(value) : json_null());
+}
+
+/* The server part of the description. */
+static void describe_server(json_t *o, const char *const *envp,
+                            const struct llm_config *cfg, const char *url)
+{
+    char name[32], key_from[48], base_from[48], model_from[48];
+    const char *dflt = cfg->provider ? "provider" : "default";
+
+    if (cfg->provider)
+        provider_name(cfg->provider, name, sizeof(name));
+    else
+        snprintf(name, sizeof(name), "custom");
+    if (cfg->provider)
+        snprintf(key_from, sizeof(key_from), "%s", cfg->provider->key_var);
+    set_str(o, "provider", name);
+    json_object_set_new(o, "key_set", json_boolean(*cfg->key != '\0'));
+    set_str(o, "key_from",
+            !*cfg->key ? NULL
+            : cfg->provider
+                ? key_from
+                : source(envp, "LLM_API_KEY", NULL, key_from, sizeof(key_from)));
+    set_str(o, "base_url", url);
+    set_str(o, "base_url_from",
+            cfg->provider ? "provider"
+                          : source(envp, "LLM_BASE_URL", "default", base_from,
+                                   sizeof(base_from)));
+    set_str(o, "model", cfg->model);
+    set_str(o, "model_from",
+            source(envp, "LLM_MODEL", dflt, model_from, sizeof(model_from)));
+    json_object_set_new(o, "stream", json_boolean(cfg->stream));
+}
+
+static void describe_prices(json_t *o, const char *const *envp, const char *model)
+{
+    struct lil_agent_prices p;
+
+    lil__agent_prices(envp, model, &p);
+    json_object_set_new(o, "priced", json_boolean(p.priced));
+    json_object_set_new(o, "price_in", p.in >= 0 ? json_real(p.in) : json_null());
+    json_object_set_new(o, "price_out", p.out >= 0 ? json_real(p.out) : json_null());
+    set_str(o, "price_in_from", p.in_from[0] ? p.in_from : NULL);
+    set_str(o, "price_out_from", p.out_from[0] ? p.out_from : NULL);
+}
+
+lil_status lil__agent_llm_describe(const struct lil_env *env, struct lil_err *err,
+                                   const char *const *envp, json_t **out)
+{
+    struct llm_config cfg;
+    struct lil_err why;
+    struct lil_buf url;
+    struct lil_json_scope sc;
+    lil_status rc;
+    json_t *o;
+
+    memset(&cfg, 0, sizeof(cfg));
+    lil__clearerr(&why);
+    lil__buf_init(&url, env, BUF_UNCAPPED);
+    rc = resolve_server(&why, envp, &cfg);
+    if (rc == LIL_OK) {
+        cfg.base_len = strlen(cfg.base);
+        while (cfg.base_len > 0 && cfg.base[cfg.base_len - 1] == '/')
+            cfg.base_len--;
+        cfg.stream = stream_on(lil__agent_setting(envp, "LLM_STREAM", NULL));
+        rc = shown_url(env, &cfg, &url);
+    }
+    lil__json_begin(&sc, env);
+    o = json_object();
+    json_object_set_new(o, "configured", json_boolean(cfg.base != NULL));
+    if (cfg.base == NULL) {
+        set_str(o, "message", why.msg);
+    } else if (rc == LIL_OK) {
+        describe_server(o, envp, &cfg, (const char *)url.data);
+        describe_prices(o, envp, cfg.model);
+    }
+    if (lil__json_end(&sc) != LIL_OK || !o || (cfg.base && rc != LIL_OK)) {
+        lil__json_begin(&sc, env);
+        json_decref(o);
+        (void)lil__json_end(&sc);
+        lil__buf_free(&url);
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    }
+    lil__buf_free(&url);
+    *out = o;
+    return LIL_OK;
 }

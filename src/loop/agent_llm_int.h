@@ -29,6 +29,7 @@
 #include "base/err.h"
 #include "json/json.h"
 #include "loop/agent.h"
+#include "loop/curl_dl.h"
 
 struct lil_env;
 
@@ -75,5 +76,13 @@ lil_status lil__llm_result(const struct lil_env *env, struct lil_err *err,
 void lil__llm_usage(const char *const *envp, const char *model, json_t *usage,
                     size_t prompt_bytes, size_t text_bytes,
                     struct lil_agent_usage *out);
+
+/* An easy handle for one transfer, without options: a kept one (its live
+ * connections kept) or a new one; NULL when out of memory. */
+CURL *lil__llm_handle_take(const struct lil_curl *c);
+
+/* Give h back after its transfer (NULL: nothing): kept for the next call
+ * when a slot is free, else cleaned up. */
+void lil__llm_handle_give(const struct lil_curl *c, CURL *h);
 
 #endif

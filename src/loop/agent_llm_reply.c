@@ -211,8 +211,12 @@ lil_status lil__llm_result(const struct lil_env *env, struct lil_err *err,
 
     *result = NULL;
     lil__agent_unfence(text, len, &start, &end);
-    rc = lil__json_parse(env, err, LIL_E_INVAL, text + start, end - start, 0, NULL,
-                         &parsed);
+    /* only an object is taken: other text is not parsed (a long answer in
+     * words would cost a scan of all of it) */
+    rc = end > start && text[start] == '{'
+             ? lil__json_parse(env, err, LIL_E_INVAL, text + start, end - start, 0,
+                               NULL, &parsed)
+             : LIL_OK;
     if (rc == LIL_E_NOMEM)
         return rc;
     lil__json_begin(&sc, env);

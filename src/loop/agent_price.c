@@ -1,7 +1,8 @@
 /*
  * agent_price.c -- the price of an agent call (loopspec-contract.md 6.6):
  * USD per million tokens, input and output, by normalized model id, with
- * the LIL_/LOOPY_LLM_PRICE_IN and _OUT overrides (agent.h).
+ * the LIL_/LOOPY_LLM_PRICE_IN and _OUT overrides (agent.h), and where the
+ * prices in force came from (`lil doctor`, lil_agent_settings).
  */
 #include <ctype.h>
 #include <math.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "loop/agent.h"
+#include "loop/agent_info.h"
 
 static const struct {
     const char *model;
@@ -89,10 +91,12 @@ void lil__agent_model_norm(const char *model, char *out, size_t cap)
     out[n] = '\0';
 }
 
-/* An override: a number, finite and >= 0, not blank. */
-static bool override(const char *const *envp, const char *x, double *v)
+/* An override: a number, finite and >= 0, not blank; *which (may be NULL)
+ * gets the prefix of the variable read. */
+static bool override(const char *const *envp, const char *x, double *v,
+                     const char **which)
 {
-    const char *s = lil__agent_setting(envp, x, NULL);
+    const char *s = lil__agent_setting(envp, x, which);
     char *end;
     double d;
 
@@ -111,22 +115,44 @@ static bool override(const char *const *envp, const char *x, double *v)
     return true;
 }
 
-bool lil__agent_price_usd(const char *const *envp, const char *model, int64_t in,
-                          int64_t out, double *usd)
+/* One side's price: the override of x, else the table's (tab < 0: none). */
+static void side(const char *const *envp, const char *x, double tab, double *price,
+                 char *from, size_t cap)
+{
+    const char *which = NULL;
+
+    *price = tab;
+    snprintf(from, cap, "%s", tab >= 0 ? "table" : "");
+    if (override(envp, x, price, &which))
+        snprintf(from, cap, "%s%s", which ? which : "", x);
+}
+
+void lil__agent_prices(const char *const *envp, const char *model,
+                       struct lil_agent_prices *out)
 {
     char norm[128];
     double p_in = -1, p_out = -1; /* no price */
 
+    memset(out, 0, sizeof(*out));
     lil__agent_model_norm(model, norm, sizeof(norm));
     for (size_t i = 0; i < NPRICES; i++)
         if (strcmp(norm, prices[i].model) == 0) {
             p_in = prices[i].in;
             p_out = prices[i].out;
         }
-    (void) override(envp, "LLM_PRICE_IN", &p_in);
-    (void) override(envp, "LLM_PRICE_OUT", &p_out);
-    if (p_in < 0 || p_out < 0)
+    side(envp, "LLM_PRICE_IN", p_in, &out->in, out->in_from, sizeof(out->in_from));
+    side(envp, "LLM_PRICE_OUT", p_out, &out->out, out->out_from, sizeof(out->out_from));
+    out->priced = out->in >= 0 && out->out >= 0;
+}
+
+bool lil__agent_price_usd(const char *const *envp, const char *model, int64_t in,
+                          int64_t out, double *usd)
+{
+    struct lil_agent_prices p;
+
+    lil__agent_prices(envp, model, &p);
+    if (!p.priced)
         return false;
-    *usd = ((double)in * p_in + (double)out * p_out) / 1e6;
+    *usd = ((double)in * p.in + (double)out * p.out) / 1e6;
     return true;
 }

@@ -57,6 +57,7 @@ struct lil_os {
     int (*poll)(struct pollfd *fds, nfds_t n, int timeout_ms);
     int (*waitid)(idtype_t type, id_t id, siginfo_t *info, int options);
     int (*kill)(pid_t pid, int sig);
+    pid_t (*fork)(void); /* the supervisor's children (fork.c) */
 };
 
 extern const struct lil_os lil__os_posix;

@@ -64,6 +64,7 @@ const struct lil_os lil__os_posix = {
     .poll = poll,
     .waitid = waitid,
     .kill = kill,
+    .fork = fork,
 };
 
 void lil__os_env_init(struct lil_env *env)

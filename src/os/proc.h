@@ -3,8 +3,9 @@
  * output, wait for it with a timeout, kill it with everything it started.
  *
  * Everything in lil that runs another program (the loop's shell and agent
- * effects, the supervisor) goes through this module, so that each of them
- * gets the same guarantees:
+ * effects) goes through this module, so that each of them gets the same
+ * guarantees (the supervisor's children, which need a parent-death signal
+ * set before the exec, are forked by fork.h, which keeps those that apply):
  *
  * - No shell.  argv is executed as given; argv[0] without a slash is looked
  *   up in this process's PATH (posix_spawnp), even when envp is given.  A

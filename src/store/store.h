@@ -210,6 +210,14 @@ struct lil_store_ops {
     lil_status (*marker_clear)(struct lil_smarker *m, struct lil_err *err);
     /* Leave the marker (the next caller enters); frees m. */
     void (*marker_leave)(struct lil_smarker *m);
+
+    /* When run_id last changed, ns since the epoch, without opening it (the
+     * file store: the journal's modification time, which the kernel keeps
+     * with a coarse clock: a few ms early at worst).  May be NULL: the
+     * caller then opens the run.  LIL_E_NOTFOUND when there is no such run.
+     * (The supervisor's first look at which run a child wrote.) */
+    lil_status (*run_changed)(struct lil_store *st, struct lil_err *err,
+                              const char *run_id, int64_t *ns);
 };
 
 /* Settings a store reads once, at open (the environment's LIL_SYNC and

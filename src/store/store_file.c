@@ -339,6 +339,38 @@ static lil_status file_stop_clear(struct lil_store *st, struct lil_err *err,
     return rc;
 }
 
+static lil_status file_run_changed(struct lil_store *st, struct lil_err *err,
+                                   const char *run_id, int64_t *ns)
+{
+    char *path;
+    struct stat sb;
+    int fd = -1;
+    lil_status rc = lil__run_id_check(err, run_id);
+
+    *ns = 0;
+    if (rc != LIL_OK)
+        return rc;
+    path = run_path(st, run_id);
+    if (!path)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    do
+        fd = st->env->os->open(path, O_RDONLY | O_CLOEXEC, 0);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0)
+        rc = errno == ENOENT
+                 ? lil__seterr(err, LIL_E_NOTFOUND, ENOENT, "no run %s", run_id)
+                 : lil__seterr(err, LIL_E_IO, errno, "open %s: %s", path,
+                               lil__errstr(errno));
+    if (rc == LIL_OK && st->env->os->fstat(fd, &sb) < 0)
+        rc =
+            lil__seterr(err, LIL_E_IO, errno, "fstat %s: %s", path, lil__errstr(errno));
+    if (rc == LIL_OK)
+        *ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+    lil__os_close(st->env, fd);
+    lil__free(st->env, path);
+    return rc;
+}
+
 static void file_close(struct lil_store *st)
 {
     struct lil_env *env = st->env;
@@ -372,6 +404,7 @@ static const struct lil_store_ops file_ops = {
     .marker_abandon = lil__marker_file_abandon,
     .marker_clear = lil__marker_file_clear,
     .marker_leave = lil__marker_file_leave,
+    .run_changed = file_run_changed,
 };
 
 lil_status lil__store_file_open(struct lil_env *env, struct lil_err *err,

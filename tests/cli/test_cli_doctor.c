@@ -12,8 +12,17 @@
  *     saying which harnesses are not available in this version;
  *   - an agent step (or on_exit) with a harness other than internal fails;
  *   - the agent limits: defaults, LOOPY_* names, LIL_* winning, blanks,
- *     and invalid values failing with the variable and its value;
- *   - --json; an invalid spec (1) and usage errors (64).
+ *     and invalid values failing with the variable and its value; the
+ *     limits in force with where each came from (max tokens included);
+ *   - every harness: ready (internal, a fake CLI named by its _BIN
+ *     variable, `cli` with LIL_AGENT_CMD) or what to set (a missing
+ *     binary, no LLM configured);
+ *   - the llm harness: provider, base URL (credentials redacted), model and
+ *     key variable with their sources, whether the model is priced (the
+ *     table, LIL_/LOOPY_ price overrides, none: a warning only when a step
+ *     uses llm); the key and the URL's password in no byte of stdout,
+ *     stderr or the --json document;
+ *   - --json (with "agents"); an invalid spec (1) and usage errors (64).
  */
 #include <dirent.h>
 #include <lil/lil.h>
@@ -56,12 +65,28 @@ static const char *spec_with(const char *caps, const char *harness)
 
 #define PLAIN spec_with("caps: { max_iterations: 7 }\n", "internal")
 
+/* Every setting of the harnesses unset: no LLM, no CLI named, default
+ * limits (a CLI on this machine's PATH may still be found). */
 static void clear_limits(void)
 {
-    unsetenv("LIL_AGENT_TIMEOUT_MS");
-    unsetenv("LOOPY_AGENT_TIMEOUT_MS");
-    unsetenv("LIL_AGENT_MAX_BUFFER");
-    unsetenv("LOOPY_AGENT_MAX_BUFFER");
+    static const char *const names[] = {
+        "AGENT_TIMEOUT_MS", "AGENT_MAX_BUFFER", "AGENT_CMD",  "LLM_API_KEY",
+        "LLM_BASE_URL",     "LLM_MODEL",        "LLM_STREAM", "LLM_PRICE_IN",
+        "LLM_PRICE_OUT",    "CLAUDE_CODE_BIN",  "CODEX_BIN",  "OPENCODE_BIN",
+        "ANTIGRAVITY_BIN",  "CURSOR_AGENT_BIN", "PI_BIN",     "LLM_HEADERS"};
+    static const char *const keys[] = {"OPENAI_API_KEY",     "ANTHROPIC_API_KEY",
+                                       "GEMINI_API_KEY",     "GROQ_API_KEY",
+                                       "OPENROUTER_API_KEY", "AI_GATEWAY_API_KEY"};
+    char name[64];
+
+    for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+        snprintf(name, sizeof(name), "LIL_%s", names[i]);
+        unsetenv(name);
+        snprintf(name, sizeof(name), "LOOPY_%s", names[i]);
+        unsetenv(name);
+    }
+    for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++)
+        unsetenv(keys[i]);
 }
 
 static bool exists(const char *path)
@@ -102,9 +127,14 @@ T_TEST(healthy)
                     "\u2713 store dir writable (");
     T_CONTAINS(out, ")\n\u26a0 no token/$/wallclock budget\n"
                     "\u2713 agent step 'think': harness 'internal' can run here\n"
-                    "\u2713 max_iterations: 7\n"
+                    "\u2139 harness internal: ready\n"
+                    "\u2139 harness llm: not configured here: ");
+    T_CONTAINS(out, "\n\u2713 max_iterations: 7\n"
                     "\u2713 agent limits: cliTimeout=600000ms, llmTimeout=120000ms, "
                     "cliMaxBuffer=16777216 bytes\n"
+                    "\u2139 limits in force: llm timeout 120000 ms (default), CLI "
+                    "timeout 600000 ms (default), max buffer 16777216 bytes (default), "
+                    "max tokens per llm call 2000 (default)\n"
                     "\u2139 termination signal: state-predicate\n"
                     "\u2139 lil: ");
     T_CONTAINS(out, lil_version());
@@ -175,9 +205,13 @@ T_TEST(agent_limits)
     T_EQ_I64(c_lil(out, err, "--dir '%s' doctor '%s'", t_tmpdir(), spec), 0);
     T_CONTAINS(out, "cliTimeout=5000ms, llmTimeout=5000ms, cliMaxBuffer=4096 bytes");
     setenv("LIL_AGENT_TIMEOUT_MS", "7000", 1); /* LIL_ wins */
-    setenv("LIL_AGENT_MAX_BUFFER", "  ", 1);   /* blank: the LOOPY_ one */
+    setenv("LIL_AGENT_MAX_BUFFER", "  ", 1);   /* set and blank: the default, as the
+                                                  harnesses read it */
     T_EQ_I64(c_lil(out, err, "--dir '%s' doctor '%s'", t_tmpdir(), spec), 0);
-    T_CONTAINS(out, "cliTimeout=7000ms, llmTimeout=7000ms, cliMaxBuffer=4096 bytes");
+    T_CONTAINS(out,
+               "cliTimeout=7000ms, llmTimeout=7000ms, cliMaxBuffer=16777216 bytes");
+    T_CONTAINS(out, "max buffer 16777216 bytes (default)");
+    unsetenv("LIL_AGENT_MAX_BUFFER");
     setenv("LIL_AGENT_TIMEOUT_MS", "12abc", 1);
     setenv("LOOPY_AGENT_MAX_BUFFER", "0", 1);
     T_EQ_I64(c_lil(out, err, "--dir '%s' doctor '%s'", t_tmpdir(), spec), 1);
@@ -187,13 +221,147 @@ T_TEST(agent_limits)
     T_CONTAINS(out, "\u2717 invalid agent limits: LOOPY_AGENT_MAX_BUFFER must be a "
                     "positive integer; got '0'\n");
     T_CHECK(strstr(out, "\u2713 agent limits") == NULL);
+    T_CONTAINS(out,
+               "\u2139 limits in force: llm timeout invalid (LIL_AGENT_TIMEOUT_MS), "
+               "CLI timeout invalid (LIL_AGENT_TIMEOUT_MS), max buffer invalid "
+               "(LOOPY_AGENT_MAX_BUFFER), max tokens per llm call 2000 (default)\n");
+    clear_limits();
+    setenv("LOOPY_AGENT_TIMEOUT_MS", "9000", 1);
+    setenv("LIL_AGENT_MAX_BUFFER", "1024", 1);
+    T_EQ_I64(c_lil(out, err, "--dir '%s' doctor '%s'", t_tmpdir(), spec), 0);
+    T_CONTAINS(out,
+               "\u2139 limits in force: llm timeout 9000 ms (LOOPY_AGENT_TIMEOUT_MS), "
+               "CLI timeout 9000 ms (LOOPY_AGENT_TIMEOUT_MS), max buffer 1024 bytes "
+               "(LIL_AGENT_MAX_BUFFER), max tokens per llm call 2000 (default)\n");
+    clear_limits();
+}
+
+/* ---- the harnesses ------------------------------------------------------------ */
+
+/* An executable script at name in the test's directory; its path. */
+static const char *fake_cli(const char *name)
+{
+    static char path[4096];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s", t_path(name));
+    f = fopen(path, "w");
+    if (f) {
+        fputs("#!/bin/sh\necho '{}'\n", f);
+        fclose(f);
+    }
+    chmod(path, 0755);
+    return path;
+}
+
+T_TEST(harness_table)
+{
+    const char *spec = PLAIN;
+
+    clear_limits();
+    setenv("LIL_CLAUDE_CODE_BIN", fake_cli("fake-claude"), 1);
+    setenv("LOOPY_CODEX_BIN", "/nonexistent/codex", 1);
+    setenv("LIL_AGENT_CMD", "echo hi", 1);
+    T_EQ_I64(c_lil(out, err, "--dir '%s' doctor '%s'", t_tmpdir(), spec), 0);
+    T_CONTAINS(out,
+               "\u2139 harness internal: ready\n"
+               "\u2139 harness llm: not configured here: agent harness 'llm' needs "
+               "an LLM configured - set LIL_LLM_API_KEY or LOOPY_LLM_API_KEY");
+    T_CONTAINS(out, "\u2139 harness claude-code: ready\n"
+                    "\u2139 harness codex: not configured here: agent harness 'codex' "
+                    "cannot run '/nonexistent/codex'");
+    T_CONTAINS(out, "\u2139 harness cli: ready\n");
+    T_CHECK(strstr(out, "llm model") == NULL); /* no price line without an LLM */
+    clear_limits();
+}
+
+#define KEY_SECRET "sk-doctor-key-7f6e5d4c3b2a"
+#define URL_SECRET "url-password-1a2b3c"
+
+/* Neither secret anywhere in what doctor wrote. */
+static void no_secret(void)
+{
+    T_CHECK(strstr(out, KEY_SECRET) == NULL);
+    T_CHECK(strstr(err, KEY_SECRET) == NULL);
+    T_CHECK(strstr(out, URL_SECRET) == NULL);
+    T_CHECK(strstr(err, URL_SECRET) == NULL);
+}
+
+T_TEST(llm_custom_server)
+{
+    const char *spec =
+        spec_with("caps: { max_iterations: 7, budget: { usd: 1 } }\n", "llm");
+    json_t *doc, *llm;
+
+    clear_limits();
+    setenv("LIL_LLM_BASE_URL",
+           "http://me:" URL_SECRET "@127.0.0.1:9/" KEY_SECRET "/v1?api_key=x&n=1", 1);
+    setenv("LIL_LLM_API_KEY", KEY_SECRET, 1);
+    T_EQ_I64(c_lil(out, err, "--dir '%s' doctor '%s'", t_tmpdir(), spec), 0);
+    T_CONTAINS(out, "\u2713 agent step 'think': harness 'llm' can run here\n");
+    T_CONTAINS(out,
+               "\u2139 harness llm: ready: provider custom, base URL "
+               "http://[redacted]@127.0.0.1:9/[redacted]/v1?api_key=[redacted]&n=1 "
+               "(LIL_LLM_BASE_URL), model gpt-4o-mini (default), key set "
+               "(LIL_LLM_API_KEY), stream off\n"
+               "\u2713 llm model 'gpt-4o-mini' is priced per million tokens: in "
+               "$0.15 (table), out $0.6 (table)\n");
+    no_secret();
+    T_EQ_I64(c_lil(out, err, "--json --dir '%s' doctor '%s'", t_tmpdir(), spec), 0);
+    no_secret();
+    doc = c_json(out);
+    T_REQUIRE(doc);
+    llm = json_object_get(json_object_get(doc, "agents"), "llm");
+    T_CHECK(json_is_true(json_object_get(llm, "key_set")));
+    T_EQ_STR(json_string_value(json_object_get(llm, "key_from")), "LIL_LLM_API_KEY");
+    T_EQ_STR(json_string_value(json_object_get(llm, "model_from")), "default");
+    T_CHECK(json_is_true(json_object_get(llm, "priced")));
+    T_CHECK(json_real_value(json_object_get(llm, "price_in")) == 0.15);
+    T_EQ_STR(json_string_value(json_object_get(llm, "price_out_from")), "table");
+    json_decref(doc);
+    unsetenv("LIL_LLM_API_KEY"); /* a keyless local server */
+    T_EQ_I64(c_lil(out, err, "--dir '%s' doctor '%s'", t_tmpdir(), spec), 0);
+    T_CONTAINS(out, "(default), no key (a keyless server), stream off\n");
+    clear_limits();
+}
+
+T_TEST(llm_provider_key_and_prices)
+{
+    const char *spec = spec_with("caps: { max_iterations: 7 }\n", "llm");
+
+    clear_limits();
+    setenv("ANTHROPIC_API_KEY", KEY_SECRET, 1);
+    setenv("LOOPY_LLM_MODEL", "my-local-model", 1);
+    setenv("LIL_LLM_STREAM", "on", 1);
+    T_EQ_I64(c_lil(out, err, "--dir '%s' doctor '%s'", t_tmpdir(), spec), 0);
+    T_CONTAINS(out,
+               "\u2139 harness llm: ready: provider anthropic, base URL "
+               "https://api.anthropic.com/v1 (provider), model my-local-model "
+               "(LOOPY_LLM_MODEL), key set (ANTHROPIC_API_KEY), stream on\n"
+               "\u26a0 llm model 'my-local-model' has no price (in none, out none): "
+               "its calls are unpriced unless the provider reports their cost - "
+               "set LIL_LLM_PRICE_IN and LIL_LLM_PRICE_OUT");
+    no_secret();
+    setenv("LIL_LLM_PRICE_IN", "1.5", 1);
+    setenv("LOOPY_LLM_PRICE_OUT", "2", 1);
+    T_EQ_I64(c_lil(out, err, "--dir '%s' doctor '%s'", t_tmpdir(), spec), 0);
+    T_CONTAINS(out, "\u2713 llm model 'my-local-model' is priced per million tokens: "
+                    "in $1.5 (LIL_LLM_PRICE_IN), out $2 (LOOPY_LLM_PRICE_OUT)\n");
+    unsetenv("LIL_LLM_PRICE_IN"); /* half a price is none */
+    T_EQ_I64(c_lil(out, err, "--dir '%s' doctor '%s'", t_tmpdir(), spec), 0);
+    T_CONTAINS(out, "has no price (in none, out $2 (LOOPY_LLM_PRICE_OUT))");
+    /* a spec without an llm step: the missing price is a note, not a warning */
+    T_EQ_I64(c_lil(out, err, "--dir '%s' doctor '%s'", t_tmpdir(), PLAIN), 0);
+    T_CONTAINS(out, "\u2139 llm model 'my-local-model' has no price");
+    no_secret();
     clear_limits();
 }
 
 T_TEST(json_document)
 {
     const char *spec = PLAIN;
-    json_t *doc, *checks;
+    json_t *doc, *checks, *agents;
+    bool failed_limit = false;
 
     clear_limits();
     setenv("LIL_AGENT_TIMEOUT_MS", "-1", 1);
@@ -207,10 +375,27 @@ T_TEST(json_document)
     checks = json_object_get(doc, "checks");
     T_EQ_STR(json_string_value(json_object_get(json_array_get(checks, 0), "check")),
              "store");
-    T_EQ_STR(json_string_value(json_object_get(json_array_get(checks, 4), "level")),
-             "fail");
-    T_CONTAINS(json_string_value(json_object_get(json_array_get(checks, 4), "message")),
-               "LIL_AGENT_TIMEOUT_MS must be a positive integer; got '-1'");
+    for (size_t i = 0; i < json_array_size(checks); i++) {
+        json_t *c = json_array_get(checks, i);
+        if (strcmp(json_string_value(json_object_get(c, "check")), "agent-limits") != 0)
+            continue;
+        T_EQ_STR(json_string_value(json_object_get(c, "level")), "fail");
+        T_CONTAINS(json_string_value(json_object_get(c, "message")),
+                   "LIL_AGENT_TIMEOUT_MS must be a positive integer; got '-1'");
+        failed_limit = true;
+    }
+    T_CHECK(failed_limit);
+    agents = json_object_get(doc, "agents");
+    T_EQ_I64((int64_t)json_array_size(json_object_get(agents, "harnesses")), 9);
+    T_CHECK(
+        json_is_false(json_object_get(json_object_get(agents, "llm"), "configured")));
+    T_CHECK(json_is_null(json_object_get(
+        json_object_get(json_object_get(agents, "limits"), "llm_timeout_ms"),
+        "value")));
+    T_EQ_I64(
+        json_integer_value(json_object_get(
+            json_object_get(json_object_get(agents, "limits"), "max_tokens"), "value")),
+        2000);
     json_decref(doc);
 }
 

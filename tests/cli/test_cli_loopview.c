@@ -7,14 +7,17 @@
  * stopped where each status comes about: completed, paused at a
  * breakpoint and at a cap, waiting on a sleep, stopped by a request,
  * failed by a cap, uncertain (`lil run` killed with SIGKILL inside a
- * `sleep 5` effect; running while it lives), aborted.  Tokens and usd
- * need an agent that reports usage, which this version cannot run: that
- * journal is written through lil.h with the records the runner writes.
+ * `sleep 5` effect; running while it lives), aborted.  Tokens and usd:
+ * a journal written through lil.h with the records the runner writes for
+ * agent calls (reported, priced; estimated and unpriced) checks every
+ * figure -- per call, per iteration, per run, the budget left -- exactly;
+ * tests/loop/t_agentview.py does the same with runs of the real harnesses.
  * Each verb's text and JSON are checked against what the runner says
  * (its exit status and --json result), and ordinary runs must show no
  * loop, even with steps named like loop records.
  */
 #include <lil/lil.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -649,12 +652,15 @@ static int set_json(lil_call *call, void *ud)
 
 /* A loop run as the runner journals one whose agent step "think" reported
  * usage: iteration 0 committed (100 tokens, $0.25), iteration 1 begun
- * (50 tokens, $0.50 after the snapshot). */
+ * (50 tokens, $0.50 after the snapshot; then step "guess", 40 tokens
+ * estimated by the harness and unpriced), with budgets of 1000 tokens and
+ * $1. */
 static void make_agent_run(const char *id)
 {
     static const char *const recs[][2] = {
         {"loop", "{\"baseState\":{\"n\":0},\"inputs\":{},\"loopId\":\"agent\","
-                 "\"spec\":\"00\",\"specPath\":\"agent.yaml\",\"startedAt\":1000}"},
+                 "\"spec\":\"00\",\"specPath\":\"agent.yaml\",\"startedAt\":1000,"
+                 "\"caps\":{\"tokens\":1000,\"usd\":1.0}}"},
         {"0.0", "{\"identity\":\"{}\",\"iteration\":0,\"kind\":\"agent\","
                 "\"result\":{\"text\":\"hi\"},\"seq\":0,\"step\":\"think\","
                 "\"usage\":{\"tokens\":100,\"usd\":0.25}}"},
@@ -663,7 +669,10 @@ static void make_agent_run(const char *id)
                    "\"usdBase\":0.0,\"wallclockBase\":1000},\"state\":{\"n\":1}}"},
         {"1.0", "{\"identity\":\"{}\",\"iteration\":1,\"kind\":\"agent\","
                 "\"result\":{},\"seq\":0,\"step\":\"think\","
-                "\"usage\":{\"tokens\":50,\"usd\":0.5}}"},
+                "\"usage\":{\"tokens\":50,\"usd\":0.5,\"model\":\"gpt-4o\"}}"},
+        {"1.1", "{\"identity\":\"{}\",\"iteration\":1,\"kind\":\"agent\","
+                "\"result\":{},\"seq\":1,\"step\":\"guess\","
+                "\"usage\":{\"tokens\":40,\"estimated\":true,\"model\":\"m\"}}"},
     };
     lil_store *st = c_open_store();
     lil_run *run = st ? c_open_run(st, id) : NULL;
@@ -679,39 +688,84 @@ static void make_agent_run(const char *id)
     lil_store_close(st);
 }
 
+/* The object at key of the n-th entry of array key0 of o. */
+static json_t *nth_of(json_t *o, const char *key0, size_t n)
+{
+    return json_array_get(json_object_get(o, key0), n);
+}
+
 T_TEST(tokens_and_usd)
 {
-    json_t *lo, *eff;
+    json_t *lo, *eff, *u, *b;
     int rc;
 
     make_agent_run("agent");
     T_EQ_I64(lil("ls"), 0);
     T_CONTAINS(line_of(out, "agent "), "waiting");
-    T_CONTAINS(line_of(out, "agent "), "1 iteration, 150 tokens, $0.7500");
+    T_CONTAINS(line_of(out, "agent "),
+               "  ~190 tok $0.7500+?      1 iteration, left: ~810 tok $0.2500");
     lo = ls_loop("agent");
-    T_EQ_I64(jint(lo, "tokens"), 150);
+    T_EQ_I64(jint(lo, "tokens"), 190);
     T_CHECK(json_real_value(json_object_get(lo, "usd")) > 0.7499 &&
             json_real_value(json_object_get(lo, "usd")) < 0.7501);
+    T_CHECK(json_is_true(json_object_get(lo, "estimated")));
+    T_EQ_I64(jint(json_object_get(lo, "usage"), "calls"), 3);
+    T_EQ_I64(jint(json_object_get(lo, "usage"), "unpriced_calls"), 1);
+    T_EQ_I64(jint(json_object_get(json_object_get(lo, "budget"), "tokens"), "left"),
+             810);
     json_decref(lo);
     lo = inspect_loop("agent", "", &rc);
-    T_EQ_I64(jint(json_object_get(lo, "meters"), "tokens"), 150);
+    T_EQ_I64(jint(json_object_get(lo, "meters"), "tokens"), 190);
     T_EQ_I64(jint(json_object_get(lo, "meters"), "wallclock_base_ms"), 1000);
-    eff = json_array_get(
-        json_object_get(json_array_get(json_object_get(lo, "history"), 0), "effects"),
-        0);
+    eff = nth_of(nth_of(lo, "history", 0), "effects", 0);
     T_EQ_STR(jstr(eff, "kind"), "agent");
     T_EQ_STR(jstr(eff, "step"), "think");
     T_EQ_I64(jint(eff, "tokens"), 100);
     T_CHECK(json_real_value(json_object_get(eff, "usd")) == 0.25);
+    T_CHECK(json_is_false(json_object_get(eff, "estimated")));
+    T_CHECK(json_is_null(json_object_get(eff, "model")));
+    eff = nth_of(nth_of(lo, "history", 1), "effects", 1);
+    T_EQ_I64(jint(eff, "tokens"), 40);
+    T_CHECK(json_is_null(json_object_get(eff, "usd"))); /* unpriced */
+    T_CHECK(json_is_true(json_object_get(eff, "estimated")));
+    T_EQ_STR(jstr(eff, "model"), "m");
+    u = json_object_get(nth_of(lo, "history", 1), "usage");
+    T_EQ_I64(jint(u, "calls"), 2);
+    T_EQ_I64(jint(u, "tokens"), 90);
+    T_CHECK(json_real_value(json_object_get(u, "usd")) == 0.5);
+    T_EQ_I64(jint(u, "estimated_calls"), 1);
+    u = json_object_get(lo, "usage");
+    T_EQ_I64(jint(u, "calls"), 3);
+    T_EQ_I64(jint(u, "tokens"), 190);
+    T_CHECK(json_is_true(json_object_get(u, "estimated")));
+    b = json_object_get(lo, "budget");
+    T_EQ_I64(jint(json_object_get(b, "tokens"), "limit"), 1000);
+    T_EQ_I64(jint(json_object_get(b, "tokens"), "used"), 190);
+    T_EQ_I64(jint(json_object_get(b, "tokens"), "left"), 810);
+    T_CHECK(fabs(json_real_value(json_object_get(json_object_get(b, "usd"), "left")) -
+                 0.25) < 1e-9);
+    T_CHECK(json_is_null(json_object_get(b, "wallclock_ms")));
     json_decref(lo);
     T_EQ_I64(lil("inspect agent"), 0);
     T_CONTAINS(line_of(out, "meters "),
-               "tokens 150 (base 0), usd 0.7500 (base 0.0000)");
-    T_CONTAINS(line_of(out, "    0.0 "), "tokens 100 usd 0.2500");
+               "tokens 190 (base 0), usd 0.7500 (base 0.0000)");
+    T_EQ_STR(line_of(out, "usage "), "usage         ~190 tokens (estimated in part), "
+                                     "$0.7500 + unpriced (1 of 3 calls) in 3 calls");
+    T_EQ_STR(line_of(out, "budget "), "budget        tokens ~190/1000 (~810 left)  usd "
+                                      "0.7500/1.0000 (0.2500 left) + unpriced calls  ");
+    T_EQ_STR(line_of(out, "  iteration 0"),
+             "  iteration 0  usage: 100 tokens, $0.2500 in 1 call");
+    T_EQ_STR(line_of(out, "  iteration 1"),
+             "  iteration 1 (not committed)  usage: ~90 tokens (estimated in part), "
+             "$0.5000 + unpriced (1 of 2 calls) in 2 calls");
+    T_CONTAINS(line_of(out, "    0.0 "), "  100 tokens, $0.2500");
+    T_CONTAINS(line_of(out, "    1.0 "), "  50 tokens, $0.5000 (gpt-4o)");
+    T_CONTAINS(line_of(out, "    1.1 "), "  ~40 tokens (estimated), unpriced (m)");
     T_CONTAINS(log_line("agent", "0.snap"),
                "iteration 0 committed  state {\"n\":1}  tokens 100 usd 0.2500");
     T_EQ_I64(lil("log agent"), 0);
     T_CONTAINS(out, "agent think  {\"text\":\"hi\"}  tokens 100 usd 0.2500");
+    T_CONTAINS(out, "agent guess  {}  tokens ~40 unpriced");
 }
 
 /* ---- ordinary runs

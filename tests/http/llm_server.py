@@ -16,6 +16,8 @@ when stream is true.  A request that is not so gets 400 "bad request:
 The base URL chooses the answer: http://127.0.0.1:PORT/<scenario>[/<arg>]/v1
   text         "hello there", usage 3 + 2 tokens
   echo         the content is the JSON of {"auth", "headers", "body"} seen
+  peer         the content is the client's "address:port", no usage (a
+               connection kept between calls answers with the same port)
   fenced       a ```json fenced object with a `usage` key of the model's,
                usage 1M + 1M tokens
   cost         {"ok": true}, usage 10 + 5 tokens and cost 0.0123
@@ -86,6 +88,9 @@ def check(headers, body):
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # headers and body go out in two writes: without TCP_NODELAY the body of
+    # a reply on a kept connection waits for the client's delayed ACK
+    disable_nagle_algorithm = True
 
     def log_message(self, fmt, *args):  # quiet
         pass
@@ -156,6 +161,8 @@ class Handler(BaseHTTPRequestHandler):
         bad = check(self.headers, body)
         if bad:
             return self.reply(400, ("bad request: " + bad).encode(), "text/plain")
+        if scenario == "peer":
+            return self.completion("%s:%d" % self.client_address[:2], None)
         req = json.loads(body)
         self.answer(scenario, arg, req, bool(req.get("stream")))
 

@@ -15,6 +15,8 @@
  *     dropped mid-stream);
  *   - usage: provider tokens, provider cost, the price table, an estimate
  *     when nothing is reported;
+ *   - connections: kept between calls (the server sees the same client
+ *     port), and never those of the parent in a fork()ed child;
  *   - configuration: what to set when nothing is, bad limits, the order of
  *     provider keys (seen through the CONNECT target of an https proxy);
  *   - prices: the contract's vectors, normalization, overrides.
@@ -320,6 +322,41 @@ T_TEST(stream_replies)
     T_CHECK(usage.estimated);
     T_EQ_I64(call("drop", on), LIL_E_HTTP);
     T_CONTAINS(err.msg, "LLM request failed: ");
+}
+
+/* ---- connections -------------------------------------------------------------- */
+
+/* The client address the server saw ("127.0.0.1:PORT"), or "". */
+static const char *peer(void)
+{
+    static char seen[64];
+    const char *none[] = {NULL};
+    const char *text;
+
+    seen[0] = '\0';
+    if (call("peer", none) == LIL_OK &&
+        (text = json_string_value(json_object_get(result, "result"))) != NULL)
+        snprintf(seen, sizeof(seen), "%s", text);
+    return seen;
+}
+
+T_TEST(connection_reuse)
+{
+    char first[64];
+    pid_t child;
+    int status = -1;
+
+    snprintf(first, sizeof(first), "%s", peer());
+    T_CHECK(strncmp(first, "127.0.0.1:", 10) == 0);
+    T_EQ_STR(peer(), first); /* the same connection */
+    fflush(NULL);
+    child = fork();
+    if (child == 0) /* its own connection, not the parent's */
+        _exit(peer()[0] && strcmp(peer(), first) != 0 ? 0 : 1);
+    T_REQUIRE(child > 0);
+    T_EQ_I64(waitpid(child, &status, 0), child);
+    T_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    T_EQ_STR(peer(), first); /* the parent's is intact */
 }
 
 /* ---- configuration ----------------------------------------------------------- */
