@@ -6,8 +6,8 @@
  *     lil_bench --dir DIR [--quick] [--only NAME]... [--lil PATH]
  *
  * NAME: raw, sync, bytes, resume, group, replay, spec, shell, loop, agent, watch,
- * python (default: all).  PATH: the `lil` command the loop group starts (default: the one
- * built beside lil_bench, ../cli/lil).
+ * python (default: all).  PATH: the `lil` command the loop group starts
+ * (default: the one built beside lil_bench, ../cli/lil).
  * DIR must be on the disk under test (the raw loops and the store live
  * there) and is left with nothing in it but the stores and the runs the
  * benchmarks made (run.sh removes it).

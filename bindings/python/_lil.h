@@ -91,4 +91,9 @@ extern PyTypeObject lilpy_spec_type;
 /* lil._lil.loop_call(store, spec, op, ...): see _lil_loop.c. */
 PyObject *lilpy_loop_call(PyObject *self, PyObject *args, PyObject *kwargs);
 
+/* ---- supervision (_lil_supervise.c) ---- */
+
+/* lil._lil.supervise(**options): lil_supervise in fork mode. */
+PyObject *lilpy_supervise(PyObject *self, PyObject *args, PyObject *kwargs);
+
 #endif

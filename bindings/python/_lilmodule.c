@@ -89,6 +89,9 @@ static PyMethodDef module_methods[] = {
     {"status_name", status_name, METH_O, "status_name(code) -> 'LIL_E_...'."},
     {"loop_call", (PyCFunction)(void (*)(void))lilpy_loop_call,
      METH_VARARGS | METH_KEYWORDS, "Open a loop run, run one operation, close it."},
+    {"supervise", (PyCFunction)(void (*)(void))lilpy_supervise,
+     METH_VARARGS | METH_KEYWORDS,
+     "Become a supervisor; returns the attempt number in each child."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -142,6 +145,14 @@ static const struct int_constant constants[] = {
     {"LOOP_APPROVE_CAPS", LIL_LOOP_APPROVE_CAPS},
     {"LOOP_YES", LIL_LOOP_YES},
     {"LOOP_WAIT", LIL_LOOP_WAIT},
+    {"RESTART_ON_FAILURE", LIL_RESTART_ON_FAILURE},
+    {"RESTART_ON_CRASH", LIL_RESTART_ON_CRASH},
+    {"RESTART_ALWAYS", LIL_RESTART_ALWAYS},
+    {"SUPERVISE_EXIT_RESTARTS", LIL_SUPERVISE_EXIT_RESTARTS},
+    {"SUPERVISE_EXIT_CRASH_LOOP", LIL_SUPERVISE_EXIT_CRASH_LOOP},
+    {"SUPERVISE_EXIT_SAME_STEP", LIL_SUPERVISE_EXIT_SAME_STEP},
+    {"SUPERVISE_EXIT_OSERR", LIL_SUPERVISE_EXIT_OSERR},
+    {"SUPERVISE_UNLIMITED", (long)LIL_SUPERVISE_UNLIMITED},
 };
 
 static int add_constants(PyObject *m)

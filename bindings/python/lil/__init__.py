@@ -15,6 +15,8 @@ steps from the journal and runs the rest.
                 send_mail(order, idempotency_key=m.idempotency_key)
         return label
 
+``@lil.supervise(...)`` above it restarts the process when it dies.
+
 docs/python.md is the guide; every name below has its docstring.  The
 package needs its extension module lil._lil: built by CMake beside these
 files, installed by pip, or found in the directory $LIL_PYTHON_EXT_DIR.
@@ -38,6 +40,7 @@ from ._errors import (CircuitBreakerError, CorruptJournalError,  # noqa: E402
                       UncertainStepError, UsageError, WorkflowFailedError)
 from ._loop import Loop, RunResult  # noqa: E402
 from ._marker import Marker, atomic_marker, reset_marker  # noqa: E402
+from ._supervise import supervise  # noqa: E402
 from ._tokens import CHARS_PER_TOKEN, HARD_CAP_TOTAL, approx_tokens, preflight  # noqa: E402
 
 __version__ = _lil.version()
@@ -47,7 +50,7 @@ NondeterminismError = NonDeterministicReplayError
 
 __all__ = [
     "durable", "durable_async", "step", "async_step", "effect", "async_effect",
-    "atomic_marker", "reset_marker", "Marker", "current", "current_step", "Workflow",
+    "atomic_marker", "reset_marker", "Marker", "supervise", "current", "current_step", "Workflow",
     "StepInfo", "status", "resolve", "WorkflowStatus", "register", "Loop", "RunResult",
     "preflight", "approx_tokens", "HARD_CAP_TOTAL", "CHARS_PER_TOKEN",
     "Error", "UsageError", "DurableSerializationError", "UncertainStepError",

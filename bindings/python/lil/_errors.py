@@ -98,7 +98,10 @@ class WorkflowFailedError(Error):
 
 class CircuitBreakerError(Error, RuntimeError):
     """The supervisor gave up: its child crashed again and again in a short
-    time (crash loop), or ran out of restarts."""
+    time (crash loop), died at the same step again and again, or ran out of
+    restarts.  The supervisor never returns to Python, so this is logged
+    (logger "lil.supervise") as it exits with 81, 82 or 80: see
+    ``lil.supervise``."""
 
 
 class TokenGateError(Error, RuntimeError):

@@ -14,7 +14,7 @@ class ErrorTest(LilCase):
         from lil import (CircuitBreakerError, DurableSerializationError,  # noqa: F401
                          NonDeterministicReplayError, RunLockedError, UncertainStepError,
                          approx_tokens, async_step, atomic_marker, durable, durable_async,
-                         preflight, step)
+                         preflight, step, supervise)
         self.assertTrue(issubclass(DurableSerializationError, TypeError))
         self.assertTrue(issubclass(CircuitBreakerError, RuntimeError))
         self.assertTrue(issubclass(lil.TokenGateError, RuntimeError))
