@@ -175,15 +175,19 @@ class Workflow:
     """One run of a ``@durable`` function.  ``lil.current()`` returns it
     inside the function; its methods work from any thread."""
 
-    __slots__ = ("goal_id", "run_id", "store_dir", "_run", "_offload", "_locks")
+    __slots__ = ("goal_id", "run_id", "store_dir", "_run", "_offload", "_offload_intent",
+                 "_locks")
 
     def __init__(self, goal_id: str, run_id: str, store, run):
         self.goal_id = goal_id
         self.run_id = run_id
         self.store_dir = store.path
         self._run = run
-        # commits synced before returning (full) go to a thread in async code
-        self._offload = run.info()["sync"] == _lil.SYNC_FULL
+        sync = run.info()["sync"]
+        # in async code, what waits for an fdatasync goes to a thread: the
+        # commits of sync mode full, the intents of effects (full, normal)
+        self._offload = sync == _lil.SYNC_FULL
+        self._offload_intent = sync != _lil.SYNC_OFF
         self._locks: dict = {}
 
     def __repr__(self):
@@ -383,7 +387,7 @@ async def _async_step(wf, name, fn, args, kwargs):
 async def _async_effect(wf, name, fn, args, kwargs):
     _check_name(name)
     request = _codec.encode_request(args, kwargs)
-    if wf._offload or wf._run.info()["sync"] == _lil.SYNC_NORMAL:
+    if wf._offload_intent:
         # the intent is synced: begin on a thread, one per name at a time so
         # identities follow the order of the calls
         async with wf._effect_lock(name):

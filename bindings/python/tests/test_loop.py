@@ -8,7 +8,7 @@ import json
 import os
 import unittest
 
-from helpers import LilCase, lil
+from helpers import LilCase, lil, read_lines
 
 COUNTER = """
 loopspec: "0.1"
@@ -127,6 +127,18 @@ class LoopTest(LilCase):
         res = loop.recover("assume_done", result={"x": 1}, reason="it went through")
         self.assertEqual((res.status, res.state), ("completed", {"n": 1, "x": 1}))
         self.assertEqual(self.lines(), ["start"])  # not run again
+
+    def test_cassette_record_and_replay(self):
+        path = self.spec(COUNTER)
+        tape = os.path.join(self.tmp, "tape.jsonl")
+        res = lil.Loop(path, dir=self.dir, record=tape).run()
+        self.assertEqual(res.status, "completed")
+        self.assertEqual(len(self.lines()), 3)
+        self.assertEqual(len(read_lines(tape)), 3)
+        loop = lil.Loop(path, dir=self.dir, replay=tape)
+        self.assertEqual(loop.run().state, {"n": 3})
+        self.assertEqual(len(self.lines()), 3)  # answered from the cassette
+        self.assertEqual(loop.diagnostics, lil.Loop(path, dir=self.dir).diagnostics)
 
     def test_spec_errors(self):
         bad = self.spec("loopspec: \"0.1\"\nid: bad\nbody: 3\n", name="bad.yaml")

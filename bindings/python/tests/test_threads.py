@@ -80,6 +80,23 @@ class ThreadTest(LilCase):
         self.assertIn("bind it", errors[0])
         self.assertEqual(errors[1], 2)
 
+    def test_workflow_methods(self):
+        import asyncio
+
+        @lil.durable(goal_id="m", dir=self.dir)
+        def wf():
+            w = lil.current()
+            out = [w.step("a", lambda: 1), w.effect("b", lambda x: x, 2)]
+
+            async def both():
+                return [await w.async_step("c", lambda: 3),
+                        await w.async_effect("d", lambda: 4)]
+            return out + asyncio.run(both())
+
+        self.assertEqual(wf(), [1, 2, 3, 4])
+        self.assertEqual(self.steps("m"), [("a", "step"), ("b", "intent"), ("b", "step"),
+                                           ("c", "step"), ("d", "intent"), ("d", "step")])
+
     def test_run_does_not_close_under_a_running_step(self):
         inside, release = threading.Event(), threading.Event()
         holder = {}
