@@ -14,8 +14,9 @@
 #       fork tests): group commit, shared runs and stores, processes racing
 #       for runs and markers, the recovery scan that checks the chain on a
 #       second thread, jansson's allocations from many threads and envs,
-#       and child processes, under TSan; and test_loop_api (loop runs
-#       stopped and interrupted from another thread)
+#       and child processes, under TSan; test_loop_api (loop runs
+#       stopped and interrupted from another thread); and test_begin (calls
+#       begun on one thread and ended on others)
 #
 # Each preset builds in build/<preset>.  The script prints one summary line
 # per preset, then a total, and exits non-zero if anything failed.
@@ -24,7 +25,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
-TSAN_TESTS=${LIL_TSAN_TESTS:-^test_(threads|locking|effects|markers|scan|json|proc|fork|loop_api)$}  # ctest -R regex for tsan
+TSAN_TESTS=${LIL_TSAN_TESTS:-^test_(threads|locking|effects|markers|scan|json|proc|fork|loop_api|begin)$}  # ctest -R regex for tsan
 JOBS=${LIL_TEST_JOBS:-2}              # ctest -j
 TIMEOUT=${LIL_TEST_TIMEOUT:-300}      # seconds per test
 
