@@ -364,8 +364,7 @@ static void report_limits(struct doctor *d)
     limit_text(limits, "llm_timeout_ms", "llm timeout", " ms", llm, sizeof(llm));
     limit_text(limits, "cli_timeout_ms", "CLI timeout", " ms", cli, sizeof(cli));
     limit_text(limits, "max_buffer", "max buffer", " bytes", buf, sizeof(buf));
-    limit_text(limits, "max_tokens", "max tokens per llm call", "", tokens,
-               sizeof(tokens));
+    limit_text(limits, "max_tokens", "max tokens per call", "", tokens, sizeof(tokens));
     say(d, LVL_INFO, "limits", "limits in force: %s, %s, %s, %s", llm, cli, buf,
         tokens);
 }
@@ -384,7 +383,7 @@ static long long limit_value(const json_t *limits, const char *key)
  * sets both timeouts: its error once). */
 static void check_agent_limits(struct doctor *d)
 {
-    static const char *const keys[] = {"cli_timeout_ms", "max_buffer"};
+    static const char *const keys[] = {"cli_timeout_ms", "max_buffer", "max_tokens"};
     const json_t *limits = json_object_get(d->agents, "limits");
     bool ok = true;
 

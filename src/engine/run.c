@@ -100,6 +100,13 @@ static lil_status apply_resolve(struct lil_run *run, struct ientry *e,
         e->state = IE_RETRY;
     } else if (strcmp(action, "abort") == 0) {
         rc = note_abort(run, doc, err);
+        if (rc == LIL_OK && e->state == IE_PENDING) {
+            /* the decision stands even when the process died before the
+               outcome record that follows it: the effect is not uncertain */
+            e->state = IE_FAILED;
+            e->payload = run->outcome;
+            e->payload_len = run->outcome_len;
+        }
     }
     json_decref(doc);
     return rc;

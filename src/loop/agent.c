@@ -1,9 +1,11 @@
 /*
- * agent.c -- the harness table, settings with their LIL_ twins, estimated
- * usage and fence stripping (agent.h).
+ * agent.c -- the harness table, settings with their LIL_ twins, the token
+ * limit and the worst case of a call, estimated usage and fence stripping
+ * (agent.h).
  */
 #include "loop/agent.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +71,86 @@ const char *lil__agent_setting(const char *const *envp, const char *x,
         }
     }
     return NULL;
+}
+
+#define SAFE_INTEGER 9007199254740991LL /* 2^53 - 1 */
+
+lil_status lil__agent_max_tokens(const char *const *envp, struct lil_err *err,
+                                 int64_t *out, char *var, size_t cap)
+{
+    const char *which = NULL,
+               *raw = lil__agent_setting(envp, "AGENT_MAX_TOKENS", &which);
+    const char *s = raw;
+    char name[40];
+    int64_t v = 0;
+
+    snprintf(name, sizeof(name), "%sAGENT_MAX_TOKENS", which ? which : "LIL_");
+    if (var && cap)
+        snprintf(var, cap, "%s", name);
+    *out = LIL_AGENT_MAX_TOKENS;
+    while (s && isspace((unsigned char)*s))
+        s++;
+    if (!s || !*s)
+        return LIL_OK;
+    for (; isdigit((unsigned char)*s) && v <= SAFE_INTEGER; s++)
+        v = v * 10 + (*s - '0');
+    while (isspace((unsigned char)*s))
+        s++;
+    if (*s || v <= 0 || v > SAFE_INTEGER)
+        return lil__seterr(err, LIL_E_INVAL, 0,
+                           "%s must be a positive integer; got '%.60s'", name, raw);
+    *out = v;
+    return LIL_OK;
+}
+
+/* Prices per 1M tokens of model (NULL: none known, overrides only). */
+static void price_of(const char *const *envp, const char *model,
+                     struct lil_agent_worst *w)
+{
+    const char *m = model ? model : "";
+
+    w->priced = lil__agent_price_usd(envp, m, 1000000, 0, &w->price_in) &&
+                lil__agent_price_usd(envp, m, 0, 1000000, &w->price_out);
+    if (w->priced)
+        w->priced = lil__agent_price_usd(envp, m, w->prompt, w->limit, &w->usd);
+    snprintf(w->model, sizeof(w->model), "%s", m);
+}
+
+static int64_t bytes_as_tokens(size_t n)
+{
+    return n > (size_t)SAFE_INTEGER ? SAFE_INTEGER : (int64_t)n;
+}
+
+lil_status lil__agent_worst_case(const struct lil_agent_call *call, struct lil_err *err,
+                                 struct lil_agent_worst *out)
+{
+    const char *model = NULL;
+    size_t bytes = call->prompt ? strlen(call->prompt) : 0;
+    lil_status rc;
+
+    memset(out, 0, sizeof(*out));
+    if (!lil__agent_known(call->harness))
+        return lil__seterr(err, LIL_E_INVAL, 0, "unknown agent harness '%s'",
+                           call->harness);
+    rc = lil__agent_max_tokens(call->envp, err, &out->limit, out->limit_var,
+                               sizeof(out->limit_var));
+    if (rc != LIL_OK)
+        return rc;
+    if (strcmp(call->harness, "internal") == 0) {
+        memset(out, 0, sizeof(*out));
+        out->priced = true; /* nothing runs, nothing is spent */
+        return LIL_OK;
+    }
+    if (strcmp(call->harness, "llm") == 0) {
+        rc = lil__agent_llm_sizing(err, call, &model, &bytes);
+        if (rc != LIL_OK)
+            return rc;
+        out->prompt = LIL_AGENT_FRAME_TOKENS;
+    }
+    out->prompt += bytes_as_tokens(bytes);
+    out->tokens = out->prompt + out->limit;
+    price_of(call->envp, model, out);
+    return LIL_OK;
 }
 
 void lil__agent_estimate(const char *const *envp, const char *model,

@@ -27,6 +27,26 @@
  * inert.  USD: the provider's reported cost when it gives one, else the
  * price table (lil__agent_price_usd), else none (has_usd false).
  *
+ * The worst case of a call (lil__agent_worst_case), known before it runs,
+ * is what a token or usd budget reserves for it (docs/loops.md,
+ * "Budgets"):
+ *   tokens = prompt + limit, where limit is AGENT_MAX_TOKENS (default
+ *            LIL_AGENT_MAX_TOKENS; the llm harness sends it as max_tokens
+ *            or max_completion_tokens) and prompt bounds the tokens of what
+ *            is sent: its bytes (the providers' tokenizers, byte-level
+ *            BPE or with byte fallback, make at most one token a byte of
+ *            text; 4 bytes a token, lil__agent_estimate's guess, is only
+ *            typical), for llm the system message's too plus
+ *            LIL_AGENT_FRAME_TOKENS of chat framing;
+ *   usd    = prompt at the model's input price + limit at its output price
+ *            (lil__agent_price_usd), when the model is priced: llm's model
+ *            as configured; a CLI's model is not known before it answers,
+ *            so it is priced only when both LLM_PRICE_IN and _OUT are set.
+ * A CLI cannot be told a token limit: for the CLI harnesses the limit is
+ * the reservation only, and their own context (system prompts, tools,
+ * files read) is not in the prompt -- a call may report more than its
+ * worst case.  internal costs nothing (tokens 0, usd 0, priced).
+ *
  * Errors: LIL_E_CHILD (a CLI that failed, timed out or wrote too much, with
  * the contract's messages), LIL_E_HTTP (the llm request failed or timed
  * out), LIL_E_INVAL (not configured, bad limits, unknown harness),
@@ -51,7 +71,11 @@ struct lil_env;
 #define LIL_AGENT_TIMEOUT_MS     600000   /* CLI harnesses (LOOPY_AGENT_TIMEOUT_MS) */
 #define LIL_AGENT_LLM_TIMEOUT_MS 120000   /* llm (the same variable) */
 #define LIL_AGENT_MAX_BUFFER     16777216 /* CLI output (LOOPY_AGENT_MAX_BUFFER) */
-#define LIL_AGENT_MAX_TOKENS     2000 /* llm max_tokens (the worst case of a call) */
+/* AGENT_MAX_TOKENS: llm max_tokens, the token limit of a call's worst case */
+#define LIL_AGENT_MAX_TOKENS 2000
+/* chat framing of llm's two messages and the reply (OpenAI counts 3 a
+ * message, 3 for the reply) */
+#define LIL_AGENT_FRAME_TOKENS 16
 
 struct lil_agent_call {
     const char *harness;      /* a name of lil__agent_known */
@@ -73,6 +97,20 @@ struct lil_agent_usage {
     double usd;
     bool estimated;  /* tokens estimated (no usage was reported) */
     char model[128]; /* the model that answered, when known, else "" */
+};
+
+/* The most one call may cost, known before it runs (above). */
+struct lil_agent_worst {
+    int64_t limit;   /* AGENT_MAX_TOKENS */
+    int64_t prompt;  /* bound of the prompt's tokens */
+    int64_t tokens;  /* prompt + limit (0 for internal) */
+    bool priced;     /* usd, price_in and price_out are known */
+    double usd;      /* prompt x price_in + limit x price_out */
+    double price_in; /* USD per 1M tokens */
+    double price_out;
+    char model[128];    /* the model priced, "" when none is known */
+    char limit_var[40]; /* the variable the limit came from (or the
+                           LIL_ one when unset) */
 };
 
 /* Is name a harness of the table above? */
@@ -98,6 +136,19 @@ lil_status lil__agent_call(const struct lil_env *env, struct lil_err *err,
 const char *lil__agent_setting(const char *const *envp, const char *x,
                                const char **which);
 
+/* AGENT_MAX_TOKENS of envp into *out: LIL_AGENT_MAX_TOKENS when unset or
+ * blank, else a positive integer of at most 2^53 - 1 (blanks around it
+ * ignored); anything else is LIL_E_INVAL naming the variable and its
+ * value.  var (may be NULL; cap bytes) gets the name of the variable read,
+ * "LIL_AGENT_MAX_TOKENS" when none is set. */
+lil_status lil__agent_max_tokens(const char *const *envp, struct lil_err *err,
+                                 int64_t *out, char *var, size_t cap);
+
+/* The worst case of call (above) into *out.  LIL_E_INVAL for an unknown
+ * harness, a bad AGENT_MAX_TOKENS, or an llm that is not configured. */
+lil_status lil__agent_worst_case(const struct lil_agent_call *call, struct lil_err *err,
+                                 struct lil_agent_worst *out);
+
 /* Usage estimated from sizes: ceil(bytes / 4) tokens for the prompt (in) and
  * for the output (out), marked estimated; usd from the price table when the
  * model is priced (model may be NULL). */
@@ -114,6 +165,10 @@ lil_status lil__agent_llm_ready(const struct lil_env *env, struct lil_err *err,
 lil_status lil__agent_cli_call(const struct lil_env *env, struct lil_err *err,
                                const struct lil_agent_call *call, json_t **result,
                                struct lil_agent_usage *usage);
+/* The llm harness's model as configured (borrowed from envp or static)
+ * and the bytes it sends of text (system message and prompt). */
+lil_status lil__agent_llm_sizing(struct lil_err *err, const struct lil_agent_call *call,
+                                 const char **model, size_t *text_bytes);
 lil_status lil__agent_llm_call(const struct lil_env *env, struct lil_err *err,
                                const struct lil_agent_call *call, json_t **result,
                                struct lil_agent_usage *usage);

@@ -401,12 +401,15 @@ lil_status lil__agent_cli_ready(const struct lil_env *env, struct lil_err *err,
     const struct cli *cli = find_cli(call->harness);
     struct limits lim;
     struct command cmd = {0};
+    int64_t max_tokens;
     lil_status rc;
 
     if (!cli)
         return lil__seterr(err, LIL_E_INVAL, 0, "unknown agent harness '%s'",
                            call->harness);
     rc = read_limits(call->envp, err, &lim);
+    if (rc == LIL_OK) /* the reservation's limit only (agent.h) */
+        rc = lil__agent_max_tokens(call->envp, err, &max_tokens, NULL, 0);
     if (rc == LIL_OK)
         rc = command_make(env, err, call, cli, &cmd);
     if (rc == LIL_OK)

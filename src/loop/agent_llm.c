@@ -18,7 +18,9 @@
  *   name that is not an HTTP token or a value with CR or LF is dropped.
  *   LLM_STREAM (1, true, yes, on; any case) asks for a stream.
  *   AGENT_TIMEOUT_MS (default 120000) covers the whole transfer;
- *   AGENT_MAX_BUFFER (default 16 MiB) caps the bytes of the reply.
+ *   AGENT_MAX_BUFFER (default 16 MiB) caps the bytes of the reply;
+ *   AGENT_MAX_TOKENS (default 2000) is sent as max_tokens (or
+ *   max_completion_tokens), the most the model may write.
  *
  * Secrets: the key goes only into the Authorization header of the
  * request.  Messages never show it: an error body a server echoes is
@@ -88,6 +90,7 @@ struct llm_config {
     char timeout_var[32]; /* the variable in force, for messages */
     size_t max_bytes;
     char max_var[32];
+    int64_t max_tokens;
 };
 
 /* ---- configuration ---------------------------------------------------------- */
@@ -204,6 +207,8 @@ static lil_status configure(struct lil_err *err, const char *const *envp,
         rc = limit(err, envp, "AGENT_MAX_BUFFER", LIL_AGENT_MAX_BUFFER, &max,
                    cfg->max_var, sizeof(cfg->max_var));
     cfg->max_bytes = (size_t)max;
+    if (rc == LIL_OK)
+        rc = lil__agent_max_tokens(envp, err, &cfg->max_tokens, NULL, 0);
     return rc;
 }
 
@@ -214,6 +219,18 @@ lil_status lil__agent_llm_ready(const struct lil_env *env, struct lil_err *err,
 
     (void)env;
     return configure(err, call->envp, &cfg);
+}
+
+lil_status lil__agent_llm_sizing(struct lil_err *err, const struct lil_agent_call *call,
+                                 const char **model, size_t *text_bytes)
+{
+    struct llm_config cfg;
+    lil_status rc = configure(err, call->envp, &cfg);
+
+    *model = rc == LIL_OK ? cfg.model : NULL;
+    *text_bytes =
+        (call->prompt ? strlen(call->prompt) : 0) + sizeof(LIL_LLM_SYSTEM) - 1;
+    return rc;
 }
 
 /* ---- the request ------------------------------------------------------------ */
@@ -255,9 +272,10 @@ static lil_status request_body(const struct lil_env *env, struct lil_err *err,
     lil__json_begin(&sc, env);
     if (reasoning_model(cfg->model)) {
         json_object_set_new(body, "max_completion_tokens",
-                            json_integer(LIL_AGENT_MAX_TOKENS));
+                            json_integer((json_int_t)cfg->max_tokens));
     } else {
-        json_object_set_new(body, "max_tokens", json_integer(LIL_AGENT_MAX_TOKENS));
+        json_object_set_new(body, "max_tokens",
+                            json_integer((json_int_t)cfg->max_tokens));
         json_object_set_new(body, "temperature", json_integer(0));
     }
     if (cfg->stream) {

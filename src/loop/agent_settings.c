@@ -85,6 +85,27 @@ static json_t *limit_json(const char *x, int64_t def)
     return o;
 }
 
+/* AGENT_MAX_TOKENS as the harnesses read it: the worst case of a call
+ * that budgets reserve (inside a json scope). */
+static json_t *max_tokens_json(void)
+{
+    char var[48];
+    struct lil_err err;
+    int64_t value = LIL_AGENT_MAX_TOKENS;
+    lil_status rc;
+    json_t *o;
+
+    lil__clearerr(&err);
+    rc = lil__agent_max_tokens(NULL, &err, &value, var, sizeof(var));
+    o = json_pack("{s:I, s:s}", "default", (json_int_t)LIL_AGENT_MAX_TOKENS, "from",
+                  blank(lil__agent_setting(NULL, "AGENT_MAX_TOKENS", NULL)) ? "default"
+                                                                            : var);
+    json_object_set_new(o, "value", rc == LIL_OK ? json_integer(value) : json_null());
+    if (rc != LIL_OK)
+        json_object_set_new(o, "error", json_string(err.msg));
+    return o;
+}
+
 /* Inside a json scope. */
 static json_t *limits_json(void)
 {
@@ -96,9 +117,7 @@ static json_t *limits_json(void)
                         limit_json("AGENT_TIMEOUT_MS", LIL_AGENT_LLM_TIMEOUT_MS));
     json_object_set_new(o, "max_buffer",
                         limit_json("AGENT_MAX_BUFFER", LIL_AGENT_MAX_BUFFER));
-    json_object_set_new(o, "max_tokens",
-                        json_pack("{s:i, s:i, s:s}", "value", LIL_AGENT_MAX_TOKENS,
-                                  "default", LIL_AGENT_MAX_TOKENS, "from", "default"));
+    json_object_set_new(o, "max_tokens", max_tokens_json());
     return o;
 }
 

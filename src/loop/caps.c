@@ -187,6 +187,32 @@ static int64_t elapsed_ms(const struct lil_loop_meters *m, int64_t now_ms)
     return d;
 }
 
+/* a + b, saturated at INT64_MAX (both >= 0 in practice; a journal's
+ * figures must not become undefined behaviour either way). */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    int64_t s;
+
+    if (__builtin_add_overflow(a, b, &s))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return s;
+}
+
+int64_t lil__meters_spent_tokens(const struct lil_loop_meters *m)
+{
+    int64_t spent;
+
+    if (__builtin_sub_overflow(sat_add(m->tokens, m->reserved_tokens), m->tokens_base,
+                               &spent))
+        return m->tokens_base < 0 ? INT64_MAX : INT64_MIN;
+    return spent;
+}
+
+double lil__meters_spent_usd(const struct lil_loop_meters *m)
+{
+    return m->usd + m->reserved_usd - m->usd_base;
+}
+
 static bool tripped(const struct lil_loop_meters *m, enum lil_cap cap, int64_t now_ms)
 {
     const struct lil_cap_limits *lim = &m->lim;
@@ -195,9 +221,9 @@ static bool tripped(const struct lil_loop_meters *m, enum lil_cap cap, int64_t n
     case LIL_CAP_MAX_ITERATIONS:
         return m->iteration - m->iteration_base >= lim->max_iterations;
     case LIL_CAP_TOKENS:
-        return lim->has_tokens && m->tokens - m->tokens_base >= lim->tokens;
+        return lim->has_tokens && lil__meters_spent_tokens(m) >= lim->tokens;
     case LIL_CAP_USD:
-        return lim->has_usd && m->usd - m->usd_base >= lim->usd;
+        return lim->has_usd && lil__meters_spent_usd(m) >= lim->usd;
     case LIL_CAP_WALLCLOCK:
         return lim->has_wallclock && elapsed_ms(m, now_ms) >= lim->wallclock_ms;
     case LIL_CAP_NO_PROGRESS:
@@ -236,6 +262,57 @@ struct lil_cap_trip lil__meters_check_budgets(const struct lil_loop_meters *m,
     return first_tripped(m, LIL_CAP_TOKENS, LIL_CAP_WALLCLOCK, now_ms);
 }
 
+double lil__meters_usd_left(const struct lil_loop_meters *m)
+{
+    double left;
+
+    if (!m->lim.has_usd)
+        return 0.0;
+    left = m->lim.usd - lil__meters_spent_usd(m);
+    return left > 0 ? left : 0.0;
+}
+
+/* Would the tokens of r pass the token budget?  *never: r alone would. */
+static bool tokens_pass(const struct lil_loop_meters *m, const struct lil_reserve *r,
+                        bool *never)
+{
+    if (!m->lim.has_tokens)
+        return false;
+    *never = r->tokens > m->lim.tokens;
+    return *never || sat_add(lil__meters_spent_tokens(m), r->tokens) > m->lim.tokens;
+}
+
+static bool usd_passes(const struct lil_loop_meters *m, const struct lil_reserve *r,
+                       bool *never)
+{
+    double spent = lil__meters_spent_usd(m);
+
+    if (!m->lim.has_usd)
+        return false;
+    if (r->usd_rest)
+        return spent >= m->lim.usd; /* it takes what is left: is anything? */
+    *never = r->usd > m->lim.usd;
+    return *never || spent + r->usd > m->lim.usd;
+}
+
+struct lil_cap_trip lil__meters_check_reserve(const struct lil_loop_meters *m,
+                                              const struct lil_reserve *r, bool *never)
+{
+    struct lil_cap_trip t = {LIL_CAP_NONE, m->lim.action, ""};
+    bool all = false;
+
+    if (tokens_pass(m, r, &all))
+        t.cap = LIL_CAP_TOKENS;
+    else if (usd_passes(m, r, &all))
+        t.cap = LIL_CAP_USD;
+    else
+        all = false;
+    t.reason = lil__cap_reason(t.cap);
+    if (never)
+        *never = all;
+    return t;
+}
+
 int64_t lil__meters_wallclock_left(const struct lil_loop_meters *m, int64_t now_ms)
 {
     int64_t e, left;
@@ -270,6 +347,53 @@ lil_status lil__meters_add_usage(struct lil_loop_meters *m, struct lil_err *err,
         m->tokens = INT64_MAX;
     m->usd = sum;
     return LIL_OK;
+}
+
+static bool usd_ok(double usd)
+{
+    return usd >= 0 && isfinite(usd);
+}
+
+lil_status lil__meters_reserve(struct lil_loop_meters *m, struct lil_err *err,
+                               const struct lil_reserve *r)
+{
+    int64_t tokens;
+    double usd;
+
+    if (r->tokens < 1)
+        return lil__seterr(err, LIL_E_INVAL, 0,
+                           "reservation: %lld tokens (a call reserves at least 1)",
+                           (long long)r->tokens);
+    if (!usd_ok(r->usd))
+        return lil__seterr(err, LIL_E_INVAL, 0,
+                           "reservation: usd is not a number >= 0");
+    usd = m->reserved_usd + r->usd;
+    if (__builtin_add_overflow(m->reserved_tokens, r->tokens, &tokens) ||
+        !isfinite(usd))
+        return lil__seterr(err, LIL_E_INVAL, 0, "reservation: the sum overflows");
+    m->reserved_tokens = tokens;
+    m->reserved_usd = usd;
+    return LIL_OK;
+}
+
+lil_status lil__meters_settle(struct lil_loop_meters *m, struct lil_err *err,
+                              const struct lil_reserve *r, int64_t tokens, double usd)
+{
+    struct lil_loop_meters next = *m;
+    lil_status rc;
+
+    if (r->tokens < 1 || r->tokens > m->reserved_tokens || !usd_ok(r->usd))
+        return lil__seterr(err, LIL_E_INVAL, 0,
+                           "settling a reservation of %lld tokens: %lld are reserved",
+                           (long long)r->tokens, (long long)m->reserved_tokens);
+    next.reserved_tokens -= r->tokens;
+    next.reserved_usd = next.reserved_tokens == 0 ? 0.0 : next.reserved_usd - r->usd;
+    if (next.reserved_usd < 0)
+        next.reserved_usd = 0.0; /* rounding: never a negative reservation */
+    rc = lil__meters_add_usage(&next, err, tokens, usd);
+    if (rc == LIL_OK)
+        *m = next;
+    return rc;
 }
 
 /* LIL_E_INVAL when the run is paused on a cap or has ended on one. */
@@ -349,10 +473,10 @@ static void rebase(struct lil_loop_meters *m, enum lil_cap cap, int64_t at_itera
         memset(m->fp, 0, sizeof(m->fp));
         break;
     case LIL_CAP_TOKENS:
-        m->tokens_base = m->tokens;
+        m->tokens_base = sat_add(m->tokens, m->reserved_tokens);
         break;
     case LIL_CAP_USD:
-        m->usd_base = m->usd;
+        m->usd_base = m->usd + m->reserved_usd;
         break;
     case LIL_CAP_WALLCLOCK:
         m->wallclock_base_ms = ts_ms;
@@ -412,6 +536,10 @@ static lil_status fold_one(struct lil_loop_meters *m, struct lil_err *err,
         return lil__meters_trip(m, err, ev->cap, ev->action);
     case LIL_METER_EV_CAP_CLEARED:
         return lil__meters_clear(m, err, ev->cap, ev->iteration, ev->ts_ms);
+    case LIL_METER_EV_RESERVE:
+        return lil__meters_reserve(m, err, &ev->res);
+    case LIL_METER_EV_SETTLE:
+        return lil__meters_settle(m, err, &ev->res, ev->tokens, ev->usd);
     }
     return lil__seterr(err, LIL_E_INVAL, 0, "no such record kind (%d)", (int)ev->kind);
 }
@@ -451,6 +579,8 @@ bool lil__meters_equal(const struct lil_loop_meters *a, const struct lil_loop_me
            a->iteration_base == b->iteration_base && a->tokens == b->tokens &&
            a->tokens_base == b->tokens_base && same_double(a->usd, b->usd) &&
            same_double(a->usd_base, b->usd_base) &&
+           a->reserved_tokens == b->reserved_tokens &&
+           same_double(a->reserved_usd, b->reserved_usd) &&
            a->wallclock_base_ms == b->wallclock_base_ms &&
            a->fp_reset_at == b->fp_reset_at && a->repeats == b->repeats &&
            a->has_fp == b->has_fp &&
@@ -546,14 +676,18 @@ static void summary_budgets(const struct lil_loop_meters *m, int64_t now_ms,
         add_duration(l, m->lim.wallclock_ms, true);
     }
     if (m->lim.has_tokens)
-        line_add(l, ", tokens %lld/%lld", (long long)(m->tokens - m->tokens_base),
+        line_add(l, ", tokens %lld/%lld", (long long)lil__meters_spent_tokens(m),
                  (long long)m->lim.tokens);
-    else if (m->tokens > 0)
-        line_add(l, ", tokens %lld", (long long)m->tokens);
+    else if (m->tokens > 0 || m->reserved_tokens > 0)
+        line_add(l, ", tokens %lld", (long long)lil__meters_spent_tokens(m));
+    if (m->reserved_tokens > 0)
+        line_add(l, " (%lld reserved)", (long long)m->reserved_tokens);
     if (m->lim.has_usd)
-        line_add(l, ", usd %.2f/%.2f", m->usd - m->usd_base, m->lim.usd);
-    else if (m->usd > 0)
-        line_add(l, ", usd %.2f", m->usd);
+        line_add(l, ", usd %.2f/%.2f", lil__meters_spent_usd(m), m->lim.usd);
+    else if (m->usd > 0 || m->reserved_usd > 0)
+        line_add(l, ", usd %.2f", lil__meters_spent_usd(m));
+    if (m->reserved_usd > 0)
+        line_add(l, " (%.2f reserved)", m->reserved_usd);
 }
 
 lil_status lil__meters_summary(const struct lil_loop_meters *m, int64_t now_ms,
@@ -579,14 +713,16 @@ static json_t *reason_or_null(enum lil_cap cap)
     return cap == LIL_CAP_NONE ? json_null() : json_string(lil__cap_reason(cap));
 }
 
-static json_t *int_meter(int64_t used, int64_t base, bool has, int64_t budget)
+static json_t *token_meter(const struct lil_loop_meters *m)
 {
     json_t *o = json_object();
 
-    json_object_set_new(o, "used", json_integer((json_int_t)used));
-    json_object_set_new(o, "base", json_integer((json_int_t)base));
-    if (has)
-        json_object_set_new(o, "budget", json_integer((json_int_t)budget));
+    json_object_set_new(o, "used",
+                        json_integer((json_int_t)lil__meters_spent_tokens(m)));
+    json_object_set_new(o, "base", json_integer((json_int_t)m->tokens_base));
+    json_object_set_new(o, "reserved", json_integer((json_int_t)m->reserved_tokens));
+    if (m->lim.has_tokens)
+        json_object_set_new(o, "budget", json_integer((json_int_t)m->lim.tokens));
     return o;
 }
 
@@ -594,8 +730,9 @@ static json_t *usd_meter(const struct lil_loop_meters *m)
 {
     json_t *o = json_object();
 
-    json_object_set_new(o, "used", json_real(m->usd - m->usd_base));
+    json_object_set_new(o, "used", json_real(lil__meters_spent_usd(m)));
     json_object_set_new(o, "base", json_real(m->usd_base));
+    json_object_set_new(o, "reserved", json_real(m->reserved_usd));
     if (m->lim.has_usd)
         json_object_set_new(o, "budget", json_real(m->lim.usd));
     return o;
@@ -635,9 +772,7 @@ static json_t *meters_object(const struct lil_loop_meters *m, int64_t now_ms)
                         json_integer((json_int_t)m->lim.max_iterations));
     if (m->lim.has_no_progress)
         json_object_set_new(o, "no_progress", progress_meter(m));
-    json_object_set_new(o, "tokens",
-                        int_meter(m->tokens - m->tokens_base, m->tokens_base,
-                                  m->lim.has_tokens, m->lim.tokens));
+    json_object_set_new(o, "tokens", token_meter(m));
     json_object_set_new(o, "usd", usd_meter(m));
     json_object_set_new(o, "wallclock", wall_meter(m, now_ms));
     json_object_set_new(o, "on_cap_exceeded",

@@ -9,8 +9,12 @@
  * The meters (struct lil_loop_meters):
  *   - iteration: the next iteration to run (= committed iterations); the
  *     max_iterations cap counts iteration - iteration_base;
- *   - tokens and usd: sums of the agent calls' usage; the budgets count
- *     tokens - tokens_base and usd - usd_base;
+ *   - tokens and usd: sums of the agent calls' usage, and of the
+ *     reservations written off (below); the budgets count what is spent,
+ *     tokens + reserved_tokens - tokens_base (usd likewise);
+ *   - reserved_tokens and reserved_usd: the reservations of agent calls
+ *     that started (their intent is journaled) and have no outcome yet --
+ *     in flight, or uncertain after a crash;
  *   - wallclock: now - wallclock_base, the base being the run's first
  *     record (downtime and parked time included) until an approval moves it;
  *   - no progress: after each snapshot, a fingerprint equal to the last one
@@ -22,10 +26,10 @@
  *     ended: a cap whose action (fail, exit-clean) ended the run.
  *
  * The caps, all comparisons >= (section 5.14), each tripping only when the
- * spec sets it:
+ * spec sets it (spent = total + reserved - base):
  *   max_iterations     iteration - iteration_base >= max_iterations
- *   token-budget       tokens - tokens_base       >= budget.tokens
- *   usd-budget         usd - usd_base             >= budget.usd
+ *   token-budget       spent tokens               >= budget.tokens
+ *   usd-budget         spent usd                  >= budget.usd
  *   wallclock-budget   now - wallclock_base       >= budget.wallclock
  *   no_progress        repeats                    >= max_repeats
  * At an iteration's start they are checked in that order, the first one
@@ -37,6 +41,22 @@
  * or http effect need not overshoot the wallclock budget (section 8, W22):
  * the runner chooses where to call them.
  *
+ * Reservations (docs/loops.md, "Budgets"): before an agent call starts,
+ * the runner asks lil__meters_check_reserve whether its worst case r fits
+ * what is left of each budget -- it does not when spent + r > budget
+ * (strictly: a call may spend the budget exactly), and *never is set when
+ * r alone is more than the whole budget (no approval can make it fit).
+ * A call that fits is reserved (lil__meters_reserve: reserved += r) once
+ * its intent is journaled, and settled by its outcome
+ * (lil__meters_settle: reserved -= r, then its real usage added to the
+ * totals); an outcome that tells no usage settles at the reservation
+ * itself (the call counts in full).  So spent never passes a budget by
+ * what a call may cost unseen: a call in flight or uncertain counts at its
+ * reservation until an outcome says otherwise.  A call of unknown price
+ * (r.usd_rest) reserves what the usd budget has left and fits while
+ * something is left.  The reserved sums go back to exactly 0 when the last
+ * reservation is settled (no rounding left behind).
+ *
  * Reasons and actions are spelled as the contract spells them (its cap
  * records carry them): max_iterations, token-budget, usd-budget,
  * wallclock-budget, no_progress; fail, exit-clean, breakpoint (the default,
@@ -46,7 +66,8 @@
  * time the runner journals in its cap_cleared record (the same time live
  * and on reload, unlike the reference: W22): max_iterations -> a fresh
  * window from here; no_progress -> streak reset, only snapshots from here
- * count; token-budget and usd-budget -> base = current totals;
+ * count; token-budget and usd-budget -> base = current totals, the
+ * reservations included (what is spent starts again from 0);
  * wallclock-budget -> base = that time.
  *
  * What the runner calls, and what it journals first (the journal is the
@@ -54,8 +75,12 @@
  *   fresh run       lil__meters_init (start = the first record's time)
  *   iteration start trip = lil__meters_check_start; tripped: journal
  *                   cap{reason, action}, then lil__meters_trip
- *   fresh agent     journal done with usage, lil__meters_add_usage, then
- *                   lil__meters_check_budgets (tripped: as above)
+ *   agent call      lil__meters_check_reserve (tripped: as above, and the
+ *                   call does not start); journal the reservation and the
+ *                   intent, lil__meters_reserve; journal the outcome,
+ *                   lil__meters_settle (or lil__meters_add_usage when
+ *                   nothing was reserved), then lil__meters_check_budgets
+ *                   (tripped: as above)
  *   snapshot        journal it, then lil__meters_note_snapshot
  *   approval        journal cap_cleared{reason, at_iteration = iteration,
  *                   time}, then lil__meters_clear (or lil__meters_approve)
@@ -115,6 +140,8 @@ struct lil_loop_meters {
     int64_t iteration_base; /* max_iterations counts from here */
     int64_t tokens, tokens_base;
     double usd, usd_base;
+    int64_t reserved_tokens; /* calls started, without an outcome */
+    double reserved_usd;
     int64_t wallclock_base_ms; /* epoch ms */
     int64_t fp_reset_at;       /* snapshots of iterations >= this count */
     int64_t repeats;           /* identical fingerprints after the first */
@@ -123,6 +150,13 @@ struct lil_loop_meters {
     enum lil_cap pending; /* breakpoint awaiting approval, or NONE */
     enum lil_cap ended;   /* the cap that ended the run, or NONE */
     enum lil_ir_cap_action ended_action;
+};
+
+/* The most an agent call may cost, reserved before it starts. */
+struct lil_reserve {
+    int64_t tokens; /* >= 0 */
+    double usd;     /* >= 0, finite */
+    bool usd_rest;  /* no price is known: usd is what the usd budget had left */
 };
 
 /* A check's answer.  cap NONE: nothing tripped (reason ""). */
@@ -174,6 +208,21 @@ struct lil_cap_trip lil__meters_check_start(const struct lil_loop_meters *m,
 struct lil_cap_trip lil__meters_check_budgets(const struct lil_loop_meters *m,
                                               int64_t now_ms);
 
+/* Before an agent call whose worst case is r: the first of token-budget,
+ * usd-budget that r would pass (spent + r > budget; for r->usd_rest, the
+ * usd budget is spent).  *never (may be NULL) is set when r alone passes
+ * the whole budget of the cap returned. */
+struct lil_cap_trip lil__meters_check_reserve(const struct lil_loop_meters *m,
+                                              const struct lil_reserve *r, bool *never);
+
+/* What the usd budget has left (budget - spent, at least 0); 0 without a
+ * usd budget. */
+double lil__meters_usd_left(const struct lil_loop_meters *m);
+
+/* What the budgets count: total + reserved - base. */
+int64_t lil__meters_spent_tokens(const struct lil_loop_meters *m);
+double lil__meters_spent_usd(const struct lil_loop_meters *m);
+
 /* Milliseconds before the wallclock budget trips (0 when it has),
  * INT64_MAX without a wallclock budget. */
 int64_t lil__meters_wallclock_left(const struct lil_loop_meters *m, int64_t now_ms);
@@ -185,6 +234,20 @@ int64_t lil__meters_wallclock_left(const struct lil_loop_meters *m, int64_t now_
  * INT64_MAX, a usd sum that is not finite is LIL_E_INVAL. */
 lil_status lil__meters_add_usage(struct lil_loop_meters *m, struct lil_err *err,
                                  int64_t tokens, double usd);
+
+/* An agent call started (its intent is journaled): reserved += r.
+ * LIL_E_INVAL for r->tokens < 1 (a call's worst case holds at least its
+ * token limit), a usd that is negative or not finite, or a sum that
+ * overflows. */
+lil_status lil__meters_reserve(struct lil_loop_meters *m, struct lil_err *err,
+                               const struct lil_reserve *r);
+
+/* The call reserved with r has its outcome: reserved -= r, then its usage
+ * (tokens, usd) added as lil__meters_add_usage does.  LIL_E_INVAL when
+ * r->tokens is more than is reserved, or for bad usage (nothing changes
+ * then). */
+lil_status lil__meters_settle(struct lil_loop_meters *m, struct lil_err *err,
+                              const struct lil_reserve *r, int64_t tokens, double usd);
 
 /* The snapshot of iteration `iteration` (which must be m->iteration) with
  * fingerprint fp (fp_len bytes; NULL: undefined, ignored): the streak rule,
@@ -213,10 +276,12 @@ lil_status lil__meters_approve(struct lil_loop_meters *m, struct lil_err *err,
 /* ---- rebuilding from the journal ---------------------------------------------- */
 
 enum lil_meter_ev_kind {
-    LIL_METER_EV_SNAPSHOT,   /* iteration, fp, fp_len */
-    LIL_METER_EV_USAGE,      /* tokens, usd (an agent effect's done record) */
-    LIL_METER_EV_CAP,        /* cap, action */
-    LIL_METER_EV_CAP_CLEARED /* cap, iteration (atIteration), ts_ms */
+    LIL_METER_EV_SNAPSHOT,    /* iteration, fp, fp_len */
+    LIL_METER_EV_USAGE,       /* tokens, usd (an agent effect's done record) */
+    LIL_METER_EV_CAP,         /* cap, action */
+    LIL_METER_EV_CAP_CLEARED, /* cap, iteration (atIteration), ts_ms */
+    LIL_METER_EV_RESERVE,     /* res (an agent call's intent) */
+    LIL_METER_EV_SETTLE       /* res, tokens, usd (its outcome) */
 };
 
 /* One journaled record, as the meters see it (borrowed pointers). */
@@ -230,6 +295,7 @@ struct lil_meter_event {
     enum lil_cap cap;
     enum lil_ir_cap_action action;
     int64_t ts_ms;
+    struct lil_reserve res;
 };
 
 /* Apply one record, as the live call did.  LIL_E_CORRUPT (message in err)
@@ -250,7 +316,8 @@ bool lil__meters_equal(const struct lil_loop_meters *a,
  * Each part is what its cap compares against its limit (so after an
  * approval, tokens counts from the new base); a part appears only when the
  * spec sets its cap, except tokens and usd, which appear without a limit
- * once an agent reported some ("tokens 120").  A rebased iteration window
+ * once an agent reported some ("tokens 120"); what calls without an
+ * outcome hold is added as "(2170 reserved)".  A rebased iteration window
  * reads "iteration 5 (3/10 since 2)".  Then "; paused on <reason>" while a
  * cap is pending, or "; ended by <reason> (<action>)".  Durations: whole
  * units d h m s ("1h30m"; the elapsed time cut to the second, a limit
@@ -262,12 +329,14 @@ lil_status lil__meters_summary(const struct lil_loop_meters *m, int64_t now_ms,
 /* The same as a JSON object (a new reference in *out):
  *   {"iteration", "iteration_base", "max_iterations",
  *    "no_progress": {"repeats", "max_repeats", "reset_at"}   (when set),
- *    "tokens": {"used", "base", "budget"}     (budget only when set),
- *    "usd": {"used", "base", "budget"},
+ *    "tokens": {"used", "base", "reserved", "budget"} (budget only when set),
+ *    "usd": {"used", "base", "reserved", "budget"},
  *    "wallclock": {"elapsed_ms", "base_ms", "budget_ms"},
  *    "on_cap_exceeded", "pending": reason or null,
  *    "ended": reason or null (with "ended_action" when not null)}
- * "used" and "elapsed_ms" are what the caps compare (value - base).
+ * "used" and "elapsed_ms" are what the caps compare (spent, value -
+ * base); "reserved" is the part of "used" that calls without an outcome
+ * hold.
  * LIL_E_NOMEM. */
 lil_status lil__meters_json(const struct lil_env *env, struct lil_err *err,
                             const struct lil_loop_meters *m, int64_t now_ms,

@@ -13,6 +13,8 @@
  *                    on_done, breakpoints and sleeps (5.4, 5.12, 5.13)
  *   runner_effect.c  shell, http and agent effects through the engine's
  *                    effects: identity, retries, redaction, replay (5.10)
+ *   runner_budget.c  reservations of agent calls: the token and usd
+ *                    budgets checked before a call starts
  *   runner_record.c  the records of docs/loops.md: names and payloads
  *   runner_result.c  the result (lil_loop_result) and its JSON
  *
@@ -77,6 +79,10 @@ struct loop_slot {
     char name[LIL_LOOP_NAME_MAX];
     json_t *outcome; /* parsed outcome payload, or NULL (intent only) */
     char *note;      /* the intent's note "kind identity", or NULL */
+    /* an agent call's reservations (runner_budget.c) */
+    struct lil_reserve pending; /* journaled; its intent is not (yet) */
+    struct lil_reserve held;    /* counted: the intent is journaled, no outcome */
+    bool has_pending, has_held;
 };
 
 struct lil_loop {
@@ -286,6 +292,38 @@ void lil__loop_set_recorder(struct lil_loop *lp,
                             lil_status (*fn)(void *ud, struct lil_err *err,
                                              json_t *outcome),
                             void *ud);
+
+/* Reservations of agent calls (runner_budget.c).  folding: the change
+ * comes from a journaled record (errors are LIL_E_CORRUPT), else it is the
+ * live one made after that record was appended. */
+struct lil_agent_call;
+/* Do reservations apply to a call of harness (a token or usd budget, a
+ * harness that costs, no mock)? */
+bool lil__budget_applies(const struct lil_loop *lp, const char *harness);
+/* Before a fresh call in slot: check its worst case, journal its
+ * reservation (LIL_OK: it may start), or stop the iteration (the cap
+ * tripped: WHY_CAP) or fail it (it can never fit). */
+lil_status lil__budget_admit(struct iter *it, const char *slot, const char *step_id,
+                             const struct lil_agent_call *call);
+/* Before attempt `attempt` (>= 2) of the call in slot, inside its intent:
+ * LIL_OK (reserved and journaled, synced), or `last` with lp->err saying
+ * why no retry fits. */
+lil_status lil__budget_retry(struct lil_loop *lp, const char *slot, const char *step_id,
+                             const struct lil_agent_call *call, int64_t attempt,
+                             lil_status last);
+/* The records: a reserve.N for slot (retry: its "retry", 0 for none), an
+ * intent of slot, an outcome of slot (NULL: failed; *moved when the meters
+ * changed). */
+lil_status lil__budget_reserved(struct lil_loop *lp, bool folding, const char *slot,
+                                const struct lil_reserve *r, int64_t retry);
+lil_status lil__budget_intent(struct lil_loop *lp, bool folding, const char *slot);
+lil_status lil__budget_outcome(struct lil_loop *lp, bool folding, const char *slot,
+                               json_t *outcome, bool *moved);
+/* A reserve.N record (payload v) read back. */
+lil_status lil__budget_fold_reserve(struct lil_loop *lp, const char *name, json_t *v);
+/* Add "overran": true to usage when it is more than slot's reservation. */
+void lil__budget_mark_overrun(const struct lil_loop *lp, const char *slot,
+                              json_t *usage);
 
 /* Errors: set lp->err and it->why = WHY_FAIL. */
 lil_status lil__iter_fail(struct iter *it, lil_status code, const char *fmt, ...)

@@ -18,8 +18,10 @@
  *      with secrets redacted from the result too; the loop goes on with the
  *      result as journaled, so that a replay sees what the first run saw.
  * Retries exhausted: the outcome is a failure with the last error, and the
- * run fails.  After a fresh agent call its usage moves the meters and the
- * budgets are checked (5.14).
+ * run fails.  A fresh agent call is admitted by the token and usd budgets
+ * first (runner_budget.c: its worst case reserved with its intent, each
+ * retry reserved again); its outcome settles the reservation to its usage
+ * and the budgets are checked (5.14).
  */
 #include <stdio.h>
 #include <string.h>
@@ -47,6 +49,10 @@ struct effect {
     lil_status (*exec)(struct effect *ef, json_t **result, json_t **usage);
     /* NULL, or: can it run here?  Asked before a fresh call's intent */
     lil_status (*ready)(struct effect *ef);
+    /* NULL, or: may it start (budgets)?  Asked after ready */
+    lil_status (*admit)(struct effect *ef);
+    /* NULL, or: may attempt `attempt` (>= 2) start after `last` failed? */
+    lil_status (*again)(struct effect *ef, int64_t attempt, lil_status last);
     struct lil_shell_cmd shell;
     json_t *request; /* http: the rendered request; agent: {harness, ...} */
     /* what the step function made */
@@ -144,6 +150,8 @@ static lil_status attempt_all(struct effect *ef, json_t **result, json_t **usage
             lil__loop_interrupted(lp))
             return rc;
         lil__loop_sleep(lp, lil__retry_delay_ms(&lp->retry, (uint64_t)made - 1, &rng));
+        if (ef->again && ef->again(ef, made + 1, rc) != LIL_OK)
+            return rc; /* lp->err says why there is no other attempt */
     }
 }
 
@@ -170,7 +178,14 @@ static int run_effect(lil_call *call, void *ud)
     struct lil_loop *lp = ef->it->lp;
     json_t *result = NULL, *usage = NULL;
     struct lil_buf text;
-    lil_status rc = attempt_all(ef, &result, &usage);
+    lil_status rc;
+
+    /* the intent is journaled: the call's reservation counts from here */
+    if (lil__budget_intent(lp, false, ef->name) != LIL_OK) {
+        lil__call_abandon(call, LIL_E_UNCERTAIN);
+        return 1;
+    }
+    rc = attempt_all(ef, &result, &usage);
 
     if (lil__loop_interrupted(lp) == LIL_LOOP_INTERRUPT_KILL || rc == LIL_E_NOMEM) {
         /* killed by lil_loop_interrupt, or no memory for its result: what
@@ -192,6 +207,7 @@ static int run_effect(lil_call *call, void *ud)
         lil__call_abandon(call, LIL_E_UNCERTAIN);
         return 1;
     }
+    lil__budget_mark_overrun(lp, ef->name, usage);
     ef->outcome = outcome_of(ef, result, usage); /* takes result and usage */
     if (!ef->outcome) {
         lil__call_abandon(call, LIL_E_UNCERTAIN);
@@ -250,21 +266,19 @@ static lil_status replay_slot(struct effect *ef, json_t **result, bool *done)
     return LIL_OK;
 }
 
-static lil_status add_usage(struct effect *ef)
+/* The outcome (NULL: a failure) settles the effect's reservation, or adds
+ * its usage; then the budgets are checked (5.14). */
+static lil_status add_usage(struct effect *ef, json_t *outcome)
 {
     struct iter *it = ef->it;
     struct lil_loop *lp = it->lp;
-    json_t *u = json_object_get(ef->outcome, "usage");
-    lil_status rc;
+    bool moved = false;
+    lil_status rc = lil__budget_outcome(lp, false, ef->name, outcome, &moved);
 
-    if (!json_is_object(u))
-        return LIL_OK;
-    rc =
-        lil__meters_add_usage(&lp->meters, &lp->err,
-                              (int64_t)json_integer_value(json_object_get(u, "tokens")),
-                              json_number_value(json_object_get(u, "usd")));
     if (rc != LIL_OK)
         return lil__iter_fail(it, rc, "%s", lp->err.msg);
+    if (!moved || !outcome)
+        return LIL_OK;
     it->cap = lil__meters_check_budgets(&lp->meters, lil__loop_now(lp));
     return it->cap.cap != LIL_CAP_NONE ? lil__iter_stop(it, WHY_CAP) : LIL_OK;
 }
@@ -302,10 +316,17 @@ static lil_status fresh(struct effect *ef, json_t **result)
     req.note_len = ef->note.len;
     if (ef->ready && (rc = ef->ready(ef)) != LIL_OK)
         return rc;
+    if (ef->admit && (rc = ef->admit(ef)) != LIL_OK)
+        return rc;
     announce(ef);
     rc = lil__run_step_req(lp->run, &lp->err, ef->name, &req, run_effect, ef, &out);
-    if (rc == LIL_E_FAILED)
-        return lil__iter_fail(ef->it, rc, "%s", lp->err.msg);
+    if (rc == LIL_E_FAILED) {
+        char why[LIL_ERRMSG_MAX];
+
+        snprintf(why, sizeof(why), "%s", lp->err.msg);
+        (void)add_usage(ef, NULL); /* a failed call counts at its reservation */
+        return lil__iter_fail(ef->it, rc, "%s", why);
+    }
     if (rc == LIL_E_NONDET)
         return diverged(ef, "another request");
     if (rc == LIL_E_UNCERTAIN)
@@ -326,7 +347,7 @@ static lil_status fresh(struct effect *ef, json_t **result)
     if (rc != LIL_OK)
         return lil__iter_fail(ef->it, rc, "%s", lp->err.msg);
     *result = json_incref(json_object_get(ef->outcome, "result"));
-    return add_usage(ef);
+    return add_usage(ef, ef->outcome);
 }
 
 static lil_status make_note(struct effect *ef)
@@ -628,6 +649,26 @@ static lil_status agent_ready(struct effect *ef)
     return LIL_OK;
 }
 
+/* The budgets admit a fresh call (runner_budget.c). */
+static lil_status agent_admit(struct effect *ef)
+{
+    struct lil_agent_call c;
+    const char *tools[64];
+
+    agent_call_of(ef, &c, tools, sizeof(tools) / sizeof(*tools));
+    return lil__budget_admit(ef->it, ef->name, ef->step_id, &c);
+}
+
+/* The budgets admit another attempt inside the call's intent. */
+static lil_status agent_again(struct effect *ef, int64_t attempt, lil_status last)
+{
+    struct lil_agent_call c;
+    const char *tools[64];
+
+    agent_call_of(ef, &c, tools, sizeof(tools) / sizeof(*tools));
+    return lil__budget_retry(ef->it->lp, ef->name, ef->step_id, &c, attempt, last);
+}
+
 static lil_status check_harness(struct iter *it, const char *h)
 {
     return lil__agent_known(h)
@@ -650,6 +691,8 @@ static lil_status agent_with(struct iter *it, const char *harness,
     ef.kind = "agent";
     ef.exec = exec_agent;
     ef.ready = agent_ready;
+    ef.admit = agent_admit;
+    ef.again = agent_again;
     identity_init(&ef);
     for (size_t i = 0; tools && list && i < tools->n; i++)
         json_array_append_new(list, json_string(tools->v[i].s));

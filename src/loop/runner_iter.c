@@ -6,6 +6,8 @@
  *   ended (completed, failed, stopped for good)  -> that result, no write
  *   uncertain effect                             -> uncertain, no write
  *   stop request (published, or honoured and not cleared) -> stopped
+ *   cap that ended the run, its end not journaled (the process died
+ *   between the two records) -> that end, journaled now
  *   cap awaiting approval -> approved (LIL_LOOP_APPROVE_CAPS) or paused
  *   iterations: terminate? -> on_exit, terminated, the completion hook,
  *               completed;  cap? -> its action;  body -> snapshot ->
@@ -101,6 +103,19 @@ static lil_status end_run(struct lil_loop *lp, enum loop_end end, const char *re
 /* ---- caps
  * ------------------------------------------------------------------------------ */
 
+/* What a journaled cap does: fail or end the run, or pause it. */
+static lil_status cap_action(struct lil_loop *lp, enum lil_cap cap,
+                             enum lil_ir_cap_action action, lil_loop_result *res)
+{
+    const char *reason = lil__cap_reason(cap);
+
+    if (action == LIL_CAPACT_FAIL)
+        return fail_run(lp, reason, res);
+    if (action == LIL_CAPACT_EXIT_CLEAN)
+        return end_run(lp, LOOP_STOPPED, reason, res);
+    return lil__loop_result(lp, LIL_LOOP_PAUSED, reason, res);
+}
+
 static lil_status cap_hit(struct lil_loop *lp, struct lil_cap_trip trip,
                           lil_loop_result *res)
 {
@@ -115,11 +130,7 @@ static lil_status cap_hit(struct lil_loop *lp, struct lil_cap_trip trip,
         rc = lil__meters_trip(&lp->meters, &lp->err, trip.cap, trip.action);
     if (rc != LIL_OK)
         return rc;
-    if (trip.action == LIL_CAPACT_FAIL)
-        return fail_run(lp, trip.reason, res);
-    if (trip.action == LIL_CAPACT_EXIT_CLEAN)
-        return end_run(lp, LOOP_STOPPED, trip.reason, res);
-    return lil__loop_result(lp, LIL_LOOP_PAUSED, trip.reason, res);
+    return cap_action(lp, trip.cap, trip.action, res);
 }
 
 static lil_status clear_cap(struct lil_loop *lp, const char *actor, const char *why)
@@ -514,6 +525,8 @@ static lil_status preamble(struct lil_loop *lp, lil_loop_result *res, bool *done
     if (rc != LIL_OK)
         return rc;
     *done = true;
+    if (lp->meters.ended != LIL_CAP_NONE) /* its cap was journaled, not its end */
+        return cap_action(lp, lp->meters.ended, lp->meters.ended_action, res);
     rc = stop_check(lp, false, &stopped);
     if (rc != LIL_OK || stopped)
         return rc == LIL_OK

@@ -5,10 +5,12 @@
  * The walk keeps the bytes of the last snapshot and, after it, the records
  * that a resumed iteration needs: its slots (effects, sleeps, approvals)
  * and the records that move the meters (usage of agent effects, cap,
- * cap_cleared), in journal order.  Snapshots before the last one are
- * passed over unparsed, so resuming costs one pass over the journal and
- * the parse of one snapshot, however long the run.  Control records are
- * rare and are applied as they come: stop requests, pauses, the end.
+ * cap_cleared, the reservations of agent calls: reserve, then the intent
+ * and the outcome of its slot -- runner_budget.c), in journal order.
+ * Snapshots before the last one are passed over unparsed, so resuming
+ * costs one pass over the journal and the parse of one snapshot, however
+ * long the run.  Control records are rare and are applied as they come:
+ * stop requests, pauses, the end.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,7 +213,8 @@ static lil_status control(struct walk *w, const lil_record *rec, size_t klen)
 
     if (nth > lp->nctl)
         lp->nctl = nth;
-    if (kind_is(k, klen, "cap") || kind_is(k, klen, "cap_cleared"))
+    if (kind_is(k, klen, "cap") || kind_is(k, klen, "cap_cleared") ||
+        kind_is(k, klen, "reserve"))
         return keep(w, rec); /* the meters, in order, after the walk */
     v = parse(lp, rec->payload, rec->payload_len);
     if (!v)
@@ -313,6 +316,8 @@ static void meters_from(struct lil_loop_meters *m, json_t *j, int64_t iteration)
     m->wallclock_base_ms = int_of(j, "wallclockBase");
     m->fp_reset_at = int_of(j, "fpResetAt");
     m->repeats = int_of(j, "repeats");
+    m->reserved_tokens = int_of(j, "reservedTokens");
+    m->reserved_usd = json_number_value(json_object_get(j, "reservedUsd"));
     m->has_fp =
         unhex(json_string_value(json_object_get(j, "fpHash")), m->fp, LIL_SHA256_LEN);
 }
@@ -362,19 +367,6 @@ static lil_status add_slot(struct lil_loop *lp, const struct kept_rec *r,
     return s->outcome ? LIL_OK : lp->err.code;
 }
 
-static lil_status fold_usage(struct lil_loop *lp, json_t *outcome)
-{
-    json_t *u = json_object_get(outcome, "usage");
-    struct lil_meter_event ev = {0};
-
-    if (!json_is_object(u))
-        return LIL_OK;
-    ev.kind = LIL_METER_EV_USAGE;
-    ev.tokens = int_of(u, "tokens");
-    ev.usd = json_number_value(json_object_get(u, "usd"));
-    return lil__meters_fold(&lp->meters, &lp->err, &ev);
-}
-
 static lil_status fold_cap(struct lil_loop *lp, const struct kept_rec *r, json_t *v)
 {
     struct lil_meter_event ev = {0};
@@ -393,6 +385,22 @@ static lil_status fold_cap(struct lil_loop *lp, const struct kept_rec *r, json_t
     return lil__meters_fold(&lp->meters, &lp->err, &ev);
 }
 
+/* A slot record: the slot's facts, then the meters (runner_budget.c). */
+static lil_status replay_slot(struct lil_loop *lp, const struct kept_rec *r,
+                              const uint8_t *p)
+{
+    lil_status rc = add_slot(lp, r, p);
+    struct loop_slot *s = rc == LIL_OK ? lil__loop_slot(lp, r->name) : NULL;
+    bool moved;
+
+    if (!s)
+        return rc;
+    if (r->type == LIL_REC_INTENT)
+        return lil__budget_intent(lp, true, r->name);
+    return lil__budget_outcome(lp, true, r->name,
+                               r->type == LIL_REC_STEP ? s->outcome : NULL, &moved);
+}
+
 static lil_status replay_kept(struct lil_loop *lp, struct walk *w)
 {
     for (size_t i = 0; i < w->nrecs; i++) {
@@ -401,15 +409,16 @@ static lil_status replay_kept(struct lil_loop *lp, struct walk *w)
         lil_status rc;
 
         if (is_slot_name(r->name, strlen(r->name))) {
-            rc = add_slot(lp, r, p);
-            struct loop_slot *s = rc == LIL_OK ? lil__loop_slot(lp, r->name) : NULL;
-
-            if (s && r->type == LIL_REC_STEP)
-                rc = fold_usage(lp, s->outcome);
+            rc = replay_slot(lp, r, p);
         } else {
             json_t *v = parse(lp, p, r->len);
 
-            rc = v ? fold_cap(lp, r, v) : lp->err.code;
+            if (!v)
+                rc = lp->err.code;
+            else if (strncmp(r->name, "reserve.", 8) == 0)
+                rc = lil__budget_fold_reserve(lp, r->name, v);
+            else
+                rc = fold_cap(lp, r, v);
             json_decref(v);
         }
         if (rc != LIL_OK)

@@ -10,7 +10,8 @@
  * The snapshot of iteration I:
  *   {"iteration": I, "state": {...}, "fp": "<fingerprint>" (when defined),
  *    "meters": {"iterationBase", "tokens", "tokensBase", "usd", "usdBase",
- *               "wallclockBase", "fpResetAt", "repeats", "fpHash"}}
+ *               "reservedTokens", "reservedUsd", "wallclockBase",
+ *               "fpResetAt", "repeats", "fpHash"}}
  * (a meter at 0 left out, fpHash only when a fingerprint was seen)
  * carries the meters as they are after it (caps.h), so that a resumed run
  * reads them from its last snapshot instead of folding every record.  It
@@ -146,6 +147,9 @@ static json_t *meters_json(const struct lil_loop_meters *m)
         json_object_set_new(o, "usd", json_real(m->usd));
     if (m->usd_base != 0.0)
         json_object_set_new(o, "usdBase", json_real(m->usd_base));
+    set_int(o, "reservedTokens", m->reserved_tokens);
+    if (m->reserved_usd != 0.0)
+        json_object_set_new(o, "reservedUsd", json_real(m->reserved_usd));
     json_object_set_new(o, "wallclockBase", json_integer(m->wallclock_base_ms));
     set_int(o, "fpResetAt", m->fp_reset_at);
     set_int(o, "repeats", m->repeats);

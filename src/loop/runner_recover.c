@@ -7,7 +7,10 @@
  *                {"iteration", "seq", "kind", "identity", "result",
  *                 "recovered": true}; it never runs
  *   abort        the run is stopped for good
- * then, unless aborted, the run goes on (lil__loop_run).
+ * then, unless aborted, the run goes on (lil__loop_run).  An agent call's
+ * reservation (runner_budget.c) stays counted: a retry reserves again, and
+ * an assumed outcome (which tells no usage) or an abort settles it at
+ * itself.
  */
 #include <stdio.h>
 #include <string.h>
@@ -62,11 +65,18 @@ static lil_status keep_assumed(struct lil_loop *lp, const char *name,
                                const struct lil_buf *payload)
 {
     json_t *v = NULL;
+    bool moved;
     lil_status rc =
         lil__json_parse(lp->env, &lp->err, LIL_E_CORRUPT, (const char *)payload->data,
                         payload->len, 0, NULL, &v);
 
-    return rc == LIL_OK ? lil__loop_slot_put(lp, name, v) : rc;
+    if (rc == LIL_OK)
+        rc = lil__budget_outcome(lp, false, name, v, &moved);
+    if (rc != LIL_OK) {
+        json_decref(v);
+        return rc;
+    }
+    return lil__loop_slot_put(lp, name, v);
 }
 
 lil_status lil__loop_recover(struct lil_loop *lp, lil_resolution how,
@@ -103,7 +113,11 @@ lil_status lil__loop_recover(struct lil_loop *lp, lil_resolution how,
         return rc;
     if (how == LIL_RESOLVE_ABORT) {
         char why[LIL_ERRMSG_MAX];
+        bool moved;
 
+        rc = lil__budget_outcome(lp, false, name, NULL, &moved); /* as folded */
+        if (rc != LIL_OK)
+            return rc;
         snprintf(why, sizeof(why), "aborted by %s: %s", actor, reason);
         lp->end = LOOP_STOPPED;
         lil__free(lp->env, lp->end_reason);

@@ -2,7 +2,10 @@
  * runner_result.c -- the result of a loop call (lil_loop_result, the
  * contract's RunResult, 5.20) and its JSON:
  *   {"status", "iteration", "state", "reason"?, "wakeAt"?, "next"?: {"iteration"},
- *    "uncertain"?: {"iteration", "seq", "kind", "identity"}}
+ *    "uncertain"?: {"iteration", "seq", "kind", "identity"}, "meters"?}
+ * with "meters" (caps.h, lil__meters_json: what each budget has spent,
+ * and what calls without an outcome hold reserved) when the spec has a
+ * token or usd budget or a reservation is held.
  * Strings are the host's (lil__export_copy), released by
  * lil_loop_result_free.  The state is the committed one (the last
  * snapshot), never what an interrupted iteration had changed.
@@ -97,6 +100,23 @@ lil_status lil__loop_result_uncertain(struct lil_loop *lp, lil_loop_result *res)
     return LIL_OK;
 }
 
+/* "meters" in o when a budget of tokens or usd is set, or something is
+ * reserved. */
+static lil_status add_meters(struct lil_loop *lp, json_t *o)
+{
+    const struct lil_loop_meters *m = &lp->meters;
+    json_t *j = NULL;
+    lil_status rc;
+
+    if (!lp->started ||
+        !(m->lim.has_tokens || m->lim.has_usd || m->reserved_tokens > 0))
+        return LIL_OK;
+    rc = lil__meters_json(lp->env, &lp->err, m, lil__loop_now(lp), &j);
+    if (rc == LIL_OK)
+        json_object_set_new(o, "meters", j);
+    return rc;
+}
+
 static json_t *result_doc(struct lil_loop *lp, const lil_loop_result *res)
 {
     json_t *o = json_object(), *state = NULL;
@@ -124,6 +144,10 @@ static json_t *result_doc(struct lil_loop *lp, const lil_loop_result *res)
                                       (json_int_t)res->uncertain_seq, "kind",
                                       res->uncertain_kind, "identity",
                                       res->uncertain_identity));
+    if (o && add_meters(lp, o) != LIL_OK) {
+        json_decref(o);
+        return NULL;
+    }
     return o;
 }
 

@@ -73,7 +73,8 @@ static void clear_limits(void)
         "AGENT_TIMEOUT_MS", "AGENT_MAX_BUFFER", "AGENT_CMD",  "LLM_API_KEY",
         "LLM_BASE_URL",     "LLM_MODEL",        "LLM_STREAM", "LLM_PRICE_IN",
         "LLM_PRICE_OUT",    "CLAUDE_CODE_BIN",  "CODEX_BIN",  "OPENCODE_BIN",
-        "ANTIGRAVITY_BIN",  "CURSOR_AGENT_BIN", "PI_BIN",     "LLM_HEADERS"};
+        "ANTIGRAVITY_BIN",  "CURSOR_AGENT_BIN", "PI_BIN",     "LLM_HEADERS",
+        "AGENT_MAX_TOKENS"};
     static const char *const keys[] = {"OPENAI_API_KEY",     "ANTHROPIC_API_KEY",
                                        "GEMINI_API_KEY",     "GROQ_API_KEY",
                                        "OPENROUTER_API_KEY", "AI_GATEWAY_API_KEY"};
@@ -134,7 +135,7 @@ T_TEST(healthy)
                     "cliMaxBuffer=16777216 bytes\n"
                     "\u2139 limits in force: llm timeout 120000 ms (default), CLI "
                     "timeout 600000 ms (default), max buffer 16777216 bytes (default), "
-                    "max tokens per llm call 2000 (default)\n"
+                    "max tokens per call 2000 (default)\n"
                     "\u2139 termination signal: state-predicate\n"
                     "\u2139 lil: ");
     T_CONTAINS(out, lil_version());
@@ -224,7 +225,7 @@ T_TEST(agent_limits)
     T_CONTAINS(out,
                "\u2139 limits in force: llm timeout invalid (LIL_AGENT_TIMEOUT_MS), "
                "CLI timeout invalid (LIL_AGENT_TIMEOUT_MS), max buffer invalid "
-               "(LOOPY_AGENT_MAX_BUFFER), max tokens per llm call 2000 (default)\n");
+               "(LOOPY_AGENT_MAX_BUFFER), max tokens per call 2000 (default)\n");
     clear_limits();
     setenv("LOOPY_AGENT_TIMEOUT_MS", "9000", 1);
     setenv("LIL_AGENT_MAX_BUFFER", "1024", 1);
@@ -232,7 +233,15 @@ T_TEST(agent_limits)
     T_CONTAINS(out,
                "\u2139 limits in force: llm timeout 9000 ms (LOOPY_AGENT_TIMEOUT_MS), "
                "CLI timeout 9000 ms (LOOPY_AGENT_TIMEOUT_MS), max buffer 1024 bytes "
-               "(LIL_AGENT_MAX_BUFFER), max tokens per llm call 2000 (default)\n");
+               "(LIL_AGENT_MAX_BUFFER), max tokens per call 2000 (default)\n");
+    setenv("LOOPY_AGENT_MAX_TOKENS", "300", 1);
+    T_EQ_I64(c_lil(out, err, "--dir '%s' doctor '%s'", t_tmpdir(), spec), 0);
+    T_CONTAINS(out, "max tokens per call 300 (LOOPY_AGENT_MAX_TOKENS)\n");
+    setenv("LIL_AGENT_MAX_TOKENS", "-5", 1); /* LIL_ wins, and it is wrong */
+    T_EQ_I64(c_lil(out, err, "--dir '%s' doctor '%s'", t_tmpdir(), spec), 1);
+    T_CONTAINS(out, "\u2717 invalid agent limits: LIL_AGENT_MAX_TOKENS must be a "
+                    "positive integer; got '-5'\n");
+    T_CONTAINS(out, "max tokens per call invalid (LIL_AGENT_MAX_TOKENS)\n");
     clear_limits();
 }
 

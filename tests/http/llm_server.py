@@ -2,16 +2,26 @@
 """llm_server.py -- an OpenAI-compatible chat completion server for the
 tests of the llm harness (tests/loop/test_agent_llm.c, t_agent.py).
 
+    llm_server.py [--max-tokens N] [--ledger FILE]
+
 Listens on 127.0.0.1, on an ephemeral port that it prints on its first line
 of stdout, and serves until its stdin closes.  One thread per connection.
 
 Every request is checked as the contract (6.5) says it must look: POST to
 .../v1/chat/completions, Content-Type: application/json, a JSON body with
-the model, the system message then the user's prompt, max_tokens 2000 and
-temperature 0 -- or max_completion_tokens 2000 alone for a reasoning model
-(o<digit>..., gpt-5...) -- and stream_options {include_usage: true} exactly
-when stream is true.  A request that is not so gets 400 "bad request:
-<reason>" (a test sees it in the error).
+the model, the system message then the user's prompt, max_tokens N (2000
+unless --max-tokens says otherwise: LIL_AGENT_MAX_TOKENS) and temperature 0
+-- or max_completion_tokens N alone for a reasoning model (o<digit>...,
+gpt-5...) -- and stream_options {include_usage: true} exactly when stream
+is true.  A request that is not so gets 400 "bad request: <reason>" (a test
+sees it in the error).
+
+--ledger FILE: every request that passes the checks appends one JSON line
+to FILE as soon as it is read, before any answer or wait -- the server
+bills what it will report, as a provider bills a generation even when the
+client is gone: {"scenario", "prompt_tokens", "completion_tokens",
+"max_tokens"} (0 and 0 for an answer without usage or an error status).
+The lines count the requests; their sums are what was billed.
 
 The base URL chooses the answer: http://127.0.0.1:PORT/<scenario>[/<arg>]/v1
   text         "hello there", usage 3 + 2 tokens
@@ -28,6 +38,10 @@ The base URL chooses the answer: http://127.0.0.1:PORT/<scenario>[/<arg>]/v1
   slow/MS      waits MS ms, then text
   big/N        content of N bytes "a"
   notjson      200 "hello" as text/plain
+  bill[/MS]    {"ok": true}, billed as a call that used its whole limit:
+               prompt_tokens = the bytes of the system message and the
+               prompt + 9 (chat framing), completion_tokens = max_tokens;
+               answered MS ms after the request is billed (default 0)
 A stream request (stream: true) gets server-sent events (chunked, cut in
 pieces of a few bytes, usage null in every chunk but the last, which has
 no choices; a comment line; then data: [DONE]), except:
@@ -49,6 +63,8 @@ SYSTEM = ("You are executing one step of an agent loop. If the step needs a "
           "structured result, reply with a single JSON object; otherwise reply "
           "with plain text.")
 CONNECTS = []
+MAX_TOKENS = 2000
+LEDGER = None  # (path, lock) of --ledger
 
 
 def normalize(model):
@@ -72,9 +88,10 @@ def check(headers, body):
             msgs[1].get("role") != "user" or not isinstance(msgs[1].get("content"), str)):
         return "messages %r" % (msgs,)
     if re.match(r"^(o\d|gpt-5)", normalize(b["model"])):
-        if b.get("max_completion_tokens") != 2000 or "max_tokens" in b or "temperature" in b:
+        if b.get("max_completion_tokens") != MAX_TOKENS or "max_tokens" in b or \
+                "temperature" in b:
             return "reasoning model without max_completion_tokens alone"
-    elif b.get("max_tokens") != 2000 or b.get("temperature") != 0 or \
+    elif b.get("max_tokens") != MAX_TOKENS or b.get("temperature") != 0 or \
             "max_completion_tokens" in b:
         return "max_tokens/temperature"
     if b.get("stream", None) not in (None, True):
@@ -166,21 +183,54 @@ class Handler(BaseHTTPRequestHandler):
         req = json.loads(body)
         self.answer(scenario, arg, req, bool(req.get("stream")))
 
+    @staticmethod
+    def bill(scenario, req, usage):
+        """Append what this request costs to the ledger (--ledger)."""
+        if LEDGER is None:
+            return
+        u = usage or {}
+        line = json.dumps({"scenario": scenario,
+                           "prompt_tokens": u.get("prompt_tokens", 0),
+                           "completion_tokens": u.get("completion_tokens", 0),
+                           "max_tokens": req.get("max_tokens",
+                                                 req.get("max_completion_tokens"))})
+        with LEDGER[1]:
+            with open(LEDGER[0], "a", encoding="utf-8") as f:
+                f.write(line + "\n")
+
+    @staticmethod
+    def usage_of(scenario, req):
+        """The usage the answer reports (None: none)."""
+        if scenario == "bill":
+            sent = SYSTEM.encode() + req["messages"][1]["content"].encode()
+            return {"prompt_tokens": len(sent) + 9,
+                    "completion_tokens": req.get("max_tokens",
+                                                 req.get("max_completion_tokens"))}
+        if scenario == "fenced":
+            return {"prompt_tokens": 1000000, "completion_tokens": 1000000}
+        if scenario == "cost":
+            return {"prompt_tokens": 10, "completion_tokens": 5, "cost": 0.0123}
+        if scenario in ("nousage", "status", "notjson"):
+            return None
+        return {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
+
     def answer(self, scenario, arg, req, stream):
-        usage = {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
+        usage = self.usage_of(scenario, req)
+        self.bill(scenario, req, usage)
         content = "hello there"
-        if scenario == "echo":
+        if scenario == "bill":
+            content = '{"ok": true}'
+            time.sleep(int(arg or 0) / 1000)
+        elif scenario == "echo":
             content = json.dumps({"auth": self.headers.get("Authorization"),
                                   "headers": {k.lower(): v for k, v in self.headers.items()},
                                   "body": req})
         elif scenario == "fenced":
             content = '```json\n{"answer": 42, "usage": {"tokens": 1}}\n```'
-            usage = {"prompt_tokens": 1000000, "completion_tokens": 1000000}
         elif scenario == "cost":
             content = '{"ok": true}'
-            usage = {"prompt_tokens": 10, "completion_tokens": 5, "cost": 0.0123}
         elif scenario == "nousage":
-            content, usage = "four score and seven", None
+            content = "four score and seven"
         elif scenario == "array":
             content = "[1, 2]"
         elif scenario == "nullcontent":
@@ -201,10 +251,30 @@ class Handler(BaseHTTPRequestHandler):
         self.completion(content, usage)
 
 
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        """A client that went away mid-answer (killed by a test) is no
+        error of the server's; anything else is printed."""
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
+
 def main():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    global MAX_TOKENS, LEDGER
+    args = sys.argv[1:]
+    while args:
+        opt, val = args[0], args[1]
+        if opt == "--max-tokens":
+            MAX_TOKENS = int(val)
+        elif opt == "--ledger":
+            LEDGER = (val, threading.Lock())
+        else:
+            sys.exit("usage: llm_server.py [--max-tokens N] [--ledger FILE]")
+        args = args[2:]
+    server = Server(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
     print(server.server_address[1], flush=True)
     sys.stdin.read()  # until the test closes it
     server.shutdown()

@@ -3,12 +3,14 @@
 through `lil run` (contract 6.4), against fake CLIs written by the test
 (shell scripts selected with LIL_<NAME>_BIN or LOOPY_<NAME>_BIN).
 
-A claude-code fake that reports 15 tokens and $0.01 a call trips a token
-budget of 40 on the third call: with on_cap_exceeded fail the run fails
-(token-budget), with breakpoint it pauses; `lil log` shows each call's
-usage in its effect outcome, with the model the envelope names.  A codex
-fake reports nothing: its usage is estimated and marked so, and the
-estimate alone trips a token budget.  A harness whose binary is not there
+A claude-code fake that reports 15 tokens and $0.01 a call, with
+LIL_AGENT_MAX_TOKENS 5 (each call reserves its 18-byte prompt + 5 = 23
+tokens), meets a token budget of 40 at the third call: 30 are spent, the
+third's worst case would pass the budget, so it does not start -- with
+on_cap_exceeded fail the run fails (token-budget), with breakpoint it
+pauses; `lil log` shows each call's usage in its effect outcome, with the
+model the envelope names.  A codex fake reports nothing: its usage is
+estimated and marked so, and the estimate alone moves the token budget.  A harness whose binary is not there
 fails the run before any intent is journaled, naming the variable to set.
 The CLI gets lil's whole environment (contract: inherited), and a secret
 it echoes back is redacted in the journal like any other effect result.
@@ -71,41 +73,46 @@ def usages(recs):
 
 @test
 def claude_code_usage_trips_token_budget(t):
-    env = {"LIL_CLAUDE_CODE_BIN": fake(t, CLAUDE_REPLY)}
+    env = {"LIL_CLAUDE_CODE_BIN": fake(t, CLAUDE_REPLY), "LIL_AGENT_MAX_TOKENS": "5"}
     t.spec(SPEC, HARNESS="claude-code",
            CAPS="{max_iterations: 10, on_cap_exceeded: fail, budget: {tokens: 40}}")
-    expect(t.run(env=env), 1, status="failed", reason="token-budget")
+    res = expect(t.run(env=env), 1, status="failed", reason="token-budget")
+    eq(res["meters"]["tokens"], {"used": 30, "base": 0, "reserved": 0, "budget": 40},
+       "spent when the third call was refused")
     eq(calls(t), ["[-p][think about step %d][--output-format][json]" % i
-                  for i in range(3)], "argv of each call")
+                  for i in range(2)], "argv of each call")
     recs = t.log("agentic")
-    eq(usages(recs), [{"tokens": 15, "usd": 0.01, "model": "claude-sonnet-4-5"}] * 3,
+    eq(usages(recs), [{"tokens": 15, "usd": 0.01, "model": "claude-sonnet-4-5"}] * 2,
        "usage in the effect outcomes")
-    eq([r.p.get("result") for r in recs if r.is_effect_outcome()], [{"done": False}] * 3,
+    eq([r.p.get("result") for r in recs if r.is_effect_outcome()], [{"done": False}] * 2,
        "results")
     eq([r.p.get("reason") for r in named(recs, "cap")], ["token-budget"], "cap records")
+    eq([r.p.get("tokens") for r in named(recs, "reserve")], [23, 23],
+       "each call reserved its prompt (18 bytes) + LIL_AGENT_MAX_TOKENS")
 
 
 @test
 def token_budget_breakpoint_pauses(t):
-    env = {"LOOPY_CLAUDE_CODE_BIN": fake(t, CLAUDE_REPLY)}
+    env = {"LOOPY_CLAUDE_CODE_BIN": fake(t, CLAUDE_REPLY), "LOOPY_AGENT_MAX_TOKENS": "5"}
     t.spec(SPEC, HARNESS="claude-code",
            CAPS="{max_iterations: 10, on_cap_exceeded: breakpoint, budget: {tokens: 40}}")
-    expect(t.run(env=env), 3, status="paused")
-    eq(len(calls(t)), 3, "calls before the pause")
+    expect(t.run(env=env), 3, status="paused", reason="token-budget")
+    eq(len(calls(t)), 2, "calls before the pause")
 
 
 @test
 def codex_usage_is_estimated(t):
     out = '{"answer": 42, "usage": {"tokens": 1}}'  # 39 bytes: 10 tokens
-    env = {"LIL_CODEX_BIN": fake(t, out), "LOOPY_CODEX_BIN": "/nonexistent/codex"}
+    env = {"LIL_CODEX_BIN": fake(t, out), "LOOPY_CODEX_BIN": "/nonexistent/codex",
+           "LIL_AGENT_MAX_TOKENS": "5"}
     t.spec(SPEC, HARNESS="codex",
            CAPS="{max_iterations: 10, on_cap_exceeded: fail, budget: {tokens: 40}}")
     expect(t.run(env=env), 1, status="failed", reason="token-budget")
     eq(calls(t)[0], "[exec][--skip-git-repo-check][think about step 0]", "argv")
     recs = t.log("agentic")
     # "think about step 0" is 18 bytes: 5 tokens, + 10 for the output
-    eq(usages(recs), [{"tokens": 15, "estimated": True}] * 3, "estimated usage")
-    eq([r.p.get("result") for r in recs if r.is_effect_outcome()], [{"answer": 42}] * 3,
+    eq(usages(recs), [{"tokens": 15, "estimated": True}] * 2, "estimated usage")
+    eq([r.p.get("result") for r in recs if r.is_effect_outcome()], [{"answer": 42}] * 2,
        "the model's own usage is not the result's")
 
 

@@ -66,7 +66,7 @@ SPEC = """
     terminate: {signal: state-predicate, until: "${state.n >= 2}"}
     caps:
       max_iterations: 5
-      budget: {tokens: 1000}
+      budget: {tokens: 10000}  # room for an llm call's worst case (2000 + prompt)
 """
 
 

@@ -5,8 +5,9 @@ the journal holds the intent and no outcome.  Every later run, resume and
 step is uncertain (exit 2, the effect named by iteration, seq, kind and
 identity) and runs nothing; `lil recover` decides: --retry runs the effect
 again, --assume-done takes the given result without running it, --abort
-stops the run for good.  Recovering a run that is not uncertain is
-refused."""
+stops the run for good (also when the process that aborted died between
+the decision and the outcome record after it).  Recovering a run that is
+not uncertain is refused."""
 
 import json
 import os
@@ -107,6 +108,25 @@ def recover_abort(t):
     res = t.run("--retry", "--reason", "changed my mind", verb="recover")
     check(res.rc not in (0, 64), "recover of an aborted run is refused, exit %s" % res.rc)
     loopt.same_records(t, "risky", recs, "records after the aborted run was run again")
+    eq(t.side(), ["start"], "side file: the effect never ran again")
+
+
+@test
+def recover_abort_whose_outcome_was_lost(t):
+    """The abort's resolve record is the decision: a process that died
+    before the outcome record after it leaves the run stopped, not
+    uncertain (the journal cut after the resolve record, as a crash would)."""
+    make_uncertain(t)
+    expect(t.run("--abort", "--reason", "charge disputed", verb="recover"), 5,
+           status="stopped")
+    failed = [r for r in t.log("risky") if r.type == "step-failed" and r.key == "0.0"]
+    eq(len(failed), 1, "the abort's outcome record")
+    os.truncate(t.journal("risky"), failed[0].offset)
+    for verb in ("run", "step"):
+        expect(t.run(verb=verb), 5, status="stopped", reason_has="charge disputed")
+    res = t.run("--retry", "--reason", "changed my mind", verb="recover")
+    check(res.rc not in (0, 64), "recover of an aborted run is refused, exit %s" % res.rc)
+    check("no uncertain effect" in res.err, "the refusal says why: %r" % res.err)
     eq(t.side(), ["start"], "side file: the effect never ran again")
 
 

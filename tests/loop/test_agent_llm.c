@@ -19,7 +19,11 @@
  *     port), and never those of the parent in a fork()ed child;
  *   - configuration: what to set when nothing is, bad limits, the order of
  *     provider keys (seen through the CONNECT target of an https proxy);
- *   - prices: the contract's vectors, normalization, overrides.
+ *   - prices: the contract's vectors, normalization, overrides;
+ *   - the token limit (AGENT_MAX_TOKENS: default, twins, bad values) and
+ *     the worst case of a call that budgets reserve: llm (system message
+ *     and framing counted, priced by its model), a CLI (its prompt only,
+ *     priced only by both overrides), internal (nothing).
  */
 #include <fcntl.h>
 #include <math.h>
@@ -474,6 +478,87 @@ T_TEST(model_normalization)
         lil__agent_model_norm(vectors[i][0], out, sizeof(out));
         T_EQ_STR(out, vectors[i][1]);
     }
+}
+
+T_TEST(token_limit)
+{
+    static const char *const none[] = {NULL};
+    static const char *const spaced[] = {"LIL_AGENT_MAX_TOKENS=  77 ", NULL};
+    static const char *const twin[] = {
+        "LIL_AGENT_MAX_TOKENS=", "LOOPY_AGENT_MAX_TOKENS=50", NULL};
+    static const char *const bad[][2] = {
+        {"LIL_AGENT_MAX_TOKENS=12x", NULL},
+        {"LOOPY_AGENT_MAX_TOKENS=0", NULL},
+        {"LIL_AGENT_MAX_TOKENS=-5", NULL},
+        {"LIL_AGENT_MAX_TOKENS=1e3", NULL},
+        {"LIL_AGENT_MAX_TOKENS=9007199254740992", NULL}};
+    char var[40];
+    int64_t n = 0;
+
+    T_OK(lil__agent_max_tokens(none, &err, &n, var, sizeof(var)));
+    T_EQ_I64(n, 2000);
+    T_EQ_STR(var, "LIL_AGENT_MAX_TOKENS");
+    T_OK(lil__agent_max_tokens(spaced, &err, &n, NULL, 0));
+    T_EQ_I64(n, 77);
+    T_OK(lil__agent_max_tokens(twin, &err, &n, var, sizeof(var)));
+    T_EQ_I64(n, 50);
+    T_EQ_STR(var, "LOOPY_AGENT_MAX_TOKENS");
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        T_EQ_I64(lil__agent_max_tokens(bad[i], &err, &n, NULL, 0), LIL_E_INVAL);
+        T_CHECK(strstr(err.msg, "must be a positive integer; got '") != NULL);
+        T_EQ_I64(n, 2000);
+    }
+    T_EQ_STR(err.msg, "LIL_AGENT_MAX_TOKENS must be a positive integer; got "
+                      "'9007199254740992'");
+}
+
+T_TEST(worst_case_of_a_call)
+{
+    static const char *const llm[] = {"LIL_LLM_BASE_URL=http://127.0.0.1:1/v1",
+                                      "LIL_LLM_MODEL=gpt-4o-mini",
+                                      "LIL_AGENT_MAX_TOKENS=100", NULL};
+    static const char *const priced[] = {"LIL_LLM_PRICE_IN=1", "LIL_LLM_PRICE_OUT=2",
+                                         NULL};
+    static const char *const none[] = {NULL};
+    struct lil_agent_call c;
+    struct lil_agent_worst w;
+
+    memset(&c, 0, sizeof(c));
+    c.harness = "llm";
+    c.prompt = "round 0";
+    c.envp = llm;
+    T_OK(lil__agent_worst_case(&c, &err, &w));
+    T_EQ_I64(w.limit, 100);
+    T_EQ_I64(w.prompt, 16 + 149 + 7); /* framing, the system message, the prompt */
+    T_EQ_I64(w.tokens, 272);
+    T_CHECK(w.priced);
+    T_EQ_STR(w.model, "gpt-4o-mini");
+    T_CHECK(fabs(w.usd - (172 * 0.15 + 100 * 0.60) / 1e6) < 1e-15);
+    T_CHECK(w.price_in == 0.15 && w.price_out == 0.60);
+    T_EQ_STR(w.limit_var, "LIL_AGENT_MAX_TOKENS");
+
+    c.harness = "codex"; /* a CLI: its prompt; no model before it answers */
+    c.envp = none;
+    T_OK(lil__agent_worst_case(&c, &err, &w));
+    T_EQ_I64(w.prompt, 7);
+    T_EQ_I64(w.tokens, 2007);
+    T_CHECK(!w.priced);
+    T_EQ_STR(w.model, "");
+    c.envp = priced;
+    T_OK(lil__agent_worst_case(&c, &err, &w));
+    T_CHECK(w.priced);
+    T_CHECK(fabs(w.usd - (7 * 1.0 + 2000 * 2.0) / 1e6) < 1e-15);
+
+    c.harness = "internal";
+    T_OK(lil__agent_worst_case(&c, &err, &w));
+    T_EQ_I64(w.tokens, 0);
+    T_CHECK(w.priced && w.usd == 0);
+
+    c.harness = "llm"; /* not configured */
+    c.envp = (const char *const[]){"OPENAI_API_KEY=", NULL};
+    T_EQ_I64(lil__agent_worst_case(&c, &err, &w), LIL_E_INVAL);
+    c.harness = "nope";
+    T_EQ_I64(lil__agent_worst_case(&c, &err, &w), LIL_E_INVAL);
 }
 
 T_MAIN()

@@ -12,6 +12,17 @@
  * the meters rebuilt by folding that journal from the start equal the
  * live ones.  The summary line and the JSON form.
  *
+ * Reservations: a call's worst case fits while spent + r <= budget (so a
+ * budget can be spent exactly) and never when r alone passes it; what is
+ * reserved counts as spent at every check; settling replaces it with the
+ * real figure and leaves no rounding behind; approval rebases past it; a
+ * call without a price takes the usd budget's rest.  The worked example of
+ * docs/loops.md (calls of 272 billed 265 under 700) through the model of
+ * the runner, and a seeded campaign of calls, crashes (a call left
+ * reserved, written off when retried), failures and approvals in which
+ * spent never passes the budget and the folded journal always equals the
+ * live meters.
+ *
  * Retry: attempts, which statuses are retried, delays within [ceil(d/2), d]
  * and under the ceiling, the same delays from the same seed, no overflow
  * for any k.
@@ -387,6 +398,192 @@ T_TEST(token_sums_saturate)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Reservations                                                             */
+
+static struct lil_reserve res(int64_t tokens, double usd)
+{
+    struct lil_reserve r;
+
+    memset(&r, 0, sizeof(r));
+    r.tokens = tokens;
+    r.usd = usd;
+    return r;
+}
+
+static struct lil_loop_meters budget_meters(int64_t tokens, double usd,
+                                            enum lil_ir_cap_action a)
+{
+    struct lil_cap_limits lim = limits(100, a);
+
+    lim.has_tokens = tokens > 0;
+    lim.tokens = tokens;
+    lim.has_usd = usd > 0;
+    lim.usd = usd;
+    return meters(&lim, 0);
+}
+
+T_TEST(a_reservation_fits_up_to_the_budget_and_never_past_the_whole_of_it)
+{
+    struct lil_loop_meters m = budget_meters(100, 0, LIL_CAPACT_FAIL);
+    struct lil_reserve r = res(70, 0);
+    struct lil_cap_trip t;
+    bool never = true;
+
+    usage(&m, 30, 0);
+    t = lil__meters_check_reserve(&m, &r, &never);
+    T_EQ_I64(t.cap, LIL_CAP_NONE); /* 30 + 70 = 100: the budget spent exactly */
+    T_CHECK(!never);
+    r.tokens = 71;
+    t = lil__meters_check_reserve(&m, &r, &never);
+    T_EQ_I64(t.cap, LIL_CAP_TOKENS);
+    T_EQ_STR(t.reason, "token-budget");
+    T_EQ_I64(t.action, LIL_CAPACT_FAIL);
+    T_CHECK(!never); /* an approval would make room */
+    r.tokens = 101;
+    t = lil__meters_check_reserve(&m, &r, &never);
+    T_EQ_I64(t.cap, LIL_CAP_TOKENS);
+    T_CHECK(never);
+    r.tokens = 100;
+    m = budget_meters(100, 0, LIL_CAPACT_FAIL);
+    T_EQ_I64(lil__meters_check_reserve(&m, &r, NULL).cap, LIL_CAP_NONE);
+    /* no budget: anything fits */
+    m = budget_meters(0, 0, LIL_CAPACT_FAIL);
+    r.tokens = INT64_MAX;
+    T_EQ_I64(lil__meters_check_reserve(&m, &r, &never).cap, LIL_CAP_NONE);
+    T_CHECK(!never);
+}
+
+T_TEST(usd_reservations_and_the_rest_of_a_call_without_a_price)
+{
+    struct lil_loop_meters m = budget_meters(1000, 1.0, LIL_CAPACT_BREAKPOINT);
+    struct lil_reserve r = res(10, 0.5);
+    bool never = false;
+
+    usage(&m, 0, 0.25);
+    T_EQ_I64(lil__meters_check_reserve(&m, &r, &never).cap, LIL_CAP_NONE);
+    r.usd = 0.875;
+    T_EQ_I64(lil__meters_check_reserve(&m, &r, &never).cap, LIL_CAP_USD);
+    T_CHECK(!never);
+    r.usd = 1.5;
+    T_EQ_I64(lil__meters_check_reserve(&m, &r, &never).cap, LIL_CAP_USD);
+    T_CHECK(never);
+    r.tokens = 2000; /* tokens come first, as at an iteration's start */
+    T_EQ_I64(lil__meters_check_reserve(&m, &r, &never).cap, LIL_CAP_TOKENS);
+    T_CHECK(never);
+    /* no price: the rest of the budget, which fits while anything is left */
+    r = res(10, lil__meters_usd_left(&m));
+    r.usd_rest = true;
+    T_CHECK(r.usd == 0.75);
+    T_EQ_I64(lil__meters_check_reserve(&m, &r, &never).cap, LIL_CAP_NONE);
+    T_OK(lil__meters_reserve(&m, NULL, &r));
+    T_CHECK(lil__meters_spent_usd(&m) == 1.0);
+    T_CHECK(lil__meters_usd_left(&m) == 0.0);
+    T_EQ_I64(lil__meters_check_budgets(&m, 0).cap, LIL_CAP_USD); /* all reserved */
+    r.usd = lil__meters_usd_left(&m);
+    T_EQ_I64(lil__meters_check_reserve(&m, &r, &never).cap, LIL_CAP_USD);
+    T_CHECK(!never);
+    T_CHECK(lil__meters_usd_left(&(struct lil_loop_meters){0}) == 0.0); /* no budget */
+}
+
+T_TEST(reserved_counts_as_spent_until_settled_to_the_real_figure)
+{
+    struct lil_loop_meters m = budget_meters(500, 1.0, LIL_CAPACT_FAIL);
+    struct lil_reserve a = res(272, 0.1), b = res(300, 0.2);
+
+    T_OK(lil__meters_reserve(&m, NULL, &a));
+    T_EQ_I64(m.reserved_tokens, 272);
+    T_EQ_I64(lil__meters_spent_tokens(&m), 272);
+    T_EQ_I64(m.tokens, 0);
+    T_EQ_I64(lil__meters_check_start(&m, 0).cap, LIL_CAP_NONE);
+    T_OK(lil__meters_reserve(&m, NULL, &b)); /* an uncertain call and its retry */
+    T_EQ_I64(lil__meters_spent_tokens(&m), 572);
+    T_EQ_I64(lil__meters_check_start(&m, 0).cap, LIL_CAP_TOKENS);
+    T_EQ_I64(lil__meters_check_budgets(&m, 0).cap, LIL_CAP_TOKENS);
+    T_OK(lil__meters_settle(&m, NULL, &a, 272, 0.1)); /* written off */
+    T_OK(lil__meters_settle(&m, NULL, &b, 265, 0.0625));
+    T_EQ_I64(m.reserved_tokens, 0);
+    T_CHECK(m.reserved_usd == 0.0); /* exactly: no rounding left behind */
+    T_EQ_I64(m.tokens, 537);
+    T_CHECK(m.usd == 0.1625);
+    /* refused, and nothing changes */
+    T_EQ_I64(lil__meters_settle(&m, NULL, &a, 1, 0), LIL_E_INVAL); /* none reserved */
+    T_EQ_I64(m.tokens, 537);
+    T_OK(lil__meters_reserve(&m, NULL, &a));
+    T_EQ_I64(lil__meters_settle(&m, NULL, &a, -1, 0), LIL_E_INVAL);
+    T_EQ_I64(m.reserved_tokens, 272);
+    T_EQ_I64(lil__meters_settle(&m, NULL, &b, 1, 0), LIL_E_INVAL); /* 300 > 272 */
+    T_EQ_I64(m.reserved_tokens, 272);
+    b = res(0, 0);
+    T_EQ_I64(lil__meters_reserve(&m, NULL, &b), LIL_E_INVAL);
+    b = res(1, -1);
+    T_EQ_I64(lil__meters_reserve(&m, NULL, &b), LIL_E_INVAL);
+    b = res(INT64_MAX, 0);
+    T_EQ_I64(lil__meters_reserve(&m, NULL, &b), LIL_E_INVAL); /* overflow */
+    T_EQ_I64(m.reserved_tokens, 272);
+    /* a call that reported more than it reserved counts at its real figure */
+    T_OK(lil__meters_settle(&m, NULL, &a, 2000000, 0));
+    T_EQ_I64(lil__meters_spent_tokens(&m), 537 + 2000000);
+}
+
+T_TEST(approval_rebases_past_what_is_reserved)
+{
+    struct lil_loop_meters m = budget_meters(700, 0, LIL_CAPACT_BREAKPOINT);
+    struct lil_reserve r = res(272, 0);
+    struct lil_cap_trip t;
+
+    usage(&m, 265, 0);
+    T_OK(lil__meters_reserve(&m, NULL, &r));     /* an uncertain call */
+    t = lil__meters_check_reserve(&m, &r, NULL); /* its retry: 265+272+272 > 700 */
+    T_EQ_I64(t.cap, LIL_CAP_TOKENS);
+    T_OK(lil__meters_trip(&m, NULL, t.cap, t.action));
+    T_OK(lil__meters_approve(&m, NULL, 5, NULL));
+    T_EQ_I64(m.tokens_base, 537);
+    T_EQ_I64(lil__meters_spent_tokens(&m), 0);
+    T_EQ_I64(lil__meters_check_reserve(&m, &r, NULL).cap, LIL_CAP_NONE);
+    T_OK(lil__meters_settle(&m, NULL, &r, 272, 0)); /* the retry writes it off */
+    T_EQ_I64(lil__meters_spent_tokens(&m), 0);
+    T_OK(lil__meters_reserve(&m, NULL, &r));
+    T_EQ_I64(lil__meters_spent_tokens(&m), 272);
+}
+
+T_TEST(reservations_fold_and_show)
+{
+    struct lil_loop_meters m = budget_meters(1000, 1.0, LIL_CAPACT_FAIL);
+    struct lil_loop_meters r = m;
+    struct lil_meter_event ev;
+    struct lil_err err;
+    json_t *o = NULL, *t;
+
+    memset(&ev, 0, sizeof(ev));
+    ev.kind = LIL_METER_EV_RESERVE;
+    ev.res = res(272, 0.25);
+    T_OK(lil__meters_fold(&r, &err, &ev));
+    T_OK(lil__meters_reserve(&m, NULL, &ev.res));
+    T_CHECK(lil__meters_equal(&m, &r));
+    T_EQ_STR(summary(&m, 0), "iteration 0/100, tokens 272/1000 (272 reserved), "
+                             "usd 0.25/1.00 (0.25 reserved)");
+    T_OK(lil__meters_json(env(), &err, &m, 0, &o));
+    t = json_object_get(o, "tokens");
+    T_EQ_I64(json_integer_value(json_object_get(t, "used")), 272);
+    T_EQ_I64(json_integer_value(json_object_get(t, "reserved")), 272);
+    t = json_object_get(o, "usd");
+    T_CHECK(json_real_value(json_object_get(t, "reserved")) == 0.25);
+    json_decref(o);
+    ev.kind = LIL_METER_EV_SETTLE;
+    ev.tokens = 300; /* more than reserved */
+    ev.usd = 0.125;
+    T_OK(lil__meters_fold(&r, &err, &ev));
+    T_CHECK(!lil__meters_equal(&m, &r));
+    T_OK(lil__meters_settle(&m, NULL, &ev.res, 300, 0.125));
+    T_CHECK(lil__meters_equal(&m, &r));
+    T_EQ_STR(summary(&m, 0), "iteration 0/100, tokens 300/1000, usd 0.12/1.00");
+    /* the journal says what the runner never writes */
+    T_EQ_I64(lil__meters_fold(&r, &err, &ev), LIL_E_CORRUPT);
+    T_CHECK(strstr(err.msg, "journal:") != NULL);
+    T_CHECK(lil__meters_equal(&m, &r));
+}
+
+/* ------------------------------------------------------------------------ */
 /* A model of the runner: the worked examples, with the journal folded      */
 
 #define SIM_MAX_EVENTS 256
@@ -403,7 +600,8 @@ struct sim {
     int calls;
     int64_t tokens_per_call;
     double usd_per_call;
-    const char *fp; /* NULL: no fingerprint function */
+    struct lil_reserve reserve_per_call; /* tokens 0: no reservations */
+    const char *fp;                      /* NULL: no fingerprint function */
     int64_t ms_per_iteration;
     /* what happened */
     int harness_calls;
@@ -489,11 +687,26 @@ static bool sim_agent(struct sim *s, int call, struct lil_cap_trip *t)
 
     if (s->slots_iteration == s->live.iteration && call < s->slots_done)
         return false; /* replayed: its usage was counted when it ran */
+    if (s->reserve_per_call.tokens > 0) {
+        *t = lil__meters_check_reserve(&s->live, &s->reserve_per_call, NULL);
+        if (t->cap != LIL_CAP_NONE)
+            return true; /* it does not start */
+        e = sim_journal(s, LIL_METER_EV_RESERVE);
+        e->res = s->reserve_per_call;
+        T_OK(lil__meters_reserve(&s->live, NULL, &e->res));
+        sim_check_rebuild(s);
+    }
     s->harness_calls++;
-    e = sim_journal(s, LIL_METER_EV_USAGE);
+    e = sim_journal(s, s->reserve_per_call.tokens > 0 ? LIL_METER_EV_SETTLE
+                                                      : LIL_METER_EV_USAGE);
     e->tokens = s->tokens_per_call;
     e->usd = s->usd_per_call;
-    T_OK(lil__meters_add_usage(&s->live, NULL, s->tokens_per_call, s->usd_per_call));
+    e->res = s->reserve_per_call;
+    if (e->kind == LIL_METER_EV_SETTLE)
+        T_OK(lil__meters_settle(&s->live, NULL, &e->res, e->tokens, e->usd));
+    else
+        T_OK(
+            lil__meters_add_usage(&s->live, NULL, s->tokens_per_call, s->usd_per_call));
     s->slots_iteration = s->live.iteration;
     s->slots_done = call + 1;
     sim_check_rebuild(s);
@@ -673,6 +886,177 @@ T_TEST(usd_example_quarter_dollar_calls_pause_then_rebase)
     T_EQ_I64(s.harness_calls, 16);
     T_EQ_I64(s.live.iteration, 7);
     T_CHECK(s.live.usd_base == 1.0 && s.live.usd == 2.0);
+}
+
+T_TEST(reservation_example_700_tokens_calls_of_272_billed_265)
+{
+    struct lil_cap_limits lim = limits(25, LIL_CAPACT_FAIL);
+    struct sim s;
+
+    lim.has_tokens = true;
+    lim.tokens = 700;
+    sim_init(&s, &lim);
+    s.calls = 1;
+    s.tokens_per_call = 265;
+    s.reserve_per_call = res(272, 0);
+    T_EQ_I64(sim_run(&s, false), OUT_FAILED); /* the third call does not start */
+    T_EQ_I64(s.harness_calls, 2);
+    T_EQ_I64(s.live.iteration, 2);
+    T_EQ_I64(s.live.tokens, 530);
+    T_EQ_I64(s.live.reserved_tokens, 0);
+    T_EQ_I64(s.last_reason, LIL_CAP_TOKENS);
+    T_EQ_I64(s.ev[s.nev - 2].kind, LIL_METER_EV_SNAPSHOT); /* no reservation first */
+
+    lim.action = LIL_CAPACT_BREAKPOINT;
+    sim_init(&s, &lim);
+    s.calls = 1;
+    s.tokens_per_call = 265;
+    s.reserve_per_call = res(272, 0);
+    T_EQ_I64(sim_run(&s, false), OUT_PAUSED);
+    T_EQ_I64(s.harness_calls, 2);
+    T_EQ_I64(sim_run(&s, true), OUT_PAUSED); /* two more in the new window */
+    T_EQ_I64(s.harness_calls, 4);
+    T_EQ_I64(s.live.tokens_base, 530);
+    T_EQ_I64(lil__meters_spent_tokens(&s.live), 530);
+}
+
+/* The world of a seeded campaign: what the provider billed. */
+struct campaign {
+    struct lil_rng rng;
+    struct lil_loop_meters live, folded;
+    struct lil_reserve held; /* an uncertain call's reservation */
+    bool has_held;
+    int64_t billed; /* tokens the provider billed */
+    int64_t events, calls, crashes, trips, approvals;
+};
+
+/* Journal one event: the live change, then the same record folded. */
+static void camp_event(struct campaign *c, const struct lil_meter_event *ev)
+{
+    struct lil_err err;
+
+    T_OK(lil__meters_fold(&c->live, &err, ev)); /* the live call, through fold */
+    if (lil__meters_fold(&c->folded, &err, ev) != LIL_OK) {
+        fprintf(stderr, "fold: %s\n", err.msg);
+        t_fail();
+    }
+    c->events++;
+}
+
+static void camp_reserve_event(struct campaign *c, enum lil_meter_ev_kind kind,
+                               const struct lil_reserve *r, int64_t tokens)
+{
+    struct lil_meter_event ev;
+
+    memset(&ev, 0, sizeof(ev));
+    ev.kind = kind;
+    ev.res = *r;
+    ev.tokens = tokens;
+    ev.usd = (double)tokens / 1024; /* exact in binary */
+    camp_event(c, &ev);
+}
+
+/* A cap tripped: breakpoint approved at once, fail ends the run. */
+static bool camp_trip(struct campaign *c, struct lil_cap_trip t)
+{
+    struct lil_meter_event ev;
+
+    memset(&ev, 0, sizeof(ev));
+    ev.kind = LIL_METER_EV_CAP;
+    ev.cap = t.cap;
+    ev.action = t.action;
+    camp_event(c, &ev);
+    c->trips++;
+    if (t.action != LIL_CAPACT_BREAKPOINT)
+        return false;
+    ev.kind = LIL_METER_EV_CAP_CLEARED;
+    ev.iteration = c->live.iteration;
+    camp_event(c, &ev);
+    c->approvals++;
+    return true;
+}
+
+/* One agent call (or its retry after a crash): false when the run ended. */
+static bool camp_call(struct campaign *c)
+{
+    int64_t tokens = 1 + (int64_t)lil__rng_below(&c->rng, 400);
+    struct lil_reserve r = res(tokens, (double)tokens / 1024);
+    struct lil_cap_trip t = lil__meters_check_reserve(&c->live, &r, NULL);
+    uint64_t how = lil__rng_below(&c->rng, 4);
+    int64_t real = (int64_t)lil__rng_below(&c->rng, (uint64_t)tokens + 1);
+
+    if (t.cap != LIL_CAP_NONE)
+        return camp_trip(c, t);
+    if (c->has_held) /* the retry's intent writes the crashed attempt off */
+        camp_reserve_event(c, LIL_METER_EV_SETTLE, &c->held, c->held.tokens);
+    c->has_held = false;
+    camp_reserve_event(c, LIL_METER_EV_RESERVE, &r, 0);
+    c->calls++;
+    c->billed += real; /* whatever happens next, the provider billed this */
+    if (how == 0) {    /* killed: its outcome is unknown */
+        c->held = r;
+        c->has_held = true;
+        c->crashes++;
+    } else { /* its outcome: a failure (no usage: counted in full), or usage */
+        camp_reserve_event(c, LIL_METER_EV_SETTLE, &r, how == 1 ? tokens : real);
+    }
+    return true;
+}
+
+static void camp_check(struct campaign *c, const struct lil_cap_limits *lim)
+{
+    int64_t total = c->live.tokens + c->live.reserved_tokens;
+
+    if (!lil__meters_equal(&c->live, &c->folded)) {
+        fprintf(stderr, "folded: %s\nlive:   %s\n", summary(&c->folded, 0),
+                summary(&c->live, 0));
+        t_fail();
+    }
+    T_CHECK(lil__meters_spent_tokens(&c->live) <= lim->tokens);
+    T_CHECK(lil__meters_spent_usd(&c->live) <= lim->usd);
+    T_CHECK(c->billed <= total); /* lil never counts less than was billed */
+    if (c->approvals == 0)
+        T_CHECK(c->billed <= lim->tokens);
+}
+
+T_TEST(no_sequence_of_calls_crashes_and_retries_passes_the_budget)
+{
+    struct campaign c;
+    int64_t calls = 0, crashes = 0, trips = 0;
+
+    for (uint64_t seed = 1; seed <= 300; seed++) {
+        struct lil_cap_limits lim =
+            limits(1000000, seed % 2 ? LIL_CAPACT_BREAKPOINT : LIL_CAPACT_FAIL);
+
+        lim.has_tokens = true;
+        lim.tokens = 500 + (int64_t)(seed % 7) * 300;
+        lim.has_usd = true;
+        lim.usd = (double)lim.tokens / 1024 * 0.75; /* usd trips first, sometimes */
+        memset(&c, 0, sizeof(c));
+        lil__rng_seed(&c.rng, seed);
+        c.live = c.folded = meters(&lim, 0);
+        for (int step = 0; step < 60; step++) {
+            bool go_on = camp_call(&c);
+
+            camp_check(&c, &lim);
+            if (!go_on)
+                break;
+            if (!c.has_held && lil__rng_below(&c.rng, 3) == 0) {
+                struct lil_meter_event ev;
+
+                memset(&ev, 0, sizeof(ev));
+                ev.kind = LIL_METER_EV_SNAPSHOT;
+                ev.iteration = c.live.iteration;
+                camp_event(&c, &ev);
+            }
+        }
+        calls += c.calls;
+        crashes += c.crashes;
+        trips += c.trips;
+    }
+    printf("campaign: %lld calls, %lld crashes, %lld caps tripped\n", (long long)calls,
+           (long long)crashes, (long long)trips);
+    T_CHECK(calls > 1000 && crashes > 100 && trips > 100);
 }
 
 T_TEST(wallclock_example_counts_from_the_start_then_from_the_approval)

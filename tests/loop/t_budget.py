@@ -1,0 +1,422 @@
+#!/usr/bin/env python3
+"""t_budget.py -- token and usd budgets that an agent call cannot overshoot
+(docs/loops.md, "Budgets"), through `lil run` against the OpenAI-compatible
+server of the tests (tests/http/llm_server.py) in its `bill` scenario: it
+bills every request as a call that used its whole limit (the bytes of the
+system message and the prompt + 9, and max_tokens) the moment it reads it,
+and writes that to a ledger file -- the outside world's count of requests
+and of tokens billed, which each test checks against lil's.
+
+With LIL_AGENT_MAX_TOKENS 100 a call of the loop ("round N", 7 bytes)
+reserves 16 + 149 + 7 + 100 = 272 tokens and is billed 265.  A budget of
+700 tokens admits two calls (530 billed); the third would pass it, so it
+does not start -- no request reaches the server -- and the cap's action
+applies: fail, exit-clean, or breakpoint, where an approval rebases the
+budget and two more calls run.  The same with a usd budget of $0.25 and
+calls priced at $0.10 (LIL_LLM_PRICE_IN 0, _OUT 1 per million, 100000
+tokens of limit).
+
+Also: a call whose worst case is more than the whole budget fails the run
+at once, saying what to change, whatever the action; a model without a
+price reserves what the usd budget has left; a call SIGKILLed while the
+server works on it is uncertain and counts at its reservation, after
+`lil recover --retry` (the retry reserves again), --abort and
+--assume-done alike, and every process that reads the journal again finds
+the same meters; a retry of the spec's `retry` policy is reserved again
+and not made when it does not fit; a call that reports more than it
+reserved is counted at its real figure and marked `overran`; the limit is
+sent as max_tokens (max_completion_tokens for reasoning models) and a bad
+value fails before any intent; a spec without a token or usd budget
+journals no reservation.  In every test the tokens the server billed are
+at most what lil counts as spent, and that is at most the budget.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "http"))
+import llm_server  # noqa: E402
+import loopt  # noqa: E402
+from loopt import check, eq, expect, named, test  # noqa: E402
+
+SERVER = os.path.join(HERE, "..", "http", "llm_server.py")
+SYSTEM_BYTES = len(llm_server.SYSTEM.encode())  # 149
+LIMIT = 100
+PROMPT0 = "round 0"
+RESERVE = 16 + SYSTEM_BYTES + len(PROMPT0) + LIMIT  # 272 (rounds 0..9: same size)
+BILLED = SYSTEM_BYTES + len(PROMPT0) + 9 + LIMIT  # 265
+
+SPEC = """
+    loopspec: "0.1"
+    id: spend
+    pattern: react
+    state:
+      vars:
+        n: {type: int, init: 0}
+    body:
+      - id: think
+        kind: agent
+        harness: llm
+        prompt: "round ${state.n}"
+        on_done: {incr: n}
+    terminate: {signal: state-predicate, until: "${state.n >= @N@}"}
+    caps:
+      max_iterations: 20
+      on_cap_exceeded: @ACTION@
+      budget: @BUDGET@
+"""
+
+_DROP = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GROQ_API_KEY",
+         "OPENROUTER_API_KEY", "AI_GATEWAY_API_KEY", "http_proxy", "HTTP_PROXY",
+         "all_proxy", "ALL_PROXY")
+
+
+def server(t, max_tokens=LIMIT):
+    """Start the llm server with its ledger; the test's cleanup kills it."""
+    for name in list(t.env):
+        if name in _DROP or name.startswith(("LIL_LLM_", "LOOPY_LLM_", "LIL_AGENT_",
+                                             "LOOPY_AGENT_")):
+            del t.env[name]
+    argv = [sys.executable, SERVER, "--ledger", t.path("ledger.jsonl")]
+    if max_tokens is not None:
+        argv += ["--max-tokens", str(max_tokens)]
+    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    t._procs.append(p)  # noqa: SLF001 -- ended (by pid) with the test
+    return "http://127.0.0.1:%d" % int(p.stdout.readline())
+
+
+def llm(url, scenario="bill", **extra):
+    env = {"LIL_LLM_BASE_URL": "%s/%s/v1" % (url, scenario), "LIL_LLM_API_KEY": "sk-t",
+           "LIL_LLM_MODEL": "gpt-4o-mini", "LIL_AGENT_MAX_TOKENS": str(LIMIT)}
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def usd_env(url, scenario="bill"):
+    """Calls of $0.10: 100000 tokens of limit at $1 per million, prompts free."""
+    return llm(url, scenario, LIL_AGENT_MAX_TOKENS=100000, LIL_LLM_PRICE_IN=0,
+               LIL_LLM_PRICE_OUT=1)
+
+
+def ledger(t):
+    try:
+        with open(t.path("ledger.jsonl"), encoding="utf-8") as f:
+            return [json.loads(x) for x in f.read().splitlines() if x.strip()]
+    except FileNotFoundError:
+        return []
+
+
+def billed(t):
+    return sum(x["prompt_tokens"] + x["completion_tokens"] for x in ledger(t))
+
+
+def spec(t, budget, action="fail", n=10):
+    t.spec(SPEC, BUDGET=budget, ACTION=action, N=n)
+
+
+def meter(res, name):
+    """The result's meter of tokens or usd (its "meters")."""
+    m = (res or {}).get("meters")
+    check(isinstance(m, dict), "the result has meters: %r" % (res,))
+    return m[name]
+
+
+def within_budget(t, res, budget):
+    """The server billed no more than lil counts as spent, and lil's spent is
+    within the budget (tokens)."""
+    used = meter(res, "tokens")["used"] + meter(res, "tokens")["base"]
+    check(billed(t) <= used, "billed %d <= spent %d" % (billed(t), used))
+    check(used <= budget, "spent %d <= budget %d" % (used, budget))
+
+
+def reserves(t, run_id="spend"):
+    return [r.p for r in named(t.log(run_id), "reserve")]
+
+
+# ---------------------------------------------------------------------------
+# The cap's actions
+
+
+@test
+def token_budget_fail_refuses_the_third_call(t):
+    url = server(t)
+    spec(t, "{tokens: 700}", "fail")
+    res = expect(t.run(env=llm(url)), 1, status="failed", reason="token-budget",
+                 iteration=2)
+    eq(len(ledger(t)), 2, "requests the server received")
+    eq(billed(t), 2 * BILLED, "tokens billed")
+    eq(meter(res, "tokens"), {"used": 2 * BILLED, "base": 0, "reserved": 0,
+                              "budget": 700}, "token meter")
+    within_budget(t, res, 700)
+    recs = t.log("spend")
+    eq(loopt.intents(recs), ["0.0", "1.0"], "intents: the third call never started")
+    eq([(p["slot"], p["tokens"], p["limit"]) for p in reserves(t)],
+       [("0.0", RESERVE, LIMIT), ("1.0", RESERVE, LIMIT)], "reserve records")
+    eq([r.p["reason"] for r in named(recs, "cap")], ["token-budget"], "cap records")
+    check(all(p.get("model") == "gpt-4o-mini" for p in reserves(t)), "the model priced")
+
+
+@test
+def token_budget_exit_clean(t):
+    url = server(t)
+    spec(t, "{tokens: 700}", "exit-clean")
+    res = expect(t.run(env=llm(url)), 5, status="stopped", reason="token-budget",
+                 iteration=2)
+    eq(len(ledger(t)), 2, "requests")
+    within_budget(t, res, 700)
+
+
+@test
+def token_budget_breakpoint_then_approve_rebases(t):
+    url = server(t)
+    spec(t, "{tokens: 700}", "breakpoint")
+    res = expect(t.run(env=llm(url)), 3, status="paused", reason="token-budget",
+                 iteration=2)
+    eq(len(ledger(t)), 2, "requests before the pause")
+    again = expect(t.run(env=llm(url)), 3, status="paused", reason="token-budget")
+    eq(meter(again, "tokens"), meter(res, "tokens"), "the meters read back")
+    eq(len(ledger(t)), 2, "a paused run calls nothing")
+    res = expect(t.run("--reason", "two more", env=llm(url), verb="approve"), 3,
+                 status="paused", reason="token-budget", iteration=4)
+    eq(len(ledger(t)), 4, "two more calls after the approval")
+    eq(meter(res, "tokens"), {"used": 2 * BILLED, "base": 2 * BILLED, "reserved": 0,
+                              "budget": 700}, "the window after the approval")
+    eq(billed(t), 4 * BILLED, "billed")
+    eq([r.p["reason"] for r in named(t.log("spend"), "cap_cleared")], ["token-budget"],
+       "cap_cleared records")
+
+
+@test
+def usd_budget_each_action(t):
+    url = server(t, max_tokens=100000)
+    for action, code, status in (("fail", 1, "failed"), ("exit-clean", 5, "stopped"),
+                                 ("breakpoint", 3, "paused")):
+        spec(t, "{usd: 0.25}", action)
+        res = expect(t.run("--run-id", action, env=usd_env(url)), code, status=status,
+                     reason="usd-budget", iteration=2)
+        u = meter(res, "usd")
+        check(abs(u["used"] - 0.2) < 1e-9 and u["reserved"] == 0 and u["budget"] == 0.25,
+              "%s: usd meter %r" % (action, u))
+        eq([p["usd"] for p in reserves(t, action)], [0.1, 0.1], action + ": reservations")
+    eq(len(ledger(t)), 6, "two calls a run")
+    res = expect(t.run("--run-id", "breakpoint", "--reason", "more", env=usd_env(url),
+                       verb="approve"), 3, status="paused", reason="usd-budget",
+                 iteration=4)
+    eq(len(ledger(t)), 8, "two more calls after the approval")
+
+
+# ---------------------------------------------------------------------------
+# Calls that can never start, and calls without a price
+
+
+@test
+def worst_case_above_the_whole_token_budget_fails(t):
+    url = server(t, max_tokens=None)
+    for action in ("fail", "breakpoint", "exit-clean"):
+        spec(t, "{tokens: 200}", action)
+        res = expect(t.run("--run-id", action,
+                           env=llm(url, LIL_AGENT_MAX_TOKENS="")), 1, status="failed",
+                     iteration=0)
+        reason = res.get("reason") or ""
+        for text in ("agent step 'think' cannot start: its worst case, %d tokens "
+                     "(prompt %d + LIL_AGENT_MAX_TOKENS 2000), is more than the whole "
+                     "token budget (200): raise caps.budget.tokens or lower "
+                     "LIL_AGENT_MAX_TOKENS" % (RESERVE + 1900, RESERVE - LIMIT),):
+            check(text in reason, "%s: %r in the reason %r" % (action, text, reason))
+        recs = t.log(action)
+        eq(loopt.intents(recs), [], "no intent")
+        eq(named(recs, "reserve"), [], "no reservation")
+    eq(ledger(t), [], "no request")
+
+
+@test
+def worst_case_above_the_whole_usd_budget_fails(t):
+    url = server(t, max_tokens=None)
+    spec(t, "{usd: 0.01}", "breakpoint")
+    # gpt-4o: 172 tokens of prompt at $2.5 and 2000 at $10 per million: $0.02043
+    res = expect(t.run(env=llm(url, LIL_LLM_MODEL="gpt-4o", LIL_AGENT_MAX_TOKENS="")),
+                 1, status="failed")
+    reason = res.get("reason") or ""
+    for text in ("cannot start: its worst case, $0.02043 (172 tokens at $2.5/M + "
+                 "LIL_AGENT_MAX_TOKENS 2000 at $10/M, gpt-4o), is more than the whole "
+                 "usd budget ($0.01): raise caps.budget.usd or lower "
+                 "LIL_AGENT_MAX_TOKENS",):
+        check(text in reason, "%r in the reason %r" % (text, reason))
+    eq(ledger(t), [], "no request")
+
+
+@test
+def unpriced_model_reserves_what_the_usd_budget_has_left(t):
+    url = server(t)
+    spec(t, "{usd: 1.0}", "fail", n=2)
+    res = expect(t.run(env=llm(url, LIL_LLM_MODEL="house-model")), 0,
+                 status="completed", iteration=2)
+    eq([(p["usd"], p.get("unpriced"), p.get("model")) for p in reserves(t)],
+       [(1.0, True, "house-model")] * 2, "each call reserves the whole rest")
+    eq(meter(res, "usd")["used"], 0, "no usd reported, none spent")
+    eq(len(ledger(t)), 2, "requests")
+
+
+# ---------------------------------------------------------------------------
+# A call killed while the server works on it
+
+
+def kill_during_call(t, env):
+    """Start `lil run`, SIGKILL it once the server has the request."""
+    p = t.spawn("run", t.spec_path, "--json", env=env)
+    t.wait_for(lambda: len(ledger(t)) == 1, "the request at the server", proc=p)
+    p.kill()
+    p.wait()
+    return p
+
+
+def uncertain_meters(t, env, tokens):
+    """Every reader of the journal finds the killed call uncertain, counted at
+    its reservation."""
+    for verb in ("run", "step"):
+        res = expect(t.run(verb=verb, env=env), 2, status="uncertain")
+        eq(meter(res, "tokens"), {"used": tokens, "base": 0, "reserved": RESERVE,
+                                  "budget": 700}, "meters of the uncertain run")
+    eq(len(ledger(t)), 1, "nothing called while uncertain")
+
+
+@test
+def killed_call_then_recover_retry_reserves_again(t):
+    url = server(t)
+    spec(t, "{tokens: 700}", "fail")
+    kill_during_call(t, llm(url, "bill/30000"))
+    uncertain_meters(t, llm(url), RESERVE)
+    res = expect(t.run("--retry", "--reason", "again", env=llm(url), verb="recover"), 1,
+                 status="failed", reason="token-budget", iteration=1)
+    # the killed call counts at its reservation; the retry at what it was billed
+    eq(meter(res, "tokens")["used"], RESERVE + BILLED, "spent")
+    eq(len(ledger(t)), 2, "the retry reached the server; the next call did not")
+    within_budget(t, res, 700)
+    again = expect(t.run(env=llm(url)), 1, status="failed")
+    eq(meter(again, "tokens"), meter(res, "tokens"), "the meters read back")
+    eq([p["slot"] for p in reserves(t)], ["0.0", "0.0"], "a reservation per attempt")
+
+
+@test
+def killed_call_then_recover_abort(t):
+    url = server(t)
+    spec(t, "{tokens: 700}", "fail")
+    kill_during_call(t, llm(url, "bill/30000"))
+    res = expect(t.run("--abort", "--reason", "stop", env=llm(url), verb="recover"), 5,
+                 status="stopped")
+    eq(meter(res, "tokens"), {"used": RESERVE, "base": 0, "reserved": 0, "budget": 700},
+       "the aborted call counts at its reservation")
+    again = expect(t.run(env=llm(url)), 5, status="stopped")
+    eq(meter(again, "tokens"), meter(res, "tokens"), "the meters read back")
+    within_budget(t, res, 700)
+
+
+@test
+def killed_call_then_recover_assume_done(t):
+    url = server(t)
+    spec(t, "{tokens: 700}", "exit-clean")
+    kill_during_call(t, llm(url, "bill/30000"))
+    res = expect(t.run("--assume-done", "--result-json", '{"ok": true}', "--reason",
+                       "it answered", env=llm(url), verb="recover"), 5,
+                 status="stopped", reason="token-budget", iteration=2)
+    eq(meter(res, "tokens")["used"], RESERVE + BILLED,
+       "the assumed call counts at its reservation, the next at its bill")
+    eq(len(ledger(t)), 2, "requests")
+    within_budget(t, res, 700)
+
+
+@test
+def killed_unpriced_call_spent_all_that_was_left(t):
+    url = server(t)
+    spec(t, "{usd: 1.0}", "fail")
+    kill_during_call(t, llm(url, "bill/30000", LIL_LLM_MODEL="house-model"))
+    res = expect(t.run(env=llm(url, LIL_LLM_MODEL="house-model")), 2,
+                 status="uncertain")
+    eq(meter(res, "usd")["reserved"], 1.0, "the whole rest is reserved")
+    res = expect(t.run("--retry", "--reason", "again",
+                       env=llm(url, LIL_LLM_MODEL="house-model"), verb="recover"), 1,
+                 status="failed", reason="usd-budget")
+    eq(meter(res, "usd")["used"], 1.0, "the killed call spent all that was left")
+    eq(len(ledger(t)), 1, "the retry did not start")
+
+
+# ---------------------------------------------------------------------------
+# Retries, overruns, the limit sent, no budget
+
+
+@test
+def retries_inside_the_intent_are_reserved_too(t):
+    url = server(t)
+    spec(t, "{tokens: 700}", "fail")
+    with open(t.spec_path, "a", encoding="utf-8") as f:
+        f.write("retry: {max: 5, backoff_ms: 1}\n")
+    res = expect(t.run(env=llm(url, "status/500")), 1, status="failed",
+                 reason_has="no retry: the token budget has %d left and another "
+                 "attempt may cost %d; the last attempt: LLM request failed (500)"
+                 % (700 - 2 * RESERVE, RESERVE))
+    eq(len(ledger(t)), 2, "two attempts reached the server")
+    eq([(p["slot"], p.get("retry")) for p in reserves(t)], [("0.0", None), ("0.0", 2)],
+       "a reservation per attempt")
+    again = expect(t.run(env=llm(url)), 1, status="failed")
+    eq(meter(again, "tokens")["used"], 2 * RESERVE,
+       "failed attempts count at their reservations")
+
+
+@test
+def a_call_that_reports_more_is_counted_and_marked(t):
+    url = server(t)
+    spec(t, "{tokens: 5000}", "fail")
+    res = expect(t.run(env=llm(url, "fenced")), 1, status="failed",
+                 reason="token-budget", iteration=0)
+    eq(meter(res, "tokens")["used"], 2000000, "counted at its real figure")
+    usage = [r.p["usage"] for r in t.log("spend") if r.is_effect_outcome()]
+    eq([(u["tokens"], u.get("overran")) for u in usage], [(2000000, True)],
+       "the outcome's usage is marked")
+
+
+@test
+def the_limit_is_sent_as_max_tokens(t):
+    url = server(t, max_tokens=77)
+    spec(t, "{tokens: 5000}", "fail", n=1)
+    expect(t.run("--run-id", "a", env=llm(url, LIL_AGENT_MAX_TOKENS=77)), 0,
+           status="completed")
+    env = llm(url, LIL_LLM_MODEL="o3-mini", LOOPY_AGENT_MAX_TOKENS=77)
+    del env["LIL_AGENT_MAX_TOKENS"]
+    expect(t.run("--run-id", "b", env=env), 0, status="completed")
+    eq([x["max_tokens"] for x in ledger(t)], [77, 77], "max_tokens the server saw")
+    eq(reserves(t, "b")[0]["limit"], 77, "the reservation's limit")
+
+
+@test
+def a_bad_limit_fails_before_the_intent(t):
+    url = server(t)
+    spec(t, "{tokens: 5000}", "fail")
+    for var, value in (("LIL_AGENT_MAX_TOKENS", "12x"), ("LOOPY_AGENT_MAX_TOKENS", "0")):
+        env = llm(url)
+        del env["LIL_AGENT_MAX_TOKENS"]
+        env[var] = value
+        res = expect(t.run("--run-id", var, env=env), 1, status="failed")
+        want = "%s must be a positive integer; got '%s'" % (var, value)
+        check(want in (res.get("reason") or ""), "%r in %r" % (want, res.get("reason")))
+        eq(loopt.intents(t.log(var)), [], "no intent")
+    eq(ledger(t), [], "no request")
+
+
+@test
+def no_budget_no_reservation(t):
+    url = server(t)
+    t.spec(SPEC.replace("budget: @BUDGET@", "budget: {wallclock: 1h}"), ACTION="fail",
+           N=2)
+    res = expect(t.run(env=llm(url)), 0, status="completed", absent=("meters",))
+    eq(reserves(t), [], "no reserve record")
+    eq(len(ledger(t)), 2, "requests")
+    check(res is not None, "a result")
+
+
+if __name__ == "__main__":
+    loopt.main()
