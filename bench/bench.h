@@ -123,5 +123,6 @@ void bench_loop_shell(const struct bench_cfg *cfg, lil_store *st);
 void bench_agent(const struct bench_cfg *cfg);
 void bench_watch(const struct bench_cfg *cfg);
 void bench_pg(const struct bench_cfg *cfg);
+void bench_python(const struct bench_cfg *cfg, lil_store *st);
 
 #endif

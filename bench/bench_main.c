@@ -5,8 +5,8 @@
  *
  *     lil_bench --dir DIR [--quick] [--only NAME]... [--lil PATH]
  *
- * NAME: raw, sync, bytes, resume, group, replay, spec, shell, loop, agent, watch, pg
- * (default: all).  PATH: the `lil` command the loop group starts (default:
+ * NAME: raw, sync, bytes, resume, group, replay, spec, shell, loop, agent, watch, pg,
+ * python (default: all).  PATH: the `lil` command the loop group starts (default:
  * the one built beside lil_bench, ../cli/lil).  URL: the PostgreSQL server
  * of the pg group (bench_pg.c; run.sh starts one).
  * DIR must be on the disk under test (the raw loops and the store live
@@ -205,6 +205,8 @@ int main(int argc, char **argv)
         bench_watch(&cfg);
     if (WANT("pg"))
         bench_pg(&cfg);
+    if (WANT("python"))
+        bench_python(&cfg, st);
 #undef WANT
     lil_store_close(st);
 

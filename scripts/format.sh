@@ -6,7 +6,7 @@
 #   scripts/format.sh [...] FILE...  only these files
 #
 # The files are every *.c and *.h under src/ include/ cli/ tests/ fuzz/
-# bench/ examples/ and at the top level.  The layout is clang-format 14's
+# bench/ examples/ bindings/ and at the top level.  The layout is clang-format 14's
 # (Debian 12): another major version formats some constructs differently, so
 # the script refuses to run with one.  CLANG_FORMAT names the binary.
 set -euo pipefail
@@ -52,7 +52,7 @@ fi
 
 if [ ${#files[@]} -eq 0 ]; then
     mapfile -t files < <(
-        { find src include cli tests fuzz bench examples -name '*.[ch]' -type f
+        { find src include cli tests fuzz bench examples bindings -name '*.[ch]' -type f
           find . -maxdepth 1 -name '*.[ch]' -type f; } 2>/dev/null |
             sed 's|^\./||' | LC_ALL=C sort
     )

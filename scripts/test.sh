@@ -17,7 +17,8 @@
 #       and child processes, under TSan; and test_loop_api (loop runs
 #       stopped and interrupted from another thread); and the PostgreSQL
 #       store's threads, locking and markers (its group commit, leases and
-#       the renewing thread: pg_test_*, test_pg_store)
+#       the renewing thread: pg_test_*, test_pg_store); and test_begin
+#       (calls begun on one thread and ended on others)
 #
 # Each preset builds in build/<preset>.  The script prints one summary line
 # per preset, then a total, and exits non-zero if anything failed.
@@ -26,7 +27,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
-TSAN_TESTS=${LIL_TSAN_TESTS:-^(test_(threads|locking|effects|markers|scan|json|proc|fork|loop_api|pg_store)|pg_test_(threads|locking|markers))$}  # ctest -R regex for tsan
+TSAN_TESTS=${LIL_TSAN_TESTS:-^(test_(threads|locking|effects|markers|scan|json|proc|fork|loop_api|pg_store|begin)|pg_test_(threads|locking|markers))$}  # ctest -R regex for tsan
 JOBS=${LIL_TEST_JOBS:-2}              # ctest -j
 TIMEOUT=${LIL_TEST_TIMEOUT:-300}      # seconds per test
 

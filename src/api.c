@@ -512,6 +512,111 @@ lil_status lil_effect(lil_run *run, const char *name, const void *request,
     return step_common(run, name, true, request, request_len, fn, ud, out);
 }
 
+/* ---- steps and markers in two calls -------------------------------------------- */
+
+static lil_status begin_common(lil_run *run, const char *name, bool effect,
+                               const void *request, size_t request_len, lil_call **call,
+                               lil_bytes *out)
+{
+    struct lil_step_req req = {0};
+    struct lil_err e;
+
+    if (out) {
+        out->data = NULL;
+        out->len = 0;
+    }
+    if (!call)
+        return fail_plain(LIL_E_INVAL, "lil_step_begin/lil_effect_begin: call is NULL");
+    *call = NULL;
+    if (!run_ok(run))
+        return bad_run(run);
+    if (!request && request_len)
+        return to_run(run, &e,
+                      lil__seterr(&e, LIL_E_INVAL, 0,
+                                  "lil_effect_begin: request is NULL with a length"));
+    req.effect = effect;
+    req.request = effect ? request : NULL;
+    req.request_len = effect && request ? request_len : 0;
+    return to_run(run, &e, lil__step_begin(run, &e, name, &req, call, out));
+}
+
+lil_status lil_step_begin(lil_run *run, const char *name, lil_call **call,
+                          lil_bytes *out)
+{
+    return begin_common(run, name, false, NULL, 0, call, out);
+}
+
+lil_status lil_effect_begin(lil_run *run, const char *name, const void *request,
+                            size_t request_len, lil_call **call, lil_bytes *out)
+{
+    return begin_common(run, name, true, request, request_len, call, out);
+}
+
+lil_status lil_marker_begin(lil_store *st, const char *name, int policy,
+                            lil_call **call, lil_bytes *out)
+{
+    struct lil_err e;
+
+    if (out) {
+        out->data = NULL;
+        out->len = 0;
+    }
+    if (!call)
+        return fail_plain(LIL_E_INVAL, "lil_marker_begin: call is NULL");
+    *call = NULL;
+    if (!store_ok(st))
+        return BAD_HANDLE("store");
+    return to_store(st, &e, lil__marker_begin(st, &e, name, policy, call, out));
+}
+
+/* A call begun in two calls (not one inside a step function). */
+static bool begun_ok(const lil_call *call)
+{
+    return call_ok(call) &&
+           (call->kind == LIL_CALL_STEP || call->kind == LIL_CALL_MARKER);
+}
+
+#define NOT_BEGUN(what)                                                     \
+    fail_plain(LIL_E_INVAL, what ": not a call begun with lil_step_begin, " \
+                                 "lil_effect_begin or lil_marker_begin")
+
+/* The end and the cancel free the call: its run or store is taken first. */
+lil_status lil_call_end(lil_call *call, lil_bytes *out)
+{
+    struct lil_store *st;
+    struct lil_run *run;
+    struct lil_err e;
+
+    if (out) {
+        out->data = NULL;
+        out->len = 0;
+    }
+    if (!begun_ok(call))
+        return NOT_BEGUN("lil_call_end");
+    if (call->kind == LIL_CALL_MARKER) {
+        st = lil__marker_call_store(call);
+        return to_store(st, &e, lil__marker_end(call, &e, out));
+    }
+    run = lil__step_call_run(call);
+    return to_run(run, &e, lil__step_end(call, &e, out));
+}
+
+lil_status lil_call_cancel(lil_call *call)
+{
+    struct lil_store *st;
+    struct lil_run *run;
+    struct lil_err e;
+
+    if (!begun_ok(call))
+        return NOT_BEGUN("lil_call_cancel");
+    if (call->kind == LIL_CALL_MARKER) {
+        st = lil__marker_call_store(call);
+        return to_store(st, &e, lil__marker_cancel(call, &e));
+    }
+    run = lil__step_call_run(call);
+    return to_run(run, &e, lil__step_cancel(call, &e));
+}
+
 /* ---- uncertain effects and outcome ------------------------------------------- */
 
 size_t lil_run_uncertain_count(const lil_run *run)

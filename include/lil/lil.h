@@ -445,6 +445,44 @@ LIL_API lil_status lil_step(lil_run *run, const char *name, lil_fn fn, void *ud,
 LIL_API lil_status lil_effect(lil_run *run, const char *name, const void *request,
                               size_t request_len, lil_fn fn, void *ud, lil_bytes *out);
 
+/* Steps in two calls, for a host whose step code cannot run inside a
+ * callback (an event loop awaiting a coroutine, a language binding).
+ * lil_step_begin does what lil_step does up to calling fn: the identity is
+ * counted, and a journaled outcome is returned at once (LIL_OK with *call
+ * NULL and *out set, or LIL_E_FAILED and the other errors of lil_step).
+ * When the step must run, it returns LIL_OK with *call set (and *out
+ * empty): the host does the work, sets the result on call
+ * (lil_call_set_result, lil_call_set_json, ...) or its failure
+ * (lil_call_fail), and then lil_call_end journals it exactly as lil_step
+ * does when fn returns (returning LIL_E_FAILED for a failure, the result
+ * in *out, which may be NULL), or lil_call_cancel journals nothing.
+ * lil_effect_begin is the same for lil_effect: its intent is journaled
+ * (and synced) before it returns a call.
+ *
+ * Cancelling a plain step leaves it as if never run (its occurrence is
+ * still counted in this execution: the next call of the name is the next
+ * occurrence); cancelling an effect leaves its intent without an outcome,
+ * so the run is uncertain (lil_run_resolve), as after a crash.
+ *
+ * A begun call may be used, ended and cancelled from any thread, once;
+ * lil_call_end and lil_call_cancel free it whatever they return.  Every
+ * begun call must be ended or cancelled before lil_run_close. */
+LIL_API lil_status lil_step_begin(lil_run *run, const char *name, lil_call **call,
+                                  lil_bytes *out);
+LIL_API lil_status lil_effect_begin(lil_run *run, const char *name, const void *request,
+                                    size_t request_len, lil_call **call,
+                                    lil_bytes *out);
+
+/* Journal (or, for a marker, publish) the outcome set on a call begun with
+ * lil_step_begin, lil_effect_begin or lil_marker_begin, and free it.  A
+ * call inside a step function is LIL_E_INVAL.  Errors: those of lil_step
+ * (lil_marker for a marker). */
+LIL_API lil_status lil_call_end(lil_call *call, lil_bytes *out);
+
+/* Give up a begun call without an outcome, and free it (see lil_step_begin;
+ * a marker is left as when its function fails: the next caller runs it). */
+LIL_API lil_status lil_call_cancel(lil_call *call);
+
 /* ------------------------------------------------------------------------ */
 /* Uncertain effects                                                         */
 
@@ -514,6 +552,16 @@ typedef enum lil_marker_policy {
  * Names follow the step-name rules.  Errors on the store. */
 LIL_API lil_status lil_marker(lil_store *st, const char *name, int policy, lil_fn fn,
                               void *ud, lil_bytes *out);
+
+/* lil_marker in two calls (see lil_step_begin): a published result is
+ * returned at once (LIL_OK, *call NULL, *out set); when the caller must do
+ * the work, *call is set and the marker stays held -- every other caller,
+ * in any process, waits -- until lil_call_end publishes the result set on
+ * call (nothing when lil_call_fail was called: LIL_E_FAILED) or
+ * lil_call_cancel gives up.  A process that dies holding it leaves the
+ * marker in doubt (policy).  Errors on the store. */
+LIL_API lil_status lil_marker_begin(lil_store *st, const char *name, int policy,
+                                    lil_call **call, lil_bytes *out);
 
 /* Forget marker name (published or in doubt), so that fn runs again.
  * LIL_E_NOTFOUND if there is nothing to forget. */

@@ -1,6 +1,8 @@
 /*
  * call.h -- the context a step function receives (lil_call).  Lives on
- * the stack of lil__run_step / lil__marker for the duration of fn.
+ * the stack of lil__run_step / lil__marker for the duration of fn, or, for
+ * a step or marker begun in two calls (lil_step_begin, lil_marker_begin),
+ * on the heap until lil_call_end or lil_call_cancel frees it.
  */
 #ifndef LIL_ENGINE_CALL_H
 #define LIL_ENGINE_CALL_H
@@ -21,6 +23,14 @@ struct lil_call {
     struct lil_buf reason;
     bool failed;
     lil_status abandoned; /* lil__call_abandon: journal no outcome */
+    int kind;             /* enum lil_call_kind */
+};
+
+/* Where a call lives: inside fn (the callback), or begun in two calls. */
+enum lil_call_kind {
+    LIL_CALL_IN_FN = 0, /* lil_step, lil_effect, lil_marker: during fn */
+    LIL_CALL_STEP = 1,  /* lil_step_begin / lil_effect_begin (step.c) */
+    LIL_CALL_MARKER = 2 /* lil_marker_begin (marker.c) */
 };
 
 /* Prepare call for identity of scope (run id or "marker"). */

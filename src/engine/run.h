@@ -134,8 +134,32 @@ lil_status lil__run_info(struct lil_run *run, struct lil_err *err, lil_run_info 
 lil_status lil__run_foreach(struct lil_run *run, struct lil_err *err, lil_record_fn fn,
                             void *ud);
 
+/* Steps in two calls (lil_step_begin, lil_effect_begin): lil__step_begin
+ * is lil__run_step_req up to the call of fn; when fn must run, *call is a
+ * heap call (kind LIL_CALL_STEP) that lil__step_end (journal the outcome
+ * set on it) or lil__step_cancel (journal none: a plain step is as if
+ * never run, an effect is left uncertain) frees. */
+lil_status lil__step_begin(struct lil_run *run, struct lil_err *err, const char *name,
+                           const struct lil_step_req *req, struct lil_call **call,
+                           lil_bytes *out);
+lil_status lil__step_end(struct lil_call *call, struct lil_err *err, lil_bytes *out);
+lil_status lil__step_cancel(struct lil_call *call, struct lil_err *err);
+/* The run of a call of kind LIL_CALL_STEP. */
+struct lil_run *lil__step_call_run(struct lil_call *call);
+
 lil_status lil__marker(struct lil_store *st, struct lil_err *err, const char *name,
                        int policy, lil_fn fn, void *ud, lil_bytes *out);
+/* Markers in two calls (lil_marker_begin): as lil__marker up to the call of
+ * fn, the marker held (other callers wait) until lil__marker_end publishes
+ * the result set on *call (or, failed, publishes nothing) or
+ * lil__marker_cancel publishes nothing; both free the call. */
+lil_status lil__marker_begin(struct lil_store *st, struct lil_err *err,
+                             const char *name, int policy, struct lil_call **call,
+                             lil_bytes *out);
+lil_status lil__marker_end(struct lil_call *call, struct lil_err *err, lil_bytes *out);
+lil_status lil__marker_cancel(struct lil_call *call, struct lil_err *err);
+/* The store of a call of kind LIL_CALL_MARKER. */
+struct lil_store *lil__marker_call_store(struct lil_call *call);
 lil_status lil__marker_reset(struct lil_store *st, struct lil_err *err,
                              const char *name);
 

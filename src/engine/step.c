@@ -17,7 +17,13 @@
  * A lazy plain step's outcome is written but not synced, in every mode:
  * the next sync of the run covers it (the loop runner's snapshots, which
  * the next effect's intent makes durable).
+ *
+ * A step is opened (lookup, intent, the call prepared) and closed (the
+ * outcome journaled) around its function: on the stack for lil_step, or on
+ * the heap between lil_step_begin and lil_call_end for a host that runs
+ * the step's work outside a callback (an event loop).
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -337,20 +343,14 @@ static lil_status append_outcome(struct lil_run *run, struct lil_err *err,
                                     req->lazy ? LIL_APPEND_LAZY : LIL_APPEND_BY_MODE);
 }
 
-/* The function gave up (lil__call_abandon): an effect's intent stays
- * without outcome and the run is uncertain, as the next open would find
- * it; a plain step leaves nothing. */
-static lil_status abandon(struct lil_run *run, struct lil_err *err,
-                          const char *identity, const struct lil_step_req *req,
-                          const uint8_t *req_hash, lil_status why)
+/* Effect identity has an intent and will have no outcome: its index entry
+ * becomes pending and the run uncertain, as the next open would find it
+ * (under mu). */
+static lil_status mark_pending(struct lil_run *run, struct lil_err *err,
+                               const char *identity, const uint8_t *req_hash)
 {
     struct ientry *e;
-    lil_status rc;
 
-    if (!req->effect)
-        return lil__seterr(err, why, 0, "step '%s' gave up: %s", identity,
-                           lil_strerror(why));
-    pthread_mutex_lock(&run->mu);
     e = lil__imap_upsert_keep(&run->index, identity, strlen(identity), keep_name, run);
     if (e) {
         e->state = IE_PENDING;
@@ -360,8 +360,24 @@ static lil_status abandon(struct lil_run *run, struct lil_err *err,
         e->note_len = 0;
         run->intents++;
     }
-    rc = e && e->request ? lil__run_settle_state(run, err)
-                         : lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    return e && e->request ? lil__run_settle_state(run, err)
+                           : lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+}
+
+/* The function gave up (lil__call_abandon): an effect's intent stays
+ * without outcome and the run is uncertain, as the next open would find
+ * it; a plain step leaves nothing. */
+static lil_status abandon(struct lil_run *run, struct lil_err *err,
+                          const char *identity, const struct lil_step_req *req,
+                          const uint8_t *req_hash, lil_status why)
+{
+    lil_status rc;
+
+    if (!req->effect)
+        return lil__seterr(err, why, 0, "step '%s' gave up: %s", identity,
+                           lil_strerror(why));
+    pthread_mutex_lock(&run->mu);
+    rc = mark_pending(run, err, identity, req_hash);
     pthread_mutex_unlock(&run->mu);
     lil__log(run->env, LIL_LOG_WARN, "event=step run=%s step=%s status=abandoned",
              run->id, identity);
@@ -372,43 +388,54 @@ static lil_status abandon(struct lil_run *run, struct lil_err *err,
                              identity);
 }
 
-static lil_status run_fn(struct lil_run *run, struct lil_err *err, const char *identity,
-                         const struct lil_step_req *req, const uint8_t *req_hash,
-                         unsigned attempt, lil_fn fn, void *ud, lil_bytes *out)
-{
+/* A step between its lookup and its outcome: on lil__run_step_req's stack
+ * while fn runs, or on the heap between lil_step_begin and lil_call_end. */
+struct step_slot {
     struct lil_call call;
-    int64_t t0, dur_ns;
+    struct lil_run *run;
+    bool effect;
+    bool lazy;
+    uint8_t req_hash[LIL_SHA256_LEN];
+    char identity[IDENTITY_MAX];
+    int64_t t0;
+};
+
+/* The outcome of the function, now in slot->call: journal it (or, when the
+ * function gave up, nothing) and free the call. */
+static lil_status step_close(struct step_slot *slot, struct lil_err *err,
+                             lil_bytes *out)
+{
+    struct lil_run *run = slot->run;
+    struct lil_call *call = &slot->call;
+    struct lil_step_req req = {0};
+    const char *identity = slot->identity;
+    int64_t dur_ns = lil__mono_ns() - slot->t0; /* journaled and logged */
     lil_status rc;
 
-    lil__call_init(&call, run->env, run->id, identity, attempt, run->max_record);
-    t0 = lil__mono_ns();
-    if (fn(&call, ud) != 0 && !call.failed) {
-        call.failed = true;
-        lil__buf_addstr(&call.reason, "the step function returned an error");
-    }
-    dur_ns = lil__mono_ns() - t0; /* the function's time, journaled and logged */
-    if (call.abandoned != LIL_OK) {
-        rc = abandon(run, err, identity, req, req_hash, call.abandoned);
-        lil__call_free(&call);
+    req.effect = slot->effect;
+    req.lazy = slot->lazy;
+    if (call->abandoned != LIL_OK) {
+        rc = abandon(run, err, identity, &req, slot->req_hash, call->abandoned);
+        lil__call_free(call);
         return rc;
     }
-    rc = append_outcome(run, err, identity, req, &call, dur_ns);
+    rc = append_outcome(run, err, identity, &req, call, dur_ns);
     if (rc == LIL_OK)
-        __atomic_fetch_add(call.failed ? &run->steps_failed : &run->steps_done, 1,
+        __atomic_fetch_add(call->failed ? &run->steps_failed : &run->steps_done, 1,
                            __ATOMIC_RELAXED);
-    lil__log(run->env, call.failed ? LIL_LOG_WARN : LIL_LOG_DEBUG,
+    lil__log(run->env, call->failed ? LIL_LOG_WARN : LIL_LOG_DEBUG,
              "event=step run=%s step=%s attempt=%u status=%s dur_us=%lld", run->id,
-             identity, attempt,
-             rc != LIL_OK  ? "unjournaled"
-             : call.failed ? "failed"
-                           : "done",
+             identity, call->attempt,
+             rc != LIL_OK   ? "unjournaled"
+             : call->failed ? "failed"
+                            : "done",
              (long long)(dur_ns / 1000));
-    if (rc == LIL_OK && call.failed)
+    if (rc == LIL_OK && call->failed)
         rc = lil__seterr(err, LIL_E_FAILED, 0, "step '%s' failed: %s", identity,
-                         call.reason.data ? (const char *)call.reason.data : "");
-    else if (rc == LIL_OK && out && lil__buf_export(&call.result, out) != LIL_OK)
+                         call->reason.data ? (const char *)call->reason.data : "");
+    else if (rc == LIL_OK && out && lil__buf_export(&call->result, out) != LIL_OK)
         rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
-    lil__call_free(&call);
+    lil__call_free(call);
     return rc;
 }
 
@@ -440,33 +467,124 @@ static lil_status check_req(struct lil_err *err, const char *name,
     return LIL_OK;
 }
 
-lil_status lil__run_step_req(struct lil_run *run, struct lil_err *err, const char *name,
-                             const struct lil_step_req *req, lil_fn fn, void *ud,
-                             lil_bytes *out)
+/* Look the step up: a replay (or an error) leaves *run_it clear; otherwise
+ * the intent of an effect is journaled and slot->call is ready for the
+ * function (*run_it set). */
+static lil_status step_open(struct lil_run *run, struct lil_err *err, const char *name,
+                            const struct lil_step_req *req, struct step_slot *slot,
+                            bool *run_it, lil_bytes *out)
 {
-    char identity[IDENTITY_MAX];
-    uint8_t req_hash[LIL_SHA256_LEN] = {0};
     unsigned attempt = 1;
-    bool run_it = false;
     lil_status rc = lil__step_name_check(err, name);
 
+    *run_it = false;
     if (rc == LIL_OK)
         rc = check_req(err, name, req);
     if (rc != LIL_OK)
         return rc;
+    slot->run = run;
+    slot->effect = req->effect;
+    slot->lazy = req->lazy;
     if (req->effect)
-        lil__sha256(req->request ? req->request : "", req->request_len, req_hash);
+        lil__sha256(req->request ? req->request : "", req->request_len, slot->req_hash);
     pthread_mutex_lock(&run->mu);
-    rc = lookup(run, err, name, req, req_hash, identity, &attempt, &run_it, out);
+    rc = lookup(run, err, name, req, slot->req_hash, slot->identity, &attempt, run_it,
+                out);
     pthread_mutex_unlock(&run->mu);
-    if (rc != LIL_OK || !run_it)
+    if (rc != LIL_OK || !*run_it) {
+        *run_it = false;
         return rc;
-    if (req->effect) {
-        rc = append_intent(run, err, identity, req_hash, req);
-        if (rc != LIL_OK)
-            return rc;
     }
-    return run_fn(run, err, identity, req, req_hash, attempt, fn, ud, out);
+    if (req->effect) {
+        rc = append_intent(run, err, slot->identity, slot->req_hash, req);
+        if (rc != LIL_OK) {
+            *run_it = false;
+            return rc;
+        }
+    }
+    lil__call_init(&slot->call, run->env, run->id, slot->identity, attempt,
+                   run->max_record);
+    slot->t0 = lil__mono_ns();
+    return LIL_OK;
+}
+
+lil_status lil__run_step_req(struct lil_run *run, struct lil_err *err, const char *name,
+                             const struct lil_step_req *req, lil_fn fn, void *ud,
+                             lil_bytes *out)
+{
+    struct step_slot slot;
+    bool run_it = false;
+    lil_status rc = step_open(run, err, name, req, &slot, &run_it, out);
+
+    if (!run_it)
+        return rc;
+    if (fn(&slot.call, ud) != 0 && !slot.call.failed) {
+        slot.call.failed = true;
+        lil__buf_addstr(&slot.call.reason, "the step function returned an error");
+    }
+    return step_close(&slot, err, out);
+}
+
+/* ---- steps in two calls (lil_step_begin, lil_call_end) ------------------------- */
+
+static struct step_slot *slot_of(struct lil_call *call)
+{
+    return (struct step_slot *)(void *)((char *)call -
+                                        offsetof(struct step_slot, call));
+}
+
+lil_status lil__step_begin(struct lil_run *run, struct lil_err *err, const char *name,
+                           const struct lil_step_req *req, struct lil_call **call,
+                           lil_bytes *out)
+{
+    struct step_slot *slot = lil__calloc(run->env, 1, sizeof(*slot));
+    bool run_it = false;
+    lil_status rc;
+
+    *call = NULL;
+    if (!slot)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    rc = step_open(run, err, name, req, slot, &run_it, out);
+    if (!run_it) {
+        lil__free(run->env, slot);
+        return rc;
+    }
+    slot->call.kind = LIL_CALL_STEP;
+    *call = &slot->call;
+    return LIL_OK;
+}
+
+struct lil_run *lil__step_call_run(struct lil_call *call)
+{
+    return slot_of(call)->run;
+}
+
+lil_status lil__step_end(struct lil_call *call, struct lil_err *err, lil_bytes *out)
+{
+    struct step_slot *slot = slot_of(call);
+    const struct lil_env *env = slot->run->env;
+    lil_status rc = step_close(slot, err, out);
+
+    lil__free(env, slot);
+    return rc;
+}
+
+lil_status lil__step_cancel(struct lil_call *call, struct lil_err *err)
+{
+    struct step_slot *slot = slot_of(call);
+    struct lil_run *run = slot->run;
+    lil_status rc = LIL_OK;
+
+    if (slot->effect) {
+        pthread_mutex_lock(&run->mu);
+        rc = mark_pending(run, err, slot->identity, slot->req_hash);
+        pthread_mutex_unlock(&run->mu);
+    }
+    lil__log(run->env, slot->effect ? LIL_LOG_WARN : LIL_LOG_DEBUG,
+             "event=step run=%s step=%s status=cancelled", run->id, slot->identity);
+    lil__call_free(&slot->call);
+    lil__free(run->env, slot);
+    return rc;
 }
 
 lil_status lil__run_step(struct lil_run *run, struct lil_err *err, const char *name,
