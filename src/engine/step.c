@@ -463,6 +463,10 @@ lil_status lil__run_step_req(struct lil_run *run, struct lil_err *err, const cha
         return rc;
     if (req->effect) {
         rc = append_intent(run, err, identity, req_hash, req);
+        /* a store whose hold can run out: still ours, now that the intent
+         * is journaled and the effect is about to start? */
+        if (rc == LIL_OK && run->st->ops->run_lease_check)
+            rc = run->st->ops->run_lease_check(run->sr, err);
         if (rc != LIL_OK)
             return rc;
     }

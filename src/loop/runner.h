@@ -60,7 +60,8 @@
 #define LIL_LOOP_STOP_POLL_MS                             \
     20 /* a stop request is looked for at most this often \
           between iterations (runner_iter.c) */
-#define LIL_LOOP_KNOWN_FLAGS (LIL_LOOP_APPROVE_CAPS | LIL_LOOP_YES | LIL_LOOP_WAIT)
+#define LIL_LOOP_KNOWN_FLAGS \
+    (LIL_LOOP_APPROVE_CAPS | LIL_LOOP_YES | LIL_LOOP_WAIT | LIL_LOOP_REQUEUE)
 
 /* How the journal says the run ended (sticky). */
 enum loop_end { LOOP_LIVE = 0, LOOP_COMPLETED, LOOP_FAILED, LOOP_STOPPED };
@@ -153,6 +154,7 @@ struct lil_loop {
 
     int64_t stop_poll_ns; /* monotonic time of the next look for a stop request
                              between iterations (runner_iter.c) */
+    bool requeued;        /* this call handed the run back to the queue (queue.c) */
 
     /* lil_loop_interrupt */
     int interrupted; /* LIL_LOOP_INTERRUPT_*; atomic (lil__loop_interrupted) */
