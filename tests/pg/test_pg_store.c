@@ -77,7 +77,7 @@ T_TEST(schema_init_status_migrate)
     T_OK(lil_store_schema(NULL, where, LIL_SCHEMA_STATUS, &info));
     T_EQ_STR(info.backend, "postgresql");
     T_EQ_I64(info.version, 0);
-    T_EQ_I64(info.latest, 1);
+    T_EQ_I64(info.latest, 2);
     T_CONTAINS(info.message, "`lil db init` creates it");
     T_EQ_I64(lil_store_open(NULL, where, &st), LIL_E_PG);
     T_CONTAINS(lil_errmsg(), "run `lil db init`");
@@ -86,7 +86,7 @@ T_TEST(schema_init_status_migrate)
     info = schema_info();
     T_OK(lil_store_schema(NULL, where, LIL_SCHEMA_INIT, &info));
     T_EQ_I64(info.changed, 1);
-    T_EQ_I64(info.version, 1);
+    T_EQ_I64(info.version, 2);
     T_CONTAINS(info.message, "created schema");
     info = schema_info();
     T_OK(lil_store_schema(NULL, where, LIL_SCHEMA_INIT, &info));
@@ -98,6 +98,43 @@ T_TEST(schema_init_status_migrate)
     T_OK(lil_store_open(NULL, where, &st));
     lil_store_close(st);
     T_EQ_I64(lil_store_schema(NULL, where, 7, &info), LIL_E_INVAL);
+}
+
+/* A store of version 1 (before the queue of `lil worker`) with a run in it:
+ * refused until migrated, then the same run, and the queue's columns. */
+T_TEST(a_version_1_schema_migrates_keeping_its_runs)
+{
+    lil_store *st = u_store(NULL);
+    lil_run *run = u_run(st, "old");
+    lil_schema_info info = schema_info();
+    struct fn_ctx c = {.result = "kept", .result_len = 4};
+    int never = 0;
+
+    T_REQUIRE(run);
+    T_OK(lil_step(run, "a", fn_generic, &c, NULL));
+    T_OK(lil_run_close(run));
+    lil_store_close(st);
+    T_REQUIRE(sql("DROP INDEX @.runs_queue; ALTER TABLE @.runs DROP COLUMN spec_name, "
+                  "DROP COLUMN spec_text, DROP COLUMN spec_sha256, DROP COLUMN inputs, "
+                  "DROP COLUMN submitted_at, DROP COLUMN attempts, DROP COLUMN "
+                  "claimed_by, DROP COLUMN last_error; UPDATE @.lil_meta SET value = "
+                  "'1' WHERE key = 'schema_version';") == 0);
+    T_EQ_I64(lil_store_open(NULL, U_STORE, &st), LIL_E_PG);
+    T_CONTAINS(lil_errmsg(), "run `lil db migrate`");
+    T_OK(lil_store_schema(NULL, U_STORE, LIL_SCHEMA_MIGRATE, &info));
+    T_EQ_I64(info.changed, 1);
+    T_EQ_I64(info.version, 2);
+    T_CONTAINS(info.message, "from version 1 to 2");
+    st = u_store(NULL);
+    run = u_run(st, "old");
+    T_REQUIRE(run);
+    T_OK(lil_step(run, "a", fn_never, &never, NULL)); /* replayed */
+    T_EQ_I64(never, 0);
+    T_OK(lil_run_close(run));
+    lil_store_close(st);
+    T_REQUIRE(
+        sql("SELECT count(*) FROM @.runs WHERE state IS NULL AND attempts = 0;") == 0);
+    T_CONTAINS(out, "1");
 }
 
 static int init_fresh(void *ud)
