@@ -46,7 +46,7 @@ struct bench_cfg {
     /* agent calls (bench_agent.c) */
     size_t agent_iters;     /* iterations (and bare calls) with a small reply */
     size_t agent_big_iters; /* iterations with a 1 MiB reply */
-    const char *pg;          /* the PostgreSQL server (lil_bench --pg URL), or NULL */
+    const char *pg;         /* the PostgreSQL server (lil_bench --pg URL), or NULL */
 };
 
 struct bench_stats {
@@ -123,5 +123,6 @@ void bench_loop_shell(const struct bench_cfg *cfg, lil_store *st);
 void bench_agent(const struct bench_cfg *cfg);
 void bench_watch(const struct bench_cfg *cfg);
 void bench_pg(const struct bench_cfg *cfg);
+void bench_workers(const struct bench_cfg *cfg);
 
 #endif

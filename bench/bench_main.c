@@ -5,10 +5,11 @@
  *
  *     lil_bench --dir DIR [--quick] [--only NAME]... [--lil PATH]
  *
- * NAME: raw, sync, bytes, resume, group, replay, spec, shell, loop, agent, watch, pg
- * (default: all).  PATH: the `lil` command the loop group starts (default:
+ * NAME: raw, sync, bytes, resume, group, replay, spec, shell, loop, agent, watch, pg,
+ * workers (default: all).  PATH: the `lil` command the loop group starts (default:
  * the one built beside lil_bench, ../cli/lil).  URL: the PostgreSQL server
- * of the pg group (bench_pg.c; run.sh starts one).
+ * of the pg and workers groups (bench_pg.c, bench_workers.c; run.sh starts
+ * one).
  * DIR must be on the disk under test (the raw loops and the store live
  * there) and is left with nothing in it but the stores and the runs the
  * benchmarks made (run.sh removes it).
@@ -205,6 +206,8 @@ int main(int argc, char **argv)
         bench_watch(&cfg);
     if (WANT("pg"))
         bench_pg(&cfg);
+    if (WANT("workers"))
+        bench_workers(&cfg);
 #undef WANT
     lil_store_close(st);
 
