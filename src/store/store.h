@@ -307,6 +307,10 @@ struct lil_store_ops {
     lil_status (*queue_set)(struct lil_store *st, struct lil_err *err,
                             const char *run_id, const char *from,
                             const struct lil_squeue_end *to, bool *changed);
+    /* The queue state of run_id into state (LIL_SQUEUE_STATE_MAX bytes);
+     * LIL_E_NOTFOUND when the run is not queued (or does not exist). */
+    lil_status (*queue_state)(struct lil_store *st, struct lil_err *err,
+                              const char *run_id, char *state);
 };
 
 /* Settings a store reads once, at open (the environment's LIL_SYNC and

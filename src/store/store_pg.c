@@ -336,6 +336,7 @@ static const struct lil_store_ops pg_ops = {
     .queue_finish = lil__pg_queue_finish,
     .queue_release = lil__pg_queue_release,
     .queue_set = lil__pg_queue_set,
+    .queue_state = lil__pg_queue_state,
 };
 
 /* LIL_PG_LEASE_MS, read once (at open) like the other settings. */

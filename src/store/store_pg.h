@@ -386,6 +386,8 @@ void lil__pg_queue_release(struct lil_store *st, struct lil_sclaim *c);
 lil_status lil__pg_queue_set(struct lil_store *st, struct lil_err *err,
                              const char *run_id, const char *from,
                              const struct lil_squeue_end *to, bool *changed);
+lil_status lil__pg_queue_state(struct lil_store *st, struct lil_err *err,
+                               const char *run_id, char *state);
 /* For a writable open of run_id: this process's claim of it that no open
  * took yet, now marked taken (the caller takes its conn and held); NULL:
  * none.  Call with claims_mu free. */

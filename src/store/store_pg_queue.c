@@ -521,3 +521,43 @@ lil_status lil__pg_queue_set(struct lil_store *st, struct lil_err *err,
     *changed = false;
     return lil__pg_with_conn((struct pg_store *)st, err, set_on, &x);
 }
+
+struct state_ctx {
+    const char *run_id;
+    char *state;
+};
+
+static lil_status state_on(struct pg_store *ps, struct pg_conn *c, struct lil_err *err,
+                           void *ud)
+{
+    struct state_ctx *x = ud;
+    struct pg_params p = {0};
+    char sql[SQL_MAX];
+    PGresult *res;
+    lil_status rc;
+
+    lil__pg_param_text(&p, x->run_id);
+    rc = lil__pg_exec(ps, c, err, "reading a queued run's state",
+                      lil__pg_sql(ps,
+                                  "SELECT state FROM @.runs WHERE run_id = $1 AND "
+                                  "state IS NOT NULL",
+                                  sql, sizeof(sql)),
+                      &p, false, &res);
+    if (rc != LIL_OK)
+        return rc;
+    if (ps->pq->ntuples(res) == 1)
+        snprintf(x->state, LIL_SQUEUE_STATE_MAX, "%s", ps->pq->getvalue(res, 0, 0));
+    else
+        rc = lil__seterr(err, LIL_E_NOTFOUND, 0, "run %s is not queued", x->run_id);
+    ps->pq->clear(res);
+    return rc;
+}
+
+lil_status lil__pg_queue_state(struct lil_store *st, struct lil_err *err,
+                               const char *run_id, char *state)
+{
+    struct state_ctx x = {run_id, state};
+
+    state[0] = '\0';
+    return lil__pg_with_conn((struct pg_store *)st, err, state_on, &x);
+}

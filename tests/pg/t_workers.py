@@ -130,6 +130,14 @@ def bad_input_of_the_new_verbs(t):
     eq(res.rc, 1, "submit of a run `lil run` made")
     check("run mine exists" in res.err, "says so: %r" % res.err)
     eq(w.states(t), {"x": "queued", "mine": ""}, "a run of `lil run` is not queued")
+    # a queued run that no worker started is the workers': its start has the
+    # inputs it was submitted with
+    for verb, args in (("run", ("--input", "tag=other")), ("resume", ()),
+                       ("approve", ("--reason", "r"))):
+        res = t.lil(verb, spec, "--run-id", "x", *args)
+        eq(res.rc, 1, "lil %s of a queued run not started" % verb)
+        check("has not started" in res.err, "says so: %r" % res.err)
+    eq([r.type for r in t.log("x")], ["begin"], "x's journal: its first record only")
     # usage
     for args in (("--concurrency", "0"), ("--concurrency", "65"), ("--idle-exit", "-1"),
                  ("--poll-ms", "x"), ("--name", ""), ("--frobnicate",), ("extra",)):
