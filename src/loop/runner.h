@@ -123,6 +123,8 @@ struct lil_loop {
     bool terminated, observer_started;
     bool has_start_caps, parked; /* parked: the last record (open and close
                                     aside) is parked.N (runner_facts.c) */
+    bool requeued;               /* this call handed the run back to the queue
+                                    (queue.c) */
     struct loop_slot *slots;     /* slot records after the last snapshot */
     size_t nslots, capslots;
 
@@ -154,7 +156,6 @@ struct lil_loop {
 
     int64_t stop_poll_ns; /* monotonic time of the next look for a stop request
                              between iterations (runner_iter.c) */
-    bool requeued;        /* this call handed the run back to the queue (queue.c) */
 
     /* lil_loop_interrupt */
     int interrupted; /* LIL_LOOP_INTERRUPT_*; atomic (lil__loop_interrupted) */
