@@ -56,6 +56,14 @@
  *   makes a new run from such bytes (run_image, run_import), so that `lil
  *   export` and `lil import` move runs between stores (move.c).
  *
+ *   What a backend may give besides (NULL operations otherwise): a hold
+ *   that can run out, checked before an effect starts (run_lease_check),
+ *   and a queue of loop runs for workers (queue_*: the PostgreSQL store's
+ *   store_pg_queue.c; loop/queue.h and loop/worker.c use it).  A claimed
+ *   run's hold is the claim's until the claiming process opens the run,
+ *   which goes on with it; recording a claimed run's state is checked
+ *   against the claim, so a claimant that lost the run records nothing.
+ *
  * Thread rules: a store handle may be shared by threads; a run handle too
  * (appends and syncs of one run from many threads are the backend's to
  * serialize).  Scan and walk callbacks run on the calling thread.

@@ -10,13 +10,16 @@
  * names itself (lil_store_path, messages) with the location as given but for
  * a password, which reads "***".
  *
- * SCHEMA (version 1; store_pg_schema.c creates and migrates it)
+ * SCHEMA (version 2; store_pg_schema.c creates and migrates it)
  *
  *   lil_meta(key PK, value)        schema_version, lil_version (the lil that
  *                                  last migrated it)
  *   runs(run_id PK, created, header bytea, keyed, sync,
  *        lease_epoch, lease_owner, lease_until, holder_backend_pid,
- *        holder_pid, state, wake_at)
+ *        holder_pid,
+ *        state, wake_at, spec_name, spec_text, spec_sha256, inputs,
+ *        submitted_at, attempts, claimed_by, last_error)   the queue (2)
+ *   index runs_queue (coalesce(wake_at, submitted_at)) of the claimable
  *   records(run_id, seq, off, frame bytea, PK (run_id, seq))
  *   stop_requests(run_id PK, request bytea, created)
  *   markers(name PK, state 'pending'|'done', owner bytea, result bytea,
@@ -48,7 +51,15 @@
  * connection of its own (store_pg_lease.c), so long steps keep their runs;
  * a process that stops (or is paused) stops renewing.  A read-only open
  * takes no lease.  Close appends CLOSE (as the file store does) and
- * releases the lease in one synchronous transaction.
+ * releases the lease in one synchronous transaction.  Before an effect
+ * starts, a handle whose last lease renewal began a lease ago or more
+ * (the process was paused or cut off) poisons its run instead
+ * (run_lease_check).
+ *
+ * QUEUE (store_pg_queue.c): a claim takes a queued run's lease in the
+ * claiming statement (epoch + 1) on a connection it keeps; this process's
+ * next writable open of the run adopts that lease on that connection (the
+ * epoch unchanged) instead of taking it: struct pg_claim, ps->claims.
  *
  * DURABILITY AND GROUP COMMIT (store_pg_append.c)
  *
