@@ -58,13 +58,21 @@ struct thread {
 /* ---- signals -----------------------------------------------------------------------
  */
 
+/* Set before the handler is installed, read by it. */
 static lil_worker *drainable[MAX_THREADS];
 static int n_drainable;
-static volatile sig_atomic_t signals_seen;
+/* Signals received: written by the handler, read by the threads (lock-free
+ * atomics: safe in a handler, and between threads). */
+static int signals_seen;
+
+static bool stopping(void)
+{
+    return __atomic_load_n(&signals_seen, __ATOMIC_ACQUIRE) != 0;
+}
 
 static void on_signal(int sig)
 {
-    if (signals_seen++ > 0)
+    if (__atomic_fetch_add(&signals_seen, 1, __ATOMIC_ACQ_REL) > 0)
         _exit(128 + sig);
     for (int i = 0; i < n_drainable; i++)
         lil_worker_drain(drainable[i]);
@@ -186,7 +194,7 @@ static double mono_s(void)
 /* Sleep ms, waking early when a signal asked the worker to stop. */
 static void nap(long ms)
 {
-    while (ms > 0 && !signals_seen) {
+    while (ms > 0 && !stopping()) {
         long now = ms < 50 ? ms : 50;
         struct timespec ts = {0, now * 1000000L};
 
@@ -213,7 +221,7 @@ static void *thread_main(void *arg)
     double idle_since = mono_s();
     char last[256] = "";
 
-    while (!signals_seen) {
+    while (!stopping()) {
         lil_worker_result r;
         lil_status rc = lil_worker_next(th->w, &r);
 
