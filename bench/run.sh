@@ -10,7 +10,7 @@ set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
-usage() { echo "usage: bench/run.sh [--quick] [--only raw|sync|bytes|resume|group|replay|spec|shell|loop|agent|watch|pg|python]..." >&2; exit 64; }
+usage() { echo "usage: bench/run.sh [--quick] [--only raw|sync|bytes|resume|group|replay|spec|shell|loop|agent|watch|pg|python|workers]..." >&2; exit 64; }
 quick=
 only=
 while [ $# -gt 0 ]; do
@@ -31,14 +31,14 @@ cmake --build build/release >&2 || {
 }
 
 scratch=$(mktemp -d "$root/build/release/bench-run.XXXXXX")
-# The pg group needs a PostgreSQL server: one of its own (tests/pg/pgserver.sh,
+# The pg and workers groups need a PostgreSQL server: one of its own (tests/pg/pgserver.sh,
 # fsync on, a unix socket) in a short directory (the socket's path is
 # limited), on the same disk as /tmp, stopped at the end.  Without the
 # server programs the group says it did not run.
 pgdir=
 pg=
 case "$only" in
-    "" | *"--only pg"*)
+    "" | *"--only pg"* | *"--only workers"*)
         pgdir=$(mktemp -d /tmp/lil-bench-pg.XXXXXX)
         if pg=$(bash "$root/tests/pg/pgserver.sh" start "$pgdir" 2>&2); then
             echo "== PostgreSQL server in $pgdir" >&2

@@ -95,6 +95,8 @@ extern const struct cli_verb cli_verb_watch;
 extern const struct cli_verb cli_verb_db;
 extern const struct cli_verb cli_verb_export;
 extern const struct cli_verb cli_verb_import;
+extern const struct cli_verb cli_verb_submit;
+extern const struct cli_verb cli_verb_worker;
 
 /* ------------------------------------------------------------------------ */
 /* Arguments (args.c)                                                        */
@@ -167,6 +169,11 @@ const char *cli_store_dir(const struct cli_ctx *ctx);
 
 /* Whether a store location is a PostgreSQL URI (postgresql://, postgres://). */
 bool cli_store_is_url(const char *where);
+
+/* submit and worker (cmd_submit.c): CLI_EXIT_OK when the store of ctx is a
+ * PostgreSQL store, else a usage error (64) saying that a store directory
+ * keeps no queue and what to use. */
+int cli_need_queue(const struct cli_ctx *ctx);
 
 /* Open the store of ctx without creating it: a missing directory is an
  * error (CLI_EXIT_FAIL).  Returns an exit status; *out is set on CLI_EXIT_OK. */

@@ -27,8 +27,8 @@ static int run_like(struct cli_ctx *ctx, int argc, char **argv, unsigned mask,
     ex = loop_cli_parse(ctx, argc, argv, mask, &lc);
     if (ex == CLI_EXIT_OK)
         ex = loop_cli_prepare(ctx, &lc, call != CALL_RESUME);
-    if (ex == CLI_EXIT_OK)
-        ex = loop_cli_open(ctx, &lc, 0);
+    if (ex == CLI_EXIT_OK) /* a queued run goes back to the queue (its workers) */
+        ex = loop_cli_open(ctx, &lc, call == CALL_RESUME ? LIL_LOOP_REQUEUE : 0u);
     if (ex == CLI_EXIT_OK) {
         loop_cli_signals(&lc);
         rc = call == CALL_RUN    ? lil_loop_run(lc.lp, &res)
@@ -124,7 +124,7 @@ static int cmd_approve(struct cli_ctx *ctx, int argc, char **argv)
     if (ex == CLI_EXIT_OK)
         ex = loop_cli_prepare(ctx, &lc, false);
     if (ex == CLI_EXIT_OK)
-        ex = loop_cli_open(ctx, &lc, 0);
+        ex = loop_cli_open(ctx, &lc, LIL_LOOP_REQUEUE);
     if (ex == CLI_EXIT_OK) {
         loop_cli_signals(&lc);
         rc = lil_loop_approve(lc.lp, actor_of(&lc), lc.reason, &res);
@@ -178,7 +178,7 @@ static int cmd_recover(struct cli_ctx *ctx, int argc, char **argv)
     if (ex == CLI_EXIT_OK)
         ex = loop_cli_prepare(ctx, &lc, false);
     if (ex == CLI_EXIT_OK)
-        ex = loop_cli_open(ctx, &lc, 0);
+        ex = loop_cli_open(ctx, &lc, LIL_LOOP_REQUEUE);
     if (ex == CLI_EXIT_OK) {
         loop_cli_signals(&lc);
         rc = lil_loop_recover(lc.lp, how, lc.result_set ? lc.result_json : NULL,
@@ -228,7 +228,8 @@ const struct cli_verb cli_verb_step = {
 const struct cli_verb cli_verb_resume = {
     "resume", "clear an honoured stop request and run on",
     "Usage: lil resume SPEC [--run-id ID] [--actor A] [--reason R] [--approve] [--yes]\n\n"
-    "Journal who resumed and why (default \"explicit resume\"), then run as `lil run`.\n" LOOP_EXIT_HELP,
+    "Journal who resumed and why (default \"explicit resume\"), then run as `lil run`.\n"
+    "A queued run (`lil submit`) goes back to the queue instead: a worker runs it.\n" LOOP_EXIT_HELP,
     cmd_resume};
 
 const struct cli_verb cli_verb_stop = {
@@ -242,7 +243,8 @@ const struct cli_verb cli_verb_approve = {
     "approve", "approve the breakpoint, gate or cap a paused run waits at",
     "Usage: lil approve SPEC [--run-id ID] --reason R [--actor A] [--json]\n\n"
     "The approval is journaled with who and why, bound to that pause only, and the\n"
-    "run goes on.  A run that is not paused is refused (exit 1).\n" LOOP_EXIT_HELP,
+    "run goes on (a queued run: back in the queue, for a worker; exit 4).  A run\n"
+    "that is not paused is refused (exit 1).\n" LOOP_EXIT_HELP,
     cmd_approve};
 
 const struct cli_verb cli_verb_recover = {
@@ -250,5 +252,6 @@ const struct cli_verb cli_verb_recover = {
     "Usage: lil recover SPEC [--run-id ID] (--retry | --assume-done --result-json JSON |\n"
     "                   --abort) --reason R [--actor A] [--json]\n\n"
     "retry runs the effect again; assume-done takes JSON as its result without\n"
-    "running it; abort stops the run for good.  Then the run goes on.\n" LOOP_EXIT_HELP,
+    "running it; abort stops the run for good.  Then the run goes on (a queued run:\n"
+    "back in the queue, for a worker; exit 4).\n" LOOP_EXIT_HELP,
     cmd_recover};

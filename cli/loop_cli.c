@@ -53,9 +53,11 @@ static size_t add_flags(struct cli_flag *f, unsigned mask, struct loop_cli *lc)
     size_t n = 0;
 
     f[n++] = (struct cli_flag){"run-id", true, &lc->run_id, NULL};
-    if (mask & LOOP_OPT_RUN) {
+    if (mask & (LOOP_OPT_RUN | LOOP_OPT_SUBMIT)) {
         f[n++] = (struct cli_flag){"inputs", true, &lc->inputs_file, NULL};
         f[n++] = (struct cli_flag){"sync", true, &lc->sync, NULL};
+    }
+    if (mask & LOOP_OPT_RUN) {
         f[n++] = (struct cli_flag){"env-allow", true, &lc->env_allow, NULL};
         f[n++] = (struct cli_flag){"wait", false, NULL, &lc->wait};
     }
@@ -91,7 +93,7 @@ int loop_cli_parse(struct cli_ctx *ctx, int argc, char **argv, unsigned mask,
     struct cli_args a = {flags, names, pos};
     int rc = CLI_EXIT_OK;
 
-    if (mask & LOOP_OPT_RUN)
+    if (mask & (LOOP_OPT_RUN | LOOP_OPT_SUBMIT))
         rc = take_inputs(ctx, &argc, argv, lc);
     if (rc != CLI_EXIT_OK)
         return rc;
@@ -194,7 +196,7 @@ int loop_cli_prepare(struct cli_ctx *ctx, struct loop_cli *lc, bool create)
     return ex;
 }
 
-static lil_sync sync_of(const char *s)
+lil_sync loop_cli_sync(const char *s)
 {
     if (!s)
         return LIL_SYNC_DEFAULT;
@@ -211,7 +213,7 @@ int loop_cli_open(struct cli_ctx *ctx, struct loop_cli *lc, unsigned flags)
     memset(&o, 0, sizeof(o));
     o.struct_size = sizeof(o);
     o.run_id = lc->run_id;
-    o.sync = sync_of(lc->sync);
+    o.sync = loop_cli_sync(lc->sync);
     o.flags = flags | (lc->approve ? LIL_LOOP_APPROVE_CAPS : 0u) |
               (lc->yes ? LIL_LOOP_YES : 0u) | (lc->wait ? LIL_LOOP_WAIT : 0u);
     o.inputs_json = lc->inputs_json;
@@ -246,11 +248,28 @@ void loop_cli_close(struct loop_cli *lc)
 /* ---- results
  * ----------------------------------------------------------------------------- */
 
+/* Whether res is of a run handed back to the queue (LIL_LOOP_REQUEUE). */
+static bool queued(const lil_loop_result *res)
+{
+    json_t *o = res->json ? json_loads(res->json, 0, NULL) : NULL;
+    bool yes = json_is_true(json_object_get(o, "queued"));
+
+    json_decref(o);
+    return yes;
+}
+
 static void print_summary(const struct loop_cli *lc, const lil_loop_result *res)
 {
     const char *id = lil_loop_run_id(lc->lp);
     const char *st = lil_loop_status_name(res->status);
 
+    if (queued(res) && res->status == LIL_LOOP_WAITING) {
+        printf("run '%s': queued at iteration %lld: a worker goes on with it (`lil "
+               "worker`)\n  state: %s\n",
+               id ? id : "?", (long long)res->iteration,
+               res->state_json ? res->state_json : "{}");
+        return;
+    }
     printf("run '%s': %s at iteration %lld\n", id ? id : "?", st,
            (long long)res->iteration);
     if (res->reason)

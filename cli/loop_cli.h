@@ -22,6 +22,7 @@ enum {
     LOOP_OPT_WHO = 1u << 3,      /* --actor, --reason */
     LOOP_OPT_RECOVER = 1u << 4,  /* --retry, --assume-done, --result-json, --abort */
     LOOP_OPT_CASSETTE = 1u << 5, /* --record FILE, --replay FILE (run, step) */
+    LOOP_OPT_SUBMIT = 1u << 6,   /* --input, --inputs, --sync (submit) */
 };
 
 struct loop_cli {
@@ -50,6 +51,10 @@ int loop_cli_parse(struct cli_ctx *ctx, int argc, char **argv, unsigned mask,
  * nothing created) and open the store: created when create, else it must
  * exist, and so must the run. */
 int loop_cli_prepare(struct cli_ctx *ctx, struct loop_cli *lc, bool create);
+
+/* --sync's value as a mode (NULL: LIL_SYNC_DEFAULT; loop_cli_parse checked
+ * it). */
+lil_sync loop_cli_sync(const char *s);
 
 /* Open the loop (after loop_cli_prepare) with lc's options and flags. */
 int loop_cli_open(struct cli_ctx *ctx, struct loop_cli *lc, unsigned flags);

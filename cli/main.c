@@ -19,7 +19,7 @@ static const struct cli_verb *const verbs[] = {
     &cli_verb_run,     &cli_verb_step,     &cli_verb_resume, &cli_verb_stop,
     &cli_verb_approve, &cli_verb_recover,  &cli_verb_doctor, &cli_verb_tick,
     &cli_verb_verify,  &cli_verb_score,    &cli_verb_watch,  &cli_verb_db,
-    &cli_verb_export,  &cli_verb_import,
+    &cli_verb_export,  &cli_verb_import,   &cli_verb_submit, &cli_verb_worker,
 };
 
 #define NVERBS (sizeof(verbs) / sizeof(verbs[0]))

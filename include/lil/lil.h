@@ -890,6 +890,14 @@ enum {
     /* Sleep in-process until a parked run's wake time instead of returning
      * waiting (`--wait`). */
     LIL_LOOP_WAIT = 1u << 2,
+    /* A run of the store's queue (lil_loop_submit): lil_loop_approve,
+     * lil_loop_recover and lil_loop_resume journal their decision and hand
+     * the run back to the queue, for a worker to run, instead of running it
+     * here; the result is the run's status then (waiting when a worker will
+     * go on, with "queued": true in its json).  A run that is not queued
+     * runs as without the flag.  `lil approve`, `recover` and `resume` set
+     * it. */
+    LIL_LOOP_REQUEUE = 1u << 3,
 };
 
 /* What the progress callback is told. */
@@ -1077,6 +1085,100 @@ LIL_API const char *lil_loop_errmsg(const lil_loop *lp);
 
 /* Sync, release the lock and free.  NULL is LIL_OK. */
 LIL_API lil_status lil_loop_close(lil_loop *lp);
+
+/* ------------------------------------------------------------------------ */
+/* Queued loop runs and workers (a PostgreSQL store)                       */
+/*
+ * Processes on many machines share the loop runs of a PostgreSQL store
+ * (docs/postgres.md, "Workers"): lil_loop_submit queues a run, and workers
+ * (lil_worker_next; `lil worker`) claim runnable runs one at a time -- a
+ * queued run, a parked one whose wake time has come, or a running one
+ * whose worker died or stopped renewing its lease -- and run them.  A claim
+ * takes the run's lease with an epoch (a fencing token) that goes up at
+ * every claim; every append checks it in its own transaction, so a worker
+ * that lost its run (paused or cut off past its lease) writes not a record
+ * more, and starts no effect.  A run taken over from a dead worker goes on
+ * as after a crash on one machine: an effect that was in flight makes it
+ * uncertain, never runs again by itself.  A file store has no queue: these
+ * calls refuse it with LIL_E_INVAL.
+ */
+
+/* Queue a loop run of spec (valid: lil_spec_ok) in st, for a worker to run:
+ * the run is created (its first record) with the spec's text, its inputs
+ * and the sync mode of opts, in one durable commit; nothing runs here.
+ * opts: run_id (NULL: the spec's id), sync, inputs_json and input_pairs
+ * (resolved and checked here, as lil_loop_open does: a missing, unknown or
+ * mistyped input is refused now); the other fields are the worker's
+ * (lil_worker_opts) and must be 0.  *run_id (lil_free; may be NULL) gets
+ * the run's id.  Errors: LIL_E_INVAL (a file store: no queue; a run with
+ * that id exists; bad options or inputs, named in the message), LIL_E_SPEC
+ * (the spec has errors), LIL_E_PG, LIL_E_NOMEM; the message on the store. */
+LIL_API lil_status lil_loop_submit(lil_store *st, const lil_spec *spec,
+                                   const lil_loop_opts *opts, char **run_id);
+
+typedef struct lil_worker lil_worker;
+
+typedef struct lil_worker_opts {
+    size_t struct_size; /* sizeof(lil_worker_opts) */
+    /* Names this worker in the queue (claimed_by) and in its log lines;
+     * NULL: "pid P on HOST". */
+    const char *name;
+    /* For every run it claims, as lil_loop_opts's fields of the same name
+     * (cwd NULL: shell steps run in this process's working directory). */
+    const char *env_allow;
+    const char *cwd;
+    const char *actor;
+    int64_t max_block_ms;
+    int64_t effect_timeout_ms;
+} lil_worker_opts;
+
+/* What lil_worker_next did with the run it claimed. */
+typedef struct lil_worker_result {
+    char run_id[LIL_RUN_ID_MAX + 1];
+    /* The run's queue state as the worker recorded it: "completed",
+     * "failed", "stopped", "paused" (lil_loop_approve goes on),
+     * "uncertain" (lil_loop_recover), "parked" (until wake_at_ms),
+     * "queued" (handed back: lil_worker_drain, or an error to retry),
+     * "error" (the worker could not run it: message says why), or "lost"
+     * (fenced: another worker claimed it since; nothing was recorded). */
+    char state[16];
+    lil_loop_status status; /* the loop's status, 0 when it had none */
+    int64_t epoch;          /* of this claim */
+    int attempt;            /* claims of the run so far, this one included */
+    int takeover;           /* 1: claimed from a worker that died or lost it */
+    int64_t wake_at_ms;     /* parked: its wake time */
+    int64_t iterations;     /* iterations committed (loop's result) */
+    char message[256];      /* the loop's reason, or the error; "" if none */
+} lil_worker_result;
+
+/* A worker on st (which must be a PostgreSQL store and outlive it), for one
+ * thread: several threads each use a worker of their own over one store.
+ * Errors: LIL_E_INVAL (a file store: no queue; bad options), LIL_E_NOMEM. */
+LIL_API lil_status lil_worker_new(lil_store *st, const lil_worker_opts *opts,
+                                  lil_worker **out);
+
+/* Claim the next runnable run, run it (lil_loop_step after lil_loop_step:
+ * until it completes, fails, parks for longer than max_block_ms, pauses,
+ * stops, becomes uncertain, or lil_worker_drain asks to hand it back),
+ * record its queue state, close it.  LIL_OK: *res says what happened
+ * (whatever became of the run: its errors are in res->state and
+ * res->message).  LIL_E_NOTFOUND: no run is runnable now (poll again
+ * later).  LIL_E_DONE: lil_worker_drain was called.  Other errors (the
+ * claim itself failed: LIL_E_PG while the server is away, LIL_E_NOMEM):
+ * try again later; the message in lil_worker_errmsg. */
+LIL_API lil_status lil_worker_next(lil_worker *w, lil_worker_result *res);
+
+/* From a signal handler (async-signal-safe) or another thread: the worker
+ * hands its current run back to the queue at its next iteration boundary
+ * (after the effect in flight), and lil_worker_next claims no more
+ * (LIL_E_DONE). */
+LIL_API void lil_worker_drain(lil_worker *w);
+
+/* The message of the worker's last failing call. */
+LIL_API const char *lil_worker_errmsg(const lil_worker *w);
+
+/* Free the worker (not while lil_worker_next runs).  NULL is harmless. */
+LIL_API void lil_worker_free(lil_worker *w);
 
 /* Can an agent step with harness run in this process's environment (the
  * harness is known, configured -- an LLM key or base URL, LIL_AGENT_CMD for

@@ -11,12 +11,13 @@
 #ifndef LIL_BASE_HANDLES_H
 #define LIL_BASE_HANDLES_H
 
-#define LIL_ENV_MAGIC   0x6c696c45u /* "lilE": lil_env */
-#define LIL_STORE_MAGIC 0x6c696c53u /* "lilS": lil_store */
-#define LIL_RUN_MAGIC   0x6c696c52u /* "lilR": lil_run */
-#define LIL_CALL_MAGIC  0x6c696c43u /* "lilC": lil_call (inside a step) */
-#define LIL_SPEC_MAGIC  0x6c696c50u /* "lilP": lil_spec (a parsed loop spec) */
-#define LIL_PROC_MAGIC  0x6c696c4bu /* "lilK": a child process (os/proc.h) */
+#define LIL_ENV_MAGIC    0x6c696c45u /* "lilE": lil_env */
+#define LIL_STORE_MAGIC  0x6c696c53u /* "lilS": lil_store */
+#define LIL_RUN_MAGIC    0x6c696c52u /* "lilR": lil_run */
+#define LIL_CALL_MAGIC   0x6c696c43u /* "lilC": lil_call (inside a step) */
+#define LIL_SPEC_MAGIC   0x6c696c50u /* "lilP": lil_spec (a parsed loop spec) */
+#define LIL_PROC_MAGIC   0x6c696c4bu /* "lilK": a child process (os/proc.h) */
+#define LIL_WORKER_MAGIC 0x6c696c57u /* "lilW": lil_worker (loop/worker.c) */
 
 /* Never called: two equal magics make two equal case labels, which do not
  * compile. */
@@ -29,6 +30,7 @@ static inline int lil__handle_magics_differ(unsigned m)
     case LIL_CALL_MAGIC:
     case LIL_SPEC_MAGIC:
     case LIL_PROC_MAGIC:
+    case LIL_WORKER_MAGIC:
         return 1;
     default:
         return 0;

@@ -439,6 +439,12 @@ static lil_status step_close(struct step_slot *slot, struct lil_err *err,
     return rc;
 }
 
+static lil_status lease_check(struct lil_run *run, struct lil_err *err)
+{
+    return run->st->ops->run_lease_check ? run->st->ops->run_lease_check(run->sr, err)
+                                         : LIL_OK;
+}
+
 /* What lil__run_step_req refuses (run.h); nothing is journaled then. */
 static lil_status check_req(struct lil_err *err, const char *name,
                             const struct lil_step_req *req)
@@ -496,7 +502,14 @@ static lil_status step_open(struct lil_run *run, struct lil_err *err, const char
         return rc;
     }
     if (req->effect) {
-        rc = append_intent(run, err, slot->identity, slot->req_hash, req);
+        /* a store whose hold can run out: still ours before the intent (no
+         * intent then: nothing uncertain), and once more after it, just
+         * before the effect starts */
+        rc = lease_check(run, err);
+        if (rc == LIL_OK)
+            rc = append_intent(run, err, slot->identity, slot->req_hash, req);
+        if (rc == LIL_OK)
+            rc = lease_check(run, err);
         if (rc != LIL_OK) {
             *run_it = false;
             return rc;

@@ -60,7 +60,8 @@
 #define LIL_LOOP_STOP_POLL_MS                             \
     20 /* a stop request is looked for at most this often \
           between iterations (runner_iter.c) */
-#define LIL_LOOP_KNOWN_FLAGS (LIL_LOOP_APPROVE_CAPS | LIL_LOOP_YES | LIL_LOOP_WAIT)
+#define LIL_LOOP_KNOWN_FLAGS \
+    (LIL_LOOP_APPROVE_CAPS | LIL_LOOP_YES | LIL_LOOP_WAIT | LIL_LOOP_REQUEUE)
 
 /* How the journal says the run ended (sticky). */
 enum loop_end { LOOP_LIVE = 0, LOOP_COMPLETED, LOOP_FAILED, LOOP_STOPPED };
@@ -122,6 +123,8 @@ struct lil_loop {
     bool terminated, observer_started;
     bool has_start_caps, parked; /* parked: the last record (open and close
                                     aside) is parked.N (runner_facts.c) */
+    bool requeued;               /* this call handed the run back to the queue
+                                    (queue.c) */
     struct loop_slot *slots;     /* slot records after the last snapshot */
     size_t nslots, capslots;
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "loop/queue.h"
 #include "loop/runner.h"
 #include "os/os.h"
 #include "store/store.h"
@@ -87,6 +88,7 @@ lil_status lil_loop_open(lil_store *st, const lil_spec *spec, const lil_loop_opt
             return bad("the result is NULL");                               \
         memset((res), 0, sizeof(*(res)));                                   \
         lil__clearerr(&(lp)->err);                                          \
+        (lp)->requeued = false;                                             \
         lil__json_begin(&sc_, (lp)->env);                                   \
         rc_ = (expr);                                                       \
         if (rc_ == LIL_OK)                                                  \
@@ -173,6 +175,8 @@ static lil_status request_stop(struct lil_store *st, struct lil_err *e,
     if (rc == LIL_OK && already)
         rc = lil__seterr(e, LIL_E_DONE, 0, "a stop is already requested for run '%s'",
                          run_id);
+    if (rc == LIL_OK) /* a queued run that waits: a worker honours it now */
+        lil__queue_after_stop(st, run_id);
     return rc == LIL_E_NOMEM ? lil__seterr(e, rc, 0, "out of memory") : rc;
 }
 
@@ -194,6 +198,29 @@ lil_status lil_loop_request_stop(lil_store *st, const char *run_id, const char *
     rc = request_stop(st, &e, run_id, text_ok(actor, 200) ? actor : "unknown", reason);
     if (lil__json_end(&sc) != LIL_OK && rc == LIL_OK)
         rc = lil__seterr(&e, LIL_E_NOMEM, 0, "out of memory");
+    return publish(&st->err, &st->mu, &e, rc);
+}
+
+lil_status lil_loop_submit(lil_store *st, const lil_spec *spec,
+                           const lil_loop_opts *opts, char **run_id)
+{
+    struct lil_json_scope sc;
+    struct lil_err e;
+    lil_status rc;
+
+    if (run_id)
+        *run_id = NULL;
+    if (!st || st->magic != LIL_STORE_MAGIC)
+        return bad("invalid or closed store handle");
+    lil__clearerr(&e);
+    lil__json_begin(&sc, st->env);
+    rc = lil__loop_submit(st, &e, spec, opts, run_id);
+    if (lil__json_end(&sc) != LIL_OK && rc == LIL_OK) {
+        lil_free(run_id ? *run_id : NULL);
+        if (run_id)
+            *run_id = NULL;
+        rc = lil__seterr(&e, LIL_E_NOMEM, 0, "out of memory");
+    }
     return publish(&st->err, &st->mu, &e, rc);
 }
 

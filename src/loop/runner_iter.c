@@ -25,6 +25,7 @@
 
 #include "base/alloc.h"
 #include "base/clock.h"
+#include "loop/queue.h"
 #include "loop/runner.h"
 
 /* ---- endings
@@ -604,7 +605,7 @@ lil_status lil__loop_resume(struct lil_loop *lp, lil_loop_result *res)
             lp->stop = NULL;
         }
     }
-    return rc == LIL_OK ? lil__loop_run(lp, false, res) : rc;
+    return rc == LIL_OK ? lil__loop_go_on(lp, res) : rc;
 }
 
 static lil_status approve_pause(struct lil_loop *lp, const char *actor,
@@ -670,5 +671,5 @@ lil_status lil__loop_approve(struct lil_loop *lp, const char *actor, const char 
         rc = clear_cap(lp, actor, reason);
     else
         rc = approve_pause(lp, actor, reason);
-    return rc == LIL_OK ? lil__loop_run(lp, false, res) : rc;
+    return rc == LIL_OK ? lil__loop_go_on(lp, res) : rc;
 }

@@ -279,6 +279,29 @@ static lil_status not_a_loop(struct lil_loop *lp)
     return LIL_OK;
 }
 
+/* A queued run that no worker started yet (lil_loop_submit made it with its
+ * first record only): its start -- with the inputs it was submitted with --
+ * is the worker's that claims it (its state is then running). */
+static lil_status queued_not_started(struct lil_loop *lp)
+{
+    char state[LIL_SQUEUE_STATE_MAX];
+    lil_status rc;
+
+    if (!lp->st->ops->queue_state)
+        return LIL_OK;
+    rc = lp->st->ops->queue_state(lp->st, &lp->err, lp->run_id, state);
+    if (rc == LIL_E_NOTFOUND || (rc == LIL_OK && strcmp(state, "running") == 0)) {
+        lil__clearerr(&lp->err);
+        return LIL_OK;
+    }
+    if (rc != LIL_OK)
+        return rc;
+    return lil__seterr(&lp->err, LIL_E_INVAL, 0,
+                       "run %s is queued (%s) and has not started: a worker (`lil "
+                       "worker`) starts it, with the inputs it was submitted with",
+                       lp->run_id, state);
+}
+
 /* Open the run read-only and fold it; a new run (none yet, or one whose
  * start was never journaled) is opened for writing and started. */
 static lil_status journal_facts(struct lil_loop *lp, const lil_spec *spec,
@@ -296,6 +319,8 @@ static lil_status journal_facts(struct lil_loop *lp, const lil_spec *spec,
         rc = lil__loop_load(lp);
     if (rc == LIL_OK && !lp->started) {
         rc = not_a_loop(lp);
+        if (rc == LIL_OK)
+            rc = queued_not_started(lp);
         if (rc == LIL_OK)
             rc = lil__loop_writable(lp, &refolded);
         if (rc == LIL_OK && !lp->started)

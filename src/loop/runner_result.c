@@ -137,6 +137,8 @@ static json_t *result_doc(struct lil_loop *lp, const lil_loop_result *res)
         json_object_set_new(
             o, "next",
             json_pack("{s:I}", "iteration", (json_int_t)res->next_iteration));
+    if (lp->requeued)
+        json_object_set_new(o, "queued", json_true());
     if (res->has_uncertain)
         json_object_set_new(o, "uncertain",
                             json_pack("{s:I, s:I, s:s, s:s}", "iteration",

@@ -33,6 +33,8 @@ struct lil_spec {
     uint32_t magic;
     struct lil_env env; /* a copy: allocator and os table */
     char *name;
+    char *text; /* the text it was loaded from (a queued run keeps it) */
+    size_t text_len;
     struct lil_ir_spec *ir;
     struct lil_diags diags;
 };
@@ -144,6 +146,16 @@ static lil_status spec_parse(lil_env *env, const char *name, const char *text,
     if (rc != LIL_OK)
         return rc;
     rc = spec_compile(spec, text ? text : "", len, size, lim);
+    if (rc == LIL_OK && spec->ir) {
+        spec->text = lil__malloc(&spec->env, len + 1);
+        if (spec->text) {
+            memcpy(spec->text, text ? text : "", len);
+            spec->text[len] = '\0';
+            spec->text_len = len;
+        } else {
+            rc = LIL_E_NOMEM;
+        }
+    }
     if (rc != LIL_OK) {
         lil_spec_free(spec);
         return fail(rc, rc == LIL_E_NOMEM ? "out of memory" : "cannot load the spec");
@@ -338,6 +350,7 @@ void lil_spec_free(lil_spec *spec)
     lil__ir_free(&env, spec->ir);
     lil__diags_free(&spec->diags);
     lil__free(&env, spec->name);
+    lil__free(&env, spec->text);
     lil__free(&env, spec);
 }
 
@@ -349,6 +362,14 @@ const struct lil_ir_spec *lil__spec_ir(const lil_spec *spec)
 const char *lil__spec_name(const lil_spec *spec)
 {
     return spec_ok(spec) && spec->name ? spec->name : "";
+}
+
+const char *lil__spec_text(const lil_spec *spec, size_t *len)
+{
+    bool ok = spec_ok(spec) && spec->text;
+
+    *len = ok ? spec->text_len : 0;
+    return ok ? spec->text : NULL;
 }
 
 const char *lil_spec_id(const lil_spec *spec)

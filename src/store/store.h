@@ -56,6 +56,14 @@
  *   makes a new run from such bytes (run_image, run_import), so that `lil
  *   export` and `lil import` move runs between stores (move.c).
  *
+ *   What a backend may give besides (NULL operations otherwise): a hold
+ *   that can run out, checked before an effect starts (run_lease_check),
+ *   and a queue of loop runs for workers (queue_*: the PostgreSQL store's
+ *   store_pg_queue.c; loop/queue.h and loop/worker.c use it).  A claimed
+ *   run's hold is the claim's until the claiming process opens the run,
+ *   which goes on with it; recording a claimed run's state is checked
+ *   against the claim, so a claimant that lost the run records nothing.
+ *
  * Thread rules: a store handle may be shared by threads; a run handle too
  * (appends and syncs of one run from many threads are the backend's to
  * serialize).  Scan and walk callbacks run on the calling thread.
@@ -80,8 +88,9 @@
 #include "base/record.h"
 
 #define LIL_STORE_OPS_VERSION                      \
-    3 /* 2: run_append takes enum lil_append_sync; \
-         3: run_image, run_import */
+    4 /* 2: run_append takes enum lil_append_sync; \
+         3: run_image, run_import;                 \
+         4: run_lease_check, the queue (queue_*) */
 
 /* Record flags as the engine sees them (the public LIL_RECF_* bits). */
 #define LIL_SREC_EFFECT LIL_RECF_EFFECT
@@ -141,6 +150,46 @@ enum lil_append_sync {
 };
 
 enum lil_smarker_state { LIL_SMARKER_NONE, LIL_SMARKER_PENDING, LIL_SMARKER_DONE };
+
+/* The queue of `lil worker` (store_pg_queue.c; a store without one leaves
+ * the queue_* operations NULL).  A queued run is a run whose row carries a
+ * queue state -- queued, running, parked, paused, uncertain, stopped,
+ * completed, failed, error -- with the text of its spec and its inputs, so
+ * that a worker on any machine can run it. */
+#define LIL_SQUEUE_STATE_MAX 16
+
+/* A run to queue (lil_loop_submit). */
+struct lil_squeue_job {
+    const char *run_id;
+    const char *spec_name; /* the name the spec was loaded under */
+    const char *spec_text; /* its text, spec_len bytes */
+    size_t spec_len;
+    const char *spec_sha256; /* hex SHA-256 of the normalized spec */
+    const char *inputs_json; /* the resolved inputs: a JSON object */
+    lil_sync sync;           /* FULL, NORMAL or OFF */
+    const uint8_t *key;      /* journal key or NULL */
+    size_t key_len;
+};
+
+/* A claimed run: its lease taken by this process (epoch), its spec and
+ * inputs (owned by the claim, until queue_release). */
+struct lil_sclaim {
+    char run_id[LIL_RUN_ID_MAX + 1];
+    int64_t epoch;
+    int attempts;                   /* claims so far, this one included */
+    char was[LIL_SQUEUE_STATE_MAX]; /* queued, parked, or running: a takeover */
+    char *spec_name, *spec_text, *spec_sha256, *inputs_json;
+    size_t spec_len;
+    lil_sync sync;
+};
+
+/* Where a queued run stands now. */
+struct lil_squeue_end {
+    const char *state;  /* one of the queue states */
+    int64_t wake_at_ms; /* queued or parked: not to be claimed before (epoch
+                           ms); 0: at once */
+    const char *error;  /* the worker's error (last_error), or NULL */
+};
 
 struct lil_store_ops {
     int version; /* LIL_STORE_OPS_VERSION */
@@ -236,6 +285,40 @@ struct lil_store_ops {
      * after them), durable on return; LIL_E_INVAL when run_id exists. */
     lil_status (*run_import)(struct lil_store *st, struct lil_err *err,
                              const char *run_id, const uint8_t *image, size_t len);
+
+    /* May an effect start now?  A backend whose hold can run out (a
+     * lease) says no once this handle cannot be sure it still holds the
+     * run (its process was paused past the lease, its renewals failed):
+     * the run is poisoned, and the effect never starts.  NULL: always. */
+    lil_status (*run_lease_check)(struct lil_srun *r, struct lil_err *err);
+
+    /* The queue (see struct lil_squeue_job above); NULL: no queue.
+     * queue_submit: create run job->run_id (its BEGIN) queued, in one
+     * durable commit; LIL_E_INVAL when the run exists. */
+    lil_status (*queue_submit)(struct lil_store *st, struct lil_err *err,
+                               const struct lil_squeue_job *job);
+    /* Claim the next runnable run for worker (queued, parked and due, or
+     * running under a lease that ran out or a holder that is gone), its
+     * lease taken with a new epoch; the next writable open of that run in
+     * this process goes on with that lease.  LIL_E_NOTFOUND: none. */
+    lil_status (*queue_claim)(struct lil_store *st, struct lil_err *err,
+                              const char *worker, struct lil_sclaim **out);
+    /* Record where the claimed run stands, if the claim's epoch is still
+     * the run's (else LIL_E_LOCKED, "fenced", and nothing is written). */
+    lil_status (*queue_finish)(struct lil_store *st, struct lil_err *err,
+                               struct lil_sclaim *c, const struct lil_squeue_end *end);
+    /* Free c; its lease is released unless a run open took it over. */
+    void (*queue_release)(struct lil_store *st, struct lil_sclaim *c);
+    /* Set a queued run's state (an operator's approve, recover, resume,
+     * stop), when it is in one of the states of from (comma-separated;
+     * NULL: any).  *changed: whether it was. */
+    lil_status (*queue_set)(struct lil_store *st, struct lil_err *err,
+                            const char *run_id, const char *from,
+                            const struct lil_squeue_end *to, bool *changed);
+    /* The queue state of run_id into state (LIL_SQUEUE_STATE_MAX bytes);
+     * LIL_E_NOTFOUND when the run is not queued (or does not exist). */
+    lil_status (*queue_state)(struct lil_store *st, struct lil_err *err,
+                              const char *run_id, char *state);
 };
 
 /* Settings a store reads once, at open (the environment's LIL_SYNC and

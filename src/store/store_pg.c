@@ -330,6 +330,13 @@ static const struct lil_store_ops pg_ops = {
     .marker_leave = lil__pg_marker_leave,
     .run_image = pg_run_image,
     .run_import = pg_run_import,
+    .run_lease_check = lil__pg_run_lease_check,
+    .queue_submit = lil__pg_queue_submit,
+    .queue_claim = lil__pg_queue_claim,
+    .queue_finish = lil__pg_queue_finish,
+    .queue_release = lil__pg_queue_release,
+    .queue_set = lil__pg_queue_set,
+    .queue_state = lil__pg_queue_state,
 };
 
 /* LIL_PG_LEASE_MS, read once (at open) like the other settings. */
@@ -361,6 +368,7 @@ lil_status lil__pg_store_new(struct lil_env *env, struct lil_err *err,
         return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
     pthread_mutex_init(&ps->pool_mu, NULL);
     pthread_mutex_init(&ps->held_mu, NULL);
+    pthread_mutex_init(&ps->claims_mu, NULL);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* the renewer's timed waits */
     pthread_cond_init(&ps->held_cv, &ca);
@@ -391,10 +399,12 @@ void lil__pg_store_free(struct pg_store *ps)
         return;
     env = ps->base.env;
     if (ps->pq) {
+        lil__pg_claims_free(ps);
         lil__pg_renewer_stop(ps);
         lil__pg_pool_drain(ps);
     }
     lil__free(env, ps->conninfo);
+    pthread_mutex_destroy(&ps->claims_mu);
     pthread_cond_destroy(&ps->held_cv);
     pthread_mutex_destroy(&ps->held_mu);
     pthread_mutex_destroy(&ps->pool_mu);

@@ -10,13 +10,16 @@
  * names itself (lil_store_path, messages) with the location as given but for
  * a password, which reads "***".
  *
- * SCHEMA (version 1; store_pg_schema.c creates and migrates it)
+ * SCHEMA (version 2; store_pg_schema.c creates and migrates it)
  *
  *   lil_meta(key PK, value)        schema_version, lil_version (the lil that
  *                                  last migrated it)
  *   runs(run_id PK, created, header bytea, keyed, sync,
  *        lease_epoch, lease_owner, lease_until, holder_backend_pid,
- *        holder_pid, state, wake_at)
+ *        holder_pid,
+ *        state, wake_at, spec_name, spec_text, spec_sha256, inputs,
+ *        submitted_at, attempts, claimed_by, last_error)   the queue (2)
+ *   index runs_queue (coalesce(wake_at, submitted_at)) of the claimable
  *   records(run_id, seq, off, frame bytea, PK (run_id, seq))
  *   stop_requests(run_id PK, request bytea, created)
  *   markers(name PK, state 'pending'|'done', owner bytea, result bytea,
@@ -48,7 +51,15 @@
  * connection of its own (store_pg_lease.c), so long steps keep their runs;
  * a process that stops (or is paused) stops renewing.  A read-only open
  * takes no lease.  Close appends CLOSE (as the file store does) and
- * releases the lease in one synchronous transaction.
+ * releases the lease in one synchronous transaction.  Before an effect
+ * starts, a handle whose last lease renewal began a lease ago or more
+ * (the process was paused or cut off) poisons its run instead
+ * (run_lease_check).
+ *
+ * QUEUE (store_pg_queue.c): a claim takes a queued run's lease in the
+ * claiming statement (epoch + 1) on a connection it keeps; this process's
+ * next writable open of the run adopts that lease on that connection (the
+ * epoch unchanged) instead of taking it: struct pg_claim, ps->claims.
  *
  * DURABILITY AND GROUP COMMIT (store_pg_append.c)
  *
@@ -90,7 +101,7 @@
 #include "store/store.h"
 
 #define PG_SCHEMA_MAX     63
-#define PG_SCHEMA_VERSION 1     /* the schema this lil creates and reads */
+#define PG_SCHEMA_VERSION 2     /* the schema this lil creates and reads */
 #define PG_LEASE_MS       30000 /* default lease (LIL_PG_LEASE_MS) */
 #define PG_BATCH_MAX      32    /* records in one append statement */
 #define PG_POOL_MAX       8     /* idle connections a store keeps */
@@ -120,7 +131,21 @@ struct pg_held {
     struct pg_held *next;
     int64_t epoch;
     int pid; /* the process holding it (a forked child renews none of these) */
+    /* monotonic ns until which the lease is surely ours: the start of the
+     * last commit that set lease_until, plus the lease (atomic) */
+    int64_t valid_until_ns;
     char run_id[LIL_RUN_ID_MAX + 1];
+};
+
+/* A run claimed from the queue (store_pg_queue.c), until queue_release. */
+struct pg_claim {
+    struct lil_sclaim pub;
+    struct pg_claim *next; /* in the store's claims */
+    int pid;               /* the process that claimed it */
+    struct pg_conn *conn;  /* the connection the lease names; NULL once a
+                              writable open of the run took it (adopted) */
+    struct pg_held *held;  /* the renewer's entry: goes with conn */
+    bool adopted;
 };
 
 struct pg_store {
@@ -142,6 +167,9 @@ struct pg_store {
     unsigned renewer_gen; /* a renewer runs while this is the one it began with */
     int renewer_pid;
     pthread_t renewer;
+
+    pthread_mutex_t claims_mu; /* guards claims */
+    struct pg_claim *claims;   /* runs claimed from the queue (store_pg_queue.c) */
 };
 
 /* A parameter list for lil__pg_exec (binary integers, text, bytea). */
@@ -336,15 +364,52 @@ void lil__pg_run_take_conn(struct pg_run *pr);
 void lil__pg_run_give_conn(struct pg_run *pr);
 /* The error of a poisoned run. */
 lil_status lil__pg_poisoned_err(struct pg_run *pr, struct lil_err *err);
+/* Poison the run with err (the first failure is the one kept). */
+void lil__pg_poison(struct pg_run *pr, const struct lil_err *err);
 
 /* Leases (store_pg_lease.c): note a run as held (starting the renewing
- * thread when none runs in this process), forget it. */
+ * thread when none runs in this process), its lease surely ours until
+ * valid_until_ns (monotonic), forget it. */
 lil_status lil__pg_hold(struct pg_store *ps, struct lil_err *err, const char *run_id,
-                        int64_t epoch, struct pg_held **out);
+                        int64_t epoch, int64_t valid_until_ns, struct pg_held **out);
 void lil__pg_unhold(struct pg_store *ps, struct pg_held *h);
 /* Stop the renewing thread (store close; it also stops once this process
  * holds no run of the store). */
 void lil__pg_renewer_stop(struct pg_store *ps);
+/* run_lease_check: poisons the run once its lease may have run out. */
+lil_status lil__pg_run_lease_check(struct lil_srun *r, struct lil_err *err);
+
+/* The header and BEGIN record of a new run, as the journal makes them. */
+lil_status lil__pg_first_bytes(const struct lil_env *env, struct lil_err *err,
+                               const char *run_id, const uint8_t *key, size_t key_len,
+                               uint8_t *header, struct lil_buf *begin);
+/* lease_owner of this process: "pid P on HOST since T". */
+void lil__pg_owner(const struct pg_store *ps, char *buf, size_t cap);
+
+/* The queue (store_pg_queue.c; store.h has the operations). */
+lil_status lil__pg_queue_submit(struct lil_store *st, struct lil_err *err,
+                                const struct lil_squeue_job *job);
+lil_status lil__pg_queue_claim(struct lil_store *st, struct lil_err *err,
+                               const char *worker, struct lil_sclaim **out);
+lil_status lil__pg_queue_finish(struct lil_store *st, struct lil_err *err,
+                                struct lil_sclaim *c, const struct lil_squeue_end *end);
+void lil__pg_queue_release(struct lil_store *st, struct lil_sclaim *c);
+lil_status lil__pg_queue_set(struct lil_store *st, struct lil_err *err,
+                             const char *run_id, const char *from,
+                             const struct lil_squeue_end *to, bool *changed);
+lil_status lil__pg_queue_state(struct lil_store *st, struct lil_err *err,
+                               const char *run_id, char *state);
+/* For a writable open of run_id: this process's claim of it that no open
+ * took yet, now marked taken (the caller takes its conn and held); NULL:
+ * none.  Call with claims_mu free. */
+struct pg_claim *lil__pg_claim_adopt(struct pg_store *ps, const char *run_id);
+/* An open that took claim c failed: c gets its connection back. */
+void lil__pg_claim_return(struct pg_store *ps, struct pg_claim *c,
+                          struct pg_conn *conn);
+/* Whether this process holds a claim of run_id that no open took yet. */
+bool lil__pg_claim_pending(struct pg_store *ps, const char *run_id);
+/* Free every claim left (store close). */
+void lil__pg_claims_free(struct pg_store *ps);
 
 /* Markers (store_pg_marker.c). */
 lil_status lil__pg_marker_enter(struct lil_store *st, struct lil_err *err,

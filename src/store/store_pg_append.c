@@ -150,6 +150,13 @@ static void poison(struct pg_run *pr, const struct lil_err *err)
              err->msg);
 }
 
+void lil__pg_poison(struct pg_run *pr, const struct lil_err *err)
+{
+    pthread_mutex_lock(&pr->mu);
+    poison(pr, err);
+    pthread_mutex_unlock(&pr->mu);
+}
+
 /* The epoch of the run's lease now, for the fenced message (0: unknown). */
 static int64_t current_epoch(struct pg_run *pr)
 {

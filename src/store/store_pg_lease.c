@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "base/alloc.h"
+#include "base/clock.h"
 #include "os/os.h"
 #include "store/store_pg.h"
 
@@ -61,6 +62,20 @@ static struct lease_copy *copy_held(struct pg_store *ps, size_t *n)
     return out;
 }
 
+/* The lease of l was renewed by a commit that began at t0: the run's
+ * entry (if it is still held) knows it is ours until t0 + the lease. */
+static void renewed(struct pg_store *ps, const struct lease_copy *l, int64_t t0)
+{
+    int pid = lil__os_self_pid();
+
+    pthread_mutex_lock(&ps->held_mu);
+    for (struct pg_held *h = ps->held; h; h = h->next)
+        if (h->pid == pid && h->epoch == l->epoch && strcmp(h->run_id, l->run_id) == 0)
+            __atomic_store_n(&h->valid_until_ns, t0 + ps->lease_ms * 1000000,
+                             __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&ps->held_mu);
+}
+
 static lil_status renew_one(struct pg_store *ps, struct pg_conn *c,
                             const struct lease_copy *l)
 {
@@ -68,6 +83,7 @@ static lil_status renew_one(struct pg_store *ps, struct pg_conn *c,
     struct lil_err err;
     char sql[SQL_MAX];
     PGresult *res;
+    int64_t t0 = lil__mono_ns();
     lil_status rc;
 
     lil__pg_param_text(&p, l->run_id);
@@ -90,6 +106,8 @@ static lil_status renew_one(struct pg_store *ps, struct pg_conn *c,
             ps->base.env, LIL_LOG_WARN,
             "event=lease_lost run=%s epoch=%lld reason=\"taken over, or released\"",
             l->run_id, (long long)l->epoch);
+    else
+        renewed(ps, l, t0);
     ps->pq->clear(res);
     return LIL_OK;
 }
@@ -212,7 +230,7 @@ static bool holds_any(const struct pg_store *ps)
 }
 
 lil_status lil__pg_hold(struct pg_store *ps, struct lil_err *err, const char *run_id,
-                        int64_t epoch, struct pg_held **out)
+                        int64_t epoch, int64_t valid_until_ns, struct pg_held **out)
 {
     struct pg_held *h = lil__calloc(ps->base.env, 1, sizeof(*h));
     lil_status rc = LIL_OK;
@@ -221,6 +239,7 @@ lil_status lil__pg_hold(struct pg_store *ps, struct lil_err *err, const char *ru
     if (!h)
         return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
     h->epoch = epoch;
+    h->valid_until_ns = valid_until_ns;
     h->pid = lil__os_self_pid();
     snprintf(h->run_id, sizeof(h->run_id), "%s", run_id);
     pthread_mutex_lock(&ps->held_mu);
@@ -268,4 +287,28 @@ void lil__pg_renewer_stop(struct pg_store *ps)
     pthread_mutex_unlock(&ps->held_mu);
     if (join)
         pthread_join(t, NULL);
+}
+
+/* A run handle's lease may have run out when this process was paused (or
+ * cut off) for longer than the lease since the last commit that renewed it:
+ * another process may have taken the run over.  An effect must not start
+ * then; the run is poisoned (store_pg_append.c), as a fenced append would
+ * have it. */
+lil_status lil__pg_run_lease_check(struct lil_srun *r, struct lil_err *err)
+{
+    struct pg_run *pr = (struct pg_run *)r;
+    int64_t until, now = lil__mono_ns();
+
+    if (pr->readonly || !pr->held)
+        return LIL_OK;
+    until = __atomic_load_n(&pr->held->valid_until_ns, __ATOMIC_RELAXED);
+    if (now < until)
+        return LIL_OK;
+    lil__seterr(err, LIL_E_POISONED, 0,
+                "fenced: the lease of run %s ran out %lld ms ago without a renewal "
+                "(this process was paused or cut off): another process may hold the "
+                "run, so no effect starts here",
+                pr->run_id, (long long)((now - until) / 1000000));
+    lil__pg_poison(pr, err);
+    return LIL_E_POISONED;
 }

@@ -120,7 +120,7 @@ static const char take_sql[] =
 
 /* lease_owner for this process: "pid P on HOST since T" (T: when it
  * started, so that a pid used again by another process is told apart). */
-static void owner_of(const struct pg_store *ps, char *buf, size_t cap)
+void lil__pg_owner(const struct pg_store *ps, char *buf, size_t cap)
 {
     int pid = lil__os_self_pid();
     uint64_t start = 0;
@@ -160,7 +160,7 @@ static lil_status take(struct pg_store *ps, struct pg_conn *c, struct lil_err *e
     lil_status rc;
 
     *epoch = 0;
-    owner_of(ps, owner, sizeof(owner));
+    lil__pg_owner(ps, owner, sizeof(owner));
     lil__pg_param_text(&p, run_id);
     lil__pg_param_text(&p, owner);
     lil__pg_param_int8(&p, ps->lease_ms);
@@ -226,25 +226,24 @@ static lil_status not_taken(struct pg_store *ps, struct pg_conn *c, struct lil_e
     return rc;
 }
 
-/* The header and BEGIN of a new run, as the journal makes them. */
-static lil_status first_bytes(struct pg_run *pr, struct lil_err *err,
-                              const struct lil_srun_opts *o, uint8_t *header,
-                              struct lil_buf *begin)
+lil_status lil__pg_first_bytes(const struct lil_env *env, struct lil_err *err,
+                               const char *run_id, const uint8_t *key, size_t key_len,
+                               uint8_t *header, struct lil_buf *begin)
 {
     struct lil_rec rec = {0};
     struct lil_mac *mac = NULL;
     uint8_t chain[LIL_SHA256_LEN];
-    size_t len = LIL_JF_REC_OVERHEAD + strlen(pr->run_id);
-    lil_status rc = lil__mac_new(pr->env, err, o->key, o->key_len, &mac);
+    size_t len = LIL_JF_REC_OVERHEAD + strlen(run_id);
+    lil_status rc = lil__mac_new(env, err, key, key_len, &mac);
 
     if (rc == LIL_OK)
-        rc = lil__format_header(err, o->key, o->key_len, lil__wall_ns(), header);
+        rc = lil__format_header(err, key, key_len, lil__wall_ns(), header);
     if (rc == LIL_OK && lil__buf_reserve(begin, len) != LIL_OK)
         rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
     if (rc == LIL_OK) {
         rec.type = LIL_REC_BEGIN;
-        rec.key = (const uint8_t *)pr->run_id;
-        rec.key_len = strlen(pr->run_id);
+        rec.key = (const uint8_t *)run_id;
+        rec.key_len = strlen(run_id);
         rec.ts_ns = lil__wall_ns();
         lil__mac2(mac, header, LIL_JF_HEADER_LEN, NULL, 0, chain);
         rc = lil__encode_record(mac, chain, 1, &rec, LIL_JF_FLAG_SETTLED, begin->data,
@@ -253,7 +252,7 @@ static lil_status first_bytes(struct pg_run *pr, struct lil_err *err,
             rc = lil__seterr(err, rc, 0, "out of memory");
         begin->len = len;
     }
-    lil__mac_free(pr->env, mac);
+    lil__mac_free(env, mac);
     return rc;
 }
 
@@ -275,7 +274,8 @@ static lil_status create(struct pg_run *pr, struct lil_err *err,
     lil_status rc;
 
     lil__buf_init(&begin, pr->env, (size_t)-1);
-    rc = first_bytes(pr, err, o, header, &begin);
+    rc = lil__pg_first_bytes(pr->env, err, pr->run_id, o->key, o->key_len, header,
+                             &begin);
     lil__pg_param_text(&p, pr->run_id);
     lil__pg_param_bytea(&p, header, sizeof(header));
     lil__pg_param_bool(&p, o->key != NULL);
@@ -388,8 +388,53 @@ struct open_ctx {
     const struct lil_srun_opts *o;
     lil_rec_scan_fn scan;
     void *ud;
-    bool holder_gone; /* LIL_E_LOCKED by a process of this machine that is gone */
+    bool holder_gone;       /* LIL_E_LOCKED by a process of this machine that is gone */
+    struct pg_claim *claim; /* this process claimed the run: its lease goes on */
 };
+
+/* Go on with the lease of a claim (store_pg_queue.c) on its connection, in
+ * the caller's transaction: *epoch, or 0 when the claim was lost (the run
+ * was claimed again since: this process was paused past the lease). */
+static lil_status adopt(struct pg_store *ps, struct pg_conn *c, struct lil_err *err,
+                        const struct pg_claim *claim, int64_t *epoch)
+{
+    struct pg_params p = {0};
+    char sql[SQL_MAX], owner[PG_OWNER_MAX];
+    PGresult *res;
+    lil_status rc;
+
+    *epoch = 0;
+    lil__pg_owner(ps, owner, sizeof(owner));
+    lil__pg_param_text(&p, claim->pub.run_id);
+    lil__pg_param_text(&p, owner);
+    lil__pg_param_int8(&p, ps->lease_ms);
+    lil__pg_param_int4(&p, lil__os_self_pid());
+    lil__pg_param_int8(&p, claim->pub.epoch);
+    rc = lil__pg_exec(ps, c, err, "taking a claimed run",
+                      lil__pg_sql(ps,
+                                  "UPDATE @.runs SET lease_owner = $2, lease_until = "
+                                  "now() + $3 * interval '1 millisecond', holder_pid = "
+                                  "$4 WHERE run_id = $1 AND lease_epoch = $5 AND "
+                                  "holder_backend_pid = pg_backend_pid() RETURNING "
+                                  "lease_epoch",
+                                  sql, sizeof(sql)),
+                      &p, true, &res);
+    if (rc != LIL_OK)
+        return rc;
+    if (ps->pq->ntuples(res) == 1)
+        *epoch = lil__pg_get_int8(ps->pq, res, 0, 0);
+    ps->pq->clear(res);
+    return LIL_OK;
+}
+
+static lil_status claim_lost(struct pg_run *pr, struct lil_err *err,
+                             const struct pg_claim *claim)
+{
+    return lil__seterr(err, LIL_E_LOCKED, 0,
+                       "fenced: run %s was claimed again since this process claimed "
+                       "it (epoch %lld): another worker has it",
+                       pr->run_id, (long long)claim->pub.epoch);
+}
 
 static lil_status read_only(struct pg_store *ps, struct pg_conn *c, struct lil_err *err,
                             void *ud)
@@ -408,10 +453,14 @@ static lil_status open_tx(struct pg_run *pr, struct lil_err *err, struct open_ct
 
     if (rc == LIL_OK && x->o->create)
         rc = create(pr, err, x->o);
-    if (rc == LIL_OK)
+    if (rc == LIL_OK && x->claim)
+        rc = adopt(ps, pr->conn, err, x->claim, &pr->epoch);
+    else if (rc == LIL_OK)
         rc = take(ps, pr->conn, err, pr->run_id, &pr->epoch);
     if (rc == LIL_OK && pr->epoch == 0) {
         rc = lil__pg_simple(ps, pr->conn, err, "ROLLBACK", "opening a run");
+        if (rc == LIL_OK && x->claim)
+            return claim_lost(pr, err, x->claim);
         return rc == LIL_OK ? not_taken(ps, pr->conn, err, pr->run_id, &x->holder_gone)
                             : rc;
     }
@@ -429,10 +478,16 @@ static lil_status open_tx(struct pg_run *pr, struct lil_err *err, struct open_ct
 /* A writable open, once more on a new connection when the first was found
  * dead (a restarted server): the transaction is atomic, and a lease taken
  * by a commit whose answer was lost names a backend that is gone. */
+static int64_t lease_end(const struct pg_store *ps, int64_t t0)
+{
+    return t0 + ps->lease_ms * 1000000;
+}
+
 static lil_status open_once(struct pg_run *pr, struct lil_err *err, struct open_ctx *x)
 {
     for (int attempt = 0;; attempt++) {
         lil_status rc = lil__pg_conn_get(pr->ps, err, &pr->conn);
+        int64_t t0 = lil__mono_ns();
         bool lost;
 
         if (rc != LIL_OK)
@@ -440,7 +495,8 @@ static lil_status open_once(struct pg_run *pr, struct lil_err *err, struct open_
         lil__buf_reset(&pr->image);
         rc = open_tx(pr, err, x);
         if (rc == LIL_OK)
-            return lil__pg_hold(pr->ps, err, pr->run_id, pr->epoch, &pr->held);
+            return lil__pg_hold(pr->ps, err, pr->run_id, pr->epoch,
+                                lease_end(pr->ps, t0), &pr->held);
         lost = !lil__pg_conn_ok(pr->ps, pr->conn);
         lil__pg_conn_put(pr->ps, pr->conn);
         pr->conn = NULL;
@@ -457,10 +513,42 @@ static lil_status open_once(struct pg_run *pr, struct lil_err *err, struct open_
 #define GONE_WAIT_MS 3000
 #define GONE_STEP_MS 20
 
+/* A writable open of a run this process claimed: on the claim's
+ * connection, its lease (and the renewer's entry) going on. */
+static lil_status open_claimed(struct pg_run *pr, struct lil_err *err,
+                               struct open_ctx *x)
+{
+    struct pg_claim *c = x->claim;
+    int64_t t0 = lil__mono_ns();
+    lil_status rc;
+
+    pr->conn = c->conn;
+    c->conn = NULL;
+    rc = open_tx(pr, err, x);
+    if (rc != LIL_OK) {
+        /* the claim keeps its connection: its release lets the lease go */
+        if (lil__pg_conn_ok(pr->ps, pr->conn))
+            lil__pg_claim_return(pr->ps, c, pr->conn);
+        else
+            lil__pg_disconnect(pr->ps, pr->conn);
+        pr->conn = NULL;
+        return rc;
+    }
+    pr->held = c->held;
+    c->held = NULL;
+    __atomic_store_n(&pr->held->valid_until_ns, lease_end(pr->ps, t0),
+                     __ATOMIC_RELAXED);
+    return LIL_OK;
+}
+
 static lil_status open_writable(struct pg_run *pr, struct lil_err *err,
                                 struct open_ctx *x)
 {
     const struct timespec step = {0, GONE_STEP_MS * 1000000L};
+
+    x->claim = lil__pg_claim_adopt(pr->ps, pr->run_id);
+    if (x->claim)
+        return open_claimed(pr, err, x);
 
     for (int waited = 0;; waited += GONE_STEP_MS) {
         lil_status rc;
@@ -479,7 +567,7 @@ lil_status lil__pg_run_open(struct lil_store *st, struct lil_err *err,
 {
     struct pg_store *ps = (struct pg_store *)st;
     struct pg_run *pr = run_new(ps, run_id, o);
-    struct open_ctx x = {pr, o, scan, ud, false};
+    struct open_ctx x = {pr, o, scan, ud, false, NULL};
     lil_status rc;
 
     *out = NULL;
@@ -653,6 +741,8 @@ int lil__pg_run_holder(const struct lil_srun *r, int last_opener)
     struct lil_err err;
 
     (void)last_opener;
+    if (lil__pg_claim_pending(pr->ps, pr->run_id))
+        return 0; /* this process claimed it: the open that follows takes it */
     if (lil__pg_with_conn(pr->ps, &err, read_holder, &x) != LIL_OK)
         return -1; /* cannot tell */
     return x.pid;

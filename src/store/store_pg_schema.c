@@ -57,6 +57,19 @@ static const char *const migrations[PG_SCHEMA_VERSION] = {
     " owner bytea,"
     " result bytea,"
     " updated timestamptz NOT NULL DEFAULT now());",
+    /* 1 -> 2: the queue of `lil worker` (store_pg_queue.c): a submitted
+     * run's spec and inputs, its place in the queue, its claims */
+    "ALTER TABLE @.runs"
+    " ADD COLUMN spec_name text,"
+    " ADD COLUMN spec_text text,"
+    " ADD COLUMN spec_sha256 text,"
+    " ADD COLUMN inputs text,"
+    " ADD COLUMN submitted_at timestamptz,"
+    " ADD COLUMN attempts integer NOT NULL DEFAULT 0,"
+    " ADD COLUMN claimed_by text,"
+    " ADD COLUMN last_error text;"
+    "CREATE INDEX runs_queue ON @.runs ((coalesce(wake_at, submitted_at)))"
+    " WHERE state IN ('queued', 'parked', 'running');",
 };
 
 /* What lil_meta says: the version (0 when there is no schema), and the lil

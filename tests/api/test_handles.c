@@ -1,8 +1,9 @@
 /*
  * test_handles.c -- every handle type has its own magic: each handle
- * (env, store, run, spec, and the call a step function receives) passed to
- * every call of every other type is refused (LIL_E_INVAL, NULL, 0 or a
- * no-op, as lil.h documents for a bad handle), and is unharmed afterwards.
+ * (env, store, run, spec, the call a step function receives, and a worker
+ * where the store keeps a queue: PostgreSQL) passed to every call of every
+ * other type is refused (LIL_E_INVAL, NULL, 0 or a no-op, as lil.h
+ * documents for a bad handle), and is unharmed afterwards.
  */
 #include <lil/lil.h>
 #include <string.h>
@@ -91,6 +92,7 @@ static void refused_as_store(void *h)
 {
     lil_store *st = h;
     lil_run *run = (lil_run *)&run;
+    lil_worker *w = (lil_worker *)&w;
     lil_check_report rep = {sizeof(rep)};
     int n = 0;
 
@@ -103,8 +105,23 @@ static void refused_as_store(void *h)
     T_EQ_I64(lil_marker(st, "m", LIL_MARKER_RETRY, never, &n, NULL), LIL_E_INVAL);
     T_EQ_I64(lil_marker_reset(st, "m"), LIL_E_INVAL);
     T_EQ_I64(lil_run_check(st, "r", 0, &rep), LIL_E_INVAL);
+    T_EQ_I64(lil_loop_submit(st, NULL, NULL, NULL), LIL_E_INVAL);
+    T_EQ_I64(lil_worker_new(st, NULL, &w), LIL_E_INVAL);
+    T_CHECK(w == NULL);
     T_EQ_I64(n, 0);
     lil_store_close(st); /* a no-op */
+}
+
+/* h is not a worker. */
+static void refused_as_worker(void *h)
+{
+    lil_worker *w = h;
+    lil_worker_result r;
+
+    T_EQ_I64(lil_worker_next(w, &r), LIL_E_INVAL);
+    T_CHECK(lil_worker_errmsg(w) != NULL);
+    lil_worker_drain(w); /* no-ops */
+    lil_worker_free(w);
 }
 
 /* h is not a run. */
@@ -171,6 +188,7 @@ struct world {
     lil_store *st;
     lil_run *run;
     lil_spec *spec;
+    lil_worker *w; /* a PostgreSQL store's; NULL in a file store */
 };
 
 /* Inside a step: the call refused as every other type, every other
@@ -187,6 +205,9 @@ static int inside_step(lil_call *call, void *ud)
     refused_as_call(w->st);
     refused_as_call(w->run);
     refused_as_call(w->spec);
+    refused_as_worker(call);
+    if (w->w)
+        refused_as_call(w->w);
     T_EQ_I64(lil_call_set_result(call, "ok", 2), LIL_OK); /* unharmed */
     return 0;
 }
@@ -215,12 +236,28 @@ T_TEST(every_handle_refused_by_every_other_type)
     refused_as_spec(w.env);
     refused_as_spec(w.st);
     refused_as_spec(w.run);
+    refused_as_worker(w.env);
+    refused_as_worker(w.st);
+    refused_as_worker(w.run);
+    refused_as_worker(w.spec);
+    if (t_store_pg()) {
+        T_OK(lil_worker_new(w.st, NULL, &w.w));
+        refused_as_env(w.w);
+        refused_as_store(w.w);
+        refused_as_run(w.w);
+        refused_as_spec(w.w);
+    }
     T_OK(lil_step(w.run, "inside", inside_step, &w, &out));
     T_EQ_MEM(out.data, out.len, "ok", 2);
     lil_free(out.data);
 
     /* every handle still works */
     T_CHECK(lil_spec_ok(w.spec) == 1);
+    if (w.w) {
+        lil_worker_result r;
+        T_EQ_I64(lil_worker_next(w.w, &r), LIL_E_NOTFOUND);
+        lil_worker_free(w.w);
+    }
     T_OK(lil_run_complete(w.run, "done", 4));
     T_OK(lil_run_close(w.run));
     T_OK(lil_store_foreach_run(w.st, id_fn, &n));

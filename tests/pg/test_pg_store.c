@@ -16,6 +16,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,7 +78,7 @@ T_TEST(schema_init_status_migrate)
     T_OK(lil_store_schema(NULL, where, LIL_SCHEMA_STATUS, &info));
     T_EQ_STR(info.backend, "postgresql");
     T_EQ_I64(info.version, 0);
-    T_EQ_I64(info.latest, 1);
+    T_EQ_I64(info.latest, 2);
     T_CONTAINS(info.message, "`lil db init` creates it");
     T_EQ_I64(lil_store_open(NULL, where, &st), LIL_E_PG);
     T_CONTAINS(lil_errmsg(), "run `lil db init`");
@@ -86,7 +87,7 @@ T_TEST(schema_init_status_migrate)
     info = schema_info();
     T_OK(lil_store_schema(NULL, where, LIL_SCHEMA_INIT, &info));
     T_EQ_I64(info.changed, 1);
-    T_EQ_I64(info.version, 1);
+    T_EQ_I64(info.version, 2);
     T_CONTAINS(info.message, "created schema");
     info = schema_info();
     T_OK(lil_store_schema(NULL, where, LIL_SCHEMA_INIT, &info));
@@ -98,6 +99,43 @@ T_TEST(schema_init_status_migrate)
     T_OK(lil_store_open(NULL, where, &st));
     lil_store_close(st);
     T_EQ_I64(lil_store_schema(NULL, where, 7, &info), LIL_E_INVAL);
+}
+
+/* A store of version 1 (before the queue of `lil worker`) with a run in it:
+ * refused until migrated, then the same run, and the queue's columns. */
+T_TEST(a_version_1_schema_migrates_keeping_its_runs)
+{
+    lil_store *st = u_store(NULL);
+    lil_run *run = u_run(st, "old");
+    lil_schema_info info = schema_info();
+    struct fn_ctx c = {.result = "kept", .result_len = 4};
+    int never = 0;
+
+    T_REQUIRE(run);
+    T_OK(lil_step(run, "a", fn_generic, &c, NULL));
+    T_OK(lil_run_close(run));
+    lil_store_close(st);
+    T_REQUIRE(sql("DROP INDEX @.runs_queue; ALTER TABLE @.runs DROP COLUMN spec_name, "
+                  "DROP COLUMN spec_text, DROP COLUMN spec_sha256, DROP COLUMN inputs, "
+                  "DROP COLUMN submitted_at, DROP COLUMN attempts, DROP COLUMN "
+                  "claimed_by, DROP COLUMN last_error; UPDATE @.lil_meta SET value = "
+                  "'1' WHERE key = 'schema_version';") == 0);
+    T_EQ_I64(lil_store_open(NULL, U_STORE, &st), LIL_E_PG);
+    T_CONTAINS(lil_errmsg(), "run `lil db migrate`");
+    T_OK(lil_store_schema(NULL, U_STORE, LIL_SCHEMA_MIGRATE, &info));
+    T_EQ_I64(info.changed, 1);
+    T_EQ_I64(info.version, 2);
+    T_CONTAINS(info.message, "from version 1 to 2");
+    st = u_store(NULL);
+    run = u_run(st, "old");
+    T_REQUIRE(run);
+    T_OK(lil_step(run, "a", fn_never, &never, NULL)); /* replayed */
+    T_EQ_I64(never, 0);
+    T_OK(lil_run_close(run));
+    lil_store_close(st);
+    T_REQUIRE(
+        sql("SELECT count(*) FROM @.runs WHERE state IS NULL AND attempts = 0;") == 0);
+    T_CONTAINS(out, "1");
 }
 
 static int init_fresh(void *ud)
@@ -216,7 +254,16 @@ struct holder {
     const char *id;
     struct u_pipe ready, go, told;
     long step_ms; /* "a" takes this long */
+    bool effect;  /* "b" is an effect whose function creates "b-ran" */
 };
+
+static int effect_b(lil_call *call, void *ud)
+{
+    (void)ud;
+    if (u_write_file("b-ran", "", 0) != 0)
+        return 1;
+    return lil_call_set_result(call, "B", 1);
+}
 
 static int step_sleep(lil_call *call, void *ud)
 {
@@ -245,7 +292,10 @@ static int hold_run(void *ud)
     }
     if (u_pipe_wait(&h->go, 60) != 0)
         return 3;
-    rc = (char)-u_step_text(run, "b", "B"); /* 0 when it was written */
+    if (h->effect) /* 0 when it was written */
+        rc = (char)-lil_effect(run, "b", "req", 3, effect_b, NULL, NULL);
+    else
+        rc = (char)-u_step_text(run, "b", "B");
     if (write(h->told.fd[1], &rc, 1) != 1)
         return 4;
     for (;;)
@@ -265,7 +315,10 @@ static int read_told(struct holder *h)
 
 static pid_t start_holder(struct holder *h, const char *id, long step_ms)
 {
+    bool effect = h->effect; /* the one field the caller sets */
+
     memset(h, 0, sizeof(*h));
+    h->effect = effect;
     h->id = id;
     h->step_ms = step_ms;
     if (u_pipe_open(&h->ready) || u_pipe_open(&h->go) || u_pipe_open(&h->told))
@@ -284,7 +337,7 @@ static void end_holder(struct holder *h, pid_t pid)
 
 T_TEST(a_crashed_holder_frees_its_run_at_once)
 {
-    struct holder h;
+    struct holder h = {0};
     pid_t pid = start_holder(&h, "r", 0);
     lil_store *st = u_store(NULL);
     lil_run *run = NULL;
@@ -317,7 +370,7 @@ T_TEST(a_crashed_holder_frees_its_run_at_once)
 
 T_TEST(a_paused_holder_is_fenced_after_its_lease)
 {
-    struct holder h;
+    struct holder h = {0};
     pid_t pid;
     lil_store *st;
     lil_run *run = NULL;
@@ -347,9 +400,41 @@ T_TEST(a_paused_holder_is_fenced_after_its_lease)
     unsetenv("LIL_PG_LEASE_MS");
 }
 
+/* The same with an effect: the paused holder never starts it (its lease ran
+ * out: no intent, the function never called), so no effect runs twice. */
+T_TEST(a_paused_holders_effect_never_starts)
+{
+    struct holder h = {0};
+    pid_t pid;
+    lil_store *st;
+    lil_run *run = NULL;
+    struct u_recs rs;
+
+    setenv("LIL_PG_LEASE_MS", "400", 1);
+    h.effect = true;
+    pid = start_holder(&h, "r", 0);
+    st = u_store(NULL);
+    T_REQUIRE(pid > 0 && st);
+    T_REQUIRE(u_pipe_wait(&h.ready, 30) == 0);
+    kill(pid, SIGSTOP);
+    sleep_ms(1000);
+    T_OK(lil_run_open(st, "r", NULL, &run)); /* taken over */
+    kill(pid, SIGCONT);
+    u_pipe_signal(&h.go);
+    T_EQ_I64(read_told(&h), LIL_E_POISONED);
+    T_CHECK(access("b-ran", F_OK) != 0); /* the effect never started */
+    T_OK(u_collect(run, &rs));
+    T_CHECK(u_find(&rs, LIL_REC_INTENT, "b") == NULL);
+    u_recs_free(&rs);
+    T_OK(lil_run_close(run));
+    end_holder(&h, pid);
+    lil_store_close(st);
+    unsetenv("LIL_PG_LEASE_MS");
+}
+
 T_TEST(a_long_step_keeps_its_lease)
 {
-    struct holder h;
+    struct holder h = {0};
     pid_t pid;
     lil_store *st;
     lil_run *run = NULL;
