@@ -416,8 +416,9 @@ T_TEST(loop_run_under_watch)
         "  - id: nap\n    kind: sleep\n    for: 2s\n"
         "  - id: count\n    kind: shell\n    cmd: \"true\"\n    on_done: { incr: n }\n"
         "terminate:\n  signal: state-predicate\n  until: \"${state.n >= 3}\"\n"
-        "caps:\n  max_iterations: 10\n");
-    fclose(f);
+        "caps:\n  max_iterations: 10\n  budget: { wallclock: 10m }\n");
+    fclose(f); /* (a budget: no warning from lil run to interleave with the
+                  events on the shared stderr) */
     w = sv_watch_bg("--json --backoff 0 -- '%s' run '%s' --dir store --wait",
                     t_lil_bin(), spec);
     for (int k = 0; k < 2; k++) {
