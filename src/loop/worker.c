@@ -310,16 +310,13 @@ static void run_claim(struct lil_worker *w, const struct lil_sclaim *c, lil_spec
 static void record(struct lil_worker *w, struct lil_sclaim *c,
                    const struct outcome *out, lil_worker_result *wr)
 {
-    struct lil_squeue_end end = {out->state, out->wake_at_ms,
-                                 strcmp(out->state, "queued") == 0 ||
-                                         strcmp(out->state, "error") == 0
-                                     ? out->message
-                                     : NULL};
+    const char *state = out->state ? out->state : "error"; /* set on every path */
+    bool why = strcmp(state, "queued") == 0 || strcmp(state, "error") == 0;
+    struct lil_squeue_end end = {state, out->wake_at_ms, why ? out->message : NULL};
     struct lil_err e;
     lil_status rc = w->st->ops->queue_finish(w->st, &e, c, &end);
 
-    snprintf(wr->state, sizeof(wr->state), "%s",
-             rc == LIL_E_LOCKED ? "lost" : out->state);
+    snprintf(wr->state, sizeof(wr->state), "%s", rc == LIL_E_LOCKED ? "lost" : state);
     wr->wake_at_ms = rc == LIL_E_LOCKED ? 0 : out->wake_at_ms;
     if (rc == LIL_OK)
         snprintf(wr->message, sizeof(wr->message), "%s", out->message);
