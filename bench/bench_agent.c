@@ -48,8 +48,8 @@
 #include <unistd.h>
 
 #include "bench_loop.h"
-#include "loop/agent_llm_int.h"
-#include "loop/curl_dl.h"
+#include "agents/agent_llm_int.h"
+#include "effects/curl_dl.h"
 
 #define WARMUP     5
 #define MAX_CONNS  16

@@ -32,7 +32,7 @@
 
 #include "base/env.h"
 #include "bench_loop.h"
-#include "loop/effect_env.h"
+#include "effects/effect_env.h"
 #include "os/os.h"
 
 #define WARMUP       5

@@ -1,5 +1,5 @@
 /*
- * bench_shell.c -- the shell effect (src/loop/effect_shell.h) beside the
+ * bench_shell.c -- the shell effect (src/effects/effect_shell.h) beside the
  * cheapest way to run a program: posix_spawn of /bin/true + waitpid.
  *
  * Four ways to run /bin/true, interleaved (one of each per iteration, in
@@ -39,8 +39,8 @@
 
 #include "base/env.h"
 #include "bench.h"
-#include "loop/effect_env.h"
-#include "loop/effect_shell.h"
+#include "effects/effect_env.h"
+#include "effects/effect_shell.h"
 #include "os/os.h"
 
 #define WARMUP 5

@@ -3,7 +3,7 @@
  * loop will do.
  *
  * The source is lil_spec_explain's document (described at the top of
- * src/spec/explain.c and in docs/loopspec.md); --json prints it as it is,
+ * src/loopspec/explain.c and in docs/loopspec.md); --json prints it as it is,
  * and the text is explain_text.c's.  --now fixes the time from which the
  * next fire times of a cron schedule are counted (lil_spec_explain_at), so
  * that the output does not depend on the clock: an ISO-8601 UTC time

@@ -30,9 +30,9 @@
 
 #include "base/env.h"
 #include "fuzz_common.h"
-#include "spec/diag.h"
-#include "spec/node.h"
-#include "spec/srcmap.h"
+#include "loopspec/diag.h"
+#include "loopspec/node.h"
+#include "loopspec/srcmap.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -3,25 +3,35 @@
 # must name a folder A may use; cli/ uses only <lil/lil.h> and its own
 # headers.  Run: cmake -DSRC=<repo> -P tests/check_layers.cmake
 #
-# Layers, bottom up: base, os, journal, store, engine; lang, spec, loop;
-# json is a side module (jansson), used from lang and engine up; supervise
-# (lil_supervise) sits on engine, beside lang, spec and loop.  api.c, at
-# the top, may include anything.
-set(allowed_base    base)
-set(allowed_os      os base)
-set(allowed_journal journal os base)
-set(allowed_store   store journal os base)
-set(allowed_json    json base)
-set(allowed_engine  engine store os json base)
-set(allowed_lang    lang json base)
-set(allowed_spec    spec lang os json base)
-set(allowed_loop    loop spec lang engine store os json base)
+# Layers, bottom up: base, os, journal, store (with its backends in
+# store/file/ and store/pg/), engine; json is a side module (jansson), used
+# from lang and engine up.  The loop runtime sits on the engine: the spec
+# front end (loopspec) on lang; effects; agents on effects; the runner
+# (loop) on all of them; replay tooling and the queue on the runner.
+# supervise (lil_supervise) sits on engine.  api/, at the top, defines
+# every public lil_* function and may include anything.
+set(allowed_base      base)
+set(allowed_os        os base)
+set(allowed_journal   journal os base)
+set(allowed_store     store journal os base)
+set(allowed_json      json base)
+set(allowed_engine    engine store os json base)
+set(allowed_lang      lang json base)
+set(allowed_loopspec  loopspec lang os json base)
+set(allowed_effects   effects lang os json base)
+set(allowed_agents    agents effects lang os json base)
+set(allowed_loop      loop agents effects loopspec lang engine os json base)
+set(allowed_replay    replay loop agents effects loopspec lang engine os json base)
+set(allowed_queue     queue loop loopspec engine store os json base)
 set(allowed_supervise supervise engine store journal os base)
-set(folders base os journal store json engine lang spec loop supervise)
+set(allowed_api       api queue replay supervise loop agents effects loopspec lang engine
+                      store journal os json base)
+set(folders base os journal store json engine lang loopspec effects agents loop replay
+            queue supervise api)
 
 set(bad "")
 foreach(dir ${folders})
-  file(GLOB files "${SRC}/src/${dir}/*.c" "${SRC}/src/${dir}/*.h")
+  file(GLOB_RECURSE files "${SRC}/src/${dir}/*.c" "${SRC}/src/${dir}/*.h")
   foreach(f ${files})
     file(STRINGS "${f}" incs REGEX "^#include \"[a-z_]+/")
     foreach(line ${incs})
@@ -32,6 +42,24 @@ foreach(dir ${folders})
         string(APPEND bad "  ${rel}: ${line} (${dir} may use: ${allowed_${dir}})\n")
       endif()
     endforeach()
+  endforeach()
+endforeach()
+
+# No file of src/ sits outside the folders above.
+file(GLOB loose "${SRC}/src/*.c" "${SRC}/src/*.h")
+foreach(f ${loose})
+  file(RELATIVE_PATH rel "${SRC}" "${f}")
+  string(APPEND bad "  ${rel}: a file outside the layers' folders\n")
+endforeach()
+
+# The runner reaches the store through the engine's calls only.
+file(GLOB runner_files "${SRC}/src/loop/*.c" "${SRC}/src/loop/*.h")
+foreach(f ${runner_files})
+  file(STRINGS "${f}" calls REGEX "ops->[a-z_]+\\(")
+  foreach(line ${calls})
+    file(RELATIVE_PATH rel "${SRC}" "${f}")
+    string(STRIP "${line}" line)
+    string(APPEND bad "  ${rel}: ${line} (the runner calls the engine, not the store)\n")
   endforeach()
 endforeach()
 

@@ -2,7 +2,7 @@
 # liblil_needs_no_libyaml, liblil_needs_no_libm and liblil_needs_no_libcurl:
 # liblil.so has no NAME.so in its DT_NEEDED, so a process that links it does
 # not load NAME at start-up (libcrypto: src/base/crypto_dl.h; libyaml: linked
-# from libyaml.a; libm: src/base/libm_dl.h; libcurl: src/loop/curl_dl.h).
+# from libyaml.a; libm: src/base/libm_dl.h; libcurl: src/effects/curl_dl.h).
 # Skipped when the
 # build fell back to linking NAME.so (no static archive found, or the
 # LIL_*_STATIC option is OFF).

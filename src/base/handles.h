@@ -17,7 +17,7 @@
 #define LIL_CALL_MAGIC   0x6c696c43u /* "lilC": lil_call (inside a step) */
 #define LIL_SPEC_MAGIC   0x6c696c50u /* "lilP": lil_spec (a parsed loop spec) */
 #define LIL_PROC_MAGIC   0x6c696c4bu /* "lilK": a child process (os/proc.h) */
-#define LIL_WORKER_MAGIC 0x6c696c57u /* "lilW": lil_worker (loop/worker.c) */
+#define LIL_WORKER_MAGIC 0x6c696c57u /* "lilW": lil_worker (queue/worker.c) */
 
 /* Never called: two equal magics make two equal case labels, which do not
  * compile. */

@@ -585,7 +585,7 @@ static lil_status resolve_locked(struct lil_run *run, struct lil_err *err,
                            "run %s has no uncertain effect '%s'", run->id, identity);
     rc = resolve_record(run, err, identity, action_name(how), actor, reason);
     if (rc == LIL_OK && how == LIL_RESOLVE_RETRY) {
-        rc = run->st->ops->run_sync(run->sr, err);
+        rc = lil__run_sync(run, err);
         if (rc == LIL_OK)
             e->state = IE_RETRY;
     } else if (rc == LIL_OK) {

@@ -71,6 +71,20 @@ lil_status lil__run_open(struct lil_store *st, struct lil_err *err, const char *
                          const lil_run_opts *opts, struct lil_run **out);
 lil_status lil__run_close(struct lil_run *run, struct lil_err *err);
 
+/* control.c: what an operator leaves for a run outside its journal.
+ * Make every record run appended so far durable (whatever the sync mode). */
+lil_status lil__run_sync(struct lil_run *run, struct lil_err *err);
+/* The pending stop request of run_id into *out (lil_free); LIL_E_NOTFOUND
+ * if none. */
+lil_status lil__stop_read(struct lil_store *st, struct lil_err *err, const char *run_id,
+                          lil_bytes *out);
+/* Remove run_id's pending stop request; LIL_E_NOTFOUND if none. */
+lil_status lil__stop_clear(struct lil_store *st, struct lil_err *err, const char *run_id);
+/* The queue state of run_id into state (LIL_SQUEUE_STATE_MAX bytes);
+ * LIL_E_NOTFOUND when the run is not queued or the store has no queue. */
+lil_status lil__queue_state(struct lil_store *st, struct lil_err *err,
+                            const char *run_id, char *state);
+
 /* Keep a copy of bytes for the life of the run (under mu). */
 const uint8_t *lil__run_keep(struct lil_run *run, const void *data, size_t len);
 

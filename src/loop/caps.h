@@ -107,7 +107,7 @@
 #include "base/err.h"
 #include "base/hash.h"
 #include "json/json.h"
-#include "spec/ir.h"
+#include "loopspec/ir.h"
 
 /* The caps, in the order they are checked at an iteration's start. */
 enum lil_cap {

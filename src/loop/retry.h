@@ -34,9 +34,9 @@
  * error status) is never retried, whatever the result says.  Among
  * lil_status codes:
  *   - LIL_E_HTTP: no response (a network or TLS error, the timeout, a bad
- *     redirect: loop/effect_http.h) -- the reference's fetch throws these;
+ *     redirect: effects/effect_http.h) -- the reference's fetch throws these;
  *   - LIL_E_CHILD: a child process that could not be started or waited
- *     for for a passing reason of lil's (EAGAIN, EMFILE: loop/effect_shell.h),
+ *     for for a passing reason of lil's (EAGAIN, EMFILE: effects/effect_shell.h),
  *     and an agent harness's failure (harnesses report their errors as
  *     LIL_E_CHILD, or LIL_E_HTTP for the llm harness's requests);
  * and nothing else: not lil's own problems, which another attempt would
@@ -55,7 +55,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "spec/ir.h"
+#include "loopspec/ir.h"
 
 #define LIL_RETRY_CEILING_MS   60000
 #define LIL_RETRY_DEFAULT_BASE 1000 /* ms: the reference's effectRetryBackoffMs */

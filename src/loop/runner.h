@@ -47,10 +47,10 @@
 #include "engine/run.h"
 #include "json/json.h"
 #include "loop/caps.h"
-#include "loop/redact.h"
+#include "effects/redact.h"
 #include "loop/retry.h"
 #include "loop/state.h"
-#include "spec/ir.h"
+#include "loopspec/ir.h"
 
 #define LIL_LOOP_MAGIC         0x6c696c4cu /* "lilL": lil_loop */
 #define LIL_LOOP_MAX_BLOCK_MS  1000        /* sleeps up to this block (5.2) */
@@ -86,6 +86,23 @@ struct loop_slot {
     struct lil_reserve pending; /* journaled; its intent is not (yet) */
     struct lil_reserve held;    /* counted: the intent is journaled, no outcome */
     bool has_pending, has_held;
+};
+
+/* An option field the caller's struct has (struct_size covers it), or NULL. */
+#define LIL_LOOP_OPT(o, field)                                                      \
+    ((o) && (o)->struct_size >= offsetof(lil_loop_opts, field) + sizeof((o)->field) \
+         ? (o)->field                                                               \
+         : NULL)
+
+/* What a layer above the runner does at its turns (the queue of
+ * src/queue/: a run handed back to workers).  Each member may be NULL. */
+struct lil_loop_hooks {
+    /* After an operator's decision (approve, recover, resume): go on with
+       the run, or hand it to whoever goes on with it (instead of
+       lil__loop_run(lp, false, res)). */
+    lil_status (*go_on)(struct lil_loop *lp, lil_loop_result *res);
+    /* A decision ended the run: res is its status (to record elsewhere). */
+    lil_status (*note_end)(struct lil_loop *lp, const lil_loop_result *res);
 };
 
 struct lil_loop {
@@ -124,7 +141,7 @@ struct lil_loop {
     bool has_start_caps, parked; /* parked: the last record (open and close
                                     aside) is parked.N (runner_facts.c) */
     bool requeued;               /* this call handed the run back to the queue
-                                    (queue.c) */
+                                    (hooks->go_on) */
     struct loop_slot *slots;     /* slot records after the last snapshot */
     size_t nslots, capslots;
 
@@ -147,7 +164,12 @@ struct lil_loop {
        hook's result (lil__loop_set_recorder; a cassette being recorded) */
     lil_status (*recorder)(void *ud, struct lil_err *err, json_t *outcome);
     void *recorder_ud;
-    struct lil_cassette *cassette; /* opts' record_path / replay_path (owned) */
+    struct lil_cassette *cassette; /* opts' record_path / replay_path (owned,
+                                      freed by cassette_close at close) */
+    void (*cassette_close)(struct lil_loop *lp);
+
+    /* what the layers above do at the runner's turns (NULL: nothing) */
+    const struct lil_loop_hooks *hooks;
 
     /* the clock (lil__loop_set_clock; NULL: the real one) */
     int64_t (*clock_now)(void *ud);
@@ -205,6 +227,12 @@ lil_status lil__loop_open(struct lil_store *st, struct lil_err *err,
                           const lil_spec *spec, const lil_loop_opts *opts,
                           struct lil_loop **out);
 lil_status lil__loop_close(struct lil_loop *lp);
+
+/* After an operator's decision: the hooks' go_on, or lil__loop_run. */
+lil_status lil__loop_decided(struct lil_loop *lp, lil_loop_result *res);
+
+/* A decision ended the run: the hooks' note_end (LIL_OK without one). */
+lil_status lil__loop_decision_ended(struct lil_loop *lp, const lil_loop_result *res);
 /* Make lp's run writable: a read-only handle is closed, the run opened for
  * writing (its lock taken) and the journal folded again (*refolded set:
  * the facts may have changed).  A writable handle: nothing. */

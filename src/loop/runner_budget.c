@@ -45,9 +45,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "loop/agent.h"
+#include "agents/agent.h"
 #include "loop/runner.h"
-#include "store/store.h"
 
 bool lil__budget_applies(const struct lil_loop *lp, const char *harness)
 {
@@ -319,7 +318,7 @@ lil_status lil__budget_retry(struct lil_loop *lp, const char *slot, const char *
         return no_retry(lp, last, t, &r);
     rc = journal_reserve(lp, slot, step_id, &r, &w, attempt);
     if (rc == LIL_OK) /* durable before the attempt starts, in every mode but off */
-        rc = lp->st->ops->run_sync(lp->run->sr, &lp->err);
+        rc = lil__run_sync(lp->run, &lp->err);
     return rc == LIL_OK ? lil__budget_reserved(lp, false, slot, &r, attempt) : rc;
 }
 

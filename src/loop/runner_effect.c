@@ -30,9 +30,9 @@
 #include "base/clock.h"
 #include "base/hash.h"
 #include "engine/call.h"
-#include "loop/agent.h"
-#include "loop/effect_http.h"
-#include "loop/effect_shell.h"
+#include "agents/agent.h"
+#include "effects/effect_http.h"
+#include "effects/effect_shell.h"
 #include "loop/runner.h"
 
 #define IDENTITY_SHOW 96 /* bytes of an identity shown in a message */

@@ -25,7 +25,6 @@
 
 #include "base/alloc.h"
 #include "base/clock.h"
-#include "loop/queue.h"
 #include "loop/runner.h"
 
 /* ---- endings
@@ -35,7 +34,7 @@
  * stop: remove it, so that it does not stand in the way of nothing. */
 static void drop_stop_request(struct lil_loop *lp)
 {
-    if (lp->st->ops->stop_clear(lp->st, &lp->err, lp->run_id) != LIL_OK)
+    if (lil__stop_clear(lp->st, &lp->err, lp->run_id) != LIL_OK)
         lil__clearerr(&lp->err);
 }
 
@@ -170,7 +169,7 @@ static lil_status take_stop_request(struct lil_loop *lp, bool *found)
     lil_bytes b = {0};
     json_t *req = NULL;
     const char *reason, *run_id;
-    lil_status rc = lp->st->ops->stop_read(lp->st, &lp->err, lp->run_id, &b);
+    lil_status rc = lil__stop_read(lp->st, &lp->err, lp->run_id, &b);
 
     *found = false;
     if (rc == LIL_E_NOTFOUND)
@@ -189,7 +188,7 @@ static lil_status take_stop_request(struct lil_loop *lp, bool *found)
     rc = lil__loop_control(lp, "stop_requested", json_pack("{s:O}", "request", req),
                            false);
     if (rc == LIL_OK)
-        rc = lp->st->ops->stop_clear(lp->st, &lp->err, lp->run_id);
+        rc = lil__stop_clear(lp->st, &lp->err, lp->run_id);
     if (rc == LIL_E_NOTFOUND)
         rc = LIL_OK;
     if (rc == LIL_OK) {
@@ -268,8 +267,7 @@ static lil_status observe_completed(struct lil_loop *lp, struct iter *it)
         lp, "observer",
         json_pack("{s:s, s:s}", "event", "completed", "status", "started"), false);
     if (rc == LIL_OK)
-        rc = lp->st->ops->run_sync(lp->run->sr,
-                                   &lp->err); /* at most once, also past a power cut */
+        rc = lil__run_sync(lp->run, &lp->err); /* at most once, also past a power cut */
     if (rc != LIL_OK)
         return rc;
     lp->observer_started = true;
@@ -470,7 +468,7 @@ static lil_status one_iteration(struct lil_loop *lp, lil_loop_result *res, bool 
 static bool stop_published(struct lil_loop *lp)
 {
     lil_bytes b = {0};
-    lil_status rc = lp->st->ops->stop_read(lp->st, &lp->err, lp->run_id, &b);
+    lil_status rc = lil__stop_read(lp->st, &lp->err, lp->run_id, &b);
 
     lil_free(b.data);
     lil__clearerr(&lp->err);
@@ -605,7 +603,7 @@ lil_status lil__loop_resume(struct lil_loop *lp, lil_loop_result *res)
             lp->stop = NULL;
         }
     }
-    return rc == LIL_OK ? lil__loop_go_on(lp, res) : rc;
+    return rc == LIL_OK ? lil__loop_decided(lp, res) : rc;
 }
 
 static lil_status approve_pause(struct lil_loop *lp, const char *actor,
@@ -671,5 +669,19 @@ lil_status lil__loop_approve(struct lil_loop *lp, const char *actor, const char 
         rc = clear_cap(lp, actor, reason);
     else
         rc = approve_pause(lp, actor, reason);
-    return rc == LIL_OK ? lil__loop_go_on(lp, res) : rc;
+    return rc == LIL_OK ? lil__loop_decided(lp, res) : rc;
+}
+
+lil_status lil__loop_decided(struct lil_loop *lp, lil_loop_result *res)
+{
+    if (lp->hooks && lp->hooks->go_on)
+        return lp->hooks->go_on(lp, res);
+    return lil__loop_run(lp, false, res);
+}
+
+lil_status lil__loop_decision_ended(struct lil_loop *lp, const lil_loop_result *res)
+{
+    if (lp->hooks && lp->hooks->note_end)
+        return lp->hooks->note_end(lp, res);
+    return LIL_OK;
 }

@@ -16,20 +16,13 @@
 
 #include "base/alloc.h"
 #include "base/hash.h"
-#include "loop/cassette.h"
-#include "loop/effect_env.h"
+#include "effects/effect_env.h"
 #include "loop/runner.h"
-#include "spec/spec.h"
-
-/* An option field the caller's struct has (struct_size covers it), or NULL. */
-#define OPT_OR_NULL(o, field)                                                       \
-    ((o) && (o)->struct_size >= offsetof(lil_loop_opts, field) + sizeof((o)->field) \
-         ? (o)->field                                                               \
-         : NULL)
+#include "loopspec/spec.h"
 
 static lil_status opts_check(struct lil_err *err, const lil_loop_opts *o)
 {
-    if (OPT_OR_NULL(o, record_path) && OPT_OR_NULL(o, replay_path))
+    if (LIL_LOOP_OPT(o, record_path) && LIL_LOOP_OPT(o, replay_path))
         return lil__seterr(err, LIL_E_INVAL, 0,
                            "lil_loop_open: record_path and replay_path exclude each "
                            "other");
@@ -287,9 +280,7 @@ static lil_status queued_not_started(struct lil_loop *lp)
     char state[LIL_SQUEUE_STATE_MAX];
     lil_status rc;
 
-    if (!lp->st->ops->queue_state)
-        return LIL_OK;
-    rc = lp->st->ops->queue_state(lp->st, &lp->err, lp->run_id, state);
+    rc = lil__queue_state(lp->st, &lp->err, lp->run_id, state);
     if (rc == LIL_E_NOTFOUND || (rc == LIL_OK && strcmp(state, "running") == 0)) {
         lil__clearerr(&lp->err);
         return LIL_OK;
@@ -347,7 +338,7 @@ static const char *run_id_of(const lil_loop_opts *o, const struct lil_ir_spec *i
 {
     if (o && o->run_id)
         return o->run_id;
-    if (!ir || !ir->id.s || !OPT_OR_NULL(o, replay_path))
+    if (!ir || !ir->id.s || !LIL_LOOP_OPT(o, replay_path))
         return ir ? ir->id.s : NULL;
     snprintf(buf, cap, "%s-replay", ir->id.s);
     return buf;
@@ -385,9 +376,6 @@ lil_status lil__loop_open(struct lil_store *st, struct lil_err *err,
         rc = surroundings(lp, o);
     if (rc == LIL_OK)
         rc = journal_facts(lp, spec, o);
-    if (rc == LIL_OK) /* cassette.c: record or replay the effects */
-        rc = lil__cassette_attach(lp, OPT_OR_NULL(o, record_path),
-                                  OPT_OR_NULL(o, replay_path));
     if (rc != LIL_OK) {
         lil__copyerr(err, &lp->err);
         if (rc == LIL_E_NOMEM && !err->msg[0])
@@ -405,7 +393,8 @@ lil_status lil__loop_close(struct lil_loop *lp)
     lil_status rc = lp->run ? lil__run_close(lp->run, &lp->err) : LIL_OK;
 
     lp->magic = 0;
-    lil__cassette_close(lp);
+    if (lp->cassette_close)
+        lp->cassette_close(lp);
     lil__loop_slots_clear(lp);
     lil__free(env, lp->slots);
     json_decref(lp->inputs);

@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include "base/alloc.h"
-#include "loop/queue.h"
 #include "loop/runner.h"
 
 static lil_status refuse(struct lil_loop *lp)
@@ -124,7 +123,7 @@ lil_status lil__loop_recover(struct lil_loop *lp, lil_resolution how,
         lil__free(lp->env, lp->end_reason);
         lp->end_reason = lil__strdup(lp->env, why);
         rc = lil__loop_result(lp, LIL_LOOP_STOPPED, why, res);
-        return rc == LIL_OK ? lil__loop_note_end(lp, res) : rc;
+        return rc == LIL_OK ? lil__loop_decision_ended(lp, res) : rc;
     }
-    return lil__loop_go_on(lp, res);
+    return lil__loop_decided(lp, res);
 }

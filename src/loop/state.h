@@ -108,7 +108,7 @@
 #include "base/env.h"
 #include "json/json.h"
 #include "lang/expr.h"
-#include "spec/ir.h"
+#include "loopspec/ir.h"
 
 /* ---- the state -------------------------------------------------------------- */
 

@@ -59,7 +59,7 @@
  *   What a backend may give besides (NULL operations otherwise): a hold
  *   that can run out, checked before an effect starts (run_lease_check),
  *   and a queue of loop runs for workers (queue_*: the PostgreSQL store's
- *   store_pg_queue.c; loop/queue.h and loop/worker.c use it).  A claimed
+ *   store_pg_queue.c; queue/queue.h and queue/worker.c use it).  A claimed
  *   run's hold is the claim's until the claiming process opens the run,
  *   which goes on with it; recording a claimed run's state is checked
  *   against the claim, so a claimant that lost the run records nothing.

@@ -1,5 +1,5 @@
 /*
- * test_http.c -- the http effect (src/loop/effect_http.h) against a real
+ * test_http.c -- the http effect (src/effects/effect_http.h) against a real
  * HTTP server on 127.0.0.1 (server.py, started once per process and ended
  * when this process closes its stdin):
  *   - every vector of loopspec-contract.md 6.2, default and envelope mode,
@@ -34,8 +34,8 @@
 #include "base/env.h"
 #include "faults.h"
 #include "json/json.h"
-#include "loop/effect_http.h"
-#include "loop/http_int.h"
+#include "effects/effect_http.h"
+#include "effects/http_int.h"
 #include "t.h"
 
 #ifndef T_SERVER

@@ -1,6 +1,6 @@
 /*
  * test_http_noload.c -- the http effect when libcurl cannot be loaded.
- * This executable links its own copy of src/loop/curl_dl.c built to look
+ * This executable links its own copy of src/effects/curl_dl.c built to look
  * for a soname that does not exist (CMakeLists.txt), in place of the
  * library's: every request is then LIL_E_IO naming the library, and what
  * needs no network (check, identity, redaction) still works.
@@ -9,7 +9,7 @@
 
 #include "base/buf.h"
 #include "json/json.h"
-#include "loop/effect_http.h"
+#include "effects/effect_http.h"
 #include "t.h"
 
 T_TEST(missing_libcurl_is_a_clear_io_error)

@@ -2,7 +2,7 @@
 """t_shell.py -- shell steps through `lil run`: the results of contract
 section 6.1 as `save` stores them, `args` run without a shell, `on_done`
 (incr, a typed `${expr}`, a template, append), the working directory, and
-the scrubbed environment of the commands (src/loop/effect_env.h).
+the scrubbed environment of the commands (src/effects/effect_env.h).
 
 There is no command-line option for the effects' time limit
 (lil_loop_opts.effect_timeout_ms), so the timeout of a shell step is

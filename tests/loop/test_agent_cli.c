@@ -1,6 +1,6 @@
 /*
  * test_agent_cli.c -- the coding-agent CLI harnesses and `cli`
- * (src/loop/agent_cli.c; loopspec-contract.md 6.4), against fake CLIs.
+ * (src/agents/agent_cli.c; loopspec-contract.md 6.4), against fake CLIs.
  *
  * The fake is one shell script written by the test: it records its name
  * ($0's last part) and every argument it received, its working directory
@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "base/buf.h"
-#include "loop/agent.h"
+#include "agents/agent.h"
 #include "t.h"
 
 static struct lil_err E;

@@ -1,5 +1,5 @@
 /*
- * test_agent_llm.c -- the `llm` harness (src/loop/agent_llm.c) against an
+ * test_agent_llm.c -- the `llm` harness (src/agents/agent_llm.c) against an
  * OpenAI-compatible server on 127.0.0.1 (tests/http/llm_server.py, which
  * checks every request as the contract says it must look), and the price
  * table (agent_price.c):
@@ -35,8 +35,8 @@
 
 #include "base/env.h"
 #include "json/json.h"
-#include "loop/agent.h"
-#include "loop/effect_http.h"
+#include "agents/agent.h"
+#include "effects/effect_http.h"
 #include "t.h"
 
 #ifndef T_SERVER

@@ -35,9 +35,9 @@
 #include "json/json.h"
 #include "loop/caps.h"
 #include "loop/retry.h"
-#include "spec/diag.h"
-#include "spec/ir.h"
-#include "spec/node.h"
+#include "loopspec/diag.h"
+#include "loopspec/ir.h"
+#include "loopspec/node.h"
 #include "t.h"
 
 #define HOUR_MS 3600000

@@ -1,5 +1,5 @@
 /*
- * test_effect_env.c -- the environment of a child (src/loop/effect_env.h):
+ * test_effect_env.c -- the environment of a child (src/effects/effect_env.h):
  * the base names and the LC_* family pass, everything else only when
  * allowed (exact names, `PREFIX*` patterns, `*`), the journal's key only
  * when named exactly, the first of duplicate names, the source's order,
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "loop/effect_env.h"
+#include "effects/effect_env.h"
 #include "t.h"
 
 /* One env for the whole file (released at exit). */

@@ -1,6 +1,6 @@
 /*
  * test_redact.c -- secret values kept out of texts and JSON values
- * (src/loop/redact.h): which names are secrets', the minimum length, the
+ * (src/effects/redact.h): which names are secrets', the minimum length, the
  * longest value first, every occurrence, strings at any depth of a JSON
  * value (keys untouched), this process's environment, the buffer's cap,
  * and an allocation-failure sweep (LIL_E_NOMEM, nothing leaked).
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "faults.h"
-#include "loop/redact.h"
+#include "effects/redact.h"
 
 static lil_env *env(void)
 {

@@ -1,5 +1,5 @@
 /*
- * test_shell.c -- the shell effect (src/loop/effect_shell.h), from the
+ * test_shell.c -- the shell effect (src/effects/effect_shell.h), from the
  * outside: real /bin/sh commands and programs.
  *
  * It checks every vector of loopspec-contract.md 6.1 in both modes, exit
@@ -30,8 +30,8 @@
 #include <unistd.h>
 
 #include "faults.h"
-#include "loop/effect_env.h"
-#include "loop/effect_shell.h"
+#include "effects/effect_env.h"
+#include "effects/effect_shell.h"
 #include "proc_util.h"
 #include "t.h"
 

@@ -15,8 +15,8 @@
 
 #include "faults.h"
 #include "loop/state.h"
-#include "spec/diag.h"
-#include "spec/node.h"
+#include "loopspec/diag.h"
+#include "loopspec/node.h"
 #include "t.h"
 
 static lil_env *env(void)

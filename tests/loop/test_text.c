@@ -1,5 +1,5 @@
 /*
- * test_text.c -- bytes read as Node reads UTF-8 (src/loop/text.h): valid
+ * test_text.c -- bytes read as Node reads UTF-8 (src/effects/text.h): valid
  * text unchanged, one U+FFFD per maximal ill-formed subpart (the WHATWG
  * decoder's rule, which Node follows), and the cut of a sequence left
  * incomplete by an output cap.
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "base/buf.h"
-#include "loop/text.h"
+#include "effects/text.h"
 
 /* One env for the whole file (released at exit). */
 static lil_env *env(void)

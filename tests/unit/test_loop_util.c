@@ -12,10 +12,10 @@
 
 #include <jansson.h>
 
-#include "spec/artifact.h"
-#include "spec/cron.h"
-#include "spec/duration.h"
-#include "spec/ident.h"
+#include "loopspec/artifact.h"
+#include "loopspec/cron.h"
+#include "loopspec/duration.h"
+#include "loopspec/ident.h"
 #include "t.h"
 
 #ifndef T_DATA_DIR

@@ -12,9 +12,9 @@
 #include <string.h>
 
 #include "base/env.h"
-#include "spec/diag.h"
-#include "spec/node.h"
-#include "spec/srcmap.h"
+#include "loopspec/diag.h"
+#include "loopspec/node.h"
+#include "loopspec/srcmap.h"
 #include "t.h"
 
 struct loaded {

@@ -14,8 +14,8 @@
 
 #include "base/env.h"
 #include "json/json.h"
-#include "spec/diag.h"
-#include "spec/node.h"
+#include "loopspec/diag.h"
+#include "loopspec/node.h"
 #include "t.h"
 
 /* ---- helpers ------------------------------------------------------------ */

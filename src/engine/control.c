@@ -1,0 +1,33 @@
+/*
+ * control.c -- what an operator leaves for a run outside its journal, as
+ * the layers above the engine read it: a pending stop request, the run's
+ * place in the store's queue, and making what a run appended durable now.
+ * The store keeps them (store.h: stop_*, queue_state, run_sync); these
+ * calls are the engine's door to them, so the runner never reaches into
+ * the store.
+ */
+#include "engine/run.h"
+
+lil_status lil__run_sync(struct lil_run *run, struct lil_err *err)
+{
+    return run->st->ops->run_sync(run->sr, err);
+}
+
+lil_status lil__stop_read(struct lil_store *st, struct lil_err *err, const char *run_id,
+                          lil_bytes *out)
+{
+    return st->ops->stop_read(st, err, run_id, out);
+}
+
+lil_status lil__stop_clear(struct lil_store *st, struct lil_err *err, const char *run_id)
+{
+    return st->ops->stop_clear(st, err, run_id);
+}
+
+lil_status lil__queue_state(struct lil_store *st, struct lil_err *err,
+                            const char *run_id, char *state)
+{
+    if (!st->ops->queue_state)
+        return lil__seterr(err, LIL_E_NOTFOUND, 0, "run %s is not queued", run_id);
+    return st->ops->queue_state(st, err, run_id, state);
+}

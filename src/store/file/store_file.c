@@ -1,0 +1,475 @@
+/*
+ * store_file.c -- the file store: a directory holding one journal file per
+ * run (<dir>/<run id>.lil, src/journal/format.h) and the markers
+ * (<dir>/markers/, marker_file.c).
+ *
+ * The store's own name (its entry in its parent directory) must be durable
+ * before anything written in it is acknowledged: its creator may have died
+ * before making it so.  Opening the store syncs nothing (a cache flush on
+ * every start); the first writer does, once per handle: a writable run open
+ * among its other syncs, a marker through lil__store_file_sync_parent.
+ */
+#include "store/file/store_file.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "journal/format.h"
+#include "journal/journal.h"
+#include "os/os.h"
+
+#define JOURNAL_EXT ".lil"
+#define STOP_EXT    ".stop" /* <dir>/<run id>.stop: a stop request */
+
+_Static_assert(LIL_JF_FLAG_EFFECT == LIL_SREC_EFFECT, "effect flag differs");
+_Static_assert(LIL_JF_KEY_MAX == LIL_SREC_KEY_MAX, "key limit differs");
+
+struct file_run {
+    struct lil_srun base;
+    struct journal *j;
+    char *path;
+    const struct lil_env *env;
+};
+
+/* ---- the store's name ------------------------------------------------------------ */
+
+static struct file_store *fs_of(struct lil_store *st)
+{
+    return (struct file_store *)st;
+}
+
+static bool parent_pending(struct file_store *fs)
+{
+    return !__atomic_load_n(&fs->parent_synced, __ATOMIC_ACQUIRE);
+}
+
+static void parent_done(struct file_store *fs)
+{
+    __atomic_store_n(&fs->parent_synced, true, __ATOMIC_RELEASE);
+}
+
+lil_status lil__store_file_sync_parent(struct file_store *fs, struct lil_err *err)
+{
+    lil_status rc;
+
+    if (!parent_pending(fs))
+        return LIL_OK;
+    rc = lil__os_fsync_parent(fs->base.env, err, fs->base.where);
+    if (rc == LIL_OK)
+        parent_done(fs);
+    return rc;
+}
+
+/* "<dir>/<run id><ext>" into a new string (lil__free), NULL on OOM. */
+static char *file_of(const struct lil_store *st, const char *run_id, const char *ext)
+{
+    size_t n = strlen(st->where) + 1 + strlen(run_id) + strlen(ext) + 1;
+    char *p = lil__malloc(st->env, n);
+
+    if (p)
+        snprintf(p, n, "%s/%s%s", st->where, run_id, ext);
+    return p;
+}
+
+static char *run_path(const struct lil_store *st, const char *run_id)
+{
+    return file_of(st, run_id, JOURNAL_EXT);
+}
+
+/* ---- runs ---------------------------------------------------------------------- */
+
+static void journal_opts_of(struct file_store *fs, const char *run_id,
+                            const struct lil_srun_opts *o, struct journal_opts *jo)
+{
+    bool name_pending = !o->readonly && parent_pending(fs);
+
+    *jo = (struct journal_opts){.sync = o->sync,
+                                .readonly = o->readonly,
+                                .create = o->create,
+                                .max_record = o->max_record,
+                                .verify_chain = o->verify_chain,
+                                .sync_parent_of = name_pending ? fs->base.where : NULL,
+                                .key = o->key,
+                                .key_len = o->key_len,
+                                .run_id = run_id};
+}
+
+static lil_status file_run_close(struct lil_srun *r, struct lil_err *err, bool ended)
+{
+    struct file_run *fr = (struct file_run *)r;
+    lil_status rc;
+
+    if (ended && fr->j)
+        lil__journal_give_back_all(fr->j);
+    rc = lil__journal_close(fr->j, err);
+    lil__free(fr->env, fr->path);
+    lil__free(fr->env, fr);
+    return rc;
+}
+
+static lil_status file_run_open(struct lil_store *st, struct lil_err *err,
+                                const char *run_id, const struct lil_srun_opts *o,
+                                lil_rec_scan_fn scan, void *ud, struct lil_srun **out)
+{
+    struct file_store *fs = fs_of(st);
+    struct file_run *fr = lil__calloc(st->env, 1, sizeof(*fr));
+    struct journal_opts jo;
+    bool created = false;
+    lil_status rc;
+
+    *out = NULL;
+    if (!fr || !(fr->path = run_path(st, run_id))) {
+        lil__free(st->env, fr);
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    }
+    fr->base.ops = st->ops;
+    fr->base.where = fr->path;
+    fr->env = st->env;
+    journal_opts_of(fs, run_id, o, &jo);
+    rc = lil__journal_open(st->env, err, st->where, fr->path, &jo, scan, ud, &fr->j,
+                           &created);
+    if (rc != LIL_OK) {
+        file_run_close(&fr->base, NULL, false);
+        return rc;
+    }
+    if (jo.sync_parent_of)
+        parent_done(fs);
+    *out = &fr->base;
+    return LIL_OK;
+}
+
+/* LAZY: appended and written (the journal of sync full holds records back
+ * for the next sync leader otherwise), not synced. */
+static lil_status file_run_append(struct lil_srun *r, struct lil_err *err,
+                                  const struct lil_rec *rec, enum lil_append_sync how)
+{
+    struct journal *jn = ((struct file_run *)r)->j;
+
+    if (how == LIL_APPEND_LAZY)
+        return lil__journal_append_written(jn, err, rec);
+    return lil__journal_commit(jn, err, rec, how == LIL_APPEND_SYNC);
+}
+
+static lil_status file_run_announce(struct lil_srun *r, struct lil_err *err,
+                                    const struct lil_rec *rec)
+{
+    struct journal *jn = ((struct file_run *)r)->j;
+    uint64_t end;
+
+    if (lil__journal_append(jn, err, rec, &end) != LIL_OK)
+        return err->code;
+    return lil__journal_flush(jn, err);
+}
+
+static lil_status file_run_sync(struct lil_srun *r, struct lil_err *err)
+{
+    return lil__journal_sync_all(((struct file_run *)r)->j, err);
+}
+
+static lil_status file_run_walk(struct lil_srun *r, struct lil_err *err,
+                                lil_rec_walk_fn fn, void *ud)
+{
+    return lil__journal_foreach(((struct file_run *)r)->j, err, fn, ud);
+}
+
+static bool file_run_next_scanned(const struct lil_srun *r, uint64_t *cursor,
+                                  struct lil_rec *rec)
+{
+    return lil__journal_next_scanned(((const struct file_run *)r)->j, cursor, rec);
+}
+
+static void file_run_info(const struct lil_srun *r, struct lil_srun_info *info)
+{
+    const struct journal *j = ((const struct file_run *)r)->j;
+
+    info->records = lil__journal_records(j);
+    info->bytes = lil__journal_end(j);
+    info->created_ns = lil__journal_created_ns(j);
+    info->last_ns = lil__journal_last_ns(j);
+    info->sync = lil__journal_sync_mode(j);
+    info->keyed = lil__journal_keyed(j);
+    info->torn_pos = lil__journal_torn(j, &info->torn_records);
+}
+
+static int file_run_holder(const struct lil_srun *r, int last_opener)
+{
+    return lil__journal_holder(((const struct file_run *)r)->j, last_opener);
+}
+
+/* ---- the store ------------------------------------------------------------------ */
+
+/* A file of the store is a run's journal when it starts with the journal's
+ * magic, or with a part of it (a journal being created, or cut there: the
+ * run exists and `lil check` reports it).  Anything else is not a run. */
+static bool looks_like_journal(const struct lil_env *env, const char *dir,
+                               const char *name)
+{
+    char path[4352], head[LIL_JF_MAGIC_LEN];
+    struct lil_err err;
+    ssize_t n;
+    int fd = -1;
+
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path) ||
+        lil__os_open(env, &err, path, O_RDONLY | O_CLOEXEC, 0, &fd) != LIL_OK)
+        return false;
+    n = env->os->pread(fd, head, sizeof(head), 0);
+    lil__os_close(env, fd);
+    return n >= 0 && memcmp(head, LIL_JF_MAGIC, (size_t)n) == 0;
+}
+
+static int run_name_of(const char *file, char *id, size_t cap)
+{
+    size_t n = strlen(file), ext = sizeof(JOURNAL_EXT) - 1;
+
+    if (n <= ext || strcmp(file + n - ext, JOURNAL_EXT) != 0 || n - ext >= cap)
+        return -1;
+    memcpy(id, file, n - ext);
+    id[n - ext] = '\0';
+    return lil__run_id_check(NULL, id) == LIL_OK ? 0 : -1;
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b)
+{
+    return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static lil_status file_foreach_run(struct lil_store *st, struct lil_err *err,
+                                   lil_run_id_fn fn, void *ud)
+{
+    struct dirent **names = NULL;
+    char id[LIL_RUN_ID_MAX + 1];
+    int n = scandir(st->where, &names, NULL, by_name);
+    int stop = 0;
+
+    if (n < 0)
+        return lil__seterr(err, LIL_E_IO, errno, "scan %s: %s", st->where,
+                           lil__errstr(errno));
+    for (int i = 0; i < n; i++) {
+        if (!stop && run_name_of(names[i]->d_name, id, sizeof(id)) == 0 &&
+            looks_like_journal(st->env, st->where, names[i]->d_name))
+            stop = fn(ud, id);
+        free(names[i]);
+    }
+    free(names);
+    return LIL_OK;
+}
+
+static lil_status file_check_run(struct lil_store *st, struct lil_err *err,
+                                 const char *run_id, const uint8_t *key, size_t key_len,
+                                 bool repair, lil_check_report *report)
+{
+    char *path = run_path(st, run_id);
+    lil_status rc;
+
+    if (!path)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    rc =
+        lil__journal_check(st->env, err, st->where, path, key, key_len, repair, report);
+    lil__free(st->env, path);
+    return rc;
+}
+
+/* ---- stop requests ------------------------------------------------------------- */
+
+/* "<dir>/<run id>.stop" for a valid run id (no path tricks). */
+static lil_status stop_path(struct lil_store *st, struct lil_err *err,
+                            const char *run_id, char **path)
+{
+    lil_status rc = lil__run_id_check(err, run_id);
+
+    *path = NULL;
+    if (rc != LIL_OK)
+        return rc;
+    *path = file_of(st, run_id, STOP_EXT);
+    return *path ? LIL_OK : lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+}
+
+static lil_status file_stop_request(struct lil_store *st, struct lil_err *err,
+                                    const char *run_id, const void *req, size_t len,
+                                    bool *already)
+{
+    char *path;
+    lil_status rc = stop_path(st, err, run_id, &path);
+
+    *already = false;
+    if (rc != LIL_OK)
+        return rc;
+    rc = lil__store_file_sync_parent((struct file_store *)st, err);
+    if (rc == LIL_OK)
+        rc = lil__os_publish_new(st->env, err, st->where, path, req, len, already);
+    lil__free(st->env, path);
+    return rc;
+}
+
+static lil_status file_stop_read(struct lil_store *st, struct lil_err *err,
+                                 const char *run_id, lil_bytes *out)
+{
+    char *path;
+    lil_status rc = stop_path(st, err, run_id, &path);
+
+    if (rc != LIL_OK)
+        return rc;
+    rc = lil__os_read_file(st->env, err, path, out);
+    if (rc == LIL_E_NOTFOUND)
+        lil__seterr(err, rc, 0, "no stop request for run %s", run_id);
+    lil__free(st->env, path);
+    return rc;
+}
+
+static lil_status file_stop_clear(struct lil_store *st, struct lil_err *err,
+                                  const char *run_id)
+{
+    char *path;
+    lil_status rc = stop_path(st, err, run_id, &path);
+
+    if (rc != LIL_OK)
+        return rc;
+    if (st->env->os->unlink(path) < 0)
+        rc = errno == ENOENT ? lil__seterr(err, LIL_E_NOTFOUND, 0,
+                                           "no stop request for run %s", run_id)
+                             : lil__seterr(err, LIL_E_IO, errno, "unlink %s: %s", path,
+                                           lil__errstr(errno));
+    if (rc == LIL_OK)
+        rc = lil__os_fsync_dir(st->env, err, st->where);
+    lil__free(st->env, path);
+    return rc;
+}
+
+static lil_status file_run_changed(struct lil_store *st, struct lil_err *err,
+                                   const char *run_id, int64_t *ns)
+{
+    char *path;
+    struct stat sb;
+    int fd = -1;
+    lil_status rc = lil__run_id_check(err, run_id);
+
+    *ns = 0;
+    if (rc != LIL_OK)
+        return rc;
+    path = run_path(st, run_id);
+    if (!path)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    do
+        fd = st->env->os->open(path, O_RDONLY | O_CLOEXEC, 0);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0)
+        rc = errno == ENOENT
+                 ? lil__seterr(err, LIL_E_NOTFOUND, ENOENT, "no run %s", run_id)
+                 : lil__seterr(err, LIL_E_IO, errno, "open %s: %s", path,
+                               lil__errstr(errno));
+    if (rc == LIL_OK && st->env->os->fstat(fd, &sb) < 0)
+        rc =
+            lil__seterr(err, LIL_E_IO, errno, "fstat %s: %s", path, lil__errstr(errno));
+    if (rc == LIL_OK)
+        *ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+    lil__os_close(st->env, fd);
+    lil__free(st->env, path);
+    return rc;
+}
+
+/* ---- moving runs ---------------------------------------------------------------- */
+
+static lil_status file_run_image(struct lil_store *st, struct lil_err *err,
+                                 const char *run_id, struct lil_buf *out)
+{
+    char *path = run_path(st, run_id);
+    lil_bytes bytes = {0};
+    lil_status rc;
+
+    if (!path)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    rc = lil__os_read_file(st->env, err, path, &bytes);
+    if (rc == LIL_E_NOTFOUND)
+        lil__seterr(err, rc, 0, "no run %s in %s", run_id, st->where);
+    if (rc == LIL_OK && lil__buf_add(out, bytes.data, bytes.len) != LIL_OK)
+        rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory reading %s", path);
+    lil_free(bytes.data);
+    lil__free(st->env, path);
+    return rc;
+}
+
+/* The journal file, published whole and durably, never over another. */
+static lil_status file_run_import(struct lil_store *st, struct lil_err *err,
+                                  const char *run_id, const uint8_t *image, size_t len)
+{
+    char *path = run_path(st, run_id);
+    bool existed = false;
+    lil_status rc;
+
+    if (!path)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    rc = lil__store_file_sync_parent(fs_of(st), err);
+    if (rc == LIL_OK)
+        rc = lil__os_publish_new(st->env, err, st->where, path, image, len, &existed);
+    if (rc == LIL_OK && existed)
+        rc = lil__seterr(err, LIL_E_INVAL, 0,
+                         "run %s already exists in %s (import it under another id: "
+                         "--run-id)",
+                         run_id, st->where);
+    lil__free(st->env, path);
+    return rc;
+}
+
+static void file_close(struct lil_store *st)
+{
+    struct lil_env *env = st->env;
+
+    lil__store_fini(st);
+    lil__free(env, st);
+}
+
+static const struct lil_store_ops file_ops = {.version = LIL_STORE_OPS_VERSION,
+                                              .name = "file",
+                                              .close = file_close,
+                                              .foreach_run = file_foreach_run,
+                                              .check_run = file_check_run,
+                                              .run_open = file_run_open,
+                                              .run_close = file_run_close,
+                                              .run_append = file_run_append,
+                                              .run_announce = file_run_announce,
+                                              .run_sync = file_run_sync,
+                                              .run_walk = file_run_walk,
+                                              .run_next_scanned = file_run_next_scanned,
+                                              .run_info = file_run_info,
+                                              .run_holder = file_run_holder,
+                                              .stop_request = file_stop_request,
+                                              .stop_read = file_stop_read,
+                                              .stop_clear = file_stop_clear,
+                                              .marker_enter = lil__marker_file_enter,
+                                              .marker_state = lil__marker_file_state,
+                                              .marker_begin = lil__marker_file_begin,
+                                              .marker_finish = lil__marker_file_finish,
+                                              .marker_abandon =
+                                                  lil__marker_file_abandon,
+                                              .marker_clear = lil__marker_file_clear,
+                                              .marker_leave = lil__marker_file_leave,
+                                              .run_changed = file_run_changed,
+                                              .run_image = file_run_image,
+                                              .run_import = file_run_import};
+
+lil_status lil__store_file_open(struct lil_env *env, struct lil_err *err,
+                                const char *dir, struct lil_store **out)
+{
+    struct file_store *fs;
+    lil_status rc;
+
+    *out = NULL;
+    rc = lil__os_mkdir(env, err, dir, false); /* its name: see the top */
+    if (rc != LIL_OK)
+        return rc;
+    fs = lil__calloc(env, 1, sizeof(*fs));
+    if (!fs)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    rc = lil__store_init(&fs->base, env, err, &file_ops, dir);
+    if (rc != LIL_OK) {
+        file_close(&fs->base);
+        return rc;
+    }
+    fs->base.magic = LIL_STORE_MAGIC;
+    *out = &fs->base;
+    return LIL_OK;
+}
