@@ -47,8 +47,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "bench_loop.h"
 #include "agents/agent_llm_int.h"
+#include "bench_loop.h"
 #include "effects/curl_dl.h"
 
 #define WARMUP     5

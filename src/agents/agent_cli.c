@@ -40,14 +40,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "agents/agent.h"
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/clock.h"
 #include "base/env.h"
-#include "lang/value.h"
-#include "agents/agent.h"
 #include "effects/effect_shell.h"
 #include "effects/text.h"
+#include "lang/value.h"
 #include "os/os.h"
 #include "os/proc.h"
 

@@ -25,11 +25,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agents/agent.h"
 #include "base/buf.h"
 #include "base/err.h"
-#include "json/json.h"
-#include "agents/agent.h"
 #include "effects/curl_dl.h"
+#include "json/json.h"
 
 struct lil_env;
 

@@ -26,11 +26,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "agents/agent.h"
+#include "agents/agent_info.h"
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/env.h"
-#include "agents/agent.h"
-#include "agents/agent_info.h"
 #include "os/os.h"
 
 #define BUF_UNCAPPED (SIZE_MAX / 4)

@@ -10,9 +10,9 @@
 
 #include "base/alloc.h"
 #include "loop/runner.h"
+#include "os/os.h"
 #include "queue/queue.h"
 #include "replay/cassette.h"
-#include "os/os.h"
 #include "store/store.h"
 
 static lil_status publish(struct lil_err *dst, pthread_mutex_t *mu,

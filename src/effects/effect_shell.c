@@ -18,8 +18,8 @@
 
 #include "base/alloc.h"
 #include "base/clock.h"
-#include "lang/value.h"
 #include "effects/text.h"
+#include "lang/value.h"
 #include "os/os.h"
 #include "os/proc.h"
 

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "base/alloc.h"
-#include "lang/value.h"
 #include "effects/effect_http.h"
 #include "effects/http_int.h"
+#include "lang/value.h"
 
 /* ------------------------------------------------------------------------ */
 /* Checking a request                                                       */

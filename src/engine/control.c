@@ -19,7 +19,8 @@ lil_status lil__stop_read(struct lil_store *st, struct lil_err *err, const char 
     return st->ops->stop_read(st, err, run_id, out);
 }
 
-lil_status lil__stop_clear(struct lil_store *st, struct lil_err *err, const char *run_id)
+lil_status lil__stop_clear(struct lil_store *st, struct lil_err *err,
+                           const char *run_id)
 {
     return st->ops->stop_clear(st, err, run_id);
 }

@@ -79,7 +79,8 @@ lil_status lil__run_sync(struct lil_run *run, struct lil_err *err);
 lil_status lil__stop_read(struct lil_store *st, struct lil_err *err, const char *run_id,
                           lil_bytes *out);
 /* Remove run_id's pending stop request; LIL_E_NOTFOUND if none. */
-lil_status lil__stop_clear(struct lil_store *st, struct lil_err *err, const char *run_id);
+lil_status lil__stop_clear(struct lil_store *st, struct lil_err *err,
+                           const char *run_id);
 /* The queue state of run_id into state (LIL_SQUEUE_STATE_MAX bytes);
  * LIL_E_NOTFOUND when the run is not queued or the store has no queue. */
 lil_status lil__queue_state(struct lil_store *st, struct lil_err *err,

@@ -44,10 +44,10 @@
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "effects/redact.h"
 #include "engine/run.h"
 #include "json/json.h"
 #include "loop/caps.h"
-#include "effects/redact.h"
 #include "loop/retry.h"
 #include "loop/state.h"
 #include "loopspec/ir.h"

@@ -26,13 +26,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "agents/agent.h"
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/hash.h"
-#include "engine/call.h"
-#include "agents/agent.h"
 #include "effects/effect_http.h"
 #include "effects/effect_shell.h"
+#include "engine/call.h"
 #include "loop/runner.h"
 
 #define IDENTITY_SHOW 96 /* bytes of an identity shown in a message */

@@ -24,10 +24,10 @@
 #include "base/env.h"
 #include "base/err.h"
 #include "json/json.h"
-#include "os/os.h"
 #include "loopspec/diag.h"
 #include "loopspec/ir.h"
 #include "loopspec/node.h"
+#include "os/os.h"
 
 struct lil_spec {
     uint32_t magic;

@@ -35,9 +35,9 @@
 
 #include "base/alloc.h"
 #include "base/handles.h"
-#include "queue/queue.h"
 #include "loop/runner.h"
 #include "loopspec/spec.h"
+#include "queue/queue.h"
 #include "store/store.h"
 
 #define RETRY_AFTER_MS 1000 /* a run met a passing error: claimable again then */

@@ -32,10 +32,10 @@
 
 #include "base/buf.h"
 #include "base/env.h"
-#include "faults.h"
-#include "json/json.h"
 #include "effects/effect_http.h"
 #include "effects/http_int.h"
+#include "faults.h"
+#include "json/json.h"
 #include "t.h"
 
 #ifndef T_SERVER

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "base/buf.h"
-#include "json/json.h"
 #include "effects/effect_http.h"
+#include "json/json.h"
 #include "t.h"
 
 T_TEST(missing_libcurl_is_a_clear_io_error)

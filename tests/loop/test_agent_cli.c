@@ -32,8 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/buf.h"
 #include "agents/agent.h"
+#include "base/buf.h"
 #include "t.h"
 
 static struct lil_err E;

@@ -33,10 +33,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "base/env.h"
-#include "json/json.h"
 #include "agents/agent.h"
+#include "base/env.h"
 #include "effects/effect_http.h"
+#include "json/json.h"
 #include "t.h"
 
 #ifndef T_SERVER

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "faults.h"
 #include "effects/redact.h"
+#include "faults.h"
 
 static lil_env *env(void)
 {

@@ -29,9 +29,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "faults.h"
 #include "effects/effect_env.h"
 #include "effects/effect_shell.h"
+#include "faults.h"
 #include "proc_util.h"
 #include "t.h"
 
