@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "agents/agent_info.h"
+#include "base/settings.h"
 #include "os/os.h"
 
 enum family { FAM_INTERNAL, FAM_LLM, FAM_CLI };
@@ -39,38 +40,10 @@ const char *lil__agent_name(size_t i)
     return i < NHARNESS ? harnesses[i].name : NULL;
 }
 
-static const char *lookup(const char *const *envp, const char *name)
-{
-    size_t n = strlen(name);
-
-    if (!envp)
-        return getenv(name);
-    for (; *envp; envp++)
-        if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
-            return *envp + n + 1;
-    return NULL;
-}
-
 const char *lil__agent_setting(const char *const *envp, const char *x,
                                const char **which)
 {
-    static const char *const prefixes[] = {"LIL_", "LOOPY_"};
-    char name[128];
-    const char *v;
-
-    for (size_t i = 0; i < 2; i++) {
-        int n = snprintf(name, sizeof(name), "%s%s", prefixes[i], x);
-
-        if (n < 0 || (size_t)n >= sizeof(name))
-            break;
-        v = lookup(envp, name);
-        if (v && (*v || i == 1)) {
-            if (which)
-                *which = i == 0 ? "LIL_" : "LOOPY_";
-            return v;
-        }
-    }
-    return NULL;
+    return lil__setting_twin(envp, x, which);
 }
 
 #define SAFE_INTEGER 9007199254740991LL /* 2^53 - 1 */

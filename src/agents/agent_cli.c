@@ -45,6 +45,7 @@
 #include "base/buf.h"
 #include "base/clock.h"
 #include "base/env.h"
+#include "base/settings.h"
 #include "effects/effect_shell.h"
 #include "effects/text.h"
 #include "lang/value.h"
@@ -350,7 +351,7 @@ static lil_status found_in(const struct lil_env *env, const char *cwd, const cha
 static lil_status on_path(const struct lil_env *env, const char *cwd, const char *bin,
                           bool *found)
 {
-    const char *path = getenv("PATH"); /* NOLINT(concurrency-mt-unsafe): read only */
+    const char *path = lil__setting_raw("PATH");
     const char *dir, *colon;
     lil_status rc = LIL_OK;
 

@@ -46,10 +46,9 @@
 #include "agents/agent.h"
 #include "agents/agent_info.h"
 #include "agents/agent_llm_int.h"
+#include "base/settings.h"
 #include "effects/curl_dl.h"
 #include "effects/effect_http.h"
-
-extern char **environ;
 
 #define BUF_UNCAPPED  (SIZE_MAX / 4)
 #define ERR_BODY_KEEP 2048 /* bytes of an error body kept for its message */
@@ -94,18 +93,6 @@ struct llm_config {
 };
 
 /* ---- configuration ---------------------------------------------------------- */
-
-static const char *lookup(const char *const *envp, const char *name)
-{
-    size_t n = strlen(name);
-
-    if (!envp)
-        envp = (const char *const *)environ;
-    for (; envp && *envp; envp++)
-        if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
-            return *envp + n + 1;
-    return NULL;
-}
 
 static bool filled(const char *s)
 {
@@ -164,7 +151,7 @@ static lil_status resolve_server(struct lil_err *err, const char *const *envp,
         return LIL_OK;
     }
     for (size_t i = 0; i < NPROVIDERS; i++) {
-        const char *k = lookup(envp, providers[i].key_var);
+        const char *k = lil__env_lookup(envp, providers[i].key_var);
 
         if (!filled(k))
             continue;

@@ -16,6 +16,7 @@
 
 #include "base/alloc.h"
 #include "base/hash.h"
+#include "base/settings.h"
 #include "effects/effect_env.h"
 #include "loop/runner.h"
 #include "loopspec/spec.h"
@@ -47,7 +48,7 @@ static char *dup_or(const struct lil_env *env, const char *s, const char *dflt)
 
 static lil_status copy_opts(struct lil_loop *lp, const lil_loop_opts *o)
 {
-    const char *user = getenv("USER");
+    const char *user = lil__setting_raw("USER");
 
     lp->flags = o ? o->flags : 0;
     lp->actor = dup_or(
@@ -89,7 +90,8 @@ static json_t *environ_object(void)
 
 static lil_status surroundings(struct lil_loop *lp, const lil_loop_opts *o)
 {
-    const char *allow[2] = {o ? o->env_allow : NULL, getenv("LIL_EFFECT_ENV")};
+    const char *allow[2] = {o ? o->env_allow : NULL,
+                            lil__setting_raw("LIL_EFFECT_ENV")};
     lil_status rc;
 
     lp->environ = environ_object();

@@ -21,6 +21,7 @@
 #include "base/alloc.h"
 #include "base/env.h"
 #include "base/handles.h"
+#include "base/settings.h"
 #include "loop/caps.h"
 #include "loop/runner.h"
 #include "loopspec/ident.h"
@@ -203,7 +204,7 @@ static lil_status mock(void *ud, struct lil_err *err, const char *kind, json_t *
 
 static lil_status temp_dir(struct lil_err *err, char dir[VERIFY_DIR_MAX])
 {
-    const char *tmp = getenv("TMPDIR"); /* NOLINT(concurrency-mt-unsafe): read only */
+    const char *tmp = lil__setting_raw("TMPDIR");
     int n;
 
     if (!tmp || tmp[0] != '/')

@@ -1,7 +1,8 @@
 /*
  * store.c -- what every store shares: choosing the backend, the settings
  * read from the environment (once, here), the run-id rule, the schema
- * calls (lil_store_schema) of both backends.
+ * calls (lil_store_schema) of both backends.  The environment is read
+ * through base/settings.h.
  */
 #include "store/store.h"
 
@@ -11,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "base/alloc.h"
+#include "base/settings.h"
 #include "base/utf8.h"
 #include "journal/format.h"
 #include "os/os.h"
@@ -47,18 +49,10 @@ lil_status lil__run_id_check(struct lil_err *err, const char *run_id)
  * first run that uses the default (lil_run_open's LIL_E_INVAL). */
 static void read_sync(struct lil_store_settings *set)
 {
-    const char *e = getenv("LIL_SYNC");
+    int mode;
 
-    set->sync = LIL_SYNC_FULL;
-    set->bad_sync[0] = '\0';
-    if (!e || !*e || strcmp(e, "full") == 0)
-        return;
-    if (strcmp(e, "normal") == 0)
-        set->sync = LIL_SYNC_NORMAL;
-    else if (strcmp(e, "off") == 0)
-        set->sync = LIL_SYNC_OFF;
-    else
-        snprintf(set->bad_sync, sizeof(set->bad_sync), "%s", e);
+    lil__setting_sync(&mode, set->bad_sync, sizeof(set->bad_sync));
+    set->sync = (lil_sync)mode;
 }
 
 lil_status lil__store_set_key(struct lil_store *st, struct lil_err *err,
@@ -87,7 +81,7 @@ lil_status lil__store_init(struct lil_store *st, struct lil_env *env,
                            struct lil_err *err, const struct lil_store_ops *ops,
                            const char *where)
 {
-    const char *key = getenv("LIL_JOURNAL_KEY");
+    const char *key = lil__setting_raw("LIL_JOURNAL_KEY");
 
     st->ops = ops;
     st->env = env;
@@ -109,11 +103,7 @@ void lil__store_fini(struct lil_store *st)
 
 const char *lil__store_where(const char *where)
 {
-    if (!where)
-        where = getenv("LIL_DIR");
-    if (!where || !*where)
-        where = ".lil";
-    return where;
+    return lil__setting_store_where(where);
 }
 
 lil_status lil__store_open(struct lil_env *env, struct lil_err *err, const char *where,

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/settings.h"
 #include "journal/format.h"
 #include "journal/journal.h"
 #include "os/os.h"
@@ -339,15 +340,6 @@ static const struct lil_store_ops pg_ops = {
     .queue_state = lil__pg_queue_state,
 };
 
-/* LIL_PG_LEASE_MS, read once (at open) like the other settings. */
-static int64_t lease_setting(void)
-{
-    const char *e = getenv("LIL_PG_LEASE_MS");
-    long long v = e && *e ? strtoll(e, NULL, 10) : 0;
-
-    return v >= 100 ? (int64_t)v : PG_LEASE_MS;
-}
-
 static void name_host(struct pg_store *ps)
 {
     if (gethostname(ps->host, sizeof(ps->host)) != 0)
@@ -381,7 +373,7 @@ lil_status lil__pg_store_new(struct lil_env *env, struct lil_err *err,
     if (rc == LIL_OK)
         rc = lil__store_init(&ps->base, env, err, &pg_ops, display);
     lil__free(env, display);
-    ps->lease_ms = lease_setting();
+    ps->lease_ms = lil__setting_pg_lease_ms();
     name_host(ps);
     if (rc != LIL_OK) {
         lil__pg_store_free(ps);
