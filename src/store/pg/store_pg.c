@@ -340,6 +340,8 @@ static const struct lil_store_ops pg_ops = {
     .queue_state = lil__pg_queue_state,
 };
 
+_Static_assert(PG_LEASE_MS == LIL_SETTING_PG_LEASE_MS, "one default lease");
+
 static void name_host(struct pg_store *ps)
 {
     if (gethostname(ps->host, sizeof(ps->host)) != 0)

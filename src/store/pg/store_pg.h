@@ -101,10 +101,11 @@
 #include "store/store.h"
 
 #define PG_SCHEMA_MAX     63
-#define PG_SCHEMA_VERSION 2    /* the schema this lil creates and reads */
-#define PG_BATCH_MAX      32   /* records in one append statement */
-#define PG_POOL_MAX       8    /* idle connections a store keeps */
-#define PG_READ_CHUNK     2048 /* records read per statement */
+#define PG_SCHEMA_VERSION 2     /* the schema this lil creates and reads */
+#define PG_LEASE_MS       30000 /* default lease (LIL_PG_LEASE_MS) */
+#define PG_BATCH_MAX      32    /* records in one append statement */
+#define PG_POOL_MAX       8     /* idle connections a store keeps */
+#define PG_READ_CHUNK     2048  /* records read per statement */
 #define PG_PARAMS_MAX     (3 + 3 * PG_BATCH_MAX)
 #define PG_OWNER_MAX      160
 
