@@ -163,11 +163,17 @@ int cli_fail(const struct cli_ctx *ctx, lil_status s, const char *fmt, ...)
  * pid is not known.  Returns CLI_EXIT_LOCKED (through cli_fail). */
 int cli_held(const struct cli_ctx *ctx, lil_store *st, const char *run_id);
 
-/* The store directory of ctx: --dir, else $LIL_DIR when set and not empty,
- * else ".lil". */
+/* The store location of ctx, by the library's rule (lil_store_location):
+ * --dir, else $LIL_DIR when set and not empty, else ".lil".  Valid until
+ * the process exits. */
 const char *cli_store_dir(const struct cli_ctx *ctx);
 
-/* Whether a store location is a PostgreSQL URI (postgresql://, postgres://). */
+/* $USER as the library reads it (lil_setting) when set and not empty, else
+ * dflt: the actor of a verb run without --actor. */
+const char *cli_user(const char *dflt);
+
+/* Whether a store location is a PostgreSQL URI, as the library tells
+ * (lil_store_location). */
 bool cli_store_is_url(const char *where);
 
 /* submit and worker (cmd_submit.c): CLI_EXIT_OK when the store of ctx is a

@@ -73,9 +73,7 @@ static int print_request(const struct cli_ctx *ctx, const char *id, const char *
 
 static const char *actor_of(const struct loop_cli *lc)
 {
-    const char *u = getenv("USER");
-
-    return lc->actor ? lc->actor : (u && *u ? u : "unknown");
+    return lc->actor ? lc->actor : cli_user("unknown");
 }
 
 static int cmd_stop(struct cli_ctx *ctx, int argc, char **argv)

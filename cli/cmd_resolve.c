@@ -43,9 +43,7 @@ static const char *how_name(lil_resolution how)
 /* $USER when set and not empty, else "cli". */
 static const char *default_actor(void)
 {
-    const char *u = getenv("USER");
-
-    return u && *u ? u : "cli";
+    return cli_user("cli");
 }
 
 struct resolve_flags {

@@ -406,26 +406,20 @@ const char *cli_spec_name(const char *path)
 }
 
 /* The spec size limit: LIL_SPEC_MAX_BYTES when set (a positive number of
- * bytes), else the library's default (lim->max_bytes 0).  False, with msg,
- * when the variable is not a number. */
+ * bytes, checked by the library: lil_setting), else the library's default
+ * (lim->max_bytes 0).  False, with msg, when the variable is not one. */
 static bool spec_limits(lil_spec_limits *lim, char *msg, size_t cap)
 {
-    const char *v = getenv("LIL_SPEC_MAX_BYTES");
-    unsigned long long n;
-    char *end = NULL;
+    char *v = NULL;
 
     memset(lim, 0, sizeof(*lim));
-    if (!v || !*v)
-        return true;
-    errno = 0;
-    n = strtoull(v, &end, 10);
-    if (errno || *end || n == 0 || n >= SIZE_MAX || *v == '-' || *v == '+' ||
-        *v == ' ') {
-        snprintf(msg, cap,
-                 "LIL_SPEC_MAX_BYTES must be a positive number of bytes, not '%s'", v);
+    if (lil_setting("LIL_SPEC_MAX_BYTES", &v) != LIL_OK) {
+        snprintf(msg, cap, "%s", lil_errmsg());
         return false;
     }
-    lim->max_bytes = (size_t)n;
+    if (v)
+        lim->max_bytes = (size_t)strtoull(v, NULL, 10);
+    lil_free(v);
     return true;
 }
 

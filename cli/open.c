@@ -71,20 +71,56 @@ int cli_held(const struct cli_ctx *ctx, lil_store *st, const char *run_id)
     return cli_fail(ctx, LIL_E_LOCKED, "run %s is held by another process", run_id);
 }
 
-/* --dir, else $LIL_DIR when set and not empty, else ".lil". */
+/* The library's rule (lil_store_location): --dir, else $LIL_DIR when set
+ * and not empty, else ".lil".  Asked again only when --dir changes; the
+ * answer lives until the process exits. */
+static bool same(const char *a, const char *b)
+{
+    return a && b ? strcmp(a, b) == 0 : a == b;
+}
+
 const char *cli_store_dir(const struct cli_ctx *ctx)
 {
-    const char *env = getenv("LIL_DIR");
+    static char *where, *given;
+    static bool asked;
+    char *loc = NULL, *copy = NULL;
 
-    if (ctx->dir)
+    if (asked && same(given, ctx->dir))
+        return where;
+    if (lil_store_location(ctx->dir, &loc, NULL) != LIL_OK)
+        return ctx->dir ? ctx->dir : ".lil"; /* out of memory */
+    if (ctx->dir && !(copy = strdup(ctx->dir))) {
+        lil_free(loc);
         return ctx->dir;
-    return env && *env ? env : ".lil";
+    }
+    lil_free(where);
+    free(given);
+    where = loc;
+    given = copy;
+    asked = true;
+    return where;
+}
+
+const char *cli_user(const char *dflt)
+{
+    static char *user;
+    static bool asked;
+
+    if (!asked) {
+        (void)lil_setting("USER", &user);
+        asked = true;
+    }
+    return user && *user ? user : dflt;
 }
 
 bool cli_store_is_url(const char *where)
 {
-    return strncmp(where, "postgresql://", 13) == 0 ||
-           strncmp(where, "postgres://", 11) == 0;
+    char *loc = NULL;
+    int pg = 0;
+
+    (void)lil_store_location(where, &loc, &pg);
+    lil_free(loc);
+    return pg != 0;
 }
 
 int cli_store_open(const struct cli_ctx *ctx, lil_store **out)

@@ -4,6 +4,9 @@
  * statuses) and the mapping of a lil_status to the exception class the
  * package registered for it.
  *
+ * store_location and setting answer with the library's rules for its
+ * settings (lil_store_location, lil_setting).
+ *
  * The classes live in lil/_errors.py; the package hands them over once at
  * import with set_errors({status: class}, default).  Until then (and for a
  * status without a class) a failing call raises RuntimeError.
@@ -80,7 +83,53 @@ static PyObject *status_name(PyObject *self, PyObject *arg)
     return PyUnicode_FromString(lil_status_name((lil_status)rc));
 }
 
+/* store_location(dir=None) -> (location, is_pg): lil_store_location. */
+static PyObject *store_location(PyObject *self, PyObject *args)
+{
+    const char *dir = NULL;
+    char *loc = NULL;
+    int pg = 0;
+    PyObject *res;
+    lil_status rc;
+
+    (void)self;
+    if (!PyArg_ParseTuple(args, "|z:store_location", &dir))
+        return NULL;
+    rc = lil_store_location(dir, &loc, &pg);
+    if (rc != LIL_OK)
+        return lilpy_raise(rc, NULL);
+    res = Py_BuildValue("(sO)", loc, pg ? Py_True : Py_False);
+    lil_free(loc);
+    return res;
+}
+
+/* setting(name) -> str or None: lil_setting. */
+static PyObject *setting(PyObject *self, PyObject *arg)
+{
+    const char *name;
+    char *value = NULL;
+    PyObject *res;
+    lil_status rc;
+
+    (void)self;
+    name = PyUnicode_AsUTF8(arg);
+    if (!name)
+        return NULL;
+    rc = lil_setting(name, &value);
+    if (rc != LIL_OK)
+        return lilpy_raise(rc, NULL);
+    if (!value)
+        Py_RETURN_NONE;
+    res = PyUnicode_DecodeFSDefault(value);
+    lil_free(value);
+    return res;
+}
+
 static PyMethodDef module_methods[] = {
+    {"store_location", store_location, METH_VARARGS,
+     "store_location(dir=None) -> (location, is_pg): the store lil would open."},
+    {"setting", setting, METH_O,
+     "setting(name) -> the value in force of a setting of the library, or None."},
     {"set_errors", set_errors, METH_VARARGS,
      "set_errors(classes, default): the exception class of each lil status."},
     {"version", version, METH_NOARGS, "The version of the lil library linked in."},

@@ -200,6 +200,28 @@ typedef struct lil_store lil_store;
  * also LIL_E_PG, LIL_E_VERSION, LIL_E_INVAL (above). */
 LIL_API lil_status lil_store_open(lil_env *env, const char *dir, lil_store **out);
 
+/* The store lil_store_open(env, dir, ...) opens, without opening it: dir
+ * when it is not NULL (an empty dir: ".lil"), else $LIL_DIR when it is set
+ * and not empty, else ".lil" (relative to the current directory).  *out
+ * gets a copy (free with lil_free); *is_pg (may be NULL) gets 1 when it is
+ * a PostgreSQL connection URI (postgresql:// or postgres://), else 0 (a
+ * directory).  Tools that take --dir ask this instead of reading LIL_DIR.
+ * Errors: LIL_E_INVAL (out NULL), LIL_E_NOMEM. */
+LIL_API lil_status lil_store_location(const char *dir, char **out, int *is_pg);
+
+/* The value in force of one of the environment variables the library
+ * reads (docs/api.md, "Settings"), as the library reads it: name is its
+ * LIL_ name, its LOOPY_ alias (the LIL_ one wins when set and not empty)
+ * or a host variable the library consults (USER, TMPDIR, PATH).  *value
+ * gets a copy (free with lil_free) of the variable's value, or of the
+ * default when it is unset or empty, or NULL when it has no default.
+ * Errors: LIL_E_NOTFOUND (no such setting), LIL_E_INVAL (name or value
+ * NULL; a value the library would refuse, the message saying why, e.g.
+ * "LIL_SPEC_MAX_BYTES must be a positive number of bytes, not '1MB'"; a
+ * secret such as LIL_JOURNAL_KEY, whose value is never given),
+ * LIL_E_NOMEM. */
+LIL_API lil_status lil_setting(const char *name, char **value);
+
 /* Set the journal key (any bytes, len > 0) for the runs this store opens
  * and checks from now on, in place of $LIL_JOURNAL_KEY; key NULL (or len
  * 0) means none.  A new run is then created keyed (HMAC-SHA-256 chain) and

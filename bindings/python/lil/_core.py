@@ -69,11 +69,12 @@ _stores_lock = threading.Lock()
 
 
 def store_dir(dir=None) -> str:
-    """The absolute store directory: dir, else $LIL_DIR, else ./.lil (read
-    now, relative to the current directory)."""
-    if dir is None:
-        dir = os.environ.get("LIL_DIR") or ".lil"
-    return os.path.abspath(os.fspath(dir))
+    """The store, by the library's rule (lil_store_location): dir, else
+    $LIL_DIR, else ./.lil (read now).  A directory is made absolute
+    (relative to the current directory); a postgresql:// URI is kept as
+    it is."""
+    where, is_pg = _lil.store_location(None if dir is None else os.fspath(dir))
+    return where if is_pg else os.path.abspath(where)
 
 
 def get_store(dir=None) -> _lil.Store:
@@ -87,6 +88,8 @@ def get_store(dir=None) -> _lil.Store:
         if st is None:
             st = _lil.Store(path)
             _stores[path] = st
+            # st.path hides a URI's password: asking by it finds this one
+            _stores.setdefault(st.path, st)
     return st
 
 
