@@ -153,7 +153,6 @@ lil_status lil_env_new(lil_env **out)
     if (!out)
         return fail_plain(LIL_E_INVAL, "lil_env_new: out is NULL");
     *out = NULL;
-    lil__json_init(); /* jansson's allocation hooks, once per process */
     env = malloc(sizeof(*env));
     if (!env)
         return fail_plain(LIL_E_NOMEM, "out of memory");

@@ -2,7 +2,9 @@
  * json.c -- jansson's set-up and memory, scopes, and parsing, printing and
  * packing with lil's status codes (json.h has the design).
  *
- * Every block handed to jansson is laid out as
+ * Nothing here changes jansson's allocator unless a test program calls
+ * lil__json_hooks_install; then every block handed to jansson is laid out
+ * as
  *
  *     [struct block_header: free_fn, ud][jansson's bytes ...]
  *      ^ from the allocator            ^ what jansson gets
@@ -14,6 +16,8 @@
 #include "json/json.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,8 +37,10 @@ struct block_header {
 static _Thread_local const struct lil_env *bound_env;
 static _Thread_local unsigned long bound_failures;
 
-/* Written once, inside install() (pthread_once), read-only afterwards. */
+/* Written once, inside install() (pthread_once), read-only afterwards;
+ * installed says whether it ran. */
 static pthread_once_t install_once = PTHREAD_ONCE_INIT;
+static atomic_bool installed;
 static json_malloc_t former_malloc = malloc;
 static json_free_t former_free = free;
 
@@ -78,15 +84,32 @@ static void hook_free(void *p)
     h->free_fn(h->ud, h);
 }
 
+/* jansson's own functions of the moment (the host's, or malloc and free)
+ * when lil's hooks are not installed. */
 void *lil__json_malloc(size_t n)
 {
-    lil__json_init();
-    return hook_malloc(n ? n : 1);
+    json_malloc_t m;
+    json_free_t f;
+    void *p;
+
+    if (atomic_load_explicit(&installed, memory_order_acquire))
+        return hook_malloc(n ? n : 1);
+    json_get_alloc_funcs(&m, &f);
+    p = m(n ? n : 1);
+    return p ? p : refuse();
 }
 
 void lil__json_free(void *p)
 {
-    hook_free(p);
+    json_malloc_t m;
+    json_free_t f;
+
+    if (atomic_load_explicit(&installed, memory_order_acquire)) {
+        hook_free(p);
+        return;
+    }
+    json_get_alloc_funcs(&m, &f);
+    f(p);
 }
 
 /* ---- set-up and scopes ----------------------------------------------------------- */
@@ -95,25 +118,18 @@ static void install(void)
 {
     json_get_alloc_funcs(&former_malloc, &former_free);
     json_set_alloc_funcs(hook_malloc, hook_free);
+    atomic_store_explicit(&installed, true, memory_order_release);
     /* jansson seeds its hash function itself, once, at the first object
      * (atomically): seeding here would read /dev/urandom at every start. */
 }
 
-void lil__json_init(void)
+void lil__json_hooks_install(void)
 {
     pthread_once(&install_once, install);
 }
 
-/* Before main (and before the host makes any jansson value), when the
- * library is loaded. */
-__attribute__((constructor)) static void install_at_load(void)
-{
-    lil__json_init();
-}
-
 void lil__json_begin(struct lil_json_scope *sc, const struct lil_env *env)
 {
-    lil__json_init();
     sc->prev = bound_env;
     sc->failures = bound_failures;
     bound_env = env;

@@ -15,39 +15,37 @@
  *     data; the functions below open their own.
  *
  * Memory.  jansson has one pair of allocation hooks for the whole process
- * (json_set_alloc_funcs, no user data); lil has one allocator per env and no
- * mutable globals.  So:
- *   - lil installs its hooks once per process, under pthread_once: from a
- *     load-time constructor (before main, so before any jansson value of the
- *     host exists), from lil_env_new and from every scope;
+ * (json_set_alloc_funcs, no user data), and they belong to the host:
+ * loading or using liblil never changes them.  So jansson's values and
+ * texts come from jansson's allocator of the moment (malloc and free, or
+ * the host's hooks), not from an env's; a program that uses jansson itself
+ * may set its hooks before or after loading liblil (as jansson allows:
+ * before it makes any value).
+ *
+ * Out of memory.  A jansson call that fails for want of memory returns
+ * NULL or -1 (its parser says json_error_out_of_memory); the functions
+ * below turn that into LIL_E_NOMEM.  To test every failure path, a test
+ * program may install lil's own hooks (lil__json_hooks_install, which the
+ * library never calls); then:
  *   - a scope binds an env to the calling thread (a thread-local pointer;
  *     scopes nest, the inner one wins until it ends).  The hooks allocate
  *     from the env bound to the calling thread, or, with none bound, from
- *     the hooks jansson had before lil's (malloc and free, unless the
- *     program had set others);
+ *     the hooks jansson had before (malloc and free unless set);
  *   - every block starts with a header naming the free function (and its
  *     ud) of the allocator that made it, so a block goes back to that
  *     allocator whichever thread frees it, in another env's scope or in
- *     none (a value built under one env and released under another, a
- *     value kept in a spec and released by lil_spec_free).  As with
- *     lil_free, an env may be freed before its blocks; its allocator must
- *     stay valid until the last one is released;
+ *     none.  An env may be freed before its blocks; its allocator must stay
+ *     valid until the last one is released;
  *   - an allocation that fails is counted on the calling thread, so a scope
  *     knows whether one failed inside it, whatever jansson made of it (its
  *     parser reports some as syntax errors, its builders return NULL or -1
  *     and callers may drop those): lil__json_end then says LIL_E_NOMEM.
+ *     Without the hooks a scope only marks where jansson is used.
  * Thread rules: the hooks read only the calling thread's binding, the
  * block's own header and the former hooks (written once, inside the
- * pthread_once, which every scope passes first), so scopes on many threads
- * with many envs run in parallel.
- *
- * jansson is one library per process, so a program that uses jansson
- * itself shares these hooks (docs/api.md, "Allocator"): its own values take
- * malloc (or its earlier hooks) through lil's header; it must release the
- * strings of json_dumps (made with the hooks) with the free function
- * json_get_alloc_funcs returns, never with free(); it must not
- * call json_set_alloc_funcs once liblil is loaded; and if it loads liblil
- * with dlopen, no jansson value it made before may be released after.
+ * pthread_once), so scopes on many threads with many envs run in parallel.
+ * lil's strings from jansson (json_dumps) are released with lil__json_free,
+ * which uses the hooks in force.
  */
 #ifndef LIL_JSON_JSON_H
 #define LIL_JSON_JSON_H
@@ -65,9 +63,11 @@ struct lil_env;
 
 /* ---- set-up and scopes ---------------------------------------------------- */
 
-/* Install lil's allocation hooks in jansson, once per process
- * (pthread_once).  Any number of calls, from any thread. */
-void lil__json_init(void);
+/* For test programs only (the library never calls it): install lil's
+ * allocation hooks in jansson, once per process (pthread_once), so that
+ * allocation failures of an env's allocator reach jansson's calls too and
+ * scopes count them.  Call it before any jansson value exists. */
+void lil__json_hooks_install(void);
 
 /* A binding of an env to the calling thread, on the caller's stack. */
 struct lil_json_scope {
