@@ -76,7 +76,7 @@ static const struct lil_setting_def table[] = {
     {"USER", NULL, NULL, LIL_SETK_HOST, "a name",
      "the actor recorded when none is given"},
     {"TMPDIR", NULL, "/tmp", LIL_SETK_HOST, "an absolute directory",
-     "where lil_loop_verify makes its temporary store"},
+     "where lil_spec_verify makes its temporary store"},
     {"PATH", NULL, "/bin:/usr/bin", LIL_SETK_HOST, "directories",
      "where agent harness binaries are looked up"},
 };

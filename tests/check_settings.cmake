@@ -1,0 +1,66 @@
+# check_settings.cmake -- the environment is read in one place.
+#
+#   cmake -DSRC=<repository> -P tests/check_settings.cmake
+#
+# 1. Nothing in src/ calls getenv except src/base/settings.c (the table of
+#    every variable the library reads), and nothing in cli/ does: the CLI
+#    asks the library (lil_store_location, lil_setting).
+# 2. Every row of that table has its line in the settings table of
+#    docs/api.md ("| `NAME` | ..."), with its LOOPY_ alias and default.
+if(NOT SRC)
+  message(FATAL_ERROR "usage: cmake -DSRC=<repository> -P check_settings.cmake")
+endif()
+set(bad "")
+file(GLOB_RECURSE files ${SRC}/src/*.c ${SRC}/src/*.h ${SRC}/cli/*.c ${SRC}/cli/*.h)
+foreach(f ${files})
+  if(f MATCHES "/src/base/settings\\.c$")
+    continue()
+  endif()
+  file(STRINGS ${f} hits REGEX "getenv[ \t]*\\(")
+  foreach(h ${hits})
+    if(NOT h MATCHES "^[ \t]*(/?\\*|//)")
+      file(RELATIVE_PATH rel ${SRC} ${f})
+      string(APPEND bad "  ${rel}: ${h}\n")
+    endif()
+  endforeach()
+endforeach()
+
+file(READ ${SRC}/src/base/settings.c table)
+file(READ ${SRC}/docs/api.md doc)
+string(REGEX MATCHALL "\\{\"[A-Z_]+\", (NULL|\"[A-Z_]+\"), (NULL|\"[^\"]*\")," rows "${table}")
+list(LENGTH rows nrows)
+if(nrows LESS 10)
+  string(APPEND bad "  src/base/settings.c: the table was not found (${nrows} rows)\n")
+endif()
+foreach(r ${rows})
+  string(REGEX MATCH "^\\{\"([A-Z_]+)\"" m "${r}")
+  set(name ${CMAKE_MATCH_1})
+  string(REGEX MATCH "^\\{\"[A-Z_]+\", \"([A-Z_]+)\"" m "${r}")
+  set(alias "${CMAKE_MATCH_1}")
+  string(REGEX MATCH "\"([^\"]*)\",$" m "${r}")
+  set(dflt "${CMAKE_MATCH_1}")
+  if(r MATCHES "NULL,$")
+    set(dflt "")
+  endif()
+  set(want "| `${name}` | ")
+  if(alias)
+    string(APPEND want "`${alias}` | ")
+  else()
+    string(APPEND want "| ")
+  endif()
+  if(dflt)
+    string(APPEND want "`${dflt}` |")
+  else()
+    string(APPEND want "(none) |")
+  endif()
+  string(FIND "${doc}" "${want}" at)
+  if(at LESS 0)
+    string(APPEND bad "  docs/api.md: no line starting '${want}'\n")
+  endif()
+endforeach()
+
+if(bad)
+  message(FATAL_ERROR "settings: the environment is read outside src/base/settings.c, "
+                      "or docs/api.md's table differs:\n${bad}")
+endif()
+message(STATUS "settings: ${nrows} rows, all documented; getenv only in src/base/settings.c")
