@@ -188,8 +188,20 @@ static int dump_to_buf(const char *buffer, size_t size, void *data)
     return d->rc == LIL_OK ? 0 : -1;
 }
 
-lil_status lil__json_dump(const struct lil_env *env, struct lil_err *err,
-                          const json_t *v, size_t flags, struct lil_buf *out)
+static lil_status dump_error(struct lil_err *err, const struct lil_buf *out,
+                             lil_status rc)
+{
+    if (rc == LIL_E_TOOBIG)
+        return lil__seterr(err, LIL_E_TOOBIG, 0,
+                           "JSON text is over the limit of %zu bytes", out->cap);
+    if (rc == LIL_E_NOMEM)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory printing JSON");
+    return lil__seterr(err, LIL_E_INVAL, 0, "this JSON value cannot be printed");
+}
+
+/* jansson's own printer: the forms write.c leaves to it. */
+static lil_status dump_by_jansson(const struct lil_env *env, const json_t *v,
+                                  size_t flags, struct lil_buf *out)
 {
     struct dump_ctx d = {out, LIL_OK};
     struct lil_json_scope sc;
@@ -205,12 +217,22 @@ lil_status lil__json_dump(const struct lil_env *env, struct lil_err *err,
     out->len = mark;
     if (out->data)
         out->data[mark] = '\0';
-    if (d.rc == LIL_E_TOOBIG)
-        return lil__seterr(err, LIL_E_TOOBIG, 0,
-                           "JSON text is over the limit of %zu bytes", out->cap);
-    if (d.rc == LIL_E_NOMEM || rc == LIL_E_NOMEM)
-        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory printing JSON");
-    return lil__seterr(err, LIL_E_INVAL, 0, "this JSON value cannot be printed");
+    if (d.rc != LIL_OK)
+        return d.rc;
+    return rc == LIL_E_NOMEM ? rc : LIL_E_INVAL;
+}
+
+lil_status lil__json_dump(const struct lil_env *env, struct lil_err *err,
+                          const json_t *v, size_t flags, struct lil_buf *out)
+{
+    bool too_deep = true;
+    lil_status rc = LIL_OK;
+
+    if (lil__json_write_can(flags)) /* write.c: the same bytes, faster */
+        rc = lil__json_write(env, v, flags, out, &too_deep);
+    if (too_deep)
+        rc = dump_by_jansson(env, v, flags, out);
+    return rc == LIL_OK ? LIL_OK : dump_error(err, out, rc);
 }
 
 lil_status lil__json_vpack(const struct lil_env *env, struct lil_err *err,

@@ -110,6 +110,15 @@ lil_status lil__json_parse(const struct lil_env *env, struct lil_err *err,
 lil_status lil__json_dump(const struct lil_env *env, struct lil_err *err,
                           const json_t *v, size_t flags, struct lil_buf *out);
 
+/* write.c: whether it prints with these flags (compact, maybe sorted keys
+ * and any value at the top), and the printing itself: appends v's text to
+ * out, the bytes jansson would print.  LIL_E_INVAL (v cannot be printed),
+ * LIL_E_NOMEM, LIL_E_TOOBIG (out's cap); *too_deep when v nests deeper than
+ * it goes (jansson must print it).  On failure out keeps its length. */
+bool lil__json_write_can(size_t flags);
+lil_status lil__json_write(const struct lil_env *env, const json_t *v, size_t flags,
+                           struct lil_buf *out, bool *too_deep);
+
 /* Build a value from a jansson pack format (json_vpack_ex) under env.
  * LIL_OK with a new reference in *out; LIL_E_NOMEM; LIL_E_INVAL for a bad
  * format or argument (invalid UTF-8, NULL string), "JSON pack format 'F':

@@ -1103,8 +1103,11 @@ static lil_status op_meta(lil_env *e, const struct lil_ir_spec *ir, struct lil_e
 }
 
 /* Run op with allocation k failing, for every k: LIL_E_NOMEM when one
- * failed, else the fault-free status and output; nothing live after. */
-static void sweep(const char *what, const struct lil_ir_spec *ir, op_fn op)
+ * failed, else the fault-free status and output; nothing live after.  The
+ * op makes at least `least` allocations (printing JSON makes one: the
+ * text's buffer). */
+static void sweep(const char *what, const struct lil_ir_spec *ir, op_fn op,
+                  unsigned long least)
 {
     struct lil_err err = {0};
     char *want = NULL;
@@ -1140,7 +1143,7 @@ static void sweep(const char *what, const struct lil_ir_spec *ir, op_fn op)
     }
     free(want);
     printf("  %s: allocations 1..%lu failed in turn\n", what, k - 1);
-    T_CHECK(k > 2);
+    T_CHECK(k > least);
 }
 
 T_TEST(allocation_failures)
@@ -1152,16 +1155,16 @@ T_TEST(allocation_failures)
                                    NULL);
 
     T_REQUIRE(ir && bad);
-    sweep("init", ir, op_init);
-    sweep("inputs", ir, op_inputs);
-    sweep("inputs error", ir, op_input_error);
-    sweep("inputs compare", ir, op_compare);
-    sweep("apply", ir, op_apply);
-    sweep("apply fails", bad, op_apply);
-    sweep("snapshot", ir, op_snapshot);
-    sweep("restore", ir, op_restore);
-    sweep("fingerprint", ir, op_fingerprint);
-    sweep("meta", ir, op_meta);
+    sweep("init", ir, op_init, 2);
+    sweep("inputs", ir, op_inputs, 2);
+    sweep("inputs error", ir, op_input_error, 2);
+    sweep("inputs compare", ir, op_compare, 1);
+    sweep("apply", ir, op_apply, 2);
+    sweep("apply fails", bad, op_apply, 2);
+    sweep("snapshot", ir, op_snapshot, 1);
+    sweep("restore", ir, op_restore, 2);
+    sweep("fingerprint", ir, op_fingerprint, 1);
+    sweep("meta", ir, op_meta, 2);
     lil__ir_free(env(), ir);
     lil__ir_free(env(), bad);
 }

@@ -244,6 +244,25 @@ T_TEST(bad_text_is_the_callers_code)
     T_CHECK(k > 3);
 }
 
+/* An object of 40 keys under "wide" in v (more keys than the printer
+ * sorts without allocating). */
+static lil_status add_wide_object(struct counting *a, json_t *v)
+{
+    struct lil_json_scope sc;
+    json_t *wide;
+
+    lil__json_begin(&sc, &a->env);
+    wide = json_object();
+    for (int i = 0; wide && i < 40; i++) {
+        char key[8];
+
+        snprintf(key, sizeof(key), "w%02d", 39 - i);
+        json_object_set_new(wide, key, json_integer(i));
+    }
+    json_object_set_new(v, "wide", wide);
+    return lil__json_end(&sc);
+}
+
 T_TEST(print_failure_is_nomem_and_keeps_the_buffer)
 {
     struct counting a;
@@ -254,6 +273,7 @@ T_TEST(print_failure_is_nomem_and_keeps_the_buffer)
     counting_init(&a);
     T_OK(lil__json_parse(&a.env, &err, LIL_E_INVAL, doc_text, strlen(doc_text), 0, NULL,
                          &v));
+    T_REQUIRE(add_wide_object(&a, v) == LIL_OK); /* keys sorted off the stack */
     for (k = 1; k < 10000; k++) {
         struct lil_buf b;
         lil_status rc;
