@@ -3,7 +3,7 @@
  * steps; every other child of the loop runner should use it too).
  *
  * The reference runtime passes its whole environment to shell steps unless
- * its host sets `effectEnv` (loopspec-contract.md 5.16, weakness W16): API
+ * its host sets `effectEnv` (docs/loops.md, "What lil does differently"): API
  * keys, tokens and the journal's key reach every command a spec runs.  lil
  * scrubs by default.  A child gets:
  *
