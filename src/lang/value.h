@@ -4,7 +4,8 @@
  *
  * LoopSpec expressions follow JavaScript semantics (docs/loopspec.md,
  * "Expressions and templates"), so a value may be undefined, NaN or an
- * infinity, which JSON cannot hold.  A struct lil_val is a small tagged union passed by value;
+ * infinity, which JSON cannot hold.  A struct lil_val is a small tagged
+ * union passed by value;
  * strings and JSON containers it points to are borrowed: from the
  * evaluation context (state, inputs, ...), from the expression's own
  * literals, or from the evaluation's scratch buffer (valid until the next

@@ -1,7 +1,8 @@
 /*
  * caps.h -- the loop's meters and caps (docs/loopspec.md, "Caps"): what
  * the runner counts, when a cap trips, what approving a cap-breakpoint
- * rebases, and how a resumed run gets back exactly the meters it had.  Pure logic: no I/O, no clock (the caller passes the time,
+ * rebases, and how a resumed run gets back exactly the meters it had.
+ * Pure logic: no I/O, no clock (the caller passes the time,
  * epoch milliseconds), no allocation except for the summary and the JSON
  * form.
  *
