@@ -2,7 +2,7 @@
  * effect_http.h -- the http effect of the loop runner: perform one rendered
  * request and return the LoopSpec result (docs/loopspec.md, "Effects"), the
  * request's identity, and the redaction of what is journaled or printed
- * (docs/loops.md, "What lil does differently").
+ * (docs/loops.md, "What lil does differently from the reference runtime").
  *
  * The request is a JSON object, the runner's rendered request:
  *     {"method": "GET"|"POST"|"PUT"|"PATCH"|"DELETE",

@@ -42,7 +42,7 @@
  * with many envs run in parallel.
  *
  * jansson is one library per process, so a program that uses jansson
- * itself shares these hooks (docs/api.md, "Allocator"): its own values take
+ * itself shares these hooks (docs/api.md, "Environment"): its own values take
  * malloc (or its earlier hooks) through lil's header; it must release the
  * strings of json_dumps (made with the hooks) with the free function
  * json_get_alloc_funcs returns, never with free(); it must not

@@ -6,8 +6,9 @@
  * and the fingerprint of the no-progress cap.  Pure logic: no I/O, no
  * clock, no journal (the runner writes what these functions give it).
  *
- * One value model (docs/loops.md, "What lil does differently").  The
- * state is a JSON object, state var name -> value.
+ * One value model (docs/loops.md, "What lil does differently from the
+ * reference runtime").  The state is a JSON object, state var name ->
+ * value.
  * JavaScript has values JSON has not; lil stores, at every
  * write, what JSON.stringify would write, so the live state is always
  * exactly what its snapshot holds and a resumed run sees what a continuous
