@@ -8,8 +8,7 @@
  *
  * One value model (docs/loops.md, "What lil does differently from the
  * reference runtime").  The state is a JSON object, state var name ->
- * value.
- * JavaScript has values JSON has not; lil stores, at every
+ * value.  JavaScript has values JSON has not; lil stores, at every
  * write, what JSON.stringify would write, so the live state is always
  * exactly what its snapshot holds and a resumed run sees what a continuous
  * run saw (in the reference a continuous run keeps NaN where a resumed one
