@@ -7,8 +7,8 @@
  * pattern and summary.
  *
  * Every blueprint validates with no error and no cap-only-termination or
- * ungrounded-exit warning (contract V42; tests/cli/test_cli_spec.c checks
- * it through the binary): each exit is grounded in a shell or http fact or
+ * ungrounded-exit warning (tests/data/spec/v42-*.yaml; tests/cli/test_cli_spec.c
+ * checks it through the binary): each exit is grounded in a shell or http fact or
  * is structural, and has a writer that runs unconditionally.  Caps are
  * explicit, with a budget.  "@ID@" in a text stands for the loop id; the
  * id obeys the loop id rule (^[A-Za-z0-9_.:-]+$) and is written quoted,

@@ -129,7 +129,7 @@ int cli_parse(struct cli_ctx *ctx, int argc, char **argv, const struct cli_args 
  * cli_parse.  Unlike cli_parse, a flag's value given as the next word may
  * not be another flag ("--out --force" is a usage error; "--out=--force" is
  * the way to say it), so a forgotten value is not silently a flag (the
- * contract's W28). */
+ * reference's weakness; docs/cli.md, "lil new"). */
 int cli_parse_any(struct cli_ctx *ctx, int argc, char **argv, const struct cli_args *a,
                   const char ***pos, size_t *npos);
 

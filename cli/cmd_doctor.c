@@ -1,6 +1,6 @@
 /*
  * cmd_doctor.c -- `lil doctor SPEC [--json]`: can this loop run here?
- * (loopspec-contract.md 5.24, in lil's words; docs/loops.md, "Doctor").
+ * (the reference's doctor, in lil's words; docs/loops.md, "Doctor").
  *
  * Prints "doctor — loop '<id>'" and then one line per check, in order:
  *   ✓/✗ the store directory is writable: a probe file created (O_EXCL) and

@@ -73,7 +73,7 @@ struct cli_blueprint {
     const char *text;    /* the spec; "@ID@" stands for the loop id */
 };
 
-/* The blueprints, one per pattern, in the order of the contract's pattern
+/* The blueprints, one per pattern, in the order of docs/loopspec.md's pattern
  * list; *n receives their count. */
 const struct cli_blueprint *cli_blueprints(size_t *n);
 

@@ -1,4 +1,4 @@
-# Warnings checked with gcc 12 and clang 14 (STYLE B.8).
+# Warnings checked with gcc 12 and clang 14 (docs/internals.md, "Conventions").
 set(LIL_WARNINGS
   -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes
   -Wold-style-definition -Wcast-qual -Wformat=2 -Wundef -Wvla -Wwrite-strings

@@ -5,7 +5,7 @@
  * Input: a JSON text, then a NUL or newline, then a path (up to the next
  * NUL).  The JSON is loaded with jansson (its parser stops at depth 2048);
  * when it does not parse, or as well, the path runs against a fixed source
- * (the one of loopspec-contract.md section 3), so every input exercises the
+ * (the one of docs/loopspec.md, "JSONPath in `save`"), so every input exercises the
  * path code.  Checked on every result, with __builtin_trap() on violation:
  *
  *   - the result is NULL (undefined) or a non-null value json_dumps prints;

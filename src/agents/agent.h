@@ -1,12 +1,12 @@
 /*
- * agent.h -- the agent harnesses of the loop runner (loopspec-contract.md
- * 6.3-6.6): one call of a harness with a rendered prompt gives a result
- * object and the call's usage.
+ * agent.h -- the agent harnesses of the loop runner (docs/loops.md,
+ * "Agent harnesses" and "Effects"): one call of a harness with a rendered
+ * prompt gives a result object and the call's usage.
  *
  *   internal      nothing runs; the result is {} (agent.c)
  *   llm           one OpenAI-compatible chat completion over libcurl,
- *                 streamed or not (agent_llm.c), priced with the table of
- *                 6.6 (agent_price.c)
+ *                 streamed or not (agent_llm.c), priced with the price
+ *                 table (agent_price.c)
  *   claude-code, codex, opencode, antigravity, cursor-agent, pi
  *                 the coding-agent CLIs, run without a shell (agent_cli.c)
  *   cli           $LIL_AGENT_CMD / $LOOPY_AGENT_CMD split on blanks, the
@@ -14,7 +14,7 @@
  *
  * Settings come from the call's environment (struct lil_agent_call.envp),
  * never from the process's directly: every LOOPY_<X> variable of the
- * contract is read, and its twin LIL_<X> takes precedence when set and not
+ * reference runtime is read, and its twin LIL_<X> takes precedence when set and not
  * empty (lil__agent_setting).  A harness that is not configured fails with
  * LIL_E_INVAL and a message saying what to set; limits (time, output size)
  * that do not parse fail with a message naming the variable and its value.
@@ -48,7 +48,7 @@
  * worst case.  internal costs nothing (tokens 0, usd 0, priced).
  *
  * Errors: LIL_E_CHILD (a CLI that failed, timed out or wrote too much, with
- * the contract's messages), LIL_E_HTTP (the llm request failed or timed
+ * the reference's messages), LIL_E_HTTP (the llm request failed or timed
  * out), LIL_E_INVAL (not configured, bad limits, unknown harness),
  * LIL_E_NOMEM.  The runner retries LIL_E_CHILD and LIL_E_HTTP (retry.h).
  *
@@ -173,7 +173,7 @@ lil_status lil__agent_llm_call(const struct lil_env *env, struct lil_err *err,
                                const struct lil_agent_call *call, json_t **result,
                                struct lil_agent_usage *usage);
 
-/* ---- prices (agent_price.c; contract 6.6) --------------------------------- */
+/* ---- prices (agent_price.c; docs/loops.md, "Effects") ---------------------- */
 
 /* The model id as the table keys it: trimmed, lower case, after the last
  * '/', a trailing -YYYYMMDD or -YYYY-MM-DD dropped.  Into out (cap bytes). */
@@ -187,7 +187,7 @@ bool lil__agent_price_usd(const char *const *envp, const char *model, int64_t in
 
 /* Strip one surrounding ``` fence (``` or ```json / yml / yaml, any case)
  * of text (len bytes): *start and *end delimit what is inside, or the
- * trimmed text when there is no fence (6.4, 6.5). */
+ * trimmed text when there is no fence. */
 void lil__agent_unfence(const char *text, size_t len, size_t *start, size_t *end);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * agent_cli.c -- the coding-agent CLI harnesses and `cli` (agent.h;
- * loopspec-contract.md 6.3, 6.4).
+ * docs/loops.md, "Agent harnesses").
  *
  * A call: find the harness's line in the table below, read the limits of
  * the call (LIL_/LOOPY_AGENT_TIMEOUT_MS and _MAX_BUFFER: blank is the
@@ -29,7 +29,7 @@
  * a binary that is not on PATH -- lil__agent_cli_ready; limits and command
  * again at the call), LIL_E_CHILD (the CLI could not start, failed, timed
  * out, wrote more than the buffer, or answered in a form its harness
- * rejects: the contract's messages), LIL_E_NOMEM.  A child never outlives
+ * rejects: the reference's messages), LIL_E_NOMEM.  A child never outlives
  * the call.
  */
 #include <errno.h>
@@ -526,7 +526,7 @@ static void exit_message(const struct outcome *oc, char *msg, size_t cap)
     }
 }
 
-/* LIL_OK when the CLI exited 0 within its limits, else the contract's error. */
+/* LIL_OK when the CLI exited 0 within its limits, else the reference's error. */
 static lil_status check_outcome(struct lil_err *err, const struct command *cmd,
                                 const struct limits *lim, const struct outcome *oc)
 {

@@ -1,6 +1,6 @@
 /*
  * agent_llm.c -- the `llm` harness: one OpenAI-compatible chat completion
- * over libcurl (curl_dl.h), streamed or not (agent.h; contract 6.5).
+ * over libcurl (curl_dl.h), streamed or not (agent.h; docs/loops.md, "Effects").
  *
  * Configuration, read from the call's environment (each LOOPY_<X> with its
  * LIL_<X> twin, lil__agent_setting):
@@ -136,7 +136,7 @@ static bool stream_on(const char *v)
     return false;
 }
 
-/* Server, key and model (contract 6.5, resolveLlm). */
+/* Server, key and model (docs/loops.md, "Effects"; resolveLlm). */
 static lil_status resolve_server(struct lil_err *err, const char *const *envp,
                                  struct llm_config *cfg)
 {

@@ -11,7 +11,7 @@
  *     kept, with the last `usage` object seen: the reply itself is never
  *     held whole.  Until the first `data:` line the bytes are also kept,
  *     so that a server that answers a stream request with a plain
- *     completion is read as one (contract 6.5);
+ *     completion is read as one (docs/loops.md, "Effects");
  *   - every byte counts against max_bytes: past it the feed fails with
  *     LIL_E_TOOBIG and the transfer stops.
  *
@@ -33,7 +33,7 @@
 
 struct lil_env;
 
-/* The system message of every request (contract 6.5). */
+/* The system message of every request (the reference runtime's). */
 #define LIL_LLM_SYSTEM                                                             \
     "You are executing one step of an agent loop. If the step needs a structured " \
     "result, reply with a single JSON object; otherwise reply with plain text."
@@ -66,7 +66,7 @@ lil_status lil__llm_reply_feed(struct llm_reply *r, const char *data, size_t len
 lil_status lil__llm_reply_finish(struct llm_reply *r, struct lil_err *err,
                                  const char **text, size_t *len, json_t **usage);
 
-/* The result of an answer (contract 6.5): its JSON object (fence
+/* The result of an answer (docs/loops.md, "Effects"): its JSON object (fence
  * stripped, `usage` dropped), else {"result": text}.  A new object. */
 lil_status lil__llm_result(const struct lil_env *env, struct lil_err *err,
                            const char *text, size_t len, json_t **result);

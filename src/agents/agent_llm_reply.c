@@ -1,7 +1,7 @@
 /*
  * agent_llm_reply.c -- reading the reply of the `llm` harness: a chat
  * completion or a stream of server-sent events, the result object and the
- * usage (agent_llm_int.h has the rules; contract 6.5).
+ * usage (agent_llm_int.h has the rules; docs/loops.md, "Effects").
  */
 #include <math.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /*
- * agent_price.c -- the price of an agent call (loopspec-contract.md 6.6):
+ * agent_price.c -- the price of an agent call (docs/loops.md, "Effects"):
  * USD per million tokens, input and output, by normalized model id, with
  * the LIL_/LOOPY_LLM_PRICE_IN and _OUT overrides (agent.h), and where the
  * prices in force came from (`lil doctor`, lil_agent_settings).

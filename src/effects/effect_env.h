@@ -3,9 +3,9 @@
  * steps; every other child of the loop runner should use it too).
  *
  * The reference runtime passes its whole environment to shell steps unless
- * its host sets `effectEnv` (loopspec-contract.md 5.16, weakness W16): API
- * keys, tokens and the journal's key reach every command a spec runs.  lil
- * scrubs by default.  A child gets:
+ * its host sets `effectEnv` (docs/loops.md, "What lil does differently from
+ * the reference runtime"): API keys, tokens and the journal's key reach
+ * every command a spec runs.  lil scrubs by default.  A child gets:
  *
  *   - the base names, when lil's own environment has them: PATH, HOME,
  *     TMPDIR, TEMP, LANG, LC_ALL and every other LC_* (locale), SHELL,

@@ -1,8 +1,8 @@
 /*
  * effect_http.h -- the http effect of the loop runner: perform one rendered
- * request and return the LoopSpec result (loopspec-contract.md 6.2), the
- * request's identity (5.10), and the redaction of what is journaled or
- * printed (section 8, W16).
+ * request and return the LoopSpec result (docs/loopspec.md, "Effects"), the
+ * request's identity, and the redaction of what is journaled or printed
+ * (docs/loops.md, "What lil does differently from the reference runtime").
  *
  * The request is a JSON object, the runner's rendered request:
  *     {"method": "GET"|"POST"|"PUT"|"PATCH"|"DELETE",
@@ -46,7 +46,7 @@
  *     no_proxy), verifies TLS certificates, keeps no cookies and reads no
  *     .netrc; only http and https are ever spoken.
  *
- * Result (6.2), a new JSON value:
+ * Result, a new JSON value:
  *   - the body is read as UTF-8 text (a leading BOM dropped, each maximal
  *     invalid sequence replaced by U+FFFD, as TextDecoder does) and parsed
  *     as JSON when it parses (any JSON value; numbers as JSON.parse sees
@@ -116,7 +116,7 @@
 
 struct lil_env;
 
-#define LIL_HTTP_TIMEOUT_MS    300000       /* effectTimeoutMs (contract 5.2) */
+#define LIL_HTTP_TIMEOUT_MS    300000       /* effectTimeoutMs (docs/loopspec.md) */
 #define LIL_HTTP_MAX_BYTES     (16u << 20)  /* 16 MiB */
 #define LIL_HTTP_MAX_REDIRECTS 20           /* fetch's limit */
 #define LIL_HTTP_REDACTED      "[redacted]" /* what replaces a secret */

@@ -1,7 +1,7 @@
 /*
  * effect_shell.h -- the `shell` effect of the loop runner: run a rendered
- * command and give the result a LoopSpec step sees (loopspec-contract.md
- * 6.1), plus the effect's identity (5.10).
+ * command and give the result a LoopSpec step sees (docs/loopspec.md,
+ * "Effects"), plus the effect's identity.
  *
  * The command.  A string is run as `/bin/sh -c STRING` (Node's exec); a
  * program with arguments ({command, args}) is run directly, without a
@@ -20,10 +20,10 @@
  * what it left running in the background is neither waited for nor
  * killed.  When the time runs out, or a stream passes its cap, the whole
  * group gets SIGTERM, then SIGKILL after grace_ms (the reference kills
- * only /bin/sh, with SIGKILL, and its grandchildren live on: W15).
+ * only /bin/sh, with SIGKILL, and its grandchildren live on).
  *
- * The result (a new JSON value; every shape of 6.1 is kept, and the cases
- * the reference leaves ambiguous (W19) get an extra key):
+ * The result (a new JSON value; every shape of the reference is kept, and
+ * the cases it leaves ambiguous get an extra key):
  *
  *   exit 0, trimmed stdout is JSON   the parsed value
  *   exit 0, otherwise (empty too)    {stdout: trimmed stdout, code: 0}
@@ -84,7 +84,7 @@
 #include "base/env.h"
 #include "json/json.h"
 
-#define LIL_SHELL_TIMEOUT_DEFAULT_MS 300000 /* the contract's effectTimeoutMs */
+#define LIL_SHELL_TIMEOUT_DEFAULT_MS 300000 /* the reference's effectTimeoutMs */
 #define LIL_SHELL_GRACE_DEFAULT_MS   1000   /* SIGTERM to SIGKILL */
 #define LIL_SHELL_CAP_DEFAULT        ((size_t)1 << 20) /* Node's maxBuffer */
 #define LIL_SHELL_MAXBUFFER_CODE     "ERR_CHILD_PROCESS_STDIO_MAXBUFFER"
@@ -112,7 +112,7 @@ struct lil_shell_opts {
                                 another thread may kill the group */
 };
 
-/* What happened, for logs (the result says it the contract's way). */
+/* What happened, for logs (the result says it the reference's way). */
 struct lil_shell_info {
     int exec_errno;     /* the program could not be started: its errno, else 0 */
     int exit_code;      /* -1 unless it exited */

@@ -1,7 +1,7 @@
 /*
  * http_response.c -- the result of an http effect from a response: the
  * body as text (the WHATWG UTF-8 decoder), JSON as JSON.parse reads it,
- * and the two shapes of contract 6.2 (effect_http.h has the rules).
+ * and the two shapes of its result (effect_http.h has the rules).
  */
 #include <stdint.h>
 #include <string.h>

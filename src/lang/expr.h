@@ -1,7 +1,7 @@
 /*
  * expr.h -- the LoopSpec expression language: guards and templates.
  *
- * loopspec-contract.md section 2 is the specification.  A guard (`when`,
+ * docs/loopspec.md ("Expressions and templates") describes it.  A guard (`when`,
  * `until`, `over`, fingerprints) is one expression with a typed result; a
  * template (`cmd`, `prompt`, `url`, on_done values, ...) is literal text
  * with `${expr}` segments and renders to a string.  Parsing builds an AST

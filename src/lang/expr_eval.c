@@ -1,5 +1,5 @@
 /*
- * expr_eval.c -- evaluation of a parsed expression (contract 2.5), with
+ * expr_eval.c -- evaluation of a parsed expression (docs/loopspec.md), with
  * JavaScript's semantics: strict == / !=, && and || returning an operand,
  * relational operators comparing strings by UTF-16 code units and
  * everything else as numbers, + concatenating as soon as one side is a
@@ -16,9 +16,9 @@
  * Object.prototype names: lil deliberately accepts identifiers and members
  * named constructor, toString, __proto__, ... as ordinary names; they read
  * as missing keys (undefined) unless the JSON really has such a key.  The
- * reference fails to parse them, which the contract allows us to fix.  The
+ * reference fails to parse them, a difference lil chooses.  The
  * one place where JavaScript's prototype is visible is `in` on an object:
- * `'toString' in {}` is true (contract vector 55), so `in` also answers
+ * `'toString' in {}` is true (tests/data/expr/vectors.test, 55), so `in` also answers
  * true for the twelve Object.prototype property names.
  *
  * Memory: nothing is allocated except strings, which go to ev->scratch (a

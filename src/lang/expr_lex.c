@@ -1,5 +1,5 @@
 /*
- * expr_lex.c -- the tokenizer of the expression language (contract 2.2)
+ * expr_lex.c -- the tokenizer of the expression language (docs/loopspec.md)
  * and the text of parse-error messages.
  *
  * The whole text is tokenized before parsing, as the reference does, so a

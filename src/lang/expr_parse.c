@@ -1,5 +1,5 @@
 /*
- * expr_parse.c -- the parser of the expression language (contract 2.3):
+ * expr_parse.c -- the parser of the expression language (docs/loopspec.md):
  * precedence climbing over the token array into the compact AST of
  * expr_ast.h, plus guard parsing and the reference walk.
  *

@@ -1,6 +1,6 @@
 /*
  * jsonpath.c -- the JSONPath subset of `save` (jsonpath.h;
- * loopspec-contract.md section 3), with the reference's JavaScript
+ * docs/loopspec.md, "JSONPath in `save`"), with the reference's JavaScript
  * semantics:
  *
  *     if (obj == null) return undefined;

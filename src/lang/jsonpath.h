@@ -1,6 +1,6 @@
 /*
- * jsonpath.h -- the JSONPath subset of `save` (loopspec-contract.md
- * section 3): `$`, dotted keys, at most one `[n]` index per segment.
+ * jsonpath.h -- the JSONPath subset of `save` (docs/loopspec.md, "JSONPath
+ * in `save`"): `$`, dotted keys, at most one `[n]` index per segment.
  */
 #ifndef LIL_LANG_JSONPATH_H
 #define LIL_LANG_JSONPATH_H

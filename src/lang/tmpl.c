@@ -1,5 +1,5 @@
 /*
- * tmpl.c -- templates (contract 2.6): literal text with ${expr} segments.
+ * tmpl.c -- templates (docs/loopspec.md): literal text with ${expr} segments.
  *
  * Scanning: text is literal up to the two characters `${`; the matching
  * `}` is found by counting `{` and `}`, skipping quoted strings ('...' or

@@ -2,9 +2,10 @@
  * value.h -- the values expressions compute with, and JavaScript's
  * conversions between them.
  *
- * LoopSpec expressions follow JavaScript semantics (loopspec-contract.md
- * section 2.5), so a value may be undefined, NaN or an infinity, which JSON
- * cannot hold.  A struct lil_val is a small tagged union passed by value;
+ * LoopSpec expressions follow JavaScript semantics (docs/loopspec.md,
+ * "Expressions and templates"), so a value may be undefined, NaN or an
+ * infinity, which JSON cannot hold.  A struct lil_val is a small tagged
+ * union passed by value;
  * strings and JSON containers it points to are borrowed: from the
  * evaluation context (state, inputs, ...), from the expression's own
  * literals, or from the evaluation's scratch buffer (valid until the next

@@ -1,8 +1,8 @@
 /*
- * caps.h -- the loop's meters and caps (loopspec-contract.md sections 1.5,
- * 5.14 and 5.8): what the runner counts, when a cap trips, what approving a
- * cap-breakpoint rebases, and how a resumed run gets back exactly the
- * meters it had.  Pure logic: no I/O, no clock (the caller passes the time,
+ * caps.h -- the loop's meters and caps (docs/loopspec.md, "Caps"): what
+ * the runner counts, when a cap trips, what approving a cap-breakpoint
+ * rebases, and how a resumed run gets back exactly the meters it had.
+ * Pure logic: no I/O, no clock (the caller passes the time,
  * epoch milliseconds), no allocation except for the summary and the JSON
  * form.
  *
@@ -25,7 +25,7 @@
  *   - pending: a cap whose action was breakpoint, awaiting approval;
  *     ended: a cap whose action (fail, exit-clean) ended the run.
  *
- * The caps, all comparisons >= (section 5.14), each tripping only when the
+ * The caps, all comparisons >=, each tripping only when the
  * spec sets it (spent = total + reserved - base):
  *   max_iterations     iteration - iteration_base >= max_iterations
  *   token-budget       spent tokens               >= budget.tokens
@@ -38,7 +38,7 @@
  * 2, three identical fingerprints stop the run at the start of iteration 3.
  * lil also offers lil__meters_check_budgets at any effect boundary and
  * lil__meters_wallclock_left for per-effect deadlines, so that a long shell
- * or http effect need not overshoot the wallclock budget (section 8, W22):
+ * or http effect need not overshoot the wallclock budget:
  * the runner chooses where to call them.
  *
  * Reservations (docs/loops.md, "Budgets"): before an agent call starts,
@@ -57,14 +57,14 @@
  * something is left.  The reserved sums go back to exactly 0 when the last
  * reservation is settled (no rounding left behind).
  *
- * Reasons and actions are spelled as the contract spells them (its cap
+ * Reasons and actions are spelled as the reference spells them (its cap
  * records carry them): max_iterations, token-budget, usd-budget,
  * wallclock-budget, no_progress; fail, exit-clean, breakpoint (the default,
- * which normalization already fills in: spec/normalize.c).
+ * which normalization already fills in: loopspec/normalize.c).
  *
  * Approval rebases only the cap that tripped, from the iteration and the
  * time the runner journals in its cap_cleared record (the same time live
- * and on reload, unlike the reference: W22): max_iterations -> a fresh
+ * and on reload, unlike the reference): max_iterations -> a fresh
  * window from here; no_progress -> streak reset, only snapshots from here
  * count; token-budget and usd-budget -> base = current totals, the
  * reservations included (what is spent starts again from 0);

@@ -1,6 +1,6 @@
 /*
- * retry.h -- the retry policy of effects (loopspec-contract.md section
- * 5.15, with what section 8 says the reference lacks, W31): how many
+ * retry.h -- the retry policy of effects (docs/loopspec.md, "Retry", with
+ * the jitter and ceiling the reference lacks): how many
  * attempts, how long to wait before each retry, and which errors are worth
  * another attempt.  Pure logic: no clock, no sleeping, no I/O; the runner
  * waits and journals.

@@ -1,6 +1,6 @@
 /*
  * runner.h -- the loop runner: a LoopSpec loop executed as a journaled run
- * (loopspec-contract.md sections 5 and 6; docs/loops.md for what users see).
+ * (docs/loopspec.md, "How a loop runs"; docs/loops.md for what users see).
  *
  * The pieces:
  *   runner_api.c     the public lil_loop_* calls: argument checks, the json
@@ -10,11 +10,11 @@
  *   runner_facts.c   those facts for readers without the spec (lil
  *                    inspect, ls, tick): lil_loop_facts
  *   runner_iter.c    the outer loop: statuses, caps, stops, terminate,
- *                    on_exit and the completion hook (5.9, 5.14, 5.17, 5.22)
+ *                    on_exit and the completion hook
  *   runner_body.c    one pass of the body: when, gates, reduce, save and
- *                    on_done, breakpoints and sleeps (5.4, 5.12, 5.13)
+ *                    on_done, breakpoints and sleeps
  *   runner_effect.c  shell, http and agent effects through the engine's
- *                    effects: identity, retries, redaction, replay (5.10)
+ *                    effects: identity, retries, redaction, replay
  *   runner_budget.c  reservations of agent calls: the token and usd
  *                    budgets checked before a call starts
  *   runner_record.c  the records of docs/loops.md: names and payloads
@@ -53,9 +53,9 @@
 #include "loopspec/ir.h"
 
 #define LIL_LOOP_MAGIC         0x6c696c4cu /* "lilL": lil_loop */
-#define LIL_LOOP_MAX_BLOCK_MS  1000        /* sleeps up to this block (5.2) */
-#define LIL_LOOP_UNTIL_POLL_MS 5000        /* sleep.until parks this long (5.12) */
-#define LIL_LOOP_TIMEOUT_MS    300000      /* effectTimeoutMs (5.2) */
+#define LIL_LOOP_MAX_BLOCK_MS  1000        /* sleeps up to this block */
+#define LIL_LOOP_UNTIL_POLL_MS 5000        /* sleep.until parks this long */
+#define LIL_LOOP_TIMEOUT_MS    300000      /* effectTimeoutMs */
 #define LIL_LOOP_NAME_MAX      48          /* "I.S", "I.snap", "kind.N" */
 #define LIL_LOOP_STOP_POLL_MS                             \
     20 /* a stop request is looked for at most this often \

@@ -1,9 +1,9 @@
 /*
- * runner_body.c -- one pass of a loop's body (loopspec-contract.md 5.4,
- * 5.12, 5.13): steps in order, each guarded by its `when`; after a step
- * (run or skipped) the gates placed `after` it; after the body the gates
- * without `after`.  Effects are runner_effect.c's; here are the steps that
- * touch no outside world: breakpoints, gates, sleeps and reduce.
+ * runner_body.c -- one pass of a loop's body (docs/loopspec.md, "An
+ * iteration", "Sleeps, breakpoints and gates"): steps in order, each
+ * guarded by its `when`; after a step (run or skipped) the gates placed
+ * `after` it; after the body the gates without `after`.  Effects are
+ * runner_effect.c's; here are the steps that touch no outside world: breakpoints, gates, sleeps and reduce.
  *
  * Breakpoints and gates fail closed.  Approved (LIL_LOOP_YES, an
  * `auto_approve_in` holding "nonInteractive", or a journaled approval of

@@ -1,6 +1,6 @@
 /*
  * runner_effect.c -- shell, http and agent effects of a loop
- * (loopspec-contract.md 5.10, 5.15, 6.1-6.3) through the engine's effects.
+ * (docs/loopspec.md, "Effects" and "Retry") through the engine's effects.
  *
  * Each call takes the iteration's next slot S and is the effect "I.S":
  *   1. its identity: the canonical JSON of what it will do (shell {cmd},
@@ -21,7 +21,7 @@
  * run fails.  A fresh agent call is admitted by the token and usd budgets
  * first (runner_budget.c: its worst case reserved with its intent, each
  * retry reserved again); its outcome settles the reservation to its usage
- * and the budgets are checked (5.14).
+ * and the budgets are checked (docs/loopspec.md, "Caps").
  */
 #include <stdio.h>
 #include <string.h>
@@ -267,7 +267,7 @@ static lil_status replay_slot(struct effect *ef, json_t **result, bool *done)
 }
 
 /* The outcome (NULL: a failure) settles the effect's reservation, or adds
- * its usage; then the budgets are checked (5.14). */
+ * its usage; then the budgets are checked. */
 static lil_status add_usage(struct effect *ef, json_t *outcome)
 {
     struct iter *it = ef->it;

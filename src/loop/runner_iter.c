@@ -1,7 +1,7 @@
 /*
- * runner_iter.c -- the outer loop of a loop run (loopspec-contract.md
- * 5.9, 5.14, 5.17, 5.21, 5.22): what a run, a step, a resume, an approval
- * and a recovery do, in the contract's order:
+ * runner_iter.c -- the outer loop of a loop run (docs/loopspec.md, "An
+ * iteration", "Stop", "Uncertain effects"): what a run, a step, a resume,
+ * an approval and a recovery do, in this order:
  *
  *   ended (completed, failed, stopped for good)  -> that result, no write
  *   uncertain effect                             -> uncertain, no write
@@ -463,7 +463,7 @@ static lil_status one_iteration(struct lil_loop *lp, lil_loop_result *res, bool 
 /* ---- the calls
  * ------------------------------------------------------------------------------ */
 
-/* The checks before any iteration (5.9).  *done when *res is the answer. */
+/* The checks before any iteration.  *done when *res is the answer. */
 /* Is a stop request published (read, not taken)? */
 static bool stop_published(struct lil_loop *lp)
 {
@@ -490,7 +490,7 @@ static bool journal_answer(struct lil_loop *lp, lil_loop_result *res, lil_status
     return true;
 }
 
-/* The answers that write nothing (5.9: the journal's, and a cap awaiting
+/* The answers that write nothing (the journal's, and a cap awaiting
  * approval).  *done when *res is one. */
 static lil_status settled(struct lil_loop *lp, lil_loop_result *res, bool *done)
 {
@@ -507,7 +507,7 @@ static lil_status settled(struct lil_loop *lp, lil_loop_result *res, bool *done)
     return LIL_OK;
 }
 
-/* The checks before any iteration (5.9).  *done when *res is the answer.
+/* The checks before any iteration.  *done when *res is the answer.
  * What writes makes the run writable first; the facts read again then may
  * answer otherwise, so the checks start over. */
 static lil_status preamble(struct lil_loop *lp, lil_loop_result *res, bool *done)

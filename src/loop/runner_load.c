@@ -1,6 +1,6 @@
 /*
  * runner_load.c -- what the journal says about a loop run: one walk over
- * its records (docs/loops.md, "Records"; loopspec-contract.md 5.8).
+ * its records (docs/loops.md, "Records").
  *
  * The walk keeps the bytes of the last snapshot and, after it, the records
  * that a resumed iteration needs: its slots (effects, sleeps, approvals)

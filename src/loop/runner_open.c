@@ -7,7 +7,7 @@
  * "inputs", "baseState", "startedAt"}.  Its inputs are the run's for good:
  * a later open given inputs must give the same ones (state_inputs.c
  * compares them), one given none uses them.  Its startedAt is the base of
- * the wallclock meter (downtime included, 5.14).
+ * the wallclock meter (downtime included: docs/loopspec.md, "Caps").
  */
 #include <limits.h>
 #include <stdlib.h>

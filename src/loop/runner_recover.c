@@ -1,6 +1,6 @@
 /*
  * runner_recover.c -- deciding an uncertain effect of a loop run
- * (loopspec-contract.md 5.21) with the journal's own resolve record, the
+ * (docs/loopspec.md, "Uncertain effects") with the journal's own resolve record, the
  * one `lil resolve` writes:
  *   retry        the effect runs again at its slot (a new intent, attempt 2)
  *   assume-done  the given JSON is its result, journaled as its outcome

@@ -1,6 +1,6 @@
 /*
  * runner_result.c -- the result of a loop call (lil_loop_result, the
- * contract's RunResult, 5.20) and its JSON:
+ * reference's RunResult; docs/loops.md, "The result") and its JSON:
  *   {"status", "iteration", "state", "reason"?, "wakeAt"?, "next"?: {"iteration"},
  *    "uncertain"?: {"iteration", "seq", "kind", "identity"}, "meters"?}
  * with "meters" (caps.h, lil__meters_json: what each budget has spent,

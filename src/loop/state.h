@@ -1,13 +1,14 @@
 /*
  * state.h -- the state of a running loop and the inputs it was given
- * (loopspec-contract.md 1.3, 1.8, 2.4-2.6, 3, 5.4, 5.8, 5.14): the initial
+ * (docs/loopspec.md, "State" and "Inputs"): the initial
  * state, the inputs resolved against their declarations, what a step's
  * `save` and `on_done` do, the snapshot a journal keeps and its restore,
  * and the fingerprint of the no-progress cap.  Pure logic: no I/O, no
  * clock, no journal (the runner writes what these functions give it).
  *
- * One value model (weakness W14).  The state is a JSON object, state var
- * name -> value.  JavaScript has values JSON has not; lil stores, at every
+ * One value model (docs/loops.md, "What lil does differently from the
+ * reference runtime").  The state is a JSON object, state var name ->
+ * value.  JavaScript has values JSON has not; lil stores, at every
  * write, what JSON.stringify would write, so the live state is always
  * exactly what its snapshot holds and a resumed run sees what a continuous
  * run saw (in the reference a continuous run keeps NaN where a resumed one
@@ -23,18 +24,18 @@
  *     "${state.list}" copies the list, so a later append to one does not
  *     change the other, as after a snapshot and restore).
  *
- * A step's result (lil__state_apply), in the contract's order (5.4):
- *   1. `save`, entry by entry: var <- the JSONPath subset of section 3
+ * A step's result (lil__state_apply), in the reference's order:
+ *   1. `save`, entry by entry: var <- the JSONPath subset of `save`
  *      (lang/jsonpath.h) over the result; a miss overwrites the var with
- *      undefined (the key goes), as the contract says (W18 would rather
- *      have null: lil keeps the contract here, so `state.x == null` is
+ *      undefined (the key goes), as the reference does (null would be
+ *      more useful: lil keeps the reference here, so `state.x == null` is
  *      false after a miss, as in the reference);
  *   2. `on_done.incr`: state[v] + 1 with JavaScript's `+`: a string, array
  *      or object concatenates ("3" -> "31", [1,2] -> "1,21"), anything else
  *      adds numbers (undefined -> NaN, stored null; null -> 1; true -> 2);
  *   3. `on_done.set`, entry by entry as written: a string value is a
  *      template; one that is exactly "${expr}" stores the expression's
- *      typed value (lil's deliberate difference from the reference, W18:
+ *      typed value (lil's deliberate difference from the reference:
  *      "${1 > 2}" stores false, not "false"; undefined stores null), any
  *      other template its rendered string; a non-string value (5, true,
  *      [..], {..}) is stored as written, strings inside it not rendered;
@@ -42,7 +43,7 @@
  *      the var's array; a var that is not an array (undefined included) is
  *      LIL_E_SPEC naming the step and the var.
  * Each expression sees the state as changed so far (a set reads what incr
- * stored).  The roots are the contract's (2.4): state, inputs, env, meta,
+ * stored).  The roots are the reference's: state, inputs, env, meta,
  * iteration, and the aliases of the enclosing reduce steps (the caller's
  * struct lil_state_ctx); there is no `result` root: a result reaches the
  * state only through `save`.  A reference to another root reads undefined
@@ -50,11 +51,11 @@
  * error the state is as it was.
  *
  * Inputs (lil__inputs_resolve; the reference applies neither `required`
- * nor `default`, W27).  The spec's declarations, their defaults, an inputs
+ * nor `default`).  The spec's declarations, their defaults, an inputs
  * object (`--inputs FILE.json`, parsed by the caller) and NAME=VALUE
  * strings (`--input`, which win over the object) make one JSON object,
  * input name -> value, an input without value having no key.  A NAME=VALUE
- * value is converted to the declared type (section 1.8):
+ * value is converted to the declared type:
  *   string     the text as it is;
  *   int        a JSON number with an integral value ("5" -> 5, "5.0" -> 5,
  *              "1e3" -> 1000; "5.5", "five" are errors);
@@ -64,22 +65,22 @@
  *   json       any JSON text ("{\"a\":1}", "\"text\"", "null");
  *   enum[..]   the text, when it is one of the members.
  * JSON text may have blanks around it.  A value in the inputs object is
- * taken as it is and must match the type as a default must (1.8: null
+ * taken as it is and must match the type as a default must (null
  * matches every type).  Unknown names, values that do not convert or
  * match, a name given twice as NAME=VALUE, and a required input that has
  * neither a value nor a default are LIL_E_INVAL, the message naming the
  * input, its declared type and the value.  The runner journals the
  * object's canonical bytes (lil__json_canon) when a run starts and, on
  * resume, compares them with what it resolves then (lil__inputs_compare):
- * replay depends on them (W10).
+ * replay depends on them.
  *
  * Snapshot (lil__state_snapshot) and restore: the canonical JSON (json.h)
  * of the state object; restore takes any JSON text of an object.
  *
- * Fingerprint (lil__state_fingerprint; caps.no_progress, 5.14): the
+ * Fingerprint (lil__state_fingerprint; caps.no_progress): the
  * fingerprint guard evaluated on the state after the body, as the
  * canonical JSON of its value, so an object's or array's content counts
- * (W24: the reference's String() makes every object "[object Object]");
+ * (the reference's String() makes every object "[object Object]");
  * NaN, Infinity and -Infinity keep those names (JSON has none, and they
  * must not equal null or each other); undefined gives no fingerprint (the
  * streak ignores it, as the reference ignores a missing one).

@@ -199,7 +199,7 @@ static lil_status mismatch(const struct resolve *r, const struct lil_ir_input *i
 }
 
 /* A value of the inputs object or a default: taken as it is if it matches
- * the type (1.8). */
+ * the type (docs/loopspec.md, "Ids, names and types"). */
 static lil_status check_value(const struct resolve *r, const struct lil_ir_input *in,
                               json_t *v, const char *where)
 {

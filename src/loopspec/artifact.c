@@ -1,6 +1,6 @@
 /*
  * artifact.c -- safety rules of `artifacts.include/exclude` patterns and
- * `notify.channels` names (artifact.h; loopspec-contract.md section 4.2,
+ * `notify.channels` names (artifact.h; docs/loopspec.md, "Validation",
  * unsafe-artifact-include, unsafe-artifact-exclude, unsafe-notify-channel).
  *
  * The rules are the reference validator's, checked in its order (rule 1

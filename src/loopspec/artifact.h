@@ -1,6 +1,6 @@
 /*
  * artifact.h -- safety rules of `artifacts` patterns and `notify` channels
- * (loopspec-contract.md section 4.2, unsafe-artifact-*, unsafe-notify-*).
+ * (docs/loopspec.md, "Validation"; unsafe-artifact-*, unsafe-notify-*).
  */
 #ifndef LIL_SPEC_ARTIFACT_H
 #define LIL_SPEC_ARTIFACT_H

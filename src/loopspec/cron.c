@@ -1,6 +1,6 @@
 /*
  * cron.c -- parse `schedule.cron` into per-field bitsets (cron.h;
- * loopspec-contract.md section 4.2, `bad-cron`).
+ * docs/loopspec.md, "Validation", `bad-cron`).
  *
  * Grammar, as the reference's CRON_RE and cronOutOfRange: the trimmed text
  * split on runs of JavaScript whitespace (\s: ASCII TAB..CR, SPACE and the

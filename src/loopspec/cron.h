@@ -3,7 +3,7 @@
  * month weekday) or 6 (seconds first), each a comma list of
  * (N | N-M | *)(/STEP)?.  Bounds: second/minute 0-59, hour 0-23, day 1-31,
  * month 1-12, weekday 0-7 (0 and 7 are Sunday).  Names, ?, L, W, # are
- * refused (loopspec-contract.md section 4.2, `bad-cron`).
+ * refused (docs/loopspec.md, "Validation", `bad-cron`).
  *
  * Fire times (lil__cron_next) are counted in UTC, as Vixie cron counts
  * them: a time fires when its second, minute, hour and month are allowed

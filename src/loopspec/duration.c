@@ -1,5 +1,5 @@
 /*
- * duration.c -- LoopSpec durations (loopspec-contract.md section 1.6).
+ * duration.c -- LoopSpec durations (docs/loopspec.md, "Durations").
  *
  * The reference matches /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/ on input.trim(),
  * then computes Number(digits) * unit and accepts the result only if it is

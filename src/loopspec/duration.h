@@ -1,6 +1,6 @@
 /*
  * duration.h -- LoopSpec durations: DIGITS ("." DIGITS)? UNIT, UNIT one of
- * ms s m h d, on the trimmed text (loopspec-contract.md section 1.6).
+ * ms s m h d, on the trimmed text (docs/loopspec.md, "Durations").
  */
 #ifndef LIL_SPEC_DURATION_H
 #define LIL_SPEC_DURATION_H

@@ -3,8 +3,8 @@
  * source of lil_spec_json) and the explain document (lil__ir_explain, the
  * source of `lil explain`).
  *
- * Normalized spec: the spec with every default of section 1.2 filled in
- * and caps in force, keys in the order of the contract's tables
+ * Normalized spec: the spec with every default filled in (docs/loopspec.md,
+ * "Structure and normalization") and caps in force, keys in this order
  * (loopspec, id, meta, pattern, provenance, target, inputs, state, body,
  * terminate, caps, schedule, artifacts, notify, retry, gates, observe),
  * then "caps_injected": bool.  Durations are kept as written with a
@@ -29,11 +29,11 @@
  *       "signal": "oracle", "until": "${state.exit_code == 0}",
  *       "reads": ["exit_code"],       declared state vars the predicate reads
  *       "uses_iteration": false,
- *       "grounding": "none"|"agent"|"external"|"mixed"|"structural",  (4.4)
+ *       "grounding": "none"|"agent"|"external"|"mixed"|"structural"
  *       "writers": {"exit_code": [{"step": "run-tests", "how": "save"|"incr"|
  *                   "set"|"append", "kind": "shell", "guarded": false}]},
  *       "live": true,                 iteration is read, or a written exit var
- *                                     has a live writer (4.5)
+ *                                     has a live writer
  *       "on_exit": {"kind": "shell", "cmd": "..."}   (if set; http: method, url;
  *                                                      agent: harness, prompt)
  *     },

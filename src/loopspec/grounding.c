@@ -1,6 +1,6 @@
 /*
  * grounding.c -- what the exit predicate depends on: termination grounding
- * (loopspec-contract.md section 4.4) and exit liveness (section 4.5).
+ * and exit liveness (docs/loopspec.md, "Validation").
  *
  * One walk over the steps collects every write of a state var (save, incr,
  * set, append) with the state vars it depends on:

@@ -1,6 +1,6 @@
 /*
  * ident.c -- identifier rules, declared types and "did you mean" for loop
- * specs (ident.h; loopspec-contract.md sections 1.7 and 1.8).
+ * specs (ident.h; docs/loopspec.md, "Ids, names and types").
  *
  * The reference's regexes are written out as plain character checks (its
  * `$` is JavaScript's: the very end, no trailing-newline exception).

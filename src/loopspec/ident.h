@@ -1,6 +1,6 @@
 /*
  * ident.h -- identifier rules, declared types and "did you mean" for loop
- * specs (loopspec-contract.md sections 1.7 and 1.8).
+ * specs (docs/loopspec.md, "Ids, names and types").
  */
 #ifndef LIL_SPEC_IDENT_H
 #define LIL_SPEC_IDENT_H
@@ -16,7 +16,7 @@ bool lil__ident_is_id(const char *s);
 /* State var, input and alias names: ^[A-Za-z_][A-Za-z0-9_]*$ */
 bool lil__ident_is_name(const char *s);
 
-/* A JavaScript reserved word (the list of section 1.7). */
+/* A JavaScript reserved word (the reference's list). */
 bool lil__ident_is_reserved(const char *s);
 
 /* A name the reference's code generator binds (ctx state inputs env meta
@@ -53,7 +53,7 @@ bool lil__type_parse(const char *s, struct lil_type *out);
  * text; false past the end or for another kind. */
 bool lil__type_member(const struct lil_type *t, size_t i, const char **s, size_t *len);
 
-/* Does a (non-null) value match the type?  (section 1.8: int = integral
+/* Does a (non-null) value match the type?  (int = integral
  * number, enum compares String(value) with the members, list = array,
  * json = anything). */
 bool lil__type_accepts(const struct lil_type *t, json_t *value);

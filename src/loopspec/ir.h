@@ -1,12 +1,12 @@
 /*
- * ir.h -- the loop spec as the runner sees it: every field of
- * loopspec-contract.md section 1, normalized, with source positions, and
+ * ir.h -- the loop spec as the runner sees it: every field of LoopSpec
+ * v0.1 (docs/loopspec.md), normalized, with source positions, and
  * every guard and template parsed.
  *
  * ir_build.c builds it from the document tree (structural checks: required
  * keys, types of values, enum values, unknown keys with "did you mean"),
- * normalize.c fills defaults and injects caps (section 1.5), validate*.c
- * and grounding.c check it (section 4), explain.c describes it.
+ * normalize.c fills defaults and injects caps, validate*.c and grounding.c
+ * check it (docs/loopspec.md, "Validation"), explain.c describes it.
  *
  * Ownership: the IR owns every string, parsed expression and JSON value in
  * it (copies of the document tree, which may be freed once lil__ir_build
@@ -23,7 +23,7 @@
  *
  * Parse failures of guards and templates are not structural errors: the
  * IR keeps the message and offset, and lil__ir_validate reports them as
- * `bad-expr` (section 4.2), in the reference's order.
+ * `bad-expr`, in the reference's order.
  */
 #ifndef LIL_SPEC_IR_H
 #define LIL_SPEC_IR_H
@@ -42,7 +42,7 @@
 struct lil_env;
 
 /* ------------------------------------------------------------------------ */
-/* Enumerations (the order of each enum is the order of the contract's      */
+/* Enumerations (the order of each enum is the order of the reference's     */
 /* tables; lil__ir_enum_name gives the spelling).                           */
 
 enum lil_ir_pattern {
@@ -430,7 +430,7 @@ struct lil_ir_spec {
     } terminate;
 
     struct {
-        bool injected;   /* the spec had no caps: filled per pattern (1.5) */
+        bool injected;   /* the spec had no caps: filled per pattern */
         bool long_lived; /* pattern poll-until or schedule.mode forever/watch */
         struct lil_pos pos;
         long long max_iterations;
@@ -536,7 +536,7 @@ json_t *lil__ir_explain(const struct lil_ir_spec *ir, const struct lil_diags *d,
 void lil__ir_free(const struct lil_env *env, struct lil_ir_spec *ir);
 
 /* ------------------------------------------------------------------------ */
-/* Termination analysis (grounding.c; sections 4.4 and 4.5), shared by the  */
+/* Termination analysis (grounding.c; docs/loopspec.md), shared by the      */
 /* validator and explain.                                                   */
 
 enum lil_ir_grounding {
@@ -571,7 +571,7 @@ struct lil_ir_exit {
     size_t nreads;
     bool reads_state; /* reads any state.<x> (declared or not) */
     bool any_written; /* some exit var is written by some step */
-    bool any_live;    /* some written exit var is live (4.5) */
+    bool any_live;    /* some written exit var is live */
     enum lil_ir_grounding grounding;
     /* per state var (state.nvars entries) */
     bool *written, *agent, *external, *live;

@@ -1,12 +1,14 @@
 /*
  * ir_build.c -- document tree -> IR: the structural checks.
  *
- * What zod does in the reference (loopspec-contract.md sections 1.1-1.5):
+ * What zod does in the reference (docs/loopspec.md, "Structure and
+ * normalization"):
  * required keys, value types, enum values, positive integers, minimum
  * string lengths.  Codes: `schema` for a wrong or missing value,
  * `unknown-key` for a key that does not belong.
  *
- * Unknown keys follow the reference's two kinds of object (contract 1.1):
+ * Unknown keys follow the reference's two kinds of object (docs/loopspec.md,
+ * "Unknown keys"):
  *   - strict (the top level, artifacts, notify, observe.hooks, a hook
  *     action: lil__irb_check_keys_strict): an error, with a "did you mean"
  *     (lil__suggest) from the keys allowed there;

@@ -1,6 +1,6 @@
 /*
- * normalize.c -- defaults and caps injection (loopspec-contract.md section
- * 1.2 "Default after normalize" and 1.5).
+ * normalize.c -- defaults and caps injection (docs/loopspec.md, "Structure
+ * and normalization").
  *
  *   loopspec ""          -> "0.1"
  *   meta                 -> {name: id, version: "0.1.0", description as given}

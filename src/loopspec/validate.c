@@ -1,5 +1,5 @@
 /*
- * validate.c -- loopspec-contract.md section 4: the checks that need the
+ * validate.c -- docs/loopspec.md, "Validation": the checks that need the
  * whole spec.  This file: the loop id, declarations (state vars, inputs),
  * the walk over the steps (ids, guards, templates, bindings, per-kind
  * rules) and the expression checks every part shares.  validate_top.c does

@@ -42,7 +42,7 @@ void lil__validate_http(struct vctx *v, const struct lil_ir_http *h, const char 
 void lil__validate_harness(struct vctx *v, const struct lil_ir_str *h,
                            const char *path);
 
-/* validate_top.c: sections 4.1 steps 4-9. */
+/* validate_top.c: docs/loopspec.md, "Validation", steps 3 and 4. */
 void lil__validate_top(struct vctx *v);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * validate_top.c -- loopspec-contract.md section 4.1 steps 4-9: terminate
+ * validate_top.c -- docs/loopspec.md, "Validation", steps 3 and 4: terminate
  * (presence, guard, weak signal, reachability, grounding, liveness,
  * on_exit), caps, schedule.cron, gates, artifacts, notify, observe; plus
  * lil's own diagnostics: `unmetered-budget` (a token/usd budget that no
@@ -357,7 +357,7 @@ static void check_observe(struct vctx *v)
                   "observe.trace is none: runs of this loop cannot be inspected");
     if (!h->present)
         return;
-    /* W17: hook templates go through the same reference checks as the rest. */
+    /* Hook templates go through the same reference checks as the rest. */
     lil__validate_tmpl(v, &h->cmd, "observe.hooks.completed.cmd");
     lil__validate_http(v, &h->request, "observe.hooks.completed.request");
 }

@@ -1,6 +1,6 @@
 /*
  * verify.c -- dry runs of a loop spec with mocked effects, their verdicts
- * and the scorecard (verify.h; loopspec-contract.md section 9), and the
+ * and the scorecard (verify.h; docs/loops.md, "Verify and score"), and the
  * public lil_spec_verify.
  *
  * The dry runs use the public loop calls on a temporary store, plus the
@@ -254,7 +254,7 @@ struct verify {
     struct lil_buf inputs; /* the sample inputs as JSON text */
     int64_t limit;         /* iterations a dry run may commit */
     bool clamped;          /* max_iterations is above the ceiling */
-    int64_t clock_ms;      /* the dry run's clock (contract 9.1): from 0, +1 s a read */
+    int64_t clock_ms;      /* the dry run's clock: from 0, +1 s a read */
 };
 
 static int64_t dry_now(void *ud)

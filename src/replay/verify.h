@@ -1,7 +1,6 @@
 /*
  * verify.h -- what dry runs prove about a loop spec: `lil verify` and `lil
- * score` (loopspec-contract.md section 9; docs/loops.md, "Verify and
- * score"), the logic behind lil_spec_verify (lil.h).
+ * score` (docs/loops.md, "Verify and score"), the logic behind lil_spec_verify (lil.h).
  *
  * A dry run is the real runner (runner.h) on a temporary store, with every
  * shell, http and agent effect -- the completion hook and on_exit too --
@@ -84,7 +83,7 @@ void lil__verify_fixtures_free(struct lil_verify_fixtures *fx);
  * NULL when an allocation failed. */
 json_t *lil__verify_inputs(const struct lil_ir_spec *ir);
 
-/* The scorecard (contract 9.2) of ir given the dry runs' verdicts; NULL
+/* The scorecard of ir given the dry runs' verdicts; NULL
  * when an allocation failed (LIL_E_NOMEM in err). */
 json_t *lil__verify_score(const struct lil_ir_spec *ir, struct lil_err *err,
                           bool deterministic, bool resume_stable);

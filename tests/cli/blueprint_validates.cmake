@@ -5,7 +5,8 @@
 # `lil new bp-check --blueprint <name> --out OUT` must write the file with
 # "@ID@" replaced by bp-check and nothing else changed (it is compiled in as
 # it is), and `lil validate --json OUT` must find no error and none of the
-# warnings no blueprint may have (contract V42).  from-shell.yaml is the
+# warnings no blueprint may have (vector V42, tests/data/spec/v42-*.yaml).
+# from-shell.yaml is the
 # text of `lil new --from-shell CMD --until EXPR`: its output is validated.
 get_filename_component(name "${YAML}" NAME_WE)
 if(name STREQUAL "from-shell")

@@ -2,7 +2,7 @@
  * test_cli_doctor.c -- `lil doctor` through the binary.
  *
  * What each test proves:
- *   - a healthy spec and store: every line in the contract's order, exit
+ *   - a healthy spec and store: every line in the order of docs/loops.md, exit
  *     0, the probe file removed, and the journals of the store untouched
  *     even while another process holds one of them (no lock taken);
  *   - a store that does not exist yet: fine when its parent is writable

@@ -705,7 +705,7 @@ T_TEST(new_usage_errors)
     T_EQ_I64(c_lil(out, err, "new --list a"), 64);
     T_EQ_I64(c_lil(out, err, "new a --force"), 64);
     T_EQ_I64(c_lil(out, err, "new a --out x.json"), 64);
-    /* a forgotten value is not silently the next flag (contract W28) */
+    /* a forgotten value is not silently the next flag (docs/cli.md, "lil new") */
     T_EQ_I64(c_lil(out, err, "new a --out --force"), 64);
     T_CONTAINS(err, "needs a value");
     T_CHECK(!file_exists("--force"));

@@ -1,5 +1,5 @@
 /*
- * test_crashpoints.c -- crash tests of kind (b) (STYLE B.7): every crash
+ * test_crashpoints.c -- crash tests of kind (b) (docs/testing.md): every crash
  * point, enumerated.  For each sync mode, each kind of call that changes
  * the disk (pwrite, fdatasync, fsync, ftruncate, fallocate, rename, link,
  * unlink, open), each way of dying there (before the call, in the middle of

@@ -1,5 +1,5 @@
 /*
- * test_loop_budget.c -- a crash campaign of kind (a) (STYLE B.7) against
+ * test_loop_budget.c -- a crash campaign of kind (a) (docs/testing.md) against
  * the budgets of agent calls (docs/loops.md, "Budgets"), black-box through
  * the `lil` binary: a loop of llm calls, one an iteration, against the
  * OpenAI-compatible server of the tests (tests/http/llm_server.py) in its

@@ -1,5 +1,5 @@
 /*
- * test_loop_powercut.c -- crash tests of kind (b) and (c) (STYLE B.7) for
+ * test_loop_powercut.c -- crash tests of kind (b) and (c) (docs/testing.md) for
  * loop runs: the loop of loopcheck.h runs in a forked child through the
  * fault table with change tracking on (faults.h), with --sync full or
  * normal; the child dies at a crash point (the nth pwrite or fdatasync:

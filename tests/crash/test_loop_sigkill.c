@@ -1,5 +1,5 @@
 /*
- * test_loop_sigkill.c -- crash tests of kind (a) (STYLE B.7) for loop runs,
+ * test_loop_sigkill.c -- crash tests of kind (a) (docs/testing.md) for loop runs,
  * black-box through the `lil` binary: `lil run` of the loop of loopcheck.h
  * is SIGKILLed at a seeded random moment, again and again; each time the
  * killed process's shell child is either killed too or left to finish

@@ -1,5 +1,5 @@
 /*
- * test_powercut.c -- crash tests of kind (c) (STYLE B.7): simulated power
+ * test_powercut.c -- crash tests of kind (c) (docs/testing.md): simulated power
  * cuts.  The children run the workload through the fault table with
  * change tracking on (faults.h): every write, size change and new name is
  * logged with what it replaced, and a sync marks what it covers durable.

@@ -1,5 +1,5 @@
 /*
- * test_sigkill.c -- crash tests of kind (a) (STYLE B.7): fork the workload,
+ * test_sigkill.c -- crash tests of kind (a) (docs/testing.md): fork the workload,
  * SIGKILL it after a seeded random delay, look at the journal, let the next
  * attempt resume, again and again, then let it finish.
  *

@@ -1,5 +1,5 @@
 /*
- * test_faults.c -- fault injection (STYLE B.7): EIO, ENOSPC and short
+ * test_faults.c -- fault injection (docs/testing.md): EIO, ENOSPC and short
  * writes at the k-th call of each kind, for every k, and the allocator
  * failing at the k-th allocation (curl torture).  Everything runs in this
  * process, so the asan preset's LeakSanitizer sees every error path; the

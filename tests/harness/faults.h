@@ -1,6 +1,6 @@
 /*
  * faults.h -- a fault-injecting system-call table, a simulated power cut and
- * a failing allocator, for the crash and fault suites (STYLE B.7).
+ * a failing allocator, for the crash and fault suites (docs/testing.md).
  *
  * 1. The table (t_faults_os) wraps lil__os_posix.  It counts the calls of
  *    each kind and, when a fault is armed, acts at the nth call of one kind:

@@ -7,7 +7,8 @@ tests of the llm harness (tests/loop/test_agent_llm.c, t_agent.py).
 Listens on 127.0.0.1, on an ephemeral port that it prints on its first line
 of stdout, and serves until its stdin closes.  One thread per connection.
 
-Every request is checked as the contract (6.5) says it must look: POST to
+Every request is checked as the reference runtime sends it (docs/loops.md,
+"Effects"): POST to
 .../v1/chat/completions, Content-Type: application/json, a JSON body with
 the model, the system message then the user's prompt, max_tokens N (2000
 unless --max-tokens says otherwise: LIL_AGENT_MAX_TOKENS) and temperature 0
@@ -73,7 +74,7 @@ def normalize(model):
 
 
 def check(headers, body):
-    """The reason the request is not what the contract sends, or None."""
+    """The reason the request is not what the reference sends, or None."""
     if headers.get("Content-Type") != "application/json":
         return "content-type %r" % headers.get("Content-Type")
     try:

@@ -2,7 +2,7 @@
  * test_http.c -- the http effect (src/effects/effect_http.h) against a real
  * HTTP server on 127.0.0.1 (server.py, started once per process and ended
  * when this process closes its stdin):
- *   - every vector of loopspec-contract.md 6.2, default and envelope mode,
+ *   - every vector of the reference's http results, default and envelope mode,
  *     any JSON value, non-JSON and empty bodies, numbers as JSON.parse
  *     reads them, text decoding (U+FFFD, BOM), response headers;
  *   - what is sent: body forms (string as is, JSON.stringify of the rest),
@@ -226,7 +226,7 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* ---- contract 6.2: the vectors --------------------------------------------- */
+/* ---- the reference's vectors -------------------------------------------- */
 
 T_TEST(vector_json_200_is_the_parsed_value)
 {

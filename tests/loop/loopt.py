@@ -7,7 +7,7 @@ The tests drive the `lil` binary and nothing else: they write a spec, run
 object printed on stdout, read the journal back with `lil log RUN --jsonl`
 and count how many times each shell effect really ran (the commands of
 the specs append a line to a side file).  docs/loops.md is the contract;
-where it is silent, loopspec-contract.md sections 5 and 6.
+where it is silent, docs/loopspec.md, "How a loop runs".
 
 A test file holds functions marked @test, each taking a Case, and ends
 with `loopt.main()`.  CTest runs it as `python3 t_NAME.py LIL [TEST...]`

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """t_agent_cli.py -- agent steps with the coding-agent CLI harnesses
-through `lil run` (contract 6.4), against fake CLIs written by the test
+through `lil run` (docs/loops.md, "Agent harnesses"), against fake CLIs
+written by the test
 (shell scripts selected with LIL_<NAME>_BIN or LOOPY_<NAME>_BIN).
 
 A claude-code fake that reports 15 tokens and $0.01 a call, with
@@ -12,7 +13,7 @@ pauses; `lil log` shows each call's usage in its effect outcome, with the
 model the envelope names.  A codex fake reports nothing: its usage is
 estimated and marked so, and the estimate alone moves the token budget.  A harness whose binary is not there
 fails the run before any intent is journaled, naming the variable to set.
-The CLI gets lil's whole environment (contract: inherited), and a secret
+The CLI gets lil's whole environment (as in the reference), and a secret
 it echoes back is redacted in the journal like any other effect result.
 """
 

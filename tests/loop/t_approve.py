@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""t_approve.py -- breakpoints and gates (contract 5.13, with lil's
+"""t_approve.py -- breakpoints and gates (docs/loopspec.md, with lil's
 differences: docs/loops.md).  An unapproved breakpoint pauses the run
 (exit 3, `breakpoint awaiting approval [strategy: S]: ASK`) and journals
 `pause.N`; the committed state is the last snapshot; `lil approve --reason`

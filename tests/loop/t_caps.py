@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""t_caps.py -- caps through `lil run` (contract 5.14): max_iterations with
+"""t_caps.py -- caps through `lil run` (docs/loopspec.md, "Caps"): max_iterations with
 each on_cap_exceeded action (fail: exit 1; exit-clean: stopped, exit 5,
 final; breakpoint: paused, exit 3, and the worked example: the same pause
 again without a record, then `--approve` and `lil approve` each open a new

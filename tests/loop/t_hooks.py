@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""t_hooks.py -- what runs at the end and inside the body (contract 5.4,
+"""t_hooks.py -- what runs at the end and inside the body (docs/loopspec.md,
 5.17): terminate.on_exit runs before `terminated` as journaled effects
 (`exit.S`), observe.hooks.completed after it between `observer` records
 (started, then done or failed), a failing hook leaves the run completed,

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """t_http.py -- http steps through `lil run` against a server of the test
-(loopt.Server, 127.0.0.1): the results of contract section 6.2 (the parsed
+(loopt.Server, 127.0.0.1): the results of docs/loopspec.md, "Effects" (the parsed
 body, `{status, raw}` for a body that is not JSON, the envelope, error
 statuses as results), what the server received, a credential that must
 appear in no output and no journal byte, and the retry policy (`retry.max`,
-contract 5.15): a request that gets no answer is tried 1 + max times, then
+docs/loopspec.md, "Retry"): a request that gets no answer is tried 1 + max times, then
 the run fails."""
 
 import os

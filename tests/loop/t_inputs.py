@@ -5,7 +5,7 @@ FILE.json`, `--input` over the file; a value of the wrong type or an
 unknown name refused with a message naming the input; inputs journaled
 when the run starts, so a later invocation with other inputs is refused
 and one without any uses the journaled ones.  And a divergent replay
-(contract 5.10): the spec's command changed under a parked run, so the
+(docs/loopspec.md, "Effects"): the spec's command changed under a parked run, so the
 journaled effect's identity differs from the new one -- the run fails,
 showing both."""
 

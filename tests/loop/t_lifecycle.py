@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """t_lifecycle.py -- a loop from start to end: terminate before any
 iteration, a counter, `lil step` one iteration at a time, a completed run
-run again, and every effect run exactly once (docs/loops.md; contract 5.9,
-5.10, 5.20)."""
+run again, and every effect run exactly once (docs/loops.md; docs/loopspec.md,
+"How a loop runs")."""
 
 import os
 import sys

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""t_recover.py -- an effect whose process died after its intent (contract
+"""t_recover.py -- an effect whose process died after its intent (docs/loopspec.md,
 5.21): the shell step SIGKILLs the lil running it (its parent, $PPID), so
 the journal holds the intent and no outcome.  Every later run, resume and
 step is uncertain (exit 2, the effect named by iteration, seq, kind and

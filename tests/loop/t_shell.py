@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""t_shell.py -- shell steps through `lil run`: the results of contract
-section 6.1 as `save` stores them, `args` run without a shell, `on_done`
+"""t_shell.py -- shell steps through `lil run`: the results of
+docs/loopspec.md, "Effects", as `save` stores them, `args` run without a
+shell, `on_done`
 (incr, a typed `${expr}`, a template, append), the working directory, and
 the scrubbed environment of the commands (src/effects/effect_env.h).
 

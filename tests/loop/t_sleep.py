@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""t_sleep.py -- durable sleep (contract 5.12): a short sleep blocks and the
+"""t_sleep.py -- durable sleep (docs/loopspec.md): a short sleep blocks and the
 run goes on; a long one parks the run (waiting, exit 4, wakeAt = now + the
 duration), journals the sleep and `parked.N`, and a premature run parks
 again at the same wakeAt without running the iteration's earlier effects
@@ -128,7 +128,7 @@ def sleep_until_true_goes_on(t):
 
 @test
 def sleep_until_false_parks(t):
-    # contract 5.12: parked with wakeAt = now + 5 s, re-evaluated by a later run
+    # docs/loopspec.md: parked with wakeAt = now + 5 s, re-evaluated by a later run
     t.spec(UNTIL, GUARD="${state.n > 0}")
     lo = now_ms() + 5000
     res = expect(t.run(), 4, status="waiting", iteration=0, state={"n": 0})

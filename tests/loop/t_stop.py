@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""t_stop.py -- the graceful stop (contract 5.22, docs/loops.md): `lil
+"""t_stop.py -- the graceful stop (docs/loopspec.md, "Stop"; docs/loops.md): `lil
 stop --reason` asks, from any process and without the run's lock; the run
 honours the request at its next start or iteration boundary (stopped, exit
 5, the reason given), every later run stays stopped, `lil resume` goes on;

@@ -1,6 +1,6 @@
 /*
  * test_agent_cli.c -- the coding-agent CLI harnesses and `cli`
- * (src/agents/agent_cli.c; loopspec-contract.md 6.4), against fake CLIs.
+ * (src/agents/agent_cli.c; docs/loops.md, "Agent harnesses"), against fake CLIs.
  *
  * The fake is one shell script written by the test: it records its name
  * ($0's last part) and every argument it received, its working directory
@@ -14,11 +14,11 @@
  * over LOOPY_<NAME>_BIN (blank LIL_ ignored, values trimmed), the
  * environment and working directory the CLI gets, a binary that is not
  * there (ready: LIL_E_INVAL naming the variable; call: LIL_E_CHILD with
- * the contract's message), a failing CLI, the timeout and buffer limits and
+ * the reference's message), a failing CLI, the timeout and buffer limits and
  * their bad values, `cli` with and without LIL_/LOOPY_AGENT_CMD, and the
- * unwrapping and usage vectors of the contract: generic text (R41, R42),
- * claude-code's envelope (R62-R65), pi's NDJSON stream (R43-R45), `cli`
- * (R47, R48), the limits (R49) and failures (R50, R51), with estimated
+ * unwrapping and usage vectors of the reference: generic text,
+ * claude-code's envelope, pi's NDJSON stream, `cli`, the limits and
+ * failures, with estimated
  * usage for the CLIs that report none.
  */
 #ifndef _GNU_SOURCE
@@ -312,7 +312,7 @@ T_TEST(missing_binary)
     T_EQ_STR(E.msg,
              "agent harness 'pi' cannot run '/nonexistent/pi': no such program on "
              "PATH (LIL_PI_BIN or LOOPY_PI_BIN sets the CLI's path)");
-    call("pi", "x", &e, &u, &rc); /* the contract's message when it runs anyway */
+    call("pi", "x", &e, &u, &rc); /* the reference's message when it runs anyway */
     T_EQ_I64(rc, LIL_E_CHILD);
     T_CONTAINS(E.msg,
                "agent harness 'pi' failed while running '/nonexistent/pi' (is the "
@@ -473,7 +473,7 @@ T_TEST(cli_runs_agent_cmd)
     lil_status rc;
     char cmd[4200];
 
-    env_init(&e); /* R47 */
+    env_init(&e); /* `cli` with the LOOPY_ name */
     env_add(&e, "LOOPY_AGENT_CMD", "echo ran");
     T_EQ_I64(ready("cli", &e), LIL_OK);
     T_EQ_STR(call("cli", "hello-loop", &e, &u, &rc), "{\"result\":\"ran hello-loop\"}");

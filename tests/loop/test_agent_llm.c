@@ -1,7 +1,7 @@
 /*
  * test_agent_llm.c -- the `llm` harness (src/agents/agent_llm.c) against an
  * OpenAI-compatible server on 127.0.0.1 (tests/http/llm_server.py, which
- * checks every request as the contract says it must look), and the price
+ * checks every request as the reference sends it), and the price
  * table (agent_price.c):
  *   - the request: path, headers (Authorization with a key and without,
  *     LLM_HEADERS overlaid, content-type never doubled), the body
@@ -19,7 +19,7 @@
  *     port), and never those of the parent in a fork()ed child;
  *   - configuration: what to set when nothing is, bad limits, the order of
  *     provider keys (seen through the CONNECT target of an https proxy);
- *   - prices: the contract's vectors, normalization, overrides;
+ *   - prices: the reference's vectors, normalization, overrides;
  *   - the token limit (AGENT_MAX_TOKENS: default, twins, bad values) and
  *     the worst case of a call that budgets reserve: llm (system message
  *     and framing counted, priced by its model), a CLI (its prompt only,

@@ -6,7 +6,7 @@
  * several trip at once, the streak rule (undefined fingerprints ignored),
  * refusals that leave the meters unchanged, the limits read from a spec
  * (injected per pattern, or as written).  A small model of the runner
- * (struct sim) plays the worked examples of contract section 5.14 --
+ * (struct sim) plays the worked examples of docs/loopspec.md, "Caps" --
  * no_progress, max_iterations, token and usd budgets, wallclock, each with
  * its approvals -- journaling what the runner journals; after every change
  * the meters rebuilt by folding that journal from the start equal the

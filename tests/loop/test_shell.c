@@ -2,7 +2,7 @@
  * test_shell.c -- the shell effect (src/effects/effect_shell.h), from the
  * outside: real /bin/sh commands and programs.
  *
- * It checks every vector of loopspec-contract.md 6.1 in both modes, exit
+ * It checks every vector of the reference's shell results in both modes, exit
  * codes, JSON detection on the trimmed stdout (JavaScript's trim and
  * JSON.parse, numbers as JavaScript prints them), non-JSON output, invalid
  * UTF-8, a timeout that kills the whole process group (a grandchild
@@ -110,7 +110,7 @@ static char *run_argv(const char *command, const char *const *args, size_t n,
         free(got_);                          \
     } while (0)
 
-/* ---- contract 6.1 --------------------------------------------------------------- */
+/* ---- the reference's vectors ------------------------------------------------- */
 
 T_TEST(contract_vectors_string_mode)
 {

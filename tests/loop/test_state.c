@@ -302,7 +302,7 @@ T_TEST(input_conversions)
     convert("int", "5.0", "5");
     convert("int", "1e3", "1000");
     convert("int", " 7 ", "7");
-    convert("int", "null", "null"); /* null matches every type (1.8) */
+    convert("int", "null", "null"); /* null matches every type */
     convert("int", "5.5", "!the value '5.5' is not an integer");
     convert("int", "five", "!the value 'five' is not an integer");
     convert("int", "", "!the value '' is not an integer");
@@ -363,7 +363,7 @@ T_TEST(input_defaults_and_sources)
     T_EQ_STR(got,
              "{\"both\":9,\"n\":7,\"opt\":{\"k\":[1]},\"req\":true,\"who\":\"you\"}");
     free(got);
-    /* null in the object is a value (1.8), kept as null. */
+    /* null in the object is a value, kept as null. */
     got = resolve(decls, "{\"n\":null,\"req\":true}", NULL, 0, &rc);
     T_EQ_I64(rc, LIL_OK);
     T_EQ_STR(got, "{\"both\":9,\"n\":null,\"req\":true,\"who\":\"world\"}");
@@ -598,7 +598,7 @@ T_TEST(set_typed_and_templates)
     const char *vars = "n: {type: int, init: 2}, v: {type: json}, w: {type: json},"
                        " l: {type: list, init: [1, [2, 3]]}";
 
-    /* A whole "${expr}" keeps the expression's type (W18); a template with
+    /* A whole "${expr}" keeps the expression's type (docs/loopspec.md); a template with
      * text around is a string. */
     check_step(vars, "on_done: {set: {v: '${1 > 2}', w: 'is ${1 > 2}'}}", NULL, LIL_OK,
                "{\"l\":[1,[2,3]],\"n\":2,\"v\":false,\"w\":\"is false\"}", NULL);
@@ -808,7 +808,7 @@ T_TEST(fingerprints)
     fingerprint("state.n * 2", "6");
     fingerprint("${state.s}", "\"hi\"");
     fingerprint("${state.n > 1}", "true");
-    /* An object's content counts (W24), in canonical form. */
+    /* An object's content counts, in canonical form. */
     fingerprint("${state.o}", "{\"a\":\"x\",\"b\":[1,2]}");
     fingerprint("${state.o.b}", "[1,2]");
     fingerprint("${state.u}", "-"); /* undefined: no fingerprint */

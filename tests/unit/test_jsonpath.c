@@ -1,7 +1,7 @@
 /*
  * test_jsonpath.c -- the JSONPath subset of `save` (src/lang/jsonpath.h):
  * every case of tests/data/jsonpath/subset.test (the vectors of
- * loopspec-contract.md section 3 and edge cases), the reasons
+ * docs/loopspec.md, "JSONPath in `save`", and edge cases), the reasons
  * lil__jsonpath_supported gives, and reference counting of results.
  */
 #include <stdio.h>
