@@ -7,7 +7,8 @@
 # store/file/ and store/pg/), engine; json is a side module (jansson), used
 # from lang and engine up.  The loop runtime sits on the engine: the spec
 # front end (loopspec) on lang; effects; agents on effects; the runner
-# (loop) on all of them; replay tooling and the queue on the runner.
+# (loop) on all of them; replay tooling and the queue on the runner (lil
+# verify's dry runs open a temporary store: replay uses store too).
 # supervise (lil_supervise) sits on engine.  api/, at the top, defines
 # every public lil_* function (checked below) and may include anything.
 set(allowed_base      base)
@@ -21,7 +22,7 @@ set(allowed_loopspec  loopspec lang os json base)
 set(allowed_effects   effects lang os json base)
 set(allowed_agents    agents effects lang os json base)
 set(allowed_loop      loop agents effects loopspec lang engine os json base)
-set(allowed_replay    replay loop agents effects loopspec lang engine os json base)
+set(allowed_replay    replay loop agents effects loopspec lang engine store os json base)
 set(allowed_queue     queue loop loopspec engine store os json base)
 set(allowed_supervise supervise engine store journal os base)
 set(allowed_api       api queue replay supervise loop agents effects loopspec lang engine

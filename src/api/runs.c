@@ -173,14 +173,7 @@ lil_status lil_run_result(lil_run *run, lil_bytes *out)
 
 const char *lil_record_type_name(int type)
 {
-    static const char *const names[] = {
-        "unknown", "begin",   "open",     "step",       "step-failed",
-        "intent",  "resolve", "run-done", "run-failed", "close",
-    };
-
-    if (type < 0 || (size_t)type >= sizeof(names) / sizeof(names[0]))
-        return "unknown";
-    return names[type];
+    return lil__record_type_name(type);
 }
 
 lil_status lil_run_foreach(lil_run *run, lil_record_fn fn, void *ud)

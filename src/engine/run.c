@@ -293,7 +293,7 @@ static struct lil_run *run_new(struct lil_store *st, const char *run_id)
     run->env = st->env;
     /* The handle is this process's.  A child forked while it is open shares
      * the journal's descriptor and so its lock (an open-file-description
-     * lock), but not the handle: api.c refuses it there. */
+     * lock), but not the handle: api/entry.c refuses it there. */
     run->pid = lil__os_self_pid();
     pthread_mutex_init(&run->mu, NULL);
     lil__imap_init(&run->index, st->env);

@@ -1,9 +1,10 @@
 /*
  * run_state.c -- what a run handle tells of itself without the store: its
  * state (read under the run's mutex, as other threads change it), the
- * state's name, and its uncertain effects by position.  The public calls
- * (lil_run_status, lil_run_state_name, lil_run_uncertain_*) and the
- * engine's own messages use these.
+ * state's name, and its uncertain effects by position; the names of record
+ * types.  The public calls (lil_run_status, lil_run_state_name,
+ * lil_run_uncertain_*, lil_record_type_name) and the engine's own messages
+ * use these.
  */
 #include <stdint.h>
 #include <string.h>
@@ -26,6 +27,18 @@ const char *lil__run_state_name(lil_run_state state)
     default:
         return "unknown";
     }
+}
+
+const char *lil__record_type_name(int type)
+{
+    static const char *const names[] = {
+        "unknown", "begin",   "open",     "step",       "step-failed",
+        "intent",  "resolve", "run-done", "run-failed", "close",
+    };
+
+    if (type < 0 || (size_t)type >= sizeof(names) / sizeof(names[0]))
+        return "unknown";
+    return names[type];
 }
 
 lil_run_state lil__run_status(const struct lil_run *run)

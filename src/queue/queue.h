@@ -32,7 +32,7 @@ struct lil_worker {
 };
 
 /* A worker over st (a store with a queue; else LIL_E_INVAL in err) with
- * opts copied; free releases it (NULL or an invalid handle: nothing). */
+ * opts copied; free releases it (NULL: nothing). */
 lil_status lil__worker_new(lil_store *st, struct lil_err *err,
                            const lil_worker_opts *opts, lil_worker **out);
 void lil__worker_free(lil_worker *w);

@@ -86,7 +86,7 @@ void lil__worker_free(lil_worker *w)
 {
     const struct lil_env *env;
 
-    if (!w || w->magic != LIL_WORKER_MAGIC)
+    if (!w)
         return;
     env = w->st->env;
     w->magic = 0;

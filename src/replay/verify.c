@@ -27,6 +27,7 @@
 #include "loopspec/ir.h"
 #include "loopspec/spec.h"
 #include "os/os.h"
+#include "store/store.h"
 
 #define VERIFY_MAX_BLOCK_MS INT64_MAX /* every sleep waits, on the dry run's clock */
 #define VERIFY_TICK_MS      1000      /* the dry run's clock advances per read */
