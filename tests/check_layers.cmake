@@ -7,9 +7,10 @@
 # store/file/ and store/pg/), engine; json is a side module (jansson), used
 # from lang and engine up.  The loop runtime sits on the engine: the spec
 # front end (loopspec) on lang; effects; agents on effects; the runner
-# (loop) on all of them; replay tooling and the queue on the runner.
+# (loop) on all of them; replay tooling and the queue on the runner (lil
+# verify's dry runs open a temporary store: replay uses store too).
 # supervise (lil_supervise) sits on engine.  api/, at the top, defines
-# every public lil_* function and may include anything.
+# every public lil_* function (checked below) and may include anything.
 set(allowed_base      base)
 set(allowed_os        os base)
 set(allowed_journal   journal os base)
@@ -21,7 +22,7 @@ set(allowed_loopspec  loopspec lang os json base)
 set(allowed_effects   effects lang os json base)
 set(allowed_agents    agents effects lang os json base)
 set(allowed_loop      loop agents effects loopspec lang engine os json base)
-set(allowed_replay    replay loop agents effects loopspec lang engine os json base)
+set(allowed_replay    replay loop agents effects loopspec lang engine store os json base)
 set(allowed_queue     queue loop loopspec engine store os json base)
 set(allowed_supervise supervise engine store journal os base)
 set(allowed_api       api queue replay supervise loop agents effects loopspec lang engine
@@ -73,7 +74,40 @@ foreach(f ${cli_files})
   endforeach()
 endforeach()
 
+# Every public function (a LIL_API name of lil.h) is defined in src/api/
+# only: a line at column 0 that names one, followed by '(', in any other
+# file of src/ is a definition (or a declaration) out of place.
+file(STRINGS "${SRC}/include/lil/lil.h" decls REGEX "^LIL_API .*lil_[a-z0-9_]+\\(")
+set(public "")
+foreach(line ${decls})
+  string(REGEX MATCH "[ *](lil_[a-z0-9][a-z0-9_]*)\\(" m "${line}")
+  if(m)
+    list(APPEND public "${CMAKE_MATCH_1}")
+  endif()
+endforeach()
+if(NOT public)
+  string(APPEND bad "  include/lil/lil.h: no LIL_API function found\n")
+endif()
+file(GLOB_RECURSE lib_files "${SRC}/src/*.c" "${SRC}/src/*.h")
+foreach(f ${lib_files})
+  file(RELATIVE_PATH rel "${SRC}" "${f}")
+  if(rel MATCHES "^src/api/")
+    continue()
+  endif()
+  file(STRINGS "${f}" defs REGEX "^[a-z].*lil_[a-z0-9_]+\\(")
+  foreach(line ${defs})
+    string(REGEX MATCH "[ *](lil_[a-z0-9][a-z0-9_]*)\\(" m "${line}")
+    if(m)
+      list(FIND public "${CMAKE_MATCH_1}" i)
+      if(NOT i EQUAL -1)
+        string(APPEND bad
+          "  ${rel}: defines ${CMAKE_MATCH_1} (public functions live in src/api/)\n")
+      endif()
+    endif()
+  endforeach()
+endforeach()
+
 if(bad)
-  message(FATAL_ERROR "includes against the layers:\n${bad}")
+  message(FATAL_ERROR "against the layers:\n${bad}")
 endif()
 message(STATUS "layers: every include runs down the layers")

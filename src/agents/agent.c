@@ -230,20 +230,15 @@ lil_status lil__agent_call(const struct lil_env *env, struct lil_err *err,
                        call->harness);
 }
 
-lil_status lil_agent_harness_check(const char *harness)
+lil_status lil__agent_harness_check(struct lil_err *err, const char *harness)
 {
     struct lil_env env;
-    struct lil_err err;
     struct lil_agent_call call;
-    lil_status rc;
 
     memset(&call, 0, sizeof(call));
     call.harness = harness ? harness : "";
     call.prompt = "";
     lil__os_env_init(&env);
-    lil__clearerr(&err);
-    rc = lil__agent_ready(&env, &err, &call);
-    if (rc != LIL_OK)
-        lil__publish_err(&err);
-    return rc;
+    lil__clearerr(err);
+    return lil__agent_ready(&env, err, &call);
 }

@@ -123,6 +123,14 @@ bool lil__agent_known(const char *name);
 lil_status lil__agent_ready(const struct lil_env *env, struct lil_err *err,
                             const struct lil_agent_call *call);
 
+/* lil_agent_harness_check (lil.h): lil__agent_ready for harness (NULL:
+ * "") with an empty prompt, in this process's environment. */
+lil_status lil__agent_harness_check(struct lil_err *err, const char *harness);
+
+/* lil_agent_settings (lil.h, agent_settings.c): the settings document as
+ * compact JSON in *out (not NULL; a block for lil_free). */
+lil_status lil__agent_settings(struct lil_err *err, lil_bytes *out);
+
 /* Run one call.  *result is a new JSON value (an object, or what a CLI's
  * envelope held: claude-code may give an array); *usage is filled. */
 lil_status lil__agent_call(const struct lil_env *env, struct lil_err *err,

@@ -1,6 +1,6 @@
 /*
- * agent_settings.c -- lil_agent_settings (lil.h): what the agent harnesses
- * would use in this process's environment, as one JSON document for `lil
+ * agent_settings.c -- the document behind lil_agent_settings (lil.h): what the agent
+ * harnesses would use in this process's environment, as one JSON document for `lil
  * doctor` and hosts.
  *
  *   {"harnesses": [{"name", "ready", "message"}],   one per harness (agent.h)
@@ -144,35 +144,25 @@ static lil_status settings_doc(const struct lil_env *env, struct lil_err *err,
     return LIL_OK;
 }
 
-lil_status lil_agent_settings(lil_bytes *out)
+lil_status lil__agent_settings(struct lil_err *err, lil_bytes *out)
 {
     struct lil_env env;
-    struct lil_err err;
     struct lil_buf text;
     struct lil_json_scope sc;
     json_t *doc = NULL;
     lil_status rc;
 
-    lil__clearerr(&err);
-    if (!out) {
-        rc = lil__seterr(&err, LIL_E_INVAL, 0, "lil_agent_settings: out is NULL");
-        lil__publish_err(&err);
-        return rc;
-    }
-    out->data = NULL;
-    out->len = 0;
+    lil__clearerr(err);
     lil__os_env_init(&env);
     lil__buf_init(&text, &env, BUF_UNCAPPED);
-    rc = settings_doc(&env, &err, &doc);
+    rc = settings_doc(&env, err, &doc);
     if (rc == LIL_OK)
-        rc = lil__json_dump(&env, &err, doc, JSON_COMPACT, &text);
+        rc = lil__json_dump(&env, err, doc, JSON_COMPACT, &text);
     if (rc == LIL_OK && lil__buf_export(&text, out) != LIL_OK)
-        rc = lil__seterr(&err, LIL_E_NOMEM, 0, "out of memory");
+        rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
     lil__json_begin(&sc, &env);
     json_decref(doc);
     (void)lil__json_end(&sc);
     lil__buf_free(&text);
-    if (rc != LIL_OK)
-        lil__publish_err(&err);
     return rc;
 }

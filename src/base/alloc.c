@@ -108,7 +108,7 @@ void *lil__export_copy(const struct lil_env *env, const void *data, size_t len)
     return p;
 }
 
-void lil_free(void *p)
+void lil__export_free(void *p)
 {
     struct export_header *h;
 

@@ -32,6 +32,10 @@ void *lil__grow(const struct lil_env *env, void *p, size_t *cap, size_t n, size_
  * [len] is set to NUL.  NULL on failure (or if len overflows). */
 void *lil__export_alloc(const struct lil_env *env, size_t len);
 
+/* Release a block of lil__export_alloc (lil_free); NULL and blocks not
+ * made by it are ignored. */
+void lil__export_free(void *p);
+
 /* Copy len bytes into a new exported block (NUL-terminated). */
 void *lil__export_copy(const struct lil_env *env, const void *data, size_t len);
 

@@ -42,6 +42,16 @@ void lil__env_init(struct lil_env *env)
     lil__clearerr(&env->err);
 }
 
+void lil__env_store_opened(struct lil_env *env)
+{
+    __atomic_fetch_add(&env->stores_open, 1, __ATOMIC_SEQ_CST);
+}
+
+void lil__env_store_closed(struct lil_env *env)
+{
+    __atomic_fetch_sub(&env->stores_open, 1, __ATOMIC_SEQ_CST);
+}
+
 void lil__log(const struct lil_env *env, int level, const char *fmt, ...)
 {
     char line[512];

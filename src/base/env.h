@@ -40,6 +40,11 @@ struct lil_env {
  * call is made with lil__os_env_init (os/os.h), which calls this first. */
 void lil__env_init(struct lil_env *env);
 
+/* Count a store opened with env (lil_store_open), or closed: an env's
+ * allocator may change only while none is open. */
+void lil__env_store_opened(struct lil_env *env);
+void lil__env_store_closed(struct lil_env *env);
+
 /* Log one line at level if the env's logger wants it (printf format). */
 void lil__log(const struct lil_env *env, int level, const char *fmt, ...)
     LIL_PRINTF(3, 4);

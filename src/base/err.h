@@ -35,6 +35,15 @@ void lil__clearerr(struct lil_err *err);
 /* Copy err to the calling thread's slot (what lil_errmsg returns). */
 void lil__publish_err(const struct lil_err *err);
 
+/* The calling thread's last published message (lil_errmsg). */
+const char *lil__thread_errmsg(void);
+
+/* A status's text ("unknown status" for none) and its name in lil.h
+ * ("LIL_E_UNKNOWN" for none): static strings (lil_strerror,
+ * lil_status_name). */
+const char *lil__status_text(lil_status s);
+const char *lil__status_name(lil_status s);
+
 /* Copy src into dst (both may be the same). */
 void lil__copyerr(struct lil_err *dst, const struct lil_err *src);
 

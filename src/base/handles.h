@@ -18,6 +18,7 @@
 #define LIL_SPEC_MAGIC   0x6c696c50u /* "lilP": lil_spec (a parsed loop spec) */
 #define LIL_PROC_MAGIC   0x6c696c4bu /* "lilK": a child process (os/proc.h) */
 #define LIL_WORKER_MAGIC 0x6c696c57u /* "lilW": lil_worker (queue/worker.c) */
+#define LIL_LOOP_MAGIC   0x6c696c4cu /* "lilL": lil_loop (loop/runner.h) */
 
 /* Never called: two equal magics make two equal case labels, which do not
  * compile. */
@@ -31,6 +32,7 @@ static inline int lil__handle_magics_differ(unsigned m)
     case LIL_SPEC_MAGIC:
     case LIL_PROC_MAGIC:
     case LIL_WORKER_MAGIC:
+    case LIL_LOOP_MAGIC:
         return 1;
     default:
         return 0;

@@ -7,9 +7,11 @@
 #ifndef LIL_ENGINE_CALL_H
 #define LIL_ENGINE_CALL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 
 #include "base/buf.h"
+#include "base/err.h"
 #include "base/handles.h"
 
 struct lil_call {
@@ -47,5 +49,20 @@ void lil__call_abandon(struct lil_call *call, lil_status why);
 
 /* "lil-" + 32 hex of SHA-256(scope NUL identity), computed once; NULL on OOM. */
 const char *lil__call_idempotency_key(struct lil_call *call);
+
+/* What a step function sets on its call (call.c): the result bytes (a
+ * copy), a canonical JSON result from a text or a jansson pack format, or
+ * the failure's reason (printf format, cut at 999 bytes).  Errors in err:
+ * LIL_E_TOOBIG over the run's max_record, LIL_E_NOMEM, a JSON error. */
+lil_status lil__call_set_result(struct lil_call *call, struct lil_err *err,
+                                const void *data, size_t len);
+lil_status lil__call_set_json(struct lil_call *call, struct lil_err *err,
+                              const char *json);
+lil_status lil__call_set_jsonv(struct lil_call *call, struct lil_err *err,
+                               const char *fmt, va_list ap);
+lil_status lil__call_failv(struct lil_call *call, struct lil_err *err, const char *fmt,
+                           va_list ap);
+lil_status lil__call_fail(struct lil_call *call, struct lil_err *err, const char *fmt,
+                          ...) LIL_PRINTF(3, 4);
 
 #endif

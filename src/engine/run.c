@@ -293,7 +293,7 @@ static struct lil_run *run_new(struct lil_store *st, const char *run_id)
     run->env = st->env;
     /* The handle is this process's.  A child forked while it is open shares
      * the journal's descriptor and so its lock (an open-file-description
-     * lock), but not the handle: api.c refuses it there. */
+     * lock), but not the handle: api/entry.c refuses it there. */
     run->pid = lil__os_self_pid();
     pthread_mutex_init(&run->mu, NULL);
     lil__imap_init(&run->index, st->env);
@@ -355,7 +355,7 @@ static void log_open(struct lil_run *run, lil_sync sync)
     run->st->ops->run_info(run->sr, &info);
     lil__log(run->env, LIL_LOG_INFO,
              "event=open run=%s records=%llu state=%s sync=%s readonly=%d", run->id,
-             (unsigned long long)info.records, lil_run_state_name(run->state),
+             (unsigned long long)info.records, lil__run_state_name(run->state),
              sync_name(sync), (int)run->readonly);
     for (size_t i = 0; i < run->n_uncertain; i++)
         lil__log(run->env, LIL_LOG_WARN, "event=uncertain run=%s step=%.*s", run->id,
@@ -432,7 +432,7 @@ lil_status lil__run_close(struct lil_run *run, struct lil_err *err)
 static lil_status ended_err(struct lil_run *run, struct lil_err *err)
 {
     return lil__seterr(err, LIL_E_DONE, 0, "run %s has ended (%s)", run->id,
-                       lil_run_state_name(run->state));
+                       lil__run_state_name(run->state));
 }
 
 static lil_status writable(struct lil_run *run, struct lil_err *err)
@@ -491,7 +491,7 @@ lil_status lil__run_result(struct lil_run *run, struct lil_err *err, lil_bytes *
                          run->outcome ? (const char *)run->outcome : "");
     } else {
         rc = lil__seterr(err, LIL_E_NOTFOUND, 0, "run %s has no outcome yet (%s)",
-                         run->id, lil_run_state_name(run->state));
+                         run->id, lil__run_state_name(run->state));
     }
     pthread_mutex_unlock(&run->mu);
     return rc;

@@ -41,7 +41,7 @@ struct lil_run {
     struct lil_srun *sr; /* the run in the store (st->ops) */
     bool readonly;
     int pid; /* the process that opened it: a child forked later may not use
-                it (lil.h, lil_run_open; api.c) */
+                it (lil.h, lil_run_open; api/entry.c) */
     size_t max_record;
 
     pthread_mutex_t mu;
@@ -145,6 +145,15 @@ lil_status lil__run_resolve(struct lil_run *run, struct lil_err *err,
 lil_status lil__run_end(struct lil_run *run, struct lil_err *err, bool completed,
                         const void *data, size_t len);
 lil_status lil__run_result(struct lil_run *run, struct lil_err *err, lil_bytes *out);
+/* The run's state (under its mutex), a state's name ("unknown" for none),
+ * the i-th uncertain effect's identity (NULL past the last; valid until
+ * the next call on the run): run_state.c. */
+lil_run_state lil__run_status(const struct lil_run *run);
+const char *lil__run_state_name(lil_run_state state);
+const char *lil__run_uncertain_at(const struct lil_run *run, size_t i);
+/* A record type's name as lil_record's type reads ("unknown" for none). */
+const char *lil__record_type_name(int type);
+
 lil_status lil__run_info(struct lil_run *run, struct lil_err *err, lil_run_info *info);
 lil_status lil__run_foreach(struct lil_run *run, struct lil_err *err, lil_record_fn fn,
                             void *ud);

@@ -166,7 +166,7 @@ static lil_status refuse_state(struct lil_run *run, struct lil_err *err)
         return lil__seterr(err, LIL_E_INVAL, 0, "run %s is open read-only", run->id);
     if (run->state != LIL_RUN_RUNNING)
         return lil__seterr(err, LIL_E_DONE, 0, "run %s has ended (%s)", run->id,
-                           lil_run_state_name(run->state));
+                           lil__run_state_name(run->state));
     return LIL_OK;
 }
 
@@ -375,7 +375,7 @@ static lil_status abandon(struct lil_run *run, struct lil_err *err,
 
     if (!req->effect)
         return lil__seterr(err, why, 0, "step '%s' gave up: %s", identity,
-                           lil_strerror(why));
+                           lil__status_text(why));
     pthread_mutex_lock(&run->mu);
     rc = mark_pending(run, err, identity, req_hash);
     pthread_mutex_unlock(&run->mu);

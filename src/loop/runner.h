@@ -3,8 +3,9 @@
  * (docs/loopspec.md, "How a loop runs"; docs/loops.md for what users see).
  *
  * The pieces:
- *   runner_api.c     the public lil_loop_* calls: argument checks, the json
- *                    scope, errors published to the store and the thread
+ *   runner_call.c    one operation as a whole call (json scope, result
+ *                    JSON, errors published), for src/api/loops.c, the
+ *                    queue's workers and lil verify
  *   runner_open.c    open (options, inputs, the start record) and close
  *   runner_load.c    the fold of the journal into the loop's facts
  *   runner_facts.c   those facts for readers without the spec (lil
@@ -44,6 +45,7 @@
 
 #include "base/buf.h"
 #include "base/err.h"
+#include "base/handles.h"
 #include "effects/redact.h"
 #include "engine/run.h"
 #include "json/json.h"
@@ -52,7 +54,6 @@
 #include "loop/state.h"
 #include "loopspec/ir.h"
 
-#define LIL_LOOP_MAGIC         0x6c696c4cu /* "lilL": lil_loop */
 #define LIL_LOOP_MAX_BLOCK_MS  1000        /* sleeps up to this block */
 #define LIL_LOOP_UNTIL_POLL_MS 5000        /* sleep.until parks this long */
 #define LIL_LOOP_TIMEOUT_MS    300000      /* effectTimeoutMs */
@@ -221,6 +222,55 @@ void lil__loop_result_wake(lil_loop_result *res, int64_t wake_at_ms);
 void lil__loop_result_next(lil_loop_result *res, int64_t next);
 lil_status lil__loop_result_uncertain(struct lil_loop *lp, lil_loop_result *res);
 lil_status lil__loop_result_json(struct lil_loop *lp, lil_loop_result *res);
+
+/* One operation of a public lil_loop_* call (runner_call.c). */
+enum lil_loop_op {
+    LIL_LOOP_OP_RUN,
+    LIL_LOOP_OP_STEP,
+    LIL_LOOP_OP_RESUME,
+    LIL_LOOP_OP_CURRENT,
+    LIL_LOOP_OP_APPROVE,
+    LIL_LOOP_OP_RECOVER
+};
+
+struct lil_loop_req {
+    enum lil_loop_op op;
+    lil_resolution how;      /* recover */
+    const char *result_json; /* recover */
+    const char *actor;       /* approve, recover */
+    const char *reason;      /* approve, recover */
+};
+
+/* Calls as the public ones make them, on a handle already checked
+ * (runner_call.c): lil__loop_call runs req in a json scope bound to lp's
+ * env, fills *res (emptied first) with its JSON, and on failure releases
+ * *res and publishes lp->err to the calling thread; lil__loop_step_call is
+ * one iteration.  lil__loop_open_call opens in a json scope (errors in err,
+ * not published); lil__loop_close_call closes in one (NULL: LIL_OK). */
+lil_status lil__loop_call(struct lil_loop *lp, const struct lil_loop_req *req,
+                          lil_loop_result *res);
+lil_status lil__loop_step_call(struct lil_loop *lp, lil_loop_result *res);
+lil_status lil__loop_open_call(struct lil_store *st, struct lil_err *err,
+                               const lil_spec *spec, const lil_loop_opts *opts,
+                               struct lil_loop **out);
+lil_status lil__loop_close_call(struct lil_loop *lp);
+
+/* lil_loop_interrupt on a checked handle and how (async-signal-safe: an
+ * atomic flag, and for LIL_LOOP_INTERRUPT_KILL a kill of the effect's
+ * process group). */
+void lil__loop_interrupt(struct lil_loop *lp, int how);
+
+/* lil_loop_facts's document (lil__loop_facts at the current time) as
+ * compact JSON appended to text; call inside a json scope. */
+lil_status lil__loop_facts_dump(struct lil_run *run, struct lil_err *err,
+                                struct lil_buf *text);
+
+/* Release what a result holds and empty it (lil_loop_result_free; NULL:
+ * nothing); a status's name ("unknown" for none); the exit code of `lil`
+ * for a status (runner_result.c). */
+void lil__loop_result_free(lil_loop_result *res);
+const char *lil__loop_status_name(lil_loop_status s);
+int lil__loop_exit_code(lil_loop_status s);
 
 /* Open and close (runner_open.c). */
 lil_status lil__loop_open(struct lil_store *st, struct lil_err *err,

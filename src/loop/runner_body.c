@@ -109,7 +109,7 @@ static lil_status guard_true(struct iter *it, const struct lil_ir_guard *g, bool
     lil__eval_free(&ev);
     return rc == LIL_OK ? rc
                         : lil__iter_fail(it, rc, "evaluating '%s': %s", g->src.s,
-                                         lil_strerror(rc));
+                                         lil__status_text(rc));
 }
 
 static lil_status render_str(struct iter *it, const struct lil_ir_tmpl *t,

@@ -198,7 +198,7 @@ static int run_effect(lil_call *call, void *ud)
     if (rc != LIL_OK) {
         json_decref(result);
         json_decref(usage);
-        lil_call_fail(call, "%s", lp->err.msg);
+        (void)lil__call_fail(call, NULL, "%s", lp->err.msg);
         return 1;
     }
     if (lil__redact_json(lp->redact, &lp->err, result) != LIL_OK) {
@@ -216,13 +216,14 @@ static int run_effect(lil_call *call, void *ud)
     lil__buf_init(&text, lp->env, SIZE_MAX);
     rc = lil__json_dump(lp->env, &lp->err, ef->outcome, JSON_COMPACT, &text);
     if (rc == LIL_OK)
-        rc = lil_call_set_result(call, text.data, text.len);
+        rc = lil__call_set_result(call, NULL, text.data, text.len);
     lil__buf_free(&text);
     if (rc == LIL_E_NOMEM)
         lil__call_abandon(call, LIL_E_UNCERTAIN);
     else if (rc != LIL_OK)
-        lil_call_fail(call, "the effect's result could not be journaled: %s",
-                      lil_strerror(rc));
+        (void)lil__call_fail(call, NULL,
+                             "the effect's result could not be journaled: %s",
+                             lil__status_text(rc));
     return rc != LIL_OK;
 }
 
@@ -337,7 +338,7 @@ static lil_status fresh(struct effect *ef, json_t **result)
     if (!ran)                  /* the engine held it: parse what it returned */
         rc = lil__json_parse(lp->env, &lp->err, LIL_E_CORRUPT, out.data, out.len, 0,
                              NULL, &ef->outcome);
-    lil_free(out.data);
+    lil__export_free(out.data);
     if (rc == LIL_OK)
         rc = lil__loop_slot_put(lp, ef->name, json_incref(ef->outcome));
     /* recording: the outcome as journaled, once (a replayed one was told
@@ -428,7 +429,7 @@ static lil_status render(struct iter *it, const struct lil_ir_tmpl *t,
     lil__eval_free(&ev);
     return rc == LIL_OK ? rc
                         : lil__iter_fail(it, rc, "rendering '%s': %s", t->src.s,
-                                         lil_strerror(rc));
+                                         lil__status_text(rc));
 }
 
 /* The rendered strings of a shell step: bufs[0] the command, then args. */

@@ -199,7 +199,7 @@ static const char *status_word(const struct lil_loop *lp, const lil_loop_result 
     if (held && lp->end == LOOP_LIVE &&
         (res->status == LIL_LOOP_WAITING || res->status == LIL_LOOP_UNCERTAIN))
         return "running";
-    return lil_loop_status_name(res->status);
+    return lil__loop_status_name(res->status);
 }
 
 static json_t *reason_json(const lil_loop_result *res, const char *word, int pid)
@@ -273,7 +273,7 @@ static lil_status document(struct lil_loop *lp, const lil_run_info *info,
         *out = doc;
         doc = NULL;
     }
-    lil_loop_result_free(&res);
+    lil__loop_result_free(&res);
     json_decref(doc);
     return rc == LIL_E_NOMEM && !lp->err.msg[0]
                ? lil__seterr(&lp->err, rc, 0, "out of memory")

@@ -177,7 +177,7 @@ static lil_status take_stop_request(struct lil_loop *lp, bool *found)
     if (rc == LIL_OK)
         rc = lil__json_parse(lp->env, &lp->err, LIL_E_INVAL, b.data, b.len, 0, NULL,
                              &req);
-    lil_free(b.data);
+    lil__export_free(b.data);
     if (rc != LIL_OK)
         return rc == LIL_E_INVAL ? bad_request(lp, NULL) : rc;
     reason = json_string_value(json_object_get(req, "reason"));
@@ -470,7 +470,7 @@ static bool stop_published(struct lil_loop *lp)
     lil_bytes b = {0};
     lil_status rc = lil__stop_read(lp->st, &lp->err, lp->run_id, &b);
 
-    lil_free(b.data);
+    lil__export_free(b.data);
     lil__clearerr(&lp->err);
     return rc != LIL_E_NOTFOUND;
 }
@@ -481,7 +481,7 @@ static bool journal_answer(struct lil_loop *lp, lil_loop_result *res, lil_status
 {
     if (lp->end != LOOP_LIVE)
         *rc = ended(lp, res);
-    else if (lil_run_status(lp->run) == LIL_RUN_UNCERTAIN)
+    else if (lil__run_status(lp->run) == LIL_RUN_UNCERTAIN)
         *rc = lil__loop_result_uncertain(lp, res);
     else if (lp->stop)
         *rc = lil__loop_result(lp, LIL_LOOP_STOPPED, stop_reason(lp), res);
@@ -585,7 +585,7 @@ lil_status lil__loop_resume(struct lil_loop *lp, lil_loop_result *res)
     while (rc == LIL_OK && refolded) {
         if (lp->end != LOOP_LIVE)
             return ended(lp, res);
-        if (lil_run_status(lp->run) == LIL_RUN_UNCERTAIN)
+        if (lil__run_status(lp->run) == LIL_RUN_UNCERTAIN)
             return lil__loop_result_uncertain(lp, res);
         rc = lil__loop_writable(lp, &refolded);
     }
@@ -640,8 +640,8 @@ const char *lil__loop_status_word(struct lil_loop *lp)
 
     if (lil__loop_status(lp, &now) == LIL_OK)
         st = now.status;
-    lil_loop_result_free(&now);
-    return lil_loop_status_name(st);
+    lil__loop_result_free(&now);
+    return lil__loop_status_name(st);
 }
 
 static lil_status not_paused(struct lil_loop *lp)
@@ -658,7 +658,7 @@ lil_status lil__loop_approve(struct lil_loop *lp, const char *actor, const char 
     lil_status rc = LIL_OK;
 
     while (rc == LIL_OK && refolded) {
-        if (lp->end != LOOP_LIVE || lil_run_status(lp->run) == LIL_RUN_UNCERTAIN ||
+        if (lp->end != LOOP_LIVE || lil__run_status(lp->run) == LIL_RUN_UNCERTAIN ||
             lp->stop || (!lp->pause.on && lp->meters.pending == LIL_CAP_NONE))
             return not_paused(lp);
         rc = lil__loop_writable(lp, &refolded);

@@ -493,7 +493,7 @@ static void settle_end(struct lil_loop *lp)
     struct lil_run *run = lp->run;
     char why[LIL_ERRMSG_MAX];
 
-    if (lil_run_status(run) != LIL_RUN_STOPPED || lp->end != LOOP_LIVE)
+    if (lil__run_status(run) != LIL_RUN_STOPPED || lp->end != LOOP_LIVE)
         return;
     snprintf(why, sizeof(why), "%.*s",
              (int)(run->outcome_len < sizeof(why) ? run->outcome_len : sizeof(why) - 1),

@@ -220,11 +220,11 @@ static json_t *start_record(struct lil_loop *lp, const lil_spec *spec, json_t *b
     char path[PATH_MAX], cwd[PATH_MAX];
     const char *name = lil__spec_name(spec);
 
-    if (lil_spec_json(spec, &text) == LIL_OK) {
+    if (lil__spec_json(spec, NULL, &text) == LIL_OK) {
         lil__sha256(text.data, text.len, d);
         lil__hex(d, LIL_SHA256_LEN, hex);
     }
-    lil_free(text.data);
+    lil__export_free(text.data);
     if (!realpath(name, path))
         snprintf(path, sizeof(path), "%s", name);
     if (!lp->cwd && !getcwd(cwd, sizeof(cwd)))
@@ -359,9 +359,9 @@ lil_status lil__loop_open(struct lil_store *st, struct lil_err *err,
     *out = NULL;
     if (rc != LIL_OK)
         return rc;
-    if (!ir || !lil_spec_ok(spec))
+    if (!ir || !lil__spec_ok(spec))
         return lil__seterr(err, LIL_E_SPEC, 0, "the spec has errors: it cannot run");
-    if (!id || lil_run_id_check(id) != LIL_OK)
+    if (!id || lil__run_id_check(NULL, id) != LIL_OK)
         return lil__seterr(err, LIL_E_INVAL, 0, "invalid run id '%s'", id ? id : "");
     lp = lil__calloc(st->env, 1, sizeof(*lp));
     if (!lp)

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/clock.h"
 #include "base/hash.h"
 #include "engine/call.h"
@@ -63,7 +64,7 @@ struct payload {
 static int set_payload(lil_call *call, void *ud)
 {
     const struct payload *p = ud;
-    lil_status rc = lil_call_set_result(call, p->text->data, p->text->len);
+    lil_status rc = lil__call_set_result(call, NULL, p->text->data, p->text->len);
 
     if (rc != LIL_OK) /* journal nothing: a record the runner writes never fails */
         lil__call_abandon(call, rc);
@@ -104,7 +105,7 @@ lil_status lil__loop_plain(struct lil_loop *lp, const char *name, json_t *payloa
     if (rc == LIL_OK && journaled) {
         rc = lil__json_parse(lp->env, &lp->err, LIL_E_CORRUPT, out.data, out.len, 0,
                              NULL, journaled);
-        lil_free(out.data);
+        lil__export_free(out.data);
     }
     return rc;
 }

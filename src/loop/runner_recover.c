@@ -51,7 +51,7 @@ static lil_status assumed(struct lil_loop *lp, const char *name,
                                  "recovered", 1)
                      : NULL;
     (void)name;
-    lil_loop_result_free(&u);
+    lil__loop_result_free(&u);
     json_decref(result);
     if (rc == LIL_OK && !o)
         rc = lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
@@ -90,14 +90,14 @@ lil_status lil__loop_recover(struct lil_loop *lp, lil_resolution how,
     lil_status rc = LIL_OK;
 
     while (rc == LIL_OK && refolded) {
-        id = lil_run_uncertain_at(lp->run, 0);
+        id = lil__run_uncertain_at(lp->run, 0);
         if (lp->end != LOOP_LIVE || !id)
             return refuse(lp);
         rc = lil__loop_writable(lp, &refolded);
     }
     if (rc != LIL_OK)
         return rc;
-    id = lil_run_uncertain_at(lp->run, 0);
+    id = lil__run_uncertain_at(lp->run, 0);
     if (how != LIL_RESOLVE_ASSUME_DONE && result)
         return lil__seterr(&lp->err, LIL_E_INVAL, 0, "only assume-done takes a result");
     snprintf(name, sizeof(name), "%s", id);

@@ -7,8 +7,8 @@
  * and what calls without an outcome hold reserved) when the spec has a
  * token or usd budget or a reservation is held.
  * Strings are the host's (lil__export_copy), released by
- * lil_loop_result_free.  The state is the committed one (the last
- * snapshot), never what an interrupted iteration had changed.
+ * lil__loop_result_free (lil_loop_result_free).  The state is the committed one (the
+ * last snapshot), never what an interrupted iteration had changed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +28,7 @@ lil_status lil__loop_result(struct lil_loop *lp, lil_loop_status status,
     struct lil_buf text;
     lil_status rc;
 
-    lil_loop_result_free(res);
+    lil__loop_result_free(res);
     res->status = status;
     res->iteration = lp->started ? lp->meters.iteration : 0;
     lil__buf_init(&text, lp->env, SIZE_MAX);
@@ -66,7 +66,7 @@ static void slot_of(const char *name, int64_t *iteration, int64_t *seq)
 
 lil_status lil__loop_result_uncertain(struct lil_loop *lp, lil_loop_result *res)
 {
-    const char *name = lil_run_uncertain_at(lp->run, 0);
+    const char *name = lil__run_uncertain_at(lp->run, 0);
     struct loop_slot *s = name ? lil__loop_slot(lp, name) : NULL;
     const char *note = s && s->note ? s->note : "effect ?";
     const char *sp = strchr(note, ' ');
@@ -126,7 +126,7 @@ static json_t *result_doc(struct lil_loop *lp, const lil_loop_result *res)
         json_decref(o);
         return NULL;
     }
-    json_object_set_new(o, "status", json_string(lil_loop_status_name(res->status)));
+    json_object_set_new(o, "status", json_string(lil__loop_status_name(res->status)));
     json_object_set_new(o, "iteration", json_integer(res->iteration));
     json_object_set_new(o, "state", state);
     if (res->reason)
@@ -173,19 +173,19 @@ lil_status lil__loop_result_json(struct lil_loop *lp, lil_loop_result *res)
     return rc;
 }
 
-void lil_loop_result_free(lil_loop_result *res)
+void lil__loop_result_free(lil_loop_result *res)
 {
     if (!res)
         return;
-    lil_free(res->state_json);
-    lil_free(res->reason);
-    lil_free(res->uncertain_kind);
-    lil_free(res->uncertain_identity);
-    lil_free(res->json);
+    lil__export_free(res->state_json);
+    lil__export_free(res->reason);
+    lil__export_free(res->uncertain_kind);
+    lil__export_free(res->uncertain_identity);
+    lil__export_free(res->json);
     memset(res, 0, sizeof(*res));
 }
 
-const char *lil_loop_status_name(lil_loop_status s)
+const char *lil__loop_status_name(lil_loop_status s)
 {
     static const char *const names[] = {"unknown", "completed", "failed", "uncertain",
                                         "paused",  "waiting",   "stopped"};
@@ -193,7 +193,7 @@ const char *lil_loop_status_name(lil_loop_status s)
     return s >= LIL_LOOP_COMPLETED && s <= LIL_LOOP_STOPPED ? names[s] : names[0];
 }
 
-int lil_loop_exit_code(lil_loop_status s)
+int lil__loop_exit_code(lil_loop_status s)
 {
     switch (s) {
     case LIL_LOOP_COMPLETED:

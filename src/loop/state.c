@@ -330,7 +330,7 @@ static lil_status incr_value(struct apply *a, json_t *cur, json_t **out)
     lil__buf_free(&b);
     if (rc != LIL_OK)
         return lil__seterr(a->err, rc, 0, "step '%s': on_done.incr of '%.64s': %s",
-                           a->step->id, a->step->on_done.incr.s, lil_strerror(rc));
+                           a->step->id, a->step->on_done.incr.s, lil__status_text(rc));
     return LIL_OK;
 }
 
@@ -368,7 +368,7 @@ static lil_status entry_value(struct apply *a, const char *op,
     lil__eval_reset(&a->ev);
     rc = lil__tmpl_value(e->tmpl.tmpl, &a->ev, &v);
     if (rc != LIL_OK)
-        return lil__seterr(a->err, rc, 0, "%s: %s", what, lil_strerror(rc));
+        return lil__seterr(a->err, rc, 0, "%s: %s", what, lil__status_text(rc));
     rc = copy_for(a->err, what, v, out); /* ${state.list} is the state's own list */
     json_decref(v);
     return rc;
@@ -533,7 +533,7 @@ static lil_status fingerprint_of(const struct lil_loop_state *st, struct lil_err
         rc = lil__buf_add(out, num, lil__num_format(v->n, num));
         return rc == LIL_OK
                    ? LIL_OK
-                   : lil__seterr(err, rc, 0, "fingerprint: %s", lil_strerror(rc));
+                   : lil__seterr(err, rc, 0, "fingerprint: %s", lil__status_text(rc));
     }
     j = lil__val_to_json(v, &undef);
     if (!j)
@@ -565,7 +565,8 @@ lil_status lil__state_fingerprint(const struct lil_loop_state *st, struct lil_er
     lil__json_begin(&sc, st->env);
     rc = lil__expr_eval(g->expr, &ev, &v);
     if (rc != LIL_OK)
-        lil__seterr(err, rc, 0, "caps.no_progress.fingerprint: %s", lil_strerror(rc));
+        lil__seterr(err, rc, 0, "caps.no_progress.fingerprint: %s",
+                    lil__status_text(rc));
     else if (v.t != LIL_V_UNDEF)
         rc = fingerprint_of(st, err, &v, out);
     rc = scope_end(&sc, err, rc);

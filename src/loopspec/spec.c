@@ -1,8 +1,9 @@
 /*
- * spec.c -- the public face of the loop-spec front end (lil_spec_* in
- * lil.h): read a file, parse it into the document tree (yaml_load.c),
- * build and normalize the IR (ir_build.c, normalize.c), validate it
- * (validate.c), and keep every diagnostic with its source line.
+ * spec.c -- the loop-spec front end behind lil_spec_* (lil.h; the public
+ * calls and their checks are src/api/specs.c): read a file, parse it into
+ * the document tree (yaml_load.c), build and normalize the IR (ir_build.c,
+ * normalize.c), validate it (validate.c), and keep every diagnostic with
+ * its source line.
  *
  * A spec owns a copy of the env it was loaded with (allocator and system
  * calls), so the caller's env may go away first.  The IR copies what it
@@ -20,7 +21,6 @@
 
 #include "base/alloc.h"
 #include "base/buf.h"
-#include "base/clock.h"
 #include "base/env.h"
 #include "base/err.h"
 #include "json/json.h"
@@ -28,25 +28,6 @@
 #include "loopspec/ir.h"
 #include "loopspec/node.h"
 #include "os/os.h"
-
-struct lil_spec {
-    uint32_t magic;
-    struct lil_env env; /* a copy: allocator and os table */
-    char *name;
-    char *text; /* the text it was loaded from (a queued run keeps it) */
-    size_t text_len;
-    struct lil_ir_spec *ir;
-    struct lil_diags diags;
-};
-
-static lil_status fail(lil_status code, const char *msg)
-{
-    struct lil_err e;
-
-    lil__seterr(&e, code, 0, "%s", msg);
-    lil__publish_err(&e);
-    return code;
-}
 
 static bool spec_ok(const lil_spec *spec)
 {
@@ -67,7 +48,8 @@ static struct lil_doc_limits limits_of(const lil_spec_limits *lim)
     return l;
 }
 
-static lil_status spec_new(const lil_env *env, const char *name, lil_spec **out)
+static lil_status spec_new(const lil_env *env, struct lil_err *err, const char *name,
+                           lil_spec **out)
 {
     struct lil_env local;
     lil_spec *spec;
@@ -78,14 +60,14 @@ static lil_status spec_new(const lil_env *env, const char *name, lil_spec **out)
     }
     spec = lil__calloc(env, 1, sizeof(*spec));
     if (!spec)
-        return fail(LIL_E_NOMEM, "out of memory");
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
     spec->env = *env;
     spec->env.stores_open = 0;
     lil__clearerr(&spec->env.err);
     spec->name = lil__strdup(&spec->env, name ? name : "<spec>");
     if (!spec->name) {
         lil__free(&spec->env, spec);
-        return fail(LIL_E_NOMEM, "out of memory");
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
     }
     lil__diags_init(&spec->diags, &spec->env, spec->name);
     spec->magic = LIL_SPEC_MAGIC;
@@ -128,21 +110,15 @@ static lil_status spec_compile(lil_spec *spec, const char *text, size_t len,
     return rc;
 }
 
-static lil_status spec_parse(lil_env *env, const char *name, const char *text,
-                             size_t len, size_t size, const lil_spec_limits *lim,
-                             lil_spec **out)
+static lil_status spec_parse(lil_env *env, struct lil_err *err, const char *name,
+                             const char *text, size_t len, size_t size,
+                             const lil_spec_limits *lim, lil_spec **out)
 {
     lil_spec *spec;
     lil_status rc;
 
-    if (!out)
-        return fail(LIL_E_INVAL, "lil_spec_parse: out is NULL");
     *out = NULL;
-    if (!text && len)
-        return fail(LIL_E_INVAL, "lil_spec_parse: text is NULL");
-    if (env && env->magic != LIL_ENV_MAGIC)
-        return fail(LIL_E_INVAL, "invalid or closed env handle");
-    rc = spec_new(env, name, &spec);
+    rc = spec_new(env, err, name, &spec);
     if (rc != LIL_OK)
         return rc;
     rc = spec_compile(spec, text ? text : "", len, size, lim);
@@ -157,17 +133,20 @@ static lil_status spec_parse(lil_env *env, const char *name, const char *text,
         }
     }
     if (rc != LIL_OK) {
-        lil_spec_free(spec);
-        return fail(rc, rc == LIL_E_NOMEM ? "out of memory" : "cannot load the spec");
+        lil__spec_free(spec);
+        return lil__seterr(err, rc, 0, "%s",
+                           rc == LIL_E_NOMEM ? "out of memory"
+                                             : "cannot load the spec");
     }
     *out = spec;
     return LIL_OK;
 }
 
-lil_status lil_spec_parse(lil_env *env, const char *name, const char *text, size_t len,
-                          const lil_spec_limits *lim, lil_spec **out)
+lil_status lil__spec_parse(lil_env *env, struct lil_err *err, const char *name,
+                           const char *text, size_t len, const lil_spec_limits *lim,
+                           lil_spec **out)
 {
-    return spec_parse(env, name, text, len, len, lim, out);
+    return spec_parse(env, err, name, text, len, len, lim, out);
 }
 
 /* The size of the open file fd when it is a regular file larger than
@@ -220,52 +199,44 @@ static lil_status read_file(const struct lil_env *env, struct lil_err *err,
     return rc;
 }
 
-lil_status lil_spec_load(lil_env *env, const char *path, const lil_spec_limits *lim,
-                         lil_spec **out)
+lil_status lil__spec_load(lil_env *env, struct lil_err *err, const char *path,
+                          const lil_spec_limits *lim, lil_spec **out)
 {
     struct lil_env local;
     struct lil_doc_limits l = limits_of(lim);
-    struct lil_err err;
     struct lil_buf b;
     size_t size = 0;
     lil_status rc;
 
-    if (!out)
-        return fail(LIL_E_INVAL, "lil_spec_load: out is NULL");
     *out = NULL;
-    if (!path)
-        return fail(LIL_E_INVAL, "lil_spec_load: path is NULL");
-    if (env && env->magic != LIL_ENV_MAGIC)
-        return fail(LIL_E_INVAL, "invalid or closed env handle");
     if (!env) {
         lil__os_env_init(&local);
         env = &local;
     }
-    lil__clearerr(&err);
+    lil__clearerr(err);
     lil__buf_init(&b, env, l.max_bytes + 1);
-    rc = read_file(env, &err, path, l.max_bytes + 1, &b, &size);
+    rc = read_file(env, err, path, l.max_bytes + 1, &b, &size);
     if (rc != LIL_OK) {
         lil__buf_free(&b);
-        lil__publish_err(&err);
         return rc;
     }
-    rc = spec_parse(env == &local ? NULL : env, path, (const char *)b.data, b.len, size,
-                    lim, out);
+    rc = spec_parse(env == &local ? NULL : env, err, path, (const char *)b.data, b.len,
+                    size, lim, out);
     lil__buf_free(&b);
     return rc;
 }
 
-int lil_spec_ok(const lil_spec *spec)
+bool lil__spec_ok(const lil_spec *spec)
 {
     return spec_ok(spec) && spec->diags.nerrors == 0 && spec->ir;
 }
 
-size_t lil_spec_diag_count(const lil_spec *spec)
+size_t lil__spec_diag_count(const lil_spec *spec)
 {
     return spec_ok(spec) ? spec->diags.n : 0;
 }
 
-const lil_diag *lil_spec_diag(const lil_spec *spec, size_t i)
+const lil_diag *lil__spec_diag(const lil_spec *spec, size_t i)
 {
     if (!spec_ok(spec) || i >= spec->diags.n)
         return NULL;
@@ -288,8 +259,8 @@ static json_t *export_make(const lil_spec *spec, struct export_what w)
 
 /* Print the JSON document of w (compact, keys in the order they were put)
  * as an exported block. */
-static lil_status export_json(const lil_spec *spec, struct export_what w,
-                              lil_bytes *out)
+static lil_status export_json(const lil_spec *spec, struct lil_err *err,
+                              struct export_what w, lil_bytes *out)
 {
     struct lil_json_scope sc;
     struct lil_err e;
@@ -297,16 +268,10 @@ static lil_status export_json(const lil_spec *spec, struct export_what w,
     json_t *doc;
     lil_status rc;
 
-    if (!out)
-        return fail(LIL_E_INVAL, "out is NULL");
     out->data = NULL;
     out->len = 0;
-    if (!spec_ok(spec))
-        return fail(LIL_E_INVAL, "invalid or freed spec handle");
-    if (w.explain && (w.now_ms < 0 || w.now_ms > LIL_CRON_MAX_MS))
-        return fail(LIL_E_INVAL, "now_ms is not between 1970 and the end of 9999");
-    if (!lil_spec_ok(spec))
-        return fail(LIL_E_SPEC, "the spec has errors");
+    if (!lil__spec_ok(spec))
+        return lil__seterr(err, LIL_E_SPEC, 0, "the spec has errors");
     lil__buf_init(&text, &spec->env, SIZE_MAX);
     lil__json_begin(&sc, &spec->env);
     doc = export_make(spec, w);
@@ -317,29 +282,25 @@ static lil_status export_json(const lil_spec *spec, struct export_what w,
     if (rc == LIL_OK)
         rc = lil__buf_export(&text, out);
     lil__buf_free(&text);
-    return rc == LIL_OK ? rc : fail(rc, "out of memory");
+    return rc == LIL_OK ? rc : lil__seterr(err, rc, 0, "out of memory");
 }
 
-lil_status lil_spec_json(const lil_spec *spec, lil_bytes *out)
+lil_status lil__spec_json(const lil_spec *spec, struct lil_err *err, lil_bytes *out)
 {
     struct export_what w = {false, 0};
 
-    return export_json(spec, w, out);
+    return export_json(spec, err, w, out);
 }
 
-lil_status lil_spec_explain_at(const lil_spec *spec, int64_t now_ms, lil_bytes *out)
+lil_status lil__spec_explain_at(const lil_spec *spec, struct lil_err *err,
+                                int64_t now_ms, lil_bytes *out)
 {
     struct export_what w = {true, now_ms};
 
-    return export_json(spec, w, out);
+    return export_json(spec, err, w, out);
 }
 
-lil_status lil_spec_explain(const lil_spec *spec, lil_bytes *out)
-{
-    return lil_spec_explain_at(spec, lil__wall_ns() / 1000000, out);
-}
-
-void lil_spec_free(lil_spec *spec)
+void lil__spec_free(lil_spec *spec)
 {
     struct lil_env env;
 
@@ -372,7 +333,7 @@ const char *lil__spec_text(const lil_spec *spec, size_t *len)
     return ok ? spec->text : NULL;
 }
 
-const char *lil_spec_id(const lil_spec *spec)
+const char *lil__spec_id(const lil_spec *spec)
 {
     return spec_ok(spec) && spec->ir && spec->ir->id.s ? spec->ir->id.s : NULL;
 }

@@ -362,7 +362,7 @@ lil_status lil__os_read_file(const struct lil_env *env, struct lil_err *err,
         else
             rc = lil__os_pread_all(env, err, fd, out->data, (size_t)size, 0, path);
         if (rc != LIL_OK) {
-            lil_free(out->data);
+            lil__export_free(out->data);
             out->data = NULL;
             out->len = 0;
         }

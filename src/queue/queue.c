@@ -52,14 +52,14 @@ lil_status lil__queue_spec_digest(const lil_spec *spec, struct lil_err *err,
 {
     uint8_t d[LIL_SHA256_LEN];
     lil_bytes text = {0};
-    lil_status rc = lil_spec_json(spec, &text);
+    struct lil_err e;
+    lil_status rc = lil__spec_json(spec, &e, &text);
 
     if (rc != LIL_OK)
-        return lil__seterr(err, rc, 0, "the spec cannot be normalized: %s",
-                           lil_errmsg());
+        return lil__seterr(err, rc, 0, "the spec cannot be normalized: %s", e.msg);
     lil__sha256(text.data, text.len, d);
     lil__hex(d, LIL_SHA256_LEN, hex);
-    lil_free(text.data);
+    lil__export_free(text.data);
     return LIL_OK;
 }
 
@@ -138,12 +138,12 @@ lil_status lil__loop_submit(struct lil_store *st, struct lil_err *err,
             "serves one machine: run the loop with lil_loop_run); queued "
             "runs and workers need a PostgreSQL store, postgresql://...",
             st->where);
-    if (!ir || !lil_spec_ok(spec))
+    if (!ir || !lil__spec_ok(spec))
         return lil__seterr(err, LIL_E_SPEC, 0,
                            "the spec has errors: it cannot be queued");
     memset(&job, 0, sizeof(job));
     job.run_id = o && o->run_id ? o->run_id : ir->id.s;
-    if (!job.run_id || lil_run_id_check(job.run_id) != LIL_OK)
+    if (!job.run_id || lil__run_id_check(NULL, job.run_id) != LIL_OK)
         return lil__seterr(err, LIL_E_INVAL, 0, "invalid run id '%s'",
                            job.run_id ? job.run_id : "");
     job.spec_name = lil__spec_name(spec);
@@ -197,7 +197,7 @@ static lil_status go_on(struct lil_loop *lp, lil_loop_result *res)
         lp->requeued = true;
         return LIL_OK;
     }
-    lil_loop_result_free(res);
+    lil__loop_result_free(res);
     return lil__loop_run(lp, false, res);
 }
 

@@ -1,13 +1,13 @@
 /*
  * queue.h -- loop runs in the store's queue: submitting them (queue.c),
  * the queue state of a loop result, what the runner does for a queued run
- * after an operator's decision, and the worker that claims and runs them
- * (worker.c).  The queue itself is the store's (store.h, queue_*; the
- * PostgreSQL store's store_pg_queue.c); docs/postgres.md, "Workers", is the
- * same for users.
+ * after an operator's decision, stop requests (stop.c), and the worker
+ * that claims and runs them (worker.c).  The queue itself is the store's
+ * (store.h, queue_*; the PostgreSQL store's store_pg_queue.c);
+ * docs/postgres.md, "Workers", is the same for users.
  *
  * Calls that take a struct lil_loop run on its thread, inside the json
- * scope of the public call (runner_api.c).
+ * scope of the loop call (loop/runner_call.c).
  */
 #ifndef LIL_LOOP_QUEUE_H
 #define LIL_LOOP_QUEUE_H
@@ -20,6 +20,30 @@
 
 struct lil_store;
 struct lil_loop;
+
+/* A worker (worker.c; lil_worker_* in lil.h, checked by src/api/workers.c). */
+struct lil_worker {
+    uint32_t magic; /* LIL_WORKER_MAGIC (base/handles.h) */
+    struct lil_store *st;
+    char *name, *env_allow, *cwd, *actor;
+    int64_t max_block_ms, effect_timeout_ms;
+    int draining; /* atomic: lil_worker_drain */
+    struct lil_err err;
+};
+
+/* A worker over st (a store with a queue; else LIL_E_INVAL in err) with
+ * opts copied; free releases it (NULL: nothing). */
+lil_status lil__worker_new(lil_store *st, struct lil_err *err,
+                           const lil_worker_opts *opts, lil_worker **out);
+void lil__worker_free(lil_worker *w);
+
+/* Ask w to hand its run back after the current iteration (async-signal-
+ * safe: an atomic flag). */
+void lil__worker_drain(lil_worker *w);
+
+/* Claim, run, record and release the next run (lil_worker_next): errors
+ * in w->err (published to the thread but for LIL_E_NOTFOUND and draining). */
+lil_status lil__worker_next(lil_worker *w, lil_worker_result *res);
 
 /* The queue state of a loop result: completed, failed, uncertain, paused,
  * stopped, or for waiting: parked (a wake time after now_ms) or queued. */
@@ -39,6 +63,13 @@ lil_status lil__loop_submit(struct lil_store *st, struct lil_err *err,
  * queue (queued when a worker can go on), otherwise lil__loop_run; a
  * decision that ended the run records its status in the queue. */
 extern const struct lil_loop_hooks lil__queue_hooks;
+
+/* lil_loop_request_stop (lil.h) on checked arguments, inside a json scope
+ * (stop.c): LIL_E_DONE for a run that has ended or is already asked to
+ * stop. */
+lil_status lil__loop_request_stop(struct lil_store *st, struct lil_err *e,
+                                  const char *run_id, const char *actor,
+                                  const char *reason);
 
 /* A stop request was published for run_id: when it is queued and waits
  * (parked, paused), queue it now, so that a worker honours the stop. */

@@ -1,7 +1,8 @@
 /*
- * worker.c -- lil_worker_* (lil.h, "Queued loop runs and workers"): claim
- * the next runnable run of the store's queue, run it through the public
- * loop calls, record where it ended, and give it back.
+ * worker.c -- the workers behind lil_worker_* (lil.h, "Queued loop runs
+ * and workers"; their checks are src/api/workers.c): claim the next
+ * runnable run of the store's queue, run it through the runner's whole
+ * calls (runner_call.c), record where it ended, and give it back.
  *
  * One claim, in order:
  *   1. queue_claim: the run's lease taken with a new epoch (store.h);
@@ -42,29 +43,6 @@
 
 #define RETRY_AFTER_MS 1000 /* a run met a passing error: claimable again then */
 
-struct lil_worker {
-    uint32_t magic;
-    struct lil_store *st;
-    char *name, *env_allow, *cwd, *actor;
-    int64_t max_block_ms, effect_timeout_ms;
-    int draining; /* atomic: lil_worker_drain */
-    struct lil_err err;
-};
-
-static lil_status bad(const char *what)
-{
-    struct lil_err e;
-
-    lil__seterr(&e, LIL_E_INVAL, 0, "%s", what);
-    lil__publish_err(&e);
-    return LIL_E_INVAL;
-}
-
-static bool worker_ok(const lil_worker *w)
-{
-    return w && w->magic == LIL_WORKER_MAGIC;
-}
-
 static bool draining(const struct lil_worker *w)
 {
     return __atomic_load_n(&w->draining, __ATOMIC_ACQUIRE) != 0;
@@ -104,11 +82,11 @@ static lil_status copy_opts(struct lil_worker *w, const lil_worker_opts *o)
     return nomem ? lil__seterr(&w->err, LIL_E_NOMEM, 0, "out of memory") : LIL_OK;
 }
 
-void lil_worker_free(lil_worker *w)
+void lil__worker_free(lil_worker *w)
 {
     const struct lil_env *env;
 
-    if (!worker_ok(w))
+    if (!w)
         return;
     env = w->st->env;
     w->magic = 0;
@@ -119,54 +97,38 @@ void lil_worker_free(lil_worker *w)
     lil__free(env, w);
 }
 
-lil_status lil_worker_new(lil_store *st, const lil_worker_opts *opts, lil_worker **out)
+lil_status lil__worker_new(lil_store *st, struct lil_err *err,
+                           const lil_worker_opts *opts, lil_worker **out)
 {
     struct lil_worker *w;
     lil_status rc;
 
-    if (!out)
-        return bad("lil_worker_new: out is NULL");
     *out = NULL;
-    if (!st || st->magic != LIL_STORE_MAGIC)
-        return bad("invalid or closed store handle");
-    if (!st->ops->queue_claim) {
-        struct lil_err e;
-        lil__seterr(&e, LIL_E_INVAL, 0,
-                    "%s is a store directory: it keeps no queue, so workers have "
-                    "nothing to claim (a directory serves one machine: lil run, lil "
-                    "tick); workers need a PostgreSQL store, postgresql://...",
-                    st->where);
-        lil__publish_err(&e);
-        return LIL_E_INVAL;
-    }
+    if (!st->ops->queue_claim)
+        return lil__seterr(err, LIL_E_INVAL, 0,
+                           "%s is a store directory: it keeps no queue, so workers "
+                           "have nothing to claim (a directory serves one machine: "
+                           "lil run, lil tick); workers need a PostgreSQL store, "
+                           "postgresql://...",
+                           st->where);
     w = lil__calloc(st->env, 1, sizeof(*w));
-    if (!w) {
-        struct lil_err e;
-        lil__seterr(&e, LIL_E_NOMEM, 0, "out of memory");
-        lil__publish_err(&e);
-        return LIL_E_NOMEM;
-    }
+    if (!w)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
     w->st = st;
     w->magic = LIL_WORKER_MAGIC;
     rc = copy_opts(w, opts);
     if (rc != LIL_OK) {
-        lil__publish_err(&w->err);
-        lil_worker_free(w);
+        lil__copyerr(err, &w->err);
+        lil__worker_free(w);
         return rc;
     }
     *out = w;
     return LIL_OK;
 }
 
-void lil_worker_drain(lil_worker *w)
+void lil__worker_drain(lil_worker *w)
 {
-    if (worker_ok(w))
-        __atomic_store_n(&w->draining, 1, __ATOMIC_RELEASE);
-}
-
-const char *lil_worker_errmsg(const lil_worker *w)
-{
-    return worker_ok(w) ? w->err.msg : "invalid worker handle";
+    __atomic_store_n(&w->draining, 1, __ATOMIC_RELEASE);
 }
 
 /* ---- one claimed run ------------------------------------------------------------- */
@@ -220,13 +182,13 @@ static lil_spec *claim_spec(struct lil_worker *w, const struct lil_sclaim *c,
     struct lil_err e;
     const lil_diag *d;
 
-    if (lil_spec_parse(w->st->env, c->spec_name, c->spec_text, c->spec_len, NULL,
-                       &spec) != LIL_OK) {
-        outcome_error(out, LIL_E_NOMEM, lil_errmsg());
+    if (lil__spec_parse(w->st->env, &e, c->spec_name, c->spec_text, c->spec_len, NULL,
+                        &spec) != LIL_OK) {
+        outcome_error(out, LIL_E_NOMEM, e.msg);
         return NULL;
     }
-    d = lil_spec_ok(spec) ? NULL : lil_spec_diag(spec, 0);
-    if (!lil_spec_ok(spec)) {
+    d = lil__spec_ok(spec) ? NULL : lil__spec_diag(spec, 0);
+    if (!lil__spec_ok(spec)) {
         outcome_set(out, "error", "the queued spec has errors with this lil: %s",
                     d ? d->message : "?");
     } else if (lil__queue_spec_digest(spec, &e, digest) != LIL_OK) {
@@ -239,7 +201,7 @@ static lil_spec *claim_spec(struct lil_worker *w, const struct lil_sclaim *c,
     } else {
         return spec;
     }
-    lil_spec_free(spec);
+    lil__spec_free(spec);
     return NULL;
 }
 
@@ -264,12 +226,12 @@ static lil_loop_opts loop_opts(const struct lil_worker *w, const struct lil_scla
 static lil_status step_on(struct lil_worker *w, lil_loop *lp, lil_loop_result *res)
 {
     for (;;) {
-        lil_status rc = lil_loop_step(lp, res);
+        lil_status rc = lil__loop_step_call(lp, res);
 
         if (rc != LIL_OK || res->status != LIL_LOOP_WAITING || !res->has_next ||
             res->wake_at_ms > lil__loop_now_ms() || draining(w))
             return rc;
-        lil_loop_result_free(res);
+        lil__loop_result_free(res);
     }
 }
 
@@ -290,20 +252,21 @@ static void run_claim(struct lil_worker *w, const struct lil_sclaim *c, lil_spec
 {
     lil_loop_opts o = loop_opts(w, c);
     lil_loop_result res;
+    struct lil_err e;
     lil_status rc;
 
     memset(&res, 0, sizeof(res));
-    rc = lil_loop_open(w->st, spec, &o, lp);
+    rc = lil__loop_open_call(w->st, &e, spec, &o, lp);
     if (rc != LIL_OK) {
-        outcome_error(out, rc, lil_store_errmsg(w->st));
+        outcome_error(out, rc, e.msg);
         return;
     }
     rc = step_on(w, *lp, &res);
     if (rc != LIL_OK)
-        outcome_error(out, rc, lil_loop_errmsg(*lp));
+        outcome_error(out, rc, (*lp)->err.msg);
     else
         from_result(out, &res, wr);
-    lil_loop_result_free(&res);
+    lil__loop_result_free(&res);
 }
 
 /* Step 4: the outcome in the queue and in *wr. */
@@ -330,7 +293,7 @@ static void record(struct lil_worker *w, struct lil_sclaim *c,
              wr->state);
 }
 
-lil_status lil_worker_next(lil_worker *w, lil_worker_result *res)
+lil_status lil__worker_next(lil_worker *w, lil_worker_result *res)
 {
     struct lil_sclaim *c = NULL;
     struct outcome out;
@@ -338,10 +301,6 @@ lil_status lil_worker_next(lil_worker *w, lil_worker_result *res)
     lil_spec *spec;
     lil_status rc;
 
-    if (!worker_ok(w))
-        return bad("invalid or freed worker handle");
-    if (!res)
-        return bad("lil_worker_next: res is NULL");
     memset(res, 0, sizeof(*res));
     memset(&out, 0, sizeof(out));
     lil__clearerr(&w->err);
@@ -361,8 +320,8 @@ lil_status lil_worker_next(lil_worker *w, lil_worker_result *res)
     if (spec)
         run_claim(w, c, spec, &lp, &out, res);
     record(w, c, &out, res);
-    lil_loop_close(lp);
-    lil_spec_free(spec);
+    (void)lil__loop_close_call(lp);
+    lil__spec_free(spec);
     w->st->ops->queue_release(w->st, c);
     return LIL_OK;
 }

@@ -1,12 +1,12 @@
 /*
  * verify.c -- dry runs of a loop spec with mocked effects, their verdicts
  * and the scorecard (verify.h; docs/loops.md, "Verify and score"), and the
- * public lil_spec_verify.
+ * report behind lil_spec_verify (its checks: src/api/specs.c).
  *
- * The dry runs use the public loop calls on a temporary store, plus the
- * runner's one hook for this (lil__loop_set_mock).  Each loop handle is
- * stepped one iteration at a time, so that the ceiling can stop a spec
- * with a large max_iterations without touching its caps.
+ * The dry runs use the runner's whole calls (loop/runner_call.c) on a
+ * temporary store, plus the runner's one hook for this (lil__loop_set_mock).  Each loop
+ * handle is stepped one iteration at a time, so that the ceiling can stop a spec with a
+ * large max_iterations without touching its caps.
  */
 #include "replay/verify.h"
 
@@ -28,6 +28,7 @@
 #include "loopspec/ir.h"
 #include "loopspec/spec.h"
 #include "os/os.h"
+#include "store/store.h"
 
 #define VERIFY_MAX_BLOCK_MS INT64_MAX /* every sleep waits, on the dry run's clock */
 #define VERIFY_TICK_MS      1000      /* the dry run's clock advances per read */
@@ -287,6 +288,7 @@ static void dry_free(const struct lil_env *env, struct dry *d)
 static lil_status open_loop(struct verify *v, const char *run_id, lil_loop **lp)
 {
     lil_loop_opts o;
+    struct lil_err e;
     lil_status rc;
 
     memset(&o, 0, sizeof(o));
@@ -299,10 +301,9 @@ static lil_status open_loop(struct verify *v, const char *run_id, lil_loop **lp)
     o.actor = VERIFY_ACTOR;
     o.reason = "dry run";
     o.max_block_ms = VERIFY_MAX_BLOCK_MS;
-    rc = lil_loop_open(v->st, v->spec, &o, lp);
+    rc = lil__loop_open_call(v->st, &e, v->spec, &o, lp);
     if (rc != LIL_OK)
-        return lil__seterr(v->err, rc, 0, "dry run %s: %s", run_id,
-                           lil_store_errmsg(v->st));
+        return lil__seterr(v->err, rc, 0, "dry run %s: %s", run_id, e.msg);
     lil__loop_set_mock(*lp, mock, &v->fx);
     lil__loop_set_clock(*lp, dry_now, NULL, v); /* sleeps take no time */
     return LIL_OK;
@@ -342,13 +343,12 @@ static lil_status step_once(struct verify *v, struct dry *d, lil_loop **lp)
     if (rc != LIL_OK)
         return rc;
     memset(&res, 0, sizeof(res));
-    rc = lil_loop_step(*lp, &res);
+    rc = lil__loop_step_call(*lp, &res);
     if (rc != LIL_OK)
-        return lil__seterr(v->err, rc, 0, "dry run %s: %s", d->run_id,
-                           lil_loop_errmsg(*lp));
+        return lil__seterr(v->err, rc, 0, "dry run %s: %s", d->run_id, (*lp)->err.msg);
     d->steps++;
     rc = take_result(v, d, &res);
-    lil_loop_result_free(&res);
+    lil__loop_result_free(&res);
     return rc;
 }
 
@@ -363,11 +363,11 @@ static lil_status dry_run(struct verify *v, struct dry *d, bool restart)
     while (rc == LIL_OK && d->steps < v->limit + 3) {
         rc = step_once(v, d, &lp);
         if (restart) {
-            closed = lil_loop_close(lp);
+            closed = lil__loop_close_call(lp);
             lp = NULL;
             if (rc == LIL_OK && closed != LIL_OK)
                 rc = lil__seterr(v->err, closed, 0, "dry run %s: %s", d->run_id,
-                                 lil_errmsg());
+                                 lil__thread_errmsg());
         }
         if (rc != LIL_OK || !d->has_next)
             break;
@@ -376,10 +376,10 @@ static lil_status dry_run(struct verify *v, struct dry *d, bool restart)
             break;
         }
     }
-    closed = lil_loop_close(lp);
+    closed = lil__loop_close_call(lp);
     return rc == LIL_OK && closed != LIL_OK
                ? lil__seterr(v->err, closed, 0, "dry run %s: %s", d->run_id,
-                             lil_errmsg())
+                             lil__thread_errmsg())
                : rc;
 }
 
@@ -454,7 +454,7 @@ static void issue(json_t *issues, const char *severity, const char *code,
 /* "status=waiting, iterations=3" and why, for the unbounded error. */
 static void describe_end(const struct dry *d, char *out, size_t cap)
 {
-    const char *st = lil_loop_status_name(d->status);
+    const char *st = lil__loop_status_name(d->status);
 
     if (d->status == LIL_LOOP_FAILED)
         snprintf(out, cap, "crashed (%s)", d->reason ? d->reason : "no reason");
@@ -504,7 +504,7 @@ static void verdict_issues(const struct verify *v, const struct verdicts *vd,
                      LIL_VERIFY_CEILING);
         else
             snprintf(how, sizeof(how), "(ended '%s' via %s)",
-                     lil_loop_status_name(a->status), end_reason(a));
+                     lil__loop_status_name(a->status), end_reason(a));
         issue(issues, "info", "no-natural-exit",
               "did not reach 'completed' under %s %s; it relies on caps or real effect "
               "values to stop \u2014 confirm a real exit signal exists",
@@ -694,7 +694,7 @@ json_t *lil__verify_score(const struct lil_ir_spec *ir, struct lil_err *err,
 
 static json_t *dry_json(const struct dry *d)
 {
-    json_t *o = json_pack("{s:s, s:I}", "status", lil_loop_status_name(d->status),
+    json_t *o = json_pack("{s:s, s:I}", "status", lil__loop_status_name(d->status),
                           "iteration", (json_int_t)d->iteration);
 
     if (o && d->reason)
@@ -750,6 +750,7 @@ static lil_status judge_and_report(struct verify *v, const struct dry runs[3],
 
 static lil_status setup(struct verify *v)
 {
+    struct lil_err e;
     json_t *inputs = lil__verify_inputs(v->ir);
     lil_status rc =
         inputs ? lil__json_dump(v->env, v->err, inputs, JSON_COMPACT, &v->inputs)
@@ -763,18 +764,22 @@ static lil_status setup(struct verify *v)
     rc = temp_dir(v->err, v->dir);
     if (rc != LIL_OK)
         return rc;
-    rc = lil_store_open(v->env, v->dir, &v->st);
-    if (rc == LIL_OK)
-        rc = lil_store_set_key(v->st, NULL, 0); /* never $LIL_JOURNAL_KEY */
+    rc = lil__store_open(v->env, &e, v->dir, &v->st);
+    if (rc == LIL_OK) {
+        lil__env_store_opened(v->env);
+        rc = lil__store_set_key(v->st, &e, NULL, 0); /* never $LIL_JOURNAL_KEY */
+    }
     if (rc != LIL_OK)
-        return lil__seterr(v->err, rc, 0, "the temporary store %s: %s", v->dir,
-                           lil_errmsg());
+        return lil__seterr(v->err, rc, 0, "the temporary store %s: %s", v->dir, e.msg);
     return LIL_OK;
 }
 
 static void teardown(struct verify *v)
 {
-    lil_store_close(v->st);
+    if (v->st) {
+        lil__store_close(v->st);
+        lil__env_store_closed(v->env);
+    }
     v->st = NULL;
     if (v->dir[0])
         remove_tree(v->env, v->dir, 0);
@@ -811,12 +816,11 @@ lil_status lil__verify(lil_env *env, struct lil_err *err, const lil_spec *spec,
     return rc;
 }
 
-/* ---- the public call
- * ------------------------------------------------------------------------ */
+/* ---- the report as JSON (lil_spec_verify)
+ * ----------------------------------------------------------- */
 
-static lil_status verify_in_scope(lil_env *env, struct lil_err *err,
-                                  const lil_spec *spec, const char *fixtures_json,
-                                  lil_bytes *out)
+lil_status lil__spec_verify(lil_env *env, struct lil_err *err, const lil_spec *spec,
+                            const char *fixtures_json, lil_bytes *out)
 {
     struct lil_verify_fixtures fx;
     struct lil_buf text;
@@ -836,43 +840,5 @@ static lil_status verify_in_scope(lil_env *env, struct lil_err *err,
         rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
     lil__buf_free(&text);
     json_decref(report);
-    return rc;
-}
-
-lil_status lil_spec_verify(lil_env *env, const lil_spec *spec,
-                           const char *fixtures_json, lil_bytes *report_json)
-{
-    struct lil_json_scope sc;
-    struct lil_err e;
-    lil_env *own = NULL;
-    lil_status rc = LIL_OK;
-
-    lil__clearerr(&e);
-    if (report_json)
-        memset(report_json, 0, sizeof(*report_json));
-    if (!report_json || !spec || !lil__spec_ir(spec))
-        rc = lil__seterr(&e, LIL_E_INVAL, 0,
-                         "lil_spec_verify: NULL or invalid argument");
-    else if (env && env->magic != LIL_ENV_MAGIC)
-        rc = lil__seterr(&e, LIL_E_INVAL, 0, "invalid or closed env handle");
-    else if (!lil_spec_ok(spec))
-        rc = lil__seterr(
-            &e, LIL_E_SPEC, 0,
-            "the spec has errors: `lil validate` shows them; nothing was run");
-    else if (!env && (rc = lil_env_new(&own)) != LIL_OK)
-        rc = lil__seterr(&e, rc, 0, "out of memory");
-    if (rc == LIL_OK) {
-        env = env ? env : own;
-        lil__json_begin(&sc, env);
-        rc = verify_in_scope(env, &e, spec, fixtures_json, report_json);
-        if (lil__json_end(&sc) != LIL_OK && rc == LIL_OK) {
-            lil_free(report_json->data);
-            memset(report_json, 0, sizeof(*report_json));
-            rc = lil__seterr(&e, LIL_E_NOMEM, 0, "out of memory");
-        }
-    }
-    lil_env_free(own);
-    if (rc != LIL_OK)
-        lil__publish_err(&e);
     return rc;
 }

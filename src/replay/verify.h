@@ -95,4 +95,11 @@ json_t *lil__verify_score(const struct lil_ir_spec *ir, struct lil_err *err,
 lil_status lil__verify(lil_env *env, struct lil_err *err, const lil_spec *spec,
                        const struct lil_verify_fixtures *fx, json_t **report);
 
+/* lil_spec_verify (lil.h) on checked arguments (spec valid, env set),
+ * inside a json scope bound to env: the fixtures read from fixtures_json
+ * (NULL: none), the dry runs, the report as compact JSON in *out (a block
+ * for lil_free). */
+lil_status lil__spec_verify(lil_env *env, struct lil_err *err, const lil_spec *spec,
+                            const char *fixtures_json, lil_bytes *out);
+
 #endif

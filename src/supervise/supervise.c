@@ -1,7 +1,7 @@
 /*
- * supervise.c -- lil_supervise (lil.h, "Supervision"): the supervisor's
- * loop.  Start a child (os/fork.h), wait for its death while forwarding
- * signals, read where in its journal it died (where.h), decide with the
+ * supervise.c -- the supervisor's loop behind lil_supervise (lil.h,
+ * "Supervision"; supervise.h).  Start a child (os/fork.h), wait for its death while
+ * forwarding signals, read where in its journal it died (where.h), decide with the
  * policy (policy.h), wait the backoff, start the next one; or end the
  * process with the final status.
  *
@@ -14,6 +14,8 @@
  *
  * Every report goes to on_event; the library prints nothing.
  */
+#include "supervise/supervise.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -478,9 +480,6 @@ static lil_status sv_init(struct sv *s, const lil_supervise_options *opts)
         return rc;
     memcpy(&s->o, opts,
            opts->struct_size < sizeof(s->o) ? opts->struct_size : sizeof(s->o));
-    if (s->o.env && (s->o.env->magic != LIL_ENV_MAGIC))
-        return lil__seterr(&s->err, LIL_E_INVAL, 0,
-                           "lil_supervise: invalid env handle");
     if (s->o.env && __atomic_load_n(&s->o.env->runs_open, __ATOMIC_SEQ_CST) > 0)
         return lil__seterr(&s->err, LIL_E_INVAL, 0,
                            "lil_supervise: runs are open with this env; call it before "
@@ -495,7 +494,7 @@ static lil_status sv_init(struct sv *s, const lil_supervise_options *opts)
     return s->o.argv ? build_envp(s) : LIL_OK;
 }
 
-lil_status lil_supervise(const lil_supervise_options *opts)
+lil_status lil__supervise(const lil_supervise_options *opts)
 {
     struct sv s;
     struct lil_sv_death d;

@@ -92,7 +92,7 @@ void lil__marker_file_leave(struct lil_smarker *m)
 
 static void drop(lil_bytes *out)
 {
-    lil_free(out->data);
+    lil__export_free(out->data);
     out->data = NULL;
     out->len = 0;
 }

@@ -387,7 +387,7 @@ static lil_status file_run_image(struct lil_store *st, struct lil_err *err,
         lil__seterr(err, rc, 0, "no run %s in %s", run_id, st->where);
     if (rc == LIL_OK && lil__buf_add(out, bytes.data, bytes.len) != LIL_OK)
         rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory reading %s", path);
-    lil_free(bytes.data);
+    lil__export_free(bytes.data);
     lil__free(st->env, path);
     return rc;
 }

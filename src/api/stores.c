@@ -1,0 +1,199 @@
+/*
+ * stores.c -- the public calls of a store: open and close (an env made for
+ * a store opened without one, and freed with it), its location, error and
+ * journal key, listing runs, the run-id rule, checking a run's journal,
+ * schemas, and moving runs (export, import).
+ */
+#include <string.h>
+
+#include "api/entry.h"
+#include "base/env.h"
+#include "store/store.h"
+
+lil_status lil_store_open(lil_env *env, const char *dir, lil_store **out)
+{
+    struct lil_err e;
+    bool own = false;
+    lil_status rc;
+
+    if (!out)
+        return lil__api_fail(LIL_E_INVAL, "lil_store_open: out is NULL");
+    *out = NULL;
+    if (env && !lil__api_env_ok(env))
+        return lil__api_bad_handle("env");
+    if (!env) {
+        rc = lil_env_new(&env);
+        if (rc != LIL_OK)
+            return rc;
+        own = true;
+    }
+    rc = lil__store_open(env, &e, dir, out);
+    if (rc != LIL_OK) {
+        lil__api_publish(&env->err, NULL, &e, rc);
+        if (own)
+            lil_env_free(env);
+        return rc;
+    }
+    (*out)->own_env = own;
+    lil__env_store_opened(env);
+    return LIL_OK;
+}
+
+void lil_store_close(lil_store *st)
+{
+    struct lil_env *env;
+    bool own;
+
+    if (!lil__api_store_ok(st))
+        return;
+    env = st->env;
+    own = st->own_env;
+    lil__store_close(st);
+    lil__env_store_closed(env);
+    if (own)
+        lil_env_free(env);
+}
+
+const char *lil_store_path(const lil_store *st)
+{
+    return lil__api_store_ok(st) ? st->where : NULL;
+}
+
+const char *lil_store_errmsg(const lil_store *st)
+{
+    return lil__api_store_ok(st) ? st->err.msg : "invalid or closed store handle";
+}
+
+lil_status lil_store_set_key(lil_store *st, const void *key, size_t len)
+{
+    struct lil_err e;
+
+    if (!lil__api_store_ok(st))
+        return lil__api_bad_handle("store");
+    return lil__api_to_store(
+        st, &e, lil__store_set_key(st, &e, len ? key : NULL, key ? len : 0));
+}
+
+lil_status lil_store_foreach_run(lil_store *st, lil_run_id_fn fn, void *ud)
+{
+    struct lil_err e;
+
+    if (!lil__api_store_ok(st))
+        return lil__api_bad_handle("store");
+    if (!fn)
+        return lil__api_fail(LIL_E_INVAL, "lil_store_foreach_run: fn is NULL");
+    return lil__api_to_store(st, &e, st->ops->foreach_run(st, &e, fn, ud));
+}
+
+lil_status lil_run_id_check(const char *run_id)
+{
+    struct lil_err e;
+
+    return lil__api_to_thread(&e, lil__run_id_check(&e, run_id));
+}
+
+/* ---- checking a run's journal ------------------------------------------------ */
+
+/* Check under a copy of the store's key (lil_store_set_key may replace it
+ * meanwhile). */
+static lil_status check_with_key(struct lil_store *st, struct lil_err *e,
+                                 const char *run_id, bool repair, lil_check_report *r)
+{
+    uint8_t *key = NULL;
+    size_t len = 0;
+    lil_status rc = lil__store_key_copy(st, e, &key, &len);
+
+    if (rc == LIL_OK)
+        rc = st->ops->check_run(st, e, run_id, key, len, repair, r);
+    lil__store_key_free(st, key, len);
+    return rc;
+}
+
+lil_status lil_run_check(lil_store *st, const char *run_id, unsigned flags,
+                         lil_check_report *report)
+{
+    lil_check_report full;
+    struct lil_err e;
+    lil_status rc;
+
+    if (!lil__api_store_ok(st))
+        return lil__api_bad_handle("store");
+    if (!report || report->struct_size < offsetof(lil_check_report, message))
+        return lil__api_to_store(
+            st, &e,
+            lil__seterr(&e, LIL_E_INVAL, 0,
+                        "report is NULL or its struct_size is unset"));
+    if (flags & ~(unsigned)LIL_CHECK_REPAIR)
+        return lil__api_to_store(st, &e,
+                                 lil__seterr(&e, LIL_E_INVAL, 0,
+                                             "unknown flags 0x%x for lil_run_check",
+                                             flags & ~(unsigned)LIL_CHECK_REPAIR));
+    rc = lil__run_id_check(&e, run_id);
+    if (rc != LIL_OK)
+        return lil__api_to_store(st, &e, rc);
+    memset(&full, 0, sizeof(full));
+    full.struct_size = report->struct_size;
+    rc = check_with_key(st, &e, run_id, (flags & LIL_CHECK_REPAIR) != 0, &full);
+    memcpy(report, &full,
+           report->struct_size < sizeof(full) ? report->struct_size : sizeof(full));
+    return lil__api_to_store(st, &e, rc);
+}
+
+/* ---- schemas, moving runs -------------------------------------------------------- */
+
+lil_status lil_store_schema(lil_env *env, const char *where, int action,
+                            lil_schema_info *info)
+{
+    lil_schema_info full;
+    struct lil_err e;
+    bool own = false;
+    lil_status rc;
+
+    if (!info || info->struct_size < offsetof(lil_schema_info, message))
+        return lil__api_fail(
+            LIL_E_INVAL, "lil_store_schema: info is NULL or its struct_size is unset");
+    if (env && !lil__api_env_ok(env))
+        return lil__api_bad_handle("env");
+    if (!env) {
+        rc = lil_env_new(&env);
+        if (rc != LIL_OK)
+            return rc;
+        own = true;
+    }
+    memset(&full, 0, sizeof(full));
+    full.struct_size = info->struct_size;
+    rc = lil__store_schema(env, &e, where, action, &full);
+    memcpy(info, &full,
+           info->struct_size < sizeof(full) ? info->struct_size : sizeof(full));
+    if (own)
+        lil_env_free(env);
+    return lil__api_to_thread(&e, rc);
+}
+
+lil_status lil_run_export(lil_store *st, const char *run_id, lil_write_fn fn, void *ud)
+{
+    struct lil_err e;
+
+    if (!lil__api_store_ok(st))
+        return lil__api_bad_handle("store");
+    if (!fn)
+        return lil__api_to_store(
+            st, &e, lil__seterr(&e, LIL_E_INVAL, 0, "lil_run_export: fn is NULL"));
+    return lil__api_to_store(st, &e, lil__store_export(st, &e, run_id, fn, ud));
+}
+
+lil_status lil_run_import(lil_store *st, const void *journal, size_t len,
+                          const char *run_id, char **imported_id)
+{
+    struct lil_err e;
+
+    if (imported_id)
+        *imported_id = NULL;
+    if (!lil__api_store_ok(st))
+        return lil__api_bad_handle("store");
+    if (!journal && len)
+        return lil__api_to_store(
+            st, &e, lil__seterr(&e, LIL_E_INVAL, 0, "lil_run_import: journal is NULL"));
+    return lil__api_to_store(
+        st, &e, lil__store_import(st, &e, journal, len, run_id, imported_id));
+}
