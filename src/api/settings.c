@@ -8,20 +8,14 @@
  * error in the calling thread's slot (lil_errmsg), the result exported
  * for lil_free from the process's allocator.
  */
-#include "base/settings.h"
-
 #include <string.h>
 
+#include "api/entry.h"
 #include "base/alloc.h"
 #include "base/env.h"
+#include "base/settings.h"
 #include "os/os.h"
 #include "store/store.h"
-
-static lil_status fail(struct lil_err *err)
-{
-    lil__publish_err(err);
-    return err->code;
-}
 
 /* A copy of s for lil_free in *out (NULL for NULL). */
 static lil_status export_text(struct lil_err *err, const char *s, char **out)
@@ -46,13 +40,11 @@ lil_status lil_store_location(const char *dir, char **out, int *is_pg)
     lil__clearerr(&err);
     if (is_pg)
         *is_pg = 0;
-    if (!out) {
-        (void)lil__seterr(&err, LIL_E_INVAL, 0, "lil_store_location: out is NULL");
-        return fail(&err);
-    }
+    if (!out)
+        return lil__api_fail(LIL_E_INVAL, "lil_store_location: out is NULL");
     where = lil__setting_store_where(dir);
     if (export_text(&err, where, out) != LIL_OK)
-        return fail(&err);
+        return lil__api_to_thread(&err, err.code);
     if (is_pg)
         *is_pg = lil__store_pg_location(where) ? 1 : 0;
     return LIL_OK;
@@ -67,13 +59,10 @@ lil_status lil_setting(const char *name, char **value)
     lil__clearerr(&err);
     if (value)
         *value = NULL;
-    if (!name || !value) {
-        (void)lil__seterr(&err, LIL_E_INVAL, 0, "lil_setting: name or value is NULL");
-        return fail(&err);
-    }
-    if (lil__setting_value(&err, name, &v, &from, buf, sizeof(buf)) != LIL_OK)
-        return fail(&err);
-    if (export_text(&err, v, value) != LIL_OK)
-        return fail(&err);
+    if (!name || !value)
+        return lil__api_fail(LIL_E_INVAL, "lil_setting: name or value is NULL");
+    if (lil__setting_value(&err, name, &v, &from, buf, sizeof(buf)) != LIL_OK ||
+        export_text(&err, v, value) != LIL_OK)
+        return lil__api_to_thread(&err, err.code);
     return LIL_OK;
 }
