@@ -49,7 +49,6 @@
 #include "os/os.h"
 #include "store/pg/store_pg.h"
 
-#define SQL_MAX 4096
 
 static const char *mode_name(lil_sync sync)
 {

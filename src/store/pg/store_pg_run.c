@@ -27,7 +27,6 @@
 #include "os/os.h"
 #include "store/pg/store_pg.h"
 
-#define SQL_MAX 4096
 
 /* ---- reading ------------------------------------------------------------------- */
 
