@@ -18,7 +18,6 @@
 #include "base/alloc.h"
 #include "store/pg/store_pg.h"
 
-
 struct lil_smarker {
     struct pg_store *ps;
     struct pg_conn *c;

@@ -49,7 +49,6 @@
 #include "os/os.h"
 #include "store/pg/store_pg.h"
 
-
 static const char *mode_name(lil_sync sync)
 {
     return sync == LIL_SYNC_FULL ? "full" : sync == LIL_SYNC_NORMAL ? "normal" : "off";

@@ -27,7 +27,6 @@
 #include "os/os.h"
 #include "store/pg/store_pg.h"
 
-
 /* ---- reading ------------------------------------------------------------------- */
 
 static lil_status read_header(struct pg_store *ps, struct pg_conn *c,
