@@ -3,8 +3,9 @@
  * the queue state of a loop result, what the runner does for a queued run
  * after an operator's decision, and the worker that claims and runs them
  * (worker.c).  The queue itself is the store's (store.h, queue_*; the
- * PostgreSQL store's store_pg_queue.c); docs/postgres.md, "Workers", is the
- * same for users.
+ * PostgreSQL store's store_pg_queue.c), and knows nothing of loops: what a
+ * queued loop run carries is its payload (payload.h); docs/postgres.md,
+ * "Workers", is the same for users.
  *
  * Calls that take a struct lil_loop run on its thread, inside the json
  * scope of the public call (runner_api.c).
@@ -17,13 +18,14 @@
 
 #include "base/err.h"
 #include "base/hash.h"
+#include "store/store.h"
 
 struct lil_store;
 struct lil_loop;
 
 /* The queue state of a loop result: completed, failed, uncertain, paused,
  * stopped, or for waiting: parked (a wake time after now_ms) or queued. */
-const char *lil__queue_state_of(const lil_loop_result *res, int64_t now_ms);
+enum lil_sq_state lil__queue_state_of(const lil_loop_result *res, int64_t now_ms);
 
 /* Hex SHA-256 of the spec's normalized JSON (the start record's "spec"). */
 lil_status lil__queue_spec_digest(const lil_spec *spec, struct lil_err *err,

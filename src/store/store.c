@@ -2,7 +2,7 @@
  * store.c -- what every store shares: the table of backends (a location
  * goes to the first whose predicate accepts it, the file store last), the settings
  * read from the environment (once, here), the run-id rule, lil_store_schema
- * through the same table.
+ * through the same table, the names of the queue's states.
  */
 #include "store/store.h"
 
@@ -184,4 +184,26 @@ void lil__store_key_free(struct lil_store *st, uint8_t *key, size_t len)
         return;
     explicit_bzero(key, len); /* not optimized away */
     lil__free(st->env, key);
+}
+
+/* ---- the queue's states ---------------------------------------------------------- */
+
+static const char *const sq_names[LIL_SQ_STATES] = {
+    "queued",  "running",   "parked", "paused", "uncertain",
+    "stopped", "completed", "failed", "error",
+};
+
+const char *lil__sq_state_name(enum lil_sq_state s)
+{
+    return (unsigned)s < LIL_SQ_STATES ? sq_names[s] : "error";
+}
+
+bool lil__sq_state_parse(const char *name, size_t len, enum lil_sq_state *out)
+{
+    for (int i = 0; i < LIL_SQ_STATES; i++)
+        if (strlen(sq_names[i]) == len && memcmp(sq_names[i], name, len) == 0) {
+            *out = (enum lil_sq_state)i;
+            return true;
+        }
+    return false;
 }

@@ -10,15 +10,15 @@
  * names itself (lil_store_path, messages) with the location as given but for
  * a password, which reads "***".
  *
- * SCHEMA (version 2; store_pg_schema.c creates and migrates it)
+ * SCHEMA (version 3; store_pg_schema.c creates and migrates it)
  *
  *   lil_meta(key PK, value)        schema_version, lil_version (the lil that
  *                                  last migrated it)
  *   runs(run_id PK, created, header bytea, keyed, sync,
  *        lease_epoch, lease_owner, lease_until, holder_backend_pid,
  *        holder_pid,
- *        state, wake_at, spec_name, spec_text, spec_sha256, inputs,
- *        submitted_at, attempts, claimed_by, last_error)   the queue (2)
+ *        state, wake_at, payload bytea,
+ *        submitted_at, attempts, claimed_by, last_error)   the queue (2, 3)
  *   index runs_queue (coalesce(wake_at, submitted_at)) of the claimable
  *   records(run_id, seq, off, frame bytea, PK (run_id, seq))
  *   stop_requests(run_id PK, request bytea, created)
@@ -101,7 +101,7 @@
 #include "store/store.h"
 
 #define PG_SCHEMA_MAX     63
-#define PG_SCHEMA_VERSION 2     /* the schema this lil creates and reads */
+#define PG_SCHEMA_VERSION 3     /* the schema this lil creates and reads */
 #define PG_LEASE_MS       30000 /* default lease (LIL_PG_LEASE_MS) */
 #define PG_BATCH_MAX      32    /* records in one append statement */
 #define PG_POOL_MAX       8     /* idle connections a store keeps */
@@ -396,10 +396,10 @@ lil_status lil__pg_queue_finish(struct lil_store *st, struct lil_err *err,
                                 struct lil_sclaim *c, const struct lil_squeue_end *end);
 void lil__pg_queue_release(struct lil_store *st, struct lil_sclaim *c);
 lil_status lil__pg_queue_set(struct lil_store *st, struct lil_err *err,
-                             const char *run_id, const char *from,
+                             const char *run_id, unsigned from,
                              const struct lil_squeue_end *to, bool *changed);
 lil_status lil__pg_queue_state(struct lil_store *st, struct lil_err *err,
-                               const char *run_id, char *state);
+                               const char *run_id, enum lil_sq_state *state);
 /* For a writable open of run_id: this process's claim of it that no open
  * took yet, now marked taken (the caller takes its conn and held); NULL:
  * none.  Call with claims_mu free. */
