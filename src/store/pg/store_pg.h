@@ -97,6 +97,7 @@
 
 #include "base/buf.h"
 #include "base/hash.h"
+#include "os/group.h"
 #include "store/pg/pq_dl.h"
 #include "store/store.h"
 
@@ -296,24 +297,18 @@ struct pg_run {
     struct pg_held *held; /* our entry in the store's held list */
 
     pthread_mutex_t mu; /* guards what follows */
-    pthread_cond_t cv;  /* busy cleared, or a commit ended */
-    bool busy;          /* a thread uses conn (a leader, a walk, a sync) */
+    /* group commit (os/group.h): group.committed, group.durable: offsets
+     * past the last committed, durably committed record; held (busy) while
+     * a thread uses conn (a leader, a walk, a close) */
+    struct lil_group group;
     uint8_t chain[LIL_SHA256_LEN];
-    uint64_t seq;          /* of the last record appended */
-    uint64_t end;          /* offset past the last record appended */
-    uint64_t committed;    /* offset past the last committed record */
-    uint64_t durable;      /* offset past the last durably committed one */
-    uint64_t want_durable; /* the furthest offset a thread waits to be durable */
+    uint64_t seq; /* of the last record appended */
+    uint64_t end; /* offset past the last record appended */
     uint64_t records;
     int64_t last_ns;
     struct lil_buf pending; /* frames appended, not yet sent */
     struct lil_buf sending; /* frames the leader is sending */
-    unsigned pending_n;
-    unsigned in_commit;     /* threads appending now */
-    unsigned peers;         /* most of them at once since the last commit began */
-    unsigned last_batch;    /* records the last commit carried */
-    int64_t last_commit_ns; /* how long it took */
-    bool gathering;         /* a would-be leader waits for more records */
+    uint64_t send_off;      /* where the first of them goes */
     bool poisoned;
     struct lil_err poison;
 };
@@ -363,6 +358,8 @@ lil_status lil__pg_run_release(struct pg_run *pr, struct lil_err *err);
  * entry and return). */
 void lil__pg_run_take_conn(struct pg_run *pr);
 void lil__pg_run_give_conn(struct pg_run *pr);
+/* Set up the run's group commit (store_pg_append.c). */
+void lil__pg_group_init(struct pg_run *pr);
 /* The error of a poisoned run. */
 lil_status lil__pg_poisoned_err(struct pg_run *pr, struct lil_err *err);
 /* Poison the run with err (the first failure is the one kept). */
