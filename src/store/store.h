@@ -75,9 +75,18 @@
  * run_next_scanned fills in, stay valid until run_close; those given to a
  * walk callback only during the call.
  *
+ * Backends, side by side: store/file/ (a directory of journal files),
+ * store/pg/ (PostgreSQL), store/mem/ (runs in this process's memory,
+ * "mem:NAME", for the life of the process; no queue).  Their appends share
+ * one group commit (os/group.h: the journal's fdatasync and PostgreSQL's
+ * commit are the flush behind the same leader/follower barrier; it sits in
+ * os/ because the journal, below the store, uses it too).
+ *
  * Adding a backend: fill a struct lil_store_ops (version
  * LIL_STORE_OPS_VERSION), embed struct lil_srun first in the backend's run
- * handle, and let lil__store_open choose it by the location's form.
+ * handle, and add a line to store.c's table of backends: a predicate of
+ * the location, open and schema (lil__store_open and lil__store_schema
+ * consult the table, the file store last, taking any location).
  */
 #ifndef LIL_STORE_STORE_H
 #define LIL_STORE_STORE_H
@@ -366,8 +375,9 @@ struct lil_store {
 };
 
 /* Open the store at where: a PostgreSQL URI (postgresql://, postgres://:
- * store_pg.c), else a directory (the file store, created when missing).
- * where NULL: $LIL_DIR, or ".lil".  Reads the settings. */
+ * store_pg.c), "mem:NAME" (store/mem/), else a directory (the file store,
+ * created when missing).  where NULL: $LIL_DIR, or ".lil".  Reads the
+ * settings. */
 lil_status lil__store_open(struct lil_env *env, struct lil_err *err, const char *where,
                            struct lil_store **out);
 void lil__store_close(struct lil_store *st);
