@@ -109,7 +109,8 @@ static lil_status take(struct mem_srun *mr, struct lil_err *err, const char *run
     memcpy(mr->scanned, r->image.data, r->image.len);
     mr->scanned_end = r->image.len;
     mr->run = r;
-    r->held = !o->readonly;
+    if (!o->readonly)
+        r->held = true;
     return LIL_OK;
 }
 
