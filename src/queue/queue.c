@@ -116,6 +116,12 @@ static lil_sync sync_of(const struct lil_store *st, const lil_loop_opts *o)
     return o && o->sync != LIL_SYNC_DEFAULT ? o->sync : st->set.sync;
 }
 
+const char *lil__queue_less_kind(const struct lil_store *st)
+{
+    return strcmp(st->ops->name, "file") == 0 ? "a store directory"
+                                              : "a store in memory";
+}
+
 /* What makes a spec unfit to queue in st, before any work. */
 static lil_status submit_check(struct lil_store *st, struct lil_err *err,
                                const lil_spec *spec, const lil_loop_opts *o)
@@ -127,10 +133,10 @@ static lil_status submit_check(struct lil_store *st, struct lil_err *err,
     if (!st->ops->queue_submit)
         return lil__seterr(
             err, LIL_E_INVAL, 0,
-            "%s is a store directory: it keeps no queue (a directory "
+            "%s is %s: it keeps no queue (a directory "
             "serves one machine: run the loop with lil_loop_run); queued "
             "runs and workers need a PostgreSQL store, postgresql://...",
-            st->where);
+            st->where, lil__queue_less_kind(st));
     if (!lil__spec_ir(spec) || !lil_spec_ok(spec))
         return lil__seterr(err, LIL_E_SPEC, 0,
                            "the spec has errors: it cannot be queued");

@@ -31,6 +31,10 @@ enum lil_sq_state lil__queue_state_of(const lil_loop_result *res, int64_t now_ms
 lil_status lil__queue_spec_digest(const lil_spec *spec, struct lil_err *err,
                                   char hex[2 * LIL_SHA256_LEN + 1]);
 
+/* What a store without a queue is, for messages: "a store directory" (the
+ * file store), else "a store in memory". */
+const char *lil__queue_less_kind(const struct lil_store *st);
+
 /* lil_loop_submit (lil.h), inside a json scope. */
 lil_status lil__loop_submit(struct lil_store *st, struct lil_err *err,
                             const lil_spec *spec, const lil_loop_opts *o,

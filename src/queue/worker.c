@@ -134,10 +134,10 @@ lil_status lil_worker_new(lil_store *st, const lil_worker_opts *opts, lil_worker
     if (!st->ops->queue_claim) {
         struct lil_err e;
         lil__seterr(&e, LIL_E_INVAL, 0,
-                    "%s is a store directory: it keeps no queue, so workers have "
+                    "%s is %s: it keeps no queue, so workers have "
                     "nothing to claim (a directory serves one machine: lil run, lil "
                     "tick); workers need a PostgreSQL store, postgresql://...",
-                    st->where);
+                    st->where, lil__queue_less_kind(st));
         lil__publish_err(&e);
         return LIL_E_INVAL;
     }
