@@ -186,6 +186,12 @@ typedef struct lil_store lil_store;
  * string libpq cannot parse.  lil_store_path gives the location with its
  * password, if any, replaced by "***".
  *
+ * A dir "mem:NAME" is a store in this process's memory: its runs, markers
+ * and stop requests stay until the process exits (a store opened again
+ * under the same NAME finds them), and no other process sees them.  It has
+ * no queue (lil_loop_submit).  For tests and for programs that need
+ * replay within one process only.
+ *
  * The store reads its settings from the environment here, once: LIL_SYNC
  * (the sync mode of runs opened with LIL_SYNC_DEFAULT; an unknown value
  * fails those opens with LIL_E_INVAL) and LIL_JOURNAL_KEY (the journal key,

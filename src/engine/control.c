@@ -26,7 +26,7 @@ lil_status lil__stop_clear(struct lil_store *st, struct lil_err *err,
 }
 
 lil_status lil__queue_state(struct lil_store *st, struct lil_err *err,
-                            const char *run_id, char *state)
+                            const char *run_id, enum lil_sq_state *state)
 {
     if (!st->ops->queue_state)
         return lil__seterr(err, LIL_E_NOTFOUND, 0, "run %s is not queued", run_id);

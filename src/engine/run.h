@@ -81,10 +81,10 @@ lil_status lil__stop_read(struct lil_store *st, struct lil_err *err, const char 
 /* Remove run_id's pending stop request; LIL_E_NOTFOUND if none. */
 lil_status lil__stop_clear(struct lil_store *st, struct lil_err *err,
                            const char *run_id);
-/* The queue state of run_id into state (LIL_SQUEUE_STATE_MAX bytes);
- * LIL_E_NOTFOUND when the run is not queued or the store has no queue. */
+/* The queue state of run_id; LIL_E_NOTFOUND when the run is not queued or
+ * the store has no queue. */
 lil_status lil__queue_state(struct lil_store *st, struct lil_err *err,
-                            const char *run_id, char *state);
+                            const char *run_id, enum lil_sq_state *state);
 
 /* Keep a copy of bytes for the life of the run (under mu). */
 const uint8_t *lil__run_keep(struct lil_run *run, const void *data, size_t len);

@@ -52,11 +52,17 @@
 #include "base/hash.h"
 #include "journal/format.h"
 #include "journal/scan.h"
-#include "os/futex.h"
+#include "os/group.h"
 #include "os/os.h"
 
 #define PREALLOC_MIN (64u * 1024u)
-#define PREALLOC_MAX (4u * 1024u * 1024u)
+/* How long a gatherer of a sync waits for the other threads at most (the
+ * kernel's timer slack, 50 µs by default, may add to it); with a quarter
+ * of the last fdatasync, half of which is the rule (os/group.h), the
+ * gatherer of 8 threads more often gave up before the last of them came,
+ * and the batch split in two. */
+#define GATHER_MAX_NS 200000
+#define PREALLOC_MAX  (4u * 1024u * 1024u)
 /* Close keeps this much of the preallocated space past the journal's end
  * for the next process and gives back the rest (all of it once the run has
  * ended): a process that resumes and appends a few records then has no file
@@ -85,32 +91,27 @@ struct journal {
     uint64_t scanned;   /* offset past the last record the open scan found */
     uint64_t written;   /* every byte below this is in the file */
     uint64_t alloc_end; /* file size; UINT64_MAX when preallocation is off */
-    uint64_t synced;    /* bytes below this are durable (or settled) */
     uint64_t zeroed;    /* sync full: bytes below this are records or zeros */
     uint64_t records;
     uint64_t torn_off;   /* what the open found: a torn tail at (0: none) */
     uint64_t torn_after; /* and the intact records after it */
     int64_t created_ns;
     int64_t last_ns;
-    bool syncing;
-    pthread_cond_t sync_ended; /* signalled under mu when syncing clears */
     bool poisoned;
     bool opened;                /* open succeeded */
     const char *sync_parent_of; /* during open: journal_opts.sync_parent_of */
     bool give_back_all;         /* close gives back all the preallocated space */
-    uint64_t synced_records;    /* records covered by the last sync's target */
-    uint64_t last_batch;        /* records the last sync covered */
-    uint64_t in_sync;           /* threads inside lil__journal_sync_to now */
-    uint64_t peers;             /* most threads in it at once since the last
-                                   sync started */
-    int64_t last_sync_ns;       /* how long the last fdatasync took */
-    struct slot *waiters;       /* threads waiting for a sync (see below) */
-    struct slot *gatherer;      /* the one of them that starts the next */
+    struct lil_group group;     /* group commit (os/group.h): group.durable:
+                                   bytes below it are durable (or settled) */
+    uint64_t flush_off;         /* the leader's batch goes there */
+    uint64_t zfrom, zto;        /* and zeros there */
     struct lil_err poison;
     struct lil_buf enc;      /* normal, off: the record being written */
     struct lil_buf batch;    /* full: records appended, not yet written */
     struct lil_buf flushing; /* full: the batch a sync leader is writing */
 };
+
+static const struct lil_group_ops group_ops; /* syncing, below */
 
 static lil_status poisoned_err(struct journal *j, struct lil_err *err)
 {
@@ -345,7 +346,8 @@ static lil_status settle(struct journal *j, struct lil_err *err,
         rc = lil__os_fdatasync(j->env, err, j->fd, j->path); /* a cut too */
     if (rc == LIL_OK)
         rc = make_names_durable(j, err, res);
-    j->synced = j->sync != LIL_SYNC_OFF && durable ? res->last_off : j->end;
+    lil__group_settled(&j->group,
+                       j->sync != LIL_SYNC_OFF && durable ? res->last_off : j->end);
     j->written = j->end;
     return rc;
 }
@@ -395,7 +397,8 @@ static struct journal *journal_new(const struct lil_env *env, const char *dir,
     j->dir = lil__strdup(env, dir);
     j->run_id = lil__strdup(env, opts->run_id ? opts->run_id : "");
     pthread_mutex_init(&j->mu, NULL);
-    pthread_cond_init(&j->sync_ended, NULL);
+    lil__group_init(&j->group, &group_ops, j, &j->mu, &j->poisoned,
+                    j->sync == LIL_SYNC_FULL ? GATHER_MAX_NS : 0);
     if (!j->path || !j->dir || !j->run_id) {
         lil__journal_close(j, NULL);
         return NULL;
@@ -584,7 +587,7 @@ static lil_status encode(struct journal *j, struct lil_err *err,
     uint8_t flags = (uint8_t)(rec->flags & ~LIL_JF_FLAG_SETTLED);
     lil_status rc;
 
-    if (j->synced >= j->end)
+    if (j->group.durable >= j->end)
         flags |= LIL_JF_FLAG_SETTLED;
     if (!r.ts_ns)
         r.ts_ns = lil__wall_ns();
@@ -631,6 +634,7 @@ static lil_status append_locked(struct journal *j, struct lil_err *err,
     }
     j->seq++;
     j->records++;
+    lil__group_added(&j->group);
     j->end += len;
     *end = j->end;
     return LIL_OK;
@@ -656,8 +660,7 @@ static lil_status write_batch(struct journal *j, struct lil_err *err)
 {
     lil_status rc;
 
-    while (j->syncing && !j->poisoned)
-        pthread_cond_wait(&j->sync_ended, &j->mu);
+    lil__group_wait_idle(&j->group);
     if (j->poisoned)
         return poisoned_err(j, err);
     if (!j->batch.len)
@@ -696,141 +699,7 @@ lil_status lil__journal_append_written(struct journal *j, struct lil_err *err,
     return rc;
 }
 
-/* ---- syncing (group commit) --------------------------------------------- */
-
-/*
- * A thread whose record is not durable yet, and that does not start a
- * sync itself, sleeps on a slot of its own: a futex word on its stack,
- * linked into j->waiters under mu.  The thread that ends a sync unlinks
- * the slots it covered and wakes them one by one after it has let go of
- * mu.  A woken thread returns without taking mu again, so the threads of
- * one sync do not queue for it one after another, each woken by the
- * previous one's unlock (they did when they all slept on one condition of
- * mu: with 8 threads on 2 vCPUs the last one woke 80-120 µs after the
- * sync, when the sync itself took 150-300 µs).
- *
- * Who starts a sync: when no sync is in flight, the thread whose record
- * makes as many records pending as threads are expected (enough_pending)
- * leads at once; it is running already, so no thread has to be woken for
- * the disk to start.  The first thread to wait while no sync is in flight
- * gathers: it sleeps with a deadline, and leads itself if its time runs
- * out first (the others it expected did not come).  A sync that ends with
- * threads still waiting (they came after it had started) wakes one of them
- * to start or gather the next.
- */
-enum slot_state { SLOT_WAIT, SLOT_DONE, SLOT_NEXT };
-
-struct slot {
-    uint32_t state;    /* enum slot_state; atomic: the futex word */
-    lil_status rc;     /* for SLOT_DONE: LIL_OK, or poisoned */
-    uint64_t end;      /* under mu: the end of the waiter's record */
-    struct slot *next; /* under mu: in j->waiters */
-};
-
-/* What wait_turn tells its caller. */
-enum turn { TURN_DONE, TURN_LEAD, TURN_AGAIN };
-
-static void slot_wake(struct slot *s, enum slot_state state)
-{
-    uint32_t *word = &s->state;
-
-    __atomic_store_n(word, (uint32_t)state, __ATOMIC_RELEASE);
-    lil__futex_wake(word); /* s may be gone already: only its address is used */
-}
-
-/* Wake a list of slots linked by next (each next is read before its wake). */
-static void slot_wake_all(struct slot *s)
-{
-    while (s) {
-        struct slot *next = s->next;
-        slot_wake(s, SLOT_DONE);
-        s = next;
-    }
-}
-
-/* Sleep until s is woken, or until *until passes if until is not NULL;
- * SLOT_WAIT means that the time ran out. */
-static enum slot_state slot_sleep(struct slot *s, const struct timespec *until)
-{
-    uint32_t state;
-
-    while ((state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE)) == SLOT_WAIT)
-        if (!lil__futex_wait(&s->state, SLOT_WAIT, until))
-            return (enum slot_state)__atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
-    return (enum slot_state)state;
-}
-
-static void unlink_slot(struct journal *j, struct slot *s)
-{
-    struct slot **p = &j->waiters;
-
-    while (*p && *p != s)
-        p = &(*p)->next;
-    if (*p)
-        *p = s->next;
-}
-
-/* Under mu, after a sync ended or once the journal is poisoned: unlink the
- * slots whose records are durable (every slot when poisoned), set their
- * answers and return them.  *next receives one slot still waiting, unlinked
- * too, whose thread is to start the next sync, unless a gatherer is there
- * to do it. */
-static struct slot *take_covered(struct journal *j, struct slot **next)
-{
-    struct slot *done = NULL, **p = &j->waiters;
-
-    while (*p) {
-        struct slot *s = *p;
-        if (j->poisoned || s->end <= j->synced) {
-            *p = s->next;
-            s->next = done;
-            s->rc = j->poisoned ? LIL_E_POISONED : LIL_OK;
-            done = s;
-            j->in_sync--;
-            if (j->gatherer == s)
-                j->gatherer = NULL;
-        } else {
-            p = &s->next;
-        }
-    }
-    *next = NULL;
-    if (j->waiters && !j->gatherer) {
-        *next = j->waiters;
-        j->waiters = j->waiters->next;
-    }
-    return done;
-}
-
-/* Whether a sync should start now rather than wait for more records: when
- * as many are pending as threads took part in the last sync (waiting in
- * it, or leading it) or as that sync covered, whichever is more: a measure
- * of how many threads commit together.  One thread alone never waits, nor
- * do sync normal and off (they sync rarely, for one thread's sake). */
-static bool enough_pending(const struct journal *j)
-{
-    uint64_t want = j->last_batch > j->peers ? j->last_batch : j->peers;
-
-    return j->sync != LIL_SYNC_FULL || j->last_sync_ns <= 0 ||
-           j->records - j->synced_records >= want;
-}
-
-/* How long a gatherer waits for the others: half of the last fdatasync,
- * never more than 200 µs (the kernel's timer slack, 50 µs by default, may
- * add to it).  With a quarter, the gatherer of 8 threads more often gave
- * up before the last of them came, and the batch split in two. */
-static void gather_deadline(const struct journal *j, struct timespec *until)
-{
-    int64_t wait = j->last_sync_ns / 2;
-
-    if (wait > 200000)
-        wait = 200000;
-    clock_gettime(CLOCK_MONOTONIC, until);
-    until->tv_nsec += (long)wait;
-    if (until->tv_nsec >= 1000000000L) {
-        until->tv_sec++;
-        until->tv_nsec -= 1000000000L;
-    }
-}
+/* ---- syncing (group commit: os/group.h) -------------------------------- */
 
 /*
  * Sync full writes zeros ahead of the records.  Preallocated space is
@@ -855,7 +724,7 @@ static void zero_range(struct journal *j, uint64_t target, uint64_t *from, uint6
     *from = *to = 0;
     if (j->sync != LIL_SYNC_FULL || j->alloc_end == UINT64_MAX)
         return;
-    if (j->last_sync_ns <= 0)
+    if (j->group.last_ns <= 0)
         return; /* this handle's first sync */
     if (j->zeroed < target)
         j->zeroed = target;
@@ -879,140 +748,68 @@ static lil_status write_zeros(struct journal *j, struct lil_err *err, uint64_t f
     return rc;
 }
 
-/* The leader's work, outside the lock: write the batch it took at off
- * (sync full appends nothing to the file itself) and zeros from zfrom to
- * zto, then fdatasync. */
-static lil_status write_and_sync(struct journal *j, struct lil_err *err, uint64_t off,
-                                 uint64_t zfrom, uint64_t zto)
+/* The group's take (under mu): the batch (every record appended so far)
+ * becomes the one the leader writes, appends start a new one, and the
+ * zeros to write after it are chosen.  Every sync makes durable. */
+static void group_take(void *ud, struct lil_group_flush *f)
 {
+    struct journal *j = ud;
+    struct lil_buf taken = j->batch;
+
+    f->end = j->end;
+    f->durable = true;
+    j->flush_off = j->written;
+    j->batch = j->flushing; /* appends start a new batch */
+    j->flushing = taken;
+    zero_range(j, f->end, &j->zfrom, &j->zto);
+}
+
+/* The leader's work, outside the lock: write the batch it took (sync full
+ * appends nothing to the file itself) and the zeros, then fdatasync. */
+static lil_status group_flush(void *ud, struct lil_err *err,
+                              const struct lil_group_flush *f)
+{
+    struct journal *j = ud;
     lil_status rc = LIL_OK;
 
+    (void)f;
     if (j->flushing.len)
         rc = lil__os_pwrite_all(j->env, err, j->fd, j->flushing.data, j->flushing.len,
-                                off, j->path);
+                                j->flush_off, j->path);
     if (rc == LIL_OK)
-        rc = write_zeros(j, err, zfrom, zto);
+        rc = write_zeros(j, err, j->zfrom, j->zto);
     if (rc == LIL_OK)
         rc = lil__os_fdatasync(j->env, err, j->fd, j->path);
     return rc;
 }
 
-/* Called with mu held and no sync in flight; returns with mu released.
- * Take the batch (every record appended so far, the gatherer's too), write
- * and fdatasync it outside the lock, then wake the one thread that is to
- * start the next sync, if any, and the threads this one covered. */
-static lil_status lead(struct journal *j, struct lil_err *err)
+static void group_done(void *ud, lil_status rc, struct lil_err *err,
+                       const struct lil_group_flush *f)
 {
-    struct lil_buf taken = j->batch;
-    uint64_t target = j->end, off = j->written, zfrom, zto;
-    struct slot *done, *next;
-    int64_t t0;
-    lil_status rc;
+    struct journal *j = ud;
 
-    j->syncing = true;
-    j->gatherer = NULL;     /* its record is in this batch */
-    j->peers = j->in_sync;  /* counts anew for the sync starting now */
-    j->batch = j->flushing; /* appends start a new batch */
-    j->flushing = taken;
-    j->last_batch = j->records - j->synced_records;
-    j->synced_records = j->records;
-    zero_range(j, target, &zfrom, &zto);
-    pthread_mutex_unlock(&j->mu);
-
-    t0 = lil__mono_ns();
-    rc = write_and_sync(j, err, off, zfrom, zto);
-
-    pthread_mutex_lock(&j->mu);
-    j->last_sync_ns = lil__mono_ns() - t0;
-    j->syncing = false;
-    pthread_cond_broadcast(&j->sync_ended);
     lil__buf_reset(&j->flushing);
-    if (rc == LIL_OK && target > j->synced)
-        j->synced = j->written = target;
+    if (rc == LIL_OK && f->end > j->written)
+        j->written = f->end;
     if (rc != LIL_OK)
         poison(j, err);
-    j->in_sync--;
-    done = take_covered(j, &next);
-    pthread_mutex_unlock(&j->mu);
-    if (next)
-        slot_wake(next, SLOT_NEXT); /* first: the disk waits for it */
-    slot_wake_all(done);
-    return rc;
 }
 
-/* Leave sync_to (mu held, released here): the record is durable, or the
- * journal is poisoned, and then every waiter is told so too. */
-static lil_status leave(struct journal *j, struct lil_err *err)
+static lil_status group_failed(void *ud, struct lil_err *err)
 {
-    struct slot *all = NULL, *next;
-    bool poisoned = j->poisoned;
-
-    j->in_sync--;
-    if (poisoned)
-        all = take_covered(j, &next); /* every slot; next is NULL */
-    pthread_mutex_unlock(&j->mu);
-    slot_wake_all(all);
-    return poisoned ? poisoned_err(j, err) : LIL_OK;
+    return poisoned_err(ud, err);
 }
 
-/* Wait in s for a sync that covers end; mu is held, and held again on
- * return unless the answer is TURN_DONE (s->rc tells how it went).  The
- * first thread to wait while no sync is in flight gathers: it sleeps until
- * another thread's record makes enough pending (that thread leads and
- * covers it) or until its time runs out (TURN_LEAD: it leads).
- * TURN_AGAIN: woken to start the next sync, if it still should. */
-static enum turn wait_turn(struct journal *j, struct slot *s, uint64_t end)
-{
-    struct timespec until;
-    bool gather = !j->syncing && !j->gatherer;
-    enum slot_state state;
-
-    __atomic_store_n(&s->state, SLOT_WAIT, __ATOMIC_RELAXED);
-    s->end = end;
-    s->next = j->waiters;
-    j->waiters = s;
-    if (gather) {
-        j->gatherer = s;
-        gather_deadline(j, &until);
-    }
-    pthread_mutex_unlock(&j->mu);
-    state = slot_sleep(s, gather ? &until : NULL);
-    if (state == SLOT_WAIT) { /* the gatherer's time ran out */
-        pthread_mutex_lock(&j->mu);
-        if (j->gatherer == s) {
-            j->gatherer = NULL;
-            unlink_slot(j, s);
-            return TURN_LEAD;
-        }
-        pthread_mutex_unlock(&j->mu); /* another thread leads, and covers s */
-        state = slot_sleep(s, NULL);
-    }
-    if (state == SLOT_DONE)
-        return TURN_DONE;
-    pthread_mutex_lock(&j->mu);
-    return TURN_AGAIN;
-}
+static const struct lil_group_ops group_ops = {group_take, group_flush, group_done,
+                                               group_failed};
 
 /* Return once the journal is durable up to end: at once if it is, after
  * leading a sync if none is in flight and enough records are pending, else
  * after waiting for one. */
 lil_status lil__journal_sync_to(struct journal *j, struct lil_err *err, uint64_t end)
 {
-    struct slot s;
-    enum turn turn = TURN_AGAIN;
-
     pthread_mutex_lock(&j->mu);
-    if (++j->in_sync > j->peers)
-        j->peers = j->in_sync;
-    for (;;) {
-        if (j->poisoned || j->synced >= end)
-            return leave(j, err);
-        if (!j->syncing && (turn == TURN_LEAD || enough_pending(j)))
-            return lead(j, err);
-        turn = wait_turn(j, &s, end);
-        if (turn == TURN_DONE)
-            return s.rc == LIL_OK ? LIL_OK : poisoned_err(j, err);
-    }
+    return lil__group_wait(&j->group, err, end, true);
 }
 
 lil_status lil__journal_sync_all(struct journal *j, struct lil_err *err)
@@ -1082,7 +879,7 @@ lil_status lil__journal_close(struct journal *j, struct lil_err *err)
         rc = poisoned_err(j, err); /* what was not synced may be lost */
     if (writer && !j->poisoned && j->sync != LIL_SYNC_OFF) {
         rc = lil__journal_sync_all(j, err);
-        if (rc == LIL_OK && j->synced >= j->end)
+        if (rc == LIL_OK && j->group.durable >= j->end)
             rc = append_close(j, err);
     }
     if (writer && !j->poisoned && rc == LIL_OK && j->alloc_end != UINT64_MAX) {
@@ -1096,7 +893,7 @@ lil_status lil__journal_close(struct journal *j, struct lil_err *err)
     lil__buf_free(&j->enc);
     lil__buf_free(&j->batch);
     lil__buf_free(&j->flushing);
-    pthread_cond_destroy(&j->sync_ended);
+    lil__group_fini(&j->group);
     pthread_mutex_destroy(&j->mu);
     lil__free(j->env, j->path);
     lil__free(j->env, j->dir);

@@ -279,11 +279,11 @@ static lil_status not_a_loop(struct lil_loop *lp)
  * is the worker's that claims it (its state is then running). */
 static lil_status queued_not_started(struct lil_loop *lp)
 {
-    char state[LIL_SQUEUE_STATE_MAX];
+    enum lil_sq_state state = LIL_SQ_QUEUED;
     lil_status rc;
 
-    rc = lil__queue_state(lp->st, &lp->err, lp->run_id, state);
-    if (rc == LIL_E_NOTFOUND || (rc == LIL_OK && strcmp(state, "running") == 0)) {
+    rc = lil__queue_state(lp->st, &lp->err, lp->run_id, &state);
+    if (rc == LIL_E_NOTFOUND || (rc == LIL_OK && state == LIL_SQ_RUNNING)) {
         lil__clearerr(&lp->err);
         return LIL_OK;
     }
@@ -292,7 +292,7 @@ static lil_status queued_not_started(struct lil_loop *lp)
     return lil__seterr(&lp->err, LIL_E_INVAL, 0,
                        "run %s is queued (%s) and has not started: a worker (`lil "
                        "worker`) starts it, with the inputs it was submitted with",
-                       lp->run_id, state);
+                       lp->run_id, lil__sq_state_name(state));
 }
 
 /* Open the run read-only and fold it; a new run (none yet, or one whose

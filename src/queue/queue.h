@@ -3,8 +3,9 @@
  * the queue state of a loop result, what the runner does for a queued run
  * after an operator's decision, stop requests (stop.c), and the worker
  * that claims and runs them (worker.c).  The queue itself is the store's
- * (store.h, queue_*; the PostgreSQL store's store_pg_queue.c);
- * docs/postgres.md, "Workers", is the same for users.
+ * (store.h, queue_*; the PostgreSQL store's store_pg_queue.c), and knows
+ * nothing of loops: what a queued loop run carries is its payload
+ * (payload.h); docs/postgres.md, "Workers", is the same for users.
  *
  * Calls that take a struct lil_loop run on its thread, inside the json
  * scope of the loop call (loop/runner_call.c).
@@ -17,6 +18,7 @@
 
 #include "base/err.h"
 #include "base/hash.h"
+#include "store/store.h"
 
 struct lil_store;
 struct lil_loop;
@@ -47,11 +49,15 @@ lil_status lil__worker_next(lil_worker *w, lil_worker_result *res);
 
 /* The queue state of a loop result: completed, failed, uncertain, paused,
  * stopped, or for waiting: parked (a wake time after now_ms) or queued. */
-const char *lil__queue_state_of(const lil_loop_result *res, int64_t now_ms);
+enum lil_sq_state lil__queue_state_of(const lil_loop_result *res, int64_t now_ms);
 
 /* Hex SHA-256 of the spec's normalized JSON (the start record's "spec"). */
 lil_status lil__queue_spec_digest(const lil_spec *spec, struct lil_err *err,
                                   char hex[2 * LIL_SHA256_LEN + 1]);
+
+/* What a store without a queue is, for messages: "a store directory" (the
+ * file store), else "a store in memory". */
+const char *lil__queue_less_kind(const struct lil_store *st);
 
 /* lil_loop_submit (lil.h), inside a json scope. */
 lil_status lil__loop_submit(struct lil_store *st, struct lil_err *err,

@@ -6,9 +6,10 @@
  *
  * One claim, in order:
  *   1. queue_claim: the run's lease taken with a new epoch (store.h);
- *   2. the spec parsed from the text the queue keeps (lil_spec_parse), its
- *      digest compared with the submitted one (another lil that would
- *      normalize it otherwise must not run it as if it were the same);
+ *   2. the spec parsed from the text of the run's payload (payload.h:
+ *      the store keeps it unread; lil_spec_parse), its digest compared with the
+ * submitted one (another lil that would normalize it otherwise must not run it as if it
+ * were the same);
  *   3. lil_loop_open with the queued inputs and sync mode (the run's first
  *      open journals the start record), then lil_loop_step until the run
  *      completes, fails, parks, pauses, stops or is uncertain -- or
@@ -38,6 +39,7 @@
 #include "base/handles.h"
 #include "loop/runner.h"
 #include "loopspec/spec.h"
+#include "queue/payload.h"
 #include "queue/queue.h"
 #include "store/store.h"
 
@@ -106,11 +108,10 @@ lil_status lil__worker_new(lil_store *st, struct lil_err *err,
     *out = NULL;
     if (!st->ops->queue_claim)
         return lil__seterr(err, LIL_E_INVAL, 0,
-                           "%s is a store directory: it keeps no queue, so workers "
-                           "have nothing to claim (a directory serves one machine: "
-                           "lil run, lil tick); workers need a PostgreSQL store, "
-                           "postgresql://...",
-                           st->where);
+                           "%s is %s: it keeps no queue, so workers have nothing to "
+                           "claim (a directory serves one machine: lil run, lil "
+                           "tick); workers need a PostgreSQL store, postgresql://...",
+                           st->where, lil__queue_less_kind(st));
     w = lil__calloc(st->env, 1, sizeof(*w));
     if (!w)
         return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
@@ -135,15 +136,16 @@ void lil__worker_drain(lil_worker *w)
 
 /* What became of the claimed run, as it goes into the result and the queue. */
 struct outcome {
-    const char *state;
+    enum lil_sq_state state;
     int64_t wake_at_ms;
     char message[256];
 };
 
-static void outcome_set(struct outcome *out, const char *state, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+static void outcome_set(struct outcome *out, enum lil_sq_state state, const char *fmt,
+                        ...) __attribute__((format(printf, 3, 4)));
 
-static void outcome_set(struct outcome *out, const char *state, const char *fmt, ...)
+static void outcome_set(struct outcome *out, enum lil_sq_state state, const char *fmt,
+                        ...)
 {
     va_list ap;
 
@@ -164,37 +166,43 @@ static void outcome_error(struct outcome *out, lil_status rc, const char *msg)
     case LIL_E_NOMEM:
     case LIL_E_POISONED: /* a lost commit, or fenced: finish tells which */
     case LIL_E_LOCKED:   /* a claim lost, or a process that runs it by hand */
-        outcome_set(out, "queued", "%s", msg);
+        outcome_set(out, LIL_SQ_QUEUED, "%s", msg);
         out->wake_at_ms = lil__loop_now_ms() + RETRY_AFTER_MS;
         break;
     default:
-        outcome_set(out, "error", "%s", msg);
+        outcome_set(out, LIL_SQ_ERROR, "%s", msg);
         break;
     }
 }
 
-/* The spec of claim c (its digest checked), or an error outcome. */
+/* The spec of claim c's payload job (its digest checked), or an error
+ * outcome. */
 static lil_spec *claim_spec(struct lil_worker *w, const struct lil_sclaim *c,
-                            struct outcome *out)
+                            struct queue_payload *job, struct outcome *out)
 {
     char digest[2 * LIL_SHA256_LEN + 1];
     lil_spec *spec = NULL;
     struct lil_err e;
     const lil_diag *d;
 
-    if (lil__spec_parse(w->st->env, &e, c->spec_name, c->spec_text, c->spec_len, NULL,
+    if (lil__queue_payload_decode(w->st->env, &e, c->payload, c->payload_len, job) !=
+        LIL_OK) {
+        outcome_error(out, e.code, e.msg);
+        return NULL;
+    }
+    if (lil__spec_parse(w->st->env, &e, job->name, job->spec, job->spec_len, NULL,
                         &spec) != LIL_OK) {
         outcome_error(out, LIL_E_NOMEM, e.msg);
         return NULL;
     }
     d = lil__spec_ok(spec) ? NULL : lil__spec_diag(spec, 0);
     if (!lil__spec_ok(spec)) {
-        outcome_set(out, "error", "the queued spec has errors with this lil: %s",
+        outcome_set(out, LIL_SQ_ERROR, "the queued spec has errors with this lil: %s",
                     d ? d->message : "?");
     } else if (lil__queue_spec_digest(spec, &e, digest) != LIL_OK) {
-        outcome_set(out, "error", "%s", e.msg);
-    } else if (c->spec_sha256[0] && strcmp(digest, c->spec_sha256) != 0) {
-        outcome_set(out, "error",
+        outcome_set(out, LIL_SQ_ERROR, "%s", e.msg);
+    } else if (job->sha256[0] && strcmp(digest, job->sha256) != 0) {
+        outcome_set(out, LIL_SQ_ERROR,
                     "the queued spec normalizes otherwise with this lil (%.16s...): "
                     "a lil of the version that queued it must run it",
                     digest);
@@ -205,7 +213,8 @@ static lil_spec *claim_spec(struct lil_worker *w, const struct lil_sclaim *c,
     return NULL;
 }
 
-static lil_loop_opts loop_opts(const struct lil_worker *w, const struct lil_sclaim *c)
+static lil_loop_opts loop_opts(const struct lil_worker *w, const struct lil_sclaim *c,
+                               const struct queue_payload *job)
 {
     lil_loop_opts o;
 
@@ -213,7 +222,7 @@ static lil_loop_opts loop_opts(const struct lil_worker *w, const struct lil_scla
     o.struct_size = sizeof(o);
     o.run_id = c->run_id;
     o.sync = c->sync;
-    o.inputs_json = c->inputs_json;
+    o.inputs_json = job->inputs;
     o.env_allow = w->env_allow;
     o.cwd = w->cwd;
     o.actor = w->actor;
@@ -239,7 +248,7 @@ static void from_result(struct outcome *out, const lil_loop_result *res,
                         lil_worker_result *wr)
 {
     out->state = lil__queue_state_of(res, lil__loop_now_ms());
-    out->wake_at_ms = strcmp(out->state, "parked") == 0 ? res->wake_at_ms : 0;
+    out->wake_at_ms = out->state == LIL_SQ_PARKED ? res->wake_at_ms : 0;
     snprintf(out->message, sizeof(out->message), "%s", res->reason ? res->reason : "");
     wr->status = res->status;
     wr->iterations = res->iteration;
@@ -247,10 +256,11 @@ static void from_result(struct outcome *out, const lil_loop_result *res,
 
 /* Steps 2 and 3 (see the top): *out says where the run stands; *lp stays
  * open (the caller records the outcome first, then closes it). */
-static void run_claim(struct lil_worker *w, const struct lil_sclaim *c, lil_spec *spec,
-                      lil_loop **lp, struct outcome *out, lil_worker_result *wr)
+static void run_claim(struct lil_worker *w, const struct lil_sclaim *c,
+                      const struct queue_payload *job, lil_spec *spec, lil_loop **lp,
+                      struct outcome *out, lil_worker_result *wr)
 {
-    lil_loop_opts o = loop_opts(w, c);
+    lil_loop_opts o = loop_opts(w, c, job);
     lil_loop_result res;
     struct lil_err e;
     lil_status rc;
@@ -273,13 +283,14 @@ static void run_claim(struct lil_worker *w, const struct lil_sclaim *c, lil_spec
 static void record(struct lil_worker *w, struct lil_sclaim *c,
                    const struct outcome *out, lil_worker_result *wr)
 {
-    const char *state = out->state ? out->state : "error"; /* set on every path */
-    bool why = strcmp(state, "queued") == 0 || strcmp(state, "error") == 0;
+    enum lil_sq_state state = out->state;
+    bool why = state == LIL_SQ_QUEUED || state == LIL_SQ_ERROR;
     struct lil_squeue_end end = {state, out->wake_at_ms, why ? out->message : NULL};
     struct lil_err e;
     lil_status rc = w->st->ops->queue_finish(w->st, &e, c, &end);
 
-    snprintf(wr->state, sizeof(wr->state), "%s", rc == LIL_E_LOCKED ? "lost" : state);
+    snprintf(wr->state, sizeof(wr->state), "%s",
+             rc == LIL_E_LOCKED ? "lost" : lil__sq_state_name(state));
     wr->wake_at_ms = rc == LIL_E_LOCKED ? 0 : out->wake_at_ms;
     if (rc == LIL_OK)
         snprintf(wr->message, sizeof(wr->message), "%s", out->message);
@@ -296,6 +307,7 @@ static void record(struct lil_worker *w, struct lil_sclaim *c,
 lil_status lil__worker_next(lil_worker *w, lil_worker_result *res)
 {
     struct lil_sclaim *c = NULL;
+    struct queue_payload job;
     struct outcome out;
     lil_loop *lp = NULL;
     lil_spec *spec;
@@ -303,6 +315,8 @@ lil_status lil__worker_next(lil_worker *w, lil_worker_result *res)
 
     memset(res, 0, sizeof(*res));
     memset(&out, 0, sizeof(out));
+    memset(&job, 0, sizeof(job));
+    out.state = LIL_SQ_ERROR; /* set on every path */
     lil__clearerr(&w->err);
     if (draining(w))
         return lil__seterr(&w->err, LIL_E_DONE, 0, "the worker is draining");
@@ -315,13 +329,14 @@ lil_status lil__worker_next(lil_worker *w, lil_worker_result *res)
     snprintf(res->run_id, sizeof(res->run_id), "%s", c->run_id);
     res->epoch = c->epoch;
     res->attempt = c->attempts;
-    res->takeover = strcmp(c->was, "running") == 0;
-    spec = claim_spec(w, c, &out);
+    res->takeover = c->was == LIL_SQ_RUNNING;
+    spec = claim_spec(w, c, &job, &out);
     if (spec)
-        run_claim(w, c, spec, &lp, &out, res);
+        run_claim(w, c, &job, spec, &lp, &out, res);
     record(w, c, &out, res);
     (void)lil__loop_close_call(lp);
     lil__spec_free(spec);
+    lil__queue_payload_free(w->st->env, &job);
     w->st->ops->queue_release(w->st, c);
     return LIL_OK;
 }

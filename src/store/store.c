@@ -1,21 +1,18 @@
 /*
- * store.c -- what every store shares: choosing the backend, the settings
- * read from the environment (once, here), the run-id rule, the schema
- * calls (lil_store_schema) of both backends.  The environment is read
- * through base/settings.h.
+ * store.c -- what every store shares: the table of backends (a location
+ * goes to the first whose predicate accepts it, the file store last), the
+ * run-id rule, lil_store_schema through the same table, the names of the
+ * queue's states.  The environment is read through base/settings.h.
  */
 #include "store/store.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "base/alloc.h"
 #include "base/settings.h"
 #include "base/utf8.h"
-#include "journal/format.h"
-#include "os/os.h"
 
 lil_status lil__run_id_check(struct lil_err *err, const char *run_id)
 {
@@ -106,44 +103,38 @@ const char *lil__store_where(const char *where)
     return lil__setting_store_where(where);
 }
 
+/* The backends, in the order they are asked: the first whose predicate
+ * accepts the location opens it; the last, without one, takes the rest. */
+struct backend {
+    bool (*accepts)(const char *where); /* NULL: any location */
+    lil_status (*open)(struct lil_env *env, struct lil_err *err, const char *where,
+                       struct lil_store **out);
+    lil_status (*schema)(struct lil_env *env, struct lil_err *err, const char *where,
+                         int action, lil_schema_info *info);
+};
+
+static const struct backend backends[] = {
+    {lil__store_pg_location, lil__store_pg_open, lil__store_pg_schema},
+    {lil__store_mem_location, lil__store_mem_open, lil__store_mem_schema},
+    {NULL, lil__store_file_open, lil__store_file_schema},
+};
+
+static const struct backend *backend_of(const char *where)
+{
+    size_t n = sizeof(backends) / sizeof(backends[0]);
+    size_t i = 0;
+
+    while (i + 1 < n && !backends[i].accepts(where))
+        i++;
+    return &backends[i];
+}
+
 lil_status lil__store_open(struct lil_env *env, struct lil_err *err, const char *where,
                            struct lil_store **out)
 {
     *out = NULL;
     where = lil__store_where(where);
-    if (lil__store_pg_location(where))
-        return lil__store_pg_open(env, err, where, out);
-    return lil__store_file_open(env, err, where, out);
-}
-
-/* A file store has no schema: its journals carry their format version. */
-static lil_status file_schema(struct lil_env *env, struct lil_err *err, const char *dir,
-                              int action, lil_schema_info *info)
-{
-    struct stat sb;
-    bool there = stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode);
-    lil_status rc = LIL_OK;
-
-    snprintf(info->backend, sizeof(info->backend), "file");
-    info->latest = (int)LIL_JF_VERSION;
-    if (!there && action == LIL_SCHEMA_INIT) {
-        rc = lil__os_mkdir(env, err, dir, true);
-        there = rc == LIL_OK;
-        info->changed = there;
-    }
-    info->version = there ? (int)LIL_JF_VERSION : 0;
-    if (rc != LIL_OK)
-        return rc;
-    if (!there && action == LIL_SCHEMA_MIGRATE)
-        return lil__seterr(err, LIL_E_NOTFOUND, 0,
-                           "no store at '%s' (`lil db init` creates it)", dir);
-    snprintf(info->message, sizeof(info->message),
-             !there          ? "no store at '%s' yet (`lil db init` creates it)"
-             : info->changed ? "created the store directory '%s'"
-                             : "file store '%s': journals of format 1, nothing to "
-                               "migrate",
-             dir);
-    return LIL_OK;
+    return backend_of(where)->open(env, err, where, out);
 }
 
 lil_status lil__store_schema(struct lil_env *env, struct lil_err *err,
@@ -152,9 +143,7 @@ lil_status lil__store_schema(struct lil_env *env, struct lil_err *err,
     if (action < LIL_SCHEMA_STATUS || action > LIL_SCHEMA_MIGRATE)
         return lil__seterr(err, LIL_E_INVAL, 0, "unknown schema action %d", action);
     where = lil__store_where(where);
-    if (lil__store_pg_location(where))
-        return lil__store_pg_schema(env, err, where, action, info);
-    return file_schema(env, err, where, action, info);
+    return backend_of(where)->schema(env, err, where, action, info);
 }
 
 void lil__store_close(struct lil_store *st)
@@ -184,4 +173,26 @@ void lil__store_key_free(struct lil_store *st, uint8_t *key, size_t len)
         return;
     explicit_bzero(key, len); /* not optimized away */
     lil__free(st->env, key);
+}
+
+/* ---- the queue's states ---------------------------------------------------------- */
+
+static const char *const sq_names[LIL_SQ_STATES] = {
+    "queued",  "running",   "parked", "paused", "uncertain",
+    "stopped", "completed", "failed", "error",
+};
+
+const char *lil__sq_state_name(enum lil_sq_state s)
+{
+    return (unsigned)s < LIL_SQ_STATES ? sq_names[s] : "error";
+}
+
+bool lil__sq_state_parse(const char *name, size_t len, enum lil_sq_state *out)
+{
+    for (int i = 0; i < LIL_SQ_STATES; i++)
+        if (strlen(sq_names[i]) == len && memcmp(sq_names[i], name, len) == 0) {
+            *out = (enum lil_sq_state)i;
+            return true;
+        }
+    return false;
 }

@@ -58,8 +58,11 @@
  *
  *   What a backend may give besides (NULL operations otherwise): a hold
  *   that can run out, checked before an effect starts (run_lease_check),
- *   and a queue of loop runs for workers (queue_*: the PostgreSQL store's
- *   store_pg_queue.c; queue/queue.h and queue/worker.c use it).  A claimed
+ *   and a queue of runs for workers (queue_*: the PostgreSQL store's
+ *   store_pg_queue.c).  The queue knows nothing of loops: a queued run
+ *   carries an opaque payload and a state (enum lil_sq_state); what the
+ *   payload holds (a loop's spec, its digest, its inputs) is the queue
+ *   layer's (queue/queue.c encodes it, queue/worker.c reads it).  A claimed
  *   run's hold is the claim's until the claiming process opens the run,
  *   which goes on with it; recording a claimed run's state is checked
  *   against the claim, so a claimant that lost the run records nothing.
@@ -72,9 +75,18 @@
  * run_next_scanned fills in, stay valid until run_close; those given to a
  * walk callback only during the call.
  *
+ * Backends, side by side: store/file/ (a directory of journal files),
+ * store/pg/ (PostgreSQL), store/mem/ (runs in this process's memory,
+ * "mem:NAME", for the life of the process; no queue).  Their appends share
+ * one group commit (os/group.h: the journal's fdatasync and PostgreSQL's
+ * commit are the flush behind the same leader/follower barrier; it sits in
+ * os/ because the journal, below the store, uses it too).
+ *
  * Adding a backend: fill a struct lil_store_ops (version
  * LIL_STORE_OPS_VERSION), embed struct lil_srun first in the backend's run
- * handle, and let lil__store_open choose it by the location's form.
+ * handle, and add a line to store.c's table of backends: a predicate of
+ * the location, open and schema (lil__store_open and lil__store_schema
+ * consult the table, the file store last, taking any location).
  */
 #ifndef LIL_STORE_STORE_H
 #define LIL_STORE_STORE_H
@@ -88,9 +100,10 @@
 #include "base/record.h"
 
 #define LIL_STORE_OPS_VERSION                      \
-    4 /* 2: run_append takes enum lil_append_sync; \
+    5 /* 2: run_append takes enum lil_append_sync; \
          3: run_image, run_import;                 \
-         4: run_lease_check, the queue (queue_*) */
+         4: run_lease_check, the queue (queue_*);  \
+         5: the queue's payload and states */
 
 /* Record flags as the engine sees them (the public LIL_RECF_* bits). */
 #define LIL_SREC_EFFECT LIL_RECF_EFFECT
@@ -151,44 +164,64 @@ enum lil_append_sync {
 
 enum lil_smarker_state { LIL_SMARKER_NONE, LIL_SMARKER_PENDING, LIL_SMARKER_DONE };
 
-/* The queue of `lil worker` (store_pg_queue.c; a store without one leaves
- * the queue_* operations NULL).  A queued run is a run whose row carries a
- * queue state -- queued, running, parked, paused, uncertain, stopped,
- * completed, failed, error -- with the text of its spec and its inputs, so
- * that a worker on any machine can run it. */
-#define LIL_SQUEUE_STATE_MAX 16
+/* The queue (store_pg_queue.c; a store without one leaves the queue_*
+ * operations NULL).  A queued run is a run the store can hand to one
+ * claimant at a time, with a payload (bytes the store keeps and returns,
+ * never reads: the queue layer's, src/queue/) and a state.  The store gives
+ * meaning to three states: QUEUED is claimable, PARKED claimable once its
+ * wake time has come, RUNNING claimable again once its claimant's hold is
+ * gone; the others are labels the claimant records, not claimable. */
+enum lil_sq_state {
+    LIL_SQ_QUEUED,
+    LIL_SQ_RUNNING,
+    LIL_SQ_PARKED,
+    LIL_SQ_PAUSED,
+    LIL_SQ_UNCERTAIN,
+    LIL_SQ_STOPPED,
+    LIL_SQ_COMPLETED,
+    LIL_SQ_FAILED,
+    LIL_SQ_ERROR,
+    LIL_SQ_STATES /* how many */
+};
 
-/* A run to queue (lil_loop_submit). */
+/* A set of states (queue_set's from): bits LIL_SQ_BIT(state); LIL_SQ_ANY
+ * (no bit) stands for every state. */
+#define LIL_SQ_BIT(s) (1u << (unsigned)(s))
+#define LIL_SQ_ANY    0u
+
+/* The state's name as stores keep it and people read it ("queued", ...). */
+const char *lil__sq_state_name(enum lil_sq_state s);
+/* The state named name; false when there is none. */
+bool lil__sq_state_parse(const char *name, size_t len, enum lil_sq_state *out);
+
+/* A run to queue. */
 struct lil_squeue_job {
     const char *run_id;
-    const char *spec_name; /* the name the spec was loaded under */
-    const char *spec_text; /* its text, spec_len bytes */
-    size_t spec_len;
-    const char *spec_sha256; /* hex SHA-256 of the normalized spec */
-    const char *inputs_json; /* the resolved inputs: a JSON object */
-    lil_sync sync;           /* FULL, NORMAL or OFF */
-    const uint8_t *key;      /* journal key or NULL */
+    const void *payload; /* payload_len bytes, kept as they are */
+    size_t payload_len;
+    lil_sync sync;      /* FULL, NORMAL or OFF */
+    const uint8_t *key; /* journal key or NULL */
     size_t key_len;
 };
 
-/* A claimed run: its lease taken by this process (epoch), its spec and
- * inputs (owned by the claim, until queue_release). */
+/* A claimed run: its lease taken by this process (epoch), its payload
+ * (owned by the claim, until queue_release). */
 struct lil_sclaim {
     char run_id[LIL_RUN_ID_MAX + 1];
     int64_t epoch;
-    int attempts;                   /* claims so far, this one included */
-    char was[LIL_SQUEUE_STATE_MAX]; /* queued, parked, or running: a takeover */
-    char *spec_name, *spec_text, *spec_sha256, *inputs_json;
-    size_t spec_len;
+    int attempts;          /* claims so far, this one included */
+    enum lil_sq_state was; /* QUEUED, PARKED, or RUNNING: a takeover */
+    uint8_t *payload;
+    size_t payload_len;
     lil_sync sync;
 };
 
 /* Where a queued run stands now. */
 struct lil_squeue_end {
-    const char *state;  /* one of the queue states */
-    int64_t wake_at_ms; /* queued or parked: not to be claimed before (epoch
+    enum lil_sq_state state;
+    int64_t wake_at_ms; /* QUEUED or PARKED: not to be claimed before (epoch
                            ms); 0: at once */
-    const char *error;  /* the worker's error (last_error), or NULL */
+    const char *error;  /* the claimant's error (last_error), or NULL */
 };
 
 struct lil_store_ops {
@@ -292,15 +325,14 @@ struct lil_store_ops {
      * the run is poisoned, and the effect never starts.  NULL: always. */
     lil_status (*run_lease_check)(struct lil_srun *r, struct lil_err *err);
 
-    /* The queue (see struct lil_squeue_job above); NULL: no queue.
-     * queue_submit: create run job->run_id (its BEGIN) queued, in one
-     * durable commit; LIL_E_INVAL when the run exists. */
+    /* The queue (see enum lil_sq_state above); NULL: no queue.
+     * queue_submit: create run job->run_id (its BEGIN) QUEUED with its
+     * payload, in one durable commit; LIL_E_INVAL when the run exists. */
     lil_status (*queue_submit)(struct lil_store *st, struct lil_err *err,
                                const struct lil_squeue_job *job);
-    /* Claim the next runnable run for worker (queued, parked and due, or
-     * running under a lease that ran out or a holder that is gone), its
-     * lease taken with a new epoch; the next writable open of that run in
-     * this process goes on with that lease.  LIL_E_NOTFOUND: none. */
+    /* Claim the next claimable run for worker, its lease taken with a new
+     * epoch, its state RUNNING; the next writable open of that run in this
+     * process goes on with that lease.  LIL_E_NOTFOUND: none. */
     lil_status (*queue_claim)(struct lil_store *st, struct lil_err *err,
                               const char *worker, struct lil_sclaim **out);
     /* Record where the claimed run stands, if the claim's epoch is still
@@ -310,15 +342,15 @@ struct lil_store_ops {
     /* Free c; its lease is released unless a run open took it over. */
     void (*queue_release)(struct lil_store *st, struct lil_sclaim *c);
     /* Set a queued run's state (an operator's approve, recover, resume,
-     * stop), when it is in one of the states of from (comma-separated;
-     * NULL: any).  *changed: whether it was. */
+     * stop), when it is in one of the states of from (LIL_SQ_BIT set;
+     * LIL_SQ_ANY: any).  *changed: whether it was. */
     lil_status (*queue_set)(struct lil_store *st, struct lil_err *err,
-                            const char *run_id, const char *from,
+                            const char *run_id, unsigned from,
                             const struct lil_squeue_end *to, bool *changed);
-    /* The queue state of run_id into state (LIL_SQUEUE_STATE_MAX bytes);
-     * LIL_E_NOTFOUND when the run is not queued (or does not exist). */
+    /* The queue state of run_id; LIL_E_NOTFOUND when the run is not queued
+     * (or does not exist). */
     lil_status (*queue_state)(struct lil_store *st, struct lil_err *err,
-                              const char *run_id, char *state);
+                              const char *run_id, enum lil_sq_state *state);
 };
 
 /* Settings a store reads once, at open (the environment's LIL_SYNC and
@@ -343,8 +375,9 @@ struct lil_store {
 };
 
 /* Open the store at where: a PostgreSQL URI (postgresql://, postgres://:
- * store_pg.c), else a directory (the file store, created when missing).
- * where NULL: $LIL_DIR, or ".lil".  Reads the settings. */
+ * store_pg.c), "mem:NAME" (store/mem/), else a directory (the file store,
+ * created when missing).  where NULL: $LIL_DIR, or ".lil".  Reads the
+ * settings. */
 lil_status lil__store_open(struct lil_env *env, struct lil_err *err, const char *where,
                            struct lil_store **out);
 void lil__store_close(struct lil_store *st);
@@ -383,9 +416,16 @@ lil_status lil__store_import(struct lil_store *st, struct lil_err *err,
                              const uint8_t *data, size_t len, const char *run_id,
                              char **imported_id);
 
-/* Backends. */
+/* Backends (store.c's table: a predicate of the location, open, schema). */
 lil_status lil__store_file_open(struct lil_env *env, struct lil_err *err,
                                 const char *dir, struct lil_store **out);
+lil_status lil__store_file_schema(struct lil_env *env, struct lil_err *err,
+                                  const char *dir, int action, lil_schema_info *info);
+bool lil__store_mem_location(const char *where);
+lil_status lil__store_mem_open(struct lil_env *env, struct lil_err *err,
+                               const char *where, struct lil_store **out);
+lil_status lil__store_mem_schema(struct lil_env *env, struct lil_err *err,
+                                 const char *where, int action, lil_schema_info *info);
 bool lil__store_pg_location(const char *where);
 lil_status lil__store_pg_open(struct lil_env *env, struct lil_err *err,
                               const char *where, struct lil_store **out);

@@ -313,6 +313,7 @@ static int child_marker(void *ud)
  * is held would share its lock (lil.h, lil_run_open on fork). */
 T_TEST(begun_marker_holds_other_processes)
 {
+    T_ONE_PROCESS(); /* its store is shared with another process */
     lil_store *st = u_store(NULL);
     lil_call *call = NULL;
     lil_bytes out = {0};
@@ -366,6 +367,7 @@ T_TEST(cancelled_or_failed_marker_publishes_nothing)
 
 T_TEST(marker_holder_that_dies_leaves_it_in_doubt)
 {
+    T_ONE_PROCESS(); /* its store is shared with another process */
     lil_store *st = NULL;
     lil_call *call = NULL;
     lil_bytes out = {0};

@@ -185,6 +185,7 @@ static void check_uncertain(lil_run *run)
 
 T_TEST(child_dies_inside_effect_leaves_uncertain)
 {
+    T_ONE_PROCESS(); /* its store is shared with another process */
     char *key = make_uncertain();
     T_REQUIRE(key);
     T_CHECK(u_is_idem_key(key));
@@ -208,6 +209,7 @@ static const struct u_rec *find_resolve(const struct u_recs *rs)
 
 T_TEST(resolve_retry_runs_again_attempt_2)
 {
+    T_ONE_PROCESS(); /* its store is shared with another process */
     char *key = make_uncertain();
     T_REQUIRE(key);
     lil_store *st = u_store(NULL);
@@ -259,6 +261,7 @@ T_TEST(resolve_retry_runs_again_attempt_2)
 
 T_TEST(resolve_assume_done_returns_result_without_running)
 {
+    T_ONE_PROCESS(); /* its store is shared with another process */
     char *key = make_uncertain();
     T_REQUIRE(key);
     lil_store *st = u_store(NULL);
@@ -314,6 +317,7 @@ static void check_stopped(lil_run *run)
 
 T_TEST(resolve_abort_stops_the_run)
 {
+    T_ONE_PROCESS(); /* its store is shared with another process */
     char *key = make_uncertain();
     T_REQUIRE(key);
     lil_store *st = u_store(NULL);
@@ -334,6 +338,7 @@ T_TEST(resolve_abort_stops_the_run)
 
 T_TEST(resolve_argument_rules)
 {
+    T_ONE_PROCESS(); /* its store is shared with another process */
     char *key = make_uncertain();
     T_REQUIRE(key);
     lil_store *st = u_store(NULL);
@@ -392,6 +397,7 @@ T_TEST(resolve_on_running_run_notfound)
 
 T_TEST(resolve_retry_is_durable)
 {
+    T_ONE_PROCESS(); /* its store is shared with another process */
     char *key = make_uncertain();
     T_REQUIRE(key);
     lil_store *st = u_store(NULL);
@@ -419,6 +425,7 @@ T_TEST(resolve_retry_is_durable)
 
 T_TEST(resolve_assume_done_empty_result)
 {
+    T_ONE_PROCESS(); /* its store is shared with another process */
     char *key = make_uncertain();
     T_REQUIRE(key);
     lil_store *st = u_store(NULL);
@@ -441,6 +448,7 @@ T_TEST(resolve_assume_done_empty_result)
 
 T_TEST(readonly_sees_uncertain_and_cannot_resolve)
 {
+    T_ONE_PROCESS(); /* its store is shared with another process */
     char *key = make_uncertain();
     T_REQUIRE(key);
     lil_store *st = u_store(NULL);
@@ -492,6 +500,7 @@ static int child_killed_in_effect(void *ud)
 
 T_TEST(sigkill_inside_effect_leaves_uncertain)
 {
+    T_ONE_PROCESS(); /* its store is shared with another process */
     struct u_pipe inside;
     T_REQUIRE(u_pipe_open(&inside) == 0);
     struct killed_ctx k = {.inside = &inside};
@@ -528,6 +537,7 @@ static int child_dies_in_charge(void *ud)
 
 T_TEST(retry_that_dies_again_counts_attempts)
 {
+    T_ONE_PROCESS(); /* its store is shared with another process */
     for (unsigned attempt = 1; attempt <= 3; attempt++) {
         pid_t pid = u_fork(child_dies_in_charge, NULL);
         T_REQUIRE(pid > 0);

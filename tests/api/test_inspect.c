@@ -187,6 +187,7 @@ static void report_init(lil_check_report *rep)
 
 T_TEST(check_intact_journal)
 {
+    T_ONE_PROCESS(); /* its store is shared with another process */
     lil_store *st = u_store(NULL);
     lil_run *run = sample_run(st, 1);
     T_REQUIRE(run);

@@ -106,6 +106,7 @@ T_TEST(keyed_run_check)
 
 T_TEST(key_not_in_file_and_header_flag)
 {
+    T_ONE_PROCESS(); /* its store is shared with another process */
     write_keyed_run();
     size_t n = 0;
     setenv("LIL_JOURNAL_KEY", KEY1, 1); /* an export verifies the chain */
@@ -119,6 +120,7 @@ T_TEST(key_not_in_file_and_header_flag)
 
 T_TEST(unkeyed_run_info)
 {
+    T_ONE_PROCESS(); /* its store is shared with another process */
     lil_store *st = u_store(NULL);
     lil_run *run = u_run(st, "plain");
     T_REQUIRE(run);

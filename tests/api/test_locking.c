@@ -57,6 +57,7 @@ static void stop_holder(pid_t pid, struct u_pipe *ready)
 
 T_TEST(locked_while_child_holds_then_free_after_kill)
 {
+    T_ONE_PROCESS(); /* its store is shared with another process */
     struct u_pipe ready;
     pid_t pid = start_holder(&ready);
     T_REQUIRE(pid > 0);
@@ -92,6 +93,7 @@ T_TEST(locked_while_child_holds_then_free_after_kill)
 
 T_TEST(readonly_while_locked_refuses_writes)
 {
+    T_ONE_PROCESS(); /* its store is shared with another process */
     struct u_pipe ready;
     pid_t pid = start_holder(&ready);
     T_REQUIRE(pid > 0);
@@ -134,6 +136,7 @@ T_TEST(readonly_while_locked_refuses_writes)
 
 T_TEST(check_while_locked)
 {
+    T_ONE_PROCESS(); /* its store is shared with another process */
     struct u_pipe ready;
     pid_t pid = start_holder(&ready);
     T_REQUIRE(pid > 0);
@@ -311,6 +314,7 @@ static int child_race(void *ud)
 
 T_TEST(processes_racing_to_create_a_run)
 {
+    T_ONE_PROCESS(); /* its store is shared with another process */
     lil_store *st = u_store(NULL);
     T_REQUIRE(st);
     for (int round = 0; round < 10; round++) {

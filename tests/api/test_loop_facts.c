@@ -208,6 +208,7 @@ static int run_in_child(const char *spec_text)
 
 T_TEST(completed_run)
 {
+    T_ONE_PROCESS(); /* its store is shared with another process */
     char text[2048];
     lil_store *st = u_store(NULL);
     lil_spec *spec;
@@ -289,6 +290,7 @@ T_TEST(paused_on_a_cap)
  * counted; aborted: stopped, the reservation counted in full. */
 T_TEST(killed_agent_call_then_abort)
 {
+    T_ONE_PROCESS(); /* its store is shared with another process */
     lil_store *st = u_store(NULL);
     lil_spec *spec = spec_of(agent_spec);
     json_t *facts, *now, *held;
@@ -351,6 +353,7 @@ T_TEST(killed_agent_call_then_abort)
 /* Calls that answer: settled at their (estimated) usage. */
 T_TEST(agent_calls_settled)
 {
+    T_ONE_PROCESS(); /* its store is shared with another process */
     lil_store *st = u_store(NULL);
     lil_spec *spec = spec_of(agent_spec);
     json_t *facts, *now;
@@ -383,6 +386,7 @@ T_TEST(agent_calls_settled)
 
 T_TEST(held_by_another_process_reads_running)
 {
+    T_ONE_PROCESS(); /* its store is shared with another process */
     char text[2048];
     lil_store *st = u_store(NULL);
     lil_spec *spec;

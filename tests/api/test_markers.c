@@ -142,6 +142,7 @@ static int child_marker(void *ud)
 
 T_TEST(once_across_processes)
 {
+    T_ONE_PROCESS(); /* its store is shared with another process */
     struct child_marker c = {.name = "m", .m = {.result = "R"}};
     pid_t pid = u_fork(child_marker, &c);
     T_REQUIRE(pid > 0);
@@ -189,6 +190,7 @@ T_TEST(failing_fn_publishes_nothing)
 
 T_TEST(concurrent_callers_run_fn_once)
 {
+    T_ONE_PROCESS(); /* its store is shared with another process */
     for (int round = 0; round < 3; round++) {
         char name[16];
         snprintf(name, sizeof(name), "m%d", round);
@@ -246,6 +248,7 @@ T_TEST(holder_died_retry_runs_again)
 
 T_TEST(holder_died_assume_done_does_not_run)
 {
+    T_ONE_PROCESS(); /* its store is shared with another process */
     holder_dies("m");
     lil_store *st = u_store(NULL);
     T_REQUIRE(st);
@@ -267,6 +270,7 @@ T_TEST(holder_died_assume_done_does_not_run)
 
 T_TEST(holder_died_raise_until_reset)
 {
+    T_ONE_PROCESS(); /* its store is shared with another process */
     holder_dies("m");
     lil_store *st = u_store(NULL);
     T_REQUIRE(st);
@@ -348,6 +352,7 @@ T_TEST(markers_belong_to_their_store)
 
 T_TEST(in_doubt_marker_retry_caller_runs)
 {
+    T_ONE_PROCESS(); /* its store is shared with another process */
     holder_dies("m");
     lil_store *st = u_store(NULL);
     T_REQUIRE(st);
@@ -432,6 +437,7 @@ static void *waiter_main(void *ud)
 
 T_TEST(waiter_takes_over_when_holder_is_killed)
 {
+    T_ONE_PROCESS(); /* its store is shared with another process */
     struct u_pipe inside;
     T_REQUIRE(u_pipe_open(&inside) == 0);
     struct holder_ctx h = {.inside = &inside};

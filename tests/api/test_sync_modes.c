@@ -94,6 +94,7 @@ static int child_steps_then_exit(void *ud)
 
 T_TEST(every_mode_survives_process_crash)
 {
+    T_ONE_PROCESS(); /* its store is shared with another process */
     const lil_sync modes[] = {LIL_SYNC_FULL, LIL_SYNC_NORMAL, LIL_SYNC_OFF};
     for (int i = 0; i < 3; i++) {
         char dir[32];

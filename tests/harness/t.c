@@ -33,7 +33,15 @@ void t_fail(void)
 
 int t_file_only(void)
 {
-    if (!t_store_pg())
+    if (!t_store_pg() && !t_store_mem())
+        return 0;
+    current_file_only = 1;
+    return 1;
+}
+
+int t_one_process(void)
+{
+    if (!t_store_mem())
         return 0;
     current_file_only = 1;
     return 1;
@@ -122,8 +130,8 @@ static int run_case(const struct t_case *c)
     c->fn();
     remove_tmpdir();
     if (current_file_only && !current_failed) {
-        fprintf(stderr, "file-only %s (the file store's own; this run: PostgreSQL)\n",
-                c->name);
+        fprintf(stderr, "file-only %s (the file store's own; this run: %s)\n", c->name,
+                t_store_mem() ? "in memory" : "PostgreSQL");
         return 2;
     }
     fprintf(stderr, "%s %s\n", current_failed ? "FAIL" : "ok  ", c->name);

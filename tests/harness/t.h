@@ -49,6 +49,9 @@ int t_run(const char *cmd, char *out, size_t cap, int want_err);
 const char *t_store(const char *path);
 /* 1 when the suite runs against PostgreSQL. */
 int t_store_pg(void);
+/* 1 when the suite runs against the in-memory store (LIL_TEST_STORE=mem:
+ * a test's store is "mem:" and the same hash a schema's name would be). */
+int t_store_mem(void);
 /* Under PostgreSQL: run sql with psql on the server, '@' standing for the
  * schema of the store at path (a test damages what the store keeps this
  * way).  Its output (stdout and stderr) into out (cap bytes); the exit
@@ -65,6 +68,19 @@ int t_file_only(void);
     do {                        \
         if (t_file_only() != 0) \
             return;             \
+    } while (0)
+
+/* Under the in-memory store, mark the current test file-only and return 1
+ * (T_ONE_PROCESS); else 0. */
+int t_one_process(void);
+
+/* A test whose store is shared with another process (a forked child, the
+ * lil binary): the in-memory store is this process's alone, so under it the
+ * test leaves here, reported "file-only". */
+#define T_ONE_PROCESS()           \
+    do {                          \
+        if (t_one_process() != 0) \
+            return;               \
     } while (0)
 
 #define T_TEST(name)                                            \

@@ -1,7 +1,8 @@
 /*
- * t_store.c -- one suite, two backends: the store a test case uses is a
- * directory, or, when the suite runs against PostgreSQL, a schema of the
- * test server (t.h, t_store).
+ * t_store.c -- one suite, several backends: the store a test case uses is
+ * a directory, or, when the suite runs against PostgreSQL, a schema of the
+ * test server, or against the in-memory store, "mem:" and the name the
+ * schema would have (t.h, t_store).
  *
  * The schema's name is "t" and 16 hex digits of a hash (FNV-1a) of the test
  * case's temporary directory (unique: mkdtemp) and the store's path in it,
@@ -26,6 +27,13 @@ int t_store_pg(void)
     const char *e = getenv("LIL_TEST_STORE");
 
     return e && strcmp(e, "pg") == 0;
+}
+
+int t_store_mem(void)
+{
+    const char *e = getenv("LIL_TEST_STORE");
+
+    return e && strcmp(e, "mem") == 0;
 }
 
 static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
@@ -98,6 +106,12 @@ const char *t_store(const char *path)
     const char *base;
     char schema[32], *b;
 
+    if (t_store_mem()) {
+        schema_of(path, schema, sizeof(schema));
+        b = bufs[next++ % 8];
+        snprintf(b, sizeof(bufs[0]), "mem:%s", schema);
+        return b;
+    }
     if (!t_store_pg() || !(base = server()))
         return path;
     schema_of(path, schema, sizeof(schema));

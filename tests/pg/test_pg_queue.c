@@ -341,7 +341,9 @@ T_TEST(a_spec_that_no_longer_loads_is_an_error_state)
 
     T_REQUIRE(st && spec);
     T_OK(lil_loop_submit(st, spec, &o, NULL));
-    T_REQUIRE(sql("UPDATE @.runs SET spec_text = 'id: 7' WHERE run_id = 'e';") == 0);
+    T_REQUIRE(sql("UPDATE @.runs SET payload = convert_to(jsonb_set(convert_from("
+                  "payload, 'UTF8')::jsonb, '{spec}', '\"id: 7\"')::text, 'UTF8') "
+                  "WHERE run_id = 'e';") == 0);
     T_OK(lil_worker_new(st, NULL, &w));
     T_OK(lil_worker_next(w, &r));
     T_EQ_STR(r.run_id, "e");
@@ -354,6 +356,57 @@ T_TEST(a_spec_that_no_longer_loads_is_an_error_state)
     T_CONTAINS(out, "|t"); /* the lease let go */
     T_EQ_I64(lil_worker_next(w, &r), LIL_E_NOTFOUND);
     T_EQ_I64(lines_of("side.txt"), 0);
+    lil_worker_free(w);
+    lil_spec_free(spec);
+    lil_store_close(st);
+}
+
+/* A run queued under schema 2 (the spec, its digest and the inputs in
+ * columns of their own) is kept by the migration to 3 (one payload): a
+ * worker claims it and runs it with the inputs it was submitted with. */
+T_TEST(a_run_queued_under_schema_2_runs_after_the_migration)
+{
+    lil_store *st = u_store(NULL);
+    lil_spec *spec = spec_of(spec_text);
+    lil_loop_opts o = opts_for("old");
+    const char *pairs[] = {"k=7"};
+    lil_schema_info info;
+    lil_worker *w = NULL;
+    lil_worker_result r;
+    char *side;
+    size_t len = 0;
+
+    T_REQUIRE(st && spec);
+    o.input_pairs = pairs;
+    o.n_input_pairs = 1;
+    T_OK(lil_loop_submit(st, spec, &o, NULL));
+    lil_store_close(st);
+    /* back to the layout of schema 2 */
+    T_REQUIRE(sql("ALTER TABLE @.runs ADD COLUMN spec_name text, ADD COLUMN spec_text "
+                  "text, ADD COLUMN spec_sha256 text, ADD COLUMN inputs text; UPDATE "
+                  "@.runs SET spec_name = j->>'name', spec_text = j->>'spec', "
+                  "spec_sha256 = j->>'sha256', inputs = (j->'inputs')::text FROM "
+                  "(SELECT run_id AS id, convert_from(payload, 'UTF8')::json AS j FROM "
+                  "@.runs) AS p WHERE run_id = p.id; ALTER TABLE @.runs DROP COLUMN "
+                  "payload; UPDATE @.lil_meta SET value = '2' WHERE key = "
+                  "'schema_version';") == 0);
+    T_EQ_I64(lil_store_open(NULL, U_STORE, &st), LIL_E_PG);
+    T_CONTAINS(lil_errmsg(), "run `lil db migrate`");
+    memset(&info, 0, sizeof(info));
+    info.struct_size = sizeof(info);
+    T_OK(lil_store_schema(NULL, U_STORE, LIL_SCHEMA_MIGRATE, &info));
+    T_CONTAINS(info.message, "from version 2 to 3");
+    T_EQ_STR(state_of("old"), "queued");
+    st = u_store(NULL);
+    T_REQUIRE(st);
+    T_OK(lil_worker_new(st, NULL, &w));
+    T_OK(lil_worker_next(w, &r));
+    T_EQ_STR(r.run_id, "old");
+    T_EQ_STR(r.state, "completed");
+    T_EQ_STR(state_of("old"), "completed");
+    side = (char *)u_read_file("side.txt", &len);
+    T_CHECK(side && len == 4 && memcmp(side, "7\n7\n", 4) == 0); /* k=7 */
+    free(side);
     lil_worker_free(w);
     lil_spec_free(spec);
     lil_store_close(st);

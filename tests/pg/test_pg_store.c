@@ -78,7 +78,7 @@ T_TEST(schema_init_status_migrate)
     T_OK(lil_store_schema(NULL, where, LIL_SCHEMA_STATUS, &info));
     T_EQ_STR(info.backend, "postgresql");
     T_EQ_I64(info.version, 0);
-    T_EQ_I64(info.latest, 2);
+    T_EQ_I64(info.latest, 3);
     T_CONTAINS(info.message, "`lil db init` creates it");
     T_EQ_I64(lil_store_open(NULL, where, &st), LIL_E_PG);
     T_CONTAINS(lil_errmsg(), "run `lil db init`");
@@ -87,7 +87,7 @@ T_TEST(schema_init_status_migrate)
     info = schema_info();
     T_OK(lil_store_schema(NULL, where, LIL_SCHEMA_INIT, &info));
     T_EQ_I64(info.changed, 1);
-    T_EQ_I64(info.version, 2);
+    T_EQ_I64(info.version, 3);
     T_CONTAINS(info.message, "created schema");
     info = schema_info();
     T_OK(lil_store_schema(NULL, where, LIL_SCHEMA_INIT, &info));
@@ -102,7 +102,8 @@ T_TEST(schema_init_status_migrate)
 }
 
 /* A store of version 1 (before the queue of `lil worker`) with a run in it:
- * refused until migrated, then the same run, and the queue's columns. */
+ * refused until migrated, then the same run, and the queue's columns (of
+ * version 3: the queue's payload). */
 T_TEST(a_version_1_schema_migrates_keeping_its_runs)
 {
     lil_store *st = u_store(NULL);
@@ -115,8 +116,7 @@ T_TEST(a_version_1_schema_migrates_keeping_its_runs)
     T_OK(lil_step(run, "a", fn_generic, &c, NULL));
     T_OK(lil_run_close(run));
     lil_store_close(st);
-    T_REQUIRE(sql("DROP INDEX @.runs_queue; ALTER TABLE @.runs DROP COLUMN spec_name, "
-                  "DROP COLUMN spec_text, DROP COLUMN spec_sha256, DROP COLUMN inputs, "
+    T_REQUIRE(sql("DROP INDEX @.runs_queue; ALTER TABLE @.runs DROP COLUMN payload, "
                   "DROP COLUMN submitted_at, DROP COLUMN attempts, DROP COLUMN "
                   "claimed_by, DROP COLUMN last_error; UPDATE @.lil_meta SET value = "
                   "'1' WHERE key = 'schema_version';") == 0);
@@ -124,8 +124,8 @@ T_TEST(a_version_1_schema_migrates_keeping_its_runs)
     T_CONTAINS(lil_errmsg(), "run `lil db migrate`");
     T_OK(lil_store_schema(NULL, U_STORE, LIL_SCHEMA_MIGRATE, &info));
     T_EQ_I64(info.changed, 1);
-    T_EQ_I64(info.version, 2);
-    T_CONTAINS(info.message, "from version 1 to 2");
+    T_EQ_I64(info.version, 3);
+    T_CONTAINS(info.message, "from version 1 to 3");
     st = u_store(NULL);
     run = u_run(st, "old");
     T_REQUIRE(run);

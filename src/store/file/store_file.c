@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/alloc.h"
 #include "journal/format.h"
@@ -471,5 +472,35 @@ lil_status lil__store_file_open(struct lil_env *env, struct lil_err *err,
     }
     fs->base.magic = LIL_STORE_MAGIC;
     *out = &fs->base;
+    return LIL_OK;
+}
+
+/* A file store has no schema: its journals carry their format version. */
+lil_status lil__store_file_schema(struct lil_env *env, struct lil_err *err,
+                                  const char *dir, int action, lil_schema_info *info)
+{
+    struct stat sb;
+    bool there = stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode);
+    lil_status rc = LIL_OK;
+
+    snprintf(info->backend, sizeof(info->backend), "file");
+    info->latest = (int)LIL_JF_VERSION;
+    if (!there && action == LIL_SCHEMA_INIT) {
+        rc = lil__os_mkdir(env, err, dir, true);
+        there = rc == LIL_OK;
+        info->changed = there;
+    }
+    info->version = there ? (int)LIL_JF_VERSION : 0;
+    if (rc != LIL_OK)
+        return rc;
+    if (!there && action == LIL_SCHEMA_MIGRATE)
+        return lil__seterr(err, LIL_E_NOTFOUND, 0,
+                           "no store at '%s' (`lil db init` creates it)", dir);
+    snprintf(info->message, sizeof(info->message),
+             !there          ? "no store at '%s' yet (`lil db init` creates it)"
+             : info->changed ? "created the store directory '%s'"
+                             : "file store '%s': journals of format 1, nothing to "
+                               "migrate",
+             dir);
     return LIL_OK;
 }

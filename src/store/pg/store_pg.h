@@ -10,15 +10,15 @@
  * names itself (lil_store_path, messages) with the location as given but for
  * a password, which reads "***".
  *
- * SCHEMA (version 2; store_pg_schema.c creates and migrates it)
+ * SCHEMA (version 3; store_pg_schema.c creates and migrates it)
  *
  *   lil_meta(key PK, value)        schema_version, lil_version (the lil that
  *                                  last migrated it)
  *   runs(run_id PK, created, header bytea, keyed, sync,
  *        lease_epoch, lease_owner, lease_until, holder_backend_pid,
  *        holder_pid,
- *        state, wake_at, spec_name, spec_text, spec_sha256, inputs,
- *        submitted_at, attempts, claimed_by, last_error)   the queue (2)
+ *        state, wake_at, payload bytea,
+ *        submitted_at, attempts, claimed_by, last_error)   the queue (2, 3)
  *   index runs_queue (coalesce(wake_at, submitted_at)) of the claimable
  *   records(run_id, seq, off, frame bytea, PK (run_id, seq))
  *   stop_requests(run_id PK, request bytea, created)
@@ -97,17 +97,19 @@
 
 #include "base/buf.h"
 #include "base/hash.h"
+#include "os/group.h"
 #include "store/pg/pq_dl.h"
 #include "store/store.h"
 
 #define PG_SCHEMA_MAX     63
-#define PG_SCHEMA_VERSION 2     /* the schema this lil creates and reads */
+#define PG_SCHEMA_VERSION 3     /* the schema this lil creates and reads */
 #define PG_LEASE_MS       30000 /* default lease (LIL_PG_LEASE_MS) */
 #define PG_BATCH_MAX      32    /* records in one append statement */
 #define PG_POOL_MAX       8     /* idle connections a store keeps */
 #define PG_READ_CHUNK     2048  /* records read per statement */
 #define PG_PARAMS_MAX     (3 + 3 * PG_BATCH_MAX)
 #define PG_OWNER_MAX      160
+#define SQL_MAX           8192 /* a statement's text, '@' replaced (lil__pg_sql) */
 
 /* PostgreSQL type OIDs (pg_type.h) of the parameters lil sends. */
 #define PG_OID_BOOL  16u
@@ -295,24 +297,18 @@ struct pg_run {
     struct pg_held *held; /* our entry in the store's held list */
 
     pthread_mutex_t mu; /* guards what follows */
-    pthread_cond_t cv;  /* busy cleared, or a commit ended */
-    bool busy;          /* a thread uses conn (a leader, a walk, a sync) */
+    /* group commit (os/group.h): group.committed, group.durable: offsets
+     * past the last committed, durably committed record; held (busy) while
+     * a thread uses conn (a leader, a walk, a close) */
+    struct lil_group group;
     uint8_t chain[LIL_SHA256_LEN];
-    uint64_t seq;          /* of the last record appended */
-    uint64_t end;          /* offset past the last record appended */
-    uint64_t committed;    /* offset past the last committed record */
-    uint64_t durable;      /* offset past the last durably committed one */
-    uint64_t want_durable; /* the furthest offset a thread waits to be durable */
+    uint64_t seq; /* of the last record appended */
+    uint64_t end; /* offset past the last record appended */
     uint64_t records;
     int64_t last_ns;
     struct lil_buf pending; /* frames appended, not yet sent */
     struct lil_buf sending; /* frames the leader is sending */
-    unsigned pending_n;
-    unsigned in_commit;     /* threads appending now */
-    unsigned peers;         /* most of them at once since the last commit began */
-    unsigned last_batch;    /* records the last commit carried */
-    int64_t last_commit_ns; /* how long it took */
-    bool gathering;         /* a would-be leader waits for more records */
+    uint64_t send_off;      /* where the first of them goes */
     bool poisoned;
     struct lil_err poison;
 };
@@ -362,6 +358,8 @@ lil_status lil__pg_run_release(struct pg_run *pr, struct lil_err *err);
  * entry and return). */
 void lil__pg_run_take_conn(struct pg_run *pr);
 void lil__pg_run_give_conn(struct pg_run *pr);
+/* Set up the run's group commit (store_pg_append.c). */
+void lil__pg_group_init(struct pg_run *pr);
 /* The error of a poisoned run. */
 lil_status lil__pg_poisoned_err(struct pg_run *pr, struct lil_err *err);
 /* Poison the run with err (the first failure is the one kept). */
@@ -395,10 +393,10 @@ lil_status lil__pg_queue_finish(struct lil_store *st, struct lil_err *err,
                                 struct lil_sclaim *c, const struct lil_squeue_end *end);
 void lil__pg_queue_release(struct lil_store *st, struct lil_sclaim *c);
 lil_status lil__pg_queue_set(struct lil_store *st, struct lil_err *err,
-                             const char *run_id, const char *from,
+                             const char *run_id, unsigned from,
                              const struct lil_squeue_end *to, bool *changed);
 lil_status lil__pg_queue_state(struct lil_store *st, struct lil_err *err,
-                               const char *run_id, char *state);
+                               const char *run_id, enum lil_sq_state *state);
 /* For a writable open of run_id: this process's claim of it that no open
  * took yet, now marked taken (the caller takes its conn and held); NULL:
  * none.  Call with claims_mu free. */

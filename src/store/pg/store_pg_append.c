@@ -4,14 +4,14 @@
  * the design), the lease checked in every commit, the run's sync, and the
  * CLOSE and release at close.
  *
- * Group commit, as journal.c shares an fdatasync: an append encodes its
- * record (next seq, chained to the last) into the run's pending frames
- * under mu, then waits until a commit covers it.  When no thread is
- * sending, the waiting thread becomes the leader: it takes every pending
- * frame, lets go of mu, sends them in one statement (one transaction, so
- * one WAL flush when it must be durable), and wakes the others; threads
- * that appended meanwhile find their records in the next leader's batch.
- * One thread alone never waits for others.  The statement:
+ * Group commit, the one of os/group.h that journal.c's fdatasync shares:
+ * an append encodes its record (next seq, chained to the last) into the
+ * run's pending frames under mu, then waits until a commit covers it.  The
+ * leader takes every pending frame, lets go of mu, sends them in one
+ * statement (one transaction, so one WAL flush when it must be durable),
+ * and wakes the others; threads that appended meanwhile find their records
+ * in the next leader's batch.  One thread alone never waits for others.
+ * The statement:
  *
  *   WITH l AS (SELECT run_id FROM runs WHERE run_id = $1 AND lease_epoch = $2
  *              FOR SHARE),
@@ -38,7 +38,6 @@
 #include "journal/scan.h"
 #include "store/pg/store_pg.h"
 
-#define SQL_MAX   8192
 #define TOUCH_BIT 63
 
 /* ---- statements ------------------------------------------------------------------ */
@@ -292,107 +291,72 @@ static lil_status touch(struct pg_run *pr, struct lil_err *err)
     return rc;
 }
 
-/* ---- group commit -----------------------------------------------------------------
+/* ---- group commit (os/group.h) ---------------------------------------------------
  */
 
 void lil__pg_run_take_conn(struct pg_run *pr)
 {
-    while (pr->busy)
-        pthread_cond_wait(&pr->cv, &pr->mu);
-    pr->busy = true;
+    lil__group_hold(&pr->group);
 }
 
 void lil__pg_run_give_conn(struct pg_run *pr)
 {
-    pr->busy = false;
-    pthread_cond_broadcast(&pr->cv);
+    lil__group_unhold(&pr->group);
 }
 
-/* Called with mu held, the connection free; returns with mu held.  Send
- * every pending record (or, with none, the touch), then wake the others. */
-static lil_status lead(struct pg_run *pr, struct lil_err *err)
+/* The group's take (under mu): the pending frames become the ones the
+ * leader sends; appends go on into an empty buffer. */
+static void group_take(void *ud, struct lil_group_flush *f)
 {
+    struct pg_run *pr = ud;
     struct lil_buf taken = pr->pending;
-    uint64_t off = pr->committed, end = pr->end;
-    unsigned count = pr->pending_n;
-    bool sync = pr->want_durable > pr->durable;
-    int64_t t0;
-    lil_status rc;
 
-    pr->busy = true;
-    pr->pending = pr->sending; /* appends go on into an empty buffer */
+    f->end = pr->end;
+    pr->send_off = pr->group.committed;
+    pr->pending = pr->sending;
     pr->sending = taken;
-    pr->pending_n = 0;
-    pr->last_batch = count;
-    pr->peers = pr->in_commit; /* counted anew for this commit */
-    pthread_mutex_unlock(&pr->mu);
-
-    t0 = lil__mono_ns();
-    rc = count ? send_batch(pr, err, count, off, sync) : touch(pr, err);
-
-    pthread_mutex_lock(&pr->mu);
-    pr->last_commit_ns = lil__mono_ns() - t0;
-    lil__buf_reset(&pr->sending);
-    if (rc == LIL_OK) {
-        pr->committed = end;
-        if (sync)
-            pr->durable = end;
-    } else {
-        poison(pr, err);
-    }
-    lil__pg_run_give_conn(pr);
-    return rc;
 }
+
+/* Send every frame taken (or, with none, the touch); synchronous_commit
+ * on when a waiter needs them durable. */
+static lil_status group_flush(void *ud, struct lil_err *err,
+                              const struct lil_group_flush *f)
+{
+    struct pg_run *pr = ud;
+
+    return f->count ? send_batch(pr, err, (unsigned)f->count, pr->send_off, f->durable)
+                    : touch(pr, err);
+}
+
+static void group_done(void *ud, lil_status rc, struct lil_err *err,
+                       const struct lil_group_flush *f)
+{
+    struct pg_run *pr = ud;
+
+    (void)f;
+    lil__buf_reset(&pr->sending);
+    if (rc != LIL_OK)
+        poison(pr, err);
+}
+
+static lil_status group_failed(void *ud, struct lil_err *err)
+{
+    return lil__pg_poisoned_err(ud, err);
+}
+
+static const struct lil_group_ops group_ops = {group_take, group_flush, group_done,
+                                               group_failed};
 
 /*
- * Gathering (journal.c's, for a commit instead of an fdatasync).  Threads
- * that were released by a commit run their next step and append a moment
- * after a waiting thread could lead the next one; leading at once would cut
- * the threads into two groups that commit in turn, each half as large.  So
- * a would-be leader waits for as many records as threads took part in the
- * last commit or as it carried, whichever is more, but no longer than half
- * that commit took (at most GATHER_MAX_NS); the append that completes the
- * group wakes it.  One thread alone never waits, and a run's first commit
- * does not.  Under mu.
+ * Gathering (os/group.h) waits for the others no longer than half of the
+ * last commit and at most GATHER_MAX_NS: a commit takes longer than an
+ * fdatasync of the file store (a round trip besides the WAL flush).
  */
 #define GATHER_MAX_NS 1000000
 
-static unsigned gather_want(const struct pg_run *pr)
+void lil__pg_group_init(struct pg_run *pr)
 {
-    return pr->last_batch > pr->peers ? pr->last_batch : pr->peers;
-}
-
-static bool should_gather(const struct pg_run *pr)
-{
-    return pr->last_commit_ns > 0 && pr->pending_n > 0 &&
-           pr->pending_n < gather_want(pr);
-}
-
-static void gather(struct pg_run *pr)
-{
-    int64_t wait = pr->last_commit_ns / 2;
-    struct timespec until;
-
-    if (wait > GATHER_MAX_NS)
-        wait = GATHER_MAX_NS;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_nsec += (long)wait;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
-    pr->gathering = true;
-    while (pr->pending_n < gather_want(pr) && !pr->poisoned &&
-           pthread_cond_timedwait(&pr->cv, &pr->mu, &until) == 0)
-        ;
-    pr->gathering = false;
-}
-
-/* Nobody leads while a thread gathers: it leads itself after. */
-static lil_status gather_and_lead(struct pg_run *pr, struct lil_err *err)
-{
-    gather(pr);
-    return lead(pr, err);
+    lil__group_init(&pr->group, &group_ops, pr, &pr->mu, &pr->poisoned, GATHER_MAX_NS);
 }
 
 /* Under mu: whether rec may be appended. */
@@ -419,7 +383,7 @@ static lil_status encode(struct pg_run *pr, struct lil_err *err,
     struct lil_rec r = *rec;
     lil_status rc;
 
-    if (pr->durable >= pr->end) /* every byte before it is durable */
+    if (pr->group.durable >= pr->end) /* every byte before it is durable */
         flags |= LIL_JF_FLAG_SETTLED;
     if (!r.ts_ns)
         r.ts_ns = lil__wall_ns();
@@ -430,14 +394,12 @@ static lil_status encode(struct pg_run *pr, struct lil_err *err,
     if (rc != LIL_OK)
         return lil__seterr(err, rc, 0, "out of memory encoding a record");
     pr->pending.len += len;
-    pr->pending_n++;
+    lil__group_added(&pr->group);
     pr->seq++;
     /* run_info reads these three without mu */
     __atomic_store_n(&pr->records, pr->records + 1, __ATOMIC_RELAXED);
     __atomic_store_n(&pr->end, pr->end + len, __ATOMIC_RELAXED);
     __atomic_store_n(&pr->last_ns, r.ts_ns, __ATOMIC_RELAXED);
-    if (pr->gathering && pr->pending_n >= gather_want(pr))
-        pthread_cond_broadcast(&pr->cv); /* the group is complete */
     return LIL_OK;
 }
 
@@ -446,33 +408,17 @@ static lil_status encode(struct pg_run *pr, struct lil_err *err,
 static lil_status commit(struct pg_run *pr, struct lil_err *err,
                          const struct lil_rec *rec, bool durable)
 {
-    uint64_t target;
     lil_status rc;
 
     pthread_mutex_lock(&pr->mu);
-    if (++pr->in_commit > pr->peers)
-        pr->peers = pr->in_commit;
     rc = check_writable(pr, err, rec);
     if (rc == LIL_OK && rec)
         rc = encode(pr, err, rec);
-    target = pr->end;
-    if (durable && target > pr->want_durable)
-        pr->want_durable = target;
-    while (rc == LIL_OK) {
-        if (pr->poisoned)
-            rc = lil__pg_poisoned_err(pr, err);
-        else if (pr->committed >= target && (!durable || pr->durable >= target))
-            break;
-        else if (pr->busy || pr->gathering)
-            pthread_cond_wait(&pr->cv, &pr->mu);
-        else if (should_gather(pr))
-            rc = gather_and_lead(pr, err);
-        else
-            rc = lead(pr, err);
+    if (rc != LIL_OK) {
+        pthread_mutex_unlock(&pr->mu);
+        return rc;
     }
-    pr->in_commit--;
-    pthread_mutex_unlock(&pr->mu);
-    return rc;
+    return lil__group_wait(&pr->group, err, pr->end, durable);
 }
 
 /* Whether an append must be durable on return (store.h). */
@@ -529,7 +475,7 @@ static lil_status release(struct pg_run *pr, struct lil_err *err, const uint8_t 
     lil__pg_param_int8(&p, pr->epoch);
     lil__pg_param_text(&p, sync ? "on" : "off");
     if (close_len)
-        frame_params(&p, close, close_len, pr->committed, 1);
+        frame_params(&p, close, close_len, pr->group.committed, 1);
     rc = lil__pg_exec(
         ps, pr->conn, err, "closing a run",
         lil__pg_sql(

@@ -2,13 +2,14 @@
  * store_pg_queue.c -- the queue of `lil worker` in the PostgreSQL store
  * (store.h, "the queue"; docs/postgres.md, "Workers").
  *
- * The queue is the runs table (schema version 2): a queued run's row
- * carries its state (queued, running, parked, paused, uncertain, stopped,
- * completed, failed, error), wake_at, the text of its spec with the
- * spec's name and digest, its inputs, submitted_at, the number of claims
- * (attempts), the worker that claimed it last (claimed_by) and the last
- * error a worker met.  A run that was never submitted has no state and is
- * no worker's business.
+ * The queue is the runs table (schema version 3): a queued run's row
+ * carries its state (the names of enum lil_sq_state: queued, running,
+ * parked, paused, uncertain, stopped, completed, failed, error), wake_at,
+ * its payload (bytes this store never reads: what the queue layer above
+ * needs to run it), submitted_at, the number of claims (attempts), the
+ * worker that claimed it last (claimed_by) and the last error a worker
+ * met.  A run that was never submitted has no state and is no worker's
+ * business.
  *
  * Submit.  One transaction: the row (state queued) and the run's BEGIN,
  * as a writable open would create them, committed synchronously; a run id
@@ -49,8 +50,6 @@
 #include "os/os.h"
 #include "store/pg/store_pg.h"
 
-#define SQL_MAX 4096
-
 static const char *mode_name(lil_sync sync)
 {
     return sync == LIL_SYNC_FULL ? "full" : sync == LIL_SYNC_NORMAL ? "normal" : "off";
@@ -78,20 +77,15 @@ static lil_status insert_queued(struct pg_store *ps, struct pg_conn *c,
     lil__pg_param_bytea(&p, header, LIL_JF_HEADER_LEN);
     lil__pg_param_bool(&p, job->key != NULL);
     lil__pg_param_text(&p, mode_name(job->sync));
-    lil__pg_param_text(&p, job->spec_name);
-    lil__pg_param_bytea(&p, job->spec_text, job->spec_len);
-    lil__pg_param_text(&p, job->spec_sha256);
-    lil__pg_param_text(&p, job->inputs_json);
-    rc = lil__pg_exec(
-        ps, c, err, "queueing a run",
-        lil__pg_sql(ps,
-                    "INSERT INTO @.runs (run_id, header, keyed, sync, state, "
-                    "spec_name, spec_text, spec_sha256, inputs, "
-                    "submitted_at) VALUES ($1, $2, $3, $4, 'queued', $5, "
-                    "convert_from($6, 'UTF8'), $7, $8, now()) ON CONFLICT "
-                    "(run_id) DO NOTHING",
-                    sql, sizeof(sql)),
-        &p, false, &res);
+    lil__pg_param_bytea(&p, job->payload, job->payload_len);
+    rc = lil__pg_exec(ps, c, err, "queueing a run",
+                      lil__pg_sql(ps,
+                                  "INSERT INTO @.runs (run_id, header, keyed, sync, "
+                                  "state, payload, submitted_at) VALUES ($1, $2, $3, "
+                                  "$4, 'queued', $5, now()) ON CONFLICT (run_id) DO "
+                                  "NOTHING",
+                                  sql, sizeof(sql)),
+                      &p, false, &res);
     if (rc != LIL_OK)
         return rc;
     if (lil__pg_changed(ps->pq, res) == 0)
@@ -157,31 +151,24 @@ static const char claim_sql[] =
     "pg_backend_pid(), holder_pid = $3, state = 'running', wake_at = NULL, attempts = "
     "r.attempts + 1, claimed_by = $4 FROM c WHERE r.run_id = c.run_id RETURNING "
     "r.run_id, r.lease_epoch, r.attempts::bigint, c.state, r.sync, "
-    "coalesce(r.spec_name, ''), coalesce(r.spec_text, ''), coalesce(r.spec_sha256, ''), "
-    "coalesce(r.inputs, '{}')";
+    "coalesce(r.payload, ''::bytea)";
 
 static void claim_free(const struct lil_env *env, struct pg_claim *c)
 {
     if (!c)
         return;
-    lil__free(env, c->pub.spec_name);
-    lil__free(env, c->pub.spec_text);
-    lil__free(env, c->pub.spec_sha256);
-    lil__free(env, c->pub.inputs_json);
+    lil__free(env, c->pub.payload);
     lil__free(env, c);
 }
 
-static char *value(struct pg_store *ps, PGresult *res, int col, size_t *len)
+static uint8_t *value(struct pg_store *ps, PGresult *res, int col, size_t *len)
 {
     size_t n = (size_t)ps->pq->getlength(res, 0, col);
-    char *s = lil__malloc(ps->base.env, n + 1);
+    uint8_t *s = lil__malloc(ps->base.env, n + 1);
 
-    if (s) {
+    if (s)
         memcpy(s, ps->pq->getvalue(res, 0, col), n);
-        s[n] = '\0';
-    }
-    if (len)
-        *len = n;
+    *len = n;
     return s;
 }
 
@@ -191,6 +178,7 @@ static struct pg_claim *claim_of(struct pg_store *ps, PGresult *res)
     struct pg_claim *c = lil__calloc(ps->base.env, 1, sizeof(*c));
     const struct lil_pq *pq = ps->pq;
     char sync[16];
+    bool known;
 
     if (!c)
         return NULL;
@@ -198,18 +186,16 @@ static struct pg_claim *claim_of(struct pg_store *ps, PGresult *res)
              pq->getvalue(res, 0, 0));
     c->pub.epoch = lil__pg_get_int8(pq, res, 0, 1);
     c->pub.attempts = (int)lil__pg_get_int8(pq, res, 0, 2);
-    snprintf(c->pub.was, sizeof(c->pub.was), "%.*s", pq->getlength(res, 0, 3),
-             pq->getvalue(res, 0, 3));
+    known = lil__sq_state_parse(pq->getvalue(res, 0, 3),
+                                (size_t)pq->getlength(res, 0, 3), &c->pub.was);
+    if (!known)
+        c->pub.was = LIL_SQ_QUEUED;
     snprintf(sync, sizeof(sync), "%.*s", pq->getlength(res, 0, 4),
              pq->getvalue(res, 0, 4));
     c->pub.sync = mode_of(sync);
-    c->pub.spec_name = value(ps, res, 5, NULL);
-    c->pub.spec_text = value(ps, res, 6, &c->pub.spec_len);
-    c->pub.spec_sha256 = value(ps, res, 7, NULL);
-    c->pub.inputs_json = value(ps, res, 8, NULL);
+    c->pub.payload = value(ps, res, 5, &c->pub.payload_len);
     c->pid = lil__os_self_pid();
-    if (!c->pub.spec_name || !c->pub.spec_text || !c->pub.spec_sha256 ||
-        !c->pub.inputs_json) {
+    if (!c->pub.payload) {
         claim_free(ps->base.env, c);
         return NULL;
     }
@@ -260,7 +246,8 @@ static lil_status keep_claim(struct pg_store *ps, struct lil_err *err,
     pthread_mutex_unlock(&ps->claims_mu);
     lil__log(ps->base.env, LIL_LOG_INFO,
              "event=claim run=%s epoch=%lld attempt=%d was=%s", cl->pub.run_id,
-             (long long)cl->pub.epoch, cl->pub.attempts, cl->pub.was);
+             (long long)cl->pub.epoch, cl->pub.attempts,
+             lil__sq_state_name(cl->pub.was));
     return LIL_OK;
 }
 
@@ -318,7 +305,7 @@ static lil_status finish_on(struct pg_store *ps, struct pg_conn *c, struct lil_e
 
     lil__pg_param_text(&p, x->c->run_id);
     lil__pg_param_int8(&p, x->c->epoch);
-    lil__pg_param_text(&p, x->end->state);
+    lil__pg_param_text(&p, lil__sq_state_name(x->end->state));
     lil__pg_param_int8(&p, x->end->wake_at_ms);
     lil__pg_param_text(&p, x->end->error ? x->end->error : "");
     rc = lil__pg_exec(
@@ -476,7 +463,8 @@ bool lil__pg_claim_pending(struct pg_store *ps, const char *run_id)
 /* ---- an operator's change -------------------------------------------------------- */
 
 struct set_ctx {
-    const char *run_id, *from;
+    const char *run_id;
+    char from[128]; /* the names of the states of from, comma-separated */
     const struct lil_squeue_end *to;
     bool *changed;
 };
@@ -491,10 +479,10 @@ static lil_status set_on(struct pg_store *ps, struct pg_conn *c, struct lil_err 
     lil_status rc;
 
     lil__pg_param_text(&p, x->run_id);
-    lil__pg_param_text(&p, x->to->state);
+    lil__pg_param_text(&p, lil__sq_state_name(x->to->state));
     lil__pg_param_int8(&p, x->to->wake_at_ms);
     lil__pg_param_text(&p, x->to->error ? x->to->error : "");
-    lil__pg_param_text(&p, x->from ? x->from : "");
+    lil__pg_param_text(&p, x->from);
     rc =
         lil__pg_exec(ps, c, err, "changing a queued run's state",
                      lil__pg_sql(ps,
@@ -512,19 +500,34 @@ static lil_status set_on(struct pg_store *ps, struct pg_conn *c, struct lil_err 
     return LIL_OK;
 }
 
+/* The names of the states of from into out ("": any). */
+static void names_of(unsigned from, char *out, size_t cap)
+{
+    size_t n = 0;
+
+    out[0] = '\0';
+    for (int s = 0; s < LIL_SQ_STATES; s++)
+        if (from & LIL_SQ_BIT(s)) {
+            int w = snprintf(out + n, cap - n, "%s%s", n ? "," : "",
+                             lil__sq_state_name((enum lil_sq_state)s));
+            n += w > 0 && (size_t)w < cap - n ? (size_t)w : 0;
+        }
+}
+
 lil_status lil__pg_queue_set(struct lil_store *st, struct lil_err *err,
-                             const char *run_id, const char *from,
+                             const char *run_id, unsigned from,
                              const struct lil_squeue_end *to, bool *changed)
 {
-    struct set_ctx x = {run_id, from, to, changed};
+    struct set_ctx x = {run_id, "", to, changed};
 
+    names_of(from, x.from, sizeof(x.from));
     *changed = false;
     return lil__pg_with_conn((struct pg_store *)st, err, set_on, &x);
 }
 
 struct state_ctx {
     const char *run_id;
-    char *state;
+    enum lil_sq_state *state;
 };
 
 static lil_status state_on(struct pg_store *ps, struct pg_conn *c, struct lil_err *err,
@@ -545,19 +548,23 @@ static lil_status state_on(struct pg_store *ps, struct pg_conn *c, struct lil_er
                       &p, false, &res);
     if (rc != LIL_OK)
         return rc;
-    if (ps->pq->ntuples(res) == 1)
-        snprintf(x->state, LIL_SQUEUE_STATE_MAX, "%s", ps->pq->getvalue(res, 0, 0));
-    else
+    if (ps->pq->ntuples(res) == 1 &&
+        !lil__sq_state_parse(ps->pq->getvalue(res, 0, 0),
+                             (size_t)ps->pq->getlength(res, 0, 0), x->state))
+        rc =
+            lil__seterr(err, LIL_E_CORRUPT, 0, "run %s has an unknown queue state '%s'",
+                        x->run_id, ps->pq->getvalue(res, 0, 0));
+    else if (ps->pq->ntuples(res) != 1)
         rc = lil__seterr(err, LIL_E_NOTFOUND, 0, "run %s is not queued", x->run_id);
     ps->pq->clear(res);
     return rc;
 }
 
 lil_status lil__pg_queue_state(struct lil_store *st, struct lil_err *err,
-                               const char *run_id, char *state)
+                               const char *run_id, enum lil_sq_state *state)
 {
     struct state_ctx x = {run_id, state};
 
-    state[0] = '\0';
+    *state = LIL_SQ_QUEUED;
     return lil__pg_with_conn((struct pg_store *)st, err, state_on, &x);
 }

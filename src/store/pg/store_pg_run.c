@@ -27,8 +27,6 @@
 #include "os/os.h"
 #include "store/pg/store_pg.h"
 
-#define SQL_MAX 4096
-
 /* ---- reading ------------------------------------------------------------------- */
 
 static lil_status read_header(struct pg_store *ps, struct pg_conn *c,
@@ -325,7 +323,8 @@ static lil_status scan_image(struct pg_run *pr, struct lil_err *err,
         return rc;
     memcpy(pr->chain, res.chain, LIL_SHA256_LEN);
     pr->seq = res.seq;
-    pr->end = pr->committed = pr->durable = pr->scanned_end = res.end;
+    pr->end = pr->scanned_end = res.end;
+    lil__group_settled(&pr->group, res.end);
     pr->records = pr->scanned_records = res.records;
     pr->created_ns = res.created_ns;
     pr->last_ns = res.last_ns;
@@ -341,7 +340,7 @@ static void run_free(struct pg_run *pr)
     lil__buf_free(&pr->image);
     lil__buf_free(&pr->pending);
     lil__buf_free(&pr->sending);
-    pthread_cond_destroy(&pr->cv);
+    lil__group_fini(&pr->group);
     pthread_mutex_destroy(&pr->mu);
     lil__free(pr->env, pr->run_id);
     lil__free(pr->env, pr->where);
@@ -353,7 +352,6 @@ static struct pg_run *run_new(struct pg_store *ps, const char *run_id,
 {
     struct pg_run *pr = lil__calloc(ps->base.env, 1, sizeof(*pr));
     size_t n = strlen(ps->base.where) + strlen(run_id) + 16;
-    pthread_condattr_t ca;
 
     if (!pr)
         return NULL;
@@ -365,10 +363,7 @@ static struct pg_run *run_new(struct pg_store *ps, const char *run_id,
     pr->max_record = o->max_record;
     pr->pid = lil__os_self_pid();
     pthread_mutex_init(&pr->mu, NULL);
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* gathering's timed waits */
-    pthread_cond_init(&pr->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    lil__pg_group_init(pr);
     lil__buf_init(&pr->image, pr->env, (size_t)-1);
     lil__buf_init(&pr->pending, pr->env, (size_t)-1);
     lil__buf_init(&pr->sending, pr->env, (size_t)-1);
@@ -663,7 +658,7 @@ lil_status lil__pg_run_walk(struct lil_srun *r, struct lil_err *err, lil_rec_wal
     if (walk_frames(pr->image.data + head, pr->scanned_end - head, head, fn, ud))
         return LIL_OK;
     pthread_mutex_lock(&pr->mu);
-    appended = pr->committed > pr->scanned_end;
+    appended = pr->group.committed > pr->scanned_end;
     pthread_mutex_unlock(&pr->mu);
     if (!appended || pr->readonly)
         return LIL_OK;

@@ -21,8 +21,6 @@
 
 #include "store/pg/store_pg.h"
 
-#define SQL_MAX 8192
-
 static const char *const migrations[PG_SCHEMA_VERSION] = {
     /* 0 -> 1: the first schema */
     "CREATE SCHEMA IF NOT EXISTS @;"
@@ -70,6 +68,17 @@ static const char *const migrations[PG_SCHEMA_VERSION] = {
     " ADD COLUMN last_error text;"
     "CREATE INDEX runs_queue ON @.runs ((coalesce(wake_at, submitted_at)))"
     " WHERE state IN ('queued', 'parked', 'running');",
+    /* 2 -> 3: the queue knows nothing of loops: a queued run carries an
+     * opaque payload; the spec, its name and digest, and the inputs of runs
+     * queued under 2 move into theirs, in the queue layer's form
+     * (queue/payload.h: canonical JSON's keys in order) */
+    "ALTER TABLE @.runs ADD COLUMN payload bytea;"
+    "UPDATE @.runs SET payload = convert_to(json_build_object("
+    " 'inputs', coalesce(inputs, '{}')::json, 'name', coalesce(spec_name, ''),"
+    " 'sha256', coalesce(spec_sha256, ''), 'spec', coalesce(spec_text, ''))::text,"
+    " 'UTF8') WHERE state IS NOT NULL;"
+    "ALTER TABLE @.runs DROP COLUMN spec_name, DROP COLUMN spec_text,"
+    " DROP COLUMN spec_sha256, DROP COLUMN inputs;",
 };
 
 /* What lil_meta says: the version (0 when there is no schema), and the lil
