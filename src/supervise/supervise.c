@@ -23,6 +23,7 @@
 
 #include "base/alloc.h"
 #include "base/clock.h"
+#include "os/child.h"
 #include "os/fork.h"
 #include "os/os.h"
 #include "supervise/policy.h"
@@ -168,10 +169,8 @@ static void report_death(struct sv *s, const struct lil_sv_death *d,
  * child moved itself out of it). */
 static void forward(const struct sv *s, int sig)
 {
-    if (s->pid <= 0)
-        return;
-    if (s->env->os->kill(-s->pid, sig) < 0 && errno == ESRCH)
-        (void)s->env->os->kill(s->pid, sig);
+    if (s->pid > 0)
+        (void)lil__child_signal_group(s->env, s->pid, sig);
 }
 
 /* The user's stop: the first is forwarded, any later one kills. */
@@ -285,12 +284,8 @@ __attribute__((noreturn)) static void start_failed(struct sv *s, lil_status rc)
 static bool has_exited(const struct sv *s)
 {
     siginfo_t info;
-    int r;
+    int r = lil__child_waitid(s->env, s->pid, WNOHANG | WNOWAIT, &info);
 
-    memset(&info, 0, sizeof(info));
-    do
-        r = s->env->os->waitid(P_PID, (id_t)s->pid, &info, WEXITED | WNOHANG | WNOWAIT);
-    while (r < 0 && errno == EINTR);
     return r < 0 || info.si_pid == s->pid; /* ECHILD: gone all the same */
 }
 
@@ -298,19 +293,15 @@ static bool has_exited(const struct sv *s)
 static void reap_child(struct sv *s, struct lil_sv_death *d)
 {
     siginfo_t info;
+    bool core;
     int r;
 
     (void)s->env->os->kill(-s->pid, SIGKILL);
-    memset(&info, 0, sizeof(info));
-    do
-        r = s->env->os->waitid(P_PID, (id_t)s->pid, &info, WEXITED);
-    while (r < 0 && errno == EINTR);
+    r = lil__child_waitid(s->env, s->pid, 0, &info);
     memset(d, 0, sizeof(*d));
     d->code = -1;
-    if (r == 0 && info.si_code == CLD_EXITED)
-        d->code = info.si_status;
-    else if (r == 0)
-        d->signal = info.si_status;
+    if (r == 0)
+        lil__child_how(&info, &d->code, &d->signal, &core);
     d->uptime_s = (double)(lil__mono_ns() - s->start_mono_ns) / 1e9;
     d->interrupted = s->stops > 0;
 }
