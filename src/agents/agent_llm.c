@@ -47,6 +47,7 @@
 #include "agents/agent_info.h"
 #include "agents/agent_llm_int.h"
 #include "effects/curl_dl.h"
+#include "effects/curl_opts.h"
 #include "effects/effect_http.h"
 
 extern char **environ;
@@ -471,32 +472,19 @@ static CURLcode set_options(struct llm_transfer *t, const struct llm_config *cfg
                             const char *url, struct curl_slist *headers,
                             const struct lil_buf *body)
 {
-    CURLcode cc = t->c->easy_setopt(t->h, CURLOPT_URL, url);
+    struct lil_curl_request r = {
+        .url = url,
+        .timeout_ms = (long)cfg->timeout_ms,
+        .max_file = (curl_off_t)cfg->max_bytes,
+        .on_body = on_body,
+        .body_ud = t,
+        .errbuf = t->errbuf,
+        .headers = headers,
+    };
+    CURLcode cc = lil__curl_setup(t->c, t->h, &r);
 
     if (cc == CURLE_OK)
-        cc = t->c->easy_setopt(t->h, CURLOPT_PROTOCOLS_STR, "http,https");
-    if (cc == CURLE_OK)
-        cc = t->c->easy_setopt(t->h, CURLOPT_NOSIGNAL, 1L);
-    if (cc == CURLE_OK)
-        cc = t->c->easy_setopt(t->h, CURLOPT_TIMEOUT_MS, (long)cfg->timeout_ms);
-    if (cc == CURLE_OK)
-        cc = t->c->easy_setopt(t->h, CURLOPT_ACCEPT_ENCODING, "");
-    if (cc == CURLE_OK)
-        cc = t->c->easy_setopt(t->h, CURLOPT_MAXFILESIZE_LARGE,
-                               (curl_off_t)cfg->max_bytes);
-    if (cc == CURLE_OK)
-        cc = t->c->easy_setopt(t->h, CURLOPT_WRITEFUNCTION, on_body);
-    if (cc == CURLE_OK)
-        cc = t->c->easy_setopt(t->h, CURLOPT_WRITEDATA, t);
-    if (cc == CURLE_OK)
-        cc = t->c->easy_setopt(t->h, CURLOPT_ERRORBUFFER, t->errbuf);
-    if (cc == CURLE_OK)
-        cc = t->c->easy_setopt(t->h, CURLOPT_HTTPHEADER, headers);
-    if (cc == CURLE_OK)
-        cc =
-            t->c->easy_setopt(t->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body->len);
-    if (cc == CURLE_OK)
-        cc = t->c->easy_setopt(t->h, CURLOPT_POSTFIELDS, (const char *)body->data);
+        cc = lil__curl_post_body(t->c, t->h, body->data, (curl_off_t)body->len);
     return cc;
 }
 
