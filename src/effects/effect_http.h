@@ -116,10 +116,9 @@
 
 struct lil_env;
 
-#define LIL_HTTP_TIMEOUT_MS    300000       /* effectTimeoutMs (contract 5.2) */
-#define LIL_HTTP_MAX_BYTES     (16u << 20)  /* 16 MiB */
-#define LIL_HTTP_MAX_REDIRECTS 20           /* fetch's limit */
-#define LIL_HTTP_REDACTED      "[redacted]" /* what replaces a secret */
+#define LIL_HTTP_TIMEOUT_MS    300000      /* effectTimeoutMs (contract 5.2) */
+#define LIL_HTTP_MAX_BYTES     (16u << 20) /* 16 MiB */
+#define LIL_HTTP_MAX_REDIRECTS 20          /* fetch's limit */
 
 struct lil_http_opts {
     int64_t timeout_ms; /* the whole transfer, redirects included; > 0 */

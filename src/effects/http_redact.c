@@ -65,7 +65,7 @@ static lil_status put_redacted(struct lil_buf *out, const char *s, size_t len)
 {
     (void)s;
     (void)len;
-    return lil__buf_addstr(out, LIL_HTTP_REDACTED);
+    return lil__buf_addstr(out, LIL_REDACTED);
 }
 
 static lil_status put_hash(struct lil_buf *out, const char *s, size_t len)
