@@ -23,6 +23,7 @@
 
 #include "base/alloc.h"
 #include "base/clock.h"
+#include "base/rng.h"
 #include "os/child.h"
 #include "os/fork.h"
 #include "os/os.h"
@@ -53,7 +54,7 @@ struct sv {
     unsigned restarts, streak;
     struct lil_sv_breaker breaker;
     struct lil_sv_same same;
-    uint64_t rng;
+    struct lil_rng rng; /* the backoff's jitter */
 };
 
 static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
@@ -388,16 +389,6 @@ static void decide(struct sv *s, const struct lil_sv_death *d)
 
 /* ---- backoff ------------------------------------------------------------- */
 
-static double rand_unit(struct sv *s)
-{
-    uint64_t z = (s->rng += 0x9e3779b97f4a7c15ull); /* splitmix64 */
-
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    return (double)(z >> 11) / 9007199254740992.0; /* 2^53 */
-}
-
 static void report_backoff(struct sv *s, double delay)
 {
     char msg[MSG_MAX], limit[32] = "";
@@ -418,7 +409,7 @@ static void backoff(struct sv *s, double uptime_s)
 
     s->restarts++;
     s->streak = lil__sv_next_streak(&s->pol, s->streak, uptime_s);
-    delay = lil__sv_backoff(&s->pol, s->streak, rand_unit(s));
+    delay = lil__sv_backoff(&s->pol, s->streak, lil__rng_unit(&s->rng));
     report_backoff(s, delay);
     until = lil__mono_ns() + (int64_t)(delay * 1e9);
     for (;;) {
@@ -482,7 +473,7 @@ static lil_status sv_init(struct sv *s, const lil_supervise_options *opts)
         lil__os_env_init(&s->own_env);
         s->env = &s->own_env;
     }
-    s->rng = (uint64_t)lil__wall_ns() ^ ((uint64_t)getpid() << 32);
+    lil__rng_seed(&s->rng, (uint64_t)lil__wall_ns() ^ ((uint64_t)getpid() << 32));
     return s->o.argv ? build_envp(s) : LIL_OK;
 }
 
