@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "base/alloc.h"
+#include "base/sync_mode.h"
 #include "base/utf8.h"
 #include "journal/format.h"
 #include "os/os.h"
@@ -51,13 +52,9 @@ static void read_sync(struct lil_store_settings *set)
 
     set->sync = LIL_SYNC_FULL;
     set->bad_sync[0] = '\0';
-    if (!e || !*e || strcmp(e, "full") == 0)
+    if (!e || !*e)
         return;
-    if (strcmp(e, "normal") == 0)
-        set->sync = LIL_SYNC_NORMAL;
-    else if (strcmp(e, "off") == 0)
-        set->sync = LIL_SYNC_OFF;
-    else
+    if (!lil__sync_parse(e, &set->sync))
         snprintf(set->bad_sync, sizeof(set->bad_sync), "%s", e);
 }
 
