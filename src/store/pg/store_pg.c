@@ -18,8 +18,6 @@
 #include "journal/journal.h"
 #include "os/os.h"
 
-#define SQL_MAX 4096
-
 static struct pg_store *ps_of(struct lil_store *st)
 {
     return (struct pg_store *)st;

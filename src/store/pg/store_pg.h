@@ -108,6 +108,7 @@
 #define PG_READ_CHUNK     2048  /* records read per statement */
 #define PG_PARAMS_MAX     (3 + 3 * PG_BATCH_MAX)
 #define PG_OWNER_MAX      160
+#define SQL_MAX           8192 /* bytes of one statement, schema name expanded */
 
 /* PostgreSQL type OIDs (pg_type.h) of the parameters lil sends. */
 #define PG_OID_BOOL  16u

@@ -38,7 +38,6 @@
 #include "journal/scan.h"
 #include "store/pg/store_pg.h"
 
-#define SQL_MAX   8192
 #define TOUCH_BIT 63
 
 /* ---- statements ------------------------------------------------------------------ */

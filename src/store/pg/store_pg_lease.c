@@ -28,8 +28,6 @@
 #include "os/os.h"
 #include "store/pg/store_pg.h"
 
-#define SQL_MAX 1024
-
 struct lease_copy {
     int64_t epoch;
     char run_id[LIL_RUN_ID_MAX + 1];

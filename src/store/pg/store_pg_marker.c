@@ -18,8 +18,6 @@
 #include "base/alloc.h"
 #include "store/pg/store_pg.h"
 
-#define SQL_MAX 1024
-
 struct lil_smarker {
     struct pg_store *ps;
     struct pg_conn *c;

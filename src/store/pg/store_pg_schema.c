@@ -21,8 +21,6 @@
 
 #include "store/pg/store_pg.h"
 
-#define SQL_MAX 8192
-
 static const char *const migrations[PG_SCHEMA_VERSION] = {
     /* 0 -> 1: the first schema */
     "CREATE SCHEMA IF NOT EXISTS @;"
