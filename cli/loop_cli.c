@@ -104,8 +104,7 @@ int loop_cli_parse(struct cli_ctx *ctx, int argc, char **argv, unsigned mask,
     lc->spec_path = pos[0];
     if (lc->run_id && cli_run_id_ok(ctx, lc->run_id) != CLI_EXIT_OK)
         return CLI_EXIT_USAGE;
-    if (lc->sync && strcmp(lc->sync, "full") != 0 && strcmp(lc->sync, "normal") != 0 &&
-        strcmp(lc->sync, "off") != 0)
+    if (lc->sync && loop_cli_sync(lc->sync) == LIL_SYNC_DEFAULT)
         return cli_usage(ctx, "--sync must be full, normal or off (not '%s')",
                          lc->sync);
     if (lc->record && lc->replay)
@@ -198,11 +197,11 @@ int loop_cli_prepare(struct cli_ctx *ctx, struct loop_cli *lc, bool create)
 
 lil_sync loop_cli_sync(const char *s)
 {
-    if (!s)
-        return LIL_SYNC_DEFAULT;
-    return strcmp(s, "full") == 0     ? LIL_SYNC_FULL
-           : strcmp(s, "normal") == 0 ? LIL_SYNC_NORMAL
-                                      : LIL_SYNC_OFF;
+    lil_sync m = LIL_SYNC_DEFAULT;
+
+    if (s && lil_sync_from_name(s, &m) != LIL_OK)
+        m = LIL_SYNC_DEFAULT;
+    return m;
 }
 
 int loop_cli_open(struct cli_ctx *ctx, struct loop_cli *lc, unsigned flags)

@@ -52,8 +52,9 @@ int loop_cli_parse(struct cli_ctx *ctx, int argc, char **argv, unsigned mask,
  * exist, and so must the run. */
 int loop_cli_prepare(struct cli_ctx *ctx, struct loop_cli *lc, bool create);
 
-/* --sync's value as a mode (NULL: LIL_SYNC_DEFAULT; loop_cli_parse checked
- * it). */
+/* --sync's value as a mode (lil_sync_from_name): full, normal or off; NULL
+ * and any other name give LIL_SYNC_DEFAULT (loop_cli_parse refuses a name
+ * that does). */
 lil_sync loop_cli_sync(const char *s);
 
 /* Open the loop (after loop_cli_prepare) with lc's options and flags. */

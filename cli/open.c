@@ -235,15 +235,7 @@ int cli_run_info(const struct cli_ctx *ctx, lil_run *run, lil_run_info *info)
 
 const char *cli_sync_name(lil_sync sync)
 {
-    switch (sync) {
-    case LIL_SYNC_FULL:
-        return "full";
-    case LIL_SYNC_NORMAL:
-        return "normal";
-    case LIL_SYNC_OFF:
-        return "off";
-    case LIL_SYNC_DEFAULT:
-        break;
-    }
-    return "default";
+    const char *name = lil_sync_name(sync);
+
+    return name ? name : lil_sync_name(LIL_SYNC_DEFAULT);
 }

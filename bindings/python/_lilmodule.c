@@ -125,6 +125,23 @@ static PyObject *setting(PyObject *self, PyObject *arg)
     return res;
 }
 
+/* sync_name(mode) -> 'full', 'normal', 'off' or 'default' (lil_sync_name). */
+static PyObject *sync_name(PyObject *self, PyObject *arg)
+{
+    long mode = PyLong_AsLong(arg);
+    const char *name;
+
+    (void)self;
+    if (mode == -1 && PyErr_Occurred())
+        return NULL;
+    name = lil_sync_name((lil_sync)mode);
+    if (!name) {
+        PyErr_Format(PyExc_ValueError, "unknown sync mode %ld", mode);
+        return NULL;
+    }
+    return PyUnicode_FromString(name);
+}
+
 static PyMethodDef module_methods[] = {
     {"store_location", store_location, METH_VARARGS,
      "store_location(dir=None) -> (location, is_pg): the store lil would open."},
@@ -136,6 +153,8 @@ static PyMethodDef module_methods[] = {
     {"run_id_check", run_id_check, METH_O,
      "run_id_check(id) -> 0, or the status that refuses id as a run id."},
     {"status_name", status_name, METH_O, "status_name(code) -> 'LIL_E_...'."},
+    {"sync_name", sync_name, METH_O,
+     "sync_name(mode) -> 'full', 'normal', 'off', 'default'."},
     {"loop_call", (PyCFunction)(void (*)(void))lilpy_loop_call,
      METH_VARARGS | METH_KEYWORDS, "Open a loop run, run one operation, close it."},
     {"supervise", (PyCFunction)(void (*)(void))lilpy_supervise,

@@ -275,6 +275,14 @@ typedef enum lil_sync {
     LIL_SYNC_OFF = 3,     /* never sync: survives a process crash, not a power cut */
 } lil_sync;
 
+/* The name of a sync mode: "full", "normal", "off", or "default" for
+ * LIL_SYNC_DEFAULT; NULL for a value outside the enum.  Static text. */
+LIL_API const char *lil_sync_name(lil_sync sync);
+
+/* The sync mode a name gives ("full", "normal", "off" or "default", as
+ * lil_sync_name prints them): LIL_OK and *out set, else LIL_E_INVAL. */
+LIL_API lil_status lil_sync_from_name(const char *name, lil_sync *out);
+
 enum {
     /* Inspect only: take no lock, create nothing, repair nothing, and refuse
      * every call that would write.  May be used while another process holds

@@ -43,7 +43,6 @@
 #include "agents/agent.h"
 #include "base/alloc.h"
 #include "base/buf.h"
-#include "base/clock.h"
 #include "base/env.h"
 #include "base/settings.h"
 #include "effects/effect_shell.h"
@@ -52,8 +51,6 @@
 #include "os/os.h"
 #include "os/proc.h"
 
-#define SLICE_MS        50 /* how soon an output over the buffer is noticed */
-#define NS_PER_MS       1000000
 #define MAX_TIMEOUT_MS  1000000000000LL    /* keeps the deadline in range */
 #define SAFE_INTEGER    9007199254740991LL /* 2^53 - 1 */
 #define MAX_FIXED_ARGS  8
@@ -421,12 +418,15 @@ lil_status lil__agent_cli_ready(const struct lil_env *env, struct lil_err *err,
 
 /* ---- running -------------------------------------------------------------------- */
 
-static lil_status spawn_cli(const struct lil_env *env, struct lil_err *err,
-                            const struct lil_agent_call *call,
-                            const struct command *cmd, const struct limits *lim,
-                            struct lil_proc **p)
+/* Run the CLI to its end (os/proc.h): the group killed (SIGKILL) when the
+ * time runs out or an output passes the buffer. */
+static lil_status run_cli(const struct lil_env *env, struct lil_err *err,
+                          const struct lil_agent_call *call, const struct command *cmd,
+                          const struct limits *lim, struct outcome *oc)
 {
     struct lil_proc_opts po = {0};
+    struct lil_proc_result res;
+    lil_status rc;
 
     po.argv = cmd->argv;
     po.envp = call->envp;
@@ -435,62 +435,19 @@ static lil_status spawn_cli(const struct lil_env *env, struct lil_err *err,
     po.out = po.err = LIL_PROC_PIPE;
     po.out_cap = po.err_cap = (size_t)lim->max_buffer;
     po.group = LIL_PROC_NEW_SESSION; /* its own group; no terminal to stop on */
-    return lil__proc_spawn(env, err, &po, p);
-}
-
-static bool over_buffer(const struct lil_proc *p)
-{
-    return lil__proc_output(p, 1)->truncated || lil__proc_output(p, 2)->truncated;
-}
-
-/* Wait for the exit in slices; kill the group (SIGKILL) when the time runs
- * out or an output passes the buffer.  The child is reaped on LIL_OK. */
-static lil_status wait_cli(struct lil_proc *p, struct lil_err *err,
-                           const struct limits *lim, struct outcome *oc)
-{
-    int64_t ms = lim->timeout_ms < MAX_TIMEOUT_MS ? lim->timeout_ms : MAX_TIMEOUT_MS;
-    int64_t deadline = lil__mono_ns() + ms * NS_PER_MS, left;
-    lil_status rc;
-
-    for (;;) {
-        left = deadline - lil__mono_ns();
-        if (left <= 0) {
-            oc->timed_out = true;
-            break;
-        }
-        left = (left + NS_PER_MS - 1) / NS_PER_MS;
-        rc = lil__proc_wait(p, err, left < SLICE_MS ? (int)left : SLICE_MS, &oc->st);
-        if (rc != LIL_OK || oc->st.ended)
-            return rc;
-        if (over_buffer(p)) {
-            oc->over_buffer = true;
-            break;
-        }
-    }
-    return lil__proc_kill(p, err, 0, &oc->st);
-}
-
-static lil_status run_cli(const struct lil_env *env, struct lil_err *err,
-                          const struct lil_agent_call *call, const struct command *cmd,
-                          const struct limits *lim, struct outcome *oc)
-{
-    struct lil_proc *p = NULL;
-    lil_status rc = spawn_cli(env, err, call, cmd, lim, &p);
-
+    po.stop_at_cap = true;
+    po.running_pgid = call->running_pgid;
+    rc = lil__proc_run(
+        env, err, &po,
+        lim->timeout_ms < MAX_TIMEOUT_MS ? lim->timeout_ms : MAX_TIMEOUT_MS, 0, &res);
     if (rc != LIL_OK)
         return rc;
-    if (call->running_pgid) /* it leads its group */
-        __atomic_store_n(call->running_pgid, (int)lil__proc_pid(p), __ATOMIC_RELEASE);
-    rc = wait_cli(p, err, lim, oc);
-    if (call->running_pgid)
-        __atomic_store_n(call->running_pgid, 0, __ATOMIC_RELEASE);
-    if (rc == LIL_OK) {
-        lil__proc_take_output(p, 1, &oc->out);
-        lil__proc_take_output(p, 2, &oc->err);
-        oc->over_buffer = oc->over_buffer || oc->out.truncated || oc->err.truncated;
-    }
-    lil__proc_free(p);
-    return rc;
+    oc->st = res.status;
+    oc->out = res.out;
+    oc->err = res.err;
+    oc->timed_out = res.status.timed_out;
+    oc->over_buffer = res.over_cap || res.out.truncated || res.err.truncated;
+    return LIL_OK;
 }
 
 /* ---- failures ------------------------------------------------------------------- */

@@ -48,7 +48,9 @@
 #include "agents/agent_llm_int.h"
 #include "base/settings.h"
 #include "effects/curl_dl.h"
+#include "effects/curl_opts.h"
 #include "effects/effect_http.h"
+#include "effects/redact.h"
 
 #define BUF_UNCAPPED  (SIZE_MAX / 4)
 #define ERR_BODY_KEEP 2048 /* bytes of an error body kept for its message */
@@ -458,57 +460,39 @@ static CURLcode set_options(struct llm_transfer *t, const struct llm_config *cfg
                             const char *url, struct curl_slist *headers,
                             const struct lil_buf *body)
 {
-    CURLcode cc = t->c->easy_setopt(t->h, CURLOPT_URL, url);
+    struct lil_curl_request r = {
+        .url = url,
+        .timeout_ms = (long)cfg->timeout_ms,
+        .max_file = (curl_off_t)cfg->max_bytes,
+        .on_body = on_body,
+        .body_ud = t,
+        .errbuf = t->errbuf,
+        .headers = headers,
+    };
+    CURLcode cc = lil__curl_setup(t->c, t->h, &r);
 
     if (cc == CURLE_OK)
-        cc = t->c->easy_setopt(t->h, CURLOPT_PROTOCOLS_STR, "http,https");
-    if (cc == CURLE_OK)
-        cc = t->c->easy_setopt(t->h, CURLOPT_NOSIGNAL, 1L);
-    if (cc == CURLE_OK)
-        cc = t->c->easy_setopt(t->h, CURLOPT_TIMEOUT_MS, (long)cfg->timeout_ms);
-    if (cc == CURLE_OK)
-        cc = t->c->easy_setopt(t->h, CURLOPT_ACCEPT_ENCODING, "");
-    if (cc == CURLE_OK)
-        cc = t->c->easy_setopt(t->h, CURLOPT_MAXFILESIZE_LARGE,
-                               (curl_off_t)cfg->max_bytes);
-    if (cc == CURLE_OK)
-        cc = t->c->easy_setopt(t->h, CURLOPT_WRITEFUNCTION, on_body);
-    if (cc == CURLE_OK)
-        cc = t->c->easy_setopt(t->h, CURLOPT_WRITEDATA, t);
-    if (cc == CURLE_OK)
-        cc = t->c->easy_setopt(t->h, CURLOPT_ERRORBUFFER, t->errbuf);
-    if (cc == CURLE_OK)
-        cc = t->c->easy_setopt(t->h, CURLOPT_HTTPHEADER, headers);
-    if (cc == CURLE_OK)
-        cc =
-            t->c->easy_setopt(t->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body->len);
-    if (cc == CURLE_OK)
-        cc = t->c->easy_setopt(t->h, CURLOPT_POSTFIELDS, (const char *)body->data);
+        cc = lil__curl_post_body(t->c, t->h, body->data, (curl_off_t)body->len);
     return cc;
 }
 
 /* ---- messages --------------------------------------------------------------- */
 
-/* Replace every occurrence of key in msg by "[redacted]" (in place). */
-static void scrub(char *msg, size_t cap, const char *key)
+/* Every occurrence of key in msg replaced by "[redacted]" (in place, cut
+ * to cap); a message that cannot be redacted is withheld. */
+static void scrub(const struct lil_env *env, char *msg, size_t cap, const char *key)
 {
-    static const char red[] = LIL_HTTP_REDACTED;
-    size_t klen = strlen(key);
-    char *at;
+    struct lil_buf b;
 
-    if (klen == 0)
+    if (!*key)
         return;
-    while ((at = strstr(msg, key)) != NULL) {
-        size_t tail = strlen(at + klen);
-        size_t room = cap - (size_t)(at - msg) - 1;
-        size_t rlen = sizeof(red) - 1 < room ? sizeof(red) - 1 : room;
-
-        if (tail > room - rlen)
-            tail = room - rlen;
-        memmove(at + rlen, at + klen, tail);
-        memcpy(at, red, rlen);
-        at[rlen + tail] = '\0';
-    }
+    lil__buf_init(&b, env, BUF_UNCAPPED);
+    if (lil__redact_value(NULL, key, strlen(key), msg, strlen(msg), &b) == LIL_OK)
+        snprintf(msg, cap, "%s", b.data ? (const char *)b.data : "");
+    else
+        snprintf(msg, cap,
+                 "the llm request failed (out of memory redacting its message)");
+    lil__buf_free(&b);
 }
 
 /* Bytes of the first `chars` UTF-8 characters of s (len bytes). */
@@ -636,7 +620,7 @@ lil_status lil__agent_llm_call(const struct lil_env *env, struct lil_err *err,
     lil__buf_free(&t.err_body);
     lil__buf_free(&body);
     if (rc != LIL_OK)
-        scrub(err->msg, sizeof(err->msg), cfg.key);
+        scrub(env, err->msg, sizeof(err->msg), cfg.key);
     return rc;
 }
 
@@ -673,23 +657,6 @@ static const char *source(const char *const *envp, const char *x, const char *df
     return buf;
 }
 
-/* text with every occurrence of key (not empty) replaced by "[redacted]",
- * appended to out. */
-static lil_status without_key(const char *text, const char *key, struct lil_buf *out)
-{
-    size_t klen = strlen(key);
-    const char *at;
-    lil_status rc = LIL_OK;
-
-    while (rc == LIL_OK && (at = strstr(text, key)) != NULL) {
-        rc = lil__buf_add(out, text, (size_t)(at - text));
-        if (rc == LIL_OK)
-            rc = lil__buf_addstr(out, LIL_HTTP_REDACTED);
-        text = at + klen;
-    }
-    return rc == LIL_OK ? lil__buf_addstr(out, text) : rc;
-}
-
 /* The base URL as it may be shown: credentials, secret parameters and the
  * key "[redacted]" (into out, NUL-terminated). */
 static lil_status shown_url(const struct lil_env *env, const struct llm_config *cfg,
@@ -703,11 +670,9 @@ static lil_status shown_url(const struct lil_env *env, const struct llm_config *
     rc = lil__buf_add(&raw, cfg->base, cfg->base_len);
     if (rc == LIL_OK)
         rc = lil__http_redact_url(&redacted, raw.data ? (const char *)raw.data : "");
-    if (rc == LIL_OK && *cfg->key)
-        rc = without_key(redacted.data ? (const char *)redacted.data : "", cfg->key,
-                         out);
-    else if (rc == LIL_OK)
-        rc = lil__buf_add(out, redacted.data, redacted.len);
+    if (rc == LIL_OK)
+        rc = lil__redact_value(NULL, cfg->key, strlen(cfg->key),
+                               (const char *)redacted.data, redacted.len, out);
     lil__buf_free(&raw);
     lil__buf_free(&redacted);
     return rc;

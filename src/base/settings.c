@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sync_mode.h"
+
 #define SAFE_INTEGER 9007199254740991LL /* 2^53 - 1 */
 
 /* clang-format off */
@@ -169,17 +171,13 @@ void lil__setting_sync(int *mode, char *bad, size_t cap)
 {
     const char *e = lil__setting_raw("LIL_SYNC");
 
-    *mode = 1;
+    lil_sync sync = LIL_SYNC_FULL;
+
     if (cap)
         bad[0] = '\0';
-    if (!e || !*e || strcmp(e, "full") == 0)
-        return;
-    if (strcmp(e, "normal") == 0)
-        *mode = 2;
-    else if (strcmp(e, "off") == 0)
-        *mode = 3;
-    else if (cap)
+    if (e && *e && !lil__sync_parse(e, &sync) && cap)
         snprintf(bad, cap, "%s", e);
+    *mode = (int)sync;
 }
 
 static int64_t lease_of(const char *e)
@@ -263,7 +261,7 @@ static lil_status check_row(struct lil_err *err, const struct lil_setting_def *d
 
     switch (d->kind) {
     case LIL_SETK_SYNC:
-        if (strcmp(v, "full") && strcmp(v, "normal") && strcmp(v, "off"))
+        if (!lil__sync_parse(v, &(lil_sync){LIL_SYNC_FULL}))
             return lil__seterr(err, LIL_E_INVAL, 0,
                                "LIL_SYNC=%s: expected full, normal or off", v);
         return LIL_OK;

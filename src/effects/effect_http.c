@@ -22,6 +22,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "effects/curl_dl.h"
+#include "effects/curl_opts.h"
 #include "effects/http_int.h"
 
 #define BUF_UNCAPPED (SIZE_MAX / 4)
@@ -234,31 +235,6 @@ static lil_status build_headers(struct transfer *t, struct curl_slist **list)
     return fail(t, LIL_E_NOMEM, "out of memory building the request headers");
 }
 
-/* Set one option when all before it were set (cc is what they gave):
- * one function per type of value, as libcurl reads it. */
-static CURLcode opt_long(const struct transfer *t, CURLcode cc, CURLoption o, long v)
-{
-    return cc != CURLE_OK ? cc : t->c->easy_setopt(t->h, o, v);
-}
-
-static CURLcode opt_off(const struct transfer *t, CURLcode cc, CURLoption o,
-                        curl_off_t v)
-{
-    return cc != CURLE_OK ? cc : t->c->easy_setopt(t->h, o, v);
-}
-
-static CURLcode opt_ptr(const struct transfer *t, CURLcode cc, CURLoption o,
-                        const void *v)
-{
-    return cc != CURLE_OK ? cc : t->c->easy_setopt(t->h, o, v);
-}
-
-static CURLcode opt_fn(const struct transfer *t, CURLcode cc, CURLoption o,
-                       curl_write_callback v)
-{
-    return cc != CURLE_OK ? cc : t->c->easy_setopt(t->h, o, v);
-}
-
 /* The method and the body (fetch: POST and PUT without a body send
  * "Content-Length: 0"). */
 static CURLcode set_method(const struct transfer *t)
@@ -269,34 +245,33 @@ static CURLcode set_method(const struct transfer *t)
     CURLcode cc = CURLE_OK;
 
     if (strcmp(t->method, "GET") == 0)
-        return opt_long(t, cc, CURLOPT_HTTPGET, 1L);
-    if (post_like) {
-        cc = opt_off(t, cc, CURLOPT_POSTFIELDSIZE_LARGE, len);
-        cc = opt_ptr(t, cc, CURLOPT_POSTFIELDS,
-                     t->body.data ? (const void *)t->body.data : "");
-    }
-    return is_post ? cc : opt_ptr(t, cc, CURLOPT_CUSTOMREQUEST, t->method);
+        return t->c->easy_setopt(t->h, CURLOPT_HTTPGET, 1L);
+    if (post_like)
+        cc = lil__curl_post_body(t->c, t->h, t->body.data, len);
+    if (cc != CURLE_OK || is_post)
+        return cc;
+    return t->c->easy_setopt(t->h, CURLOPT_CUSTOMREQUEST, t->method);
 }
 
 static CURLcode set_options(struct transfer *t, struct curl_slist *headers,
                             long timeout_ms)
 {
-    /* a Content-Length over the cap fails at once (0: no such check) */
-    curl_off_t max_file =
-        t->opts->max_bytes > (uint64_t)INT64_MAX ? 0 : (curl_off_t)t->opts->max_bytes;
-    CURLcode cc = opt_ptr(t, CURLE_OK, CURLOPT_URL, t->url);
+    struct lil_curl_request r = {
+        .url = t->url,
+        .timeout_ms = timeout_ms,
+        /* a Content-Length over the cap fails at once (0: no such check) */
+        .max_file = t->opts->max_bytes > (uint64_t)INT64_MAX
+                        ? 0
+                        : (curl_off_t)t->opts->max_bytes,
+        .on_body = on_body,
+        .body_ud = t,
+        .on_header = on_header,
+        .header_ud = t,
+        .errbuf = t->errbuf,
+        .headers = headers,
+    };
+    CURLcode cc = lil__curl_setup(t->c, t->h, &r);
 
-    cc = opt_ptr(t, cc, CURLOPT_PROTOCOLS_STR, "http,https");
-    cc = opt_long(t, cc, CURLOPT_NOSIGNAL, 1L);
-    cc = opt_long(t, cc, CURLOPT_TIMEOUT_MS, timeout_ms);
-    cc = opt_ptr(t, cc, CURLOPT_ACCEPT_ENCODING, "");
-    cc = opt_off(t, cc, CURLOPT_MAXFILESIZE_LARGE, max_file);
-    cc = opt_fn(t, cc, CURLOPT_WRITEFUNCTION, on_body);
-    cc = opt_ptr(t, cc, CURLOPT_WRITEDATA, t);
-    cc = opt_fn(t, cc, CURLOPT_HEADERFUNCTION, on_header);
-    cc = opt_ptr(t, cc, CURLOPT_HEADERDATA, t);
-    cc = opt_ptr(t, cc, CURLOPT_ERRORBUFFER, t->errbuf);
-    cc = opt_ptr(t, cc, CURLOPT_HTTPHEADER, headers);
     return cc == CURLE_OK ? set_method(t) : cc;
 }
 

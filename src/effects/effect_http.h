@@ -91,9 +91,10 @@
  * name a secret environment variable could have (effects/redact.h: containing
  * "key", "token", "secret", "password", "passwd" or "credential"), and any
  * containing "auth", "cookie", "session" or "signature"; query
- * parameters also named "sig", "pwd" or "pass".  What is journaled as the
- * request (lil__http_redact_request) or printed has "[redacted]" in their
- * place, and "https://[redacted]@host" for a URL's userinfo.
+ * parameters also named "sig", "pwd" or "pass".  What is journaled of a
+ * request is its identity (secret values as SHA-256, above); a URL that is
+ * printed (lil__http_redact_url) has "[redacted]" in their place, and
+ * "https://[redacted]@host" for its userinfo.
  *
  * Memory: the request and other values passed in are borrowed and never
  * changed (they are not const only because jansson's iterators are not);
@@ -116,10 +117,9 @@
 
 struct lil_env;
 
-#define LIL_HTTP_TIMEOUT_MS    300000       /* effectTimeoutMs (docs/loopspec.md) */
-#define LIL_HTTP_MAX_BYTES     (16u << 20)  /* 16 MiB */
-#define LIL_HTTP_MAX_REDIRECTS 20           /* fetch's limit */
-#define LIL_HTTP_REDACTED      "[redacted]" /* what replaces a secret */
+#define LIL_HTTP_TIMEOUT_MS    300000      /* effectTimeoutMs (docs/loopspec.md) */
+#define LIL_HTTP_MAX_BYTES     (16u << 20) /* 16 MiB */
+#define LIL_HTTP_MAX_REDIRECTS 20          /* fetch's limit */
 
 struct lil_http_opts {
     int64_t timeout_ms; /* the whole transfer, redirects included; > 0 */
@@ -146,19 +146,6 @@ lil_status lil__http_perform(const struct lil_env *env, struct lil_err *err,
  * LIL_E_TOOBIG past out's cap. */
 lil_status lil__http_identity(const struct lil_env *env, struct lil_err *err,
                               json_t *req, struct lil_buf *out);
-
-/* A copy of req to journal or show: URL redacted, secret headers'
- * values "[redacted]"; body and envelope as they are (shared).  A new
- * reference in *out.  Errors: LIL_E_INVAL (lil__http_check), LIL_E_NOMEM. */
-lil_status lil__http_redact_request(const struct lil_env *env, struct lil_err *err,
-                                    json_t *req, json_t **out);
-
-/* A copy of a headers object (a request's, or the headers of an envelope
- * result) with the values of secret names "[redacted]"; a value that is
- * not a string is copied as it is.  A new reference in *out; LIL_E_INVAL
- * if headers is not an object, LIL_E_NOMEM. */
-lil_status lil__http_redact_headers(const struct lil_env *env, struct lil_err *err,
-                                    json_t *headers, json_t **out);
 
 /* Append url with its userinfo and the values of its secret query (and
  * fragment) parameters replaced by "[redacted]" to out.  Errors of the

@@ -1,12 +1,11 @@
 /*
  * effect_shell.c -- the shell effect (effect_shell.h).
  *
- * A run: check the options, check the working directory, spawn (an exec
- * failure of the program's becomes a result), wait in slices of SLICE_MS
- * so that a stream that passes its cap stops the command at once, kill
- * the group when the time runs out, then build the result in a JSON scope
- * bound to the env.  The child never outlives the call: lil__proc_free
- * kills and reaps whatever an error left running.
+ * A run: check the options, check the working directory, run the program
+ * to its end through os/proc.h's lil__proc_run (an exec failure of the
+ * program's becomes a result; the group is killed when the time runs out
+ * or a stream passes its cap), then build the result in a JSON scope bound
+ * to the env.  The child never outlives the call.
  */
 #include "effects/effect_shell.h"
 
@@ -23,7 +22,6 @@
 #include "os/os.h"
 #include "os/proc.h"
 
-#define SLICE_MS        50 /* how soon a stream over its cap is noticed */
 #define NS_PER_MS       1000000
 #define JS_SAFE_INTEGER 9007199254740992.0 /* 2^53 */
 #define NORMALIZE_DEPTH 4096               /* past jansson's parse depth */
@@ -147,16 +145,23 @@ static const char **make_argv(const struct lil_env *env,
 
 /* ---- running -------------------------------------------------------------------- */
 
-static lil_status spawn(const struct lil_env *env, struct lil_err *err,
-                        const struct lil_shell_cmd *cmd, const struct lil_shell_opts *o,
-                        const struct settings *s, struct outcome *oc,
-                        struct lil_proc **p)
+/* Run the program to its end (os/proc.h): the group killed when the time
+ * runs out or a stream passes its cap.  An exec failure of the program's
+ * own (ENOENT, EACCES, ...) is a result, not an error. */
+static lil_status run_child(const struct lil_env *env, struct lil_err *err,
+                            const struct lil_shell_cmd *cmd,
+                            const struct lil_shell_opts *o, struct outcome *oc)
 {
+    struct settings s = settings_of(o);
     struct lil_proc_opts po = {0};
+    struct lil_proc_result res;
     struct lil_err e = {0};
-    const char **argv = make_argv(env, cmd);
-    lil_status rc;
+    const char **argv;
+    lil_status rc = check_cwd(env, err, o ? o->cwd : NULL);
 
+    if (rc != LIL_OK)
+        return rc;
+    argv = make_argv(env, cmd);
     if (!argv)
         return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory starting a shell step");
     po.argv = argv;
@@ -164,89 +169,26 @@ static lil_status spawn(const struct lil_env *env, struct lil_err *err,
     po.cwd = o ? o->cwd : NULL;
     po.in = LIL_PROC_NULL;
     po.out = po.err = LIL_PROC_PIPE;
-    po.out_cap = po.err_cap = s->cap;
+    po.out_cap = po.err_cap = s.cap;
     po.group = LIL_PROC_NEW_SESSION;
-    rc = lil__proc_spawn(env, &e, &po, p);
+    po.stop_at_cap = true;
+    po.running_pgid = o ? o->running_pgid : NULL;
+    rc = lil__proc_run(env, &e, &po, s.timeout_ms, s.grace_ms, &res);
     lil__free(env, argv);
     if (rc == LIL_E_CHILD && program_errno_name(e.sys_errno)) {
         oc->exec_errno = e.sys_errno; /* a result, not an error */
         return LIL_OK;
     }
-    if (rc != LIL_OK)
+    if (rc != LIL_OK) {
         lil__copyerr(err, &e);
-    return rc;
-}
-
-static bool streams_over_cap(const struct lil_proc *p)
-{
-    return lil__proc_output(p, 1)->truncated || lil__proc_output(p, 2)->truncated;
-}
-
-/* Milliseconds to wait next: a slice, less when the deadline is nearer;
- * 0 when it has passed. */
-static int next_slice(const struct settings *s, int64_t deadline)
-{
-    int64_t left;
-
-    if (s->timeout_ms < 0)
-        return SLICE_MS;
-    left = deadline - lil__mono_ns();
-    if (left <= 0)
-        return 0;
-    return left < (int64_t)SLICE_MS * NS_PER_MS
-               ? (int)((left + NS_PER_MS - 1) / NS_PER_MS)
-               : SLICE_MS;
-}
-
-/* Wait for the exit; kill the group when the time runs out or a stream
- * passes its cap.  The child is reaped on LIL_OK. */
-static lil_status wait_child(struct lil_proc *p, struct lil_err *err,
-                             const struct settings *s, struct outcome *oc)
-{
-    int64_t deadline = lil__mono_ns() + (int64_t)s->timeout_ms * NS_PER_MS;
-    lil_status rc;
-
-    for (;;) {
-        int slice = next_slice(s, deadline);
-        if (slice == 0) {
-            oc->timed_out = true;
-            break;
-        }
-        rc = lil__proc_wait(p, err, slice, &oc->st);
-        if (rc != LIL_OK || oc->st.ended)
-            return rc;
-        if (streams_over_cap(p)) {
-            oc->over_cap = true;
-            break;
-        }
-    }
-    return lil__proc_kill(p, err, s->grace_ms, &oc->st);
-}
-
-static lil_status run_child(const struct lil_env *env, struct lil_err *err,
-                            const struct lil_shell_cmd *cmd,
-                            const struct lil_shell_opts *o, struct outcome *oc)
-{
-    struct settings s = settings_of(o);
-    struct lil_proc *p = NULL;
-    lil_status rc = check_cwd(env, err, o ? o->cwd : NULL);
-
-    if (rc == LIL_OK)
-        rc = spawn(env, err, cmd, o, &s, oc, &p);
-    if (rc != LIL_OK || !p)
         return rc;
-    if (o && o->running_pgid) /* it leads its group */
-        __atomic_store_n(o->running_pgid, (int)lil__proc_pid(p), __ATOMIC_RELEASE);
-    rc = wait_child(p, err, &s, oc);
-    if (o && o->running_pgid)
-        __atomic_store_n(o->running_pgid, 0, __ATOMIC_RELEASE);
-    if (rc == LIL_OK) {
-        lil__proc_take_output(p, 1, &oc->out);
-        lil__proc_take_output(p, 2, &oc->err);
-        oc->over_cap = oc->over_cap || oc->out.truncated || oc->err.truncated;
     }
-    lil__proc_free(p);
-    return rc;
+    oc->st = res.status;
+    oc->out = res.out;
+    oc->err = res.err;
+    oc->timed_out = res.status.timed_out;
+    oc->over_cap = res.over_cap || res.out.truncated || res.err.truncated;
+    return LIL_OK;
 }
 
 /* ---- the result ----------------------------------------------------------------- */

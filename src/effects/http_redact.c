@@ -65,7 +65,7 @@ static lil_status put_redacted(struct lil_buf *out, const char *s, size_t len)
 {
     (void)s;
     (void)len;
-    return lil__buf_addstr(out, LIL_HTTP_REDACTED);
+    return lil__buf_addstr(out, LIL_REDACTED);
 }
 
 static lil_status put_hash(struct lil_buf *out, const char *s, size_t len)
@@ -239,42 +239,6 @@ static json_t *copy_request(const struct lil_env *env, json_t *req, secret_fn fn
 static lil_status nomem(struct lil_err *err, const char *what)
 {
     return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory %s", what);
-}
-
-lil_status lil__http_redact_headers(const struct lil_env *env, struct lil_err *err,
-                                    json_t *headers, json_t **out)
-{
-    struct lil_json_scope sc;
-
-    *out = NULL;
-    if (!json_is_object(headers))
-        return lil__seterr(err, LIL_E_INVAL, 0, "http headers: not an object");
-    lil__json_begin(&sc, env);
-    *out = copy_headers(env, headers, put_redacted);
-    if (lil__json_end(&sc) == LIL_OK && *out)
-        return LIL_OK;
-    json_decref(*out);
-    *out = NULL;
-    return nomem(err, "redacting http headers");
-}
-
-lil_status lil__http_redact_request(const struct lil_env *env, struct lil_err *err,
-                                    json_t *req, json_t **out)
-{
-    struct lil_json_scope sc;
-    lil_status rc;
-
-    *out = NULL;
-    rc = lil__http_check(err, req);
-    if (rc != LIL_OK)
-        return rc;
-    lil__json_begin(&sc, env);
-    *out = copy_request(env, req, put_redacted);
-    if (lil__json_end(&sc) == LIL_OK && *out)
-        return LIL_OK;
-    json_decref(*out);
-    *out = NULL;
-    return nomem(err, "redacting an http request");
 }
 
 lil_status lil__http_identity(const struct lil_env *env, struct lil_err *err,

@@ -154,6 +154,17 @@ static size_t match_at(const struct lil_redact *r, const char *s, size_t left)
     return 0;
 }
 
+lil_status lil__redact_value(struct lil_err *err, const char *value, size_t vlen,
+                             const char *text, size_t len, struct lil_buf *out)
+{
+    struct secret one = {(char *)(uintptr_t)value, vlen}; /* read only */
+    struct lil_redact r = {.v = &one, .n = vlen > 0, .cap = 1};
+
+    if (vlen > 0)
+        r.first[(unsigned char)value[0]] = true;
+    return lil__redact_text(&r, err, text, len, out);
+}
+
 lil_status lil__redact_text(const struct lil_redact *r, struct lil_err *err,
                             const char *text, size_t len, struct lil_buf *out)
 {

@@ -61,6 +61,12 @@ size_t lil__redact_count(const struct lil_redact *r);
 lil_status lil__redact_text(const struct lil_redact *r, struct lil_err *err,
                             const char *text, size_t len, struct lil_buf *out);
 
+/* Append text (len bytes) to out with every occurrence of the one value
+ * (vlen bytes, any length: the caller knows it is a secret, e.g. an API key
+ * it holds) replaced; vlen 0 copies text.  Errors as lil__redact_text. */
+lil_status lil__redact_value(struct lil_err *err, const char *value, size_t vlen,
+                             const char *text, size_t len, struct lil_buf *out);
+
 /* Redact the strings of v in place (v's allocations under r's env).
  * LIL_E_NOMEM (v may then be partly redacted), LIL_E_TOOBIG for a value
  * nested deeper than LIL_REDACT_MAX_DEPTH. */

@@ -13,6 +13,7 @@
 
 #include "base/alloc.h"
 #include "base/hash.h"
+#include "base/sync_mode.h"
 #include "json/json.h"
 #include "os/os.h"
 
@@ -343,11 +344,6 @@ static lil_status open_in_store(struct lil_run *run, struct lil_err *err,
     return rc;
 }
 
-static const char *sync_name(lil_sync sync)
-{
-    return sync == LIL_SYNC_FULL ? "full" : sync == LIL_SYNC_NORMAL ? "normal" : "off";
-}
-
 static void log_open(struct lil_run *run, lil_sync sync)
 {
     struct lil_srun_info info = {0};
@@ -356,7 +352,7 @@ static void log_open(struct lil_run *run, lil_sync sync)
     lil__log(run->env, LIL_LOG_INFO,
              "event=open run=%s records=%llu state=%s sync=%s readonly=%d", run->id,
              (unsigned long long)info.records, lil__run_state_name(run->state),
-             sync_name(sync), (int)run->readonly);
+             lil__sync_name(sync), (int)run->readonly);
     for (size_t i = 0; i < run->n_uncertain; i++)
         lil__log(run->env, LIL_LOG_WARN, "event=uncertain run=%s step=%.*s", run->id,
                  (int)run->index.entries[run->uncertain[i]].key_len,

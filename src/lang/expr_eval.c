@@ -32,7 +32,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "base/libm_dl.h"
 #include "lang/expr_ast.h"
 
 #define SCRATCH_CAP ((size_t)16 << 20)
@@ -321,40 +320,15 @@ static lil_status eval_add(struct lil_eval *ev, struct lil_val *l, struct lil_va
     return LIL_OK;
 }
 
-/* Integers that a double holds exactly, and whose remainder int64_t
- * computes exactly. */
-#define EXACT_INT_MAX 9007199254740992.0 /* 2^53 */
-
-static bool exact_int(double x)
-{
-    return x >= -EXACT_INT_MAX && x <= EXACT_INT_MAX && x == (double)(int64_t)x;
-}
-
 /* JavaScript's a % b, which is C's fmod: the remainder of a truncated
- * division, with the sign of a (so -4 % 2 is -0).  Integers, the usual case
- * (iteration % 3), are done here; anything else by libm's fmod, which
- * liblil loads only then (base/libm_dl.h).  LIL_E_IO if it cannot. */
-static lil_status js_remainder(double a, double b, double *out)
+ * division, with the sign of a (so -4 % 2 is -0). */
+static double js_remainder(double a, double b)
 {
-    lil_fmod_fn libm_fmod;
-
-    if (exact_int(a) && exact_int(b) && b != 0) {
-        double r = (double)((int64_t)a % (int64_t)b);
-        *out = r == 0 ? __builtin_copysign(0.0, a) : r;
-        return LIL_OK;
-    }
-    libm_fmod = lil__libm_fmod();
-    if (!libm_fmod)
-        return LIL_E_IO;
-    *out = libm_fmod(a, b);
-    return LIL_OK;
+    return fmod(a, b);
 }
 
 static lil_status arith(uint8_t op, double a, double b, struct lil_val *out)
 {
-    double r;
-    lil_status rc;
-
     switch (op) {
     case N_SUB:
         *out = v_num(a - b);
@@ -366,10 +340,8 @@ static lil_status arith(uint8_t op, double a, double b, struct lil_val *out)
         *out = v_num(a / b);
         return LIL_OK;
     default:
-        rc = js_remainder(a, b, &r);
-        if (rc == LIL_OK)
-            *out = v_num(r);
-        return rc;
+        *out = v_num(js_remainder(a, b));
+        return LIL_OK;
     }
 }
 

@@ -383,20 +383,6 @@ struct lil_cap_trip lil__meters_check_reserve(const struct lil_loop_meters *m,
     return t;
 }
 
-int64_t lil__meters_wallclock_left(const struct lil_loop_meters *m, int64_t now_ms)
-{
-    int64_t e, left;
-
-    if (!m->lim.has_wallclock)
-        return INT64_MAX;
-    e = elapsed_ms(m, now_ms);
-    if (e >= m->lim.wallclock_ms)
-        return 0;
-    if (__builtin_sub_overflow(m->lim.wallclock_ms, e, &left))
-        return INT64_MAX; /* e far below 0: a clock that went back */
-    return left;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Changes                                                                  */
 

@@ -36,10 +36,8 @@
  * wins (lil__meters_check_start); after a fresh agent call only the three
  * budgets, in that order (lil__meters_check_budgets).  So with max_repeats
  * 2, three identical fingerprints stop the run at the start of iteration 3.
- * lil also offers lil__meters_check_budgets at any effect boundary and
- * lil__meters_wallclock_left for per-effect deadlines, so that a long shell
- * or http effect need not overshoot the wallclock budget:
- * the runner chooses where to call them.
+ * lil also offers lil__meters_check_budgets at any effect boundary: the
+ * runner chooses where to call it.
  *
  * Reservations (docs/loops.md, "Budgets"): before an agent call starts,
  * the runner asks lil__meters_check_reserve whether its worst case r fits
@@ -236,10 +234,6 @@ double lil__meters_usd_left(const struct lil_loop_meters *m);
 /* What the budgets count: total + reserved - base. */
 int64_t lil__meters_spent_tokens(const struct lil_loop_meters *m);
 double lil__meters_spent_usd(const struct lil_loop_meters *m);
-
-/* Milliseconds before the wallclock budget trips (0 when it has),
- * INT64_MAX without a wallclock budget. */
-int64_t lil__meters_wallclock_left(const struct lil_loop_meters *m, int64_t now_ms);
 
 /* ---- changes (each after its record is journaled) ------------------------------ */
 

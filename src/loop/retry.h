@@ -23,8 +23,8 @@
  * base x 2^k is computed without overflow for any k (it is the ceiling as
  * soon as it would pass it).
  *
- * Randomness.  The delay's random source is passed in (struct lil_rng,
- * splitmix64: a 64-bit state, no global).  The runner seeds it from the
+ * Randomness.  The delay's random source is passed in (struct lil_rng of
+ * base/rng.h, splitmix64: a 64-bit state, no global).  The runner seeds it from the
  * run id and the effect's attempt (lil__rng_key), so a test, and a replay
  * of a run, draw the same delays; the values are not secret and need not
  * be.
@@ -55,12 +55,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/rng.h"
 #include "loopspec/ir.h"
 
 #define LIL_RETRY_CEILING_MS   60000
 #define LIL_RETRY_DEFAULT_BASE 1000 /* ms: the reference's effectRetryBackoffMs */
-
-struct lil_rng;
 
 struct lil_retry_policy {
     int64_t retries;    /* >= 0: attempts after the first */
@@ -91,24 +90,5 @@ int64_t lil__retry_backoff_ms(const struct lil_retry_policy *p, uint64_t k);
  * lil__retry_backoff_ms(p, k), drawn from rng (NULL: d itself). */
 int64_t lil__retry_delay_ms(const struct lil_retry_policy *p, uint64_t k,
                             struct lil_rng *rng);
-
-/* ---- the random source ------------------------------------------------------ */
-
-struct lil_rng {
-    uint64_t state;
-};
-
-/* Start rng at seed (any value, 0 included). */
-void lil__rng_seed(struct lil_rng *rng, uint64_t seed);
-
-/* A seed from bytes (e.g. the run id, len bytes) and a number (e.g. the
- * effect's attempt): FNV-1a of the bytes, mixed with n. */
-uint64_t lil__rng_key(const void *key, size_t len, uint64_t n);
-
-/* The next 64 random bits (splitmix64). */
-uint64_t lil__rng_next(struct lil_rng *rng);
-
-/* Uniform in [0, bound) without modulo bias; 0 when bound is 0. */
-uint64_t lil__rng_below(struct lil_rng *rng, uint64_t bound);
 
 #endif

@@ -162,12 +162,3 @@ void lil__diags_sort(struct lil_diags *d)
     if (d->n > 1)
         qsort(d->v, d->n, sizeof(*d->v), cmp_item);
 }
-
-bool lil__diags_has(const struct lil_diags *d, const char *code)
-{
-    for (size_t i = 0; i < d->n; i++) {
-        if (strcmp(d->v[i].pub.code, code) == 0)
-            return true;
-    }
-    return false;
-}

@@ -67,7 +67,4 @@ void lil__diags_attach_source(struct lil_diags *d, const char *text, size_t len)
 /* Stable order for output: by line, then column, then insertion. */
 void lil__diags_sort(struct lil_diags *d);
 
-/* Does the list hold a diagnostic with this code? (tests, validator) */
-bool lil__diags_has(const struct lil_diags *d, const char *code);
-
 #endif

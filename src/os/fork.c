@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "os/child.h"
 #include "os/os.h"
 
 #define CLOEXEC_LOOP_MAX 65536 /* descriptors marked one by one, at most */
@@ -91,8 +92,7 @@ static void reap(const struct lil_env *env, pid_t pid)
 {
     siginfo_t info;
 
-    while (env->os->waitid(P_PID, (id_t)pid, &info, WEXITED) < 0 && errno == EINTR) {
-    }
+    (void)lil__child_waitid(env, pid, 0, &info);
 }
 
 /* In the parent, after a fork with argv: did the exec happen? */

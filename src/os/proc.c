@@ -24,6 +24,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/handles.h"
+#include "os/child.h"
 #include "os/os.h"
 
 #define CHUNK        65536 /* bytes per read or write: a default pipe */
@@ -82,13 +83,7 @@ static void set_status(struct lil_proc *p, const siginfo_t *info)
 {
     memset(&p->st, 0, sizeof(p->st));
     p->st.ended = true;
-    p->st.code = -1;
-    if (info->si_code == CLD_EXITED) {
-        p->st.code = info->si_status;
-    } else {
-        p->st.signal = info->si_status;
-        p->st.core_dumped = info->si_code == CLD_DUMPED;
-    }
+    lil__child_how(info, &p->st.code, &p->st.signal, &p->st.core_dumped);
 }
 
 static lil_status wait_error(struct lil_proc *p, struct lil_err *err)
@@ -114,13 +109,8 @@ static lil_status wait_error(struct lil_proc *p, struct lil_err *err)
 static lil_status look(struct lil_proc *p, struct lil_err *err, int options)
 {
     siginfo_t info;
-    int r;
 
-    memset(&info, 0, sizeof(info));
-    do
-        r = p->env->os->waitid(P_PID, (id_t)p->pid, &info, WEXITED | options);
-    while (r < 0 && errno == EINTR);
-    if (r < 0)
+    if (lil__child_waitid(p->env, p->pid, options, &info) < 0)
         return wait_error(p, err);
     if (info.si_pid != p->pid)
         return LIL_OK; /* WNOHANG: still running */
@@ -782,40 +772,4 @@ void lil__proc_free(struct lil_proc *p)
     lil__free(env, p->in_data);
     p->magic = 0;
     lil__free(env, p);
-}
-
-lil_status lil__proc_run(const struct lil_env *env, struct lil_err *err,
-                         const struct lil_proc_opts *opts, int timeout_ms, int grace_ms,
-                         struct lil_proc_result *res)
-{
-    struct lil_proc *p = NULL;
-    lil_status rc;
-
-    if (!res)
-        return lil__seterr(err, LIL_E_INVAL, 0, "run: res is NULL");
-    memset(res, 0, sizeof(*res));
-    rc = lil__proc_spawn(env, err, opts, &p);
-    if (rc != LIL_OK)
-        return rc;
-    rc = lil__proc_wait(p, err, timeout_ms, &res->status);
-    if (rc == LIL_OK && res->status.timed_out) {
-        rc = lil__proc_kill(p, err, grace_ms, &res->status);
-        res->status.timed_out = true;
-    }
-    if (rc == LIL_OK) {
-        lil__proc_take_output(p, 1, &res->out);
-        lil__proc_take_output(p, 2, &res->err);
-    } else {
-        memset(&res->status, 0, sizeof(res->status));
-    }
-    lil__proc_free(p);
-    return rc;
-}
-
-void lil__proc_result_free(const struct lil_env *env, struct lil_proc_result *res)
-{
-    if (!res)
-        return;
-    lil__proc_output_free(env, &res->out);
-    lil__proc_output_free(env, &res->err);
 }

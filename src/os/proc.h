@@ -3,7 +3,8 @@
  * output, wait for it with a timeout, kill it with everything it started.
  *
  * Everything in lil that runs another program (the loop's shell and agent
- * effects) goes through this module, so that each of them gets the same
+ * effects, through lil__proc_run) goes through this module, so that each
+ * of them gets the same
  * guarantees (the supervisor's children, which need a parent-death signal
  * set before the exec, are forked by fork.h, which keeps those that apply):
  *
@@ -119,6 +120,9 @@ struct lil_proc_opts {
     size_t stdin_len;
     size_t out_cap, err_cap; /* bytes kept of stdout, stderr; 0: the default */
     enum lil_proc_group group;
+    /* Read by lil__proc_run only (spawn ignores them): */
+    bool stop_at_cap;  /* a captured stream passing its cap kills the child */
+    int *running_pgid; /* the child's group id stored here while it runs, 0 after */
 };
 
 /* One captured stream. */
@@ -178,20 +182,32 @@ void lil__proc_output_free(const struct lil_env *env, struct lil_proc_output *o)
  * descriptor, free p.  NULL is a no-op. */
 void lil__proc_free(struct lil_proc *p);
 
-/* ---- run to completion -------------------------------------------------- */
+/* ---- run to completion (proc_run.c) -------------------------------------- */
 
+/* What every caller that runs a program to its end uses (the shell effect,
+ * the agent CLIs, the hooks through the shell effect). */
 struct lil_proc_result {
     struct lil_proc_status status;
     struct lil_proc_output out, err; /* owned: lil__proc_result_free */
+    bool over_cap; /* killed because a stream passed its cap (stop_at_cap) */
 };
 
-/* Spawn, wait up to timeout_ms (-1: for ever) and, if the time runs out,
+/* Spawn, wait up to timeout_ms (< 0: for ever) and, if the time runs out,
  * kill with grace_ms (status.timed_out and status.ended are then both
- * set).  The child is always reaped.  On an error *res holds nothing to
- * free (and lil__proc_result_free on it is harmless). */
+ * set).  With opts->stop_at_cap the wait looks at the captured streams
+ * every LIL_PROC_CAP_SLICE_MS and kills the child (grace_ms, over_cap set,
+ * timed_out not) as soon as one has passed its cap.  With
+ * opts->running_pgid (and a group of its own) the child's process group
+ * id is stored there (atomically, release order) from the spawn until the
+ * child has ended, so that another thread can signal the group (the
+ * loop's interrupt), then 0.  The child is always reaped.  On an error
+ * *res holds nothing to free (and lil__proc_result_free on it is
+ * harmless); a program that could not be started is LIL_E_CHILD with the
+ * exec's errno in err->sys_errno. */
+#define LIL_PROC_CAP_SLICE_MS 50
 lil_status lil__proc_run(const struct lil_env *env, struct lil_err *err,
-                         const struct lil_proc_opts *opts, int timeout_ms, int grace_ms,
-                         struct lil_proc_result *res);
+                         const struct lil_proc_opts *opts, int64_t timeout_ms,
+                         int grace_ms, struct lil_proc_result *res);
 void lil__proc_result_free(const struct lil_env *env, struct lil_proc_result *res);
 
 #endif

@@ -25,6 +25,8 @@
 
 #include "base/alloc.h"
 #include "base/clock.h"
+#include "base/rng.h"
+#include "os/child.h"
 #include "os/fork.h"
 #include "os/os.h"
 #include "supervise/policy.h"
@@ -54,7 +56,7 @@ struct sv {
     unsigned restarts, streak;
     struct lil_sv_breaker breaker;
     struct lil_sv_same same;
-    uint64_t rng;
+    struct lil_rng rng; /* the backoff's jitter */
 };
 
 static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
@@ -170,10 +172,8 @@ static void report_death(struct sv *s, const struct lil_sv_death *d,
  * child moved itself out of it). */
 static void forward(const struct sv *s, int sig)
 {
-    if (s->pid <= 0)
-        return;
-    if (s->env->os->kill(-s->pid, sig) < 0 && errno == ESRCH)
-        (void)s->env->os->kill(s->pid, sig);
+    if (s->pid > 0)
+        (void)lil__child_signal_group(s->env, s->pid, sig);
 }
 
 /* The user's stop: the first is forwarded, any later one kills. */
@@ -287,12 +287,8 @@ __attribute__((noreturn)) static void start_failed(struct sv *s, lil_status rc)
 static bool has_exited(const struct sv *s)
 {
     siginfo_t info;
-    int r;
+    int r = lil__child_waitid(s->env, s->pid, WNOHANG | WNOWAIT, &info);
 
-    memset(&info, 0, sizeof(info));
-    do
-        r = s->env->os->waitid(P_PID, (id_t)s->pid, &info, WEXITED | WNOHANG | WNOWAIT);
-    while (r < 0 && errno == EINTR);
     return r < 0 || info.si_pid == s->pid; /* ECHILD: gone all the same */
 }
 
@@ -300,19 +296,15 @@ static bool has_exited(const struct sv *s)
 static void reap_child(struct sv *s, struct lil_sv_death *d)
 {
     siginfo_t info;
+    bool core;
     int r;
 
     (void)s->env->os->kill(-s->pid, SIGKILL);
-    memset(&info, 0, sizeof(info));
-    do
-        r = s->env->os->waitid(P_PID, (id_t)s->pid, &info, WEXITED);
-    while (r < 0 && errno == EINTR);
+    r = lil__child_waitid(s->env, s->pid, 0, &info);
     memset(d, 0, sizeof(*d));
     d->code = -1;
-    if (r == 0 && info.si_code == CLD_EXITED)
-        d->code = info.si_status;
-    else if (r == 0)
-        d->signal = info.si_status;
+    if (r == 0)
+        lil__child_how(&info, &d->code, &d->signal, &core);
     d->uptime_s = (double)(lil__mono_ns() - s->start_mono_ns) / 1e9;
     d->interrupted = s->stops > 0;
 }
@@ -399,16 +391,6 @@ static void decide(struct sv *s, const struct lil_sv_death *d)
 
 /* ---- backoff ------------------------------------------------------------- */
 
-static double rand_unit(struct sv *s)
-{
-    uint64_t z = (s->rng += 0x9e3779b97f4a7c15ull); /* splitmix64 */
-
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    return (double)(z >> 11) / 9007199254740992.0; /* 2^53 */
-}
-
 static void report_backoff(struct sv *s, double delay)
 {
     char msg[MSG_MAX], limit[32] = "";
@@ -429,7 +411,7 @@ static void backoff(struct sv *s, double uptime_s)
 
     s->restarts++;
     s->streak = lil__sv_next_streak(&s->pol, s->streak, uptime_s);
-    delay = lil__sv_backoff(&s->pol, s->streak, rand_unit(s));
+    delay = lil__sv_backoff(&s->pol, s->streak, lil__rng_unit(&s->rng));
     report_backoff(s, delay);
     until = lil__mono_ns() + (int64_t)(delay * 1e9);
     for (;;) {
@@ -490,7 +472,7 @@ static lil_status sv_init(struct sv *s, const lil_supervise_options *opts)
         lil__os_env_init(&s->own_env);
         s->env = &s->own_env;
     }
-    s->rng = (uint64_t)lil__wall_ns() ^ ((uint64_t)getpid() << 32);
+    lil__rng_seed(&s->rng, (uint64_t)lil__wall_ns() ^ ((uint64_t)getpid() << 32));
     return s->o.argv ? build_envp(s) : LIL_OK;
 }
 

@@ -273,4 +273,33 @@ T_TEST(close_of_off_writes_no_close_record_normal_does)
     lil_store_close(st);
 }
 
+/* The names of the modes, both ways, as the CLI and the bindings use them. */
+T_TEST(sync_mode_names)
+{
+    static const struct {
+        lil_sync mode;
+        const char *name;
+    } modes[] = {{LIL_SYNC_DEFAULT, "default"},
+                 {LIL_SYNC_FULL, "full"},
+                 {LIL_SYNC_NORMAL, "normal"},
+                 {LIL_SYNC_OFF, "off"}};
+
+    lil_sync m;
+
+    for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+        T_EQ_STR(lil_sync_name(modes[i].mode), modes[i].name);
+        m = (lil_sync)-1;
+        T_EQ_I64(lil_sync_from_name(modes[i].name, &m), LIL_OK);
+        T_EQ_I64(m, modes[i].mode);
+    }
+    T_CHECK(lil_sync_name((lil_sync)4) == NULL);
+    T_CHECK(lil_sync_name((lil_sync)-1) == NULL);
+    m = LIL_SYNC_OFF;
+    T_EQ_I64(lil_sync_from_name("FULL", &m), LIL_E_INVAL);
+    T_EQ_I64(lil_sync_from_name("", &m), LIL_E_INVAL);
+    T_EQ_I64(lil_sync_from_name(NULL, &m), LIL_E_INVAL);
+    T_EQ_I64(m, LIL_SYNC_OFF); /* untouched on failure */
+    T_EQ_I64(lil_sync_from_name("full", NULL), LIL_E_INVAL);
+}
+
 T_MAIN()

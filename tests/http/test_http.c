@@ -794,44 +794,6 @@ T_TEST(urls_redacted)
     T_EQ_STR(redacted_url(""), "");
 }
 
-T_TEST(headers_and_requests_redacted)
-{
-    json_t *req =
-        request("{\"method\":\"POST\",\"url\":\"https://u:p@h/x?key=k\","
-                "\"headers\":{\"Authorization\":\"Bearer abc\",\"X-Api-Key\":\"k\","
-                "\"Accept\":\"text/html\"},\"body\":{\"a\":1},\"envelope\":true}");
-    json_t *out = NULL;
-    struct lil_err err;
-
-    /* a URL with credentials is no request ... */
-    T_EQ_I64(lil__http_redact_request(test_env(), &err, req, &out), LIL_E_INVAL);
-    json_object_set_new(req, "url", json_string("https://h/x?key=k"));
-    T_EQ_I64(lil__http_redact_request(test_env(), &err, req, &out), LIL_OK);
-    T_EQ_STR(canon(out),
-             "{\"body\":{\"a\":1},\"envelope\":true,\"headers\":{\"Accept\":"
-             "\"text/html\",\"Authorization\":\"[redacted]\",\"X-Api-Key\":"
-             "\"[redacted]\"},\"method\":\"POST\",\"url\":"
-             "\"https://h/x?key=[redacted]\"}");
-    json_decref(out);
-    /* ... but the headers of a response are redacted as they come */
-    T_EQ_I64(lil__http_redact_headers(test_env(), &err, json_object_get(req, "headers"),
-                                      &out),
-             LIL_OK);
-    T_EQ_STR(canon(out), "{\"Accept\":\"text/html\",\"Authorization\":\"[redacted]\","
-                         "\"X-Api-Key\":\"[redacted]\"}");
-    json_decref(out);
-    T_EQ_I64(lil__http_redact_headers(test_env(), &err, req, &out), LIL_OK);
-    json_decref(out);
-    T_EQ_I64(
-        lil__http_redact_headers(test_env(), &err, json_object_get(req, "body"), &out),
-        LIL_OK); /* any object: nothing secret in it */
-    json_decref(out);
-    json_decref(req);
-    req = json_string("x");
-    T_EQ_I64(lil__http_redact_headers(test_env(), &err, req, &out), LIL_E_INVAL);
-    json_decref(req);
-}
-
 static const char *identity(const char *fmt)
 {
     static char bufs[2][1024];
@@ -945,23 +907,19 @@ static lil_status one_request(lil_env *env, json_t *req, json_t **out)
 {
     struct lil_err err;
     struct lil_buf id;
-    json_t *redacted = NULL;
     lil_status rc;
 
     lil__buf_init(&id, env, SIZE_MAX / 4);
     rc = lil__http_identity(env, &err, req, &id);
     if (rc == LIL_OK)
-        rc = lil__http_redact_request(env, &err, req, &redacted);
-    if (rc == LIL_OK)
         rc = lil__http_perform(env, &err, req, NULL, out);
     if (rc != LIL_OK && rc != LIL_E_NOMEM)
         fprintf(stderr, "  %s: %s\n", lil_status_name(rc), err.msg);
-    json_decref(redacted);
     lil__buf_free(&id);
     return rc;
 }
 
-/* Fail allocation k of one request (identity, redaction, a redirect, a
+/* Fail allocation k of one request (identity, a redirect, a
  * JSON body, an envelope), for every k: LIL_E_NOMEM whenever one failed,
  * the same result otherwise, and no block left. */
 T_TEST(allocation_failures_are_nomem_and_leak_nothing)

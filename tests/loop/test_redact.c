@@ -103,6 +103,27 @@ T_TEST(text)
     lil__redact_free(NULL);
 }
 
+/* One value the caller holds (an API key): any length, every occurrence,
+ * even where it is a part of "[redacted]" itself. */
+static void expect_value(const char *value, const char *text, const char *want)
+{
+    struct lil_buf b;
+    struct lil_err err = {0};
+
+    lil__buf_init(&b, env(), SIZE_MAX);
+    T_OK(lil__redact_value(&err, value, strlen(value), text, strlen(text), &b));
+    T_EQ_STR(b.data ? (const char *)b.data : "", want);
+    lil__buf_free(&b);
+}
+
+T_TEST(one_value)
+{
+    expect_value("k1", "k1 and k1k1.", "[redacted] and [redacted][redacted].");
+    expect_value("red", "red", "[redacted]");
+    expect_value("", "unchanged", "unchanged");
+    expect_value("sk-x", "", "");
+}
+
 T_TEST(json_strings)
 {
     static const char in[] =

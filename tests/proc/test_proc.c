@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,6 +284,86 @@ static void output_cap(lil_env *env)
 T_TEST(output_over_cap_is_truncated)
 {
     both(output_cap);
+}
+
+/* stop_at_cap: a stream over its cap ends the run at once (the group
+ * killed, over_cap set, not a timeout), long before the time runs out. */
+static void output_cap_stops(lil_env *env)
+{
+    struct lil_proc_opts o = capture();
+    struct lil_proc_result r;
+    double t0 = now_s();
+    int grandchild = 0;
+
+    o.out_cap = 1000;
+    o.stop_at_cap = true;
+    P_OK(sh(env, "sleep 100 & echo $! >&2; head -c 5000 /dev/zero; sleep 100", &o,
+            60000, 0, &r));
+    T_CHECK(r.over_cap && r.out.truncated);
+    T_CHECK(r.status.ended && !r.status.timed_out);
+    T_EQ_I64(r.status.signal, SIGTERM);
+    T_EQ_I64(r.out.len, 1000);
+    T_CHECK(now_s() - t0 < 20);
+    T_REQUIRE(r.err.data != NULL);
+    T_REQUIRE(sscanf(r.err.data, "%d", &grandchild) == 1);
+    T_CHECK(tp_dead(grandchild));
+    lil__proc_result_free(env, &r);
+    /* Under the cap, stop_at_cap changes nothing. */
+    P_OK(sh(env, "head -c 1000 /dev/zero", &o, 60000, 0, &r));
+    T_CHECK(!r.over_cap && !r.out.truncated && r.status.code == 0);
+    lil__proc_result_free(env, &r);
+}
+
+T_TEST(output_over_cap_stops_the_child)
+{
+    both(output_cap_stops);
+}
+
+/* A thread that waits for the published group id and sends it SIGTERM,
+ * as lil_loop_interrupt does. */
+static void *interrupter(void *arg)
+{
+    int *pgid = arg, g = 0;
+    double t0 = now_s();
+
+    while ((g = __atomic_load_n(pgid, __ATOMIC_ACQUIRE)) <= 0 && now_s() - t0 < 20)
+        usleep(1000);
+    if (g > 0)
+        kill(-g, SIGTERM);
+    return NULL;
+}
+
+/* running_pgid: the child's group id while it runs (another thread ends
+ * the group through it), 0 once the run is over. */
+static void running_pgid(lil_env *env)
+{
+    struct lil_proc_opts o = capture();
+    struct lil_proc_result r;
+    int pgid = 0;
+    pthread_t th;
+    double t0 = now_s();
+
+    o.running_pgid = &pgid;
+    T_REQUIRE(pthread_create(&th, NULL, interrupter, &pgid) == 0);
+    P_OK(sh(env, "sleep 100", &o, 60000, 0, &r));
+    pthread_join(th, NULL);
+    T_EQ_I64(pgid, 0);
+    T_CHECK(r.status.ended && !r.status.timed_out);
+    T_EQ_I64(r.status.signal, SIGTERM);
+    T_CHECK(now_s() - t0 < 20);
+    lil__proc_result_free(env, &r);
+    /* In the caller's group nothing is published (a kill of the group
+     * would reach the caller). */
+    pgid = -7;
+    o.group = LIL_PROC_SAME_GROUP;
+    P_OK(sh(env, "true", &o, 60000, 0, &r));
+    T_EQ_I64(pgid, -7);
+    lil__proc_result_free(env, &r);
+}
+
+T_TEST(running_pgid_published)
+{
+    both(running_pgid);
 }
 
 static void output_both_streams(lil_env *env)

@@ -48,8 +48,9 @@ _decode = _codec.decode
 _encode = _codec.encode
 _CoroutineType = types.CoroutineType
 
-_SYNC_MODES = {None: _lil.SYNC_DEFAULT, "default": _lil.SYNC_DEFAULT,
-               "full": _lil.SYNC_FULL, "normal": _lil.SYNC_NORMAL, "off": _lil.SYNC_OFF}
+_SYNC_MODES = {None: _lil.SYNC_DEFAULT}
+_SYNC_MODES.update((_lil.sync_name(m), m) for m in (
+    _lil.SYNC_DEFAULT, _lil.SYNC_FULL, _lil.SYNC_NORMAL, _lil.SYNC_OFF))
 
 
 def _sync_mode(sync) -> int:

@@ -46,20 +46,16 @@
 
 #include "base/alloc.h"
 #include "base/clock.h"
+#include "base/sync_mode.h"
 #include "journal/format.h"
 #include "os/os.h"
 #include "store/pg/store_pg.h"
 
-static const char *mode_name(lil_sync sync)
-{
-    return sync == LIL_SYNC_FULL ? "full" : sync == LIL_SYNC_NORMAL ? "normal" : "off";
-}
-
 static lil_sync mode_of(const char *s)
 {
-    return strcmp(s, "normal") == 0 ? LIL_SYNC_NORMAL
-           : strcmp(s, "off") == 0  ? LIL_SYNC_OFF
-                                    : LIL_SYNC_FULL;
+    lil_sync m;
+
+    return lil__sync_parse(s, &m) ? m : LIL_SYNC_FULL;
 }
 
 /* ---- submit ---------------------------------------------------------------------- */
@@ -76,7 +72,7 @@ static lil_status insert_queued(struct pg_store *ps, struct pg_conn *c,
     lil__pg_param_text(&p, job->run_id);
     lil__pg_param_bytea(&p, header, LIL_JF_HEADER_LEN);
     lil__pg_param_bool(&p, job->key != NULL);
-    lil__pg_param_text(&p, mode_name(job->sync));
+    lil__pg_param_text(&p, lil__sync_name(job->sync));
     lil__pg_param_bytea(&p, job->payload, job->payload_len);
     rc = lil__pg_exec(ps, c, err, "queueing a run",
                       lil__pg_sql(ps,

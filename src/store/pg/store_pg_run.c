@@ -21,6 +21,7 @@
 
 #include "base/alloc.h"
 #include "base/clock.h"
+#include "base/sync_mode.h"
 #include "journal/format.h"
 #include "journal/journal.h"
 #include "journal/scan.h"
@@ -254,11 +255,6 @@ lil_status lil__pg_first_bytes(const struct lil_env *env, struct lil_err *err,
     return rc;
 }
 
-static const char *mode_name(lil_sync sync)
-{
-    return sync == LIL_SYNC_FULL ? "full" : sync == LIL_SYNC_NORMAL ? "normal" : "off";
-}
-
 /* Create the run unless it exists (in the caller's transaction). */
 static lil_status create(struct pg_run *pr, struct lil_err *err,
                          const struct lil_srun_opts *o)
@@ -277,7 +273,7 @@ static lil_status create(struct pg_run *pr, struct lil_err *err,
     lil__pg_param_text(&p, pr->run_id);
     lil__pg_param_bytea(&p, header, sizeof(header));
     lil__pg_param_bool(&p, o->key != NULL);
-    lil__pg_param_text(&p, mode_name(o->sync));
+    lil__pg_param_text(&p, lil__sync_name(o->sync));
     if (rc == LIL_OK)
         rc =
             lil__pg_exec(ps, pr->conn, err, "creating a run",
