@@ -8,12 +8,13 @@
  * error in the calling thread's slot (lil_errmsg), the result exported
  * for lil_free from the process's allocator.
  */
+#include "base/settings.h"
+
 #include <string.h>
 
 #include "api/entry.h"
 #include "base/alloc.h"
 #include "base/env.h"
-#include "base/settings.h"
 #include "os/os.h"
 #include "store/store.h"
 

@@ -54,10 +54,10 @@
 #include "loop/state.h"
 #include "loopspec/ir.h"
 
-#define LIL_LOOP_MAX_BLOCK_MS  1000        /* sleeps up to this block */
-#define LIL_LOOP_UNTIL_POLL_MS 5000        /* sleep.until parks this long */
-#define LIL_LOOP_TIMEOUT_MS    300000      /* effectTimeoutMs */
-#define LIL_LOOP_NAME_MAX      48          /* "I.S", "I.snap", "kind.N" */
+#define LIL_LOOP_MAX_BLOCK_MS  1000   /* sleeps up to this block */
+#define LIL_LOOP_UNTIL_POLL_MS 5000   /* sleep.until parks this long */
+#define LIL_LOOP_TIMEOUT_MS    300000 /* effectTimeoutMs */
+#define LIL_LOOP_NAME_MAX      48     /* "I.S", "I.snap", "kind.N" */
 #define LIL_LOOP_STOP_POLL_MS                             \
     20 /* a stop request is looked for at most this often \
           between iterations (runner_iter.c) */
@@ -106,6 +106,54 @@ struct lil_loop_hooks {
     lil_status (*note_end)(struct lil_loop *lp, const lil_loop_result *res);
 };
 
+/* The caller's options, fixed when the loop opens (runner_open.c). */
+struct loop_options {
+    lil_sync sync;
+    unsigned flags;
+    char *actor, *reason, *cwd;
+    int64_t max_block_ms, effect_timeout_ms;
+    lil_loop_progress_fn progress;
+    void *progress_ud;
+};
+
+/* What effects and expressions read besides the state: the inputs, the
+ * environment and metadata, the children's scrubbed environment, the
+ * secrets to redact, the retry policy.  Effects (src/effects/) and agents
+ * (src/agents/) get only the pieces a call needs, as arguments. */
+struct loop_surroundings {
+    json_t *inputs, *environ, *meta;
+    const char **effect_envp; /* scrubbed environment of shell steps */
+    struct lil_redact *redact;
+    struct lil_retry_policy retry;
+};
+
+/* Effects answered instead of run, and outcomes told to a recorder: the
+ * hooks of src/replay/ (lil__loop_set_mock, lil__loop_set_recorder). */
+struct loop_replay {
+    lil_status (*mock)(void *ud, struct lil_err *err, const char *kind, json_t *request,
+                       json_t **result, json_t **usage);
+    void *mock_ud;
+    /* the effect the mock is asked about, set for the call only: its step
+       id (NULL for on_exit and the completion hook) and its note "kind
+       identity" as journaled (secrets redacted) -- what a cassette matches */
+    const char *mock_step, *mock_note;
+
+    /* told every effect outcome this process journals and the completion
+       hook's result (a cassette being recorded) */
+    lil_status (*recorder)(void *ud, struct lil_err *err, json_t *outcome);
+    void *recorder_ud;
+    struct lil_cassette *cassette; /* opts' record_path / replay_path (owned,
+                                      freed by cassette_close at close) */
+    void (*cassette_close)(struct lil_loop *lp);
+};
+
+/* The clock (lil__loop_set_clock; NULL: the real one). */
+struct loop_clock {
+    int64_t (*now)(void *ud);
+    void (*sleep)(void *ud, int64_t ms);
+    void *ud;
+};
+
 struct lil_loop {
     uint32_t magic;
     struct lil_store *st;
@@ -113,20 +161,10 @@ struct lil_loop {
     const struct lil_ir_spec *ir; /* NULL: a reader's fold (runner_facts.c) */
     const char *spec_path;
     struct lil_run *run; /* read-only until a call must write (lil__loop_writable) */
-    lil_sync sync;
     char *run_id;
-    unsigned flags;
-    char *actor, *reason, *cwd;
-    int64_t max_block_ms, effect_timeout_ms;
-    lil_loop_progress_fn progress;
-    void *progress_ud;
     struct lil_err err;
-
-    /* what expressions read besides the state */
-    json_t *inputs, *environ, *meta;
-    const char **effect_envp; /* scrubbed environment of shell steps */
-    struct lil_redact *redact;
-    struct lil_retry_policy retry;
+    struct loop_options opt;
+    struct loop_surroundings fx;
 
     /* the journal's facts (runner_load.c) */
     bool started;                  /* the start record exists */
@@ -152,30 +190,11 @@ struct lil_loop {
                                          there is no IR (has_start_caps) */
     int64_t wake_at_ms;               /* parked: its wakeAt */
 
-    /* effects answered instead of run (lil__loop_set_mock) */
-    lil_status (*mock)(void *ud, struct lil_err *err, const char *kind, json_t *request,
-                       json_t **result, json_t **usage);
-    void *mock_ud;
-    /* the effect the mock is asked about, set for the call only: its step
-       id (NULL for on_exit and the completion hook) and its note "kind
-       identity" as journaled (secrets redacted) -- what a cassette matches */
-    const char *mock_step, *mock_note;
-
-    /* told every effect outcome this process journals and the completion
-       hook's result (lil__loop_set_recorder; a cassette being recorded) */
-    lil_status (*recorder)(void *ud, struct lil_err *err, json_t *outcome);
-    void *recorder_ud;
-    struct lil_cassette *cassette; /* opts' record_path / replay_path (owned,
-                                      freed by cassette_close at close) */
-    void (*cassette_close)(struct lil_loop *lp);
+    struct loop_replay replay;
+    struct loop_clock clock;
 
     /* what the layers above do at the runner's turns (NULL: nothing) */
     const struct lil_loop_hooks *hooks;
-
-    /* the clock (lil__loop_set_clock; NULL: the real one) */
-    int64_t (*clock_now)(void *ud);
-    void (*clock_sleep)(void *ud, int64_t ms);
-    void *clock_ud;
 
     int64_t stop_poll_ns; /* monotonic time of the next look for a stop request
                              between iterations (runner_iter.c) */

@@ -3,7 +3,8 @@
  * iteration", "Sleeps, breakpoints and gates"): steps in order, each
  * guarded by its `when`; after a step (run or skipped) the gates placed
  * `after` it; after the body the gates without `after`.  Effects are
- * runner_effect.c's; here are the steps that touch no outside world: breakpoints, gates, sleeps and reduce.
+ * runner_effect.c's; here are the steps that touch no outside world: breakpoints,
+ * gates, sleeps and reduce.
  *
  * Breakpoints and gates fail closed.  Approved (LIL_LOOP_YES, an
  * `auto_approve_in` holding "nonInteractive", or a journaled approval of
@@ -56,9 +57,9 @@ void lil__loop_ctx(struct iter *it, struct lil_state_ctx *cx)
     struct lil_loop *lp = it->lp;
 
     memset(cx, 0, sizeof(*cx));
-    cx->inputs = lp->inputs;
-    cx->environ = lp->environ;
-    cx->meta = lp->meta;
+    cx->inputs = lp->fx.inputs;
+    cx->environ = lp->fx.environ;
+    cx->meta = lp->fx.meta;
     cx->iteration = (double)(it->iteration < 0 ? lp->meters.iteration : it->iteration);
     cx->aliases = it->aliases;
     cx->naliases = it->naliases;
@@ -179,7 +180,7 @@ struct ask {
 
 static bool auto_approved(const struct lil_loop *lp, const struct ask *a)
 {
-    if (lp->flags & LIL_LOOP_YES)
+    if (lp->opt.flags & LIL_LOOP_YES)
         return true;
     for (size_t i = 0; a->auto_approve_in && i < a->auto_approve_in->n; i++)
         if (a->auto_approve_in->v[i].s &&
@@ -210,8 +211,8 @@ static json_t *approval(const struct lil_loop *lp, const char *step, const char 
 {
     return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:{s:b}}", "kind",
                      "breakpoint", "step", step, "ask", ask, "strategy", strategy,
-                     "digest", digest, "actor", lp->actor, "reason",
-                     lp->reason ? lp->reason : "approved with --yes", "result",
+                     "digest", digest, "actor", lp->opt.actor, "reason",
+                     lp->opt.reason ? lp->opt.reason : "approved with --yes", "result",
                      "approved", 1);
 }
 
@@ -366,7 +367,7 @@ static lil_status sleep_for(struct iter *it, const struct lil_ir_duration *d)
     }
     if (now >= wake)
         return LIL_OK;
-    if (wake - now > lp->max_block_ms)
+    if (wake - now > lp->opt.max_block_ms)
         return park(it, wake);
     lil__loop_sleep(lp, wake - now);
     return lil__loop_interrupted(lp) ? lil__iter_stop(it, WHY_STOP) : LIL_OK;
@@ -406,14 +407,14 @@ void lil__loop_sleep(struct lil_loop *lp, int64_t ms)
 
     if (ms <= 0)
         return;
-    if (lp->progress) {
+    if (lp->opt.progress) {
         ev.kind = LIL_LOOP_EV_SLEEP;
         ev.value = ms;
-        lp->progress(lp->progress_ud, &ev);
+        lp->opt.progress(lp->opt.progress_ud, &ev);
     }
-    if (lp->clock_now) { /* a clock of the host's: it waits */
-        if (lp->clock_sleep)
-            lp->clock_sleep(lp->clock_ud, ms);
+    if (lp->clock.now) { /* a clock of the host's: it waits */
+        if (lp->clock.sleep)
+            lp->clock.sleep(lp->clock.ud, ms);
         return;
     }
     for (int64_t left = ms; left > 0 && !lil__loop_interrupted(lp);

@@ -50,7 +50,7 @@
 
 bool lil__budget_applies(const struct lil_loop *lp, const char *harness)
 {
-    return !lp->mock && (lp->meters.lim.has_tokens || lp->meters.lim.has_usd) &&
+    return !lp->replay.mock && (lp->meters.lim.has_tokens || lp->meters.lim.has_usd) &&
            harness && strcmp(harness, "internal") != 0;
 }
 

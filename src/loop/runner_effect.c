@@ -100,8 +100,8 @@ void lil__loop_set_mock(struct lil_loop *lp,
                                          json_t **result, json_t **usage),
                         void *ud)
 {
-    lp->mock = fn;
-    lp->mock_ud = ud;
+    lp->replay.mock = fn;
+    lp->replay.mock_ud = ud;
 }
 
 void lil__loop_set_recorder(struct lil_loop *lp,
@@ -109,8 +109,8 @@ void lil__loop_set_recorder(struct lil_loop *lp,
                                              json_t *outcome),
                             void *ud)
 {
-    lp->recorder = fn;
-    lp->recorder_ud = ud;
+    lp->replay.recorder = fn;
+    lp->replay.recorder_ud = ud;
 }
 
 /* The request a mock sees: the identity's JSON (after "kind "). */
@@ -127,11 +127,12 @@ static lil_status exec_mock(struct effect *ef, json_t **result, json_t **usage)
     else
         json_incref(req);
     /* which step asks, and the identity as journaled (a cassette's key) */
-    lp->mock_step = ef->step_id;
-    lp->mock_note = (const char *)ef->note.data;
+    lp->replay.mock_step = ef->step_id;
+    lp->replay.mock_note = (const char *)ef->note.data;
     if (rc == LIL_OK)
-        rc = lp->mock(lp->mock_ud, &lp->err, ef->kind, req, result, usage);
-    lp->mock_step = lp->mock_note = NULL;
+        rc =
+            lp->replay.mock(lp->replay.mock_ud, &lp->err, ef->kind, req, result, usage);
+    lp->replay.mock_step = lp->replay.mock_note = NULL;
     json_decref(req);
     return rc;
 }
@@ -145,11 +146,13 @@ static lil_status attempt_all(struct effect *ef, json_t **result, json_t **usage
     lil__rng_seed(&rng, lil__rng_key(ef->name, strlen(ef->name), 0));
     for (int64_t made = 1;; made++) {
         lil__clearerr(&lp->err);
-        rc = lp->mock ? exec_mock(ef, result, usage) : ef->exec(ef, result, usage);
-        if (rc == LIL_OK || !lil__retry_again(&lp->retry, made, rc) ||
+        rc = lp->replay.mock ? exec_mock(ef, result, usage)
+                             : ef->exec(ef, result, usage);
+        if (rc == LIL_OK || !lil__retry_again(&lp->fx.retry, made, rc) ||
             lil__loop_interrupted(lp))
             return rc;
-        lil__loop_sleep(lp, lil__retry_delay_ms(&lp->retry, (uint64_t)made - 1, &rng));
+        lil__loop_sleep(lp,
+                        lil__retry_delay_ms(&lp->fx.retry, (uint64_t)made - 1, &rng));
         if (ef->again && ef->again(ef, made + 1, rc) != LIL_OK)
             return rc; /* lp->err says why there is no other attempt */
     }
@@ -201,7 +204,7 @@ static int run_effect(lil_call *call, void *ud)
         (void)lil__call_fail(call, NULL, "%s", lp->err.msg);
         return 1;
     }
-    if (lil__redact_json(lp->redact, &lp->err, result) != LIL_OK) {
+    if (lil__redact_json(lp->fx.redact, &lp->err, result) != LIL_OK) {
         json_decref(result);
         json_decref(usage);
         lil__call_abandon(call, LIL_E_UNCERTAIN);
@@ -289,7 +292,7 @@ static void announce(struct effect *ef)
     struct lil_loop *lp = ef->it->lp;
     lil_loop_event ev = {0};
 
-    if (!lp->progress)
+    if (!lp->opt.progress)
         return;
     ev.kind = LIL_LOOP_EV_EFFECT;
     ev.iteration = ef->it->iteration;
@@ -298,7 +301,7 @@ static void announce(struct effect *ef)
     ev.tokens = lp->meters.tokens;
     ev.usd = lp->meters.usd;
     ev.elapsed_ms = lil__loop_now(lp) - lp->meters.wallclock_base_ms;
-    lp->progress(lp->progress_ud, &ev);
+    lp->opt.progress(lp->opt.progress_ud, &ev);
 }
 
 static lil_status fresh(struct effect *ef, json_t **result)
@@ -343,8 +346,8 @@ static lil_status fresh(struct effect *ef, json_t **result)
         rc = lil__loop_slot_put(lp, ef->name, json_incref(ef->outcome));
     /* recording: the outcome as journaled, once (a replayed one was told
        when it was fresh, or when the recorder was attached) */
-    if (rc == LIL_OK && ran && lp->recorder)
-        rc = lp->recorder(lp->recorder_ud, &lp->err, ef->outcome);
+    if (rc == LIL_OK && ran && lp->replay.recorder)
+        rc = lp->replay.recorder(lp->replay.recorder_ud, &lp->err, ef->outcome);
     if (rc != LIL_OK)
         return lil__iter_fail(ef->it, rc, "%s", lp->err.msg);
     *result = json_incref(json_object_get(ef->outcome, "result"));
@@ -357,7 +360,7 @@ static lil_status make_note(struct effect *ef)
     lil_status rc;
 
     lil__buf_init(&ef->note, lp->env, SIZE_MAX);
-    rc = lil__redact_text(lp->redact, &lp->err, (const char *)ef->identity.data,
+    rc = lil__redact_text(lp->fx.redact, &lp->err, (const char *)ef->identity.data,
                           ef->identity.len, &ef->note);
     if (rc == LIL_OK)
         rc = lil__buf_add(&ef->note, "", 1);
@@ -403,10 +406,11 @@ static lil_status exec_shell(struct effect *ef, json_t **result, json_t **usage)
     struct lil_shell_opts o = {0};
 
     (void)usage;
-    o.cwd = lp->cwd;
-    o.envp = lp->effect_envp;
+    o.cwd = lp->opt.cwd;
+    o.envp = lp->fx.effect_envp;
     o.timeout_ms =
-        (int)(lp->effect_timeout_ms > INT32_MAX ? INT32_MAX : lp->effect_timeout_ms);
+        (int)(lp->opt.effect_timeout_ms > INT32_MAX ? INT32_MAX
+                                                    : lp->opt.effect_timeout_ms);
     o.running_pgid = &lp->child_pgid;
     return lil__shell_run(lp->env, &lp->err, &ef->shell, &o, NULL, result);
 }
@@ -504,7 +508,7 @@ static lil_status exec_http(struct effect *ef, json_t **result, json_t **usage)
 
     (void)usage;
     lil__http_opts_init(&o);
-    o.timeout_ms = lp->effect_timeout_ms;
+    o.timeout_ms = lp->opt.effect_timeout_ms;
     return lil__http_perform(lp->env, &lp->err, ef->request, &o, result);
 }
 
@@ -592,7 +596,7 @@ static void agent_call_of(struct effect *ef, struct lil_agent_call *c,
     c->tools = tools;
     json_array_foreach(list, i, t) if (i < cap) tools[c->ntools++] =
         json_string_value(t);
-    c->cwd = ef->it->lp->cwd;
+    c->cwd = ef->it->lp->opt.cwd;
     c->running_pgid = &ef->it->lp->child_pgid;
 }
 
@@ -642,7 +646,7 @@ static lil_status agent_ready(struct effect *ef)
     struct lil_agent_call c;
     const char *tools[64];
 
-    if (lp->mock)
+    if (lp->replay.mock)
         return LIL_OK;
     agent_call_of(ef, &c, tools, sizeof(tools) / sizeof(*tools));
     if (lil__agent_ready(lp->env, &lp->err, &c) != LIL_OK)
@@ -733,7 +737,8 @@ static lil_status record_hook(struct effect *ef, json_t *result)
 {
     struct lil_loop *lp = ef->it->lp;
     json_t *copy = json_deep_copy(result), *o;
-    lil_status rc = copy ? lil__redact_json(lp->redact, &lp->err, copy) : LIL_E_NOMEM;
+    lil_status rc =
+        copy ? lil__redact_json(lp->fx.redact, &lp->err, copy) : LIL_E_NOMEM;
 
     if (rc != LIL_OK) {
         json_decref(copy);
@@ -743,7 +748,7 @@ static lil_status record_hook(struct effect *ef, json_t *result)
     if (!o)
         return lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
     json_object_del(o, "seq");
-    rc = lp->recorder(lp->recorder_ud, &lp->err, o);
+    rc = lp->replay.recorder(lp->replay.recorder_ud, &lp->err, o);
     json_decref(o);
     return rc;
 }
@@ -777,7 +782,7 @@ static lil_status hook_direct(struct iter *it, const struct lil_ir_action *act,
         rc = make_note(&ef);
     if (rc == LIL_OK)
         rc = attempt_all(&ef, result, &ef.outcome);
-    if (rc == LIL_OK && lp->recorder)
+    if (rc == LIL_OK && lp->replay.recorder)
         rc = record_hook(&ef, *result);
     lil__buf_free(&cmd);
     effect_free(&ef);

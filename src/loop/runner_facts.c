@@ -49,7 +49,7 @@ static void reader_free(struct lil_loop *lp)
 {
     lil__loop_forget(lp);
     lil__free(lp->env, lp->slots);
-    json_decref(lp->inputs);
+    json_decref(lp->fx.inputs);
 }
 
 /* ---- parts of the document --------------------------------------------------- */
@@ -77,7 +77,7 @@ static void add_start(json_t *doc, const struct lil_loop *lp)
     json_object_set_new(doc, "spec_sha256", member_or_null(s, "spec"));
     json_object_set_new(doc, "cwd", member_or_null(s, "cwd"));
     json_object_set_new(doc, "inputs",
-                        lp->inputs ? json_incref(lp->inputs) : json_object());
+                        lp->fx.inputs ? json_incref(lp->fx.inputs) : json_object());
     json_object_set_new(doc, "started_at_ms", json_integer(lp->started_ms));
 }
 

@@ -58,7 +58,7 @@ static lil_status fail_run(struct lil_loop *lp, const char *why, lil_loop_result
 
     /* a message may quote a rendered command or URL: no secret in it */
     lil__buf_init(&clean, lp->env, SIZE_MAX);
-    if (lil__redact_text(lp->redact, &lp->err, why, strlen(why), &clean) == LIL_OK)
+    if (lil__redact_text(lp->fx.redact, &lp->err, why, strlen(why), &clean) == LIL_OK)
         snprintf(reason, sizeof(reason), "%.*s", (int)clean.len,
                  (const char *)clean.data);
     else
@@ -203,9 +203,10 @@ static lil_status take_stop_request(struct lil_loop *lp, bool *found)
 /* A stop from lil_loop_interrupt, journaled like a request. */
 static lil_status interrupt_stop(struct lil_loop *lp)
 {
-    json_t *req = json_pack("{s:i, s:s, s:I, s:s, s:s}", "version", 1, "runId",
-                            lp->run_id, "requestedAt", (json_int_t)lil__loop_now(lp),
-                            "actor", lp->actor, "reason", "interrupted by a signal");
+    json_t *req =
+        json_pack("{s:i, s:s, s:I, s:s, s:s}", "version", 1, "runId", lp->run_id,
+                  "requestedAt", (json_int_t)lil__loop_now(lp), "actor", lp->opt.actor,
+                  "reason", "interrupted by a signal");
     lil_status rc = lil__loop_control(lp, "stop_requested",
                                       json_pack("{s:O}", "request", req), false);
 
@@ -365,14 +366,14 @@ static void announce(struct lil_loop *lp, int64_t iteration)
 {
     lil_loop_event ev = {0};
 
-    if (!lp->progress)
+    if (!lp->opt.progress)
         return;
     ev.kind = LIL_LOOP_EV_ITERATION;
     ev.iteration = iteration;
     ev.tokens = lp->meters.tokens;
     ev.usd = lp->meters.usd;
     ev.elapsed_ms = lil__loop_now(lp) - lp->meters.wallclock_base_ms;
-    lp->progress(lp->progress_ud, &ev);
+    lp->opt.progress(lp->opt.progress_ud, &ev);
 }
 
 static lil_status terminate_now(struct iter *it, bool *yes)
@@ -403,7 +404,7 @@ static lil_status body_and_commit(struct lil_loop *lp, struct iter *it,
 
     for (;;) {
         rc = lil__loop_body(it);
-        if (rc == LIL_OK || it->why != WHY_PARK || !(lp->flags & LIL_LOOP_WAIT))
+        if (rc == LIL_OK || it->why != WHY_PARK || !(lp->opt.flags & LIL_LOOP_WAIT))
             break;
         lil__loop_sleep(lp, it->wake_at - lil__loop_now(lp)); /* --wait */
         lil__iter_free(it);
@@ -500,7 +501,7 @@ static lil_status settled(struct lil_loop *lp, lil_loop_result *res, bool *done)
     if (journal_answer(lp, res, &rc))
         return rc;
     if (!lil__loop_interrupted(lp) && lp->meters.pending != LIL_CAP_NONE &&
-        !(lp->flags & LIL_LOOP_APPROVE_CAPS) && !stop_published(lp))
+        !(lp->opt.flags & LIL_LOOP_APPROVE_CAPS) && !stop_published(lp))
         return lil__loop_result(lp, LIL_LOOP_PAUSED,
                                 lil__cap_reason(lp->meters.pending), res);
     *done = false;
@@ -532,10 +533,10 @@ static lil_status preamble(struct lil_loop *lp, lil_loop_result *res, bool *done
                    ? lil__loop_result(lp, LIL_LOOP_STOPPED, stop_reason(lp), res)
                    : rc;
     if (lp->meters.pending != LIL_CAP_NONE) {
-        if (!(lp->flags & LIL_LOOP_APPROVE_CAPS))
+        if (!(lp->opt.flags & LIL_LOOP_APPROVE_CAPS))
             return lil__loop_result(lp, LIL_LOOP_PAUSED,
                                     lil__cap_reason(lp->meters.pending), res);
-        rc = clear_cap(lp, lp->actor, lp->reason);
+        rc = clear_cap(lp, lp->opt.actor, lp->opt.reason);
         if (rc != LIL_OK)
             return rc;
     }
@@ -592,12 +593,13 @@ lil_status lil__loop_resume(struct lil_loop *lp, lil_loop_result *res)
     if (rc == LIL_OK)
         rc = take_stop_request(lp, &found);
     if (rc == LIL_OK && lp->stop) {
-        rc = lil__loop_control(
-            lp, "stop_cleared",
-            json_pack("{s:O, s:s, s:s}", "request", lp->stop, "actor", lp->actor,
-                      "reason",
-                      lp->reason && *lp->reason ? lp->reason : "explicit resume"),
-            false);
+        rc = lil__loop_control(lp, "stop_cleared",
+                               json_pack("{s:O, s:s, s:s}", "request", lp->stop,
+                                         "actor", lp->opt.actor, "reason",
+                                         lp->opt.reason && *lp->opt.reason
+                                             ? lp->opt.reason
+                                             : "explicit resume"),
+                               false);
         if (rc == LIL_OK) {
             json_decref(lp->stop);
             lp->stop = NULL;

@@ -181,8 +181,8 @@ static lil_status apply_start(struct lil_loop *lp, json_t *v)
     if (!json_is_object(lp->committed))
         return lil__seterr(&lp->err, LIL_E_CORRUPT, 0,
                            "the start record of run %s has no baseState", lp->run_id);
-    json_decref(lp->inputs);
-    lp->inputs = json_incref(json_object_get(v, "inputs"));
+    json_decref(lp->fx.inputs);
+    lp->fx.inputs = json_incref(json_object_get(v, "inputs"));
     return start_caps(lp, v);
 }
 

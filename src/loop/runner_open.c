@@ -50,17 +50,19 @@ static lil_status copy_opts(struct lil_loop *lp, const lil_loop_opts *o)
 {
     const char *user = lil__setting_raw("USER");
 
-    lp->flags = o ? o->flags : 0;
-    lp->actor = dup_or(
+    lp->opt.flags = o ? o->flags : 0;
+    lp->opt.actor = dup_or(
         lp->env, o && o->actor ? o->actor : (user && *user ? user : NULL), "unknown");
-    lp->reason = o && o->reason ? lil__strdup(lp->env, o->reason) : NULL;
-    lp->cwd = o && o->cwd ? lil__strdup(lp->env, o->cwd) : NULL;
-    lp->max_block_ms = o && o->max_block_ms ? o->max_block_ms : LIL_LOOP_MAX_BLOCK_MS;
-    lp->effect_timeout_ms =
+    lp->opt.reason = o && o->reason ? lil__strdup(lp->env, o->reason) : NULL;
+    lp->opt.cwd = o && o->cwd ? lil__strdup(lp->env, o->cwd) : NULL;
+    lp->opt.max_block_ms =
+        o && o->max_block_ms ? o->max_block_ms : LIL_LOOP_MAX_BLOCK_MS;
+    lp->opt.effect_timeout_ms =
         o && o->effect_timeout_ms ? o->effect_timeout_ms : LIL_LOOP_TIMEOUT_MS;
-    lp->progress = o ? o->progress : NULL;
-    lp->progress_ud = o ? o->progress_ud : NULL;
-    if (!lp->actor || (o && o->reason && !lp->reason) || (o && o->cwd && !lp->cwd))
+    lp->opt.progress = o ? o->progress : NULL;
+    lp->opt.progress_ud = o ? o->progress_ud : NULL;
+    if (!lp->opt.actor || (o && o->reason && !lp->opt.reason) ||
+        (o && o->cwd && !lp->opt.cwd))
         return lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
     return LIL_OK;
 }
@@ -94,15 +96,16 @@ static lil_status surroundings(struct lil_loop *lp, const lil_loop_opts *o)
                             lil__setting_raw("LIL_EFFECT_ENV")};
     lil_status rc;
 
-    lp->environ = environ_object();
-    if (!lp->environ)
+    lp->fx.environ = environ_object();
+    if (!lp->fx.environ)
         return lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
-    rc = lil__state_meta(lp->env, &lp->err, lp->ir, &lp->meta);
+    rc = lil__state_meta(lp->env, &lp->err, lp->ir, &lp->fx.meta);
     if (rc == LIL_OK)
-        rc = lil__effect_env_build(lp->env, &lp->err, NULL, allow, 2, &lp->effect_envp);
+        rc = lil__effect_env_build(lp->env, &lp->err, NULL, allow, 2,
+                                   &lp->fx.effect_envp);
     if (rc == LIL_OK)
-        rc = lil__redact_new(lp->env, &lp->err, NULL, &lp->redact);
-    lil__retry_policy_from_ir(lp->ir, &lp->retry);
+        rc = lil__redact_new(lp->env, &lp->err, NULL, &lp->fx.redact);
+    lil__retry_policy_from_ir(lp->ir, &lp->fx.retry);
     return rc;
 }
 
@@ -133,7 +136,7 @@ static lil_status given_inputs(struct lil_loop *lp, const lil_loop_opts *o,
 static lil_status open_run(struct lil_loop *lp, bool readonly)
 {
     lil_run_opts ro = {
-        sizeof(ro), lp->sync,
+        sizeof(ro), lp->opt.sync,
         readonly ? (unsigned)(LIL_OPEN_READONLY | LIL_OPEN_EXISTING) : 0u, 0};
 
     return lil__run_open(lp->st, &lp->err, lp->run_id, &ro, &lp->run);
@@ -227,12 +230,13 @@ static json_t *start_record(struct lil_loop *lp, const lil_spec *spec, json_t *b
     lil__export_free(text.data);
     if (!realpath(name, path))
         snprintf(path, sizeof(path), "%s", name);
-    if (!lp->cwd && !getcwd(cwd, sizeof(cwd)))
+    if (!lp->opt.cwd && !getcwd(cwd, sizeof(cwd)))
         cwd[0] = '\0';
     return json_pack("{s:s, s:s, s:s, s:s, s:O, s:O, s:I, s:o}", "loopId", lp->ir->id.s,
-                     "spec", hex, "specPath", path, "cwd", lp->cwd ? lp->cwd : cwd,
-                     "inputs", lp->inputs, "baseState", base, "startedAt",
-                     (json_int_t)lil__loop_now(lp), "caps", caps_record(lp));
+                     "spec", hex, "specPath", path, "cwd",
+                     lp->opt.cwd ? lp->opt.cwd : cwd, "inputs", lp->fx.inputs,
+                     "baseState", base, "startedAt", (json_int_t)lil__loop_now(lp),
+                     "caps", caps_record(lp));
 }
 
 /* A new run: resolve the inputs (defaults too), journal the start. */
@@ -242,9 +246,10 @@ static lil_status start(struct lil_loop *lp, const lil_spec *spec, json_t *given
     json_t *rec;
     lil_status rc = LIL_OK;
 
-    lp->inputs = given;
-    if (!lp->inputs)
-        rc = lil__inputs_resolve(lp->env, &lp->err, lp->ir, NULL, NULL, 0, &lp->inputs);
+    lp->fx.inputs = given;
+    if (!lp->fx.inputs)
+        rc = lil__inputs_resolve(lp->env, &lp->err, lp->ir, NULL, NULL, 0,
+                                 &lp->fx.inputs);
     if (rc == LIL_OK)
         rc = lil__state_init(&init, lp->env, lp->ir, &lp->err);
     if (rc != LIL_OK)
@@ -320,7 +325,7 @@ static lil_status journal_facts(struct lil_loop *lp, const lil_spec *spec,
             return start(lp, spec, given); /* takes given */
     }
     if (rc == LIL_OK && given) {
-        rc = lil__inputs_compare(lp->env, &lp->err, lp->inputs, given, NULL);
+        rc = lil__inputs_compare(lp->env, &lp->err, lp->fx.inputs, given, NULL);
         if (rc != LIL_OK) {
             char why[LIL_ERRMSG_MAX];
 
@@ -372,7 +377,7 @@ lil_status lil__loop_open(struct lil_store *st, struct lil_err *err,
     lp->ir = ir;
     lp->spec_path = lil__spec_name(spec);
     lp->run_id = lil__strdup(lp->env, id);
-    lp->sync = o ? o->sync : LIL_SYNC_DEFAULT;
+    lp->opt.sync = o ? o->sync : LIL_SYNC_DEFAULT;
     rc = lp->run_id ? copy_opts(lp, o) : LIL_E_NOMEM;
     if (rc == LIL_OK)
         rc = surroundings(lp, o);
@@ -395,26 +400,26 @@ lil_status lil__loop_close(struct lil_loop *lp)
     lil_status rc = lp->run ? lil__run_close(lp->run, &lp->err) : LIL_OK;
 
     lp->magic = 0;
-    if (lp->cassette_close)
-        lp->cassette_close(lp);
+    if (lp->replay.cassette_close)
+        lp->replay.cassette_close(lp);
     lil__loop_slots_clear(lp);
     lil__free(env, lp->slots);
-    json_decref(lp->inputs);
-    json_decref(lp->environ);
-    json_decref(lp->meta);
+    json_decref(lp->fx.inputs);
+    json_decref(lp->fx.environ);
+    json_decref(lp->fx.meta);
     json_decref(lp->committed);
     json_decref(lp->start);
     json_decref(lp->stop);
-    lil__effect_env_free(env, lp->effect_envp);
-    lil__redact_free(lp->redact);
+    lil__effect_env_free(env, lp->fx.effect_envp);
+    lil__redact_free(lp->fx.redact);
     lil__free(env, lp->pause.step);
     lil__free(env, lp->pause.ask);
     lil__free(env, lp->pause.reason);
     lil__free(env, lp->end_reason);
     lil__free(env, lp->run_id);
-    lil__free(env, lp->actor);
-    lil__free(env, lp->reason);
-    lil__free(env, lp->cwd);
+    lil__free(env, lp->opt.actor);
+    lil__free(env, lp->opt.reason);
+    lil__free(env, lp->opt.cwd);
     lil__free(env, lp);
     return rc;
 }

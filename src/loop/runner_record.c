@@ -36,15 +36,15 @@ int64_t lil__loop_now_ms(void)
 
 int64_t lil__loop_now(const struct lil_loop *lp)
 {
-    return lp->clock_now ? lp->clock_now(lp->clock_ud) : lil__loop_now_ms();
+    return lp->clock.now ? lp->clock.now(lp->clock.ud) : lil__loop_now_ms();
 }
 
 void lil__loop_set_clock(struct lil_loop *lp, int64_t (*now)(void *ud),
                          void (*sleep)(void *ud, int64_t ms), void *ud)
 {
-    lp->clock_now = now;
-    lp->clock_sleep = now ? sleep : NULL;
-    lp->clock_ud = ud;
+    lp->clock.now = now;
+    lp->clock.sleep = now ? sleep : NULL;
+    lp->clock.ud = ud;
 }
 
 void lil__loop_slot_name(char out[LIL_LOOP_NAME_MAX], int64_t iteration, int64_t seq)

@@ -212,7 +212,7 @@ static lil_status go_on(struct lil_loop *lp, lil_loop_result *res)
     bool queued = false;
     lil_status rc;
 
-    if (!(lp->flags & LIL_LOOP_REQUEUE) || !lp->st->ops->queue_set)
+    if (!(lp->opt.flags & LIL_LOOP_REQUEUE) || !lp->st->ops->queue_set)
         return lil__loop_run(lp, false, res);
     rc = lil__loop_status(lp, res);
     if (rc == LIL_OK && res->status == LIL_LOOP_WAITING && lp->parked)
@@ -237,7 +237,7 @@ static lil_status note_end(struct lil_loop *lp, const lil_loop_result *res)
     struct lil_squeue_end to = {LIL_SQ_QUEUED, 0, NULL};
     bool queued = false;
 
-    if (!(lp->flags & LIL_LOOP_REQUEUE) || !lp->st->ops->queue_set)
+    if (!(lp->opt.flags & LIL_LOOP_REQUEUE) || !lp->st->ops->queue_set)
         return LIL_OK;
     to.state = lil__queue_state_of(res, lil__loop_now(lp));
     return lp->st->ops->queue_set(lp->st, &lp->err, lp->run_id, LIL_SQ_ANY, &to,

@@ -310,7 +310,8 @@ static const struct entry *nearest(const struct lil_cassette *c, const char *kin
 static lil_status not_held(const struct lil_cassette *c, struct lil_err *err,
                            const char *kind, const char *identity)
 {
-    const char *step = c->lp->mock_step ? c->lp->mock_step : "(on_exit or hook)";
+    const char *step =
+        c->lp->replay.mock_step ? c->lp->replay.mock_step : "(on_exit or hook)";
     size_t spent, dist;
     const struct entry *near = nearest(c, kind, identity, &spent, &dist);
     char want[SHOW + 8], have[SHOW + 8];
@@ -334,12 +335,12 @@ static lil_status not_held(const struct lil_cassette *c, struct lil_err *err,
 }
 
 /* The runner's mock: the first unused entry of the effect's kind and
- * identity (lp->mock_note), copied (the runner redacts it in place). */
+ * identity (lp->replay.mock_note), copied (the runner redacts it in place). */
 static lil_status answer(void *ud, struct lil_err *err, const char *kind,
                          json_t *request, json_t **result, json_t **usage)
 {
     struct lil_cassette *c = ud;
-    const char *note = c->lp->mock_note;
+    const char *note = c->lp->replay.mock_note;
     const char *identity = note ? note + strlen(kind) + 1 : "";
     struct entry *e = find_unused(c, kind, identity);
     json_t *u;
@@ -425,8 +426,8 @@ lil_status lil__cassette_attach(struct lil_loop *lp, const char *record_path,
     c->lp = lp;
     c->fd = -1;
     c->path = lil__strdup(lp->env, record_path ? record_path : replay_path);
-    lp->cassette = c;
-    lp->cassette_close = lil__cassette_close;
+    lp->replay.cassette = c;
+    lp->replay.cassette_close = lil__cassette_close;
     if (!c->path)
         return lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
     rc = record_path ? start_record(c) : start_replay(c);
@@ -437,12 +438,12 @@ lil_status lil__cassette_attach(struct lil_loop *lp, const char *record_path,
 
 void lil__cassette_close(struct lil_loop *lp)
 {
-    struct lil_cassette *c = lp->cassette;
+    struct lil_cassette *c = lp->replay.cassette;
 
     if (!c)
         return;
     lil__loop_set_recorder(lp, NULL, NULL);
-    if (lp->mock_ud == c)
+    if (lp->replay.mock_ud == c)
         lil__loop_set_mock(lp, NULL, NULL);
     lil__os_close(lp->env, c->fd);
     for (size_t i = 0; i < c->n; i++)
@@ -450,5 +451,5 @@ void lil__cassette_close(struct lil_loop *lp)
     lil__free(lp->env, c->e);
     lil__free(lp->env, c->path);
     lil__free(lp->env, c);
-    lp->cassette = NULL;
+    lp->replay.cassette = NULL;
 }

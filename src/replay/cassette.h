@@ -30,7 +30,7 @@
  * A torn last line (no newline, not JSON) is ignored; any other line that
  * is not an entry is an error naming the file and the line.
  *
- * Ownership: the loop owns its cassette (lp->cassette), closed with it;
+ * Ownership: the loop owns its cassette (lp->replay.cassette), closed with it;
  * one thread at a time, as the loop.
  */
 #ifndef LIL_LOOP_CASSETTE_H
