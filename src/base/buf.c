@@ -99,6 +99,23 @@ lil_status lil__buf_printf(struct lil_buf *b, const char *fmt, ...)
     return LIL_OK;
 }
 
+size_t lil__i64_text(int64_t v, char out[LIL_I64_TEXT_MAX])
+{
+    char digits[LIL_I64_TEXT_MAX];
+    size_t i = sizeof(digits), len;
+    uint64_t u = v < 0 ? 0u - (uint64_t)v : (uint64_t)v;
+
+    do {
+        digits[--i] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        digits[--i] = '-';
+    len = sizeof(digits) - i;
+    memcpy(out, digits + i, len);
+    return len;
+}
+
 lil_status lil__buf_export(struct lil_buf *b, lil_bytes *out)
 {
     void *p = lil__export_copy(b->env, b->data, b->len);

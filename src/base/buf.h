@@ -29,6 +29,12 @@ lil_status lil__buf_add(struct lil_buf *b, const void *data, size_t len);
 lil_status lil__buf_addstr(struct lil_buf *b, const char *s);
 lil_status lil__buf_printf(struct lil_buf *b, const char *fmt, ...) LIL_PRINTF(2, 3);
 
+/* The decimal text of v (no NUL) at out; its length (at most
+ * LIL_I64_TEXT_MAX).  No locale, no printf: for names and numbers on hot
+ * paths. */
+#define LIL_I64_TEXT_MAX 20
+size_t lil__i64_text(int64_t v, char out[LIL_I64_TEXT_MAX]);
+
 /* Hand the contents over as an exported block (lil_free) and reset b. */
 lil_status lil__buf_export(struct lil_buf *b, lil_bytes *out);
 

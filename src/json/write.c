@@ -32,6 +32,7 @@
  * No allocation but out's growth and, for sorted objects of more than
  * LIL_JSON_WRITE_KEYS keys, one array of keys from the env's allocator.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,26 +81,34 @@ static lil_status put(struct writer *w, const void *s, size_t len)
     struct lil_buf *b = w->out;
 
     if (b->len + len < b->alloc && b->len + len <= b->cap) { /* room: no call */
-        memcpy(b->data + b->len, s, len);
+        if (len > 16)
+            memcpy(b->data + b->len, s, len);
+        else /* the usual piece: a key, a short run; no call for it */
+            for (size_t i = 0; i < len; i++)
+                b->data[b->len + i] = ((const uint8_t *)s)[i];
         b->len += len;
         return LIL_OK;
     }
     return lil__buf_add(b, s, len);
 }
 
+/* Append one byte (the punctuation of the text). */
+static lil_status put_char(struct writer *w, char c)
+{
+    struct lil_buf *b = w->out;
+
+    if (b->len + 1 < b->alloc && b->len < b->cap) {
+        b->data[b->len++] = (uint8_t)c;
+        return LIL_OK;
+    }
+    return lil__buf_add(b, &c, 1);
+}
+
 static lil_status write_integer(struct writer *w, json_int_t n)
 {
-    char digits[24];
-    size_t i = sizeof(digits);
-    unsigned long long u = n < 0 ? 0ull - (unsigned long long)n : (unsigned long long)n;
+    char digits[LIL_I64_TEXT_MAX];
 
-    do {
-        digits[--i] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (n < 0)
-        digits[--i] = '-';
-    return put(w, digits + i, sizeof(digits) - i);
+    return put(w, digits, lil__i64_text((int64_t)n, digits));
 }
 
 /* A number's text as printf gives it may have the locale's decimal point:
@@ -184,61 +193,95 @@ static bool plain_ascii(unsigned char c)
     return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
 }
 
-/* One pass: runs of bytes copied as they are, escapes where needed, and
- * the rest checked as UTF-8 once, at the first byte past ASCII. */
-static lil_status write_string(struct writer *w, const char *s, size_t len)
+/* The eight bytes at s are all plain ASCII (plain_ascii): word-wide tests
+ * for a byte below 0x20, a '"', a '\\' and a high bit. */
+static bool plain_word(const char *s)
 {
-    size_t run = 0;
-    bool checked = false;
-    lil_status rc = lil__buf_reserve(w->out, len + 2);
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    uint64_t x, quote, backslash;
 
-    if (rc == LIL_OK)
-        rc = put(w, "\"", 1);
-    for (size_t i = 0; rc == LIL_OK && i < len; i++) {
+    memcpy(&x, s, sizeof(x));
+    quote = x ^ (ones * '"');
+    backslash = x ^ (ones * '\\');
+    return ((x & highs) | ((x - ones * 0x20) & ~x & highs) |
+            ((quote - ones) & ~quote & highs) |
+            ((backslash - ones) & ~backslash & highs)) == 0;
+}
+
+/* The escapes and the UTF-8 check of s[i..end): where a run ends, its
+ * bytes and the escape go out (*run: where the current run began). */
+static lil_status write_bytes(struct writer *w, const char *s, size_t len, size_t i,
+                              size_t end, size_t *run, bool *checked)
+{
+    lil_status rc = LIL_OK;
+
+    for (; rc == LIL_OK && i < end; i++) {
         unsigned char c = (unsigned char)s[i];
         char esc[6];
 
         if (plain_ascii(c))
             continue;
         if (c >= 0x80) {
-            if (!checked && lil__utf8_invalid_at(s + i, len - i) != len - i)
+            if (!*checked && lil__utf8_invalid_at(s + i, len - i) != len - i)
                 return LIL_E_INVAL;
-            checked = true;
+            *checked = true;
             continue;
         }
-        rc = put(w, s + run, i - run);
+        rc = put(w, s + *run, i - *run);
         if (rc == LIL_OK)
             rc = put(w, esc, escape_of(c, esc));
-        run = i + 1;
+        *run = i + 1;
+    }
+    return rc;
+}
+
+/* One pass: runs of bytes copied as they are (eight at a time where they
+ * can be), escapes where needed, and the rest checked as UTF-8 once, at
+ * the first byte past ASCII. */
+static lil_status write_string(struct writer *w, const char *s, size_t len)
+{
+    size_t run = 0, i = 0;
+    bool checked = false;
+    lil_status rc = lil__buf_reserve(w->out, len + 2);
+
+    if (rc == LIL_OK)
+        rc = put_char(w, '"');
+    while (rc == LIL_OK && i < len) {
+        size_t end = len - i < 8 ? len : i + 8;
+
+        if (end - i == 8 && plain_word(s + i))
+            i = end;
+        else
+            rc = write_bytes(w, s, len, i, end, &run, &checked), i = end;
     }
     if (rc == LIL_OK)
         rc = put(w, s + run, len - run);
-    return rc == LIL_OK ? put(w, "\"", 1) : rc;
+    return rc == LIL_OK ? put_char(w, '"') : rc;
 }
 
 static lil_status write_array(struct writer *w, const json_t *v, int depth)
 {
     size_t n = json_array_size(v);
-    lil_status rc = put(w, "[", 1);
+    lil_status rc = put_char(w, '[');
 
     for (size_t i = 0; rc == LIL_OK && i < n; i++) {
         if (i)
-            rc = put(w, ",", 1);
+            rc = put_char(w, ',');
         if (rc == LIL_OK)
             rc = write_value(w, json_array_get(v, i), depth + 1);
     }
-    return rc == LIL_OK ? put(w, "]", 1) : rc;
+    return rc == LIL_OK ? put_char(w, ']') : rc;
 }
 
 static lil_status write_member(struct writer *w, const char *key, size_t len,
                                const json_t *value, bool first, int depth)
 {
-    lil_status rc = first ? LIL_OK : put(w, ",", 1);
+    lil_status rc = first ? LIL_OK : put_char(w, ',');
 
     if (rc == LIL_OK)
         rc = write_string(w, key, len);
     if (rc == LIL_OK)
-        rc = put(w, ":", 1);
+        rc = put_char(w, ':');
     return rc == LIL_OK ? write_value(w, value, depth + 1) : rc;
 }
 
@@ -282,7 +325,7 @@ static lil_status write_sorted(struct writer *w, const json_t *v, int depth)
 static lil_status write_object(struct writer *w, const json_t *v, int depth)
 {
     json_t *obj = mutable_of(v);
-    lil_status rc = put(w, "{", 1);
+    lil_status rc = put_char(w, '{');
     bool first = true;
 
     if (rc == LIL_OK && (w->flags & JSON_SORT_KEYS)) {
@@ -293,7 +336,7 @@ static lil_status write_object(struct writer *w, const json_t *v, int depth)
             rc = write_member(w, json_object_iter_key(it), json_object_iter_key_len(it),
                               json_object_iter_value(it), first, depth);
     }
-    return rc == LIL_OK ? put(w, "}", 1) : rc;
+    return rc == LIL_OK ? put_char(w, '}') : rc;
 }
 
 static lil_status deeper(struct writer *w)

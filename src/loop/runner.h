@@ -58,6 +58,8 @@
 #define LIL_LOOP_UNTIL_POLL_MS 5000   /* sleep.until parks this long */
 #define LIL_LOOP_TIMEOUT_MS    300000 /* effectTimeoutMs */
 #define LIL_LOOP_NAME_MAX      48     /* "I.S", "I.snap", "kind.N" */
+_Static_assert(LIL_LOOP_NAME_MAX > 2 * LIL_I64_TEXT_MAX + 5,
+               "names of two numbers fit");
 #define LIL_LOOP_STOP_POLL_MS                             \
     20 /* a stop request is looked for at most this often \
           between iterations (runner_iter.c) */

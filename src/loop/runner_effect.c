@@ -63,7 +63,8 @@ struct effect {
 static void identity_init(struct effect *ef)
 {
     lil__buf_init(&ef->identity, ef->it->lp->env, SIZE_MAX);
-    (void)lil__buf_printf(&ef->identity, "%s ", ef->kind); /* checked by make_note */
+    if (lil__buf_addstr(&ef->identity, ef->kind) == LIL_OK) /* checked by make_note */
+        (void)lil__buf_add(&ef->identity, " ", 1);
 }
 
 /* ---- messages -----------------------------------------------------------------------

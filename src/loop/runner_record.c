@@ -49,11 +49,15 @@ void lil__loop_set_clock(struct lil_loop *lp, int64_t (*now)(void *ud),
 
 void lil__loop_slot_name(char out[LIL_LOOP_NAME_MAX], int64_t iteration, int64_t seq)
 {
+    size_t len = 4;
+
     if (iteration < 0)
-        snprintf(out, LIL_LOOP_NAME_MAX, "exit.%lld", (long long)seq);
+        memcpy(out, "exit", 4);
     else
-        snprintf(out, LIL_LOOP_NAME_MAX, "%lld.%lld", (long long)iteration,
-                 (long long)seq);
+        len = lil__i64_text(iteration, out);
+    out[len++] = '.';
+    len += lil__i64_text(seq, out + len);
+    out[len] = '\0';
 }
 
 /* The step function of a plain record: its payload is ud's bytes. */
@@ -187,7 +191,7 @@ lil_status lil__loop_snapshot(struct lil_loop *lp, struct iter *it)
     if (payload && has_fp)
         json_object_set_new(payload, "fp", json_stringn((const char *)fp.data, fp.len));
     lil__buf_free(&fp);
-    snprintf(name, sizeof(name), "%lld.snap", (long long)it->iteration);
+    memcpy(name + lil__i64_text(it->iteration, name), ".snap", 6);
     rc = lil__loop_plain(lp, name, payload, true, NULL);
     if (rc != LIL_OK)
         return rc;

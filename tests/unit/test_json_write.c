@@ -46,7 +46,7 @@ static size_t below(size_t n)
 /* Text of n units, each a byte or sequence from a mix meant to find every
  * escape: control characters, '"', '\\', '/', NUL, DEL, 2-, 3- and 4-byte
  * UTF-8, and plain letters. */
-static size_t gen_text(char *out, size_t cap)
+static size_t gen_text(char *out, size_t cap) /* cap: the caller's buffer */
 {
     static const char *const units[] = {
         "a",
@@ -109,7 +109,7 @@ static json_t *gen_scalar(void)
                                       1000000000000000000};
     static const double reals[] = {0.0,    -0.0, 0.1,        1.0,     -2.5,    1e300,
                                    1e-300, 1e17, 123456.789, DBL_MAX, DBL_MIN, 100.0};
-    char text[64];
+    char text[256];
 
     switch (below(7)) {
     case 0:
@@ -145,7 +145,7 @@ static json_t *gen_value(int depth)
     }
     v = json_object();
     for (size_t i = 0; i < n; i++) {
-        char key[32];
+        char key[96];
         size_t len = gen_text(key, sizeof(key));
 
         json_object_setn_new(v, key, len, gen_value(depth + 1));
