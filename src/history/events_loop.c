@@ -1,0 +1,390 @@
+/*
+ * events_loop.c -- the events of a loop run's records (docs/loops.md,
+ * "Records"; the names decoded by loop/record_name.h).  Every event of a
+ * loop record also carries "loop": {"kind": "start" | "effect" |
+ * "snapshot" | "control", "iteration"?, "seq"?, "control"?, "n"?}.
+ *
+ *   loop_start       "loop"              {"loop_id", "spec_sha256", "spec_path",
+ *                                         "cwd", "inputs", "caps", "started_at_ms"}
+ *   iteration_start  (before the first record of an iteration) {"iteration"}
+ *   effect_start     I.S intent          {"slot", "iteration", "kind", "identity",
+ *                                         "request_sha256"}
+ *   effect           I.S outcome/failure {"slot", "iteration", "kind", "step",
+ *                                         "identity", "outcome": "ok" | "failed",
+ *                                         "dur_us", "usage", "result" | "reason",
+ *                                         "recovered"?, "retries"}
+ *   recovery         I.S resolve         {"slot", "iteration", "how", "actor",
+ * "reason"} sleep            I.S sleep           {"slot", "iteration", "kind",
+ * "wake_at_ms" | "resolved"} approval         I.S breakpoint, cap_cleared.N
+ *                                        {"slot"?, "iteration"?, "step"?, "cap"?,
+ *                                         "actor", "reason"}
+ *   iteration_end    I.snap              {"iteration", "state"}
+ *   cap_tripped      cap.N               {"cap", "action", "iteration"}
+ *   pause            pause.N             {"iteration", "step", "ask", "strategy",
+ *                                         "digest", "reason"}
+ *   park             parked.N            {"iteration", "wake_at_ms"}
+ *   wake             (the first record after a park) {}
+ *   stop             stop_requested.N    {"actor", "reason", "requested_at_ms"}
+ *   stop_cleared     stop_cleared.N      {"actor", "reason"}
+ *   terminated       terminated.N        {"iteration"}
+ *   observer         observer.N          {"event", "status", "error"?}
+ *   reserve          reserve.N           {"slot", "step"?, "tokens", "usd",
+ *                                         "unpriced"?, "retry"?}
+ *   control          any other <kind>.N  {"control", "payload"}
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/hash.h"
+#include "history/events_int.h"
+
+/* ---- the "loop" object and the iteration ------------------------------------ */
+
+static json_t *name_json(const struct lil_loop_name *nm)
+{
+    static const char *const kinds[] = {NULL, "start", "effect", "snapshot", "control"};
+    json_t *o = json_object();
+
+    lil__hev_set(o, "kind", json_string(kinds[nm->kind]));
+    if (nm->kind == LIL_LOOP_NAME_SLOT || nm->kind == LIL_LOOP_NAME_SNAP)
+        lil__hev_set(o, "iteration", json_integer(nm->iteration));
+    if (nm->kind == LIL_LOOP_NAME_SLOT)
+        lil__hev_set(o, "seq", json_integer(nm->seq));
+    if (nm->kind == LIL_LOOP_NAME_CONTROL) {
+        lil__hev_set(o, "control", json_string(nm->control));
+        lil__hev_set(o, "n", json_integer((json_int_t)nm->n));
+    }
+    return o;
+}
+
+static json_t *event(struct hwalk *w, const lil_record *rec,
+                     const struct lil_loop_name *nm, const char *type)
+{
+    json_t *ev = lil__hev_new(w, rec, type);
+
+    lil__hev_set(ev, "loop", name_json(nm));
+    return ev;
+}
+
+/* An iteration's first record: "iteration_start" before its events. */
+static void enter_iteration(struct hwalk *w, const lil_record *rec,
+                            const struct lil_loop_name *nm, int64_t iteration)
+{
+    json_t *ev;
+
+    if (iteration < 0 || (w->iter_open && w->iter == iteration))
+        return;
+    w->iter_open = true;
+    w->iter = iteration;
+    w->nretries = 0;
+    ev = event(w, rec, nm, "iteration_start");
+    lil__hev_set(ev, "iteration", json_integer(iteration));
+}
+
+static void set_slot(json_t *ev, const lil_record *rec, const struct lil_loop_name *nm)
+{
+    lil__hev_set(ev, "slot", lil__hev_text(rec->key, rec->key_len));
+    lil__hev_set(ev, "iteration", json_integer(nm->iteration));
+}
+
+/* ---- retries of agent calls (reserve.N with "retry") ------------------------ */
+
+static int64_t *retries_of(struct hwalk *w, const char *slot, bool add)
+{
+    struct slot_retries *r;
+
+    for (size_t i = 0; i < w->nretries; i++)
+        if (strcmp(w->retries[i].slot, slot) == 0)
+            return &w->retries[i].retries;
+    if (!add || strlen(slot) >= sizeof(r->slot))
+        return NULL;
+    r = lil__grow(w->env, w->retries, &w->capretries, w->nretries, sizeof(*r), 8);
+    if (!r) {
+        w->rc = lil__seterr(w->err, LIL_E_NOMEM, 0, "out of memory");
+        return NULL;
+    }
+    w->retries = r;
+    r = &w->retries[w->nretries++];
+    snprintf(r->slot, sizeof(r->slot), "%s", slot);
+    r->retries = 0;
+    return &r->retries;
+}
+
+/* ---- slots --------------------------------------------------------------------- */
+
+static void slot_intent(struct hwalk *w, const lil_record *rec,
+                        const struct lil_loop_name *nm)
+{
+    json_t *ev = event(w, rec, nm, "effect_start");
+    char hex[65];
+    const char *note = rec->payload_len > 32 ? (const char *)rec->payload + 32 : "";
+    size_t len = rec->payload_len > 32 ? rec->payload_len - 32 : 0;
+    const char *sp = memchr(note, ' ', len);
+
+    set_slot(ev, rec, nm);
+    lil__hex(rec->payload, rec->payload_len < 32 ? rec->payload_len : 32, hex);
+    hex[2 * (rec->payload_len < 32 ? rec->payload_len : 32)] = '\0';
+    lil__hev_set(ev, "request_sha256", json_string(hex));
+    if (sp) { /* the note: "kind identity" */
+        lil__hev_set(ev, "kind", lil__hev_text(note, (size_t)(sp - note)));
+        lil__hev_set(ev, "identity",
+                     lil__hev_text(sp + 1, len - (size_t)(sp - note) - 1));
+    }
+}
+
+static void slot_failed(struct hwalk *w, const lil_record *rec,
+                        const struct lil_loop_name *nm)
+{
+    json_t *ev = event(w, rec, nm, "effect");
+    char slot[48];
+    int64_t *n;
+
+    set_slot(ev, rec, nm);
+    lil__hev_set(ev, "outcome", json_string("failed"));
+    lil__hev_set(ev, "dur_us", json_integer(rec->dur_us));
+    lil__hev_set(ev, "reason", lil__hev_text(rec->payload, rec->payload_len));
+    snprintf(slot, sizeof(slot), "%.*s", (int)rec->key_len, rec->key);
+    n = retries_of(w, slot, false);
+    lil__hev_set(ev, "retries", json_integer(n ? *n : 0));
+}
+
+static void slot_effect(struct hwalk *w, const lil_record *rec,
+                        const struct lil_loop_name *nm, const json_t *p)
+{
+    json_t *ev = event(w, rec, nm, "effect");
+    json_t *usage = json_object_get(p, "usage");
+    char slot[48];
+    int64_t *n;
+
+    set_slot(ev, rec, nm);
+    lil__hev_copy(ev, "kind", p, "kind");
+    lil__hev_copy(ev, "step", p, "step");
+    lil__hev_copy(ev, "identity", p, "identity");
+    lil__hev_set(ev, "outcome", json_string("ok"));
+    lil__hev_set(ev, "dur_us", json_integer(rec->dur_us));
+    lil__hev_set(ev, "usage", usage ? json_incref(usage) : json_null());
+    lil__hev_copy(ev, "result", p, "result");
+    if (json_is_true(json_object_get(p, "recovered")))
+        lil__hev_set(ev, "recovered", json_true());
+    snprintf(slot, sizeof(slot), "%.*s", (int)rec->key_len, rec->key);
+    n = retries_of(w, slot, false);
+    lil__hev_set(ev, "retries", json_integer(n ? *n : 0));
+}
+
+static void slot_step(struct hwalk *w, const lil_record *rec,
+                      const struct lil_loop_name *nm)
+{
+    json_t *p = lil__hev_payload(rec), *ev;
+    const char *kind = json_string_value(json_object_get(p, "kind"));
+
+    if (kind && (strcmp(kind, "sleep") == 0 || strcmp(kind, "sleepUntil") == 0)) {
+        ev = event(w, rec, nm, "sleep");
+        set_slot(ev, rec, nm);
+        lil__hev_set(ev, "kind", json_string(kind));
+        lil__hev_copy(ev, "wake_at_ms", p, "wakeAt");
+        lil__hev_copy(ev, "resolved", p, "resolved");
+    } else if (kind && strcmp(kind, "breakpoint") == 0) {
+        ev = event(w, rec, nm, "approval");
+        set_slot(ev, rec, nm);
+        lil__hev_copy(ev, "step", p, "step");
+        lil__hev_copy(ev, "actor", p, "actor");
+        lil__hev_copy(ev, "reason", p, "reason");
+        lil__hev_copy(ev, "digest", p, "digest");
+    } else {
+        slot_effect(w, rec, nm, p);
+    }
+    json_decref(p);
+}
+
+static void slot_resolve(struct hwalk *w, const lil_record *rec,
+                         const struct lil_loop_name *nm)
+{
+    json_t *ev = event(w, rec, nm, "recovery"), *p = lil__hev_payload(rec);
+
+    set_slot(ev, rec, nm);
+    lil__hev_copy(ev, "how", p, "action");
+    lil__hev_copy(ev, "actor", p, "actor");
+    lil__hev_copy(ev, "reason", p, "reason");
+    json_decref(p);
+}
+
+static void slot(struct hwalk *w, const lil_record *rec, const struct lil_loop_name *nm)
+{
+    enter_iteration(w, rec, nm, nm->iteration);
+    if (rec->type == LIL_REC_INTENT)
+        slot_intent(w, rec, nm);
+    else if (rec->type == LIL_REC_STEP_FAILED)
+        slot_failed(w, rec, nm);
+    else if (rec->type == LIL_REC_RESOLVE)
+        slot_resolve(w, rec, nm);
+    else
+        slot_step(w, rec, nm);
+}
+
+/* ---- the start and snapshots ---------------------------------------------------- */
+
+static void start(struct hwalk *w, const lil_record *rec,
+                  const struct lil_loop_name *nm)
+{
+    json_t *ev = event(w, rec, nm, "loop_start"), *p = lil__hev_payload(rec);
+
+    lil__hev_copy(ev, "loop_id", p, "loopId");
+    lil__hev_copy(ev, "spec_sha256", p, "spec");
+    lil__hev_copy(ev, "spec_path", p, "specPath");
+    lil__hev_copy(ev, "cwd", p, "cwd");
+    lil__hev_copy(ev, "inputs", p, "inputs");
+    lil__hev_copy(ev, "caps", p, "caps");
+    lil__hev_copy(ev, "started_at_ms", p, "startedAt");
+    json_decref(p);
+}
+
+static void snapshot(struct hwalk *w, const lil_record *rec,
+                     const struct lil_loop_name *nm)
+{
+    json_t *ev, *p;
+
+    enter_iteration(w, rec, nm, nm->iteration);
+    ev = event(w, rec, nm, "iteration_end");
+    p = lil__hev_payload(rec);
+    lil__hev_set(ev, "iteration", json_integer(nm->iteration));
+    lil__hev_copy(ev, "state", p, "state");
+    json_decref(p);
+    w->iter_open = false;
+    w->nretries = 0;
+}
+
+/* ---- control records --------------------------------------------------------------
+ */
+
+struct control_map {
+    const char *kind, *type;
+    const char *keys[7][2]; /* {event key, payload key}; NULL ends */
+};
+
+static const struct control_map controls[] = {
+    {"cap",
+     "cap_tripped",
+     {{"cap", "reason"}, {"action", "action"}, {"iteration", "iteration"}}},
+    {"cap_cleared",
+     "approval",
+     {{"cap", "reason"},
+      {"actor", "actor"},
+      {"reason", "why"},
+      {"at_iteration", "atIteration"},
+      {"at_ms", "at"}}},
+    {"pause",
+     "pause",
+     {{"iteration", "iteration"},
+      {"slot_seq", "seq"},
+      {"step", "step"},
+      {"ask", "ask"},
+      {"strategy", "strategy"},
+      {"digest", "digest"},
+      {"reason", "why"}}},
+    {"parked", "park", {{"iteration", "iteration"}, {"wake_at_ms", "wakeAt"}}},
+    {"stop_cleared", "stop_cleared", {{"actor", "actor"}, {"reason", "reason"}}},
+    {"terminated", "terminated", {{"iteration", "iteration"}}},
+    {"observer",
+     "observer",
+     {{"event", "event"}, {"status", "status"}, {"error", "error"}}},
+    {"reserve",
+     "reserve",
+     {{"slot", "slot"},
+      {"step", "step"},
+      {"tokens", "tokens"},
+      {"usd", "usd"},
+      {"unpriced", "unpriced"},
+      {"retry", "retry"}}},
+};
+
+static void stop(struct hwalk *w, const lil_record *rec, const struct lil_loop_name *nm,
+                 const json_t *p)
+{
+    json_t *ev = event(w, rec, nm, "stop");
+    const json_t *req = json_object_get(p, "request");
+
+    lil__hev_copy(ev, "actor", req, "actor");
+    lil__hev_copy(ev, "reason", req, "reason");
+    lil__hev_copy(ev, "requested_at_ms", req, "requestedAt");
+}
+
+/* A reservation belongs to its slot's iteration; a retry's is counted. */
+static void note_retry(struct hwalk *w, const lil_record *rec,
+                       const struct lil_loop_name *nm, const json_t *p)
+{
+    const char *s = json_string_value(json_object_get(p, "slot"));
+    struct lil_loop_name at;
+    int64_t *n;
+
+    if (s && lil__loop_name_parse(s, strlen(s), &at) && at.kind == LIL_LOOP_NAME_SLOT &&
+        at.iteration >= 0 && !(w->iter_open && w->iter == at.iteration)) {
+        /* iteration_start goes before the reservation's own event */
+        json_t *mine = json_array_get(w->pending, json_array_size(w->pending) - 1);
+
+        json_incref(mine);
+        json_array_remove(w->pending, json_array_size(w->pending) - 1);
+        enter_iteration(w, rec, nm, at.iteration);
+        json_array_append_new(w->pending, mine);
+    }
+    if (s && json_integer_value(json_object_get(p, "retry")) > 0 &&
+        (n = retries_of(w, s, true)) != NULL)
+        (*n)++;
+}
+
+static void control(struct hwalk *w, const lil_record *rec,
+                    const struct lil_loop_name *nm)
+{
+    json_t *p = lil__hev_payload(rec), *ev;
+    size_t i, k;
+
+    if (strcmp(nm->control, "stop_requested") == 0) {
+        stop(w, rec, nm, p);
+        json_decref(p);
+        return;
+    }
+    for (i = 0; i < sizeof(controls) / sizeof(*controls); i++)
+        if (strcmp(controls[i].kind, nm->control) == 0)
+            break;
+    if (i == sizeof(controls) / sizeof(*controls)) {
+        ev = event(w, rec, nm, "control");
+        lil__hev_set(ev, "control", json_string(nm->control));
+        lil__hev_set(ev, "payload", p ? json_incref(p) : json_null());
+        json_decref(p);
+        return;
+    }
+    ev = event(w, rec, nm, controls[i].type);
+    for (k = 0; k < 7 && controls[i].keys[k][0]; k++)
+        lil__hev_copy(ev, controls[i].keys[k][0], p, controls[i].keys[k][1]);
+    if (strcmp(nm->control, "reserve") == 0)
+        note_retry(w, rec, nm, p);
+    json_decref(p);
+}
+
+/* ---- one record ---------------------------------------------------------------- */
+
+void lil__hev_loop(struct hwalk *w, const lil_record *rec,
+                   const struct lil_loop_name *nm)
+{
+    bool park = nm->kind == LIL_LOOP_NAME_CONTROL && strcmp(nm->control, "parked") == 0;
+
+    if (w->parked && !park) {
+        w->parked = false;
+        (void)event(w, rec, nm, "wake");
+    }
+    switch (nm->kind) {
+    case LIL_LOOP_NAME_START:
+        start(w, rec, nm);
+        break;
+    case LIL_LOOP_NAME_SLOT:
+        slot(w, rec, nm);
+        break;
+    case LIL_LOOP_NAME_SNAP:
+        snapshot(w, rec, nm);
+        break;
+    default:
+        control(w, rec, nm);
+        break;
+    }
+    w->parked = park;
+}
