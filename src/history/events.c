@@ -288,6 +288,6 @@ lil_status lil__history_events(struct lil_store *st, struct lil_err *err,
         lil__seterr(err, rc, 0, "out of memory");
     json_decref(w.events);
     lil__free(st->env, w.retries);
-    lil__run_close(run, NULL);
+    lil__history_close(run);
     return rc;
 }

@@ -191,6 +191,6 @@ lil_status lil__history_facts(struct lil_store *st, struct lil_err *err,
         o = NULL;
     }
     json_decref(o);
-    lil__run_close(run, NULL);
+    lil__history_close(run);
     return rc;
 }

@@ -64,5 +64,7 @@ struct lil_run;
 /* Open run_id read-only (no hold, nothing written). */
 lil_status lil__history_open(struct lil_store *st, struct lil_err *err,
                              const char *run_id, struct lil_run **out);
+/* Close what lil__history_open opened (NULL: nothing). */
+void lil__history_close(struct lil_run *run);
 
 #endif

@@ -14,3 +14,9 @@ lil_status lil__history_open(struct lil_store *st, struct lil_err *err,
 
     return lil__run_open(st, err, run_id, &ro, out);
 }
+
+void lil__history_close(struct lil_run *run)
+{
+    if (run)
+        lil__run_close(run, NULL);
+}

@@ -38,7 +38,7 @@ static lil_status last_seq_of(struct lil_store *st, struct lil_err *err,
         rc = lil__run_info(run, err, &info);
     if (rc == LIL_OK)
         *out = info.records;
-    lil__run_close(run, NULL);
+    lil__history_close(run);
     return rc;
 }
 
