@@ -4,33 +4,37 @@
  * loop record also carries "loop": {"kind": "start" | "effect" |
  * "snapshot" | "control", "iteration"?, "seq"?, "control"?, "n"?}.
  *
- *   loop_start       "loop"              {"loop_id", "spec_sha256", "spec_path",
- *                                         "cwd", "inputs", "caps", "started_at_ms"}
- *   iteration_start  (before the first record of an iteration) {"iteration"}
- *   effect_start     I.S intent          {"slot", "iteration", "kind", "identity",
- *                                         "request_sha256"}
- *   effect           I.S outcome/failure {"slot", "iteration", "kind", "step",
- *                                         "identity", "outcome": "ok" | "failed",
- *                                         "dur_us", "usage", "result" | "reason",
- *                                         "recovered"?, "retries"}
- *   recovery         I.S resolve         {"slot", "iteration", "how", "actor",
- * "reason"} sleep            I.S sleep           {"slot", "iteration", "kind",
- * "wake_at_ms" | "resolved"} approval         I.S breakpoint, cap_cleared.N
- *                                        {"slot"?, "iteration"?, "step"?, "cap"?,
- *                                         "actor", "reason"}
- *   iteration_end    I.snap              {"iteration", "state"}
- *   cap_tripped      cap.N               {"cap", "action", "iteration"}
- *   pause            pause.N             {"iteration", "step", "ask", "strategy",
- *                                         "digest", "reason"}
- *   park             parked.N            {"iteration", "wake_at_ms"}
- *   wake             (the first record after a park) {}
- *   stop             stop_requested.N    {"actor", "reason", "requested_at_ms"}
- *   stop_cleared     stop_cleared.N      {"actor", "reason"}
- *   terminated       terminated.N        {"iteration"}
- *   observer         observer.N          {"event", "status", "error"?}
- *   reserve          reserve.N           {"slot", "step"?, "tokens", "usd",
- *                                         "unpriced"?, "retry"?}
- *   control          any other <kind>.N  {"control", "payload"}
+ * record            event             fields
+ * "loop"            loop_start        loop_id, spec_sha256, spec_path, cwd,
+ *                                     inputs, caps, started_at_ms, base_state
+ * (an iteration's   iteration_start   iteration
+ *  first record)
+ * I.S intent        effect_start      slot, iteration, request_sha256, and
+ *                                     from the note: kind, identity
+ * I.S outcome,      effect            slot, iteration, kind, step, identity,
+ *  I.S failure                        outcome ("ok", "failed"), dur_us, usage,
+ *                                     result or reason, recovered, retries
+ * I.S resolve       recovery          slot, iteration, how, actor, reason
+ * I.S sleep         sleep             slot, iteration, kind, dur_us,
+ *                                     wake_at_ms or resolved
+ * I.S breakpoint    approval          slot, iteration, kind, dur_us, step,
+ *                                     actor, reason, digest
+ * cap_cleared.N     approval          cap, actor, reason, at_iteration, at_ms
+ * I.snap            iteration_end     iteration (the snapshot is not parsed:
+ *                                     the state is lil_run_facts')
+ * cap.N             cap_tripped       cap, action, iteration
+ * pause.N           pause             iteration, slot_seq, step, ask,
+ *                                     strategy, digest, reason
+ * parked.N          park              iteration, wake_at_ms
+ * (the first loop   wake              -
+ *  record after)
+ * stop_requested.N  stop              actor, reason, requested_at_ms
+ * stop_cleared.N    stop_cleared      actor, reason
+ * terminated.N      terminated        iteration
+ * observer.N        observer          event, status, error
+ * reserve.N         reserve           slot, iteration, slot_seq, step, tokens,
+ *                                     usd, unpriced, retry
+ * other <kind>.N    control           control, payload
  */
 #include <stdio.h>
 #include <string.h>
@@ -130,6 +134,8 @@ static void slot_intent(struct hwalk *w, const lil_record *rec,
         lil__hev_set(ev, "kind", lil__hev_text(note, (size_t)(sp - note)));
         lil__hev_set(ev, "identity",
                      lil__hev_text(sp + 1, len - (size_t)(sp - note) - 1));
+    } else if (len) {
+        lil__hev_set(ev, "kind", lil__hev_text(note, len));
     }
 }
 
@@ -182,11 +188,14 @@ static void slot_step(struct hwalk *w, const lil_record *rec,
         ev = event(w, rec, nm, "sleep");
         set_slot(ev, rec, nm);
         lil__hev_set(ev, "kind", json_string(kind));
+        lil__hev_set(ev, "dur_us", json_integer(rec->dur_us));
         lil__hev_copy(ev, "wake_at_ms", p, "wakeAt");
         lil__hev_copy(ev, "resolved", p, "resolved");
     } else if (kind && strcmp(kind, "breakpoint") == 0) {
         ev = event(w, rec, nm, "approval");
         set_slot(ev, rec, nm);
+        lil__hev_set(ev, "kind", json_string(kind));
+        lil__hev_set(ev, "dur_us", json_integer(rec->dur_us));
         lil__hev_copy(ev, "step", p, "step");
         lil__hev_copy(ev, "actor", p, "actor");
         lil__hev_copy(ev, "reason", p, "reason");
@@ -236,20 +245,18 @@ static void start(struct hwalk *w, const lil_record *rec,
     lil__hev_copy(ev, "inputs", p, "inputs");
     lil__hev_copy(ev, "caps", p, "caps");
     lil__hev_copy(ev, "started_at_ms", p, "startedAt");
+    lil__hev_copy(ev, "base_state", p, "baseState");
     json_decref(p);
 }
 
 static void snapshot(struct hwalk *w, const lil_record *rec,
                      const struct lil_loop_name *nm)
 {
-    json_t *ev, *p;
+    json_t *ev;
 
     enter_iteration(w, rec, nm, nm->iteration);
     ev = event(w, rec, nm, "iteration_end");
-    p = lil__hev_payload(rec);
     lil__hev_set(ev, "iteration", json_integer(nm->iteration));
-    lil__hev_copy(ev, "state", p, "state");
-    json_decref(p);
     w->iter_open = false;
     w->nretries = 0;
 }
@@ -309,25 +316,27 @@ static void stop(struct hwalk *w, const lil_record *rec, const struct lil_loop_n
     lil__hev_copy(ev, "requested_at_ms", req, "requestedAt");
 }
 
-/* A reservation belongs to its slot's iteration; a retry's is counted. */
-static void note_retry(struct hwalk *w, const lil_record *rec,
-                       const struct lil_loop_name *nm, const json_t *p)
+/* A reservation: the iteration and place of its slot (the iteration starts
+ * before it), and a retry counted. */
+static void note_reserve(struct hwalk *w, const lil_record *rec,
+                         const struct lil_loop_name *nm, json_t *ev, const json_t *p)
 {
     const char *s = json_string_value(json_object_get(p, "slot"));
     struct lil_loop_name at;
     int64_t *n;
 
-    if (s && lil__loop_name_parse(s, strlen(s), &at) && at.kind == LIL_LOOP_NAME_SLOT &&
-        at.iteration >= 0 && !(w->iter_open && w->iter == at.iteration)) {
-        /* iteration_start goes before the reservation's own event */
-        json_t *mine = json_array_get(w->pending, json_array_size(w->pending) - 1);
-
-        json_incref(mine);
+    if (!ev || !s || !lil__loop_name_parse(s, strlen(s), &at) ||
+        at.kind != LIL_LOOP_NAME_SLOT)
+        return;
+    lil__hev_set(ev, "iteration", json_integer(at.iteration));
+    lil__hev_set(ev, "slot_seq", json_integer(at.seq));
+    if (at.iteration >= 0 && !(w->iter_open && w->iter == at.iteration)) {
+        json_incref(ev); /* iteration_start goes before it */
         json_array_remove(w->pending, json_array_size(w->pending) - 1);
         enter_iteration(w, rec, nm, at.iteration);
-        json_array_append_new(w->pending, mine);
+        json_array_append_new(w->pending, ev);
     }
-    if (s && json_integer_value(json_object_get(p, "retry")) > 0 &&
+    if (json_integer_value(json_object_get(p, "retry")) > 0 &&
         (n = retries_of(w, s, true)) != NULL)
         (*n)++;
 }
@@ -357,7 +366,7 @@ static void control(struct hwalk *w, const lil_record *rec,
     for (k = 0; k < 7 && controls[i].keys[k][0]; k++)
         lil__hev_copy(ev, controls[i].keys[k][0], p, controls[i].keys[k][1]);
     if (strcmp(nm->control, "reserve") == 0)
-        note_retry(w, rec, nm, p);
+        note_reserve(w, rec, nm, ev, p);
     json_decref(p);
 }
 
