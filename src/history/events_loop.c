@@ -13,7 +13,9 @@
  *                                     from the note: kind, identity
  * I.S outcome,      effect            slot, iteration, kind, step, identity,
  *  I.S failure                        outcome ("ok", "failed"), dur_us, usage,
- *                                     result or reason, recovered, retries
+ *                                     result or reason, recovered, retries;
+ *                                     decoded: false for a payload that is
+ *                                     not a JSON object
  * I.S resolve       recovery          slot, iteration, how, actor, reason
  * I.S sleep         sleep             slot, iteration, kind, dur_us,
  *                                     wake_at_ms or resolved
@@ -164,6 +166,8 @@ static void slot_effect(struct hwalk *w, const lil_record *rec,
     int64_t *n;
 
     set_slot(ev, rec, nm);
+    if (!p) /* not what the runner writes */
+        lil__hev_set(ev, "decoded", json_false());
     lil__hev_copy(ev, "kind", p, "kind");
     lil__hev_copy(ev, "step", p, "step");
     lil__hev_copy(ev, "identity", p, "identity");

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "engine/place.h"
 #include "engine/run.h"
 #include "history/events_int.h"
 #include "history/history.h"
@@ -92,6 +93,47 @@ static json_t *engine_facts(struct lil_run *run, const lil_run_info *info)
     lil__hev_set(o, "uncertain", uncertain(run));
     outcome(o, run);
     return o;
+}
+
+/* ---- where the run is ------------------------------------------------------------ */
+
+struct place_walk {
+    struct lil_place_fold f;
+    struct lil_err *err;
+    lil_status rc;
+};
+
+static int place_record(void *ud, const lil_record *rec)
+{
+    struct place_walk *pw = ud;
+
+    pw->rc =
+        lil__place_add(&pw->f, pw->err, rec->type, rec->key, rec->key_len, rec->ts_ns);
+    return pw->rc != LIL_OK;
+}
+
+/* "place": {"step", "started"} (the effect the run is in, else its last
+ * step; engine/place.h), or null before its first step. */
+static lil_status place(struct lil_run *run, struct lil_err *err, json_t *o)
+{
+    struct place_walk pw = {.err = err, .rc = LIL_OK};
+    struct lil_place p = {0};
+    lil_status rc;
+
+    lil__place_init(&pw.f, run->env);
+    rc = lil__run_foreach(run, err, place_record, &pw);
+    if (rc == LIL_OK)
+        rc = pw.rc;
+    if (rc == LIL_OK)
+        rc = lil__place_take(&pw.f, err, &p);
+    if (rc == LIL_OK)
+        lil__hev_set(o, "place",
+                     p.step
+                         ? json_pack("{s:s, s:b}", "step", p.step, "started", p.started)
+                         : json_null());
+    lil__place_clear(run->env, &p);
+    lil__place_free(&pw.f);
+    return rc;
 }
 
 /* ---- the store's facts ------------------------------------------------------- */
@@ -182,8 +224,10 @@ lil_status lil__history_facts(struct lil_store *st, struct lil_err *err,
 
         for (size_t i = 0; i < sizeof(loop_keys) / sizeof(*loop_keys); i++)
             lil__hev_set(o, loop_keys[i], json_null());
-        rc = loop_facts(run, err, now_ms, o);
+        rc = place(run, err, o);
     }
+    if (rc == LIL_OK)
+        rc = loop_facts(run, err, now_ms, o);
     if (rc == LIL_OK) {
         lil__hev_set(o, "stop_request", stop_request(st, run_id));
         lil__hev_set(o, "queue", queue_state(st, run_id));

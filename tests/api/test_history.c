@@ -229,6 +229,8 @@ T_TEST(program_run_facts)
     T_EQ_I64(json_array_size(json_object_get(f, "uncertain")), 0);
     T_CHECK(num(f, "created_ns") > 0 && num(f, "last_ns") >= num(f, "created_ns"));
     T_EQ_I64(num(f, "last_seq"), num(f, "records"));
+    T_EQ_STR(str(json_object_get(f, "place"), "step"), "charge"); /* its last step */
+    T_CHECK(json_is_false(json_object_get(json_object_get(f, "place"), "started")));
     json_decref(f);
     lil_store_close(st);
 }
