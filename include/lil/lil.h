@@ -691,6 +691,19 @@ LIL_API lil_status lil_run_events(lil_store *st, const char *run_id, uint64_t fr
 LIL_API lil_status lil_run_wait(lil_store *st, const char *run_id, uint64_t after_seq,
                                 int timeout_ms, uint64_t *last_seq);
 
+/* The journaled failure of the latest call of step name in this execution
+ * of run (after lil_step, lil_effect, their _begin forms or lil_call_end
+ * returned LIL_E_FAILED for it): its identity ("fetch#2", a string) and
+ * its reason, whole, as journaled (the message of LIL_E_FAILED holds at
+ * most 200 bytes of it) -- for a binding that raises a replayed failure
+ * again.  Both are the caller's (lil_free), set only on success.  Errors:
+ * LIL_E_INVAL (bad handle, name NULL or not 1 to LIL_STEP_NAME_MAX bytes,
+ * identity or reason NULL), LIL_E_NOTFOUND (name was not called in this
+ * execution, or that call has not failed), LIL_E_IO, LIL_E_NOMEM; the
+ * message on the run. */
+LIL_API lil_status lil_run_step_failure(lil_run *run, const char *name, char **identity,
+                                        lil_bytes *reason);
+
 /* ------------------------------------------------------------------------ */
 /* Checking and repair                                                       */
 

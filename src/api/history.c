@@ -10,8 +10,10 @@
 #include <string.h>
 
 #include "base/handles.h"
+#include "engine/run.h"
 #include "json/json.h"
 #include "loop/runner.h"
+#include "os/os.h"
 
 #define WAIT_MAX_MS (24 * 3600 * 1000) /* a day: longer is a mistake */
 
@@ -39,13 +41,14 @@ static lil_status check(lil_store *st, const char *run_id, struct lil_err *e)
 }
 
 /* doc (released) as compact JSON into *out. */
-static lil_status dump(lil_store *st, struct lil_err *e, json_t *doc, lil_bytes *out)
+static lil_status dump_env(const struct lil_env *env, struct lil_err *e, json_t *doc,
+                           lil_bytes *out)
 {
     struct lil_buf text;
     lil_status rc;
 
-    lil__buf_init(&text, st->env, SIZE_MAX);
-    rc = lil__json_dump(st->env, e, doc, JSON_COMPACT, &text);
+    lil__buf_init(&text, env, SIZE_MAX);
+    rc = lil__json_dump(env, e, doc, JSON_COMPACT, &text);
     json_decref(doc);
     if (rc == LIL_OK && lil__buf_export(&text, out) != LIL_OK)
         rc = lil__seterr(e, LIL_E_NOMEM, 0, "out of memory");
@@ -58,7 +61,7 @@ static lil_status finish(lil_store *st, struct lil_err *e, struct lil_json_scope
                          lil_status rc, json_t *doc, lil_bytes *out)
 {
     if (rc == LIL_OK)
-        rc = dump(st, e, doc, out);
+        rc = dump_env(st->env, e, doc, out);
     else
         json_decref(doc);
     if (lil__json_end(sc) != LIL_OK && rc == LIL_OK) {
@@ -134,4 +137,41 @@ lil_status lil_run_wait(lil_store *st, const char *run_id, uint64_t after_seq,
                                 WAIT_MAX_MS));
     return fail(st, &e,
                 lil__history_wait(st, &e, run_id, after_seq, timeout_ms, last_seq));
+}
+
+static lil_status to_run(struct lil_run *run, const struct lil_err *e, lil_status rc)
+{
+    if (rc != LIL_OK) {
+        pthread_mutex_lock(&run->mu);
+        lil__copyerr(&run->err, e);
+        pthread_mutex_unlock(&run->mu);
+        lil__publish_err(e);
+    }
+    return rc;
+}
+
+lil_status lil_run_step_failure(lil_run *run, const char *name, char **identity,
+                                lil_bytes *reason)
+{
+    struct lil_err e;
+
+    if (identity)
+        *identity = NULL;
+    if (reason) {
+        reason->data = NULL;
+        reason->len = 0;
+    }
+    lil__clearerr(&e);
+    if (!run || run->magic != LIL_RUN_MAGIC || run->pid != lil__os_self_pid())
+        return fail(NULL, &e,
+                    lil__seterr(&e, LIL_E_INVAL, 0,
+                                "invalid or closed run handle (or one of another "
+                                "process)"));
+    if (!identity || !reason || !name || !*name || strlen(name) > LIL_STEP_NAME_MAX)
+        return to_run(run, &e,
+                      lil__seterr(&e, LIL_E_INVAL, 0,
+                                  "lil_run_step_failure: identity or reason is NULL, "
+                                  "or name is not 1 to %d bytes",
+                                  LIL_STEP_NAME_MAX));
+    return to_run(run, &e, lil__history_step_failure(run, &e, name, identity, reason));
 }

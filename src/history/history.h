@@ -57,9 +57,17 @@ lil_status lil__history_wait(struct lil_store *st, struct lil_err *err,
                              const char *run_id, uint64_t after_seq, int64_t timeout_ms,
                              uint64_t *last_seq);
 
-/* ---- shared by the files of history/ ------------------------------------- */
-
 struct lil_run;
+
+/* The journaled failure of the latest call of step name in run's
+ * execution: its identity and reason, blocks for lil_free (set only on
+ * success).  LIL_E_NOTFOUND when name was not called, or that call has not
+ * failed. */
+lil_status lil__history_step_failure(struct lil_run *run, struct lil_err *err,
+                                     const char *name, char **identity,
+                                     lil_bytes *reason);
+
+/* ---- shared by the files of history/ ------------------------------------- */
 
 /* Open run_id read-only (no hold, nothing written). */
 lil_status lil__history_open(struct lil_store *st, struct lil_err *err,

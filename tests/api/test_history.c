@@ -465,6 +465,52 @@ T_TEST(wait_returns_on_a_new_record_and_times_out_otherwise)
     lil_store_close(st);
 }
 
+/* ---- a replayed failure's whole reason ----------------------------------------- */
+
+T_TEST(step_failure_gives_the_whole_reason)
+{
+    lil_store *st = u_store(NULL);
+    char long_reason[400];
+    struct fn_ctx ok = {0}, bad = {0};
+    lil_bytes out = {NULL, 0}, reason = {NULL, 0};
+    char *identity = NULL;
+    lil_run *run;
+    int never = 0;
+
+    T_REQUIRE(st != NULL);
+    memset(long_reason, 'r', sizeof(long_reason) - 1);
+    long_reason[sizeof(long_reason) - 1] = '\0';
+    run = u_run(st, "sf");
+    T_REQUIRE(run != NULL);
+    bad.fail_msg = long_reason;
+    ok.json = "1";
+    T_OK(lil_step(run, "x", fn_generic, &ok, &out));
+    lil_free(out.data);
+    T_EQ_I64(lil_step(run, "x", fn_generic, &bad, NULL), LIL_E_FAILED);
+    T_OK(lil_run_close(run));
+
+    run = u_run(st, "sf"); /* replayed: neither function runs */
+    T_REQUIRE(run != NULL);
+    T_OK(lil_step(run, "x", fn_never, &never, &out));
+    lil_free(out.data);
+    T_EQ_I64(lil_run_step_failure(run, "x", &identity, &reason), LIL_E_NOTFOUND);
+    T_EQ_I64(lil_step(run, "x", fn_never, &never, NULL), LIL_E_FAILED);
+    T_EQ_I64(never, 0);
+    T_OK(lil_run_step_failure(run, "x", &identity, &reason));
+    T_EQ_STR(identity, "x#2");
+    T_EQ_MEM(reason.data, reason.len, long_reason, strlen(long_reason));
+    lil_free(identity);
+    lil_free(reason.data);
+    T_EQ_I64(lil_run_step_failure(run, "y", &identity, &reason), LIL_E_NOTFOUND);
+    T_CHECK(identity == NULL && reason.data == NULL);
+    T_EQ_I64(lil_run_step_failure(NULL, "x", &identity, &reason), LIL_E_INVAL);
+    T_EQ_I64(lil_run_step_failure(run, NULL, &identity, &reason), LIL_E_INVAL);
+    T_EQ_I64(lil_run_step_failure(run, "x", NULL, &reason), LIL_E_INVAL);
+    T_EQ_I64(lil_run_step_failure(run, "x", &identity, NULL), LIL_E_INVAL);
+    T_OK(lil_run_close(run));
+    lil_store_close(st);
+}
+
 /* ---- misuse ------------------------------------------------------------------------
  */
 
