@@ -355,6 +355,36 @@ T_TEST(loop_run_facts_are_the_runners)
     lil_store_close(st);
 }
 
+/* What `lil inspect --json` says of a finished loop run is what the facts
+ * say: the loop's status, committed iterations and state, its budget. */
+T_TEST(loop_run_facts_are_what_inspect_shows)
+{
+    lil_store *st = u_store(NULL);
+    static char out[1 << 16];
+    char cmd[1024];
+    json_t *f, *doc, *loop;
+
+    T_REQUIRE(st != NULL);
+    T_REQUIRE(loop_run(st) == LIL_OK);
+    f = facts(st, "hist");
+    snprintf(cmd, sizeof(cmd), "'%s' --dir '%s' inspect hist --json", t_lil_bin(),
+             U_STORE);
+    T_EQ_I64(t_run(cmd, out, sizeof(out), 0), 0);
+    doc = json_loads(out, 0, NULL);
+    loop = json_object_get(doc, "loop");
+    T_REQUIRE(f && loop);
+    T_EQ_STR(str(loop, "status"), str(f, "status"));
+    T_EQ_I64(num(loop, "iterations"), num(f, "iteration"));
+    T_CHECK(json_equal(json_object_get(loop, "state"),
+                       json_object_get(json_object_get(f, "loop"), "state")));
+    T_CHECK(json_equal(json_object_get(loop, "budget"), json_object_get(f, "budget")));
+    T_CHECK(json_equal(json_object_get(json_object_get(loop, "meters"), "runner"),
+                       json_object_get(f, "meters")));
+    json_decref(doc);
+    json_decref(f);
+    lil_store_close(st);
+}
+
 /* ---- another process ------------------------------------------------------------ */
 
 /* A child that opens run id, reports on fd, then after delay_ms appends
