@@ -32,6 +32,8 @@ void lil__hev_set(json_t *o, const char *key, json_t *v)
 {
     if (o && v)
         json_object_set_new(o, key, v);
+    else
+        json_decref(v);
 }
 
 void lil__hev_copy(json_t *o, const char *key, const json_t *src, const char *k)
@@ -65,8 +67,12 @@ json_t *lil__hev_payload(const lil_record *rec)
 
 json_t *lil__hev_new(struct hwalk *w, const lil_record *rec, const char *type)
 {
-    json_t *ev = json_object(), *r = json_object();
+    json_t *ev, *r;
 
+    if (w->quiet)
+        return NULL;
+    ev = json_object();
+    r = json_object();
     lil__hev_set(r, "type", json_string(lil_record_type_name(rec->type)));
     lil__hev_set(r, "key", lil__hev_text(rec->key, rec->key_len));
     lil__hev_set(ev, "seq", json_integer((json_int_t)rec->seq));
@@ -213,7 +219,7 @@ static void record_events(struct hwalk *w, const lil_record *rec)
         w->loop = true;
     if (w->loop && loop_name(rec, &nm))
         lil__hev_loop(w, rec, &nm);
-    else
+    else if (!w->quiet) /* the records of any run keep no state */
         plain(w, rec);
 }
 
@@ -226,6 +232,7 @@ static int each_record(void *ud, const lil_record *rec)
         w->more = true; /* next stays at this record */
         return 1;
     }
+    w->quiet = !wanted;
     w->pending = json_array();
     if (!w->pending) {
         w->rc = lil__seterr(w->err, LIL_E_NOMEM, 0, "out of memory");

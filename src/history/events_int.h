@@ -31,6 +31,7 @@ struct hwalk {
     bool iter_open;  /* iteration `iter` has started */
     int64_t iter;    /* the iteration running */
     bool parked;     /* the last loop record was a park */
+    bool quiet;      /* a record before the page: keep state, make no event */
     struct slot_retries *retries;
     size_t nretries, capretries;
     const struct lil_env *env;
@@ -38,7 +39,8 @@ struct hwalk {
 };
 
 /* A new event {"seq", "ts_ns", "type", "record": {"type", "key"}} for rec,
- * added to w->pending; NULL when out of memory (w->rc set). */
+ * added to w->pending; NULL when out of memory (w->rc set), or quietly
+ * while w->quiet (the setters take NULL). */
 json_t *lil__hev_new(struct hwalk *w, const lil_record *rec, const char *type);
 
 /* rec's payload as a JSON object, or NULL (not JSON, not an object). */
@@ -47,8 +49,8 @@ json_t *lil__hev_payload(const lil_record *rec);
 /* rec's payload as a string (NULL when it is not UTF-8 text). */
 json_t *lil__hev_text(const void *p, size_t n);
 
-/* Set key of o to v (stolen; NULL sets nothing).  Member k of src copied
- * into o as key (nothing when src has no k). */
+/* Set key of o to v (stolen: released when o is NULL; NULL sets nothing).  Member k of
+ * src copied into o as key (nothing when src has no k). */
 void lil__hev_set(json_t *o, const char *key, json_t *v);
 void lil__hev_copy(json_t *o, const char *key, const json_t *src, const char *k);
 

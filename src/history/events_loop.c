@@ -329,16 +329,18 @@ static void note_reserve(struct hwalk *w, const lil_record *rec,
     struct lil_loop_name at;
     int64_t *n;
 
-    if (!ev || !s || !lil__loop_name_parse(s, strlen(s), &at) ||
-        at.kind != LIL_LOOP_NAME_SLOT)
+    if (!s || !lil__loop_name_parse(s, strlen(s), &at) || at.kind != LIL_LOOP_NAME_SLOT)
         return;
     lil__hev_set(ev, "iteration", json_integer(at.iteration));
     lil__hev_set(ev, "slot_seq", json_integer(at.seq));
     if (at.iteration >= 0 && !(w->iter_open && w->iter == at.iteration)) {
-        json_incref(ev); /* iteration_start goes before it */
-        json_array_remove(w->pending, json_array_size(w->pending) - 1);
+        if (ev) { /* iteration_start goes before it */
+            json_incref(ev);
+            json_array_remove(w->pending, json_array_size(w->pending) - 1);
+        }
         enter_iteration(w, rec, nm, at.iteration);
-        json_array_append_new(w->pending, ev);
+        if (ev)
+            json_array_append_new(w->pending, ev);
     }
     if (json_integer_value(json_object_get(p, "retry")) > 0 &&
         (n = retries_of(w, s, true)) != NULL)
@@ -376,6 +378,27 @@ static void control(struct hwalk *w, const lil_record *rec,
 
 /* ---- one record ---------------------------------------------------------------- */
 
+/* A record before the page (w->quiet: no event is made): only what the
+ * walk keeps -- the iteration, a park, the retries of the iteration's
+ * calls -- so that the page's events are what they would be in a walk
+ * from the first record.  Only a reserve.N payload is parsed. */
+static void keep_state(struct hwalk *w, const lil_record *rec,
+                       const struct lil_loop_name *nm)
+{
+    json_t *p;
+
+    if (nm->kind == LIL_LOOP_NAME_SLOT) {
+        enter_iteration(w, rec, nm, nm->iteration);
+    } else if (nm->kind == LIL_LOOP_NAME_SNAP) {
+        snapshot(w, rec, nm);
+    } else if (nm->kind == LIL_LOOP_NAME_CONTROL &&
+               strcmp(nm->control, "reserve") == 0) {
+        p = lil__hev_payload(rec);
+        note_reserve(w, rec, nm, NULL, p);
+        json_decref(p);
+    }
+}
+
 void lil__hev_loop(struct hwalk *w, const lil_record *rec,
                    const struct lil_loop_name *nm)
 {
@@ -384,6 +407,11 @@ void lil__hev_loop(struct hwalk *w, const lil_record *rec,
     if (w->parked && !park) {
         w->parked = false;
         (void)event(w, rec, nm, "wake");
+    }
+    if (w->quiet) {
+        keep_state(w, rec, nm);
+        w->parked = park;
+        return;
     }
     switch (nm->kind) {
     case LIL_LOOP_NAME_START:

@@ -276,6 +276,37 @@ T_TEST(pages_put_together_are_the_history)
     lil_store_close(st);
 }
 
+/* Pages of one event's worth: every page starts in the middle of the run,
+ * and still gives the events a walk from the first record gives. */
+T_TEST(loop_run_pages_put_together_are_the_history)
+{
+    lil_store *st = u_store(NULL);
+    json_t *all, *got = json_array(), *page;
+    uint64_t from = 0;
+    int pages = 0;
+
+    T_REQUIRE(st != NULL);
+    T_REQUIRE(loop_run(st) == LIL_OK);
+    all = events(st, "hist", 0, 0);
+    T_REQUIRE(all != NULL);
+    do {
+        page = events(st, "hist", from, 1);
+        T_REQUIRE(page != NULL);
+        json_array_extend(got, json_object_get(page, "events"));
+        from = (uint64_t)num(page, "next");
+        pages++;
+        if (!json_is_true(json_object_get(page, "more"))) {
+            json_decref(page);
+            break;
+        }
+        json_decref(page);
+    } while (pages < 1000);
+    T_CHECK(json_equal(got, json_object_get(all, "events")));
+    json_decref(got);
+    json_decref(all);
+    lil_store_close(st);
+}
+
 /* ---- a loop run ------------------------------------------------------------------ */
 
 T_TEST(loop_run_events)
