@@ -739,22 +739,67 @@ static void settle_slots(struct walk *w, const lil_run_info *info)
                 w->v->iters[i].slots[j].status = open;
 }
 
+/* No slots wanted (`ls`): the run's facts (lil_run_facts) hold all of it --
+ * the runner's facts, its start's fields, the usage its calls reported --
+ * without reading its events.  *done false: read the events instead (a
+ * damaged loop run). */
+static lil_status load_from_facts(lil_store *st, lil_run *run, struct loop_view *v,
+                                  bool *done)
+{
+    static const char *const keys[][2] = {{"loopId", "loop"},
+                                          {"spec", "spec_sha256"},
+                                          {"specPath", "spec_path"},
+                                          {"inputs", "inputs"},
+                                          {"startedAt", "started_at_ms"}};
+    lil_bytes b = {NULL, 0};
+    lil_status rc = lil_run_facts(st, lil_run_id(run), &b);
+    json_t *f = rc == LIL_OK ? json_loadb(b.data, b.len, 0, NULL) : NULL;
+    json_t *lf = json_object_get(f, "loop"), *u = json_object_get(f, "usage");
+
+    lil_free(b.data);
+    *done = rc != LIL_OK || strcmp(str_of(f, "kind", ""), "loop") != 0 ||
+            json_is_object(lf);
+    if (rc == LIL_OK && !f)
+        rc = LIL_E_NOMEM;
+    if (rc == LIL_OK && json_is_object(lf) && !(v->start = json_object()))
+        rc = LIL_E_NOMEM;
+    if (rc == LIL_OK && json_is_object(lf)) {
+        for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++)
+            if (json_object_get(lf, keys[i][1]))
+                json_object_set(v->start, keys[i][0], json_object_get(lf, keys[i][1]));
+        v->is_loop = true;
+        v->facts = json_incref(lf);
+        from_facts(v);
+        v->usage.calls = int_of(u, "calls");
+        v->usage.estimated = int_of(u, "estimated_calls");
+        v->usage.unpriced = int_of(u, "unpriced_calls");
+        v->usage.reported_tokens = int_of(u, "tokens");
+        v->usage.reported_usd = num_of(u, "usd");
+    }
+    json_decref(f);
+    return rc;
+}
+
 lil_status loop_view_load(lil_store *st, lil_run *run, const lil_run_info *info,
                           size_t tail, struct loop_view *v)
 {
     struct walk w;
-    lil_status rc;
+    bool done = false;
+    lil_status rc = LIL_OK;
 
     memset(v, 0, sizeof(*v));
     memset(&w, 0, sizeof(w));
     w.v = v;
     w.tail = tail;
-    rc = cli_run_events(st, lil_run_id(run), info->records, each_event, &w);
+    if (tail == 0)
+        rc = load_from_facts(st, run, v, &done);
+    if (rc == LIL_OK && !done)
+        rc = cli_run_events(st, lil_run_id(run), info->records, each_event, &w);
     if (w.nomem)
         rc = LIL_E_NOMEM;
-    if (rc == LIL_OK && v->is_loop)
+    if (rc == LIL_OK && !done && v->is_loop)
         rc = load_facts(run, &w);
-    if (rc == LIL_OK && v->is_loop)
+    if (rc == LIL_OK && !done && v->is_loop)
         settle_slots(&w, info);
     if (rc != LIL_OK)
         loop_view_free(v);

@@ -186,7 +186,8 @@ struct loop_view {
 };
 
 /* Read run's events (lil_run_events on st, up to the last record the
- * handle saw: info from lil_run_get_info; run opened read-only) and fill *v,
+ * handle saw: info from lil_run_get_info; run opened read-only) and fill *v
+ * (with tail 0, the facts of lil_run_facts instead: no events are read),
  * keeping the slots of the last tail iterations (0: none, as `ls` needs),
  * then ask lil_loop_facts for the run's facts.  LIL_OK also for a run that
  * is no loop run (v->is_loop false) and for a damaged one; a walk error

@@ -655,10 +655,11 @@ LIL_API lil_status lil_run_get_info(lil_run *run, lil_run_info *info);
  * "ended", "reason"?, "result"?, "steps": {"done", "failed"}, "records",
  * "last_seq", "journal_bytes", "created_ns", "last_ns", "keyed",
  * "holder": {"pid", "host"} or null, "uncertain": [{"step", "request"?}],
- * "iteration", "meters", "budget", "paused", "wake_at_ms" (a loop run's,
- * else null), "stop_request" (a pending request, or null), "queue" (the
- * PostgreSQL queue's state of the run, or null) and "loop": the document
- * of lil_loop_facts for a loop run, else null}.  status is the engine's
+ * "iteration", "meters", "budget", "paused", "wake_at_ms", "usage" (what
+ * its agent calls reported: {"calls", "estimated_calls", "unpriced_calls",
+ * "tokens", "usd"}) (a loop run's, else null), "stop_request" (a pending request, or
+ * null), "queue" (the PostgreSQL queue's state of the run, or null) and "loop": the
+ * document of lil_loop_facts for a loop run, else null}.  status is the engine's
  * ("running", "completed", "failed", "uncertain", "stopped"; "running"
  * also for an uncertain run that another process holds: its effect is in
  * flight) or, for a loop run, the runner's (lil_loop_facts' "status";

@@ -185,7 +185,7 @@ static void plain(struct hwalk *w, const lil_record *rec)
 
 /* ---- the walk ---------------------------------------------------------------- */
 
-static bool is_loop_start(const lil_record *rec)
+bool lil__hev_is_loop_start(const lil_record *rec)
 {
     json_t *p;
     bool yes;
@@ -215,7 +215,7 @@ static void record_events(struct hwalk *w, const lil_record *rec)
 {
     struct lil_loop_name nm;
 
-    if (!w->loop && is_loop_start(rec))
+    if (!w->loop && lil__hev_is_loop_start(rec))
         w->loop = true;
     if (w->loop && loop_name(rec, &nm))
         lil__hev_loop(w, rec, &nm);

@@ -54,6 +54,9 @@ json_t *lil__hev_text(const void *p, size_t n);
 void lil__hev_set(json_t *o, const char *key, json_t *v);
 void lil__hev_copy(json_t *o, const char *key, const json_t *src, const char *k);
 
+/* Is rec the start record of a loop run (the step "loop" with a "loopId")? */
+bool lil__hev_is_loop_start(const lil_record *rec);
+
 /* The events of a loop run's record rec named nm (events_loop.c). */
 void lil__hev_loop(struct hwalk *w, const lil_record *rec,
                    const struct lil_loop_name *nm);

@@ -14,6 +14,7 @@
 #include "engine/run.h"
 #include "history/events_int.h"
 #include "history/history.h"
+#include "loop/record_name.h"
 #include "loop/runner.h"
 
 static json_t *or_null(json_t *v)
@@ -136,6 +137,59 @@ static lil_status place(struct lil_run *run, struct lil_err *err, json_t *o)
     return rc;
 }
 
+/* ---- the usage its agent calls reported ------------------------------------------ */
+
+struct usage_walk {
+    bool started; /* the loop's start record was seen */
+    int64_t calls, estimated, unpriced, tokens;
+    double usd;
+};
+
+/* An effect's outcome (a slot's step) that reported usage.  Only payloads
+ * that mention it are parsed. */
+static int usage_record(void *ud, const lil_record *rec)
+{
+    struct usage_walk *u = ud;
+    json_t *p, *usage;
+
+    if (!u->started) {
+        u->started = lil__hev_is_loop_start(rec);
+        return 0;
+    }
+    if (rec->type != LIL_REC_STEP || !lil__loop_name_is_slot(rec->key, rec->key_len) ||
+        !memmem(rec->payload, rec->payload_len, "\"usage\"", 7))
+        return 0;
+    p = lil__hev_payload(rec);
+    usage = json_object_get(p, "usage");
+    if (json_is_object(usage)) {
+        u->calls++;
+        u->estimated += json_is_true(json_object_get(usage, "estimated"));
+        u->unpriced += !json_is_number(json_object_get(usage, "usd"));
+        u->tokens += (int64_t)json_integer_value(json_object_get(usage, "tokens"));
+        u->usd += json_number_value(json_object_get(usage, "usd"));
+    }
+    json_decref(p);
+    return 0;
+}
+
+/* "usage": what a loop run's agent calls reported, {"calls",
+ * "estimated_calls", "unpriced_calls", "tokens", "usd"} (the meters also
+ * count what calls without usage reserved: "meters", "budget"). */
+static lil_status usage(struct lil_run *run, struct lil_err *err, json_t *o)
+{
+    struct usage_walk u = {0};
+    lil_status rc = lil__run_foreach(run, err, usage_record, &u);
+
+    if (rc == LIL_OK)
+        lil__hev_set(o, "usage",
+                     json_pack("{s:I, s:I, s:I, s:I, s:f}", "calls",
+                               (json_int_t)u.calls, "estimated_calls",
+                               (json_int_t)u.estimated, "unpriced_calls",
+                               (json_int_t)u.unpriced, "tokens", (json_int_t)u.tokens,
+                               "usd", u.usd));
+    return rc;
+}
+
 /* ---- the store's facts ------------------------------------------------------- */
 
 static json_t *stop_request(struct lil_store *st, const char *run_id)
@@ -202,7 +256,7 @@ static lil_status loop_facts(struct lil_run *run, struct lil_err *err, int64_t n
     }
     copy_loop(o, lf);
     json_decref(lf);
-    return LIL_OK;
+    return usage(run, err, o);
 }
 
 lil_status lil__history_facts(struct lil_store *st, struct lil_err *err,
@@ -219,8 +273,8 @@ lil_status lil__history_facts(struct lil_store *st, struct lil_err *err,
     if (rc == LIL_OK && !(o = engine_facts(run, &info)))
         rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
     if (rc == LIL_OK) {
-        static const char *const loop_keys[] = {"iteration", "meters", "budget",
-                                                "paused", "wake_at_ms"};
+        static const char *const loop_keys[] = {"iteration", "meters",     "budget",
+                                                "paused",    "wake_at_ms", "usage"};
 
         for (size_t i = 0; i < sizeof(loop_keys) / sizeof(*loop_keys); i++)
             lil__hev_set(o, loop_keys[i], json_null());

@@ -226,6 +226,7 @@ T_TEST(program_run_facts)
     T_CHECK(json_is_null(json_object_get(f, "holder")));
     T_CHECK(json_is_null(json_object_get(f, "loop")));
     T_CHECK(json_is_null(json_object_get(f, "iteration")));
+    T_CHECK(json_is_null(json_object_get(f, "usage")));
     T_EQ_I64(json_array_size(json_object_get(f, "uncertain")), 0);
     T_CHECK(num(f, "created_ns") > 0 && num(f, "last_ns") >= num(f, "created_ns"));
     T_EQ_I64(num(f, "last_seq"), num(f, "records"));
@@ -381,6 +382,7 @@ T_TEST(loop_run_facts_are_the_runners)
     T_CHECK(json_equal(json_object_get(f, "budget"), json_object_get(lf, "budget")));
     T_CHECK(json_is_null(json_object_get(f, "holder")));
     T_CHECK(json_is_null(json_object_get(f, "stop_request")));
+    T_EQ_I64(num(json_object_get(f, "usage"), "calls"), 0); /* shell steps only */
     json_decref(f);
     json_decref(lf);
     lil_store_close(st);
