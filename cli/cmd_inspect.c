@@ -648,10 +648,11 @@ static int walk_failed(const struct cli_ctx *ctx, struct insp *in, lil_status rc
         cli_err(ctx, "out of memory");
         return CLI_EXIT_FAIL;
     }
-    return cli_fail(ctx, rc, "%s", lil_run_errmsg(in->run));
+    return cli_fail(ctx, rc, "%s", lil_errmsg()); /* the run's or the store's */
 }
 
-static int inspect_run(const struct cli_ctx *ctx, lil_run *run, size_t tail)
+static int inspect_run(const struct cli_ctx *ctx, lil_store *st, lil_run *run,
+                       size_t tail)
 {
     struct insp in;
     lil_run_info info;
@@ -664,7 +665,7 @@ static int inspect_run(const struct cli_ctx *ctx, lil_run *run, size_t tail)
     in.run = run;
     in.key_w = 8;
     in.tail = tail;
-    walked = loop_view_load(run, &info, tail, &in.loop);
+    walked = loop_view_load(st, run, &info, tail, &in.loop);
     if (walked != LIL_OK)
         return walk_failed(ctx, &in, walked);
     if (load_uncertain(&in) != 0)
@@ -718,7 +719,7 @@ static int cmd_inspect(struct cli_ctx *ctx, int argc, char **argv)
     if (rc == CLI_EXIT_OK && !help) /* the run once the flags are known to be good */
         rc = cli_run_open(ctx, st, pos[0], true, &run);
     if (rc == CLI_EXIT_OK && !help)
-        rc = inspect_run(ctx, run, tail);
+        rc = inspect_run(ctx, st, run, tail);
     lil_run_close(run);
     lil_store_close(st);
     return rc;

@@ -16,27 +16,37 @@
  * both.  The text line shows the hash in hex and the note after it.
  * --json: the same objects in one document {"run": ID, "records": [...]}.
  *
- * A loop run (docs/loops.md) is known by its start record (the step
- * "loop", loop_view_is_start); from there on its records are read by their
- * names (loop_view.h): the text line shows a summary of the payload
- * ("shell bump  {\"code\":0,...}") instead of the raw JSON, and the JSON
- * objects get "loop": {"kind", "iteration"?, "seq"?, "control"?, "n"?}.
+ * A loop run (docs/loops.md) is known by its start record; from there on
+ * what each record is comes from the library (lil_run_events: the "loop"
+ * object of the record's events, read before the walk for every record the
+ * handle holds): the text line shows a summary of the payload ("shell
+ * bump  {\"code\":0,...}") instead of the raw JSON, and the JSON objects
+ * get "loop": {"kind", "iteration"?, "seq"?, "control"?, "n"?}.
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "loop_view.h"
+#include "run_events.h"
 
 #define LOOP_SUMMARY_MAX 120 /* bytes of a loop record's summary */
+
+/* What the library says each record is (from the run's events). */
+struct log_names {
+    struct loop_view_name *nm; /* by seq; kind NONE: no loop record */
+    uint64_t n;                /* entries (seq 0 to n - 1) */
+    uint64_t start;            /* seq of the loop's start record; 0: none */
+};
 
 struct log_walk {
     const struct cli_ctx *ctx;
     bool jsonl;
     json_t *records; /* --json */
     int out_rc;      /* first output error (an exit status) */
-    bool in_loop;    /* the start record of a loop run was seen */
+    struct log_names names;
 };
 
 /* An intent's payload: the hash as payload (base64, as ever), in hex, and
@@ -118,13 +128,11 @@ static void print_text(const lil_record *rec, const struct loop_view_name *nm)
 static int each_record(void *ud, const lil_record *rec)
 {
     struct log_walk *w = ud;
-    struct loop_view_name name, *nm = NULL;
+    struct loop_view_name none, *nm = NULL;
 
-    if (!w->in_loop)
-        w->in_loop = loop_view_is_start(rec);
-    if (w->in_loop) {
-        (void)loop_view_name(rec, &name); /* kind NONE when it is no loop record */
-        nm = &name;
+    if (w->names.start && rec->seq >= w->names.start) {
+        memset(&none, 0, sizeof(none)); /* kind NONE: no loop record */
+        nm = rec->seq < w->names.n ? &w->names.nm[rec->seq] : &none;
     }
     if (w->jsonl) {
         w->out_rc = cli_json_print(w->ctx, record_json(rec, nm), true);
@@ -138,31 +146,76 @@ static int each_record(void *ud, const lil_record *rec)
     return 0;
 }
 
-static int log_run(const struct cli_ctx *ctx, lil_run *run, bool jsonl)
+static int name_event(void *ud, const json_t *ev)
 {
-    struct log_walk w = {ctx, jsonl, NULL, CLI_EXIT_OK, false};
+    struct log_names *ln = ud;
+    uint64_t seq = cli_event_seq(ev);
+    const char *type = json_string_value(json_object_get(ev, "type"));
+
+    if (!ln->start && type && strcmp(type, "loop_start") == 0)
+        ln->start = seq;
+    if (seq < ln->n && ln->nm[seq].kind == LOOP_VIEW_NONE)
+        (void)loop_view_event_name(ev, &ln->nm[seq]);
+    return 0;
+}
+
+/* The names of run's records, as its events give them. */
+static int load_names(const struct cli_ctx *ctx, lil_store *st, lil_run *run,
+                      struct log_names *ln)
+{
+    lil_run_info info;
+    int rc = cli_run_info(ctx, run, &info);
+    lil_status lrc;
+
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    ln->n = info.records + 1;
+    ln->nm = calloc(ln->n, sizeof(*ln->nm));
+    if (!ln->nm) {
+        cli_err(ctx, "out of memory");
+        return CLI_EXIT_FAIL;
+    }
+    lrc = cli_run_events(st, lil_run_id(run), info.records, name_event, ln);
+    if (lrc != LIL_OK)
+        return cli_fail(ctx, lrc, "%s", lil_errmsg());
+    return CLI_EXIT_OK;
+}
+
+static int log_walk(const struct cli_ctx *ctx, lil_run *run, struct log_walk *w)
+{
     lil_status rc;
     json_t *doc;
 
-    if (ctx->json && !jsonl)
-        w.records = json_array();
-    if (ctx->json && !jsonl && !w.records)
+    if (ctx->json && !w->jsonl)
+        w->records = json_array();
+    if (ctx->json && !w->jsonl && !w->records)
         return cli_json_print(ctx, NULL, false);
-    rc = lil_run_foreach(run, each_record, &w);
-    if (w.out_rc != CLI_EXIT_OK) {
-        json_decref(w.records);
-        return w.out_rc;
+    rc = lil_run_foreach(run, each_record, w);
+    if (w->out_rc != CLI_EXIT_OK) {
+        json_decref(w->records);
+        return w->out_rc;
     }
     if (rc != LIL_OK) {
-        json_decref(w.records);
+        json_decref(w->records);
         return cli_fail(ctx, rc, "%s", lil_run_errmsg(run));
     }
-    if (!w.records)
+    if (!w->records)
         return CLI_EXIT_OK;
     doc = json_object();
     cli_json_set(doc, "run", cli_json_str(lil_run_id(run), strlen(lil_run_id(run))));
-    cli_json_set(doc, "records", w.records);
+    cli_json_set(doc, "records", w->records);
     return cli_json_print(ctx, doc, false);
+}
+
+static int log_run(const struct cli_ctx *ctx, lil_store *st, lil_run *run, bool jsonl)
+{
+    struct log_walk w = {ctx, jsonl, NULL, CLI_EXIT_OK, {NULL, 0, 0}};
+    int rc = load_names(ctx, st, run, &w.names);
+
+    if (rc == CLI_EXIT_OK)
+        rc = log_walk(ctx, run, &w);
+    free(w.names.nm);
+    return rc;
 }
 
 static int cmd_log(struct cli_ctx *ctx, int argc, char **argv)
@@ -179,7 +232,7 @@ static int cmd_log(struct cli_ctx *ctx, int argc, char **argv)
     int rc = cli_open_run_arg(ctx, argc, argv, &a, &st, &run, &help);
 
     if (rc == CLI_EXIT_OK && !help)
-        rc = log_run(ctx, run, jsonl);
+        rc = log_run(ctx, st, run, jsonl);
     lil_run_close(run);
     lil_store_close(st);
     return rc;

@@ -106,11 +106,11 @@ static const char *failure_word(lil_status rc)
 }
 
 /* Read the loop facts of an opened run into row->loop. */
-static lil_status fill_loop(lil_run *run, struct ls_row *row)
+static lil_status fill_loop(lil_store *st, lil_run *run, struct ls_row *row)
 {
     struct loop_view v;
     struct ls_loop *lo = &row->loop;
-    lil_status rc = loop_view_load(run, &row->info, 0, &v);
+    lil_status rc = loop_view_load(st, run, &row->info, 0, &v);
 
     if (rc != LIL_OK || !v.is_loop) {
         loop_view_free(&v);
@@ -138,20 +138,24 @@ static void fill_row(lil_store *st, struct ls_row *row)
     lil_run_opts opts = {sizeof(opts), LIL_SYNC_DEFAULT,
                          LIL_OPEN_READONLY | LIL_OPEN_EXISTING, 0};
     lil_run *run = NULL;
+    bool loop_failed = false;
     lil_status rc;
 
     row->info.struct_size = sizeof(row->info);
     rc = lil_run_open(st, row->id, &opts, &run);
     if (rc == LIL_OK)
         rc = lil_run_get_info(run, &row->info);
-    if (rc == LIL_OK)
-        rc = fill_loop(run, row);
+    if (rc == LIL_OK) {
+        rc = fill_loop(st, run, row);
+        loop_failed = rc != LIL_OK;
+    }
     if (rc == LIL_OK) {
         row->status = lil_run_state_name(row->info.state);
     } else {
         row->status = failure_word(rc);
         row->code = lil_status_name(rc);
         row->reason = strdup(rc == LIL_E_NOMEM ? "out of memory"
+                             : loop_failed     ? lil_errmsg()
                              : run             ? lil_run_errmsg(run)
                                                : lil_store_errmsg(st));
     }

@@ -1,12 +1,9 @@
 /*
  * loop_view.c -- what the journal of a loop run says (see loop_view.h):
- * record names, one-line summaries, and a whole run: its facts from
- * lil_loop_facts, and a walk of its records for what is only shown.
- *
- * The walk parses no snapshot, so that `lil ls` reads a long run quickly;
- * it parses an effect's outcome only when it keeps slots (inspect) or when
- * the outcome mentions "usage" (the count of calls), and a reserve.N
- * record only when it keeps slots.
+ * record names (the library's, from the events of lil_run_events),
+ * one-line summaries, and a whole run: its facts from lil_loop_facts, and
+ * its events for what is only shown (the usage of its calls, the slots of
+ * its last iterations).  Nothing here decodes a record's name.
  */
 #include "loop_view.h"
 
@@ -17,97 +14,37 @@
 #include <string.h>
 
 #include "cli.h"
+#include "run_events.h"
 
 #define NS_PER_MS INT64_C(1000000)
 
 /* ---- names ------------------------------------------------------------------- */
 
-/* n decimal digits (1 to 18, so that the value fits an int64_t) at s. */
-static bool digits(const char *s, size_t n, int64_t *out)
+/* The record's name as the library decoded it: the event's "loop" object. */
+bool loop_view_event_name(const json_t *ev, struct loop_view_name *out)
 {
-    int64_t v = 0;
+    static const char *const kinds[] = {NULL, "start", "effect", "snapshot", "control"};
+    const json_t *nm = json_object_get(ev, "loop");
+    const char *kind = json_string_value(json_object_get(nm, "kind"));
+    const char *control = json_string_value(json_object_get(nm, "control"));
 
-    if (n == 0 || n > 18)
+    memset(out, 0, sizeof(*out));
+    for (size_t i = 1; kind && i < sizeof(kinds) / sizeof(*kinds); i++)
+        if (strcmp(kind, kinds[i]) == 0)
+            out->kind = (enum loop_view_kind)i;
+    if (out->kind == LOOP_VIEW_CONTROL &&
+        (!control || strlen(control) >= sizeof(out->control)))
+        out->kind = LOOP_VIEW_NONE; /* longer than any kind the runner writes */
+    if (out->kind == LOOP_VIEW_NONE) {
+        memset(out, 0, sizeof(*out));
         return false;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return false;
-        v = v * 10 + (s[i] - '0');
     }
-    *out = v;
+    out->iteration = (int64_t)json_integer_value(json_object_get(nm, "iteration"));
+    out->seq = (int64_t)json_integer_value(json_object_get(nm, "seq"));
+    out->n = (uint64_t)json_integer_value(json_object_get(nm, "n"));
+    if (control)
+        memcpy(out->control, control, strlen(control) + 1);
     return true;
-}
-
-static bool key_is(const lil_record *rec, const char *s)
-{
-    return rec->key_len == strlen(s) && memcmp(rec->key, s, rec->key_len) == 0;
-}
-
-/* "I.S" or "exit.S" */
-static bool slot_name(const char *k, size_t n, struct loop_view_name *out)
-{
-    const char *dot = memchr(k, '.', n);
-    size_t a = dot ? (size_t)(dot - k) : 0;
-
-    if (!dot || !digits(dot + 1, n - a - 1, &out->seq))
-        return false;
-    if (a == 4 && memcmp(k, "exit", 4) == 0)
-        out->iteration = -1;
-    else if (!digits(k, a, &out->iteration))
-        return false;
-    out->kind = LOOP_VIEW_EFFECT;
-    return true;
-}
-
-/* "I.snap" */
-static bool snap_name(const char *k, size_t n, struct loop_view_name *out)
-{
-    if (n <= 5 || memcmp(k + n - 5, ".snap", 5) != 0 ||
-        !digits(k, n - 5, &out->iteration))
-        return false;
-    out->kind = LOOP_VIEW_SNAPSHOT;
-    return true;
-}
-
-/* "<kind>.N", kind of [a-z_] */
-static bool control_name(const char *k, size_t n, struct loop_view_name *out)
-{
-    const char *dot = memchr(k, '.', n);
-    size_t a = dot ? (size_t)(dot - k) : 0;
-    int64_t nth;
-
-    if (a == 0 || a >= sizeof(out->control) || !digits(dot + 1, n - a - 1, &nth))
-        return false;
-    for (size_t i = 0; i < a; i++)
-        if (!((k[i] >= 'a' && k[i] <= 'z') || k[i] == '_'))
-            return false;
-    memcpy(out->control, k, a);
-    out->control[a] = '\0';
-    out->n = (uint64_t)nth;
-    out->kind = LOOP_VIEW_CONTROL;
-    return true;
-}
-
-bool loop_view_name(const lil_record *rec, struct loop_view_name *out)
-{
-    bool slot_type = rec->type == LIL_REC_STEP || rec->type == LIL_REC_STEP_FAILED ||
-                     rec->type == LIL_REC_INTENT || rec->type == LIL_REC_RESOLVE;
-
-    memset(out, 0, sizeof(*out));
-    if (slot_type && slot_name(rec->key, rec->key_len, out))
-        return true;
-    memset(out, 0, sizeof(*out));
-    if (rec->type != LIL_REC_STEP)
-        return false;
-    if (key_is(rec, "loop")) {
-        out->kind = LOOP_VIEW_START;
-        return true;
-    }
-    if (snap_name(rec->key, rec->key_len, out) ||
-        control_name(rec->key, rec->key_len, out))
-        return true;
-    memset(out, 0, sizeof(*out));
-    return false;
 }
 
 /* The payload as a JSON object, or NULL. */
@@ -123,19 +60,6 @@ static json_t *payload_obj(const lil_record *rec)
         v = NULL;
     }
     return v;
-}
-
-bool loop_view_is_start(const lil_record *rec)
-{
-    json_t *v;
-    bool yes;
-
-    if (rec->type != LIL_REC_STEP || !key_is(rec, "loop"))
-        return false;
-    v = payload_obj(rec);
-    yes = json_is_string(json_object_get(v, "loopId"));
-    json_decref(v);
-    return yes;
 }
 
 json_t *loop_view_name_json(const struct loop_view_name *nm)
@@ -508,16 +432,14 @@ static void set_str(struct walk *w, char **dst, const char *s, size_t n)
 }
 
 /* An intent: the slot's kind from its note ("kind identity"). */
-static void slot_intent(struct walk *w, struct loop_view_slot *s, const lil_record *rec)
+static void slot_intent(struct walk *w, struct loop_view_slot *s, const json_t *ev)
 {
-    const char *note, *sp;
-    size_t len;
+    const char *kind = json_string_value(json_object_get(ev, "kind"));
 
     s->status = "started";
-    if (s->kind || !cli_intent_note(rec, &note, &len))
+    if (s->kind || !kind)
         return;
-    sp = memchr(note, ' ', len);
-    set_str(w, &s->kind, note, sp ? (size_t)(sp - note) : len);
+    set_str(w, &s->kind, kind, strlen(kind));
 }
 
 static void slot_usage(struct walk *w, struct loop_view_slot *s, const json_t *usage)
@@ -534,7 +456,7 @@ static void slot_usage(struct walk *w, struct loop_view_slot *s, const json_t *u
         set_str(w, &s->model, model, strlen(model));
 }
 
-/* A slot's outcome (parsed payload v). */
+/* A slot's outcome (its event v: an effect, a sleep, an approval). */
 static void slot_outcome(struct walk *w, struct loop_view_slot *s, const json_t *v)
 {
     const char *kind = json_string_value(json_object_get(v, "kind"));
@@ -547,7 +469,7 @@ static void slot_outcome(struct walk *w, struct loop_view_slot *s, const json_t 
         set_str(w, &s->step, step, strlen(step));
     if (json_is_object(usage))
         slot_usage(w, s, usage);
-    s->wake_at_ms = int_of(v, "wakeAt");
+    s->wake_at_ms = int_of(v, "wake_at_ms");
     if (kind && strcmp(kind, "breakpoint") == 0)
         s->status = "approved";
     else if (json_is_true(json_object_get(v, "recovered")))
@@ -556,84 +478,76 @@ static void slot_outcome(struct walk *w, struct loop_view_slot *s, const json_t 
         s->status = "done";
 }
 
-static const char *resolved_status(const json_t *v)
+static const char *resolved_status(const json_t *ev)
 {
-    const char *action = json_string_value(json_object_get(v, "action"));
+    const char *how = json_string_value(json_object_get(ev, "how"));
 
-    if (action && strcmp(action, "abort") == 0)
+    if (how && strcmp(how, "abort") == 0)
         return "aborted";
-    if (action && strcmp(action, "assume-done") == 0)
+    if (how && strcmp(how, "assume-done") == 0)
         return "assumed-done";
     return "retry";
 }
 
-/* Record rec (parsed payload v, or NULL) in the history. */
-static void history_slot(struct walk *w, const lil_record *rec,
-                         const struct loop_view_name *nm, const json_t *v)
+/* The event ev of a slot's record (of record type rt) in the history. */
+static void history_slot(struct walk *w, const json_t *ev, const char *rt,
+                         const struct loop_view_name *nm)
 {
+    const char *key = str_of(json_object_get(ev, "record"), "key", "");
     struct loop_view_iter *it = iter_for(w, nm->iteration);
-    struct loop_view_slot *s =
-        it ? slot_for(w, it, rec->key, rec->key_len, nm->seq) : NULL;
+    struct loop_view_slot *s = it ? slot_for(w, it, key, strlen(key), nm->seq) : NULL;
 
     if (!s)
         return;
-    if (rec->type == LIL_REC_INTENT) {
-        slot_intent(w, s, rec);
+    if (strcmp(rt, "intent") == 0) {
+        slot_intent(w, s, ev);
         return;
     }
-    if (rec->type == LIL_REC_RESOLVE) {
-        s->status = resolved_status(v);
+    if (strcmp(rt, "resolve") == 0) {
+        s->status = resolved_status(ev);
         return;
     }
-    s->dur_us = rec->dur_us;
-    if (rec->type == LIL_REC_STEP_FAILED) {
+    s->dur_us = (uint32_t)int_of(ev, "dur_us");
+    if (strcmp(rt, "step-failed") == 0) {
         if (strcmp(s->status, "aborted") != 0)
             s->status = "failed";
         return;
     }
-    if (v)
-        slot_outcome(w, s, v);
+    if (!json_is_false(json_object_get(ev, "decoded")))
+        slot_outcome(w, s, ev);
 }
 
-/* A reserve.N record (payload p): one attempt of its slot's agent call. */
-static void history_reserve(struct walk *w, const json_t *p)
+/* A reservation (a reserve event): one attempt of its slot's agent call. */
+static void history_reserve(struct walk *w, const json_t *ev)
 {
-    const char *slot = json_string_value(json_object_get(p, "slot"));
-    struct loop_view_name nm;
+    const char *slot = json_string_value(json_object_get(ev, "slot"));
     struct loop_view_iter *it;
     struct loop_view_slot *s;
-    lil_record fake;
 
-    memset(&fake, 0, sizeof(fake));
-    fake.type = LIL_REC_INTENT;
-    fake.key = slot;
-    fake.key_len = slot ? strlen(slot) : 0;
-    if (!slot || !loop_view_name(&fake, &nm) || nm.kind != LOOP_VIEW_EFFECT)
+    if (!slot || !json_is_integer(json_object_get(ev, "slot_seq")))
         return;
-    it = iter_for(w, nm.iteration);
-    s = it ? slot_for(w, it, fake.key, fake.key_len, nm.seq) : NULL;
+    it = iter_for(w, int_of(ev, "iteration"));
+    s = it ? slot_for(w, it, slot, strlen(slot), int_of(ev, "slot_seq")) : NULL;
     if (!s)
         return;
     s->attempts++;
-    s->last_reserved_tokens = int_of(p, "tokens");
-    s->last_reserved_usd = json_number_value(json_object_get(p, "usd"));
+    s->last_reserved_tokens = int_of(ev, "tokens");
+    s->last_reserved_usd = json_number_value(json_object_get(ev, "usd"));
     s->reserved_tokens += s->last_reserved_tokens;
     s->reserved_usd += s->last_reserved_usd;
-    s->reserved_rest = s->reserved_rest || json_is_true(json_object_get(p, "unpriced"));
+    s->reserved_rest =
+        s->reserved_rest || json_is_true(json_object_get(ev, "unpriced"));
 }
 
-/* ---- records ----------------------------------------------------------------- */
+/* ---- events ------------------------------------------------------------------ */
 
-static void on_slot(struct walk *w, const lil_record *rec,
+/* A slot's record: the run's usage, and the history of the last iterations. */
+static void on_slot(struct walk *w, const json_t *ev, const char *rt,
                     const struct loop_view_name *nm)
 {
-    bool parsed = rec->type == LIL_REC_STEP || rec->type == LIL_REC_RESOLVE;
-    bool want = w->tail > 0 || (rec->type == LIL_REC_STEP &&
-                                memmem(rec->payload, rec->payload_len, "\"usage\"", 7));
-    json_t *v = want && parsed ? payload_obj(rec) : NULL;
-    const json_t *usage = json_object_get(v, "usage");
+    const json_t *usage = json_object_get(ev, "usage");
 
-    if (rec->type == LIL_REC_STEP && json_is_object(usage)) {
+    if (strcmp(rt, "step") == 0 && json_is_object(usage)) {
         w->v->usage.calls++;
         w->v->usage.estimated += json_is_true(json_object_get(usage, "estimated"));
         w->v->usage.unpriced += !json_is_number(json_object_get(usage, "usd"));
@@ -641,8 +555,7 @@ static void on_slot(struct walk *w, const lil_record *rec,
         w->v->usage.reported_usd += num_of(usage, "usd");
     }
     if (w->tail > 0)
-        history_slot(w, rec, nm, v);
-    json_decref(v);
+        history_slot(w, ev, rt, nm);
 }
 
 static void on_snapshot(struct walk *w, const struct loop_view_name *nm)
@@ -653,49 +566,53 @@ static void on_snapshot(struct walk *w, const struct loop_view_name *nm)
         (void)iter_for(w, nm->iteration);
 }
 
-static void on_control(struct walk *w, const lil_record *rec,
-                       const struct loop_view_name *nm)
+/* The start (the first loop_start event): its record's fields, as named
+ * there. */
+static void on_start(struct walk *w, const json_t *ev)
 {
-    json_t *p;
+    static const char *const keys[][2] = {
+        {"loopId", "loop_id"},          {"spec", "spec_sha256"},
+        {"specPath", "spec_path"},      {"inputs", "inputs"},
+        {"startedAt", "started_at_ms"}, {"baseState", "base_state"}};
+    json_t *p = json_object();
 
-    if (w->tail == 0 || strcmp(nm->control, "reserve") != 0)
+    if (!p) {
+        w->nomem = true;
         return;
-    p = payload_obj(rec);
-    if (p)
-        history_reserve(w, p);
-    json_decref(p);
-}
+    }
+    for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++) {
+        json_t *v = json_object_get(ev, keys[i][1]);
 
-static void on_start(struct walk *w, const lil_record *rec)
-{
-    json_t *p = payload_obj(rec);
-
-    if (!json_is_string(json_object_get(p, "loopId"))) {
-        json_decref(p);
-        return;
+        if (v)
+            json_object_set(p, keys[i][0], v);
     }
     w->v->is_loop = true;
     w->v->start = p;
 }
 
-static int each_record(void *ud, const lil_record *rec)
+static int each_event(void *ud, const json_t *ev)
 {
     struct walk *w = ud;
+    const char *type = str_of(ev, "type", "");
+    const char *rt = str_of(json_object_get(ev, "record"), "type", "");
     struct loop_view_name nm;
 
     if (!w->v->is_loop) {
-        if (rec->type == LIL_REC_STEP && key_is(rec, "loop"))
-            on_start(w, rec);
+        if (strcmp(type, "loop_start") == 0)
+            on_start(w, ev);
         return w->nomem;
     }
-    if (!loop_view_name(rec, &nm))
+    /* one event per record: iteration_start and wake come with another */
+    if (strcmp(type, "iteration_start") == 0 || strcmp(type, "wake") == 0 ||
+        !loop_view_event_name(ev, &nm))
         return 0;
     if (nm.kind == LOOP_VIEW_EFFECT)
-        on_slot(w, rec, &nm);
+        on_slot(w, ev, rt, &nm);
     else if (nm.kind == LOOP_VIEW_SNAPSHOT)
         on_snapshot(w, &nm);
-    else if (nm.kind == LOOP_VIEW_CONTROL)
-        on_control(w, rec, &nm);
+    else if (nm.kind == LOOP_VIEW_CONTROL && w->tail > 0 &&
+             strcmp(nm.control, "reserve") == 0)
+        history_reserve(w, ev);
     return w->nomem;
 }
 
@@ -822,22 +739,67 @@ static void settle_slots(struct walk *w, const lil_run_info *info)
                 w->v->iters[i].slots[j].status = open;
 }
 
-lil_status loop_view_load(lil_run *run, const lil_run_info *info, size_t tail,
-                          struct loop_view *v)
+/* No slots wanted (`ls`): the run's facts (lil_run_facts) hold all of it --
+ * the runner's facts, its start's fields, the usage its calls reported --
+ * without reading its events.  *done false: read the events instead (a
+ * damaged loop run). */
+static lil_status load_from_facts(lil_store *st, lil_run *run, struct loop_view *v,
+                                  bool *done)
+{
+    static const char *const keys[][2] = {{"loopId", "loop"},
+                                          {"spec", "spec_sha256"},
+                                          {"specPath", "spec_path"},
+                                          {"inputs", "inputs"},
+                                          {"startedAt", "started_at_ms"}};
+    lil_bytes b = {NULL, 0};
+    lil_status rc = lil_run_facts(st, lil_run_id(run), &b);
+    json_t *f = rc == LIL_OK ? json_loadb(b.data, b.len, 0, NULL) : NULL;
+    json_t *lf = json_object_get(f, "loop"), *u = json_object_get(f, "usage");
+
+    lil_free(b.data);
+    *done = rc != LIL_OK || strcmp(str_of(f, "kind", ""), "loop") != 0 ||
+            json_is_object(lf);
+    if (rc == LIL_OK && !f)
+        rc = LIL_E_NOMEM;
+    if (rc == LIL_OK && json_is_object(lf) && !(v->start = json_object()))
+        rc = LIL_E_NOMEM;
+    if (rc == LIL_OK && json_is_object(lf)) {
+        for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++)
+            if (json_object_get(lf, keys[i][1]))
+                json_object_set(v->start, keys[i][0], json_object_get(lf, keys[i][1]));
+        v->is_loop = true;
+        v->facts = json_incref(lf);
+        from_facts(v);
+        v->usage.calls = int_of(u, "calls");
+        v->usage.estimated = int_of(u, "estimated_calls");
+        v->usage.unpriced = int_of(u, "unpriced_calls");
+        v->usage.reported_tokens = int_of(u, "tokens");
+        v->usage.reported_usd = num_of(u, "usd");
+    }
+    json_decref(f);
+    return rc;
+}
+
+lil_status loop_view_load(lil_store *st, lil_run *run, const lil_run_info *info,
+                          size_t tail, struct loop_view *v)
 {
     struct walk w;
-    lil_status rc;
+    bool done = false;
+    lil_status rc = LIL_OK;
 
     memset(v, 0, sizeof(*v));
     memset(&w, 0, sizeof(w));
     w.v = v;
     w.tail = tail;
-    rc = lil_run_foreach(run, each_record, &w);
+    if (tail == 0)
+        rc = load_from_facts(st, run, v, &done);
+    if (rc == LIL_OK && !done)
+        rc = cli_run_events(st, lil_run_id(run), info->records, each_event, &w);
     if (w.nomem)
         rc = LIL_E_NOMEM;
-    if (rc == LIL_OK && v->is_loop)
+    if (rc == LIL_OK && !done && v->is_loop)
         rc = load_facts(run, &w);
-    if (rc == LIL_OK && v->is_loop)
+    if (rc == LIL_OK && !done && v->is_loop)
         settle_slots(&w, info);
     if (rc != LIL_OK)
         loop_view_free(v);

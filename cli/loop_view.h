@@ -69,14 +69,10 @@ struct loop_view_name {
     char control[LOOP_VIEW_CONTROL_MAX]; /* control: "pause", "cap", ... */
 };
 
-/* Classify rec by its name and type: an effect slot is any record type
- * (intent, step, step-failed, resolve); the others are steps.  False (and
- * kind NONE) for anything else. */
-bool loop_view_name(const lil_record *rec, struct loop_view_name *out);
-
-/* True when rec is the start record of a loop run: the step "loop" whose
- * payload is a JSON object with a "loopId" string. */
-bool loop_view_is_start(const lil_record *rec);
+/* The name of the record an event (lil_run_events) comes from, as the
+ * library decoded it (the event's "loop" object): false (and kind NONE)
+ * for a record that is no loop record. */
+bool loop_view_event_name(const json_t *ev, struct loop_view_name *out);
 
 /* {"kind": "start"|"effect"|"snapshot"|"control", "iteration"?, "seq"?,
  * "control"?, "n"?}; NULL for LOOP_VIEW_NONE or out of memory. */
@@ -189,14 +185,16 @@ struct loop_view {
     int64_t iters_omitted;
 };
 
-/* Walk run (opened read-only; info from lil_run_get_info) and fill *v,
+/* Read run's events (lil_run_events on st, up to the last record the
+ * handle saw: info from lil_run_get_info; run opened read-only) and fill *v
+ * (with tail 0, the facts of lil_run_facts instead: no events are read),
  * keeping the slots of the last tail iterations (0: none, as `ls` needs),
  * then ask lil_loop_facts for the run's facts.  LIL_OK also for a run that
  * is no loop run (v->is_loop false) and for a damaged one; a walk error
- * (lil_run_errmsg has the message) or LIL_E_NOMEM otherwise, *v then
+ * (lil_errmsg has the message) or LIL_E_NOMEM otherwise, *v then
  * released.  *v must be zeroed or released before. */
-lil_status loop_view_load(lil_run *run, const lil_run_info *info, size_t tail,
-                          struct loop_view *v);
+lil_status loop_view_load(lil_store *st, lil_run *run, const lil_run_info *info,
+                          size_t tail, struct loop_view *v);
 
 /* Release what *v holds and zero it. */
 void loop_view_free(struct loop_view *v);

@@ -9,8 +9,10 @@
 # front end (loopspec) on lang; effects; agents on effects; the runner
 # (loop) on all of them; replay tooling and the queue on the runner (lil
 # verify's dry runs open a temporary store: replay uses store too).
-# supervise (lil_supervise) sits on engine.  api/, at the top, defines
-# every public lil_* function (checked below) and may include anything.
+# supervise (lil_supervise) sits on engine.  history (the read API's folds:
+# facts, events, waiting) sits on the runner and the engine.  api/, at the
+# top, defines every public lil_* function (checked below) and may include
+# anything.
 set(allowed_base      base)
 set(allowed_os        os base)
 set(allowed_journal   journal os base)
@@ -25,10 +27,11 @@ set(allowed_loop      loop agents effects loopspec lang engine os json base)
 set(allowed_replay    replay loop agents effects loopspec lang engine store os json base)
 set(allowed_queue     queue loop loopspec engine store os json base)
 set(allowed_supervise supervise engine store journal os base)
-set(allowed_api       api queue replay supervise loop agents effects loopspec lang engine
+set(allowed_history   history loop loopspec lang engine store os json base)
+set(allowed_api       api history queue replay supervise loop agents effects loopspec lang engine
                       store journal os json base)
 set(folders base os journal store json engine lang loopspec effects agents loop replay
-            queue supervise api)
+            queue supervise history api)
 
 set(bad "")
 foreach(dir ${folders})

@@ -8,9 +8,8 @@
  * package then runs the step's function, encodes its value and ends the
  * call; the codec and the meaning of a failure reason are the package's.
  *
- * A replayed failure's message is "step 'ID' failed: REASON" with at most
- * 200 bytes of the reason; a longer reason is read from the journal
- * (lil_run_foreach) so that the package always gets all of it.
+ * A replayed failure's identity and whole reason come from the library
+ * (lil_run_step_failure), never from the text of its error message.
  *
  * Thread rules: a Run may be used from many threads at once (lil's runs
  * are); its busy count, changed only with the GIL held, keeps close() from
@@ -89,60 +88,31 @@ static int get_bytes(PyObject *obj, Py_buffer *view)
     return PyObject_GetBuffer(obj, view, PyBUF_SIMPLE);
 }
 
-struct failed_walk {
-    const char *identity;
-    size_t identity_len;
-    PyObject *reason; /* the last STEP_FAILED payload of identity */
-};
-
-static int find_failure(void *ud, const lil_record *rec)
+/* (identity, reason) of the replayed failure of step name: the library's
+ * record of it (lil_run_step_failure), the whole reason as journaled. */
+static PyObject *replayed_failure(lilpy_run *self, const char *name)
 {
-    struct failed_walk *w = ud;
-
-    if (rec->type != LIL_REC_STEP_FAILED || rec->key_len != w->identity_len ||
-        memcmp(rec->key, w->identity, w->identity_len) != 0)
-        return 0;
-    Py_XSETREF(w->reason, PyBytes_FromStringAndSize((const char *)rec->payload,
-                                                    (Py_ssize_t)rec->payload_len));
-    return w->reason ? 0 : 1;
-}
-
-/* (identity, reason) of the replayed failure the message msg reports. */
-static PyObject *replayed_failure(lilpy_run *self, const char *msg)
-{
-    static const char head[] = "step '", sep[] = "' failed: ";
-    const char *id, *end, *reason;
-    struct failed_walk w = {0};
+    lil_bytes reason = {NULL, 0};
+    char *identity = NULL;
+    lil_status rc = lil_run_step_failure(self->run, name, &identity, &reason);
     PyObject *out;
 
-    if (strncmp(msg, head, sizeof(head) - 1) != 0 || !(end = strstr(msg, sep)))
-        return lilpy_raise(LIL_E_FAILED, msg);
-    id = msg + sizeof(head) - 1;
-    reason = end + sizeof(sep) - 1;
-    if (strlen(reason) < 200 && strlen(msg) < 255)
-        return Py_BuildValue("(s#y)", id, (Py_ssize_t)(end - id), reason);
-    w.identity = id;
-    w.identity_len = (size_t)(end - id);
-    lil_run_foreach(self->run, find_failure, &w);
-    if (PyErr_Occurred()) {
-        Py_XDECREF(w.reason);
-        return NULL;
-    }
-    if (!w.reason)
-        return Py_BuildValue("(s#y)", id, (Py_ssize_t)(end - id), reason);
-    out = Py_BuildValue("(s#O)", id, (Py_ssize_t)(end - id), w.reason);
-    Py_DECREF(w.reason);
+    if (rc != LIL_OK)
+        return lilpy_raise(rc, NULL);
+    out = Py_BuildValue("(sy#)", identity, (const char *)reason.data,
+                        (Py_ssize_t)reason.len);
+    lil_free(identity);
+    lil_free(reason.data);
     return out;
 }
 
-/* What a begin returned: the replayed result, a replayed failure, a Call. */
-static PyObject *begun(lilpy_run *self, lil_status rc, lil_call *call, lil_bytes *out)
+/* What a begin of step name returned: the replayed result, a replayed
+ * failure, a Call. */
+static PyObject *begun(lilpy_run *self, const char *name, lil_status rc, lil_call *call,
+                       lil_bytes *out)
 {
-    if (rc == LIL_E_FAILED) {
-        char msg[512];
-        snprintf(msg, sizeof(msg), "%s", lil_errmsg());
-        return replayed_failure(self, msg);
-    }
+    if (rc == LIL_E_FAILED)
+        return replayed_failure(self, name);
     if (rc != LIL_OK)
         return lilpy_raise(rc, NULL);
     if (!call)
@@ -167,7 +137,7 @@ static PyObject *run_begin(lilpy_run *self, PyObject *arg)
     rc = lil_step_begin(run, name, &call, &out);
     PyEval_RestoreThread(ts);
     self->busy--;
-    return begun(self, rc, call, &out);
+    return begun(self, name, rc, call, &out);
 }
 
 /* begin_effect(name, request) -> as begin */
@@ -189,7 +159,7 @@ static PyObject *run_begin_effect(lilpy_run *self, PyObject *args)
     PyEval_RestoreThread(ts);
     self->busy--;
     PyBuffer_Release(&req);
-    return begun(self, rc, call, &out);
+    return begun(self, name, rc, call, &out);
 }
 
 static PyObject *run_status(lilpy_run *self, PyObject *unused)

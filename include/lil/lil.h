@@ -675,6 +675,73 @@ typedef struct lil_run_info {
 LIL_API lil_status lil_run_get_info(lil_run *run, lil_run_info *info);
 
 /* ------------------------------------------------------------------------ */
+/* Reading runs: facts, events, waiting (docs/api.md, "Reading runs")       */
+/*                                                                          */
+/* What a client that shows runs needs -- `lil ls`, `lil inspect`, a JSON-   */
+/* RPC server, a web page -- without decoding records itself.  Each call    */
+/* opens run_id read-only (no hold taken, nothing written: a run that       */
+/* another process holds is read all the same), on any store, and closes    */
+/* it before returning.  Documents are compact JSON in *json, owned by the  */
+/* caller (lil_free).  Errors (the message on the store): LIL_E_INVAL (bad  */
+/* store handle, bad run id, json NULL, a bad argument), LIL_E_NOTFOUND (no */
+/* such run), and the open's: LIL_E_CORRUPT, LIL_E_KEY, LIL_E_VERSION,      */
+/* LIL_E_IO, LIL_E_PG, LIL_E_NOMEM.                                         */
+
+/* What run_id is now: {"run", "kind": "loop" | "program", "status",
+ * "ended", "reason"?, "result"?, "steps": {"done", "failed"}, "records",
+ * "last_seq", "journal_bytes", "created_ns", "last_ns", "keyed",
+ * "holder": {"pid", "host"} or null, "uncertain": [{"step", "request"?}],
+ * "iteration", "meters", "budget", "paused", "wake_at_ms", "usage" (what
+ * its agent calls reported: {"calls", "estimated_calls", "unpriced_calls",
+ * "tokens", "usd"}) (a loop run's, else null), "stop_request" (a pending request, or
+ * null), "queue" (the PostgreSQL queue's state of the run, or null) and "loop": the
+ * document of lil_loop_facts for a loop run, else null}.  status is the engine's
+ * ("running", "completed", "failed", "uncertain", "stopped"; "running"
+ * also for an uncertain run that another process holds: its effect is in
+ * flight) or, for a loop run, the runner's (lil_loop_facts' "status";
+ * "damaged" when its fold refuses the journal, the reason saying why). */
+LIL_API lil_status lil_run_facts(lil_store *st, const char *run_id, lil_bytes *json);
+
+/* The run's history as typed, decoded events, from the record at seq
+ * from_seq (0 or 1: the first), at most max events (0: 10000; a page may
+ * pass max by the few events of its last record, never splitting one):
+ *   {"run", "kind", "events": [...], "next", "more", "last_seq"}.
+ * Each event has "seq" (the record that gave it: its position), "ts_ns",
+ * "type" and "record": {"type", "key"}, then its type's fields (docs/api.md
+ * has the table): run_start, process_open, process_close, step,
+ * effect_start, effect, recovery, run_end, and in a loop run loop_start,
+ * iteration_start, iteration_end, sleep, approval, pause, park, wake,
+ * cap_tripped, stop, stop_cleared, terminated, observer, reserve, control
+ * (each with "loop": the record's decoded name).  "next" is the seq to ask
+ * from for the rest; "more" says a further record exists now; "last_seq" is
+ * the run's last record. */
+LIL_API lil_status lil_run_events(lil_store *st, const char *run_id, uint64_t from_seq,
+                                  size_t max, lil_bytes *json);
+
+/* Wait until run_id has a record after after_seq, or until timeout_ms (0
+ * to 86400000) have passed: LIL_OK either way, *last_seq the run's last
+ * seq (more than after_seq: it grew, read lil_run_events from
+ * after_seq + 1).  Cheap while nothing happens: the file store looks at
+ * the journal's modification time every 20 ms and reads the run only when
+ * it changed; PostgreSQL reads the run every 200 ms.  A new record is seen
+ * within about that time of its commit.  Blocks the calling thread only. */
+LIL_API lil_status lil_run_wait(lil_store *st, const char *run_id, uint64_t after_seq,
+                                int timeout_ms, uint64_t *last_seq);
+
+/* The journaled failure of the latest call of step name in this execution
+ * of run (after lil_step, lil_effect, their _begin forms or lil_call_end
+ * returned LIL_E_FAILED for it): its identity ("fetch#2", a string) and
+ * its reason, whole, as journaled (the message of LIL_E_FAILED holds at
+ * most 200 bytes of it) -- for a binding that raises a replayed failure
+ * again.  Both are the caller's (lil_free), set only on success.  Errors:
+ * LIL_E_INVAL (bad handle, name NULL or not 1 to LIL_STEP_NAME_MAX bytes,
+ * identity or reason NULL), LIL_E_NOTFOUND (name was not called in this
+ * execution, or that call has not failed), LIL_E_IO, LIL_E_NOMEM; the
+ * message on the run. */
+LIL_API lil_status lil_run_step_failure(lil_run *run, const char *name, char **identity,
+                                        lil_bytes *reason);
+
+/* ------------------------------------------------------------------------ */
 /* Checking and repair                                                       */
 
 enum {

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "loop/record_name.h"
 #include "loop/runner.h"
 
 /* A record kept after the last snapshot: its name and payload in the
@@ -44,46 +45,22 @@ struct walk {
 
 /* ---- names ---------------------------------------------------------------------- */
 
-static bool is_digits(const char *s, size_t n)
-{
-    if (n == 0 || n > 19)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (s[i] < '0' || s[i] > '9')
-            return false;
-    return true;
-}
-
-/* "I.S", "exit.S" */
+/* Names are record_name.h's: "I.S" slots, "I.snap", "<kind>.N". */
 static bool is_slot_name(const char *k, size_t n)
 {
-    const char *dot = memchr(k, '.', n);
-    size_t a;
-
-    if (!dot)
-        return false;
-    a = (size_t)(dot - k);
-    if (!(is_digits(k, a) || (a == 4 && memcmp(k, "exit", 4) == 0)))
-        return false;
-    return is_digits(dot + 1, n - a - 1);
+    return lil__loop_name_is_slot(k, n);
 }
 
 static bool is_snap_name(const char *k, size_t n)
 {
-    return n > 5 && memcmp(k + n - 5, ".snap", 5) == 0 && is_digits(k, n - 5);
+    struct lil_loop_name nm;
+
+    return lil__loop_name_parse(k, n, &nm) && nm.kind == LIL_LOOP_NAME_SNAP;
 }
 
-/* "<kind>.N": the kind's length, or 0. */
 static size_t control_kind(const char *k, size_t n)
 {
-    const char *dot = memchr(k, '.', n);
-
-    if (!dot || dot == k || !is_digits(dot + 1, n - (size_t)(dot - k) - 1))
-        return 0;
-    for (const char *p = k; p < dot; p++)
-        if (!((*p >= 'a' && *p <= 'z') || *p == '_'))
-            return 0;
-    return (size_t)(dot - k);
+    return lil__loop_name_control(k, n);
 }
 
 static bool kind_is(const char *k, size_t n, const char *kind)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "loop/record_name.h"
 #include "os/os.h"
 
 #define SHOW 64 /* bytes of an identity shown in a message */
@@ -65,25 +66,6 @@ static struct entry *find_unused(struct lil_cassette *c, const char *kind,
     return NULL;
 }
 
-/* A slot record's name: "I.S" or "exit.S" (not "I.snap", not "kind.N"). */
-static bool slot_name(const char *k, size_t n)
-{
-    const char *dot = memchr(k, '.', n);
-    size_t a = dot ? (size_t)(dot - k) : 0;
-
-    if (!dot || a == 0 || a + 1 == n)
-        return false;
-    for (size_t i = a + 1; i < n; i++)
-        if (k[i] < '0' || k[i] > '9')
-            return false;
-    if (a == 4 && memcmp(k, "exit", 4) == 0)
-        return true;
-    for (size_t i = 0; i < a; i++)
-        if (k[i] < '0' || k[i] > '9')
-            return false;
-    return true;
-}
-
 /* ---- record -------------------------------------------------------------------- */
 
 /* Append outcome as one line: {"kind", "identity", "result", "usage"?,
@@ -132,7 +114,7 @@ static int each_record(void *ud, const lil_record *rec)
     struct entry e;
     json_t *v = NULL;
 
-    if (rec->type != LIL_REC_STEP || !slot_name(rec->key, rec->key_len) ||
+    if (rec->type != LIL_REC_STEP || !lil__loop_name_is_slot(rec->key, rec->key_len) ||
         rec->payload_len == 0 || *(const char *)rec->payload != '{')
         return 0;
     w->rc = lil__json_parse(lp->env, &lp->err, LIL_E_CORRUPT, rec->payload,

@@ -1,6 +1,8 @@
 /*
  * where.c -- the run and step a supervised child died in (where.h), read
- * from the store without writing anything.
+ * from the store without writing anything: the store picks the runs that
+ * changed, the engine's fold of a run's place (engine/place.h, the one
+ * lil_run_facts reports) names the step.
  */
 #include "supervise/where.h"
 
@@ -9,6 +11,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "engine/place.h"
 #include "engine/run.h"
 #include "os/os.h"
 #include "store/store.h"
@@ -16,20 +19,6 @@
 /* A journal's modification time comes from the kernel's coarse clock:
  * runs changed this little before the child's start are read too. */
 #define CHANGED_SLACK_NS 100000000 /* 100 ms */
-
-struct ident {
-    const uint8_t *key; /* into the run's records: valid until it is closed */
-    size_t len;
-};
-
-/* What the walk of one run finds. */
-struct walk {
-    const struct lil_env *env;
-    int64_t last_ns;
-    struct ident last_step;
-    struct ident *open; /* intents without outcome, in the order opened */
-    size_t n_open, cap_open;
-};
 
 /* The run ids of the store. */
 struct ids {
@@ -41,73 +30,30 @@ struct ids {
 
 /* ---- one run ------------------------------------------------------------- */
 
-static void close_ident(struct walk *w, const struct lil_rec *rec)
-{
-    for (size_t i = w->n_open; i-- > 0;) {
-        if (w->open[i].len == rec->key_len &&
-            memcmp(w->open[i].key, rec->key, rec->key_len) == 0) {
-            memmove(&w->open[i], &w->open[i + 1],
-                    (w->n_open - i - 1) * sizeof(*w->open));
-            w->n_open--;
-            return;
-        }
-    }
-}
-
-static lil_status open_ident(struct walk *w, const struct lil_rec *rec,
-                             struct lil_err *err)
-{
-    struct ident *v;
-
-    close_ident(w, rec); /* an intent again (a retry): one entry, moved last */
-    v = lil__grow(w->env, w->open, &w->cap_open, w->n_open, sizeof(*v), 8);
-    if (!v)
-        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
-    w->open = v;
-    w->open[w->n_open++] = (struct ident){rec->key, rec->key_len};
-    return LIL_OK;
-}
-
 static lil_status walk_record(void *ud, const struct lil_rec *rec, struct lil_err *err)
 {
-    struct walk *w = ud;
-
-    if (rec->ts_ns > w->last_ns)
-        w->last_ns = rec->ts_ns;
-    switch (rec->type) {
-    case LIL_REC_INTENT:
-        return open_ident(w, rec, err);
-    case LIL_REC_STEP:
-    case LIL_REC_STEP_FAILED:
-        w->last_step = (struct ident){rec->key, rec->key_len};
-        close_ident(w, rec);
-        return LIL_OK;
-    case LIL_REC_RESOLVE:
-        close_ident(w, rec);
-        return LIL_OK;
-    default:
-        return LIL_OK;
-    }
+    return lil__place_add(ud, err, rec->type, rec->key, rec->key_len, rec->ts_ns);
 }
 
-/* The place the walk found, copied into out (which gets the run id too). */
+/* The place the fold found, into out (which gets the run id too). */
 static lil_status keep_place(const struct lil_env *env, struct lil_err *err,
-                             const char *run_id, const struct walk *w,
+                             const char *run_id, struct lil_place_fold *f,
                              struct lil_sv_where *out)
 {
-    const struct ident *id = w->n_open ? &w->open[w->n_open - 1] : &w->last_step;
     struct lil_sv_where n = {0};
+    struct lil_place p;
+    lil_status rc = lil__place_take(f, err, &p);
 
+    if (rc != LIL_OK)
+        return rc;
     n.run_id = lil__strdup(env, run_id);
-    n.started = w->n_open > 0;
-    n.last_ns = w->last_ns;
-    if (n.run_id && id->key)
-        n.step = lil__strndup(env, (const char *)id->key,
-                              id->len < LIL_SV_STEP_MAX ? id->len : LIL_SV_STEP_MAX);
-    if (!n.run_id || (id->key && !n.step)) {
-        lil__sv_where_free(env, &n);
+    if (!n.run_id) {
+        lil__place_clear(env, &p);
         return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
     }
+    n.step = p.step; /* taken */
+    n.started = p.started;
+    n.last_ns = p.last_ns;
     n.store = out->store;
     lil__sv_where_free(env, out);
     *out = n;
@@ -121,28 +67,29 @@ static lil_status read_run(struct lil_store *st, struct lil_err *err,
                            struct lil_sv_where *out)
 {
     struct lil_srun_opts so = {.sync = LIL_SYNC_FULL, .readonly = true};
-    struct walk w = {.env = st->env};
+    struct lil_place_fold f;
     struct lil_srun *sr = NULL;
     uint8_t *key = NULL;
     lil_status rc = lil__store_key_copy(st, err, &key, &so.key_len);
 
     if (rc != LIL_OK)
         return rc;
+    lil__place_init(&f, st->env);
     /* NOLINTNEXTLINE(bugprone-implicit-widening-of-multiplication-result): 64 MiB */
     so.max_record = LIL_DEFAULT_MAX_RECORD;
     so.key = key;
-    rc = st->ops->run_open(st, NULL, run_id, &so, walk_record, &w, &sr);
+    rc = st->ops->run_open(st, NULL, run_id, &so, walk_record, &f, &sr);
     lil__store_key_free(st, key, so.key_len);
-    if (rc == LIL_OK && w.last_ns >= since_ns &&
-        (!out->run_id || w.last_ns > out->last_ns))
-        rc = keep_place(st->env, err, run_id, &w, out);
+    if (rc == LIL_OK && f.last_ns >= since_ns &&
+        (!out->run_id || f.last_ns > out->last_ns))
+        rc = keep_place(st->env, err, run_id, &f, out);
     else if (rc != LIL_E_NOMEM)
         rc = LIL_OK; /* not this one */
     else
         lil__seterr(err, rc, 0, "out of memory reading run %s", run_id);
     if (sr)
         st->ops->run_close(sr, NULL, false);
-    lil__free(st->env, w.open);
+    lil__place_free(&f);
     return rc;
 }
 

@@ -1,0 +1,140 @@
+/*
+ * history.c -- the public read API of runs (lil.h, "Reading runs"):
+ * lil_run_facts, lil_run_events and lil_run_wait.  Argument checks, one
+ * json scope per call bound to the store's env, the document dumped to
+ * the caller's bytes, errors published on the store and the thread; the
+ * folds are src/history/'s.
+ */
+#include "history/history.h"
+
+#include <string.h>
+
+#include "api/entry.h"
+#include "base/alloc.h"
+#include "engine/run.h"
+#include "json/json.h"
+#include "loop/runner.h"
+
+#define WAIT_MAX_MS (24 * 3600 * 1000) /* a day: longer is a mistake */
+
+/* The checks every call on a store makes: the store handle, the run id. */
+static lil_status check(lil_store *st, const char *run_id, struct lil_err *e)
+{
+    lil__clearerr(e);
+    if (!lil__api_store_ok(st))
+        return lil__api_bad_handle("store");
+    return lil__api_to_store(st, e, lil__run_id_check(e, run_id));
+}
+
+/* doc (released) as compact JSON into *out. */
+static lil_status dump_doc(const struct lil_env *env, struct lil_err *e, json_t *doc,
+                           lil_bytes *out)
+{
+    struct lil_buf text;
+    lil_status rc;
+
+    lil__buf_init(&text, env, SIZE_MAX);
+    rc = lil__json_dump(env, e, doc, JSON_COMPACT, &text);
+    json_decref(doc);
+    if (rc == LIL_OK && lil__buf_export(&text, out) != LIL_OK)
+        rc = lil__seterr(e, LIL_E_NOMEM, 0, "out of memory");
+    lil__buf_free(&text);
+    return rc;
+}
+
+/* End the call's json scope: doc (released) dumped into *out on success. */
+static lil_status finish(lil_store *st, struct lil_err *e, struct lil_json_scope *sc,
+                         lil_status rc, json_t *doc, lil_bytes *out)
+{
+    if (rc == LIL_OK)
+        rc = dump_doc(st->env, e, doc, out);
+    else
+        json_decref(doc);
+    rc = lil__api_scope_end(sc, e, rc);
+    if (rc != LIL_OK) {
+        lil__export_free(out->data);
+        lil__api_clear_bytes(out);
+    }
+    return lil__api_to_store(st, e, rc);
+}
+
+lil_status lil_run_facts(lil_store *st, const char *run_id, lil_bytes *json)
+{
+    struct lil_json_scope sc;
+    struct lil_err e;
+    json_t *doc = NULL;
+    lil_status rc;
+
+    lil__api_clear_bytes(json);
+    rc = check(st, run_id, &e);
+    if (rc != LIL_OK)
+        return rc;
+    if (!json)
+        return lil__api_to_store(
+            st, &e, lil__seterr(&e, LIL_E_INVAL, 0, "lil_run_facts: json is NULL"));
+    lil__api_scope_begin(&sc, st->env);
+    rc = lil__history_facts(st, &e, run_id, lil__loop_now_ms(), &doc);
+    return finish(st, &e, &sc, rc, doc, json);
+}
+
+lil_status lil_run_events(lil_store *st, const char *run_id, uint64_t from_seq,
+                          size_t max, lil_bytes *json)
+{
+    struct lil_json_scope sc;
+    struct lil_err e;
+    json_t *doc = NULL;
+    lil_status rc;
+
+    lil__api_clear_bytes(json);
+    rc = check(st, run_id, &e);
+    if (rc != LIL_OK)
+        return rc;
+    if (!json)
+        return lil__api_to_store(
+            st, &e, lil__seterr(&e, LIL_E_INVAL, 0, "lil_run_events: json is NULL"));
+    lil__api_scope_begin(&sc, st->env);
+    rc = lil__history_events(st, &e, run_id, from_seq, max, &doc);
+    return finish(st, &e, &sc, rc, doc, json);
+}
+
+lil_status lil_run_wait(lil_store *st, const char *run_id, uint64_t after_seq,
+                        int timeout_ms, uint64_t *last_seq)
+{
+    struct lil_err e;
+    lil_status rc;
+
+    if (last_seq)
+        *last_seq = 0;
+    rc = check(st, run_id, &e);
+    if (rc != LIL_OK)
+        return rc;
+    if (!last_seq || timeout_ms < 0 || timeout_ms > WAIT_MAX_MS)
+        return lil__api_to_store(st, &e,
+                                 lil__seterr(&e, LIL_E_INVAL, 0,
+                                             "lil_run_wait: last_seq is NULL or "
+                                             "timeout_ms is not 0 to %d",
+                                             WAIT_MAX_MS));
+    return lil__api_to_store(
+        st, &e, lil__history_wait(st, &e, run_id, after_seq, timeout_ms, last_seq));
+}
+
+lil_status lil_run_step_failure(lil_run *run, const char *name, char **identity,
+                                lil_bytes *reason)
+{
+    struct lil_err e;
+
+    if (identity)
+        *identity = NULL;
+    lil__api_clear_bytes(reason);
+    lil__clearerr(&e);
+    if (!lil__api_run_ok(run))
+        return lil__api_bad_run(run);
+    if (!identity || !reason || !name || !*name || strlen(name) > LIL_STEP_NAME_MAX)
+        return lil__api_to_run(run, &e,
+                               lil__seterr(&e, LIL_E_INVAL, 0,
+                                           "lil_run_step_failure: identity or reason "
+                                           "is NULL, or name is not 1 to %d bytes",
+                                           LIL_STEP_NAME_MAX));
+    return lil__api_to_run(run, &e,
+                           lil__history_step_failure(run, &e, name, identity, reason));
+}
