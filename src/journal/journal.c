@@ -51,6 +51,7 @@
 #include "base/clock.h"
 #include "base/hash.h"
 #include "journal/format.h"
+#include "journal/image.h"
 #include "journal/scan.h"
 #include "os/group.h"
 #include "os/os.h"

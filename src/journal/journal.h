@@ -138,11 +138,6 @@ lil_sync lil__journal_sync_mode(const struct journal *j);
  * process whose pid is not known (a child the opener forked, say). */
 int lil__journal_holder(const struct journal *j, int pid);
 
-/* The pid in the last OPEN record ({"pid":P}) of the file at path, or 0
- * (key: the journal's key, to read a keyed journal). */
-int lil__journal_holder_pid(const struct lil_env *env, const char *path,
-                            const uint8_t *key, size_t key_len);
-
 /* Verify (and with repair, truncate at the first damage) the file at
  * path.  See lil_run_check in lil.h for the report. */
 lil_status lil__journal_check(const struct lil_env *env, struct lil_err *err,

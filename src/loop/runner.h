@@ -20,6 +20,10 @@
  *                    budgets checked before a call starts
  *   runner_record.c  the records of docs/loops.md: names and payloads
  *   runner_result.c  the result (lil_loop_result) and its JSON
+ *   runner_slots.c   the slots: records journaled since the last snapshot
+ *   runner_ctx.c     an iteration's context, failing and stopping it, the
+ *                    clock; beneath every other file (which call down, to
+ *                    it and to each other, never in a circle)
  *
  * The journal is the truth.  A fact changes in memory only after its
  * record was appended: the committed state and meters come from the last
@@ -326,7 +330,8 @@ void lil__loop_forget(struct lil_loop *lp);
  * runner never writes, LIL_E_IO, LIL_E_NOMEM). */
 lil_status lil__loop_facts(struct lil_run *run, struct lil_err *err, int64_t now_ms,
                            json_t **out);
-/* The slot record named name after the last snapshot, or NULL. */
+/* The slots (runner_slots.c).  The slot record named name after the last
+ * snapshot, or NULL. */
 struct loop_slot *lil__loop_slot(struct lil_loop *lp, const char *name);
 /* The slot named name, added (empty) when the table has none; NULL when out
  * of memory (lp->err set). */
@@ -334,9 +339,10 @@ struct loop_slot *lil__loop_slot_get(struct lil_loop *lp, const char *name);
 /* Set slot name's outcome to outcome (stolen; on failure released). */
 lil_status lil__loop_slot_put(struct lil_loop *lp, const char *name, json_t *outcome);
 void lil__loop_slots_clear(struct lil_loop *lp);
+/* A slot's name: "I.S", or "exit.S" for on_exit (iteration < 0). */
+void lil__loop_slot_name(char out[LIL_LOOP_NAME_MAX], int64_t iteration, int64_t seq);
 
 /* Records (runner_record.c). */
-void lil__loop_slot_name(char out[LIL_LOOP_NAME_MAX], int64_t iteration, int64_t seq);
 /* Append control record "<kind>.N" with payload (a JSON object, stolen).
  * lazy: not synced on its own. */
 lil_status lil__loop_control(struct lil_loop *lp, const char *kind, json_t *payload,
@@ -348,7 +354,7 @@ lil_status lil__loop_plain(struct lil_loop *lp, const char *name, json_t *payloa
                            bool lazy, json_t **journaled);
 /* Commit iteration it->iteration: the snapshot record, then the meters. */
 lil_status lil__loop_snapshot(struct lil_loop *lp, struct iter *it);
-/* Millisecond clock (epoch). */
+/* The clock (runner_ctx.c).  Millisecond clock (epoch). */
 int64_t lil__loop_now_ms(void);
 /* lp's clock: lil__loop_now_ms, or the one set with lil__loop_set_clock. */
 int64_t lil__loop_now(const struct lil_loop *lp);
@@ -376,7 +382,9 @@ const char *lil__loop_status_word(struct lil_loop *lp);
 lil_status lil__loop_body(struct iter *it);
 /* terminate.on_exit as iteration -1. */
 lil_status lil__loop_on_exit(struct iter *it);
-/* Sleep ms in-process, waking early on lil_loop_interrupt. */
+
+/* An iteration's context (runner_ctx.c).  Sleep ms in-process, waking
+ * early on lil_loop_interrupt. */
 void lil__loop_sleep(struct lil_loop *lp, int64_t ms);
 /* Fill ev to read it's live state (release with lil__eval_free). */
 void lil__loop_eval(struct iter *it, struct lil_eval *ev);

@@ -33,64 +33,6 @@
 /* ---- the iteration's context -------------------------------------------------------
  */
 
-lil_status lil__iter_init(struct iter *it, struct lil_loop *lp, int64_t iteration)
-{
-    memset(it, 0, sizeof(*it));
-    it->lp = lp;
-    it->iteration = iteration;
-    it->state.env = lp->env;
-    it->state.ir = lp->ir;
-    it->state.vars = json_deep_copy(lp->committed);
-    return it->state.vars ? LIL_OK
-                          : lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
-}
-
-void lil__iter_free(struct iter *it)
-{
-    lil__state_free(&it->state);
-    lil__free(it->lp->env, it->aliases);
-    it->aliases = NULL;
-}
-
-void lil__loop_ctx(struct iter *it, struct lil_state_ctx *cx)
-{
-    struct lil_loop *lp = it->lp;
-
-    memset(cx, 0, sizeof(*cx));
-    cx->inputs = lp->fx.inputs;
-    cx->environ = lp->fx.environ;
-    cx->meta = lp->fx.meta;
-    cx->iteration = (double)(it->iteration < 0 ? lp->meters.iteration : it->iteration);
-    cx->aliases = it->aliases;
-    cx->naliases = it->naliases;
-}
-
-void lil__loop_eval(struct iter *it, struct lil_eval *ev)
-{
-    struct lil_state_ctx cx;
-
-    lil__loop_ctx(it, &cx);
-    lil__state_eval_init(&it->state, &cx, ev);
-}
-
-lil_status lil__iter_fail(struct iter *it, lil_status code, const char *fmt, ...)
-{
-    va_list ap;
-    char msg[LIL_ERRMSG_MAX];
-
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    it->why = WHY_FAIL;
-    return lil__seterr(&it->lp->err, code, 0, "%s", msg);
-}
-
-lil_status lil__iter_stop(struct iter *it, enum iter_why why)
-{
-    it->why = why;
-    return LIL_E_DONE;
-}
-
 /* The truth of guard g (absent: true). */
 static lil_status guard_true(struct iter *it, const struct lil_ir_guard *g, bool *yes)
 {
@@ -398,28 +340,6 @@ static lil_status sleep_until(struct iter *it, const struct lil_ir_guard *g)
     if (rc != LIL_OK || yes)
         return rc;
     return park(it, wake);
-}
-
-void lil__loop_sleep(struct lil_loop *lp, int64_t ms)
-{
-    int64_t end = lil__loop_now(lp) + ms;
-    lil_loop_event ev = {0};
-
-    if (ms <= 0)
-        return;
-    if (lp->opt.progress) {
-        ev.kind = LIL_LOOP_EV_SLEEP;
-        ev.value = ms;
-        lp->opt.progress(lp->opt.progress_ud, &ev);
-    }
-    if (lp->clock.now) { /* a clock of the host's: it waits */
-        if (lp->clock.sleep)
-            lp->clock.sleep(lp->clock.ud, ms);
-        return;
-    }
-    for (int64_t left = ms; left > 0 && !lil__loop_interrupted(lp);
-         left = end - lil__loop_now(lp))
-        lp->env->os->poll(NULL, 0, left > 1000 ? 1000 : (int)left);
 }
 
 /* ---- steps

@@ -29,37 +29,6 @@
 #include "engine/call.h"
 #include "loop/runner.h"
 
-int64_t lil__loop_now_ms(void)
-{
-    return lil__wall_ns() / 1000000;
-}
-
-int64_t lil__loop_now(const struct lil_loop *lp)
-{
-    return lp->clock.now ? lp->clock.now(lp->clock.ud) : lil__loop_now_ms();
-}
-
-void lil__loop_set_clock(struct lil_loop *lp, int64_t (*now)(void *ud),
-                         void (*sleep)(void *ud, int64_t ms), void *ud)
-{
-    lp->clock.now = now;
-    lp->clock.sleep = now ? sleep : NULL;
-    lp->clock.ud = ud;
-}
-
-void lil__loop_slot_name(char out[LIL_LOOP_NAME_MAX], int64_t iteration, int64_t seq)
-{
-    size_t len = 4;
-
-    if (iteration < 0)
-        memcpy(out, "exit", 4);
-    else
-        len = lil__i64_text(iteration, out);
-    out[len++] = '.';
-    len += lil__i64_text(seq, out + len);
-    out[len] = '\0';
-}
-
 /* The step function of a plain record: its payload is ud's bytes. */
 struct payload {
     const struct lil_buf *text;
