@@ -145,15 +145,15 @@ static void slot_failed(struct hwalk *w, const lil_record *rec,
                         const struct lil_loop_name *nm)
 {
     json_t *ev = event(w, rec, nm, "effect");
-    char slot[48];
+    char slot_name[48];
     int64_t *n;
 
     set_slot(ev, rec, nm);
     lil__hev_set(ev, "outcome", json_string("failed"));
     lil__hev_set(ev, "dur_us", json_integer(rec->dur_us));
     lil__hev_set(ev, "reason", lil__hev_text(rec->payload, rec->payload_len));
-    snprintf(slot, sizeof(slot), "%.*s", (int)rec->key_len, rec->key);
-    n = retries_of(w, slot, false);
+    snprintf(slot_name, sizeof(slot_name), "%.*s", (int)rec->key_len, rec->key);
+    n = retries_of(w, slot_name, false);
     lil__hev_set(ev, "retries", json_integer(n ? *n : 0));
 }
 
@@ -162,7 +162,7 @@ static void slot_effect(struct hwalk *w, const lil_record *rec,
 {
     json_t *ev = event(w, rec, nm, "effect");
     json_t *usage = json_object_get(p, "usage");
-    char slot[48];
+    char slot_name[48];
     int64_t *n;
 
     set_slot(ev, rec, nm);
@@ -177,8 +177,8 @@ static void slot_effect(struct hwalk *w, const lil_record *rec,
     lil__hev_copy(ev, "result", p, "result");
     if (json_is_true(json_object_get(p, "recovered")))
         lil__hev_set(ev, "recovered", json_true());
-    snprintf(slot, sizeof(slot), "%.*s", (int)rec->key_len, rec->key);
-    n = retries_of(w, slot, false);
+    snprintf(slot_name, sizeof(slot_name), "%.*s", (int)rec->key_len, rec->key);
+    n = retries_of(w, slot_name, false);
     lil__hev_set(ev, "retries", json_integer(n ? *n : 0));
 }
 

@@ -150,7 +150,7 @@ struct usage_walk {
 static int usage_record(void *ud, const lil_record *rec)
 {
     struct usage_walk *u = ud;
-    json_t *p, *usage;
+    json_t *p, *used;
 
     if (!u->started) {
         u->started = lil__hev_is_loop_start(rec);
@@ -160,13 +160,13 @@ static int usage_record(void *ud, const lil_record *rec)
         !memmem(rec->payload, rec->payload_len, "\"usage\"", 7))
         return 0;
     p = lil__hev_payload(rec);
-    usage = json_object_get(p, "usage");
-    if (json_is_object(usage)) {
+    used = json_object_get(p, "usage");
+    if (json_is_object(used)) {
         u->calls++;
-        u->estimated += json_is_true(json_object_get(usage, "estimated"));
-        u->unpriced += !json_is_number(json_object_get(usage, "usd"));
-        u->tokens += (int64_t)json_integer_value(json_object_get(usage, "tokens"));
-        u->usd += json_number_value(json_object_get(usage, "usd"));
+        u->estimated += json_is_true(json_object_get(used, "estimated"));
+        u->unpriced += !json_is_number(json_object_get(used, "usd"));
+        u->tokens += (int64_t)json_integer_value(json_object_get(used, "tokens"));
+        u->usd += json_number_value(json_object_get(used, "usd"));
     }
     json_decref(p);
     return 0;

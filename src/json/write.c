@@ -62,12 +62,10 @@ static lil_status write_value(struct writer *w, const json_t *v, int depth);
 /* jansson's iterators take a mutable object; printing changes nothing. */
 static json_t *mutable_of(const json_t *v)
 {
-    union {
-        const json_t *c;
-        json_t *m;
-    } u = {v};
+    json_t *m;
 
-    return u.m;
+    memcpy(&m, &v, sizeof(m));
+    return m;
 }
 
 bool lil__json_write_can(size_t flags)
@@ -326,15 +324,15 @@ static lil_status write_object(struct writer *w, const json_t *v, int depth)
 {
     json_t *obj = mutable_of(v);
     lil_status rc = put_char(w, '{');
-    bool first = true;
 
     if (rc == LIL_OK && (w->flags & JSON_SORT_KEYS)) {
         rc = write_sorted(w, v, depth);
     } else {
-        for (void *it = json_object_iter(obj); rc == LIL_OK && it;
-             it = json_object_iter_next(obj, it), first = false)
+        void *first = json_object_iter(obj);
+
+        for (void *it = first; rc == LIL_OK && it; it = json_object_iter_next(obj, it))
             rc = write_member(w, json_object_iter_key(it), json_object_iter_key_len(it),
-                              json_object_iter_value(it), first, depth);
+                              json_object_iter_value(it), it == first, depth);
     }
     return rc == LIL_OK ? put_char(w, '}') : rc;
 }

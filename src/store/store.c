@@ -107,8 +107,10 @@ const char *lil__store_where(const char *where)
  * accepts the location opens it; the last, without one, takes the rest. */
 struct backend {
     bool (*accepts)(const char *where); /* NULL: any location */
+    /* cppcheck-suppress unusedStructMember ; called through backend_of() */
     lil_status (*open)(struct lil_env *env, struct lil_err *err, const char *where,
                        struct lil_store **out);
+    /* cppcheck-suppress unusedStructMember ; called through backend_of() */
     lil_status (*schema)(struct lil_env *env, struct lil_err *err, const char *where,
                          int action, lil_schema_info *info);
 };
