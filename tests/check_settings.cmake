@@ -2,7 +2,7 @@
 #
 #   cmake -DSRC=<repository> -P tests/check_settings.cmake
 #
-# 1. Nothing in src/ calls getenv except src/base/settings.c (the table of
+# 1. Nothing in src/ calls getenv except src/base/settings/settings.c (the table of
 #    every variable the library reads), and nothing in cli/ does: the CLI
 #    asks the library (lil_store_location, lil_setting).
 # 2. Every row of that table has its line in the settings table of
@@ -25,12 +25,12 @@ foreach(f ${files})
   endforeach()
 endforeach()
 
-file(READ ${SRC}/src/base/settings.c table)
+file(READ ${SRC}/src/base/settings/settings.c table)
 file(READ ${SRC}/docs/api.md doc)
 string(REGEX MATCHALL "\\{\"[A-Z_]+\", (NULL|\"[A-Z_]+\"), (NULL|\"[^\"]*\")," rows "${table}")
 list(LENGTH rows nrows)
 if(nrows LESS 10)
-  string(APPEND bad "  src/base/settings.c: the table was not found (${nrows} rows)\n")
+  string(APPEND bad "  src/base/settings/settings.c: the table was not found (${nrows} rows)\n")
 endif()
 foreach(r ${rows})
   string(REGEX MATCH "^\\{\"([A-Z_]+)\"" m "${r}")
@@ -60,7 +60,7 @@ foreach(r ${rows})
 endforeach()
 
 if(bad)
-  message(FATAL_ERROR "settings: the environment is read outside src/base/settings.c, "
+  message(FATAL_ERROR "settings: the environment is read outside src/base/settings/settings.c, "
                       "or docs/api.md's table differs:\n${bad}")
 endif()
-message(STATUS "settings: ${nrows} rows, all documented; getenv only in src/base/settings.c")
+message(STATUS "settings: ${nrows} rows, all documented; getenv only in src/base/settings/settings.c")

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "agents/agent_info.h"
-#include "base/settings.h"
+#include "base/settings/settings.h"
 #include "os/os.h"
 
 enum family { FAM_INTERNAL, FAM_LLM, FAM_CLI };

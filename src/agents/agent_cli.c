@@ -44,7 +44,7 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/env.h"
-#include "base/settings.h"
+#include "base/settings/settings.h"
 #include "effects/effect_shell.h"
 #include "effects/text.h"
 #include "lang/value.h"

@@ -46,7 +46,7 @@
 #include "agents/agent.h"
 #include "agents/agent_info.h"
 #include "agents/agent_llm_int.h"
-#include "base/settings.h"
+#include "base/settings/settings.h"
 #include "effects/curl_dl.h"
 #include "effects/curl_opts.h"
 #include "effects/effect_http.h"

@@ -1,5 +1,5 @@
 /*
- * settings.c -- the public face of the settings table (base/settings.h):
+ * settings.c -- the public face of the settings table (base/settings/settings.h):
  * lil_store_location (where a store would be) and lil_setting (the value
  * in force of one variable), so that the CLI and the bindings apply the
  * library's rules instead of reading the environment themselves.
@@ -8,7 +8,7 @@
  * error in the calling thread's slot (lil_errmsg), the result exported
  * for lil_free from the process's allocator.
  */
-#include "base/settings.h"
+#include "base/settings/settings.h"
 
 #include <string.h>
 

@@ -10,8 +10,8 @@
 #include "api/entry.h"
 #include "base/alloc.h"
 #include "base/clock.h"
-#include "loopspec/cron.h"
 #include "loopspec/spec.h"
+#include "loopspec/values/cron.h"
 #include "replay/verify.h"
 
 lil_status lil_spec_parse(lil_env *env, const char *name, const char *text, size_t len,

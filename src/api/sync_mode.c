@@ -1,8 +1,8 @@
 /*
  * sync_mode.c -- the public names of the sync modes (lil.h: lil_sync_name,
- * lil_sync_from_name), from the library's one table (base/sync_mode.h).
+ * lil_sync_from_name), from the library's one table (base/settings/sync_mode.h).
  */
-#include "base/sync_mode.h"
+#include "base/settings/sync_mode.h"
 
 #include <lil/lil.h>
 #include <string.h>

@@ -48,7 +48,7 @@
 #include <openssl/sha.h>
 
 #include "base/alloc.h"
-#include "base/crypto_dl.h"
+#include "base/dl/crypto_dl.h"
 #include "base/env.h"
 
 #ifdef OPENSSL_NO_DEPRECATED_3_0

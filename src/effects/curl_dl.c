@@ -2,7 +2,7 @@
  * curl_dl.c -- load libcurl on first use, check its version, initialize
  * it and resolve the functions the http effect calls (why: curl_dl.h).
  *
- * The table, its functions and the checks only; base/dl.h loads the
+ * The table, its functions and the checks only; base/dl/dl.h loads the
  * library, once.
  */
 #include "effects/curl_dl.h"
@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "base/dl.h"
+#include "base/dl/dl.h"
 
 #define AT(field) offsetof(struct lil_curl, field)
 

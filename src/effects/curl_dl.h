@@ -9,7 +9,7 @@
  * that use lil never make an HTTP request (a resumed run replays its http
  * effects from the journal), so liblil.so has no libcurl in its DT_NEEDED
  * (the CTest liblil_needs_no_libcurl checks it) and the first request of a
- * process loads it here, once (base/dl.h), RTLD_NOW | RTLD_LOCAL, tries
+ * process loads it here, once (base/dl/dl.h), RTLD_NOW | RTLD_LOCAL, tries
  * the sonames of LIL_LIBCURL_SONAMES in turn, and never unloads it.
  * curl_global_init runs once, inside the same one-time load (libcurl 7.84 and
  * later make it thread-safe and reference-counted, so a host that uses

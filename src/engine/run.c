@@ -13,7 +13,7 @@
 
 #include "base/alloc.h"
 #include "base/hash.h"
-#include "base/sync_mode.h"
+#include "base/settings/sync_mode.h"
 #include "json/json.h"
 #include "os/os.h"
 

@@ -47,7 +47,7 @@ bool lil__scan_header_cut(const uint8_t *data, size_t len);
  * HMAC under key) and sets res->chain to H(header).  path names the file in
  * messages.  Errors: LIL_E_CORRUPT (offset 0), LIL_E_VERSION, LIL_E_KEY,
  * LIL_E_NOMEM, and for a keyed journal LIL_E_IO when libcrypto.so.3 cannot
- * be loaded (base/crypto_dl.h). */
+ * be loaded (base/dl/crypto_dl.h). */
 lil_status lil__scan_header(const struct lil_env *env, struct lil_err *err,
                             const char *path, const uint8_t *data, size_t len,
                             const uint8_t *key, size_t key_len, struct lil_mac **mac,

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "loopspec/duration.h"
+#include "loopspec/values/duration.h"
 
 static const char *const REASONS[] = {"",           "max_iterations",   "token-budget",
                                       "usd-budget", "wallclock-budget", "no_progress"};

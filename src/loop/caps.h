@@ -105,7 +105,7 @@
 #include "base/err.h"
 #include "base/hash.h"
 #include "json/json.h"
-#include "loopspec/ir.h"
+#include "loopspec/ir/ir.h"
 
 /* The caps, in the order they are checked at an iteration's start. */
 enum lil_cap {

@@ -56,7 +56,7 @@
 #include <stdint.h>
 
 #include "base/rng.h"
-#include "loopspec/ir.h"
+#include "loopspec/ir/ir.h"
 
 #define LIL_RETRY_CEILING_MS   60000
 #define LIL_RETRY_DEFAULT_BASE 1000 /* ms: the reference's effectRetryBackoffMs */

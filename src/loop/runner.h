@@ -56,7 +56,7 @@
 #include "loop/caps.h"
 #include "loop/retry.h"
 #include "loop/state.h"
-#include "loopspec/ir.h"
+#include "loopspec/ir/ir.h"
 
 #define LIL_LOOP_MAX_BLOCK_MS  1000   /* sleeps up to this block */
 #define LIL_LOOP_UNTIL_POLL_MS 5000   /* sleep.until parks this long */

@@ -16,7 +16,7 @@
 
 #include "base/alloc.h"
 #include "base/hash.h"
-#include "base/settings.h"
+#include "base/settings/settings.h"
 #include "effects/effect_env.h"
 #include "loop/runner.h"
 #include "loopspec/spec.h"

@@ -109,7 +109,7 @@
 #include "base/env.h"
 #include "json/json.h"
 #include "lang/expr.h"
-#include "loopspec/ir.h"
+#include "loopspec/ir/ir.h"
 
 /* ---- the state -------------------------------------------------------------- */
 

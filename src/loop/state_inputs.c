@@ -18,7 +18,7 @@
 #include "base/err.h"
 #include "base/utf8.h"
 #include "loop/state.h"
-#include "loopspec/ident.h"
+#include "loopspec/values/ident.h"
 
 #define SHOW 96 /* a name or a value in a message */
 

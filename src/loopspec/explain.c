@@ -77,7 +77,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "loopspec/ir.h"
+#include "loopspec/ir/ir.h"
 
 /* ------------------------------------------------------------------------ */
 /* Building JSON without checking every call: the first failure sticks.     */

@@ -23,8 +23,8 @@
 #include <string.h>
 
 #include "base/alloc.h"
-#include "loopspec/duration.h"
-#include "loopspec/ir.h"
+#include "loopspec/ir/ir.h"
+#include "loopspec/values/duration.h"
 
 #define LONG_LIVED_MAX_ITERATIONS 288
 

@@ -25,7 +25,7 @@
 #include "base/err.h"
 #include "json/json.h"
 #include "loopspec/diag.h"
-#include "loopspec/ir.h"
+#include "loopspec/ir/ir.h"
 #include "loopspec/node.h"
 #include "os/os.h"
 

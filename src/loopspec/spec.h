@@ -3,7 +3,7 @@
  * public lil_spec_* (src/api/specs.c checks their arguments and publishes
  * their errors): loading, the diagnostics, the normalized JSON and the
  * explain document; and what the rest of the library reads of a handle:
- * the IR (loopspec/ir.h) of a loaded spec, the name it was loaded under and
+ * the IR (loopspec/ir/ir.h) of a loaded spec, the name it was loaded under and
  * its text.  They live as long as the handle.
  */
 #ifndef LIL_SPEC_SPEC_H

@@ -2,7 +2,7 @@
  * store.c -- what every store shares: the table of backends (a location
  * goes to the first whose predicate accepts it, the file store last), the
  * run-id rule, lil_store_schema through the same table, the names of the
- * queue's states.  The environment is read through base/settings.h.
+ * queue's states.  The environment is read through base/settings/settings.h.
  */
 #include "store/store.h"
 
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
-#include "base/settings.h"
+#include "base/settings/settings.h"
 #include "base/utf8.h"
 
 lil_status lil__run_id_check(struct lil_err *err, const char *run_id)

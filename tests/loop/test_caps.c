@@ -36,7 +36,7 @@
 #include "loop/caps.h"
 #include "loop/retry.h"
 #include "loopspec/diag.h"
-#include "loopspec/ir.h"
+#include "loopspec/ir/ir.h"
 #include "loopspec/node.h"
 #include "t.h"
 

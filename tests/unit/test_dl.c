@@ -1,5 +1,5 @@
 /*
- * test_dl.c -- the loader of optional libraries (src/base/dl.h), with the C
+ * test_dl.c -- the loader of optional libraries (src/base/dl/dl.h), with the C
  * library as the optional one: the first soname that loads wins, the
  * functions land in the table, a missing library or function fails with
  * dlerror()'s reason and leaves the table empty, the accept hook decides
@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "base/dl.h"
+#include "base/dl/dl.h"
 #include "t.h"
 
 struct libc_table {

@@ -12,10 +12,10 @@
 
 #include <jansson.h>
 
-#include "loopspec/artifact.h"
-#include "loopspec/cron.h"
-#include "loopspec/duration.h"
-#include "loopspec/ident.h"
+#include "loopspec/values/artifact.h"
+#include "loopspec/values/cron.h"
+#include "loopspec/values/duration.h"
+#include "loopspec/values/ident.h"
 #include "t.h"
 
 #ifndef T_DATA_DIR

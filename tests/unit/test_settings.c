@@ -1,5 +1,5 @@
 /*
- * test_settings.c -- the settings table (src/base/settings.h): the LIL_
+ * test_settings.c -- the settings table (src/base/settings/settings.h): the LIL_
  * name wins over the LOOPY_ one only when it is not empty, an envp is
  * read instead of the process's environment when given, LIL_SYNC and
  * LIL_PG_LEASE_MS keep their rules (an unreadable sync mode is kept to be
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/settings.h"
+#include "base/settings/settings.h"
 #include "t.h"
 
 static const char *value_of(const char *name, lil_status *rc, const char **from)

@@ -2,7 +2,7 @@
  * pq_dl.c -- load libpq on first use, check its version and thread safety,
  * and resolve the functions the PostgreSQL store calls (why: pq_dl.h).
  *
- * The table, its functions and the checks only; base/dl.h loads the
+ * The table, its functions and the checks only; base/dl/dl.h loads the
  * library, once.
  */
 #include "store/pg/pq_dl.h"
@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "base/dl.h"
+#include "base/dl/dl.h"
 
 #define AT(field) offsetof(struct lil_pq, field)
 

@@ -8,7 +8,7 @@
  * relocated and initialized at start-up.  Most processes that use lil use
  * the file store only, so liblil.so has no libpq in its DT_NEEDED (the CTest
  * liblil_needs_no_libpq checks it) and the first PostgreSQL store of a
- * process loads it here, once (base/dl.h), RTLD_NOW | RTLD_LOCAL, and
+ * process loads it here, once (base/dl/dl.h), RTLD_NOW | RTLD_LOCAL, and
  * never unloads it.  A host that links libpq itself gets that same copy
  * back from dlopen.
  *

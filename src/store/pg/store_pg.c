@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
-#include "base/settings.h"
+#include "base/settings/settings.h"
 #include "journal/format.h"
 #include "journal/journal.h"
 #include "os/os.h"

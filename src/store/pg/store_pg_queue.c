@@ -46,7 +46,7 @@
 
 #include "base/alloc.h"
 #include "base/clock.h"
-#include "base/sync_mode.h"
+#include "base/settings/sync_mode.h"
 #include "journal/format.h"
 #include "os/os.h"
 #include "store/pg/store_pg.h"

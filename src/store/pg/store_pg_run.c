@@ -21,7 +21,7 @@
 
 #include "base/alloc.h"
 #include "base/clock.h"
-#include "base/sync_mode.h"
+#include "base/settings/sync_mode.h"
 #include "journal/format.h"
 #include "journal/journal.h"
 #include "journal/scan.h"

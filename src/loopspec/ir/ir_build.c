@@ -38,7 +38,7 @@
  * HTTP requests; ir_top.c the top-level sections; ir_free.c frees the IR.
  * ir_build.h holds what they share.
  */
-#include "loopspec/ir_build.h"
+#include "loopspec/ir/ir_build.h"
 
 #include <stdio.h>
 #include <string.h>

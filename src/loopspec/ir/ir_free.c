@@ -4,7 +4,7 @@
  * arrays with their nested reduce bodies), also of a partly built one.
  */
 #include "base/alloc.h"
-#include "loopspec/ir.h"
+#include "loopspec/ir/ir.h"
 
 static void free_src(const struct lil_env *env, struct lil_ir_src *s)
 {

@@ -2,15 +2,15 @@
  * crypto_dl.c -- load libcrypto.so.3 on first use and resolve the
  * HMAC-SHA-256 functions lil calls (why: crypto_dl.h).
  *
- * The table and its functions only; base/dl.h loads the library, once.
+ * The table and its functions only; base/dl/dl.h loads the library, once.
  */
 #define OPENSSL_SUPPRESS_DEPRECATED /* HMAC(): see hash.c */
 
-#include "base/crypto_dl.h"
+#include "base/dl/crypto_dl.h"
 
 #include <stddef.h>
 
-#include "base/dl.h"
+#include "base/dl/dl.h"
 
 #define AT(field) offsetof(struct lil_crypto, field)
 

@@ -23,7 +23,7 @@
  * On LIL_DURATION_SYNTAX *ms is 0; on LIL_DURATION_RANGE it is the computed
  * (too large or infinite) value, so a message can show it.
  */
-#include "loopspec/duration.h"
+#include "loopspec/values/duration.h"
 
 #include <math.h>
 #include <stdbool.h>

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
-#include "loopspec/ir_build.h"
+#include "loopspec/ir/ir_build.h"
 
 /* ------------------------------------------------------------------------ */
 /* Allowed keys                                                             */

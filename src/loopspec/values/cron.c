@@ -24,7 +24,7 @@
  * Gregorian on days since the epoch (H. Hinnant's civil_from_days), so no
  * time zone or C library time function is involved.
  */
-#include "loopspec/cron.h"
+#include "loopspec/values/cron.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * reads, the lookups and the checks (settings.h has the rules).  The only
  * getenv of src/ is in lil__env_lookup.
  */
-#include "base/settings.h"
+#include "base/settings/settings.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/sync_mode.h"
+#include "base/settings/sync_mode.h"
 
 #define SAFE_INTEGER 9007199254740991LL /* 2^53 - 1 */
 

@@ -11,8 +11,8 @@
 #include <strings.h>
 
 #include "base/alloc.h"
-#include "loopspec/duration.h"
-#include "loopspec/ir_build.h"
+#include "loopspec/ir/ir_build.h"
+#include "loopspec/values/duration.h"
 
 /* ------------------------------------------------------------------------ */
 /* Scalars                                                                  */

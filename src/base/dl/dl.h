@@ -9,7 +9,7 @@
  * (keyed journals).  liblil.so has none of them in its DT_NEEDED (the CTest
  * liblil_needs_no_lib* checks it); each user keeps only its table and
  * calls lil__dl_load before its first use:
- *   base/crypto_dl.c, effects/curl_dl.c, store/pg/pq_dl.c.
+ *   base/dl/crypto_dl.c, effects/curl_dl.c, store/pg/pq_dl.c.
  *
  * What lil__dl_load promises:
  *   - the sonames are tried in turn, RTLD_NOW | RTLD_LOCAL; when none

@@ -15,7 +15,7 @@
 
 #include "json/json.h"
 #include "loopspec/diag.h"
-#include "loopspec/ir.h"
+#include "loopspec/ir/ir.h"
 
 #define VALIDATE_MAX_ALIASES 64
 #define VALIDATE_PATH_MAX    600

@@ -15,7 +15,7 @@
 #include <stddef.h>
 
 #include "json/json.h"
-#include "loopspec/ir.h"
+#include "loopspec/ir/ir.h"
 
 #define PATH_MAX_LEN 512
 

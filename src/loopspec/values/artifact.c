@@ -31,7 +31,7 @@
  *     ".xhtml" followed by the end, '?' or '*' -- anywhere, as in the
  *     reference (so "x.html*" followed by "/b" is refused too).
  */
-#include "loopspec/artifact.h"
+#include "loopspec/values/artifact.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "base/alloc.h"
-#include "loopspec/artifact.h"
-#include "loopspec/validate.h"
+#include "loopspec/validate/validate.h"
+#include "loopspec/values/artifact.h"
 
 #define SHOW 96
 

@@ -42,7 +42,7 @@
  * So `name` is not near `save` (distance 2 in 4 bytes), nor `tags` near
  * `args`; `description` is near no step key.
  */
-#include "loopspec/ident.h"
+#include "loopspec/values/ident.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
-#include "loopspec/ir.h"
+#include "loopspec/ir/ir.h"
 
 /* An edge "to depends on from". */
 struct edge {

@@ -1,7 +1,7 @@
 /*
  * sync_mode.c -- the sync modes' names (sync_mode.h).
  */
-#include "base/sync_mode.h"
+#include "base/settings/sync_mode.h"
 
 #include <stddef.h>
 #include <string.h>

@@ -13,7 +13,7 @@
  *
  * Step ids go into a hash set (dup-id, gate-ref): no pass is quadratic.
  */
-#include "loopspec/validate.h"
+#include "loopspec/validate/validate.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "lang/jsonpath.h"
-#include "loopspec/ident.h"
+#include "loopspec/values/ident.h"
 
 #define SHOW 96
 

@@ -13,7 +13,7 @@
  *     CMakeLists.txt) and has no libcrypto.so.3 in its DT_NEEDED;
  *   - the keyed path, whose first use initializes all of OpenSSL anyway
  *     (hash.c), loads the system's libcrypto.so.3 here, once per process
- *     (base/dl.h), RTLD_NOW | RTLD_LOCAL, and never unloads it.  A host
+ *     (base/dl/dl.h), RTLD_NOW | RTLD_LOCAL, and never unloads it.  A host
  *     that links libcrypto.so.3 itself gets that same copy back from
  *     dlopen, so there is still one OpenSSL state per process.  EVP is not
  *     linked statically: it would pull in most of libcrypto, its providers

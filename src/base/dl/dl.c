@@ -5,7 +5,7 @@
  * and published by the release store of done; readers that see done with
  * an acquire load read it without the lock.
  */
-#include "base/dl.h"
+#include "base/dl/dl.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

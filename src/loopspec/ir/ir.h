@@ -34,10 +34,10 @@
 
 #include "json/json.h"
 #include "lang/expr.h"
-#include "loopspec/cron.h"
 #include "loopspec/diag.h"
-#include "loopspec/ident.h"
 #include "loopspec/node.h"
+#include "loopspec/values/cron.h"
+#include "loopspec/values/ident.h"
 
 struct lil_env;
 
