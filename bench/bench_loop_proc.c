@@ -18,6 +18,10 @@
  *           the next callback.  Both get the scrubbed environment the
  *           runner gives its children (lil__effect_env_build, internal).
  *           Target: runner ≤ 1.3 × bare (p50).
+ *   read    (info) `lil inspect RUN` and `lil log RUN --jsonl` of the
+ *           resume row's run (10k+ iterations, about 30k records), each
+ *           fork + exec + wait with its output on /dev/null, alternating
+ *           with the bare `lil --version` of the resume row.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -150,6 +154,33 @@ static void time_commands(char *const *argv[NCMDS], double *us[NCMDS],
             us[k][i] = command_us(argv[k], ok[k], ok[k], &cpu[k][i]);
 }
 
+/* `lil inspect` and `lil log --jsonl` of the resume run, beside the bare
+ * start measured with it. */
+static void read_rows(char *store, char *lil, size_t n,
+                      const struct command_stats *bare)
+{
+    double *v = calloc((size_t)4 * n, sizeof(double)), unused;
+    char dir_opt[] = "--dir", inspect[] = "inspect", logv[] = "log",
+         jsonl[] = "--jsonl", run[] = "loop-resume";
+    char *insp_argv[] = {lil, dir_opt, store, inspect, run, NULL};
+    char *log_argv[] = {lil, dir_opt, store, logv, run, jsonl, NULL};
+    struct command_stats s;
+
+    if (!v)
+        bench_die_errno("calloc");
+    command_us(insp_argv, 0, 0, &unused);
+    command_us(log_argv, 0, 0, &unused);
+    for (size_t i = 0; i < n; i++) {
+        v[i] = command_us(insp_argv, 0, 0, &v[2 * n + i]);
+        v[n + i] = command_us(log_argv, 0, 0, &v[3 * n + i]);
+    }
+    command_row("`lil inspect RUN` of that run (info)", v, v + 2 * n, n, &s);
+    difference_row("`lil inspect` − `lil --version` (info)", &s, bare, "");
+    command_row("`lil log RUN --jsonl` of that run (info)", v + n, v + 3 * n, n, &s);
+    difference_row("`lil log --jsonl` − `lil --version` (info)", &s, bare, "");
+    free(v);
+}
+
 void bench_loop_resume(const struct bench_cfg *cfg, lil_store *st)
 {
     size_t n = cfg->loop_resume_reps;
@@ -184,6 +215,7 @@ void bench_loop_resume(const struct bench_cfg *cfg, lil_store *st)
                 &s[STEP_OFF]);
     difference_row("`lil step --sync off` − `lil --version` (info)", &s[STEP_OFF],
                    &s[BARE], "");
+    read_rows(store, lil, n, &s[BARE]);
     /* each `lil step` added one iteration (2 warm-up runs, 2 per round) */
     bench_loop_open_cost(store, loaded, RESUME_ITERS + 2 * ((int64_t)n + 1));
     lil_spec_free(loaded);

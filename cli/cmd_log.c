@@ -17,8 +17,8 @@
  * --json: the same objects in one document {"run": ID, "records": [...]}.
  *
  * A loop run (docs/loops.md) is known by its start record; from there on
- * what each record is comes from the library (lil_run_events: the "loop"
- * object of the record's events, read before the walk for every record the
+ * what each record is comes from the library (lil_run_events_with, brief:
+ * the "loop" object of each record's event, read before the walk for every record the
  * handle holds): the text line shows a summary of the payload ("shell
  * bump  {\"code\":0,...}") instead of the raw JSON, and the JSON objects
  * get "loop": {"kind", "iteration"?, "seq"?, "control"?, "n"?}.
@@ -163,6 +163,7 @@ static int name_event(void *ud, const json_t *ev)
 static int load_names(const struct cli_ctx *ctx, lil_store *st, lil_run *run,
                       struct log_names *ln)
 {
+    struct cli_events_query q = {NULL, LIL_EVENTS_BRIEF, 0, 0}; /* names only */
     lil_run_info info;
     int rc = cli_run_info(ctx, run, &info);
     lil_status lrc;
@@ -175,7 +176,7 @@ static int load_names(const struct cli_ctx *ctx, lil_store *st, lil_run *run,
         cli_err(ctx, "out of memory");
         return CLI_EXIT_FAIL;
     }
-    lrc = cli_run_events(st, lil_run_id(run), info.records, name_event, ln);
+    lrc = cli_run_events_query(st, lil_run_id(run), info.records, &q, name_event, ln);
     if (lrc != LIL_OK)
         return cli_fail(ctx, lrc, "%s", lil_errmsg());
     return CLI_EXIT_OK;

@@ -333,6 +333,7 @@ struct walk {
     size_t tail;
     int64_t snapshots; /* iterations the snapshot records commit (shown
                           for a damaged run only) */
+    bool usage_known;  /* the run's usage came from its facts */
     bool nomem;
 };
 
@@ -547,7 +548,7 @@ static void on_slot(struct walk *w, const json_t *ev, const char *rt,
 {
     const json_t *usage = json_object_get(ev, "usage");
 
-    if (strcmp(rt, "step") == 0 && json_is_object(usage)) {
+    if (!w->usage_known && strcmp(rt, "step") == 0 && json_is_object(usage)) {
         w->v->usage.calls++;
         w->v->usage.estimated += json_is_true(json_object_get(usage, "estimated"));
         w->v->usage.unpriced += !json_is_number(json_object_get(usage, "usd"));
@@ -780,26 +781,44 @@ static lil_status load_from_facts(lil_store *st, lil_run *run, struct loop_view 
     return rc;
 }
 
+/* The slots of the last w->tail iterations of a loop run whose facts are
+ * read: only the events of those iterations' slots, snapshots and
+ * reservations. */
+static lil_status load_tail(lil_store *st, lil_run *run, const lil_run_info *info,
+                            struct walk *w)
+{
+    struct cli_events_query q = {
+        "effect_start,effect,recovery,sleep,approval,iteration_end,reserve", 0, w->tail,
+        0};
+    lil_status rc;
+
+    w->usage_known = true;
+    rc = cli_run_events_query(st, lil_run_id(run), info->records, &q, each_event, w);
+    w->v->iters_omitted += q.iterations_before;
+    return rc;
+}
+
 lil_status loop_view_load(lil_store *st, lil_run *run, const lil_run_info *info,
                           size_t tail, struct loop_view *v)
 {
     struct walk w;
     bool done = false;
-    lil_status rc = LIL_OK;
+    lil_status rc;
 
     memset(v, 0, sizeof(*v));
     memset(&w, 0, sizeof(w));
     w.v = v;
     w.tail = tail;
-    if (tail == 0)
-        rc = load_from_facts(st, run, v, &done);
-    if (rc == LIL_OK && !done)
+    rc = load_from_facts(st, run, v, &done);
+    if (rc == LIL_OK && done && v->is_loop && tail > 0)
+        rc = load_tail(st, run, info, &w);
+    if (rc == LIL_OK && !done) /* a damaged loop run: its events, all of them */
         rc = cli_run_events(st, lil_run_id(run), info->records, each_event, &w);
     if (w.nomem)
         rc = LIL_E_NOMEM;
     if (rc == LIL_OK && !done && v->is_loop)
         rc = load_facts(run, &w);
-    if (rc == LIL_OK && !done && v->is_loop)
+    if (rc == LIL_OK && v->is_loop)
         settle_slots(&w, info);
     if (rc != LIL_OK)
         loop_view_free(v);

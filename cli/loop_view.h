@@ -185,14 +185,17 @@ struct loop_view {
     int64_t iters_omitted;
 };
 
-/* Read run's events (lil_run_events on st, up to the last record the
- * handle saw: info from lil_run_get_info; run opened read-only) and fill *v
- * (with tail 0, the facts of lil_run_facts instead: no events are read),
- * keeping the slots of the last tail iterations (0: none, as `ls` needs),
- * then ask lil_loop_facts for the run's facts.  LIL_OK also for a run that
- * is no loop run (v->is_loop false) and for a damaged one; a walk error
- * (lil_errmsg has the message) or LIL_E_NOMEM otherwise, *v then
- * released.  *v must be zeroed or released before. */
+/* Fill *v from run_id's facts (lil_run_facts on st: the runner's facts,
+ * the start's fields, the usage of its calls), then, with tail > 0, the
+ * slots of its last tail iterations from their events alone
+ * (lil_run_events_with: last_iterations, and only the types of slots,
+ * snapshots and reservations; up to the last record the handle saw: info
+ * from lil_run_get_info; run opened read-only).  A damaged loop run (its
+ * facts say "damaged") is read from all its events instead, and its facts
+ * asked of lil_loop_facts.  LIL_OK also for a run that is no loop run
+ * (v->is_loop false) and for a damaged one; a walk error (lil_errmsg has
+ * the message) or LIL_E_NOMEM otherwise, *v then released.  *v must be
+ * zeroed or released before. */
 lil_status loop_view_load(lil_store *st, lil_run *run, const lil_run_info *info,
                           size_t tail, struct loop_view *v);
 

@@ -718,6 +718,36 @@ LIL_API lil_status lil_run_facts(lil_store *st, const char *run_id, lil_bytes *j
 LIL_API lil_status lil_run_events(lil_store *st, const char *run_id, uint64_t from_seq,
                                   size_t max, lil_bytes *json);
 
+/* A page of events that holds only what a reader needs (lil_run_events_with). */
+typedef struct lil_events_opts {
+    size_t struct_size;     /* sizeof(lil_events_opts), set by the caller */
+    uint64_t from_seq;      /* as lil_run_events' */
+    size_t max;             /* as lil_run_events' */
+    unsigned flags;         /* LIL_EVENTS_*; any other bit is LIL_E_INVAL */
+    const char *types;      /* NULL or "": every type; else the types wanted,
+                               comma-separated ("effect,reserve"): no other
+                               event is made (nor counted in max) */
+    size_t last_iterations; /* > 0, a loop run: the page starts at the record
+                               that starts the run's last N iterations (at
+                               from_seq if that is later; at from_seq when
+                               the run has fewer), and the page adds
+                               "iterations_before": the iterations that
+                               started before its first record */
+} lil_events_opts;
+
+enum {
+    /* One event per record, {"seq", "type", "loop"?} only: no
+     * "iteration_start" or "wake" before a record's own event, no "ts_ns",
+     * "record" or type fields -- what each record is, cheaply. */
+    LIL_EVENTS_BRIEF = 1u << 0,
+};
+
+/* lil_run_events with options (opts NULL: as lil_run_events(st, run_id, 0,
+ * 0, json)).  The page and the errors are lil_run_events'; LIL_E_INVAL also
+ * for a bad struct_size or an unknown flag. */
+LIL_API lil_status lil_run_events_with(lil_store *st, const char *run_id,
+                                       const lil_events_opts *opts, lil_bytes *json);
+
 /* Wait until run_id has a record after after_seq, or until timeout_ms (0
  * to 86400000) have passed: LIL_OK either way, *last_seq the run's last
  * seq (more than after_seq: it grew, read lil_run_events from

@@ -77,9 +77,30 @@ lil_status lil_run_facts(lil_store *st, const char *run_id, lil_bytes *json)
     return finish(st, &e, &sc, rc, doc, json);
 }
 
-lil_status lil_run_events(lil_store *st, const char *run_id, uint64_t from_seq,
-                          size_t max, lil_bytes *json)
+/* The options' checks; *q what they ask for. */
+static lil_status events_query(struct lil_err *e, const lil_events_opts *opts,
+                               struct lil_history_query *q)
 {
+    memset(q, 0, sizeof(*q));
+    if (!opts)
+        return LIL_OK;
+    if (opts->struct_size < sizeof(*opts))
+        return lil__seterr(e, LIL_E_INVAL, 0,
+                           "lil_run_events_with: opts->struct_size is too small");
+    if (opts->flags & ~(unsigned)LIL_EVENTS_BRIEF)
+        return lil__seterr(e, LIL_E_INVAL, 0, "lil_run_events_with: unknown flags");
+    q->from = opts->from_seq;
+    q->max = opts->max;
+    q->flags = opts->flags;
+    q->types = opts->types && *opts->types ? opts->types : NULL;
+    q->last_iterations = opts->last_iterations;
+    return LIL_OK;
+}
+
+lil_status lil_run_events_with(lil_store *st, const char *run_id,
+                               const lil_events_opts *opts, lil_bytes *json)
+{
+    struct lil_history_query q;
     struct lil_json_scope sc;
     struct lil_err e;
     json_t *doc = NULL;
@@ -92,9 +113,21 @@ lil_status lil_run_events(lil_store *st, const char *run_id, uint64_t from_seq,
     if (!json)
         return lil__api_to_store(
             st, &e, lil__seterr(&e, LIL_E_INVAL, 0, "lil_run_events: json is NULL"));
+    rc = events_query(&e, opts, &q);
+    if (rc != LIL_OK)
+        return lil__api_to_store(st, &e, rc);
     lil__api_scope_begin(&sc, st->env);
-    rc = lil__history_events(st, &e, run_id, from_seq, max, &doc);
+    rc = lil__history_events(st, &e, run_id, &q, &doc);
     return finish(st, &e, &sc, rc, doc, json);
+}
+
+lil_status lil_run_events(lil_store *st, const char *run_id, uint64_t from_seq,
+                          size_t max, lil_bytes *json)
+{
+    lil_events_opts opts = {
+        .struct_size = sizeof(opts), .from_seq = from_seq, .max = max};
+
+    return lil_run_events_with(st, run_id, &opts, json);
 }
 
 lil_status lil_run_wait(lil_store *st, const char *run_id, uint64_t after_seq,

@@ -65,25 +65,97 @@ json_t *lil__hev_payload(const lil_record *rec)
     return v;
 }
 
-json_t *lil__hev_new(struct hwalk *w, const lil_record *rec, const char *type)
+static json_t *name_json(const struct lil_loop_name *nm)
 {
-    json_t *ev, *r;
+    static const char *const kinds[] = {NULL, "start", "effect", "snapshot", "control"};
+    json_t *o = json_object();
+
+    lil__hev_set(o, "kind", json_string(kinds[nm->kind]));
+    if (nm->kind == LIL_LOOP_NAME_SLOT || nm->kind == LIL_LOOP_NAME_SNAP)
+        lil__hev_set(o, "iteration", json_integer(nm->iteration));
+    if (nm->kind == LIL_LOOP_NAME_SLOT)
+        lil__hev_set(o, "seq", json_integer(nm->seq));
+    if (nm->kind == LIL_LOOP_NAME_CONTROL) {
+        lil__hev_set(o, "control", json_string(nm->control));
+        lil__hev_set(o, "n", json_integer((json_int_t)nm->n));
+    }
+    return o;
+}
+
+/* Is type one of the comma-separated list (NULL: every type)? */
+static bool type_wanted(const char *list, const char *type)
+{
+    size_t n = strlen(type);
+
+    for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (strncmp(p, type, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+            return true;
+    return list == NULL;
+}
+
+/* The pre-pass and the count before the page: where iterations start. */
+static bool note_iteration_start(struct hwalk *w, const lil_record *rec)
+{
+    uint64_t *grown;
 
     if (w->quiet)
-        return NULL;
-    ev = json_object();
-    r = json_object();
+        w->iters_before++;
+    if (!w->q->last_iterations || w->from != UINT64_MAX)
+        return true;
+    grown = lil__grow(w->env, w->starts, &w->capstarts, w->nstarts, sizeof(*grown), 64);
+    if (!grown) {
+        w->rc = lil__seterr(w->err, LIL_E_NOMEM, 0, "out of memory");
+        return false;
+    }
+    w->starts = grown;
+    w->starts[w->nstarts++] = rec->seq;
+    return true;
+}
+
+/* A brief query's event: {"seq", "type", "loop"?}, one per record. */
+static json_t *brief_event(struct hwalk *w, const lil_record *rec, const char *type)
+{
+    json_t *ev = json_object();
+
+    lil__hev_set(ev, "seq", json_integer((json_int_t)rec->seq));
+    lil__hev_set(ev, "type", json_string(type));
+    if (w->nm)
+        lil__hev_set(ev, "loop", name_json(w->nm));
+    return ev;
+}
+
+static json_t *full_event(struct hwalk *w, const lil_record *rec, const char *type)
+{
+    json_t *ev = json_object(), *r = json_object();
+
     lil__hev_set(r, "type", json_string(lil_record_type_name(rec->type)));
     lil__hev_set(r, "key", lil__hev_text(rec->key, rec->key_len));
     lil__hev_set(ev, "seq", json_integer((json_int_t)rec->seq));
     lil__hev_set(ev, "ts_ns", json_integer(rec->ts_ns));
     lil__hev_set(ev, "type", json_string(type));
     lil__hev_set(ev, "record", r);
-    if (!ev || !r || json_array_append_new(w->pending, ev) != 0) {
+    if (w->nm)
+        lil__hev_set(ev, "loop", name_json(w->nm));
+    return ev && r ? ev : NULL;
+}
+
+json_t *lil__hev_new(struct hwalk *w, const lil_record *rec, const char *type)
+{
+    bool brief = w->q->flags & LIL_EVENTS_BRIEF;
+    bool synthesized = strcmp(type, "iteration_start") == 0;
+    json_t *ev;
+
+    if (synthesized && !note_iteration_start(w, rec))
+        return NULL;
+    synthesized = synthesized || strcmp(type, "wake") == 0;
+    if (w->quiet || !type_wanted(w->q->types, type) || (brief && synthesized))
+        return NULL;
+    ev = brief ? brief_event(w, rec, type) : full_event(w, rec, type);
+    if (!ev || json_array_append_new(w->pending, ev) != 0) {
         w->rc = lil__seterr(w->err, LIL_E_NOMEM, 0, "out of memory");
         return NULL;
     }
-    return ev;
+    return brief ? NULL : ev;
 }
 
 /* ---- the records of any run -------------------------------------------------- */
@@ -217,10 +289,13 @@ static void record_events(struct hwalk *w, const lil_record *rec)
 
     if (!w->loop && lil__hev_is_loop_start(rec))
         w->loop = true;
-    if (w->loop && loop_name(rec, &nm))
+    if (w->loop && loop_name(rec, &nm)) {
+        w->nm = &nm;
         lil__hev_loop(w, rec, &nm);
-    else if (!w->quiet) /* the records of any run keep no state */
+        w->nm = NULL;
+    } else if (!w->quiet) { /* the records of any run keep no state */
         plain(w, rec);
+    }
 }
 
 static int each_record(void *ud, const lil_record *rec)
@@ -233,8 +308,8 @@ static int each_record(void *ud, const lil_record *rec)
         return 1;
     }
     w->quiet = !wanted;
-    w->pending = json_array();
-    if (!w->pending) {
+    w->pending = wanted ? json_array() : NULL; /* quiet: no event is made */
+    if (wanted && !w->pending) {
         w->rc = lil__seterr(w->err, LIL_E_NOMEM, 0, "out of memory");
         return 1;
     }
@@ -250,6 +325,7 @@ static int each_record(void *ud, const lil_record *rec)
 static json_t *page(struct hwalk *w, const char *run_id, uint64_t last_seq)
 {
     json_t *o = json_object();
+    size_t want = w->q->last_iterations ? 7 : 6;
 
     lil__hev_set(o, "run", json_string(run_id));
     lil__hev_set(o, "kind", json_string(w->loop ? "loop" : "program"));
@@ -257,15 +333,63 @@ static json_t *page(struct hwalk *w, const char *run_id, uint64_t last_seq)
     lil__hev_set(o, "next", json_integer((json_int_t)w->next));
     lil__hev_set(o, "more", json_boolean(w->more));
     lil__hev_set(o, "last_seq", json_integer((json_int_t)last_seq));
-    if (json_object_size(o) != 6) {
+    if (w->q->last_iterations)
+        lil__hev_set(o, "iterations_before", json_integer(w->iters_before));
+    if (json_object_size(o) != want) {
         json_decref(o);
         return NULL;
     }
     return o;
 }
 
+/* The walk's state at its start, for a walk from `from`. */
+static void walk_reset(struct hwalk *w, uint64_t from)
+{
+    w->from = from ? from : 1;
+    w->next = w->from;
+    w->more = w->loop = w->iter_open = w->parked = false;
+    w->iter = 0;
+    w->nretries = 0;
+    w->iters_before = 0;
+}
+
+/* last_iterations: a walk that makes no event finds where the run's last N
+ * iterations start; the page starts there (or at q->from, if later). */
+static lil_status find_last_iterations(struct lil_run *run, struct hwalk *w)
+{
+    const struct lil_history_query *q = w->q;
+    lil_status rc;
+    uint64_t from;
+
+    walk_reset(w, UINT64_MAX);
+    rc = lil__run_foreach(run, w->err, each_record, w);
+    if (rc == LIL_OK)
+        rc = w->rc;
+    if (rc != LIL_OK)
+        return rc;
+    from = q->from ? q->from : 1;
+    if (w->nstarts >= q->last_iterations &&
+        w->starts[w->nstarts - q->last_iterations] > from)
+        from = w->starts[w->nstarts - q->last_iterations];
+    walk_reset(w, from);
+    return LIL_OK;
+}
+
+static lil_status walk_page(struct lil_run *run, struct hwalk *w)
+{
+    lil_status rc = LIL_OK;
+
+    if (w->q->last_iterations)
+        rc = find_last_iterations(run, w);
+    else
+        walk_reset(w, w->q->from);
+    if (rc == LIL_OK)
+        rc = lil__run_foreach(run, w->err, each_record, w);
+    return rc == LIL_OK ? w->rc : rc;
+}
+
 lil_status lil__history_events(struct lil_store *st, struct lil_err *err,
-                               const char *run_id, uint64_t from, size_t max,
+                               const char *run_id, const struct lil_history_query *q,
                                json_t **out)
 {
     struct hwalk w = {0};
@@ -278,13 +402,10 @@ lil_status lil__history_events(struct lil_store *st, struct lil_err *err,
         return rc;
     w.err = err;
     w.env = st->env;
-    w.from = from ? from : 1;
-    w.max = max && max < LIL_HISTORY_PAGE_MAX ? max : LIL_HISTORY_PAGE_MAX;
-    w.next = w.from;
+    w.q = q;
+    w.max = q->max && q->max < LIL_HISTORY_PAGE_MAX ? q->max : LIL_HISTORY_PAGE_MAX;
     w.events = json_array();
-    rc = w.events ? lil__run_foreach(run, err, each_record, &w) : LIL_E_NOMEM;
-    if (rc == LIL_OK)
-        rc = w.rc;
+    rc = w.events ? walk_page(run, &w) : LIL_E_NOMEM;
     if (rc == LIL_OK)
         rc = lil__run_info(run, err, &info);
     if (rc == LIL_OK && w.next < w.from)
@@ -295,6 +416,7 @@ lil_status lil__history_events(struct lil_store *st, struct lil_err *err,
         lil__seterr(err, rc, 0, "out of memory");
     json_decref(w.events);
     lil__free(st->env, w.retries);
+    lil__free(st->env, w.starts);
     lil__history_close(run);
     return rc;
 }

@@ -47,30 +47,11 @@
 
 /* ---- the "loop" object and the iteration ------------------------------------ */
 
-static json_t *name_json(const struct lil_loop_name *nm)
-{
-    static const char *const kinds[] = {NULL, "start", "effect", "snapshot", "control"};
-    json_t *o = json_object();
-
-    lil__hev_set(o, "kind", json_string(kinds[nm->kind]));
-    if (nm->kind == LIL_LOOP_NAME_SLOT || nm->kind == LIL_LOOP_NAME_SNAP)
-        lil__hev_set(o, "iteration", json_integer(nm->iteration));
-    if (nm->kind == LIL_LOOP_NAME_SLOT)
-        lil__hev_set(o, "seq", json_integer(nm->seq));
-    if (nm->kind == LIL_LOOP_NAME_CONTROL) {
-        lil__hev_set(o, "control", json_string(nm->control));
-        lil__hev_set(o, "n", json_integer((json_int_t)nm->n));
-    }
-    return o;
-}
-
 static json_t *event(struct hwalk *w, const lil_record *rec,
                      const struct lil_loop_name *nm, const char *type)
 {
-    json_t *ev = lil__hev_new(w, rec, type);
-
-    lil__hev_set(ev, "loop", name_json(nm));
-    return ev;
+    (void)nm; /* w->nm: lil__hev_new adds "loop" */
+    return lil__hev_new(w, rec, type);
 }
 
 /* An iteration's first record: "iteration_start" before its events. */

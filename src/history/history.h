@@ -43,11 +43,20 @@
 lil_status lil__history_facts(struct lil_store *st, struct lil_err *err,
                               const char *run_id, int64_t now_ms, json_t **out);
 
-/* The events of run_id from the record at seq `from` (0 and 1: the first),
- * at most max (0: LIL_HISTORY_PAGE_MAX), as {"run", "kind", "events",
- * "next", "more", "last_seq"} (a new reference in *out). */
+/* What a page of events holds (lil_events_opts, checked by the caller). */
+struct lil_history_query {
+    uint64_t from;          /* first record (0 and 1: the first) */
+    size_t max;             /* events (0: LIL_HISTORY_PAGE_MAX) */
+    unsigned flags;         /* LIL_EVENTS_BRIEF */
+    const char *types;      /* NULL: every type; else "a,b,c" */
+    size_t last_iterations; /* > 0: start at the last N iterations */
+};
+
+/* The events of run_id that q asks for, as {"run", "kind", "events",
+ * "next", "more", "last_seq"} ("iterations_before" too with
+ * last_iterations) (a new reference in *out). */
 lil_status lil__history_events(struct lil_store *st, struct lil_err *err,
-                               const char *run_id, uint64_t from, size_t max,
+                               const char *run_id, const struct lil_history_query *q,
                                json_t **out);
 
 /* Wait until run_id holds a record after after_seq, or timeout_ms passes;

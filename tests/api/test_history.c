@@ -62,6 +62,17 @@ static json_t *events(lil_store *st, const char *id, uint64_t from, size_t max)
     return parse_bytes(&b);
 }
 
+static json_t *events_with(lil_store *st, const char *id, const lil_events_opts *o)
+{
+    lil_bytes b = {NULL, 0};
+
+    if (lil_run_events_with(st, id, o, &b) != LIL_OK) {
+        fprintf(stderr, "lil_run_events_with: %s\n", lil_store_errmsg(st));
+        return NULL;
+    }
+    return parse_bytes(&b);
+}
+
 static json_t *facts(lil_store *st, const char *id)
 {
     lil_bytes b = {NULL, 0};
@@ -571,6 +582,161 @@ T_TEST(step_failure_gives_the_whole_reason)
     T_EQ_I64(lil_run_step_failure(run, "x", NULL, &reason), LIL_E_INVAL);
     T_EQ_I64(lil_run_step_failure(run, "x", &identity, NULL), LIL_E_INVAL);
     T_OK(lil_run_close(run));
+    lil_store_close(st);
+}
+
+/* ---- the options of lil_run_events_with ---------------------------------------- */
+
+/* The events of page from index at on (a new array). */
+static json_t *events_from(const json_t *page, size_t at)
+{
+    json_t *a = json_array(), *ev;
+    size_t i;
+
+    json_array_foreach(json_object_get(page, "events"), i, ev)
+    {
+        if (i >= at)
+            json_array_append(a, ev);
+    }
+    return a;
+}
+
+T_TEST(events_types_filter)
+{
+    lil_store *st = u_store(NULL);
+    lil_events_opts o = {.struct_size = sizeof(o), .types = "effect,iteration_end"};
+    json_t *all, *page;
+    char types[512];
+
+    T_REQUIRE(st != NULL);
+    T_REQUIRE(loop_run(st) == LIL_OK);
+    all = events(st, "hist", 0, 0);
+    page = events_with(st, "hist", &o);
+    T_REQUIRE(all != NULL && page != NULL);
+    types_of(page, types, sizeof(types));
+    T_EQ_STR(types, "effect iteration_end effect iteration_end");
+    T_EQ_I64(num(page, "next"), num(all, "next"));
+    T_EQ_I64(num(page, "last_seq"), num(all, "last_seq"));
+    T_CHECK(json_object_get(page, "iterations_before") == NULL);
+    T_CHECK(json_equal(json_array_get(json_object_get(page, "events"), 0),
+                       find(all, "effect", NULL)));
+    json_decref(page);
+    o.types = ""; /* every type */
+    page = events_with(st, "hist", &o);
+    T_REQUIRE(page != NULL);
+    T_CHECK(json_equal(page, all));
+    json_decref(page);
+    page = events_with(st, "hist", NULL); /* no options: lil_run_events' page */
+    T_REQUIRE(page != NULL);
+    T_CHECK(json_equal(page, all));
+    json_decref(page);
+    json_decref(all);
+    lil_store_close(st);
+}
+
+T_TEST(events_brief)
+{
+    lil_store *st = u_store(NULL);
+    lil_events_opts o = {.struct_size = sizeof(o), .flags = LIL_EVENTS_BRIEF};
+    json_t *all, *page, *ev;
+    size_t i, records = 0;
+    uint64_t last = 0;
+
+    T_REQUIRE(st != NULL);
+    T_REQUIRE(loop_run(st) == LIL_OK);
+    all = events(st, "hist", 0, 0);
+    page = events_with(st, "hist", &o);
+    T_REQUIRE(all != NULL && page != NULL);
+    json_array_foreach(json_object_get(page, "events"), i, ev)
+    {
+        size_t at = 0;
+        json_t *full = NULL, *cand;
+        /* one event per record, the record's own: the full page's last of its seq */
+        T_CHECK((uint64_t)num(ev, "seq") > last);
+        last = (uint64_t)num(ev, "seq");
+        records++;
+        T_CHECK(strcmp(str(ev, "type"), "iteration_start") != 0);
+        T_CHECK(strcmp(str(ev, "type"), "wake") != 0);
+        T_EQ_I64((long long)json_object_size(ev), json_object_get(ev, "loop") ? 3 : 2);
+        while ((cand = find(all, str(ev, "type"), &at)) != NULL)
+            if (num(cand, "seq") == num(ev, "seq"))
+                full = cand;
+        T_REQUIRE(full != NULL);
+        if (json_object_get(full, "loop"))
+            T_CHECK(
+                json_equal(json_object_get(ev, "loop"), json_object_get(full, "loop")));
+        else
+            T_CHECK(json_object_get(ev, "loop") == NULL);
+    }
+    T_EQ_I64((long long)records, num(all, "last_seq"));
+    T_EQ_I64(num(page, "next"), num(all, "next"));
+    json_decref(page);
+    json_decref(all);
+    lil_store_close(st);
+}
+
+T_TEST(events_last_iterations)
+{
+    lil_store *st = u_store(NULL);
+    lil_events_opts o = {.struct_size = sizeof(o), .last_iterations = 1};
+    json_t *all, *page;
+    size_t at = 0;
+    json_t *want, *got;
+
+    T_REQUIRE(st != NULL);
+    T_REQUIRE(loop_run(st) == LIL_OK);
+    all = events(st, "hist", 0, 0);
+    T_REQUIRE(all != NULL);
+    (void)find(all, "iteration_start", &at);
+    (void)find(all, "iteration_start", &at); /* the second (and last) iteration */
+    page = events_with(st, "hist", &o);
+    T_REQUIRE(page != NULL);
+    T_EQ_STR(str(json_array_get(json_object_get(page, "events"), 0), "type"),
+             "iteration_start");
+    T_EQ_I64(num(page, "iterations_before"), 1);
+    want = events_from(all, at - 1);
+    got = events_from(page, 0);
+    T_CHECK(json_array_size(got) > 0);
+    T_CHECK(json_equal(got, want)); /* the same events as from the first record */
+    json_decref(want);
+    json_decref(got);
+    json_decref(page);
+    o.last_iterations = 10; /* more than the run has: the whole run */
+    page = events_with(st, "hist", &o);
+    T_REQUIRE(page != NULL);
+    T_EQ_I64(num(page, "iterations_before"), 0);
+    T_CHECK(
+        json_equal(json_object_get(page, "events"), json_object_get(all, "events")));
+    json_decref(page);
+    o.last_iterations = 1; /* from_seq later than the last iteration's start */
+    o.from_seq = (uint64_t)num(all, "last_seq");
+    page = events_with(st, "hist", &o);
+    T_REQUIRE(page != NULL);
+    T_EQ_I64(num(json_array_get(json_object_get(page, "events"), 0), "seq"),
+             num(all, "last_seq"));
+    T_EQ_I64(num(page, "iterations_before"), 2);
+    json_decref(page);
+    json_decref(all);
+    lil_store_close(st);
+}
+
+T_TEST(events_with_bad_options)
+{
+    lil_store *st = u_store(NULL);
+    lil_events_opts o = {.struct_size = sizeof(o), .flags = 1u << 7};
+    lil_bytes b = {NULL, 0};
+
+    T_REQUIRE(st != NULL);
+    program_run(st, "prog");
+    T_EQ_I64(lil_run_events_with(st, "prog", &o, &b), LIL_E_INVAL);
+    o.flags = 0;
+    o.struct_size = sizeof(o) - 1;
+    T_EQ_I64(lil_run_events_with(st, "prog", &o, &b), LIL_E_INVAL);
+    o.struct_size = sizeof(o);
+    T_EQ_I64(lil_run_events_with(st, "prog", &o, NULL), LIL_E_INVAL);
+    T_EQ_I64(lil_run_events_with(NULL, "prog", &o, &b), LIL_E_INVAL);
+    T_CHECK(b.data == NULL && b.len == 0);
+    T_EQ_I64(lil_run_events_with(st, "nosuch", &o, &b), LIL_E_NOTFOUND);
     lil_store_close(st);
 }
 
