@@ -262,7 +262,8 @@ bool lil__hev_is_loop_start(const lil_record *rec)
     json_t *p;
     bool yes;
 
-    if (rec->type != LIL_REC_STEP || rec->key_len != 4 || memcmp(rec->key, "loop", 4))
+    if (rec->type != LIL_REC_STEP || rec->key_len != 4 ||
+        memcmp(rec->key, "loop", 4) != 0)
         return false;
     p = lil__hev_payload(rec);
     yes = json_is_string(json_object_get(p, "loopId"));

@@ -64,7 +64,9 @@ static json_t *mutable_of(const json_t *v)
 {
     json_t *m;
 
-    memcpy(&m, &v, sizeof(m));
+    /* the pointer itself is copied, not what it points to */
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression) */
+    memcpy(&m, &v, sizeof(json_t *));
     return m;
 }
 
@@ -135,8 +137,8 @@ static lil_status write_real(struct writer *w, double d)
     len = (size_t)n;
     point_of_json(text, len);
     if (!memchr(text, '.', len) && !memchr(text, 'e', len)) {
-        memcpy(text + len, ".0", 2);
-        len += 2;
+        text[len++] = '.';
+        text[len++] = '0';
     }
     start = memchr(text, 'e', len);
     if (start) {
@@ -178,7 +180,9 @@ static size_t escape_of(unsigned char c, char esc[6])
         esc[1] = 't';
         return 2;
     default:
-        memcpy(esc + 1, "u00", 3);
+        esc[1] = 'u';
+        esc[2] = '0';
+        esc[3] = '0';
         esc[4] = hex[c >> 4];
         esc[5] = hex[c & 0xf];
         return 6;

@@ -114,7 +114,7 @@ static lil_status spec_parse(lil_env *env, struct lil_err *err, const char *name
                              const char *text, size_t len, size_t size,
                              const lil_spec_limits *lim, lil_spec **out)
 {
-    lil_spec *spec;
+    lil_spec *spec = NULL;
     lil_status rc;
 
     *out = NULL;
