@@ -175,6 +175,17 @@ struct stop_ctx {
     lil_bytes *out;
 };
 
+/* fn on a connection, once x's run id is checked. */
+static lil_status stop_work(struct lil_store *st, struct lil_err *err, pg_work_fn fn,
+                            struct stop_ctx *x)
+{
+    lil_status rc = lil__run_id_check(err, x->run_id);
+
+    if (rc != LIL_OK)
+        return rc;
+    return lil__pg_with_conn(ps_of(st), err, fn, x);
+}
+
 static lil_status stop_insert(struct pg_store *ps, struct pg_conn *c,
                               struct lil_err *err, void *ud)
 {
@@ -200,12 +211,9 @@ static lil_status pg_stop_request(struct lil_store *st, struct lil_err *err,
                                   bool *already)
 {
     struct stop_ctx x = {run_id, req, len, already, NULL};
-    lil_status rc = lil__run_id_check(err, run_id);
 
     *already = false;
-    if (rc != LIL_OK)
-        return rc;
-    return lil__pg_with_conn(ps_of(st), err, stop_insert, &x);
+    return stop_work(st, err, stop_insert, &x);
 }
 
 static lil_status stop_select(struct pg_store *ps, struct pg_conn *c,
@@ -240,11 +248,8 @@ static lil_status pg_stop_read(struct lil_store *st, struct lil_err *err,
                                const char *run_id, lil_bytes *out)
 {
     struct stop_ctx x = {run_id, NULL, 0, NULL, out};
-    lil_status rc = lil__run_id_check(err, run_id);
 
-    if (rc != LIL_OK)
-        return rc;
-    return lil__pg_with_conn(ps_of(st), err, stop_select, &x);
+    return stop_work(st, err, stop_select, &x);
 }
 
 static lil_status stop_delete(struct pg_store *ps, struct pg_conn *c,
@@ -270,11 +275,8 @@ static lil_status pg_stop_clear(struct lil_store *st, struct lil_err *err,
                                 const char *run_id)
 {
     struct stop_ctx x = {run_id, NULL, 0, NULL, NULL};
-    lil_status rc = lil__run_id_check(err, run_id);
 
-    if (rc != LIL_OK)
-        return rc;
-    return lil__pg_with_conn(ps_of(st), err, stop_delete, &x);
+    return stop_work(st, err, stop_delete, &x);
 }
 
 /* ---- the store ----------------------------------------------------------------- */

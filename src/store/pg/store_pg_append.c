@@ -197,6 +197,17 @@ static lil_status commit_failed(struct pg_run *pr, struct lil_err *err)
                        err->msg, pr->run_id);
 }
 
+/* A write under the lease that succeeded (res, cleared here): it changed
+ * want rows, or the lease was lost (fenced). */
+static lil_status changed_or_fenced(struct pg_run *pr, struct lil_err *err,
+                                    PGresult *res, int64_t want)
+{
+    lil_status rc = lil__pg_changed(pr->ps->pq, res) == want ? LIL_OK : fenced(pr, err);
+
+    pr->ps->pq->clear(res);
+    return rc;
+}
+
 /* ---- sending --------------------------------------------------------------------- */
 
 /* One statement: the first n records of frames (at off), with the lease
@@ -227,11 +238,8 @@ static lil_status send_some(struct pg_run *pr, struct lil_err *err,
                                false, &res);
     if (rc != LIL_OK)
         return commit_failed(pr, err);
-    if (lil__pg_changed(ps->pq, res) != n)
-        rc = fenced(pr, err);
-    ps->pq->clear(res);
     *sent = n;
-    return rc;
+    return changed_or_fenced(pr, err, res, n);
 }
 
 /* The leader's records (pr->sending, count of them, from off on), in
@@ -282,10 +290,7 @@ static lil_status touch(struct pg_run *pr, struct lil_err *err)
         &p, false, &res);
     if (rc != LIL_OK)
         return commit_failed(pr, err);
-    if (lil__pg_changed(ps->pq, res) != 1)
-        rc = fenced(pr, err);
-    ps->pq->clear(res);
-    return rc;
+    return changed_or_fenced(pr, err, res, 1);
 }
 
 /* ---- group commit (os/group.h) ---------------------------------------------------
@@ -487,10 +492,7 @@ static lil_status release(struct pg_run *pr, struct lil_err *err, const uint8_t 
         &p, false, &res);
     if (rc != LIL_OK)
         return commit_failed(pr, err);
-    if (lil__pg_changed(ps->pq, res) != 1)
-        rc = fenced(pr, err);
-    ps->pq->clear(res);
-    return rc;
+    return changed_or_fenced(pr, err, res, 1);
 }
 
 lil_status lil__pg_run_release(struct pg_run *pr, struct lil_err *err)
