@@ -207,6 +207,9 @@ int cli_open_run_arg(struct cli_ctx *ctx, int argc, char **argv,
                      const struct cli_args *a, lil_store **st, lil_run **run,
                      bool *help);
 
+/* fn (NULL: the default) for SIGINT and SIGTERM (signals.c). */
+void cli_catch_signals(void (*fn)(int));
+
 /* A verb on one RUN of the store and its flags: cli_open_run_arg (no run
  * opened), then fn on the store and the run id unless --help was printed,
  * then the store closed.  ud is fn's (flags' values are set by then). */
