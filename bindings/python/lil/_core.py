@@ -404,27 +404,26 @@ async def _async_effect(wf, name, fn, args, kwargs):
     return _replayed(r)
 
 
+async def _awaited(value):
+    """value, awaited when it is awaitable."""
+    return await value if inspect.isawaitable(value) else value
+
+
 async def async_step(name: str, fn, *args, **kwargs):
     """``step`` for asyncio: fn may be a coroutine function.  Distinct steps
     run concurrently under ``asyncio.gather``; their identities follow the
     order of the calls.  A replayed step returns without awaiting anything."""
     wf = _workflow.get()
-    if wf is None:
-        if os.environ.get("LIL_LENIENT") == "1":
-            value = _outside("async_step", name, fn, args, kwargs)
-            return await value if inspect.isawaitable(value) else value
-        _outside("async_step", name, fn, args, kwargs)
+    if wf is None:  # _outside raises unless LIL_LENIENT=1
+        return await _awaited(_outside("async_step", name, fn, args, kwargs))
     return await _async_step(wf, name, fn, args, kwargs)
 
 
 async def async_effect(name: str, fn, *args, **kwargs):
     """``effect`` for asyncio."""
     wf = _workflow.get()
-    if wf is None:
-        if os.environ.get("LIL_LENIENT") == "1":
-            value = _outside("async_effect", name, fn, args, kwargs)
-            return await value if inspect.isawaitable(value) else value
-        _outside("async_effect", name, fn, args, kwargs)
+    if wf is None:  # _outside raises unless LIL_LENIENT=1
+        return await _awaited(_outside("async_effect", name, fn, args, kwargs))
     return await _async_effect(wf, name, fn, args, kwargs)
 
 
