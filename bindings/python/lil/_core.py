@@ -567,6 +567,18 @@ def _decorate(fn, goal_id, dir, sync, fresh, force_async: bool):
     return wrapper
 
 
+def _decorator(target, goal_id, dir, sync, fresh, wal_dir, is_async):
+    """``durable``'s work, used bare (target is the function) or called
+    (target is the goal id, or None)."""
+    if dir is None and wal_dir is not None:
+        dir = wal_dir
+    if callable(target):
+        return _decorate(target, goal_id, dir, sync, fresh, is_async)
+    if target is not None:
+        goal_id = target
+    return lambda fn: _decorate(fn, goal_id, dir, sync, fresh, is_async)
+
+
 def durable(target=None, /, *, goal_id=None, dir=None, sync=None, fresh=False,
             wal_dir=None):
     """Make a function a durable workflow: ``@durable``, ``@durable("goal")`` or
@@ -582,13 +594,7 @@ def durable(target=None, /, *, goal_id=None, dir=None, sync=None, fresh=False,
     (or ``fn.fresh(...)`` for one call) starts a new run instead.  Coroutine
     functions get the behaviour of ``durable_async``.
     """
-    if dir is None and wal_dir is not None:
-        dir = wal_dir
-    if callable(target):
-        return _decorate(target, goal_id, dir, sync, fresh, False)
-    if target is not None:
-        goal_id = target
-    return lambda fn: _decorate(fn, goal_id, dir, sync, fresh, False)
+    return _decorator(target, goal_id, dir, sync, fresh, wal_dir, False)
 
 
 def durable_async(target=None, /, *, goal_id=None, dir=None, sync=None, fresh=False,
@@ -596,13 +602,7 @@ def durable_async(target=None, /, *, goal_id=None, dir=None, sync=None, fresh=Fa
     """``durable`` for coroutine functions (``@durable_async`` or
     ``@durable_async(...)``): opening, completing and closing the run go to
     a thread, and so do the synced commits of its steps."""
-    if dir is None and wal_dir is not None:
-        dir = wal_dir
-    if callable(target):
-        return _decorate(target, goal_id, dir, sync, fresh, True)
-    if target is not None:
-        goal_id = target
-    return lambda fn: _decorate(fn, goal_id, dir, sync, fresh, True)
+    return _decorator(target, goal_id, dir, sync, fresh, wal_dir, True)
 
 
 # ---- inspection and resolution -------------------------------------------------
