@@ -207,6 +207,17 @@ int cli_open_run_arg(struct cli_ctx *ctx, int argc, char **argv,
                      const struct cli_args *a, lil_store **st, lil_run **run,
                      bool *help);
 
+/* fn (NULL: the default) for SIGINT and SIGTERM (signals.c). */
+void cli_catch_signals(void (*fn)(int));
+
+/* A verb on one RUN of the store and its flags: cli_open_run_arg (no run
+ * opened), then fn on the store and the run id unless --help was printed,
+ * then the store closed.  ud is fn's (flags' values are set by then). */
+typedef int (*cli_run_verb_fn)(const struct cli_ctx *ctx, lil_store *st,
+                               const char *run_id, void *ud);
+int cli_on_run_arg(struct cli_ctx *ctx, int argc, char **argv,
+                   const struct cli_flag *flags, cli_run_verb_fn fn, void *ud);
+
 /* Fill *info for run; prints the error on failure. */
 int cli_run_info(const struct cli_ctx *ctx, lil_run *run, lil_run_info *info);
 

@@ -129,22 +129,19 @@ static int check_run(const struct cli_ctx *ctx, lil_store *st, const char *id,
     return ret;
 }
 
+static int check_verb(const struct cli_ctx *ctx, lil_store *st, const char *id,
+                      void *ud)
+{
+    return check_run(ctx, st, id, *(const bool *)ud);
+}
+
 static int cmd_check(struct cli_ctx *ctx, int argc, char **argv)
 {
-    static const char *const names[] = {"RUN", NULL};
-    const char *pos[1] = {NULL};
     bool repair = false;
     const struct cli_flag flags[] = {{"repair", false, NULL, &repair},
                                      {NULL, false, NULL, NULL}};
-    struct cli_args a = {flags, names, pos};
-    lil_store *st = NULL;
-    bool help = false;
-    int rc = cli_open_run_arg(ctx, argc, argv, &a, &st, NULL, &help);
 
-    if (rc == CLI_EXIT_OK && !help)
-        rc = check_run(ctx, st, pos[0], repair);
-    lil_store_close(st);
-    return rc;
+    return cli_on_run_arg(ctx, argc, argv, flags, check_verb, &repair);
 }
 
 const struct cli_verb cli_verb_check = {

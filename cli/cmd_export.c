@@ -103,22 +103,20 @@ static int do_export(const struct cli_ctx *ctx, lil_store *st, const char *id,
     return ret;
 }
 
+static int export_verb(const struct cli_ctx *ctx, lil_store *st, const char *id,
+                       void *ud)
+{
+    return do_export(ctx, st, id, *(const char *const *)ud);
+}
+
 static int cmd_export(struct cli_ctx *ctx, int argc, char **argv)
 {
-    static const char *const names[] = {"RUN", NULL};
-    const char *pos[1] = {NULL}, *out = NULL;
+    const char *out = NULL;
     bool has_out = false;
     const struct cli_flag flags[] = {{"out", true, &out, &has_out},
                                      {NULL, false, NULL, NULL}};
-    struct cli_args a = {flags, names, pos};
-    lil_store *st = NULL;
-    bool help = false;
-    int rc = cli_open_run_arg(ctx, argc, argv, &a, &st, NULL, &help);
 
-    if (rc == CLI_EXIT_OK && !help)
-        rc = do_export(ctx, st, pos[0], out);
-    lil_store_close(st);
-    return rc;
+    return cli_on_run_arg(ctx, argc, argv, flags, export_verb, &out);
 }
 
 const struct cli_verb cli_verb_export = {

@@ -76,6 +76,22 @@ static const char *actor_of(const struct loop_cli *lc)
     return lc->actor ? lc->actor : cli_user("unknown");
 }
 
+/* The start of a verb that needs --reason (verb names it): parse argv into
+ * lc (zeroed first) and prepare it. */
+static int parse_with_reason(struct cli_ctx *ctx, int argc, char **argv,
+                             const char *verb, struct loop_cli *lc)
+{
+    int ex;
+
+    memset(lc, 0, sizeof(*lc));
+    ex = loop_cli_parse(ctx, argc, argv, LOOP_OPT_WHO, lc);
+    if (ex == CLI_EXIT_OK && !lc->reason_set)
+        ex = cli_usage(ctx, "%s requires --reason <text>", verb);
+    if (ex == CLI_EXIT_OK)
+        ex = loop_cli_prepare(ctx, lc, false);
+    return ex;
+}
+
 static int cmd_stop(struct cli_ctx *ctx, int argc, char **argv)
 {
     struct loop_cli lc;
@@ -83,12 +99,7 @@ static int cmd_stop(struct cli_ctx *ctx, int argc, char **argv)
     lil_status rc;
     int ex;
 
-    memset(&lc, 0, sizeof(lc));
-    ex = loop_cli_parse(ctx, argc, argv, LOOP_OPT_WHO, &lc);
-    if (ex == CLI_EXIT_OK && !lc.reason_set)
-        ex = cli_usage(ctx, "stop requires --reason <text>");
-    if (ex == CLI_EXIT_OK)
-        ex = loop_cli_prepare(ctx, &lc, false);
+    ex = parse_with_reason(ctx, argc, argv, "stop", &lc);
     if (ex == CLI_EXIT_OK) {
         id = lc.run_id ? lc.run_id : lil_spec_id(lc.spec);
         rc = lil_loop_request_stop(lc.st, id, actor_of(&lc), lc.reason);
@@ -115,12 +126,7 @@ static int cmd_approve(struct cli_ctx *ctx, int argc, char **argv)
     lil_status rc;
     int ex;
 
-    memset(&lc, 0, sizeof(lc));
-    ex = loop_cli_parse(ctx, argc, argv, LOOP_OPT_WHO, &lc);
-    if (ex == CLI_EXIT_OK && !lc.reason_set)
-        ex = cli_usage(ctx, "approve requires --reason <text>");
-    if (ex == CLI_EXIT_OK)
-        ex = loop_cli_prepare(ctx, &lc, false);
+    ex = parse_with_reason(ctx, argc, argv, "approve", &lc);
     if (ex == CLI_EXIT_OK)
         ex = loop_cli_open(ctx, &lc, LIL_LOOP_REQUEUE);
     if (ex == CLI_EXIT_OK) {

@@ -74,17 +74,6 @@ static void on_signal(int sig)
         lil_loop_interrupt(lp, LIL_LOOP_INTERRUPT_STOP);
 }
 
-static void signals(bool on)
-{
-    struct sigaction sa;
-
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on ? on_signal : SIG_DFL;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-}
-
 /* ---- reading a run
  * ------------------------------------------------------------------------- */
 
@@ -314,9 +303,9 @@ static int cmd_tick(struct cli_ctx *ctx, int argc, char **argv)
     if (ex == CLI_EXIT_OK && ctx->json && !(t.runs = json_array()))
         ex = cli_json_print(ctx, NULL, false);
     if (ex == CLI_EXIT_OK) {
-        signals(true);
+        cli_catch_signals(on_signal);
         rc = lil_store_foreach_run(t.st, tick_one, &t);
-        signals(false);
+        cli_catch_signals(NULL);
         if (rc != LIL_OK)
             ex = cli_fail(ctx, rc, "%s", lil_store_errmsg(t.st));
     }

@@ -78,17 +78,6 @@ static void on_signal(int sig)
         lil_worker_drain(drainable[i]);
 }
 
-static void signals(bool on)
-{
-    struct sigaction sa;
-
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on ? on_signal : SIG_DFL;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-}
-
 /* ---- options -----------------------------------------------------------------------
  */
 
@@ -285,7 +274,7 @@ static int cmd_worker(struct cli_ctx *ctx, int argc, char **argv)
     if (ex == CLI_EXIT_OK)
         ex = start_threads(ctx, st, &wc, th);
     if (ex == CLI_EXIT_OK) {
-        signals(true);
+        cli_catch_signals(on_signal);
         for (; started < wc.concurrency; started++)
             if (pthread_create(&th[started].t, NULL, thread_main, &th[started]) != 0)
                 break;
@@ -293,7 +282,7 @@ static int cmd_worker(struct cli_ctx *ctx, int argc, char **argv)
             ex = cli_fail(ctx, LIL_E_IO, "cannot start a thread");
         for (long i = 0; i < started; i++)
             pthread_join(th[i].t, NULL);
-        signals(false);
+        cli_catch_signals(NULL);
     }
     n_drainable = 0;
     for (long i = 0; i < wc.concurrency; i++)

@@ -336,15 +336,9 @@ static void on_signal(int sig)
 
 void loop_cli_signals(struct loop_cli *lc)
 {
-    struct sigaction sa;
-
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
     running = lc;
     interrupts = 0;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    cli_catch_signals(on_signal);
 }
 
 void loop_cli_signals_off(void)

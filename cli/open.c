@@ -221,6 +221,22 @@ int cli_open_run_arg(struct cli_ctx *ctx, int argc, char **argv,
     return rc;
 }
 
+int cli_on_run_arg(struct cli_ctx *ctx, int argc, char **argv,
+                   const struct cli_flag *flags, cli_run_verb_fn fn, void *ud)
+{
+    static const char *const names[] = {"RUN", NULL};
+    const char *pos[1] = {NULL};
+    struct cli_args a = {flags, names, pos};
+    lil_store *st = NULL;
+    bool help = false;
+    int rc = cli_open_run_arg(ctx, argc, argv, &a, &st, NULL, &help);
+
+    if (rc == CLI_EXIT_OK && !help)
+        rc = fn(ctx, st, pos[0], ud);
+    lil_store_close(st);
+    return rc;
+}
+
 int cli_run_info(const struct cli_ctx *ctx, lil_run *run, lil_run_info *info)
 {
     lil_status rc;

@@ -91,6 +91,16 @@ static PyObject *store_open_run(lilpy_store *self, PyObject *args, PyObject *kwa
 }
 
 /* exists(run_id) -> bool: the run has a journal with a complete record. */
+/* True (LIL_OK), False (LIL_E_NOTFOUND), or the error raised. */
+static PyObject *found(lil_status rc)
+{
+    if (rc == LIL_E_NOTFOUND)
+        Py_RETURN_FALSE;
+    if (rc != LIL_OK)
+        return lilpy_raise(rc, NULL);
+    Py_RETURN_TRUE;
+}
+
 static PyObject *store_exists(lilpy_store *self, PyObject *arg)
 {
     lil_run_opts opts = {.struct_size = sizeof(opts),
@@ -106,11 +116,7 @@ static PyObject *store_exists(lilpy_store *self, PyObject *arg)
     rc = lil_run_open(self->st, id, &opts, &run);
     lil_run_close(run);
     PyEval_RestoreThread(ts);
-    if (rc == LIL_E_NOTFOUND)
-        Py_RETURN_FALSE;
-    if (rc != LIL_OK)
-        return lilpy_raise(rc, NULL);
-    Py_RETURN_TRUE;
+    return found(rc);
 }
 
 /* marker_begin(name, policy) -> published result (str or bytes) | Call */
@@ -147,11 +153,7 @@ static PyObject *store_marker_reset(lilpy_store *self, PyObject *arg)
     ts = PyEval_SaveThread();
     rc = lil_marker_reset(self->st, name);
     PyEval_RestoreThread(ts);
-    if (rc == LIL_E_NOTFOUND)
-        Py_RETURN_FALSE;
-    if (rc != LIL_OK)
-        return lilpy_raise(rc, NULL);
-    Py_RETURN_TRUE;
+    return found(rc);
 }
 
 static int add_run_id(void *ud, const char *run_id)

@@ -58,6 +58,25 @@ static lil_status finish(lil_store *st, struct lil_err *e, struct lil_json_scope
     return lil__api_to_store(st, e, rc);
 }
 
+/* The start of a call that answers a document in *json: the checks (json
+ * cleared, not NULL; fn names the call), then the call's json scope. */
+static lil_status start_doc(lil_store *st, const char *run_id, lil_bytes *json,
+                            const char *fn, struct lil_err *e,
+                            struct lil_json_scope *sc)
+{
+    lil_status rc;
+
+    lil__api_clear_bytes(json);
+    rc = check(st, run_id, e);
+    if (rc != LIL_OK)
+        return rc;
+    if (!json)
+        return lil__api_to_store(
+            st, e, lil__seterr(e, LIL_E_INVAL, 0, "%s: json is NULL", fn));
+    lil__api_scope_begin(sc, st->env);
+    return LIL_OK;
+}
+
 lil_status lil_run_facts(lil_store *st, const char *run_id, lil_bytes *json)
 {
     struct lil_json_scope sc;
@@ -65,14 +84,9 @@ lil_status lil_run_facts(lil_store *st, const char *run_id, lil_bytes *json)
     json_t *doc = NULL;
     lil_status rc;
 
-    lil__api_clear_bytes(json);
-    rc = check(st, run_id, &e);
+    rc = start_doc(st, run_id, json, "lil_run_facts", &e, &sc);
     if (rc != LIL_OK)
         return rc;
-    if (!json)
-        return lil__api_to_store(
-            st, &e, lil__seterr(&e, LIL_E_INVAL, 0, "lil_run_facts: json is NULL"));
-    lil__api_scope_begin(&sc, st->env);
     rc = lil__history_facts(st, &e, run_id, lil__loop_now_ms(), &doc);
     return finish(st, &e, &sc, rc, doc, json);
 }
@@ -106,18 +120,12 @@ lil_status lil_run_events_with(lil_store *st, const char *run_id,
     json_t *doc = NULL;
     lil_status rc;
 
-    lil__api_clear_bytes(json);
-    rc = check(st, run_id, &e);
+    rc = start_doc(st, run_id, json, "lil_run_events", &e, &sc);
     if (rc != LIL_OK)
         return rc;
-    if (!json)
-        return lil__api_to_store(
-            st, &e, lil__seterr(&e, LIL_E_INVAL, 0, "lil_run_events: json is NULL"));
     rc = events_query(&e, opts, &q);
-    if (rc != LIL_OK)
-        return lil__api_to_store(st, &e, rc);
-    lil__api_scope_begin(&sc, st->env);
-    rc = lil__history_events(st, &e, run_id, &q, &doc);
+    if (rc == LIL_OK)
+        rc = lil__history_events(st, &e, run_id, &q, &doc);
     return finish(st, &e, &sc, rc, doc, json);
 }
 

@@ -70,32 +70,32 @@ static lil_status loop_call(lil_loop *lp, const struct lil_loop_req *req,
     return lil__loop_call(lp, req, res);
 }
 
-lil_status lil_loop_run(lil_loop *lp, lil_loop_result *res)
+/* A call that asks the loop for op alone. */
+static lil_status loop_op(lil_loop *lp, enum lil_loop_op op, lil_loop_result *res)
 {
-    struct lil_loop_req req = {.op = LIL_LOOP_OP_RUN};
+    struct lil_loop_req req = {.op = op};
 
     return loop_call(lp, &req, res);
+}
+
+lil_status lil_loop_run(lil_loop *lp, lil_loop_result *res)
+{
+    return loop_op(lp, LIL_LOOP_OP_RUN, res);
 }
 
 lil_status lil_loop_step(lil_loop *lp, lil_loop_result *res)
 {
-    struct lil_loop_req req = {.op = LIL_LOOP_OP_STEP};
-
-    return loop_call(lp, &req, res);
+    return loop_op(lp, LIL_LOOP_OP_STEP, res);
 }
 
 lil_status lil_loop_resume(lil_loop *lp, lil_loop_result *res)
 {
-    struct lil_loop_req req = {.op = LIL_LOOP_OP_RESUME};
-
-    return loop_call(lp, &req, res);
+    return loop_op(lp, LIL_LOOP_OP_RESUME, res);
 }
 
 lil_status lil_loop_current(lil_loop *lp, lil_loop_result *res)
 {
-    struct lil_loop_req req = {.op = LIL_LOOP_OP_CURRENT};
-
-    return loop_call(lp, &req, res);
+    return loop_op(lp, LIL_LOOP_OP_CURRENT, res);
 }
 
 lil_status lil_loop_approve(lil_loop *lp, const char *actor, const char *reason,

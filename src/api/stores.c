@@ -10,6 +10,21 @@
 #include "base/env.h"
 #include "store/store.h"
 
+/* The env a call that may be given none uses: *env checked, or a new one
+ * (*own: the caller frees it). */
+static lil_status env_or_own(lil_env **env, bool *own)
+{
+    lil_status rc;
+
+    if (*env && !lil__api_env_ok(*env))
+        return lil__api_bad_handle("env");
+    if (*env)
+        return LIL_OK;
+    rc = lil_env_new(env);
+    *own = rc == LIL_OK;
+    return rc;
+}
+
 lil_status lil_store_open(lil_env *env, const char *dir, lil_store **out)
 {
     struct lil_err e;
@@ -19,14 +34,9 @@ lil_status lil_store_open(lil_env *env, const char *dir, lil_store **out)
     if (!out)
         return lil__api_fail(LIL_E_INVAL, "lil_store_open: out is NULL");
     *out = NULL;
-    if (env && !lil__api_env_ok(env))
-        return lil__api_bad_handle("env");
-    if (!env) {
-        rc = lil_env_new(&env);
-        if (rc != LIL_OK)
-            return rc;
-        own = true;
-    }
+    rc = env_or_own(&env, &own);
+    if (rc != LIL_OK)
+        return rc;
     rc = lil__store_open(env, &e, dir, out);
     if (rc != LIL_OK) {
         lil__api_publish(&env->err, NULL, &e, rc);
@@ -152,14 +162,9 @@ lil_status lil_store_schema(lil_env *env, const char *where, int action,
     if (!info || info->struct_size < offsetof(lil_schema_info, message))
         return lil__api_fail(
             LIL_E_INVAL, "lil_store_schema: info is NULL or its struct_size is unset");
-    if (env && !lil__api_env_ok(env))
-        return lil__api_bad_handle("env");
-    if (!env) {
-        rc = lil_env_new(&env);
-        if (rc != LIL_OK)
-            return rc;
-        own = true;
-    }
+    rc = env_or_own(&env, &own);
+    if (rc != LIL_OK)
+        return rc;
     memset(&full, 0, sizeof(full));
     full.struct_size = info->struct_size;
     rc = lil__store_schema(env, &e, where, action, &full);

@@ -200,13 +200,18 @@ def _enc_tz(tz):
                            "are journaled")
 
 
-def _enc_datetime(o):
-    d = {TAG: "datetime", "v": o.replace(tzinfo=None, fold=0).isoformat()}
+def _enc_clock(tag, o):
+    """A datetime or a time: its naive ISO text, its zone and its fold."""
+    d = {TAG: tag, "v": o.replace(tzinfo=None, fold=0).isoformat()}
     if o.tzinfo is not None:
         d["tz"] = _enc_tz(o.tzinfo)
     if o.fold:
         d["fold"] = 1
     return d
+
+
+def _enc_datetime(o):
+    return _enc_clock("datetime", o)
 
 
 def _enc_date(o):
@@ -214,12 +219,7 @@ def _enc_date(o):
 
 
 def _enc_time(o):
-    d = {TAG: "time", "v": o.replace(tzinfo=None, fold=0).isoformat()}
-    if o.tzinfo is not None:
-        d["tz"] = _enc_tz(o.tzinfo)
-    if o.fold:
-        d["fold"] = 1
-    return d
+    return _enc_clock("time", o)
 
 
 def _enc_timedelta(o):

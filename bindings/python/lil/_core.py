@@ -404,27 +404,26 @@ async def _async_effect(wf, name, fn, args, kwargs):
     return _replayed(r)
 
 
+async def _awaited(value):
+    """value, awaited when it is awaitable."""
+    return await value if inspect.isawaitable(value) else value
+
+
 async def async_step(name: str, fn, *args, **kwargs):
     """``step`` for asyncio: fn may be a coroutine function.  Distinct steps
     run concurrently under ``asyncio.gather``; their identities follow the
     order of the calls.  A replayed step returns without awaiting anything."""
     wf = _workflow.get()
-    if wf is None:
-        if os.environ.get("LIL_LENIENT") == "1":
-            value = _outside("async_step", name, fn, args, kwargs)
-            return await value if inspect.isawaitable(value) else value
-        _outside("async_step", name, fn, args, kwargs)
+    if wf is None:  # _outside raises unless LIL_LENIENT=1
+        return await _awaited(_outside("async_step", name, fn, args, kwargs))
     return await _async_step(wf, name, fn, args, kwargs)
 
 
 async def async_effect(name: str, fn, *args, **kwargs):
     """``effect`` for asyncio."""
     wf = _workflow.get()
-    if wf is None:
-        if os.environ.get("LIL_LENIENT") == "1":
-            value = _outside("async_effect", name, fn, args, kwargs)
-            return await value if inspect.isawaitable(value) else value
-        _outside("async_effect", name, fn, args, kwargs)
+    if wf is None:  # _outside raises unless LIL_LENIENT=1
+        return await _awaited(_outside("async_effect", name, fn, args, kwargs))
     return await _async_effect(wf, name, fn, args, kwargs)
 
 
@@ -568,6 +567,18 @@ def _decorate(fn, goal_id, dir, sync, fresh, force_async: bool):
     return wrapper
 
 
+def _decorator(target, goal_id, dir, sync, fresh, wal_dir, is_async):
+    """``durable``'s work, used bare (target is the function) or called
+    (target is the goal id, or None)."""
+    if dir is None and wal_dir is not None:
+        dir = wal_dir
+    if callable(target):
+        return _decorate(target, goal_id, dir, sync, fresh, is_async)
+    if target is not None:
+        goal_id = target
+    return lambda fn: _decorate(fn, goal_id, dir, sync, fresh, is_async)
+
+
 def durable(target=None, /, *, goal_id=None, dir=None, sync=None, fresh=False,
             wal_dir=None):
     """Make a function a durable workflow: ``@durable``, ``@durable("goal")`` or
@@ -583,13 +594,7 @@ def durable(target=None, /, *, goal_id=None, dir=None, sync=None, fresh=False,
     (or ``fn.fresh(...)`` for one call) starts a new run instead.  Coroutine
     functions get the behaviour of ``durable_async``.
     """
-    if dir is None and wal_dir is not None:
-        dir = wal_dir
-    if callable(target):
-        return _decorate(target, goal_id, dir, sync, fresh, False)
-    if target is not None:
-        goal_id = target
-    return lambda fn: _decorate(fn, goal_id, dir, sync, fresh, False)
+    return _decorator(target, goal_id, dir, sync, fresh, wal_dir, False)
 
 
 def durable_async(target=None, /, *, goal_id=None, dir=None, sync=None, fresh=False,
@@ -597,13 +602,7 @@ def durable_async(target=None, /, *, goal_id=None, dir=None, sync=None, fresh=Fa
     """``durable`` for coroutine functions (``@durable_async`` or
     ``@durable_async(...)``): opening, completing and closing the run go to
     a thread, and so do the synced commits of its steps."""
-    if dir is None and wal_dir is not None:
-        dir = wal_dir
-    if callable(target):
-        return _decorate(target, goal_id, dir, sync, fresh, True)
-    if target is not None:
-        goal_id = target
-    return lambda fn: _decorate(fn, goal_id, dir, sync, fresh, True)
+    return _decorator(target, goal_id, dir, sync, fresh, wal_dir, True)
 
 
 # ---- inspection and resolution -------------------------------------------------

@@ -10,10 +10,12 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/buf.h"
 #include "base/clock.h"
 #include "journal/format.h"
 #include "journal/scan.h"
 #include "os/os.h"
+#include "store/image.h"
 #include "store/mem/store_mem.h"
 
 struct mem_srun {
@@ -41,31 +43,14 @@ static lil_status first_bytes(const struct lil_env *env, struct lil_err *err,
                               const char *run_id, const struct lil_srun_opts *o,
                               struct mem_bytes *image)
 {
-    size_t len = LIL_JF_REC_OVERHEAD + strlen(run_id);
-    uint8_t *buf = lil__malloc(env, LIL_JF_HEADER_LEN + len);
-    uint8_t chain[LIL_SHA256_LEN];
-    struct lil_rec rec = {0};
-    struct lil_mac *mac = NULL;
-    lil_status rc = buf ? lil__mac_new(env, err, o->key, o->key_len, &mac)
-                        : lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    struct lil_buf buf;
+    lil_status rc;
 
-    if (rc == LIL_OK)
-        rc = lil__format_header(err, o->key, o->key_len, lil__wall_ns(), buf);
-    if (rc == LIL_OK) {
-        rec.type = LIL_REC_BEGIN;
-        rec.key = (const uint8_t *)run_id;
-        rec.key_len = strlen(run_id);
-        rec.ts_ns = lil__wall_ns();
-        lil__mac2(mac, buf, LIL_JF_HEADER_LEN, NULL, 0, chain);
-        rc = lil__encode_record(mac, chain, 1, &rec, LIL_JF_FLAG_SETTLED,
-                                buf + LIL_JF_HEADER_LEN, len);
-        if (rc != LIL_OK)
-            rc = lil__seterr(err, rc, 0, "out of memory");
-    }
-    if (rc == LIL_OK && lil__mem_bytes_set(image, buf, LIL_JF_HEADER_LEN + len) != 0)
+    lil__buf_init(&buf, env, (size_t)-1);
+    rc = lil__image_first(env, err, run_id, o->key, o->key_len, &buf);
+    if (rc == LIL_OK && lil__mem_bytes_set(image, buf.data, buf.len) != 0)
         rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
-    lil__mac_free(env, mac);
-    lil__free(env, buf);
+    lil__buf_free(&buf);
     return rc;
 }
 
@@ -118,19 +103,9 @@ static lil_status scan(struct mem_srun *mr, struct lil_err *err,
                        const struct lil_srun_opts *o, lil_rec_scan_fn fn, void *ud)
 {
     struct scan_result res;
-    lil_status rc =
-        lil__scan_header(mr->env, err, mr->where, mr->scanned, mr->scanned_end, o->key,
-                         o->key_len, &mr->mac, &res);
+    lil_status rc = lil__image_scan(mr->env, err, mr->where, mr->scanned,
+                                    mr->scanned_end, o, fn, ud, &mr->mac, &res);
 
-    if (rc == LIL_OK)
-        rc = lil__scan_records(mr->env, err, mr->where, mr->scanned, mr->scanned_end,
-                               mr->mac, o->verify_chain || o->key, o->max_record, fn,
-                               ud, &res);
-    if (rc == LIL_OK && (res.torn || res.records == 0))
-        rc = lil__seterr(err, LIL_E_CORRUPT, 0,
-                         "%s: damaged record at offset %llu (`lil check` shows it; "
-                         "`lil check --repair` deletes it and what follows)",
-                         mr->where, (unsigned long long)res.end);
     if (rc != LIL_OK)
         return rc;
     memcpy(mr->chain, res.chain, LIL_SHA256_LEN);
@@ -284,22 +259,6 @@ lil_status lil__mem_run_close(struct lil_srun *r, struct lil_err *err, bool ende
 
 /* ---- reading --------------------------------------------------------------------- */
 
-static int walk_frames(const uint8_t *data, size_t len, lil_rec_walk_fn fn, void *ud)
-{
-    size_t at = LIL_JF_HEADER_LEN;
-
-    while (at + LIL_JF_REC_OVERHEAD <= len) {
-        struct lil_rec rec;
-        lil__jrec_parse(data + at, at, &rec);
-        if (rec.len < LIL_JF_REC_OVERHEAD || rec.len > len - at)
-            break;
-        if (fn(ud, &rec) != 0)
-            return 1;
-        at += rec.len;
-    }
-    return 0;
-}
-
 lil_status lil__mem_run_walk(struct lil_srun *r, struct lil_err *err,
                              lil_rec_walk_fn fn, void *ud)
 {
@@ -316,7 +275,9 @@ lil_status lil__mem_run_walk(struct lil_srun *r, struct lil_err *err,
     pthread_mutex_unlock(&mr->sp->mu);
     if (!copy)
         return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
-    walk_frames(copy, len, fn, ud);
+    if (len > LIL_JF_HEADER_LEN)
+        lil__image_walk(copy + LIL_JF_HEADER_LEN, len - LIL_JF_HEADER_LEN,
+                        LIL_JF_HEADER_LEN, fn, ud);
     lil__free(mr->env, copy);
     return LIL_OK;
 }
@@ -325,13 +286,8 @@ bool lil__mem_run_next_scanned(const struct lil_srun *r, uint64_t *cursor,
                                struct lil_rec *rec)
 {
     const struct mem_srun *mr = (const struct mem_srun *)r;
-    uint64_t at = *cursor < LIL_JF_HEADER_LEN ? LIL_JF_HEADER_LEN : *cursor;
 
-    if (at >= mr->scanned_end)
-        return false;
-    lil__jrec_parse(mr->scanned + at, at, rec);
-    *cursor = at + rec->len;
-    return true;
+    return lil__image_next(mr->scanned, mr->scanned_end, cursor, rec);
 }
 
 void lil__mem_run_info(const struct lil_srun *r, struct lil_srun_info *info)

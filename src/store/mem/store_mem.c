@@ -76,19 +76,29 @@ static lil_status mem_foreach_run(struct lil_store *st, struct lil_err *err,
 
 /* ---- a run without opening it ---------------------------------------------------- */
 
+/* Under sp->mu: the run run_id names, when it has an image (else
+ * LIL_E_NOTFOUND). */
+static lil_status existing(struct lil_store *st, struct lil_err *err,
+                           const char *run_id, struct mem_run **out)
+{
+    *out = lil__mem_run(((struct mem_store *)st)->sp, run_id, false);
+    if (!*out || !(*out)->image.len)
+        return lil__seterr(err, LIL_E_NOTFOUND, 0, "no run %s in %s", run_id,
+                           st->where);
+    return LIL_OK;
+}
+
 /* A copy of run_id's image into out (LIL_E_NOTFOUND: no such run). */
 static lil_status image_of(struct lil_store *st, struct lil_err *err,
                            const char *run_id, struct lil_buf *out)
 {
     struct mem_space *sp = ((struct mem_store *)st)->sp;
-    lil_status rc = LIL_OK;
     struct mem_run *r;
+    lil_status rc;
 
     pthread_mutex_lock(&sp->mu);
-    r = lil__mem_run(sp, run_id, false);
-    if (!r || !r->image.len)
-        rc = lil__seterr(err, LIL_E_NOTFOUND, 0, "no run %s in %s", run_id, st->where);
-    else if (lil__buf_add(out, r->image.data, r->image.len) != LIL_OK)
+    rc = existing(st, err, run_id, &r);
+    if (rc == LIL_OK && lil__buf_add(out, r->image.data, r->image.len) != LIL_OK)
         rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
     pthread_mutex_unlock(&sp->mu);
     return rc;
@@ -143,14 +153,12 @@ static lil_status mem_run_changed(struct lil_store *st, struct lil_err *err,
                                   const char *run_id, int64_t *ns)
 {
     struct mem_space *sp = ((struct mem_store *)st)->sp;
-    lil_status rc = LIL_OK;
     struct mem_run *r;
+    lil_status rc;
 
     pthread_mutex_lock(&sp->mu);
-    r = lil__mem_run(sp, run_id, false);
-    if (!r || !r->image.len)
-        rc = lil__seterr(err, LIL_E_NOTFOUND, 0, "no run %s in %s", run_id, st->where);
-    else
+    rc = existing(st, err, run_id, &r);
+    if (rc == LIL_OK)
         *ns = r->changed_ns;
     pthread_mutex_unlock(&sp->mu);
     return rc;

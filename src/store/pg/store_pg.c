@@ -35,12 +35,10 @@ static lil_status list_runs(struct pg_store *ps, struct pg_conn *c, struct lil_e
                             void *ud)
 {
     struct foreach_ctx *f = ud;
-    char sql[SQL_MAX];
     PGresult *res;
-    lil_status rc = lil__pg_exec(
-        ps, c, err, "listing runs",
-        lil__pg_sql(ps, "SELECT run_id FROM @.runs ORDER BY run_id", sql, sizeof(sql)),
-        NULL, false, &res);
+    lil_status rc =
+        lil__pg_query(ps, c, err, "listing runs",
+                      "SELECT run_id FROM @.runs ORDER BY run_id", NULL, false, &res);
 
     if (rc != LIL_OK)
         return rc;
@@ -114,28 +112,24 @@ static lil_status insert_run(struct pg_store *ps, struct pg_conn *c,
 {
     bool keyed = (lil__rd32(x->image + LIL_JF_H_INCOMPAT) & LIL_JF_INCOMPAT_KEYED) != 0;
     struct pg_params p = {0};
-    char sql[SQL_MAX];
-    PGresult *res;
+    int64_t changed;
     lil_status rc;
 
     lil__pg_param_text(&p, x->run_id);
     lil__pg_param_bytea(&p, x->image, LIL_JF_HEADER_LEN);
     lil__pg_param_bool(&p, keyed);
-    rc = lil__pg_exec(ps, c, err, "importing a run",
-                      lil__pg_sql(ps,
-                                  "INSERT INTO @.runs (run_id, header, keyed, sync) "
-                                  "VALUES ($1, $2, $3, 'full') ON CONFLICT (run_id) DO "
-                                  "NOTHING",
-                                  sql, sizeof(sql)),
-                      &p, false, &res);
+    rc = lil__pg_command(ps, c, err, "importing a run",
+                         "INSERT INTO @.runs (run_id, header, keyed, sync) "
+                         "VALUES ($1, $2, $3, 'full') ON CONFLICT (run_id) DO "
+                         "NOTHING",
+                         &p, &changed);
     if (rc != LIL_OK)
         return rc;
-    if (lil__pg_changed(ps->pq, res) == 0)
+    if (changed == 0)
         rc = lil__seterr(err, LIL_E_INVAL, 0,
                          "run %s already exists in %s (import it under another id: "
                          "--run-id)",
                          x->run_id, ps->base.where);
-    ps->pq->clear(res);
     return rc;
 }
 
@@ -181,28 +175,34 @@ struct stop_ctx {
     lil_bytes *out;
 };
 
+/* fn on a connection, once x's run id is checked. */
+static lil_status stop_work(struct lil_store *st, struct lil_err *err, pg_work_fn fn,
+                            struct stop_ctx *x)
+{
+    lil_status rc = lil__run_id_check(err, x->run_id);
+
+    if (rc != LIL_OK)
+        return rc;
+    return lil__pg_with_conn(ps_of(st), err, fn, x);
+}
+
 static lil_status stop_insert(struct pg_store *ps, struct pg_conn *c,
                               struct lil_err *err, void *ud)
 {
     struct stop_ctx *x = ud;
     struct pg_params p = {0};
-    char sql[SQL_MAX];
-    PGresult *res;
+    int64_t changed;
     lil_status rc;
 
     lil__pg_param_text(&p, x->run_id);
     lil__pg_param_bytea(&p, x->req, x->len);
-    rc =
-        lil__pg_exec(ps, c, err, "requesting a stop",
-                     lil__pg_sql(ps,
-                                 "INSERT INTO @.stop_requests (run_id, request) VALUES "
-                                 "($1, $2) ON CONFLICT (run_id) DO NOTHING",
-                                 sql, sizeof(sql)),
-                     &p, false, &res);
+    rc = lil__pg_command(ps, c, err, "requesting a stop",
+                         "INSERT INTO @.stop_requests (run_id, request) VALUES "
+                         "($1, $2) ON CONFLICT (run_id) DO NOTHING",
+                         &p, &changed);
     if (rc != LIL_OK)
         return rc;
-    *x->already = lil__pg_changed(ps->pq, res) == 0;
-    ps->pq->clear(res);
+    *x->already = changed == 0;
     return LIL_OK;
 }
 
@@ -211,12 +211,9 @@ static lil_status pg_stop_request(struct lil_store *st, struct lil_err *err,
                                   bool *already)
 {
     struct stop_ctx x = {run_id, req, len, already, NULL};
-    lil_status rc = lil__run_id_check(err, run_id);
 
     *already = false;
-    if (rc != LIL_OK)
-        return rc;
-    return lil__pg_with_conn(ps_of(st), err, stop_insert, &x);
+    return stop_work(st, err, stop_insert, &x);
 }
 
 static lil_status stop_select(struct pg_store *ps, struct pg_conn *c,
@@ -224,16 +221,13 @@ static lil_status stop_select(struct pg_store *ps, struct pg_conn *c,
 {
     struct stop_ctx *x = ud;
     struct pg_params p = {0};
-    char sql[SQL_MAX];
     PGresult *res;
     lil_status rc;
 
     lil__pg_param_text(&p, x->run_id);
-    rc = lil__pg_exec(
-        ps, c, err, "reading a stop request",
-        lil__pg_sql(ps, "SELECT request FROM @.stop_requests WHERE run_id = $1", sql,
-                    sizeof(sql)),
-        &p, true, &res);
+    rc = lil__pg_query(ps, c, err, "reading a stop request",
+                       "SELECT request FROM @.stop_requests WHERE run_id = $1", &p,
+                       true, &res);
     if (rc != LIL_OK)
         return rc;
     if (ps->pq->ntuples(res) == 0) {
@@ -254,11 +248,8 @@ static lil_status pg_stop_read(struct lil_store *st, struct lil_err *err,
                                const char *run_id, lil_bytes *out)
 {
     struct stop_ctx x = {run_id, NULL, 0, NULL, out};
-    lil_status rc = lil__run_id_check(err, run_id);
 
-    if (rc != LIL_OK)
-        return rc;
-    return lil__pg_with_conn(ps_of(st), err, stop_select, &x);
+    return stop_work(st, err, stop_select, &x);
 }
 
 static lil_status stop_delete(struct pg_store *ps, struct pg_conn *c,
@@ -266,21 +257,17 @@ static lil_status stop_delete(struct pg_store *ps, struct pg_conn *c,
 {
     struct stop_ctx *x = ud;
     struct pg_params p = {0};
-    char sql[SQL_MAX];
-    PGresult *res;
+    int64_t changed;
     lil_status rc;
 
     lil__pg_param_text(&p, x->run_id);
-    rc = lil__pg_exec(ps, c, err, "clearing a stop request",
-                      lil__pg_sql(ps, "DELETE FROM @.stop_requests WHERE run_id = $1",
-                                  sql, sizeof(sql)),
-                      &p, false, &res);
+    rc = lil__pg_command(ps, c, err, "clearing a stop request",
+                         "DELETE FROM @.stop_requests WHERE run_id = $1", &p, &changed);
     if (rc != LIL_OK)
         return rc;
-    if (lil__pg_changed(ps->pq, res) == 0)
+    if (changed == 0)
         rc = lil__seterr(err, LIL_E_NOTFOUND, 0, "no stop request for run %s",
                          x->run_id);
-    ps->pq->clear(res);
     return rc;
 }
 
@@ -288,11 +275,8 @@ static lil_status pg_stop_clear(struct lil_store *st, struct lil_err *err,
                                 const char *run_id)
 {
     struct stop_ctx x = {run_id, NULL, 0, NULL, NULL};
-    lil_status rc = lil__run_id_check(err, run_id);
 
-    if (rc != LIL_OK)
-        return rc;
-    return lil__pg_with_conn(ps_of(st), err, stop_delete, &x);
+    return stop_work(st, err, stop_delete, &x);
 }
 
 /* ---- the store ----------------------------------------------------------------- */

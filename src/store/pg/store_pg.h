@@ -225,6 +225,15 @@ bool lil__pg_conn_ok(const struct pg_store *ps, const struct pg_conn *c);
 lil_status lil__pg_exec(struct pg_store *ps, struct pg_conn *c, struct lil_err *err,
                         const char *what, const char *sql, const struct pg_params *p,
                         bool binary, PGresult **out);
+/* lil__pg_exec of the statement tmpl, its '@'s replaced (lil__pg_sql). */
+lil_status lil__pg_query(struct pg_store *ps, struct pg_conn *c, struct lil_err *err,
+                         const char *what, const char *tmpl, const struct pg_params *p,
+                         bool binary, PGresult **out);
+/* Run the command tmpl (as lil__pg_query); *changed gets the rows it
+ * changed (lil__pg_changed), set only on success. */
+lil_status lil__pg_command(struct pg_store *ps, struct pg_conn *c, struct lil_err *err,
+                           const char *what, const char *tmpl,
+                           const struct pg_params *p, int64_t *changed);
 /* The same with a statement prepared on c under name (prepared on first use,
  * bit in c->prepared). */
 lil_status lil__pg_exec_prepared(struct pg_store *ps, struct pg_conn *c,
@@ -377,10 +386,6 @@ void lil__pg_renewer_stop(struct pg_store *ps);
 /* run_lease_check: poisons the run once its lease may have run out. */
 lil_status lil__pg_run_lease_check(struct lil_srun *r, struct lil_err *err);
 
-/* The header and BEGIN record of a new run, as the journal makes them. */
-lil_status lil__pg_first_bytes(const struct lil_env *env, struct lil_err *err,
-                               const char *run_id, const uint8_t *key, size_t key_len,
-                               uint8_t *header, struct lil_buf *begin);
 /* lease_owner of this process: "pid P on HOST since T". */
 void lil__pg_owner(const struct pg_store *ps, char *buf, size_t cap);
 

@@ -105,7 +105,7 @@ lil_status lil__pg_insert_frames(struct pg_store *ps, struct pg_conn *c,
                                  struct lil_err *err, const char *run_id,
                                  const uint8_t *frames, size_t len, uint64_t first_off)
 {
-    char tmpl[SQL_MAX], sql[SQL_MAX];
+    char tmpl[SQL_MAX];
     lil_status rc = LIL_OK;
 
     while (rc == LIL_OK && len > 0) {
@@ -120,8 +120,7 @@ lil_status lil__pg_insert_frames(struct pg_store *ps, struct pg_conn *c,
         snprintf(tmpl, sizeof(tmpl),
                  "INSERT INTO @.records (run_id, seq, off, frame) VALUES ");
         values_rows(tmpl, sizeof(tmpl), n, 2, true);
-        rc = lil__pg_exec(ps, c, err, "inserting records",
-                          lil__pg_sql(ps, tmpl, sql, sizeof(sql)), &p, false, NULL);
+        rc = lil__pg_query(ps, c, err, "inserting records", tmpl, &p, false, NULL);
         frames += used;
         len -= used;
         first_off += used;
@@ -162,15 +161,13 @@ static int64_t current_epoch(struct pg_run *pr)
     struct pg_store *ps = pr->ps;
     struct pg_params p = {0};
     struct lil_err e;
-    char sql[SQL_MAX];
     PGresult *res;
     int64_t epoch = 0;
 
     lil__pg_param_text(&p, pr->run_id);
-    if (lil__pg_exec(ps, pr->conn, &e, "reading the lease",
-                     lil__pg_sql(ps, "SELECT lease_epoch FROM @.runs WHERE run_id = $1",
-                                 sql, sizeof(sql)),
-                     &p, true, &res) != LIL_OK)
+    if (lil__pg_query(ps, pr->conn, &e, "reading the lease",
+                      "SELECT lease_epoch FROM @.runs WHERE run_id = $1", &p, true,
+                      &res) != LIL_OK)
         return 0;
     if (ps->pq->ntuples(res) == 1)
         epoch = lil__pg_get_int8(ps->pq, res, 0, 0);
@@ -198,6 +195,17 @@ static lil_status commit_failed(struct pg_run *pr, struct lil_err *err)
                        "%.150s; whether the last commit of run %s happened is unknown: "
                        "reopen the run",
                        err->msg, pr->run_id);
+}
+
+/* A write under the lease that succeeded (res, cleared here): it changed
+ * want rows, or the lease was lost (fenced). */
+static lil_status changed_or_fenced(struct pg_run *pr, struct lil_err *err,
+                                    PGresult *res, int64_t want)
+{
+    lil_status rc = lil__pg_changed(pr->ps->pq, res) == want ? LIL_OK : fenced(pr, err);
+
+    pr->ps->pq->clear(res);
+    return rc;
 }
 
 /* ---- sending --------------------------------------------------------------------- */
@@ -230,11 +238,8 @@ static lil_status send_some(struct pg_run *pr, struct lil_err *err,
                                false, &res);
     if (rc != LIL_OK)
         return commit_failed(pr, err);
-    if (lil__pg_changed(ps->pq, res) != n)
-        rc = fenced(pr, err);
-    ps->pq->clear(res);
     *sent = n;
-    return rc;
+    return changed_or_fenced(pr, err, res, n);
 }
 
 /* The leader's records (pr->sending, count of them, from off on), in
@@ -285,10 +290,7 @@ static lil_status touch(struct pg_run *pr, struct lil_err *err)
         &p, false, &res);
     if (rc != LIL_OK)
         return commit_failed(pr, err);
-    if (lil__pg_changed(ps->pq, res) != 1)
-        rc = fenced(pr, err);
-    ps->pq->clear(res);
-    return rc;
+    return changed_or_fenced(pr, err, res, 1);
 }
 
 /* ---- group commit (os/group.h) ---------------------------------------------------
@@ -467,7 +469,6 @@ static lil_status release(struct pg_run *pr, struct lil_err *err, const uint8_t 
 {
     struct pg_store *ps = pr->ps;
     struct pg_params p = {0};
-    char sql[SQL_MAX];
     PGresult *res;
     lil_status rc;
 
@@ -476,28 +477,22 @@ static lil_status release(struct pg_run *pr, struct lil_err *err, const uint8_t 
     lil__pg_param_text(&p, sync ? "on" : "off");
     if (close_len)
         frame_params(&p, close, close_len, pr->group.committed, 1);
-    rc = lil__pg_exec(
+    rc = lil__pg_query(
         ps, pr->conn, err, "closing a run",
-        lil__pg_sql(
-            ps,
-            close_len ? "WITH r AS (UPDATE @.runs SET lease_until = NULL, lease_owner "
-                        "= NULL, holder_backend_pid = NULL, holder_pid = NULL WHERE "
-                        "run_id = $1 AND lease_epoch = $2 RETURNING run_id), c AS "
-                        "(SELECT set_config('synchronous_commit', $3, true)) INSERT "
-                        "INTO @.records (run_id, seq, off, frame) SELECT r.run_id, $4, "
-                        "$5, $6 FROM r, c"
-                      : "WITH c AS (SELECT set_config('synchronous_commit', $3, "
-                        "true)) UPDATE @.runs SET lease_until = NULL, lease_owner = "
-                        "NULL, holder_backend_pid = NULL, holder_pid = NULL FROM c "
-                        "WHERE run_id = $1 AND lease_epoch = $2",
-            sql, sizeof(sql)),
+        close_len ? "WITH r AS (UPDATE @.runs SET lease_until = NULL, lease_owner "
+                    "= NULL, holder_backend_pid = NULL, holder_pid = NULL WHERE "
+                    "run_id = $1 AND lease_epoch = $2 RETURNING run_id), c AS "
+                    "(SELECT set_config('synchronous_commit', $3, true)) INSERT "
+                    "INTO @.records (run_id, seq, off, frame) SELECT r.run_id, $4, "
+                    "$5, $6 FROM r, c"
+                  : "WITH c AS (SELECT set_config('synchronous_commit', $3, "
+                    "true)) UPDATE @.runs SET lease_until = NULL, lease_owner = "
+                    "NULL, holder_backend_pid = NULL, holder_pid = NULL FROM c "
+                    "WHERE run_id = $1 AND lease_epoch = $2",
         &p, false, &res);
     if (rc != LIL_OK)
         return commit_failed(pr, err);
-    if (lil__pg_changed(ps->pq, res) != 1)
-        rc = fenced(pr, err);
-    ps->pq->clear(res);
-    return rc;
+    return changed_or_fenced(pr, err, res, 1);
 }
 
 lil_status lil__pg_run_release(struct pg_run *pr, struct lil_err *err)

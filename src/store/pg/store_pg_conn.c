@@ -485,6 +485,30 @@ lil_status lil__pg_exec(struct pg_store *ps, struct pg_conn *c, struct lil_err *
     return result_of(ps, c, err, what, res, out);
 }
 
+lil_status lil__pg_query(struct pg_store *ps, struct pg_conn *c, struct lil_err *err,
+                         const char *what, const char *tmpl, const struct pg_params *p,
+                         bool binary, PGresult **out)
+{
+    char sql[SQL_MAX];
+
+    return lil__pg_exec(ps, c, err, what, lil__pg_sql(ps, tmpl, sql, sizeof(sql)), p,
+                        binary, out);
+}
+
+lil_status lil__pg_command(struct pg_store *ps, struct pg_conn *c, struct lil_err *err,
+                           const char *what, const char *tmpl,
+                           const struct pg_params *p, int64_t *changed)
+{
+    PGresult *res;
+    lil_status rc = lil__pg_query(ps, c, err, what, tmpl, p, false, &res);
+
+    if (rc != LIL_OK)
+        return rc;
+    *changed = lil__pg_changed(ps->pq, res);
+    ps->pq->clear(res);
+    return LIL_OK;
+}
+
 lil_status lil__pg_exec_prepared(struct pg_store *ps, struct pg_conn *c,
                                  struct lil_err *err, const char *what, int bit,
                                  const char *name, const char *sql,

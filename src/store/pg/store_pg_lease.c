@@ -79,7 +79,6 @@ static lil_status renew_one(struct pg_store *ps, struct pg_conn *c,
 {
     struct pg_params p = {0};
     struct lil_err err;
-    char sql[SQL_MAX];
     PGresult *res;
     int64_t t0 = lil__mono_ns();
     lil_status rc;
@@ -87,13 +86,11 @@ static lil_status renew_one(struct pg_store *ps, struct pg_conn *c,
     lil__pg_param_text(&p, l->run_id);
     lil__pg_param_int8(&p, l->epoch);
     lil__pg_param_int8(&p, ps->lease_ms);
-    rc = lil__pg_exec(ps, c, &err, "renewing a lease",
-                      lil__pg_sql(ps,
-                                  "UPDATE @.runs SET lease_until = now() + $3 * "
-                                  "interval '1 millisecond' WHERE run_id = $1 AND "
-                                  "lease_epoch = $2",
-                                  sql, sizeof(sql)),
-                      &p, false, &res);
+    rc = lil__pg_query(ps, c, &err, "renewing a lease",
+                       "UPDATE @.runs SET lease_until = now() + $3 * "
+                       "interval '1 millisecond' WHERE run_id = $1 AND "
+                       "lease_epoch = $2",
+                       &p, false, &res);
     if (rc != LIL_OK) {
         lil__log(ps->base.env, LIL_LOG_WARN, "event=lease_renewal run=%s error=\"%s\"",
                  l->run_id, err.msg);

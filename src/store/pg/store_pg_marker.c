@@ -47,13 +47,11 @@ static lil_status marker_exec(struct lil_smarker *m, struct lil_err *err,
                               size_t len, bool with_bytes, PGresult **out)
 {
     struct pg_params p = {0};
-    char sql[SQL_MAX];
 
     lil__pg_param_text(&p, m->name);
     if (with_bytes)
         lil__pg_param_bytea(&p, bytes, len);
-    return lil__pg_exec(m->ps, m->c, err, what,
-                        lil__pg_sql(m->ps, tmpl, sql, sizeof(sql)), &p, true, out);
+    return lil__pg_query(m->ps, m->c, err, what, tmpl, &p, true, out);
 }
 
 lil_status lil__pg_marker_enter(struct lil_store *st, struct lil_err *err,

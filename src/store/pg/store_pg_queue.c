@@ -49,6 +49,7 @@
 #include "base/settings/sync_mode.h"
 #include "journal/format.h"
 #include "os/os.h"
+#include "store/image.h"
 #include "store/pg/store_pg.h"
 
 static lil_sync mode_of(const char *s)
@@ -65,8 +66,7 @@ static lil_status insert_queued(struct pg_store *ps, struct pg_conn *c,
                                 const uint8_t *header)
 {
     struct pg_params p = {0};
-    char sql[SQL_MAX];
-    PGresult *res;
+    int64_t changed;
     lil_status rc;
 
     lil__pg_param_text(&p, job->run_id);
@@ -74,46 +74,43 @@ static lil_status insert_queued(struct pg_store *ps, struct pg_conn *c,
     lil__pg_param_bool(&p, job->key != NULL);
     lil__pg_param_text(&p, lil__sync_name(job->sync));
     lil__pg_param_bytea(&p, job->payload, job->payload_len);
-    rc = lil__pg_exec(ps, c, err, "queueing a run",
-                      lil__pg_sql(ps,
-                                  "INSERT INTO @.runs (run_id, header, keyed, sync, "
-                                  "state, payload, submitted_at) VALUES ($1, $2, $3, "
-                                  "$4, 'queued', $5, now()) ON CONFLICT (run_id) DO "
-                                  "NOTHING",
-                                  sql, sizeof(sql)),
-                      &p, false, &res);
+    rc = lil__pg_command(ps, c, err, "queueing a run",
+                         "INSERT INTO @.runs (run_id, header, keyed, sync, "
+                         "state, payload, submitted_at) VALUES ($1, $2, $3, "
+                         "$4, 'queued', $5, now()) ON CONFLICT (run_id) DO "
+                         "NOTHING",
+                         &p, &changed);
     if (rc != LIL_OK)
         return rc;
-    if (lil__pg_changed(ps->pq, res) == 0)
+    if (changed == 0)
         rc = lil__seterr(err, LIL_E_INVAL, 0,
                          "run %s exists in %s: submit it under another id (--run-id)",
                          job->run_id, ps->base.where);
-    ps->pq->clear(res);
     return rc;
 }
 
 static lil_status submit_tx(struct pg_store *ps, struct pg_conn *c, struct lil_err *err,
                             const struct lil_squeue_job *job)
 {
-    uint8_t header[LIL_JF_HEADER_LEN];
-    struct lil_buf begin;
+    struct lil_buf first; /* the header, then BEGIN */
     lil_status rc;
 
-    lil__buf_init(&begin, ps->base.env, (size_t)-1);
-    rc = lil__pg_first_bytes(ps->base.env, err, job->run_id, job->key, job->key_len,
-                             header, &begin);
+    lil__buf_init(&first, ps->base.env, (size_t)-1);
+    rc = lil__image_first(ps->base.env, err, job->run_id, job->key, job->key_len,
+                          &first);
     if (rc == LIL_OK)
         rc = lil__pg_simple(ps, c, err, "BEGIN", "queueing a run");
     if (rc == LIL_OK)
-        rc = insert_queued(ps, c, err, job, header);
+        rc = insert_queued(ps, c, err, job, first.data);
     if (rc == LIL_OK)
-        rc = lil__pg_insert_frames(ps, c, err, job->run_id, begin.data, begin.len,
-                                   LIL_JF_HEADER_LEN);
+        rc = lil__pg_insert_frames(ps, c, err, job->run_id,
+                                   first.data + LIL_JF_HEADER_LEN,
+                                   first.len - LIL_JF_HEADER_LEN, LIL_JF_HEADER_LEN);
     if (rc == LIL_OK)
         rc = lil__pg_simple(ps, c, err, "COMMIT", "queueing a run");
     else if (lil__pg_conn_ok(ps, c))
         lil__pg_simple(ps, c, NULL, "ROLLBACK", "queueing a run");
-    lil__buf_free(&begin);
+    lil__buf_free(&first);
     return rc;
 }
 
@@ -203,7 +200,7 @@ static lil_status claim_on(struct pg_store *ps, struct pg_conn *c, struct lil_er
                            const char *worker, struct pg_claim **out)
 {
     struct pg_params p = {0};
-    char sql[SQL_MAX], owner[PG_OWNER_MAX];
+    char owner[PG_OWNER_MAX];
     PGresult *res;
     lil_status rc;
 
@@ -213,8 +210,7 @@ static lil_status claim_on(struct pg_store *ps, struct pg_conn *c, struct lil_er
     lil__pg_param_int8(&p, ps->lease_ms);
     lil__pg_param_int4(&p, lil__os_self_pid());
     lil__pg_param_text(&p, worker ? worker : owner);
-    rc = lil__pg_exec(ps, c, err, "claiming a queued run",
-                      lil__pg_sql(ps, claim_sql, sql, sizeof(sql)), &p, true, &res);
+    rc = lil__pg_query(ps, c, err, "claiming a queued run", claim_sql, &p, true, &res);
     if (rc != LIL_OK)
         return rc;
     if (ps->pq->ntuples(res) == 1) {
@@ -295,8 +291,7 @@ static lil_status finish_on(struct pg_store *ps, struct pg_conn *c, struct lil_e
 {
     struct finish_ctx *x = ud;
     struct pg_params p = {0};
-    char sql[SQL_MAX];
-    PGresult *res;
+    int64_t changed;
     lil_status rc;
 
     lil__pg_param_text(&p, x->c->run_id);
@@ -304,18 +299,14 @@ static lil_status finish_on(struct pg_store *ps, struct pg_conn *c, struct lil_e
     lil__pg_param_text(&p, lil__sq_state_name(x->end->state));
     lil__pg_param_int8(&p, x->end->wake_at_ms);
     lil__pg_param_text(&p, x->end->error ? x->end->error : "");
-    rc = lil__pg_exec(
-        ps, c, err, "recording a queued run's state",
-        lil__pg_sql(ps,
-                    "UPDATE @.runs SET state = $3, wake_at = CASE WHEN $4 "
-                    "> 0 THEN to_timestamp($4 / 1000.0) END, last_error = "
-                    "NULLIF($5, '') WHERE run_id = $1 AND lease_epoch = $2",
-                    sql, sizeof(sql)),
-        &p, false, &res);
+    rc = lil__pg_command(ps, c, err, "recording a queued run's state",
+                         "UPDATE @.runs SET state = $3, wake_at = CASE WHEN $4 "
+                         "> 0 THEN to_timestamp($4 / 1000.0) END, last_error = "
+                         "NULLIF($5, '') WHERE run_id = $1 AND lease_epoch = $2",
+                         &p, &changed);
     if (rc != LIL_OK)
         return rc;
-    x->changed = lil__pg_changed(ps->pq, res);
-    ps->pq->clear(res);
+    x->changed = changed;
     return LIL_OK;
 }
 
@@ -347,17 +338,14 @@ static void let_go(struct pg_store *ps, struct pg_claim *cl)
 {
     struct pg_params p = {0};
     struct lil_err err;
-    char sql[SQL_MAX];
 
     lil__pg_param_text(&p, cl->pub.run_id);
     lil__pg_param_int8(&p, cl->pub.epoch);
-    if (lil__pg_exec(ps, cl->conn, &err, "releasing a claimed run",
-                     lil__pg_sql(ps,
-                                 "UPDATE @.runs SET lease_until = NULL, lease_owner = "
-                                 "NULL, holder_backend_pid = NULL, holder_pid = NULL "
-                                 "WHERE run_id = $1 AND lease_epoch = $2",
-                                 sql, sizeof(sql)),
-                     &p, false, NULL) != LIL_OK) {
+    if (lil__pg_query(ps, cl->conn, &err, "releasing a claimed run",
+                      "UPDATE @.runs SET lease_until = NULL, lease_owner = "
+                      "NULL, holder_backend_pid = NULL, holder_pid = NULL "
+                      "WHERE run_id = $1 AND lease_epoch = $2",
+                      &p, false, NULL) != LIL_OK) {
         lil__pg_disconnect(ps, cl->conn); /* its backend ends: the lease is free */
         cl->conn = NULL;
     }
@@ -470,8 +458,7 @@ static lil_status set_on(struct pg_store *ps, struct pg_conn *c, struct lil_err 
 {
     struct set_ctx *x = ud;
     struct pg_params p = {0};
-    char sql[SQL_MAX];
-    PGresult *res;
+    int64_t changed;
     lil_status rc;
 
     lil__pg_param_text(&p, x->run_id);
@@ -479,20 +466,16 @@ static lil_status set_on(struct pg_store *ps, struct pg_conn *c, struct lil_err 
     lil__pg_param_int8(&p, x->to->wake_at_ms);
     lil__pg_param_text(&p, x->to->error ? x->to->error : "");
     lil__pg_param_text(&p, x->from);
-    rc =
-        lil__pg_exec(ps, c, err, "changing a queued run's state",
-                     lil__pg_sql(ps,
-                                 "UPDATE @.runs SET state = $2, wake_at = CASE WHEN $3 "
-                                 "> 0 THEN to_timestamp($3 / 1000.0) END, last_error = "
-                                 "NULLIF($4, '') WHERE run_id = $1 AND state IS NOT "
-                                 "NULL AND ($5 = '' OR state = ANY "
-                                 "(string_to_array($5, ',')))",
-                                 sql, sizeof(sql)),
-                     &p, false, &res);
+    rc = lil__pg_command(ps, c, err, "changing a queued run's state",
+                         "UPDATE @.runs SET state = $2, wake_at = CASE WHEN $3 "
+                         "> 0 THEN to_timestamp($3 / 1000.0) END, last_error = "
+                         "NULLIF($4, '') WHERE run_id = $1 AND state IS NOT "
+                         "NULL AND ($5 = '' OR state = ANY "
+                         "(string_to_array($5, ',')))",
+                         &p, &changed);
     if (rc != LIL_OK)
         return rc;
-    *x->changed = lil__pg_changed(ps->pq, res) == 1;
-    ps->pq->clear(res);
+    *x->changed = changed == 1;
     return LIL_OK;
 }
 
@@ -531,17 +514,14 @@ static lil_status state_on(struct pg_store *ps, struct pg_conn *c, struct lil_er
 {
     struct state_ctx *x = ud;
     struct pg_params p = {0};
-    char sql[SQL_MAX];
     PGresult *res;
     lil_status rc;
 
     lil__pg_param_text(&p, x->run_id);
-    rc = lil__pg_exec(ps, c, err, "reading a queued run's state",
-                      lil__pg_sql(ps,
-                                  "SELECT state FROM @.runs WHERE run_id = $1 AND "
-                                  "state IS NOT NULL",
-                                  sql, sizeof(sql)),
-                      &p, false, &res);
+    rc = lil__pg_query(ps, c, err, "reading a queued run's state",
+                       "SELECT state FROM @.runs WHERE run_id = $1 AND "
+                       "state IS NOT NULL",
+                       &p, false, &res);
     if (rc != LIL_OK)
         return rc;
     if (ps->pq->ntuples(res) == 1 &&

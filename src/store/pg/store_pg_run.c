@@ -26,6 +26,7 @@
 #include "journal/journal.h"
 #include "journal/scan.h"
 #include "os/os.h"
+#include "store/image.h"
 #include "store/pg/store_pg.h"
 
 /* ---- reading ------------------------------------------------------------------- */
@@ -35,15 +36,12 @@ static lil_status read_header(struct pg_store *ps, struct pg_conn *c,
                               struct lil_buf *out)
 {
     struct pg_params p = {0};
-    char sql[SQL_MAX];
     PGresult *res;
     lil_status rc;
 
     lil__pg_param_text(&p, run_id);
-    rc = lil__pg_exec(ps, c, err, "reading a run",
-                      lil__pg_sql(ps, "SELECT header FROM @.runs WHERE run_id = $1",
-                                  sql, sizeof(sql)),
-                      &p, true, &res);
+    rc = lil__pg_query(ps, c, err, "reading a run",
+                       "SELECT header FROM @.runs WHERE run_id = $1", &p, true, &res);
     if (rc != LIL_OK)
         return rc;
     if (ps->pq->ntuples(res) == 0)
@@ -63,7 +61,6 @@ static lil_status read_chunk(struct pg_store *ps, struct pg_conn *c,
                              bool *more, struct lil_buf *out)
 {
     struct pg_params p = {0};
-    char sql[SQL_MAX];
     PGresult *res;
     lil_status rc;
     int n;
@@ -71,12 +68,10 @@ static lil_status read_chunk(struct pg_store *ps, struct pg_conn *c,
     lil__pg_param_text(&p, run_id);
     lil__pg_param_int8(&p, *after);
     lil__pg_param_int8(&p, PG_READ_CHUNK);
-    rc = lil__pg_exec(ps, c, err, "reading records",
-                      lil__pg_sql(ps,
-                                  "SELECT seq, frame FROM @.records WHERE run_id = $1 "
-                                  "AND seq > $2 ORDER BY seq LIMIT $3",
-                                  sql, sizeof(sql)),
-                      &p, true, &res);
+    rc = lil__pg_query(ps, c, err, "reading records",
+                       "SELECT seq, frame FROM @.records WHERE run_id = $1 "
+                       "AND seq > $2 ORDER BY seq LIMIT $3",
+                       &p, true, &res);
     if (rc != LIL_OK)
         return rc;
     n = ps->pq->ntuples(res);
@@ -154,7 +149,7 @@ static lil_status take(struct pg_store *ps, struct pg_conn *c, struct lil_err *e
                        const char *run_id, int64_t *epoch)
 {
     struct pg_params p = {0};
-    char sql[SQL_MAX], owner[PG_OWNER_MAX];
+    char owner[PG_OWNER_MAX];
     PGresult *res;
     lil_status rc;
 
@@ -164,8 +159,7 @@ static lil_status take(struct pg_store *ps, struct pg_conn *c, struct lil_err *e
     lil__pg_param_text(&p, owner);
     lil__pg_param_int8(&p, ps->lease_ms);
     lil__pg_param_int4(&p, lil__os_self_pid());
-    rc = lil__pg_exec(ps, c, err, "taking a run",
-                      lil__pg_sql(ps, take_sql, sql, sizeof(sql)), &p, true, &res);
+    rc = lil__pg_query(ps, c, err, "taking a run", take_sql, &p, true, &res);
     if (rc != LIL_OK)
         return rc;
     if (ps->pq->ntuples(res) == 1)
@@ -200,19 +194,15 @@ static lil_status not_taken(struct pg_store *ps, struct pg_conn *c, struct lil_e
                             const char *run_id, bool *gone)
 {
     struct pg_params p = {0};
-    char sql[SQL_MAX];
     PGresult *res;
     lil_status rc;
 
     lil__pg_param_text(&p, run_id);
-    rc = lil__pg_exec(
-        ps, c, err, "reading who holds a run",
-        lil__pg_sql(ps,
-                    "SELECT coalesce(holder_pid, 0), coalesce(lease_owner, "
-                    "'?'), greatest(0, extract(epoch FROM lease_until - "
-                    "now()))::int FROM @.runs WHERE run_id = $1",
-                    sql, sizeof(sql)),
-        &p, false, &res);
+    rc = lil__pg_query(ps, c, err, "reading who holds a run",
+                       "SELECT coalesce(holder_pid, 0), coalesce(lease_owner, "
+                       "'?'), greatest(0, extract(epoch FROM lease_until - "
+                       "now()))::int FROM @.runs WHERE run_id = $1",
+                       &p, false, &res);
     if (rc != LIL_OK)
         return rc;
     if (ps->pq->ntuples(res) == 0)
@@ -225,70 +215,35 @@ static lil_status not_taken(struct pg_store *ps, struct pg_conn *c, struct lil_e
     return rc;
 }
 
-lil_status lil__pg_first_bytes(const struct lil_env *env, struct lil_err *err,
-                               const char *run_id, const uint8_t *key, size_t key_len,
-                               uint8_t *header, struct lil_buf *begin)
-{
-    struct lil_rec rec = {0};
-    struct lil_mac *mac = NULL;
-    uint8_t chain[LIL_SHA256_LEN];
-    size_t len = LIL_JF_REC_OVERHEAD + strlen(run_id);
-    lil_status rc = lil__mac_new(env, err, key, key_len, &mac);
-
-    if (rc == LIL_OK)
-        rc = lil__format_header(err, key, key_len, lil__wall_ns(), header);
-    if (rc == LIL_OK && lil__buf_reserve(begin, len) != LIL_OK)
-        rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
-    if (rc == LIL_OK) {
-        rec.type = LIL_REC_BEGIN;
-        rec.key = (const uint8_t *)run_id;
-        rec.key_len = strlen(run_id);
-        rec.ts_ns = lil__wall_ns();
-        lil__mac2(mac, header, LIL_JF_HEADER_LEN, NULL, 0, chain);
-        rc = lil__encode_record(mac, chain, 1, &rec, LIL_JF_FLAG_SETTLED, begin->data,
-                                len);
-        if (rc != LIL_OK)
-            rc = lil__seterr(err, rc, 0, "out of memory");
-        begin->len = len;
-    }
-    lil__mac_free(env, mac);
-    return rc;
-}
-
 /* Create the run unless it exists (in the caller's transaction). */
 static lil_status create(struct pg_run *pr, struct lil_err *err,
                          const struct lil_srun_opts *o)
 {
     struct pg_store *ps = pr->ps;
-    uint8_t header[LIL_JF_HEADER_LEN];
-    struct lil_buf begin;
+    struct lil_buf first; /* the header, then BEGIN */
     struct pg_params p = {0};
-    char sql[SQL_MAX];
     PGresult *res = NULL;
     lil_status rc;
 
-    lil__buf_init(&begin, pr->env, (size_t)-1);
-    rc = lil__pg_first_bytes(pr->env, err, pr->run_id, o->key, o->key_len, header,
-                             &begin);
+    lil__buf_init(&first, pr->env, (size_t)-1);
+    rc = lil__image_first(pr->env, err, pr->run_id, o->key, o->key_len, &first);
     lil__pg_param_text(&p, pr->run_id);
-    lil__pg_param_bytea(&p, header, sizeof(header));
+    lil__pg_param_bytea(&p, first.data, LIL_JF_HEADER_LEN);
     lil__pg_param_bool(&p, o->key != NULL);
     lil__pg_param_text(&p, lil__sync_name(o->sync));
     if (rc == LIL_OK)
-        rc =
-            lil__pg_exec(ps, pr->conn, err, "creating a run",
-                         lil__pg_sql(ps,
-                                     "INSERT INTO @.runs (run_id, header, keyed, sync) "
-                                     "VALUES ($1, $2, $3, $4) ON CONFLICT (run_id) DO "
-                                     "NOTHING",
-                                     sql, sizeof(sql)),
-                         &p, false, &res);
+        rc = lil__pg_query(ps, pr->conn, err, "creating a run",
+                           "INSERT INTO @.runs (run_id, header, keyed, sync) "
+                           "VALUES ($1, $2, $3, $4) ON CONFLICT (run_id) DO "
+                           "NOTHING",
+                           &p, false, &res);
     if (rc == LIL_OK && lil__pg_changed(ps->pq, res) == 1)
-        rc = lil__pg_insert_frames(ps, pr->conn, err, pr->run_id, begin.data, begin.len,
-                                   LIL_JF_HEADER_LEN);
+        rc = lil__pg_insert_frames(ps, pr->conn, err, pr->run_id,
+                                   first.data + LIL_JF_HEADER_LEN,
+                                   first.len - LIL_JF_HEADER_LEN, LIL_JF_HEADER_LEN);
     if (res)
         ps->pq->clear(res);
-    lil__buf_free(&begin);
+    lil__buf_free(&first);
     return rc;
 }
 
@@ -301,20 +256,9 @@ static lil_status scan_image(struct pg_run *pr, struct lil_err *err,
                              void *ud)
 {
     struct scan_result res;
-    const uint8_t *data = pr->image.data;
-    size_t len = pr->image.len;
-    lil_status rc = lil__scan_header(pr->env, err, pr->where, data, len, o->key,
-                                     o->key_len, &pr->mac, &res);
+    lil_status rc = lil__image_scan(pr->env, err, pr->where, pr->image.data,
+                                    pr->image.len, o, scan, ud, &pr->mac, &res);
 
-    if (rc == LIL_OK)
-        rc =
-            lil__scan_records(pr->env, err, pr->where, data, len, pr->mac,
-                              o->verify_chain || o->key, o->max_record, scan, ud, &res);
-    if (rc == LIL_OK && (res.torn || res.records == 0))
-        rc = lil__seterr(err, LIL_E_CORRUPT, 0,
-                         "%s: damaged record at offset %llu (`lil check` shows it; "
-                         "`lil check --repair` deletes it and what follows)",
-                         pr->where, (unsigned long long)res.end);
     if (rc != LIL_OK)
         return rc;
     memcpy(pr->chain, res.chain, LIL_SHA256_LEN);
@@ -390,7 +334,7 @@ static lil_status adopt(struct pg_store *ps, struct pg_conn *c, struct lil_err *
                         const struct pg_claim *claim, int64_t *epoch)
 {
     struct pg_params p = {0};
-    char sql[SQL_MAX], owner[PG_OWNER_MAX];
+    char owner[PG_OWNER_MAX];
     PGresult *res;
     lil_status rc;
 
@@ -401,15 +345,13 @@ static lil_status adopt(struct pg_store *ps, struct pg_conn *c, struct lil_err *
     lil__pg_param_int8(&p, ps->lease_ms);
     lil__pg_param_int4(&p, lil__os_self_pid());
     lil__pg_param_int8(&p, claim->pub.epoch);
-    rc = lil__pg_exec(ps, c, err, "taking a claimed run",
-                      lil__pg_sql(ps,
-                                  "UPDATE @.runs SET lease_owner = $2, lease_until = "
-                                  "now() + $3 * interval '1 millisecond', holder_pid = "
-                                  "$4 WHERE run_id = $1 AND lease_epoch = $5 AND "
-                                  "holder_backend_pid = pg_backend_pid() RETURNING "
-                                  "lease_epoch",
-                                  sql, sizeof(sql)),
-                      &p, true, &res);
+    rc = lil__pg_query(ps, c, err, "taking a claimed run",
+                       "UPDATE @.runs SET lease_owner = $2, lease_until = "
+                       "now() + $3 * interval '1 millisecond', holder_pid = "
+                       "$4 WHERE run_id = $1 AND lease_epoch = $5 AND "
+                       "holder_backend_pid = pg_backend_pid() RETURNING "
+                       "lease_epoch",
+                       &p, true, &res);
     if (rc != LIL_OK)
         return rc;
     if (ps->pq->ntuples(res) == 1)
@@ -605,23 +547,6 @@ lil_status lil__pg_run_close(struct lil_srun *r, struct lil_err *err, bool ended
 /* ---- walking and facts ------------------------------------------------------------
  */
 
-static int walk_frames(const uint8_t *data, size_t len, uint64_t off,
-                       lil_rec_walk_fn fn, void *ud)
-{
-    size_t at = 0;
-
-    while (at + LIL_JF_REC_OVERHEAD <= len) {
-        struct lil_rec rec;
-        lil__jrec_parse(data + at, off + at, &rec);
-        if (rec.len < LIL_JF_REC_OVERHEAD || rec.len > len - at)
-            break;
-        if (fn(ud, &rec) != 0)
-            return 1;
-        at += rec.len;
-    }
-    return 0;
-}
-
 /* The records appended since the open, read back (the connection taken). */
 static lil_status read_appended(struct pg_run *pr, struct lil_err *err,
                                 struct lil_buf *out)
@@ -651,7 +576,7 @@ lil_status lil__pg_run_walk(struct lil_srun *r, struct lil_err *err, lil_rec_wal
     bool appended;
     lil_status rc = LIL_OK;
 
-    if (walk_frames(pr->image.data + head, pr->scanned_end - head, head, fn, ud))
+    if (lil__image_walk(pr->image.data + head, pr->scanned_end - head, head, fn, ud))
         return LIL_OK;
     pthread_mutex_lock(&pr->mu);
     appended = pr->group.committed > pr->scanned_end;
@@ -661,7 +586,7 @@ lil_status lil__pg_run_walk(struct lil_srun *r, struct lil_err *err, lil_rec_wal
     lil__buf_init(&more, pr->env, (size_t)-1);
     rc = read_appended(pr, err, &more);
     if (rc == LIL_OK)
-        walk_frames(more.data, more.len, pr->scanned_end, fn, ud);
+        lil__image_walk(more.data, more.len, pr->scanned_end, fn, ud);
     lil__buf_free(&more);
     return rc;
 }
@@ -670,13 +595,8 @@ bool lil__pg_run_next_scanned(const struct lil_srun *r, uint64_t *cursor,
                               struct lil_rec *rec)
 {
     const struct pg_run *pr = (const struct pg_run *)r;
-    uint64_t at = *cursor < LIL_JF_HEADER_LEN ? LIL_JF_HEADER_LEN : *cursor;
 
-    if (at >= pr->scanned_end)
-        return false;
-    lil__jrec_parse(pr->image.data + at, at, rec);
-    *cursor = at + rec->len;
-    return true;
+    return lil__image_next(pr->image.data, pr->scanned_end, cursor, rec);
 }
 
 void lil__pg_run_info(const struct lil_srun *r, struct lil_srun_info *info)
@@ -704,19 +624,16 @@ static lil_status read_holder(struct pg_store *ps, struct pg_conn *c,
 {
     struct holder_ctx *x = ud;
     struct pg_params p = {0};
-    char sql[SQL_MAX];
     PGresult *res;
     lil_status rc;
 
     lil__pg_param_text(&p, x->run_id);
-    rc = lil__pg_exec(ps, c, err, "reading who holds a run",
-                      lil__pg_sql(ps,
-                                  "SELECT coalesce(holder_pid, -1) FROM @.runs WHERE "
-                                  "run_id = $1 AND lease_until > now() AND EXISTS "
-                                  "(SELECT 1 FROM pg_stat_activity a WHERE a.pid = "
-                                  "runs.holder_backend_pid)",
-                                  sql, sizeof(sql)),
-                      &p, false, &res);
+    rc = lil__pg_query(ps, c, err, "reading who holds a run",
+                       "SELECT coalesce(holder_pid, -1) FROM @.runs WHERE "
+                       "run_id = $1 AND lease_until > now() AND EXISTS "
+                       "(SELECT 1 FROM pg_stat_activity a WHERE a.pid = "
+                       "runs.holder_backend_pid)",
+                       &p, false, &res);
     if (rc != LIL_OK)
         return rc;
     x->pid =
@@ -755,7 +672,6 @@ static lil_status check_and_cut(struct pg_store *ps, struct pg_conn *c,
     lil_check_report *rep = x->report;
     struct pg_params p = {0};
     struct lil_buf image;
-    char sql[SQL_MAX];
     lil_status rc;
 
     lil__buf_init(&image, ps->base.env, (size_t)-1);
@@ -773,11 +689,9 @@ static lil_status check_and_cut(struct pg_store *ps, struct pg_conn *c,
                            x->run_id);
     lil__pg_param_text(&p, x->run_id);
     lil__pg_param_int8(&p, (int64_t)rep->damage_offset);
-    rc = lil__pg_exec(
-        ps, c, err, "repairing a run",
-        lil__pg_sql(ps, "DELETE FROM @.records WHERE run_id = $1 AND off >= $2", sql,
-                    sizeof(sql)),
-        &p, false, NULL);
+    rc = lil__pg_query(ps, c, err, "repairing a run",
+                       "DELETE FROM @.records WHERE run_id = $1 AND off >= $2", &p,
+                       false, NULL);
     if (rc == LIL_OK)
         rep->repaired = 1;
     return rc;
@@ -787,7 +701,6 @@ static lil_status repair_tx(struct pg_store *ps, struct pg_conn *c, struct lil_e
                             const struct repair_ctx *x)
 {
     struct pg_params p = {0};
-    char sql[SQL_MAX];
     int64_t epoch = 0;
     lil_status rc = lil__pg_simple(ps, c, err, "BEGIN", "repairing a run");
 
@@ -802,14 +715,11 @@ static lil_status repair_tx(struct pg_store *ps, struct pg_conn *c, struct lil_e
         rc = check_and_cut(ps, c, err, x);
     lil__pg_param_text(&p, x->run_id);
     if (rc == LIL_OK)
-        rc = lil__pg_exec(
-            ps, c, err, "repairing a run",
-            lil__pg_sql(ps,
-                        "UPDATE @.runs SET lease_until = NULL, lease_owner "
-                        "= NULL, holder_backend_pid = NULL, holder_pid = "
-                        "NULL WHERE run_id = $1",
-                        sql, sizeof(sql)),
-            &p, false, NULL);
+        rc = lil__pg_query(ps, c, err, "repairing a run",
+                           "UPDATE @.runs SET lease_until = NULL, lease_owner "
+                           "= NULL, holder_backend_pid = NULL, holder_pid = "
+                           "NULL WHERE run_id = $1",
+                           &p, false, NULL);
     if (rc == LIL_OK)
         return lil__pg_simple(ps, c, err, "COMMIT", "repairing a run");
     if (lil__pg_conn_ok(ps, c))

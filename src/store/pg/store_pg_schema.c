@@ -103,7 +103,7 @@ static void read_meta(const struct lil_pq *pq, PGresult *res, struct found *f)
 static lil_status find_version(struct pg_store *ps, struct pg_conn *c,
                                struct lil_err *err, struct found *f)
 {
-    char sql[SQL_MAX], name[PG_SCHEMA_MAX + 16];
+    char name[PG_SCHEMA_MAX + 16];
     struct pg_params p = {0};
     PGresult *res;
     lil_status rc;
@@ -120,10 +120,8 @@ static lil_status find_version(struct pg_store *ps, struct pg_conn *c,
     ps->pq->clear(res);
     if (!there)
         return LIL_OK;
-    rc = lil__pg_exec(
-        ps, c, err, "reading lil's schema version",
-        lil__pg_sql(ps, "SELECT key, value FROM @.lil_meta", sql, sizeof(sql)), NULL,
-        false, &res);
+    rc = lil__pg_query(ps, c, err, "reading lil's schema version",
+                       "SELECT key, value FROM @.lil_meta", NULL, false, &res);
     if (rc != LIL_OK)
         return rc;
     read_meta(ps->pq, res, f);
@@ -181,20 +179,18 @@ static lil_status lock_schema(struct pg_store *ps, struct pg_conn *c,
 static lil_status note_version(struct pg_store *ps, struct pg_conn *c,
                                struct lil_err *err)
 {
-    char sql[SQL_MAX], version[16];
+    char version[16];
     struct pg_params p = {0};
 
     snprintf(version, sizeof(version), "%d", PG_SCHEMA_VERSION);
     lil__pg_param_text(&p, version);
     lil__pg_param_text(&p, LIL_VERSION);
-    return lil__pg_exec(ps, c, err, "writing the schema version",
-                        lil__pg_sql(ps,
-                                    "INSERT INTO @.lil_meta (key, value) VALUES "
-                                    "('schema_version', $1), ('lil_version', $2) "
-                                    "ON CONFLICT (key) DO UPDATE SET value = "
-                                    "EXCLUDED.value",
-                                    sql, sizeof(sql)),
-                        &p, false, NULL);
+    return lil__pg_query(ps, c, err, "writing the schema version",
+                         "INSERT INTO @.lil_meta (key, value) VALUES "
+                         "('schema_version', $1), ('lil_version', $2) "
+                         "ON CONFLICT (key) DO UPDATE SET value = "
+                         "EXCLUDED.value",
+                         &p, false, NULL);
 }
 
 /* Apply the migrations from version from (in the caller's transaction). */
