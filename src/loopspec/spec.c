@@ -119,8 +119,8 @@ static lil_status spec_parse(lil_env *env, struct lil_err *err, const char *name
 
     *out = NULL;
     rc = spec_new(env, err, name, &spec);
-    if (rc != LIL_OK)
-        return rc;
+    if (rc != LIL_OK || !spec)
+        return rc != LIL_OK ? rc : LIL_E_NOMEM;
     rc = spec_compile(spec, text ? text : "", len, size, lim);
     if (rc == LIL_OK && spec->ir) {
         spec->text = lil__malloc(&spec->env, len + 1);

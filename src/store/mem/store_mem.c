@@ -175,11 +175,9 @@ static lil_status mem_run_import(struct lil_store *st, struct lil_err *err,
         return rc;
     pthread_mutex_lock(&sp->mu);
     r = lil__mem_run(sp, run_id, true);
-    if (!r)
-        rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
-    else if (r->image.len)
+    if (r && r->image.len)
         rc = lil__seterr(err, LIL_E_INVAL, 0, "run %s exists in %s", run_id, st->where);
-    else if (lil__mem_bytes_set(&r->image, image, len) != 0)
+    else if (!r || lil__mem_bytes_set(&r->image, image, len) != 0)
         rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
     else
         r->changed_ns = lil__wall_ns();

@@ -86,7 +86,7 @@ int lil__mem_bytes_more(struct mem_bytes *b, size_t more);
 /* Runs (run_mem.c). */
 lil_status lil__mem_run_open(struct lil_store *st, struct lil_err *err,
                              const char *run_id, const struct lil_srun_opts *opts,
-                             lil_rec_scan_fn scan, void *ud, struct lil_srun **out);
+                             lil_rec_scan_fn fn, void *ud, struct lil_srun **out);
 lil_status lil__mem_run_close(struct lil_srun *r, struct lil_err *err, bool ended);
 lil_status lil__mem_run_append(struct lil_srun *r, struct lil_err *err,
                                const struct lil_rec *rec, enum lil_append_sync how);
@@ -103,15 +103,15 @@ int lil__mem_run_holder(const struct lil_srun *r, int last_opener);
 /* Markers and stop requests (marker_mem.c). */
 lil_status lil__mem_marker_enter(struct lil_store *st, struct lil_err *err,
                                  const char *name, struct lil_smarker **out);
-lil_status lil__mem_marker_state(struct lil_smarker *m, struct lil_err *err,
+lil_status lil__mem_marker_state(struct lil_smarker *h, struct lil_err *err,
                                  enum lil_smarker_state *state, lil_bytes *result);
-lil_status lil__mem_marker_begin(struct lil_smarker *m, struct lil_err *err,
+lil_status lil__mem_marker_begin(struct lil_smarker *h, struct lil_err *err,
                                  const void *owner, size_t owner_len);
-lil_status lil__mem_marker_finish(struct lil_smarker *m, struct lil_err *err,
+lil_status lil__mem_marker_finish(struct lil_smarker *h, struct lil_err *err,
                                   const void *result, size_t len);
-lil_status lil__mem_marker_abandon(struct lil_smarker *m, struct lil_err *err);
-lil_status lil__mem_marker_clear(struct lil_smarker *m, struct lil_err *err);
-void lil__mem_marker_leave(struct lil_smarker *m);
+lil_status lil__mem_marker_abandon(struct lil_smarker *h, struct lil_err *err);
+lil_status lil__mem_marker_clear(struct lil_smarker *h, struct lil_err *err);
+void lil__mem_marker_leave(struct lil_smarker *h);
 lil_status lil__mem_stop_request(struct lil_store *st, struct lil_err *err,
                                  const char *run_id, const void *req, size_t len,
                                  bool *already);
