@@ -128,7 +128,7 @@ static json_t *full_event(struct hwalk *w, const lil_record *rec, const char *ty
 {
     json_t *ev = json_object(), *r = json_object();
 
-    lil__hev_set(r, "type", json_string(lil_record_type_name(rec->type)));
+    lil__hev_set(r, "type", json_string(lil__record_type_name(rec->type)));
     lil__hev_set(r, "key", lil__hev_text(rec->key, rec->key_len));
     lil__hev_set(ev, "seq", json_integer((json_int_t)rec->seq));
     lil__hev_set(ev, "ts_ns", json_integer(rec->ts_ns));
