@@ -239,6 +239,10 @@ const char *cli_c_escape(uint32_t c);
 /* Now, ns since the Unix epoch (CLOCK_REALTIME). */
 int64_t cli_now_ns(void);
 
+/* Epoch milliseconds as nanoseconds, saturated at the ends of int64 (a
+ * journal's times are checked to 2^53 ms, past what ns can hold). */
+int64_t cli_ms_to_ns(int64_t ms);
+
 /* "2024-05-01T10:00:00Z", or with nine digits of ns when with_ns. */
 void cli_fmt_iso(int64_t ns, bool with_ns, char *buf, size_t cap);
 

@@ -427,7 +427,7 @@ static void print_meters(const struct loop_view *v)
            "%s), usd %.4f (base %.4f%s), repeats %" PRId64 "\n",
            "meters", m->iteration_base, m->tokens, m->tokens_base, tres, m->usd,
            m->usd_base, ures, m->repeats);
-    cli_fmt_iso(m->wallclock_base_ms * 1000000, false, iso, sizeof(iso));
+    cli_fmt_iso(cli_ms_to_ns(m->wallclock_base_ms), false, iso, sizeof(iso));
     cli_fmt_dur(m->elapsed_ms > 0 ? (uint64_t)m->elapsed_ms * 1000 : 0, dur,
                 sizeof(dur));
     printf("%-14sbase %s, elapsed %s%s\n", "wallclock", iso, dur,
@@ -495,8 +495,8 @@ static void print_waits(const struct loop_view *v, int64_t now_ns)
         print_text_line("stop", text);
     }
     if (v->wake_at_ms) {
-        cli_fmt_iso(v->wake_at_ms * 1000000, false, when, sizeof(when));
-        cli_fmt_ago(v->wake_at_ms * 1000000, now_ns, ago, sizeof(ago));
+        cli_fmt_iso(cli_ms_to_ns(v->wake_at_ms), false, when, sizeof(when));
+        cli_fmt_ago(cli_ms_to_ns(v->wake_at_ms), now_ns, ago, sizeof(ago));
         printf("%-14s%s (%s)\n", "wakes at", when, ago);
     }
 }
@@ -513,7 +513,7 @@ static void print_slot(const struct loop_view_slot *s)
     if (s->has_usage || s->attempts)
         loop_view_fmt_call(s, extra, sizeof(extra));
     else if (s->wake_at_ms)
-        cli_fmt_iso(s->wake_at_ms * 1000000, false, extra, sizeof(extra));
+        cli_fmt_iso(cli_ms_to_ns(s->wake_at_ms), false, extra, sizeof(extra));
     printf("    %-8s  %-10s  %-16s  %-12s  %8s%s%s\n", s->name, kind, step, s->status,
            dur, extra[0] ? "  " : "", extra);
 }

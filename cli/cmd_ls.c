@@ -298,7 +298,7 @@ static void loop_column(const struct ls_loop *lo, int64_t now, char *buf, size_t
     n = strlen(buf);
     if (lo->wake_at_ms) {
         char when[32];
-        cli_fmt_ago(lo->wake_at_ms * INT64_C(1000000), now, when, sizeof(when));
+        cli_fmt_ago(cli_ms_to_ns(lo->wake_at_ms), now, when, sizeof(when));
         snprintf(buf + n, cap - n, ", wakes %s", when);
     }
 }

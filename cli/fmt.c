@@ -90,6 +90,15 @@ void cli_fmt_rel(int64_t delta_ns, char *buf, size_t cap)
     snprintf(buf, cap, "%s%" PRIu64 ".%03" PRIu64 "s", sign, ms / 1000, ms % 1000);
 }
 
+int64_t cli_ms_to_ns(int64_t ms)
+{
+    if (ms > INT64_MAX / NS_PER_MS)
+        return INT64_MAX;
+    if (ms < INT64_MIN / NS_PER_MS)
+        return INT64_MIN;
+    return ms * NS_PER_MS;
+}
+
 void cli_fmt_dur(uint64_t us, char *buf, size_t cap)
 {
     if (us == 0)

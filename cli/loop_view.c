@@ -16,8 +16,6 @@
 #include "cli.h"
 #include "run_events.h"
 
-#define NS_PER_MS INT64_C(1000000)
-
 /* ---- names ------------------------------------------------------------------- */
 
 /* The record's name as the library decoded it: the event's "loop" object. */
@@ -143,6 +141,22 @@ static int64_t int_of(const json_t *o, const char *key)
     return (int64_t)json_integer_value(json_object_get(o, key));
 }
 
+/* Member key of o as a count of tokens: an integer in [0, 2^53 - 1], 0
+ * for anything else (what a crafted journal may hold). */
+static int64_t count_of(const json_t *o, const char *key)
+{
+    int64_t v = int_of(o, key);
+
+    return v >= 0 && v <= INT64_C(9007199254740991) ? v : 0;
+}
+
+/* *sum + v, saturated. */
+static void add_count(int64_t *sum, int64_t v)
+{
+    if (__builtin_add_overflow(*sum, v, sum))
+        *sum = INT64_MAX;
+}
+
 /* Member key of o as a number (int or real), 0 when it is not one. */
 static double num_of(const json_t *o, const char *key)
 {
@@ -153,7 +167,7 @@ static void put_time_ms(struct line *l, int64_t ms)
 {
     char iso[40];
 
-    cli_fmt_iso(ms * NS_PER_MS, false, iso, sizeof(iso));
+    cli_fmt_iso(cli_ms_to_ns(ms), false, iso, sizeof(iso));
     put(l, "%s", iso);
 }
 
@@ -448,7 +462,7 @@ static void slot_usage(struct walk *w, struct loop_view_slot *s, const json_t *u
     const char *model = json_string_value(json_object_get(usage, "model"));
 
     s->has_usage = true;
-    s->tokens = int_of(usage, "tokens");
+    s->tokens = count_of(usage, "tokens");
     s->has_usd = json_is_number(json_object_get(usage, "usd"));
     s->usd = json_number_value(json_object_get(usage, "usd"));
     s->estimated = json_is_true(json_object_get(usage, "estimated"));
@@ -532,9 +546,9 @@ static void history_reserve(struct walk *w, const json_t *ev)
     if (!s)
         return;
     s->attempts++;
-    s->last_reserved_tokens = int_of(ev, "tokens");
+    s->last_reserved_tokens = count_of(ev, "tokens");
     s->last_reserved_usd = json_number_value(json_object_get(ev, "usd"));
-    s->reserved_tokens += s->last_reserved_tokens;
+    add_count(&s->reserved_tokens, s->last_reserved_tokens);
     s->reserved_usd += s->last_reserved_usd;
     s->reserved_rest =
         s->reserved_rest || json_is_true(json_object_get(ev, "unpriced"));
@@ -552,7 +566,7 @@ static void on_slot(struct walk *w, const json_t *ev, const char *rt,
         w->v->usage.calls++;
         w->v->usage.estimated += json_is_true(json_object_get(usage, "estimated"));
         w->v->usage.unpriced += !json_is_number(json_object_get(usage, "usd"));
-        w->v->usage.reported_tokens += int_of(usage, "tokens");
+        add_count(&w->v->usage.reported_tokens, count_of(usage, "tokens"));
         w->v->usage.reported_usd += num_of(usage, "usd");
     }
     if (w->tail > 0)
@@ -1019,7 +1033,7 @@ void loop_view_iter_usage(const struct loop_view_iter *it, struct loop_view_usag
         out->calls++;
         out->estimated += s->estimated;
         out->unpriced += !s->has_usd;
-        out->tokens += s->tokens;
+        add_count(&out->tokens, s->tokens);
         out->usd += s->has_usd ? s->usd : 0;
     }
     out->reported_tokens = out->tokens;

@@ -7,6 +7,7 @@
  * document as lil_loop_facts, under "loop", and its status, iteration,
  * meters, budget, pause and wake time at the top).
  */
+#include <math.h>
 #include <string.h>
 
 #include "base/alloc.h"
@@ -145,6 +146,21 @@ struct usage_walk {
     double usd;
 };
 
+/* Add one call's usage.  A number out of its range (a crafted journal)
+ * adds nothing; the sums saturate. */
+static void add_usage(struct usage_walk *u, const json_t *used)
+{
+    int64_t tokens;
+    double usd;
+
+    if (lil__json_int_in(used, "tokens", 0, LIL_LOOP_NUM_MAX, &tokens) &&
+        __builtin_add_overflow(u->tokens, tokens, &u->tokens))
+        u->tokens = INT64_MAX;
+    if (lil__json_num_in(used, "usd", 0, LIL_LOOP_USD_MAX, &usd) &&
+        isfinite(u->usd + usd))
+        u->usd += usd;
+}
+
 /* An effect's outcome (a slot's step) that reported usage.  Only payloads
  * that mention it are parsed. */
 static int usage_record(void *ud, const lil_record *rec)
@@ -165,8 +181,7 @@ static int usage_record(void *ud, const lil_record *rec)
         u->calls++;
         u->estimated += json_is_true(json_object_get(used, "estimated"));
         u->unpriced += !json_is_number(json_object_get(used, "usd"));
-        u->tokens += (int64_t)json_integer_value(json_object_get(used, "tokens"));
-        u->usd += json_number_value(json_object_get(used, "usd"));
+        add_usage(u, used);
     }
     json_decref(p);
     return 0;

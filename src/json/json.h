@@ -147,4 +147,14 @@ lil_status lil__json_canon_vpack(const struct lil_env *env, struct lil_err *err,
 lil_status lil__json_canon_pack(const struct lil_env *env, struct lil_err *err,
                                 struct lil_buf *out, const char *fmt, ...);
 
+/* Reading numbers a journal holds.  Member key of o as an integer in
+ * [lo, hi] (lil__json_int_in) or a finite number in [lo, hi]
+ * (lil__json_num_in): true with *out set, 0 when the member is absent or
+ * null; false when it is there and is not such a number, so that a crafted
+ * journal never brings a value that later arithmetic overflows. */
+bool lil__json_int_in(const json_t *o, const char *key, int64_t lo, int64_t hi,
+                      int64_t *out);
+bool lil__json_num_in(const json_t *o, const char *key, double lo, double hi,
+                      double *out);
+
 #endif

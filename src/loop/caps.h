@@ -132,6 +132,14 @@ struct lil_cap_limits {
     bool has_wallclock;
 };
 
+/* What a loop's records may hold: counts, meters and epoch milliseconds
+ * are integers in [0, LIL_LOOP_NUM_MAX] (2^53 - 1, which every JSON reader
+ * holds exactly), money is in [0, LIL_LOOP_USD_MAX].  A record that holds
+ * anything else is damage (LIL_E_CORRUPT), so that no sum or product of
+ * two such numbers later overflows. */
+#define LIL_LOOP_NUM_MAX INT64_C(9007199254740991)
+#define LIL_LOOP_USD_MAX 1e15
+
 struct lil_loop_meters {
     struct lil_cap_limits lim;
     int64_t iteration;      /* the next iteration to run */

@@ -141,11 +141,16 @@ lil_status lil__budget_outcome(struct lil_loop *lp, bool folding, const char *sl
 {
     struct loop_slot *s = lil__loop_slot(lp, slot);
     json_t *u = outcome ? json_object_get(outcome, "usage") : NULL;
-    int64_t tokens = (int64_t)json_integer_value(json_object_get(u, "tokens"));
-    double usd = json_number_value(json_object_get(u, "usd"));
+    int64_t tokens = 0;
+    double usd = 0;
     lil_status rc = LIL_OK;
 
     *moved = false;
+    if (json_is_object(u) &&
+        (!lil__json_int_in(u, "tokens", 0, LIL_LOOP_NUM_MAX, &tokens) ||
+         !lil__json_num_in(u, "usd", 0, LIL_LOOP_USD_MAX, &usd)))
+        u = NULL; /* out of range: counted as a call without usage, at its
+                     reservation, live and in the fold alike */
     if (s && s->has_held) {
         if (!json_is_object(u)) {
             tokens = s->held.tokens;

@@ -119,6 +119,30 @@ static json_t *parse(struct lil_loop *lp, const void *p, size_t n)
     return v;
 }
 
+/* Member key of record v, an integer in [lo, LIL_LOOP_NUM_MAX]. */
+static bool num_ok(struct lil_loop *lp, const json_t *v, const char *what,
+                   const char *key, int64_t lo, int64_t *out)
+{
+    if (lil__json_int_in(v, key, lo, LIL_LOOP_NUM_MAX, out))
+        return true;
+    lil__seterr(&lp->err, LIL_E_CORRUPT, 0,
+                "%s of run %s: \"%s\" is not an integer from %lld to %lld", what,
+                lp->run_id, key, (long long)lo, (long long)LIL_LOOP_NUM_MAX);
+    return false;
+}
+
+/* Member key of record v, an amount of money in [0, LIL_LOOP_USD_MAX]. */
+static bool usd_ok(struct lil_loop *lp, const json_t *v, const char *what,
+                   const char *key, double *out)
+{
+    if (lil__json_num_in(v, key, 0, LIL_LOOP_USD_MAX, out))
+        return true;
+    lil__seterr(&lp->err, LIL_E_CORRUPT, 0,
+                "%s of run %s: \"%s\" is not a number from 0 to %g", what, lp->run_id,
+                key, LIL_LOOP_USD_MAX);
+    return false;
+}
+
 static char *dup_str(struct lil_loop *lp, const char *s)
 {
     return s ? lil__strdup(lp->env, s) : NULL;
@@ -152,12 +176,13 @@ static lil_status apply_start(struct lil_loop *lp, json_t *v)
     lp->started = true;
     json_decref(lp->start);
     lp->start = json_incref(v);
-    lp->started_ms = json_integer_value(json_object_get(v, "startedAt"));
     json_decref(lp->committed);
     lp->committed = json_incref(json_object_get(v, "baseState"));
     if (!json_is_object(lp->committed))
         return lil__seterr(&lp->err, LIL_E_CORRUPT, 0,
                            "the start record of run %s has no baseState", lp->run_id);
+    if (!num_ok(lp, v, "the start record", "startedAt", 0, &lp->started_ms))
+        return lp->err.code;
     json_decref(lp->fx.inputs);
     lp->fx.inputs = json_incref(json_object_get(v, "inputs"));
     return start_caps(lp, v);
@@ -171,23 +196,25 @@ static void pause_clear(struct lil_loop *lp)
     memset(&lp->pause, 0, sizeof(lp->pause));
 }
 
-static void apply_pause(struct lil_loop *lp, json_t *v)
+static lil_status apply_pause(struct lil_loop *lp, json_t *v)
 {
     const char *d = json_string_value(json_object_get(v, "digest")), *s;
 
     pause_clear(lp);
     lp->pause.on = true;
-    lp->pause.iteration = json_integer_value(json_object_get(v, "iteration"));
-    lp->pause.seq = json_integer_value(json_object_get(v, "seq"));
+    if (!num_ok(lp, v, "a pause record", "iteration", 0, &lp->pause.iteration) ||
+        !num_ok(lp, v, "a pause record", "seq", -1, &lp->pause.seq))
+        return lp->err.code;
     snprintf(lp->pause.digest, sizeof(lp->pause.digest), "%s", d ? d : "");
     lp->pause.step = dup_str(lp, json_string_value(json_object_get(v, "step")));
     lp->pause.ask = dup_str(lp, json_string_value(json_object_get(v, "ask")));
     s = json_string_value(json_object_get(v, "strategy"));
     snprintf(lp->pause.strategy, sizeof(lp->pause.strategy), "%s", s ? s : "single");
     lp->pause.reason = dup_str(lp, json_string_value(json_object_get(v, "why")));
+    return LIL_OK;
 }
 
-static void apply_control(struct lil_loop *lp, const char *k, size_t n, json_t *v)
+static lil_status apply_control(struct lil_loop *lp, const char *k, size_t n, json_t *v)
 {
     if (kind_is(k, n, "stop_requested")) {
         json_decref(lp->stop);
@@ -196,15 +223,17 @@ static void apply_control(struct lil_loop *lp, const char *k, size_t n, json_t *
         json_decref(lp->stop);
         lp->stop = NULL;
     } else if (kind_is(k, n, "pause")) {
-        apply_pause(lp, v);
+        return apply_pause(lp, v);
     } else if (kind_is(k, n, "terminated")) {
         lp->terminated = true;
     } else if (kind_is(k, n, "observer")) {
         lp->observer_started = true;
     } else if (kind_is(k, n, "parked")) {
         lp->parked = json_is_integer(json_object_get(v, "wakeAt"));
-        lp->wake_at_ms = (int64_t)json_integer_value(json_object_get(v, "wakeAt"));
+        if (!num_ok(lp, v, "a parked record", "wakeAt", 0, &lp->wake_at_ms))
+            return lp->err.code;
     }
+    return LIL_OK;
 }
 
 static lil_status control(struct walk *w, const lil_record *rec, size_t klen)
@@ -212,8 +241,13 @@ static lil_status control(struct walk *w, const lil_record *rec, size_t klen)
     struct lil_loop *lp = w->lp;
     const char *k = rec->key;
     unsigned long long nth = strtoull(k + klen + 1, NULL, 10);
+    lil_status rc;
     json_t *v;
 
+    if (nth > (unsigned long long)LIL_LOOP_NUM_MAX)
+        return lil__seterr(&lp->err, LIL_E_CORRUPT, 0,
+                           "record %.*s of run %s: its number is out of range",
+                           (int)rec->key_len, rec->key, lp->run_id);
     if (nth > lp->nctl)
         lp->nctl = nth;
     if (kind_is(k, klen, "cap") || kind_is(k, klen, "cap_cleared") ||
@@ -222,9 +256,9 @@ static lil_status control(struct walk *w, const lil_record *rec, size_t klen)
     v = parse(lp, rec->payload, rec->payload_len);
     if (!v)
         return lp->err.code;
-    apply_control(lp, k, klen, v);
+    rc = apply_control(lp, k, klen, v);
     json_decref(v);
-    return LIL_OK;
+    return rc;
 }
 
 static lil_status outcome(struct walk *w, const lil_record *rec)
@@ -322,32 +356,34 @@ static bool unhex(const char *s, uint8_t *out, size_t n)
     return true;
 }
 
-static int64_t int_of(json_t *o, const char *k)
+/* The meters of a snapshot of iteration `iteration`, each in its range. */
+static lil_status meters_from(struct lil_loop *lp, struct lil_loop_meters *m, json_t *j,
+                              int64_t iteration)
 {
-    return (int64_t)json_integer_value(json_object_get(o, k));
-}
+    static const char what[] = "a snapshot's meters";
 
-static void meters_from(struct lil_loop_meters *m, json_t *j, int64_t iteration)
-{
     m->iteration = iteration + 1;
-    m->iteration_base = int_of(j, "iterationBase");
-    m->tokens = int_of(j, "tokens");
-    m->tokens_base = int_of(j, "tokensBase");
-    m->usd = json_number_value(json_object_get(j, "usd"));
-    m->usd_base = json_number_value(json_object_get(j, "usdBase"));
-    m->wallclock_base_ms = int_of(j, "wallclockBase");
-    m->fp_reset_at = int_of(j, "fpResetAt");
-    m->repeats = int_of(j, "repeats");
-    m->reserved_tokens = int_of(j, "reservedTokens");
-    m->reserved_usd = json_number_value(json_object_get(j, "reservedUsd"));
+    if (!num_ok(lp, j, what, "iterationBase", 0, &m->iteration_base) ||
+        !num_ok(lp, j, what, "tokens", 0, &m->tokens) ||
+        !num_ok(lp, j, what, "tokensBase", 0, &m->tokens_base) ||
+        !usd_ok(lp, j, what, "usd", &m->usd) ||
+        !usd_ok(lp, j, what, "usdBase", &m->usd_base) ||
+        !num_ok(lp, j, what, "wallclockBase", 0, &m->wallclock_base_ms) ||
+        !num_ok(lp, j, what, "fpResetAt", 0, &m->fp_reset_at) ||
+        !num_ok(lp, j, what, "repeats", 0, &m->repeats) ||
+        !num_ok(lp, j, what, "reservedTokens", 0, &m->reserved_tokens) ||
+        !usd_ok(lp, j, what, "reservedUsd", &m->reserved_usd))
+        return lp->err.code;
     m->has_fp =
         unhex(json_string_value(json_object_get(j, "fpHash")), m->fp, LIL_SHA256_LEN);
+    return LIL_OK;
 }
 
 static lil_status restore_snapshot(struct lil_loop *lp, struct walk *w)
 {
     json_t *v = parse(lp, w->snap.data, w->snap.len);
     json_t *state = v ? json_object_get(v, "state") : NULL;
+    int64_t iteration;
 
     if (!v)
         return lp->err.code;
@@ -356,9 +392,14 @@ static lil_status restore_snapshot(struct lil_loop *lp, struct walk *w)
         return lil__seterr(&lp->err, LIL_E_CORRUPT, 0,
                            "a snapshot of run %s has no state or meters", lp->run_id);
     }
+    if (!num_ok(lp, v, "a snapshot", "iteration", 0, &iteration) ||
+        meters_from(lp, &lp->meters, json_object_get(v, "meters"), iteration) !=
+            LIL_OK) {
+        json_decref(v);
+        return lp->err.code;
+    }
     json_decref(lp->committed);
     lp->committed = json_incref(state);
-    meters_from(&lp->meters, json_object_get(v, "meters"), int_of(v, "iteration"));
     json_decref(v);
     return LIL_OK;
 }
@@ -402,8 +443,9 @@ static lil_status fold_cap(struct lil_loop *lp, const struct kept_rec *r, json_t
         return lil__seterr(&lp->err, LIL_E_CORRUPT, 0,
                            "record %s of run %s names no cap", r->name, lp->run_id);
     ev.kind = cleared ? LIL_METER_EV_CAP_CLEARED : LIL_METER_EV_CAP;
-    ev.iteration = int_of(v, "atIteration");
-    ev.ts_ms = int_of(v, "at");
+    if (!num_ok(lp, v, "a cap record", "atIteration", 0, &ev.iteration) ||
+        !num_ok(lp, v, "a cap record", "at", 0, &ev.ts_ms))
+        return lp->err.code;
     return lil__meters_fold(&lp->meters, &lp->err, &ev);
 }
 
