@@ -80,6 +80,28 @@ static void globals_init(struct globals *g)
 }
 
 /* Take the value of flag f: "=value" glued to it or the next word. */
+/* The flags whose value is text that is journaled (who, why): UTF-8, or a
+ * usage error naming the byte. */
+static int check_text_value(const struct cli_ctx *ctx, const struct cli_flag *f,
+                            const char *value)
+{
+    const unsigned char *p = (const unsigned char *)value;
+    size_t n = strlen(value);
+
+    if (strcmp(f->name, "actor") != 0 && strcmp(f->name, "reason") != 0)
+        return CLI_EXIT_OK;
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        size_t k = cli_utf8_decode(p + i, n - i, &cp);
+
+        if (k == 0)
+            return cli_usage(ctx, "flag --%s: not UTF-8 (byte 0x%02x at offset %zu)",
+                             f->name, p[i], i);
+        i += k;
+    }
+    return CLI_EXIT_OK;
+}
+
 static int take_value(const struct cli_ctx *ctx, const struct cli_flag *f,
                       const char *eq, int argc, char **argv, int *i)
 {
@@ -96,6 +118,8 @@ static int take_value(const struct cli_ctx *ctx, const struct cli_flag *f,
             return cli_usage(ctx, "flag --%s needs a value", f->name);
         value = argv[++*i];
     }
+    if (check_text_value(ctx, f, value) != CLI_EXIT_OK)
+        return CLI_EXIT_USAGE;
     *f->value = value;
     if (f->set)
         *f->set = true;

@@ -232,6 +232,11 @@ const char *cli_sync_name(lil_sync sync);
  * truncated). */
 size_t cli_utf8_decode(const unsigned char *p, size_t n, uint32_t *cp);
 
+/* True for a code point that steers a terminal instead of showing: C0 and
+ * C1 controls, DEL, the bidirectional marks (U+061C, U+200E-U+200F,
+ * U+202A-U+202E, U+2066-U+2069).  The same list as lil's run ids refuse. */
+bool cli_is_control_cp(uint32_t cp);
+
 /* The C-style escape of \n, \t, \r and backslash ("\\n", ...), or NULL for
  * any other character. */
 const char *cli_c_escape(uint32_t c);

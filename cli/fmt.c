@@ -147,6 +147,13 @@ static const char *escape_of(unsigned char c, char tmp[5])
     return tmp;
 }
 
+bool cli_is_control_cp(uint32_t cp)
+{
+    return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x061c || cp == 0x200e ||
+           cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+           (cp >= 0x2066 && cp <= 0x2069);
+}
+
 size_t cli_utf8_decode(const unsigned char *p, size_t n, uint32_t *cp)
 {
     size_t k;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "safe_out.h"
 #include "spec_cli.h"
 
 #define INPUTS_MAX (16u << 20) /* --inputs FILE: 16 MiB */
@@ -293,7 +294,7 @@ int loop_cli_report(const struct cli_ctx *ctx, const struct loop_cli *lc,
                     const lil_loop_result *res)
 {
     if (isatty(2))
-        fputs("\r\033[K", stderr); /* the progress line */
+        cli_term_raw(stderr, "\r\033[K"); /* the progress line */
     if (ctx->json)
         printf("%s\n", res->json ? res->json : "{}");
     else
@@ -351,18 +352,19 @@ void loop_cli_signals_off(void)
 void loop_cli_progress(void *ud, const lil_loop_event *ev)
 {
     (void)ud;
+    cli_term_raw(stderr, "\r\033[K"); /* the progress line, drawn again */
     switch (ev->kind) {
     case LIL_LOOP_EV_ITERATION:
-        fprintf(stderr, "\r\033[Kiteration %lld  tokens %lld  usd %.4f  %llds",
+        fprintf(stderr, "iteration %lld  tokens %lld  usd %.4f  %llds",
                 (long long)ev->iteration, (long long)ev->tokens, ev->usd,
                 (long long)(ev->elapsed_ms / 1000));
         break;
     case LIL_LOOP_EV_EFFECT:
-        fprintf(stderr, "\r\033[Kiteration %lld  %s %s", (long long)ev->iteration,
+        fprintf(stderr, "iteration %lld  %s %s", (long long)ev->iteration,
                 ev->effect ? ev->effect : "", ev->step ? ev->step : "");
         break;
     default:
-        fprintf(stderr, "\r\033[Ksleeping %llds", (long long)(ev->value / 1000));
+        fprintf(stderr, "sleeping %llds", (long long)(ev->value / 1000));
         break;
     }
     (void)fflush(stderr);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "safe_out.h"
 
 static const struct cli_verb *const verbs[] = {
     &cli_verb_ls,      &cli_verb_inspect,  &cli_verb_log,    &cli_verb_check,
@@ -150,7 +151,10 @@ static int dispatch(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    int rc = dispatch(argc, argv);
+    int rc;
+
+    cli_safe_streams();
+    rc = dispatch(argc, argv);
 
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "lil: cannot write to stdout\n");

@@ -257,7 +257,9 @@ LIL_API lil_status lil_store_foreach_run(lil_store *st, lil_run_id_fn fn, void *
 /* LIL_OK if run_id is acceptable, else LIL_E_INVAL (or LIL_E_TOOBIG when
  * it is longer than LIL_RUN_ID_MAX bytes).  A run id is 1 to 200 bytes of
  * UTF-8 (RFC 3629: no overlong forms, no surrogates), not "." or "..", and
- * holds no '/' and no control character (0x00-0x1f, 0x7f). */
+ * holds no '/', no control character (0x00-0x1f, 0x7f, U+0080-U+009F) and
+ * no bidirectional mark (U+061C, U+200E-U+200F, U+202A-U+202E,
+ * U+2066-U+2069). */
 #define LIL_RUN_ID_MAX 200
 LIL_API lil_status lil_run_id_check(const char *run_id);
 

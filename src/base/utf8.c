@@ -47,3 +47,10 @@ size_t lil__utf8_invalid_at(const char *s, size_t len)
     }
     return len;
 }
+
+int lil__utf8_is_control(uint32_t cp)
+{
+    return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x061c || cp == 0x200e ||
+           cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+           (cp >= 0x2066 && cp <= 0x2069);
+}

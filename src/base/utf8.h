@@ -15,4 +15,10 @@ size_t lil__utf8_decode(const unsigned char *s, size_t len, uint32_t *cp);
  * len when all of s is valid UTF-8. */
 size_t lil__utf8_invalid_at(const char *s, size_t len);
 
+/* True for a code point that changes how a terminal shows the text
+ * around it rather than showing itself: C0 and C1 controls, DEL, and the
+ * bidirectional marks, embeddings, overrides and isolates (U+061C,
+ * U+200E-U+200F, U+202A-U+202E, U+2066-U+2069). */
+int lil__utf8_is_control(uint32_t cp);
+
 #endif

@@ -14,6 +14,29 @@
 #include "base/settings/settings.h"
 #include "base/utf8.h"
 
+/* A valid UTF-8 run id with a control or bidirectional mark (which would
+ * make one id look like another on a terminal) is refused. */
+static lil_status run_id_marks(struct lil_err *err, const char *run_id, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)run_id;
+
+    for (size_t i = 0; i < n;) {
+        uint32_t cp = 0;
+        size_t k = lil__utf8_decode(p + i, n - i, &cp);
+
+        if (k == 0)
+            break;
+        if (lil__utf8_is_control(cp))
+            return lil__seterr(err, LIL_E_INVAL, 0,
+                               "run id has a forbidden character U+%04X at offset %zu "
+                               "(control characters and bidirectional marks are not "
+                               "allowed)",
+                               (unsigned)cp, i);
+        i += k;
+    }
+    return LIL_OK;
+}
+
 lil_status lil__run_id_check(struct lil_err *err, const char *run_id)
 {
     size_t n, bad;
@@ -39,7 +62,7 @@ lil_status lil__run_id_check(struct lil_err *err, const char *run_id)
         return lil__seterr(err, LIL_E_INVAL, 0,
                            "run id is not UTF-8: byte 0x%02x at offset %zu",
                            (unsigned char)run_id[bad], bad);
-    return LIL_OK;
+    return run_id_marks(err, run_id, n);
 }
 
 /* LIL_SYNC as a mode; an unreadable value is kept to be reported by the

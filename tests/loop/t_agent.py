@@ -95,5 +95,38 @@ def not_configured(t):
           "the reason says what to set")
 
 
+RAW_CONTROLS = ("\x1b", "\x07", "\r", "\u0085", "\u202e")
+
+
+@test
+def server_text_cannot_steer_the_terminal(t):
+    """A provider's error body with ESC, BEL, CR, a C1 control and a bidi
+    override reaches the failure reason; `lil run` prints it escaped, in
+    text and in --json (which then still parses to the same characters)."""
+    clean_env(t)
+    url = llm_server(t)
+    try:
+        env = {"LIL_LLM_BASE_URL": url + "/ansi/v1", "LIL_LLM_API_KEY": KEY,
+               "LOOPY_LLM_MODEL": "openai/gpt-4o-mini"}
+        t.spec(SPEC)
+        t.run("--run-id", "r3", env=env)
+        eq(t.last.rc, 1, "exit status of a failed run")
+        text = t.lil("run", t.path("loop.yaml"), "--run-id", "r3", env=env)
+        for c in RAW_CONTROLS:
+            check(c not in text.out and c not in text.err,
+                  "no raw %r in what lil run prints" % c)
+        check("\\u001b[31mred" in text.out + text.err, "ESC shown escaped")
+        check("\\u202e" in text.out + text.err, "the bidi override shown escaped")
+        res = expect(t.run("--run-id", "r3", env=env), 1, status="failed")
+        check("\u202e evil" in res.get("reason", ""),
+              "--json still carries the reason's own characters")
+        check("\u202e" not in t.last.out, "the raw override is not in the JSON text")
+        ls = t.lil("ls")
+        for c in RAW_CONTROLS:
+            check(c not in ls.out, "no raw %r in lil ls" % c)
+    finally:
+        stop(t)
+
+
 if __name__ == "__main__":
     loopt.main()

@@ -50,6 +50,10 @@ USAGE = [
     ["resume"],
     ["resume", S, "--frob"],
     ["resume", S, "--run-id", "a/b"],
+    ["run", S, "--run-id", "a\u202eb"],   # a bidi override
+    ["run", S, "--run-id", "a\u0085b"],   # a C1 control
+    ["stop", S, "--reason", "bad \udcff byte"],  # not UTF-8 (byte 0xff)
+    ["approve", S, "--reason", "r", "--actor", "\udcfe"],
     ["stop"],
     ["stop", S],
     ["stop", S, "--reason"],
