@@ -79,6 +79,13 @@ typedef void (*lil_expr_ref_fn)(void *ud, const struct lil_expr_ref *ref);
 void lil__expr_refs(const struct lil_expr *e, lil_expr_ref_fn fn, void *ud);
 void lil__tmpl_refs(const struct lil_tmpl *t, lil_expr_ref_fn fn, void *ud);
 
+/* Call fn for every reference whose value may reach the rendered text as
+ * a string outside shq(...): a ${...} part that is a reference, or a +,
+ * && or || over one.  A comparison, negation, arithmetic other than + and
+ * anything inside shq(...) never does. */
+void lil__expr_unquoted_refs(const struct lil_expr *e, lil_expr_ref_fn fn, void *ud);
+void lil__tmpl_unquoted_refs(const struct lil_tmpl *t, lil_expr_ref_fn fn, void *ud);
+
 /* ------------------------------------------------------------------------ */
 /* Evaluation                                                                */
 

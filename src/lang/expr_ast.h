@@ -91,7 +91,8 @@ enum expr_op {
     N_SUB,
     N_MUL,
     N_DIV,
-    N_MOD
+    N_MOD,
+    N_SHQ /* shq(a): String(a) quoted as one word of a POSIX shell */
 };
 
 /* The root of a reference, classified once at parse time. */

@@ -435,6 +435,42 @@ static lil_status eval_binary(const struct lil_expr *e, const struct expr_node *
     return rc;
 }
 
+/* shq(a): String(a) between single quotes, each ' in it written '\'' --
+ * one word for /bin/sh whatever it holds.  Built at the end of scratch,
+ * then moved down to where a's own string began. */
+static lil_status eval_shq(const struct lil_expr *e, const struct expr_node *n,
+                           struct lil_eval *ev, struct lil_val *out)
+{
+    size_t mark = ev->scratch.len, vp, start, from = 0;
+    struct lil_val v, none = undef_val;
+    lil_status rc = eval(e, n->a, ev, &v);
+
+    if (rc == LIL_OK)
+        rc = to_string(ev, &v, &none);
+    if (rc != LIL_OK)
+        return rc;
+    vp = pin(ev, &v);
+    start = ev->scratch.len;
+    rc = lil__buf_add(&ev->scratch, "'", 1);
+    for (size_t i = 0; rc == LIL_OK && i <= v.len; i++) {
+        unpin(ev, &v, vp); /* scratch may have moved */
+        if (i < v.len && v.s[i] != '\'')
+            continue;
+        rc = lil__buf_add(&ev->scratch, v.s + from, i - from);
+        unpin(ev, &v, vp);
+        if (rc == LIL_OK)
+            rc = lil__buf_add(&ev->scratch, i < v.len ? "'\\''" : "'",
+                              i < v.len ? 4 : 1);
+        from = i + 1;
+    }
+    if (rc != LIL_OK)
+        return rc;
+    memmove(ev->scratch.data + mark, ev->scratch.data + start, ev->scratch.len - start);
+    lil__eval_truncate(ev, mark + (ev->scratch.len - start));
+    *out = scratch_str(ev, mark);
+    return LIL_OK;
+}
+
 /* An operator node (the parser guarantees the recursion depth). */
 static lil_status eval_op(const struct lil_expr *e, const struct expr_node *n,
                           struct lil_eval *ev, struct lil_val *out)
@@ -449,6 +485,8 @@ static lil_status eval_op(const struct lil_expr *e, const struct expr_node *n,
             *out = n->op == N_NOT ? v_bool(!lil__val_truthy(out))
                                   : v_num(-lil__val_number(out));
         return rc;
+    case N_SHQ:
+        return eval_shq(e, n, ev, out);
     case N_AND:
     case N_OR:
         rc = eval(e, n->a, ev, out);

@@ -163,6 +163,30 @@ static lil_status parse_ref(struct parser *p, const struct expr_tok *root,
 static lil_status parse_binary(struct parser *p, int minprec, uint32_t *out);
 
 static lil_status parse_paren(struct parser *p, const struct expr_tok *open,
+                              uint32_t *out);
+
+/* Is token t the name of the language's one function, followed by '('? */
+static bool is_call(const struct parser *p, const struct expr_tok *t)
+{
+    return t->len == 3 && memcmp(p->pool + t->str, "shq", 3) == 0 &&
+           peek(p)->kind == TK_LPAREN;
+}
+
+/* `shq(expr)`, lil's one function.  Any other name before '(' is read as a
+ * reference, so the '(' is a trailing token, as in the reference. */
+static lil_status parse_call(struct parser *p, const struct expr_tok *name,
+                             uint32_t *out)
+{
+    const struct expr_tok *open = next(p);
+    uint32_t arg;
+    lil_status rc = parse_paren(p, open, &arg);
+
+    if (rc != LIL_OK)
+        return rc;
+    return add_node(p, N_SHQ, name->off, arg, 0, 1, out);
+}
+
+static lil_status parse_paren(struct parser *p, const struct expr_tok *open,
                               uint32_t *out)
 {
     lil_status rc;
@@ -199,6 +223,8 @@ static lil_status parse_primary(struct parser *p, uint32_t *out)
     case TK_NULL:
         return add_node(p, N_NULL, t->off, 0, 0, 0, out);
     case TK_IDENT:
+        if (is_call(p, t))
+            return parse_call(p, t, out);
         return parse_ref(p, t, out);
     case TK_LPAREN:
         return parse_paren(p, t, out);
@@ -364,16 +390,43 @@ void lil__expr_free(const struct lil_env *env, struct lil_expr *e)
     lil__free(env, e); /* one block */
 }
 
+static void emit_ref(const struct lil_expr *e, const struct expr_node *n,
+                     lil_expr_ref_fn fn, void *ud)
+{
+    struct lil_expr_ref ref;
+
+    ref.root = e->pool + e->names[n->a].off;
+    ref.member = n->b > 1 ? e->pool + e->names[n->a + 1].off : NULL;
+    ref.offset = n->off;
+    fn(ud, &ref);
+}
+
 void lil__expr_refs(const struct lil_expr *e, lil_expr_ref_fn fn, void *ud)
 {
     for (uint32_t i = 0; i < e->nnodes; i++) {
         const struct expr_node *n = &e->nodes[i];
-        struct lil_expr_ref ref;
-        if (n->op != N_REF)
-            continue;
-        ref.root = e->pool + e->names[n->a].off;
-        ref.member = n->b > 1 ? e->pool + e->names[n->a + 1].off : NULL;
-        ref.offset = n->off;
-        fn(ud, &ref);
+        if (n->op == N_REF)
+            emit_ref(e, n, fn, ud);
     }
+}
+
+/* The references under node i that may give it a string value (the
+ * recursion is bounded by the node's height, LIL_EXPR_MAX_DEPTH). */
+static void unquoted_refs(const struct lil_expr *e, uint32_t i, lil_expr_ref_fn fn,
+                          void *ud)
+{
+    const struct expr_node *n = &e->nodes[i];
+
+    if (n->op == N_REF) {
+        emit_ref(e, n, fn, ud);
+    } else if (n->op == N_ADD || n->op == N_AND || n->op == N_OR) {
+        unquoted_refs(e, n->a, fn, ud);
+        unquoted_refs(e, n->b, fn, ud);
+    }
+}
+
+void lil__expr_unquoted_refs(const struct lil_expr *e, lil_expr_ref_fn fn, void *ud)
+{
+    if (e->nnodes)
+        unquoted_refs(e, e->top, fn, ud);
 }

@@ -162,6 +162,14 @@ void lil__tmpl_refs(const struct lil_tmpl *t, lil_expr_ref_fn fn, void *ud)
     }
 }
 
+void lil__tmpl_unquoted_refs(const struct lil_tmpl *t, lil_expr_ref_fn fn, void *ud)
+{
+    for (size_t i = 0; i < t->nsegs; i++) {
+        if (t->segs[i].e)
+            lil__expr_unquoted_refs(t->segs[i].e, fn, ud);
+    }
+}
+
 lil_status lil__tmpl_render(const struct lil_tmpl *t, struct lil_eval *ev,
                             struct lil_buf *out)
 {

@@ -137,5 +137,49 @@ def shell_environment_scrubbed(t):
     check(TOKEN not in log.out, "the token is not in lil log")
 
 
+INJECT = """
+    loopspec: "0.1"
+    id: inject
+    pattern: react
+    inputs:
+      name: {type: string, default: "x"}
+    state:
+      vars:
+        out: {type: string, init: ""}
+        n: {type: int, init: 0}
+    body:
+      - id: greet
+        kind: shell
+        cmd: "printf '%s' @ARG@"
+        save: {out: "$.stdout"}
+        on_done: {incr: n}
+    terminate: {signal: state-predicate, until: "${state.n >= 1}"}
+    caps: {max_iterations: 3}
+"""
+EVIL = "a'b; touch pwned; echo $(touch pwned2) `touch pwned3`\nc"
+
+
+@test
+def shq_quotes_an_input_as_one_word(t):
+    t.spec(INJECT, ARG="${shq(inputs.name)}")
+    res = expect(t.run("--input", "name=" + EVIL), 0, status="completed")
+    eq(res["state"]["out"], EVIL, "the input printed as it is, one argument")
+    for f in ("pwned", "pwned2", "pwned3"):
+        check(not os.path.exists(t.path(f)), "nothing of the input ran: " + f)
+    eq(t.lil("validate", t.path("loop.yaml")).out.count("unquoted-cmd"), 0,
+       "no warning for a quoted value")
+
+
+@test
+def unquoted_input_runs_as_commands_and_is_warned(t):
+    t.spec(INJECT, ARG="${inputs.name}")
+    val = t.lil("validate", t.path("loop.yaml"))
+    check("unquoted-cmd" in val.out and "${shq(inputs.name)}" in val.out,
+          "validate names the unquoted input and the fix")
+    expect(t.run("--input", "name=x; touch pwned"), 0, status="completed")
+    check(os.path.exists(t.path("pwned")),
+          "unquoted, the input runs as a command (the reference's semantics)")
+
+
 if __name__ == "__main__":
     loopt.main()

@@ -455,6 +455,8 @@ static void check_kind(struct vctx *v, const struct lil_ir_step *s)
     case LIL_STEP_SHELL:
         snprintf(path, sizeof(path), "%s.cmd", s->path);
         lil__validate_tmpl(v, &s->shell.cmd, path);
+        if (!s->shell.has_args)
+            lil__validate_cmd_quoting(v, &s->shell.cmd, path);
         for (size_t i = 0; i < s->shell.nargs; i++) {
             snprintf(path, sizeof(path), "%s.args[%zu]", s->path, i);
             lil__validate_tmpl(v, &s->shell.args[i], path);

@@ -1,7 +1,8 @@
 /*
  * validate.h -- shared by the validator's files (validate.c: declarations,
  * steps, expressions; validate_top.c: terminate, caps, schedule, gates,
- * artifacts, notify, observe).  Not used outside them.
+ * artifacts, notify, observe; cmd_quoting.c: unquoted shell commands).  Not used
+ * outside them.
  *
  * A struct vctx is one validation: the IR, the diagnostics, the step ids
  * seen so far (a jansson object used as a hash set) and the reduce aliases
@@ -34,6 +35,10 @@ struct vctx {
 void lil__validate_guard(struct vctx *v, const struct lil_ir_guard *g,
                          const char *path);
 void lil__validate_tmpl(struct vctx *v, const struct lil_ir_tmpl *t, const char *path);
+
+/* `unquoted-cmd` warnings for a cmd that /bin/sh runs (cmd_quoting.c). */
+void lil__validate_cmd_quoting(struct vctx *v, const struct lil_ir_tmpl *t,
+                               const char *path);
 
 /* Every template of a request (url, headers, string body) under path. */
 void lil__validate_http(struct vctx *v, const struct lil_ir_http *h, const char *path);

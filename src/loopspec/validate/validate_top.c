@@ -133,6 +133,7 @@ static void check_exit_action(struct vctx *v)
                   "terminate.on_exit of kind %s requires '%s'",
                   lil__ir_enum_name(LIL_ENUM_ACTION_KIND, (int)a->kind), need);
     lil__validate_tmpl(v, &a->cmd, "terminate.on_exit.cmd");
+    lil__validate_cmd_quoting(v, &a->cmd, "terminate.on_exit.cmd");
     lil__validate_http(v, &a->request, "terminate.on_exit.request");
     lil__validate_tmpl(v, &a->prompt, "terminate.on_exit.prompt");
     if (a->kind == LIL_ACT_AGENT && a->harness_given)
@@ -359,6 +360,7 @@ static void check_observe(struct vctx *v)
         return;
     /* Hook templates go through the same reference checks as the rest. */
     lil__validate_tmpl(v, &h->cmd, "observe.hooks.completed.cmd");
+    lil__validate_cmd_quoting(v, &h->cmd, "observe.hooks.completed.cmd");
     lil__validate_http(v, &h->request, "observe.hooks.completed.request");
 }
 
