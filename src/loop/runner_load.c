@@ -404,6 +404,10 @@ static lil_status fold_cap(struct lil_loop *lp, const struct kept_rec *r, json_t
     ev.kind = cleared ? LIL_METER_EV_CAP_CLEARED : LIL_METER_EV_CAP;
     ev.iteration = int_of(v, "atIteration");
     ev.ts_ms = int_of(v, "at");
+    if (lil__loop_cap_detail(
+            lp, ev.cap,
+            cleared ? NULL : json_string_value(json_object_get(v, "detail"))) != LIL_OK)
+        return lp->err.code;
     return lil__meters_fold(&lp->meters, &lp->err, &ev);
 }
 
