@@ -375,9 +375,9 @@ def worst_case_above_the_whole_budget_warned_by_validate_and_doctor(t):
     path = t.spec(SPEC, BUDGET="{tokens: 1500}", ACTION="fail", N=2)
     line = [i for i, x in enumerate(open(path, encoding="utf-8").read().splitlines(), 1)
             if "- id: think" in x][0]
-    want = ("agent step 'think' can never start: its worst case is at least "
-            "LIL_AGENT_MAX_TOKENS 2000 tokens and the prompt, more than the whole token "
-            "budget (1500): raise caps.budget.tokens or lower LIL_AGENT_MAX_TOKENS")
+    want = ("agent step 'think' can never start: its worst case, the prompt plus "
+            "LIL_AGENT_MAX_TOKENS 2000 tokens, is more than the whole token budget "
+            "(1500): raise caps.budget.tokens or lower LIL_AGENT_MAX_TOKENS")
     res = t.lil("validate", path, "--json")
     eq(res.rc, 0, "a warning: the spec is valid")
     diags = [d for d in res.json["diagnostics"] if d["code"] == "call-over-budget"]
@@ -391,11 +391,13 @@ def worst_case_above_the_whole_budget_warned_by_validate_and_doctor(t):
     eq([d for d in res.json["diagnostics"] if d["code"] == "call-over-budget"], [],
        "a limit that leaves room: no warning")
     doc = t.lil("doctor", path)
-    check(("⚠ loop.yaml:%d:" % line) in doc.out and want in doc.out,
+    check(("⚠ %s:%d:5: %s [call-over-budget]" % (path, line, want)) in doc.out,
           "doctor warns: " + doc.out)
-    check(not any(d["code"] == "call-over-budget" for d in
-                  t.lil("validate", path, "--json", env=env).json["diagnostics"]),
-          "no warning with a lower limit")
+    checks = [c for c in t.lil("doctor", path, "--json").json["checks"]
+              if c["check"] == "call-over-budget"]
+    eq([c["level"] for c in checks], ["warning"], "doctor --json's check")
+    check("call-over-budget" not in t.lil("doctor", path, env=env).out,
+          "doctor: no warning with a lower limit")
 
 
 @test
