@@ -7,6 +7,8 @@
  *       removed in it; a store that does not exist yet is fine when its
  *       parent is writable (`lil run` creates it);
  *   ✓/⚠ a token, usd or wallclock budget is set;
+ *   ⚠   each agent call the token budget can never admit (the spec's
+ *       `call-over-budget` warnings, at file:line:column);
  *   ℹ   with a usd budget: which harnesses report their cost, which are
  *       priced from the table, which are estimated;
  *   ✓/✗ each agent step's harness (and on_exit's) can run here
@@ -425,7 +427,23 @@ static void check_agent_limits(struct doctor *d)
 /* ---- the verb
  * -------------------------------------------------------------------------------- */
 
-static void run_checks(struct doctor *d, const json_t *norm, const char *dir)
+/* ⚠ every agent call the token budget can never admit: the spec's
+ * `call-over-budget` warnings, at their file:line:column. */
+static void check_call_budget(struct doctor *d, const lil_spec *spec, const char *file)
+{
+    size_t n = lil_spec_diag_count(spec);
+
+    for (size_t i = 0; i < n; i++) {
+        const lil_diag *g = lil_spec_diag(spec, i);
+
+        if (g && strcmp(g->code, "call-over-budget") == 0)
+            say(d, LVL_WARN, "call-over-budget", "%s:%u:%u: %s [call-over-budget]",
+                g->file && *g->file ? g->file : file, g->line, g->column, g->message);
+    }
+}
+
+static void run_checks(struct doctor *d, const lil_spec *spec, const char *file,
+                       const json_t *norm, const char *dir)
 {
     const json_t *caps = json_object_get(norm, "caps");
     const json_t *terminate = json_object_get(norm, "terminate");
@@ -433,6 +451,7 @@ static void run_checks(struct doctor *d, const json_t *norm, const char *dir)
 
     check_store(d, dir);
     check_budget(d, caps);
+    check_call_budget(d, spec, file);
     check_harnesses(d, json_object_get(norm, "body"), 0);
     check_on_exit(d, terminate);
     if (load_agents(d))
@@ -512,7 +531,7 @@ static int cmd_doctor(struct cli_ctx *ctx, int argc, char **argv)
             cli_put_text(stdout, id);
             fputs("'\n", stdout);
         }
-        run_checks(&d, norm, cli_store_dir(ctx));
+        run_checks(&d, spec, cli_spec_name(pos[0]), norm, cli_store_dir(ctx));
         ex = report(&d, id, cli_spec_name(pos[0]), cli_store_dir(ctx));
     }
     json_decref(d.checks);

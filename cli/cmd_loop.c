@@ -153,6 +153,8 @@ static int recover_args(struct cli_ctx *ctx, const struct loop_cli *lc,
         return cli_usage(ctx, "--assume-done requires --result-json <json>");
     if (lc->result_set && !lc->assume_done)
         return cli_usage(ctx, "--result-json goes only with --assume-done");
+    if (lc->approve && !lc->retry)
+        return cli_usage(ctx, "--approve goes only with --retry");
     *how = lc->retry         ? LIL_RESOLVE_RETRY
            : lc->assume_done ? LIL_RESOLVE_ASSUME_DONE
                              : LIL_RESOLVE_ABORT;
@@ -168,7 +170,8 @@ static int cmd_recover(struct cli_ctx *ctx, int argc, char **argv)
     int ex;
 
     memset(&lc, 0, sizeof(lc));
-    ex = loop_cli_parse(ctx, argc, argv, LOOP_OPT_WHO | LOOP_OPT_RECOVER, &lc);
+    ex = loop_cli_parse(ctx, argc, argv,
+                        LOOP_OPT_WHO | LOOP_OPT_RECOVER | LOOP_OPT_APPROVE, &lc);
     if (ex == CLI_EXIT_OK)
         ex = recover_args(ctx, &lc, &how);
     if (ex == CLI_EXIT_OK && lc.result_set) {
@@ -253,9 +256,13 @@ const struct cli_verb cli_verb_approve = {
 
 const struct cli_verb cli_verb_recover = {
     "recover", "decide the uncertain effect of a loop run",
-    "Usage: lil recover SPEC [--run-id ID] (--retry | --assume-done --result-json JSON |\n"
-    "                   --abort) --reason R [--actor A] [--json]\n\n"
+    "Usage: lil recover SPEC [--run-id ID] (--retry [--approve] | --assume-done\n"
+    "                   --result-json JSON | --abort) --reason R [--actor A] [--json]\n\n"
     "retry runs the effect again; assume-done takes JSON as its result without\n"
     "running it; abort stops the run for good.  Then the run goes on (a queued run:\n"
-    "back in the queue, for a worker; exit 4).\n" LOOP_EXIT_HELP,
+    "back in the queue, for a worker; exit 4).  An uncertain agent call stays\n"
+    "counted at its reservation whatever is decided (the result's detail says\n"
+    "how much); its retry reserves again, and --approve approves at once the\n"
+    "token or usd budget cap (a breakpoint) that this retry's check trips,\n"
+    "journaled with the same actor and reason.\n" LOOP_EXIT_HELP,
     cmd_recover};

@@ -258,6 +258,17 @@ static bool queued(const lil_loop_result *res)
     return yes;
 }
 
+/* "  detail: ..." of res's JSON, when it has one. */
+static void print_detail(const lil_loop_result *res)
+{
+    json_t *o = res->json ? json_loads(res->json, 0, NULL) : NULL;
+    const char *detail = json_string_value(json_object_get(o, "detail"));
+
+    if (detail)
+        printf("  detail: %s\n", detail);
+    json_decref(o);
+}
+
 static void print_summary(const struct loop_cli *lc, const lil_loop_result *res)
 {
     const char *id = lil_loop_run_id(lc->lp);
@@ -274,6 +285,7 @@ static void print_summary(const struct loop_cli *lc, const lil_loop_result *res)
            (long long)res->iteration);
     if (res->reason)
         printf("  reason: %s\n", res->reason);
+    print_detail(res);
     if (res->wake_at_ms) {
         long long left =
             (long long)(res->wake_at_ms - (long long)(cli_now_ns() / 1000000));

@@ -1017,7 +1017,11 @@ LIL_API int lil_loop_exit_code(lil_loop_status s);
 
 enum {
     /* Approve a pending cap-breakpoint at the start (`--approve`): journals
-     * cap_cleared and rebases only the meter that tripped. */
+     * cap_cleared and rebases only the meter that tripped.  With
+     * lil_loop_recover's retry: approve the token or usd budget's
+     * breakpoint cap that the retried call trips (at its iteration's start
+     * or at the call), once, journaled with the recovery's actor and
+     * reason. */
     LIL_LOOP_APPROVE_CAPS = 1u << 0,
     /* Approve every breakpoint and gate this call reaches (`--yes`); each
      * approval is journaled with the actor and the reason. */
@@ -1108,7 +1112,9 @@ typedef struct lil_loop_result {
     char *uncertain_identity; /* canonical JSON, secrets redacted */
     char *json;               /* the whole result as one JSON object: status, iteration,
                                  state, and reason, wakeAt, next {iteration}, uncertain
-                                 {iteration, seq, kind, identity} where they apply */
+                                 {iteration, seq, kind, identity}, detail (what a
+                                 budget's cap or an uncertain agent call's
+                                 reservation means), meters where they apply */
 } lil_loop_result;
 
 /* Release the strings of a result (its struct is the caller's). */
@@ -1149,7 +1155,10 @@ LIL_API lil_status lil_loop_approve(lil_loop *lp, const char *actor, const char 
 /* Decide the uncertain effect: retry it, take result_json as its result
  * (LIL_RESOLVE_ASSUME_DONE; JSON text), or abort the run (stopped, final).
  * Journaled with actor and reason (non-empty); then, unless aborted,
- * lil_loop_run.  LIL_E_INVAL when the run is not uncertain, for a missing
+ * lil_loop_run.  An uncertain agent call stays counted at its reservation
+ * whatever is decided (the uncertain result's "detail" says how much); a
+ * retry reserves again (LIL_LOOP_APPROVE_CAPS: a budget cap it trips is
+ * approved at once).  LIL_E_INVAL when the run is not uncertain, for a missing
  * or invalid result_json, or a result with another resolution. */
 LIL_API lil_status lil_loop_recover(lil_loop *lp, lil_resolution how,
                                     const char *result_json, const char *actor,

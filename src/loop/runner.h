@@ -18,6 +18,8 @@
  *                    effects: identity, retries, redaction, replay
  *   runner_budget.c  reservations of agent calls: the token and usd
  *                    budgets checked before a call starts
+ *   runner_budget_admit.c  that check and its record, the detail of a
+ *                    budget cap it trips
  *   runner_record.c  the records of docs/loops.md: names and payloads
  *   runner_result.c  the result (lil_loop_result) and its JSON
  *   runner_slots.c   the slots: records journaled since the last snapshot
@@ -182,6 +184,10 @@ struct lil_loop {
     char *end_reason;
     json_t *stop; /* an honoured stop request not yet cleared */
     struct loop_pause pause;
+    char *cap_detail;           /* what the last cap's record says of it beyond
+                                   its word (runner_budget_admit.c), until the
+                                   cap is cleared; or NULL */
+    enum lil_cap cap_detail_of; /* the cap it is the detail of */
     bool terminated, observer_started;
     bool has_start_caps, parked; /* parked: the last record (open and close
                                     aside) is parked.N (runner_facts.c) */
@@ -198,6 +204,14 @@ struct lil_loop {
 
     struct loop_replay replay;
     struct loop_clock clock;
+
+    /* a retry decided with an approval (lil_loop_recover with
+       LIL_LOOP_APPROVE_CAPS), for that call only: the slot retried, and who
+       approves a budget cap its check trips, and why (borrowed) */
+    struct {
+        char slot[LIL_LOOP_NAME_MAX]; /* "" when none */
+        const char *actor, *reason;
+    } recovery;
 
     /* what the layers above do at the runner's turns (NULL: nothing) */
     const struct lil_loop_hooks *hooks;
@@ -342,6 +356,15 @@ void lil__loop_slots_clear(struct lil_loop *lp);
 /* A slot's name: "I.S", or "exit.S" for on_exit (iteration < 0). */
 void lil__loop_slot_name(char out[LIL_LOOP_NAME_MAX], int64_t iteration, int64_t seq);
 
+/* Caps (runner_iter.c).  Set the detail of cap (a copy of text; NULL
+ * clears it). */
+lil_status lil__loop_cap_detail(struct lil_loop *lp, enum lil_cap cap,
+                                const char *text);
+/* Journal that cap t tripped (a breakpoint) and its approval by actor for
+ * reason at once: cap.N, cap_cleared.N; the meters rebased. */
+lil_status lil__loop_cap_approve_now(struct lil_loop *lp, struct lil_cap_trip t,
+                                     const char *actor, const char *reason);
+
 /* Records (runner_record.c). */
 /* Append control record "<kind>.N" with payload (a JSON object, stolen).
  * lazy: not synced on its own. */
@@ -456,6 +479,16 @@ lil_status lil__budget_outcome(struct lil_loop *lp, bool folding, const char *sl
                                json_t *outcome, bool *moved);
 /* A reserve.N record (payload v) read back. */
 lil_status lil__budget_fold_reserve(struct lil_loop *lp, const char *name, json_t *v);
+/* A cap *t tripped at the start of iteration: a token or usd budget's
+ * gets its detail when it counts calls without an outcome; the approval
+ * given with a retry of this iteration's call is journaled (then *t is
+ * what trips after it, NONE for nothing). */
+lil_status lil__budget_start_cap(struct lil_loop *lp, int64_t iteration,
+                                 struct lil_cap_trip *t);
+/* What slot's uncertain agent call counts (its held reservation) and what
+ * a retry of it needs, into out; false when it holds none. */
+bool lil__budget_uncertain_detail(const struct lil_loop *lp, const char *slot,
+                                  char *out, size_t cap);
 /* Add "overran": true to usage when it is more than slot's reservation. */
 void lil__budget_mark_overrun(const struct lil_loop *lp, const char *slot,
                               json_t *usage);

@@ -6,11 +6,12 @@
  * Before a fresh agent call starts, its worst case r (prompt bound +
  * AGENT_MAX_TOKENS, at the model's prices; a model without a price
  * reserves what the usd budget has left) is checked against what is left
- * of each budget.  It does not fit: the call does not start and the cap
- * trips (token-budget, usd-budget) with the spec's action; r alone is more
- * than the whole budget: the run fails saying what to change.  It fits: r
- * is journaled, then the call's intent, and r counts as spent until the
- * call's outcome settles it to the real usage.
+ * of each budget (runner_budget_admit.c).  It does not fit -- r alone may
+ * be more than the whole budget -- : the call does not start and the cap
+ * trips (token-budget, usd-budget) with the spec's action, its detail
+ * saying what did not fit and what to change.  It fits: r is journaled,
+ * then the call's intent, and r counts as spent until the call's outcome
+ * settles it to the real usage.
  *
  * The record, one per attempt of a call:
  *   reserve.N  {"slot": "I.S", "step"?, "tokens", "usd", "limit",
@@ -182,149 +183,6 @@ void lil__budget_mark_overrun(const struct lil_loop *lp, const char *slot,
         return;
     if (tokens > s->held.tokens || (lp->meters.lim.has_usd && usd > s->held.usd))
         json_object_set_new(usage, "overran", json_true());
-}
-
-/* ---- the check and the record ----------------------------------------------- */
-
-/* The worst case of call as a reservation. */
-static lil_status worst_of(struct lil_loop *lp, const struct lil_agent_call *call,
-                           struct lil_agent_worst *w, struct lil_reserve *r)
-{
-    lil_status rc = lil__agent_worst_case(call, &lp->err, w);
-
-    memset(r, 0, sizeof(*r));
-    if (rc != LIL_OK)
-        return rc;
-    r->tokens = w->tokens;
-    r->usd_rest = !w->priced && lp->meters.lim.has_usd;
-    r->usd = w->priced ? w->usd : lil__meters_usd_left(&lp->meters);
-    return LIL_OK;
-}
-
-static lil_status journal_reserve(struct lil_loop *lp, const char *slot,
-                                  const char *step_id, const struct lil_reserve *r,
-                                  const struct lil_agent_worst *w, int64_t retry)
-{
-    json_t *p =
-        json_pack("{s:s, s:I, s:f, s:I}", "slot", slot, "tokens", (json_int_t)r->tokens,
-                  "usd", r->usd, "limit", (json_int_t)w->limit);
-
-    if (p && step_id)
-        json_object_set_new(p, "step", json_string(step_id));
-    if (p && w->model[0])
-        json_object_set_new(p, "model", json_string(w->model));
-    if (p && r->usd_rest)
-        json_object_set_new(p, "unpriced", json_true());
-    if (p && retry)
-        json_object_set_new(p, "retry", json_integer((json_int_t)retry));
-    return lil__loop_control(lp, "reserve", p, retry == 0);
-}
-
-static void who(const char *step_id, char *out, size_t cap)
-{
-    if (step_id)
-        snprintf(out, cap, "agent step '%s'", step_id);
-    else
-        snprintf(out, cap, "the exit action's agent call");
-}
-
-/* r is more than the whole budget of t.cap: no approval can let it start. */
-static lil_status never_fits(struct iter *it, const char *step_id,
-                             struct lil_cap_trip t, const struct lil_agent_worst *w)
-{
-    const struct lil_cap_limits *lim = &it->lp->meters.lim;
-    char name[LIL_LOOP_NAME_MAX + 64];
-
-    who(step_id, name, sizeof(name));
-    if (t.cap == LIL_CAP_TOKENS)
-        return lil__iter_fail(
-            it, LIL_E_TOOBIG,
-            "%s cannot start: its worst case, %lld tokens (prompt %lld "
-            "+ %s %lld), is more than the whole token budget (%lld): "
-            "raise caps.budget.tokens or lower %s",
-            name, (long long)w->tokens, (long long)w->prompt, w->limit_var,
-            (long long)w->limit, (long long)lim->tokens, w->limit_var);
-    return lil__iter_fail(
-        it, LIL_E_TOOBIG,
-        "%s cannot start: its worst case, $%.6g (%lld tokens at $%g/M + "
-        "%s %lld at $%g/M, %s), is more than the whole usd budget "
-        "($%g): raise caps.budget.usd or lower %s",
-        name, w->usd, (long long)w->prompt, w->price_in, w->limit_var,
-        (long long)w->limit, w->price_out, w->model[0] ? w->model : "LLM_PRICE_IN/_OUT",
-        lim->usd, w->limit_var);
-}
-
-lil_status lil__budget_admit(struct iter *it, const char *slot, const char *step_id,
-                             const struct lil_agent_call *call)
-{
-    struct lil_loop *lp = it->lp;
-    struct lil_agent_worst w;
-    struct lil_reserve r;
-    struct lil_cap_trip t;
-    bool never = false;
-    lil_status rc;
-
-    if (!lil__budget_applies(lp, call->harness))
-        return LIL_OK;
-    rc = worst_of(lp, call, &w, &r);
-    if (rc != LIL_OK)
-        return lil__iter_fail(it, rc, "%s", lp->err.msg);
-    t = lil__meters_check_reserve(&lp->meters, &r, &never);
-    if (never)
-        return never_fits(it, step_id, t, &w);
-    if (t.cap != LIL_CAP_NONE) {
-        it->cap = t;
-        return lil__iter_stop(it, WHY_CAP);
-    }
-    rc = journal_reserve(lp, slot, step_id, &r, &w, 0);
-    if (rc == LIL_OK)
-        rc = lil__budget_reserved(lp, false, slot, &r, 0);
-    return rc == LIL_OK ? rc : lil__iter_fail(it, rc, "%s", lp->err.msg);
-}
-
-/* Why another attempt of r does not fit (t tripped), into err. */
-static lil_status no_retry(struct lil_loop *lp, lil_status last, struct lil_cap_trip t,
-                           const struct lil_reserve *r)
-{
-    char was[LIL_ERRMSG_MAX];
-    const struct lil_loop_meters *m = &lp->meters;
-
-    snprintf(was, sizeof(was), "%s", lp->err.msg);
-    if (t.cap == LIL_CAP_TOKENS)
-        return lil__seterr(
-            &lp->err, last, 0,
-            "no retry: the token budget has %lld left and another attempt "
-            "may cost %lld; the last attempt: %s",
-            (long long)(m->lim.tokens - lil__meters_spent_tokens(m)),
-            (long long)r->tokens, was);
-    return lil__seterr(&lp->err, last, 0,
-                       "no retry: the usd budget has $%g left and another attempt may "
-                       "cost $%g; the last attempt: %s",
-                       lil__meters_usd_left(m), r->usd, was);
-}
-
-lil_status lil__budget_retry(struct lil_loop *lp, const char *slot, const char *step_id,
-                             const struct lil_agent_call *call, int64_t attempt,
-                             lil_status last)
-{
-    struct loop_slot *s = lil__loop_slot(lp, slot);
-    struct lil_agent_worst w;
-    struct lil_reserve r;
-    struct lil_cap_trip t;
-    lil_status rc;
-
-    if (!s || !s->has_held)
-        return LIL_OK; /* nothing reserved: no budget to keep */
-    rc = worst_of(lp, call, &w, &r);
-    if (rc != LIL_OK)
-        return rc;
-    t = lil__meters_check_reserve(&lp->meters, &r, NULL);
-    if (t.cap != LIL_CAP_NONE)
-        return no_retry(lp, last, t, &r);
-    rc = journal_reserve(lp, slot, step_id, &r, &w, attempt);
-    if (rc == LIL_OK) /* durable before the attempt starts, in every mode but off */
-        rc = lil__run_sync(lp->run, &lp->err);
-    return rc == LIL_OK ? lil__budget_reserved(lp, false, slot, &r, attempt) : rc;
 }
 
 lil_status lil__budget_fold_reserve(struct lil_loop *lp, const char *name, json_t *v)

@@ -116,18 +116,47 @@ static lil_status cap_action(struct lil_loop *lp, enum lil_cap cap,
     return lil__loop_result(lp, LIL_LOOP_PAUSED, reason, res);
 }
 
+lil_status lil__loop_cap_detail(struct lil_loop *lp, enum lil_cap cap, const char *text)
+{
+    char *copy = text ? lil__strdup(lp->env, text) : NULL;
+
+    if (text && !copy)
+        return lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
+    lil__free(lp->env, lp->cap_detail);
+    lp->cap_detail = copy;
+    lp->cap_detail_of = text ? cap : LIL_CAP_NONE;
+    return LIL_OK;
+}
+
+/* Journal that trip tripped: cap.N (with its detail, when it has one) and
+ * the meters. */
+static lil_status journal_cap(struct lil_loop *lp, struct lil_cap_trip trip)
+{
+    json_t *p = json_pack("{s:s, s:s, s:I}", "reason", trip.reason, "action",
+                          lil__cap_action_name(trip.action), "iteration",
+                          (json_int_t)lp->meters.iteration);
+    lil_status rc = LIL_OK;
+
+    if (lp->cap_detail && lp->cap_detail_of == trip.cap) {
+        if (p)
+            json_object_set_new(p, "detail", json_string(lp->cap_detail));
+    } else {
+        rc = lil__loop_cap_detail(lp, LIL_CAP_NONE, NULL); /* another cap's */
+    }
+    if (rc == LIL_OK)
+        rc = lil__loop_control(lp, "cap", p, false);
+    else
+        json_decref(p);
+    if (rc == LIL_OK)
+        rc = lil__meters_trip(&lp->meters, &lp->err, trip.cap, trip.action);
+    return rc;
+}
+
 static lil_status cap_hit(struct lil_loop *lp, struct lil_cap_trip trip,
                           lil_loop_result *res)
 {
-    lil_status rc =
-        lil__loop_control(lp, "cap",
-                          json_pack("{s:s, s:s, s:I}", "reason", trip.reason, "action",
-                                    lil__cap_action_name(trip.action), "iteration",
-                                    (json_int_t)lp->meters.iteration),
-                          false);
+    lil_status rc = journal_cap(lp, trip);
 
-    if (rc == LIL_OK)
-        rc = lil__meters_trip(&lp->meters, &lp->err, trip.cap, trip.action);
     if (rc != LIL_OK)
         return rc;
     return cap_action(lp, trip.cap, trip.action, res);
@@ -150,7 +179,15 @@ static lil_status clear_cap(struct lil_loop *lp, const char *actor, const char *
         false);
     if (rc == LIL_OK)
         lp->meters = next;
-    return rc;
+    return rc == LIL_OK ? lil__loop_cap_detail(lp, LIL_CAP_NONE, NULL) : rc;
+}
+
+lil_status lil__loop_cap_approve_now(struct lil_loop *lp, struct lil_cap_trip t,
+                                     const char *actor, const char *reason)
+{
+    lil_status rc = journal_cap(lp, t);
+
+    return rc == LIL_OK ? clear_cap(lp, actor, reason) : rc;
 }
 
 /* ---- stops
@@ -432,6 +469,20 @@ static lil_status body_and_commit(struct lil_loop *lp, struct iter *it,
     return rc;
 }
 
+/* Does a cap stop iteration it before it starts (*trip)?  A budget's cap
+ * gets its detail, or the approval given with a retry (runner_budget_admit.c);
+ * *rc: an error of the journal. */
+static bool start_capped(struct lil_loop *lp, const struct iter *it,
+                         struct lil_cap_trip *trip, lil_status *rc)
+{
+    *rc = LIL_OK;
+    *trip = lil__meters_check_start(&lp->meters, lil__loop_now(lp));
+    if (trip->cap == LIL_CAP_NONE)
+        return false;
+    *rc = lil__budget_start_cap(lp, it->iteration, trip);
+    return *rc != LIL_OK || trip->cap != LIL_CAP_NONE;
+}
+
 static lil_status one_iteration(struct lil_loop *lp, lil_loop_result *res, bool *done)
 {
     struct iter it;
@@ -450,11 +501,10 @@ static lil_status one_iteration(struct lil_loop *lp, lil_loop_result *res, bool 
     } else if (yes) {
         *done = true;
         rc = complete(lp, &it, res);
-    } else if ((trip = lil__meters_check_start(&lp->meters, lil__loop_now(lp))).cap !=
-               LIL_CAP_NONE) {
+    } else if (start_capped(lp, &it, &trip, &rc)) {
         *done = true;
-        rc = cap_hit(lp, trip, res);
-    } else {
+        rc = rc == LIL_OK ? cap_hit(lp, trip, res) : rc;
+    } else if (rc == LIL_OK) {
         rc = body_and_commit(lp, &it, res, done);
     }
     lil__iter_free(&it);

@@ -446,6 +446,10 @@ static lil_status fold_cap(struct lil_loop *lp, const struct kept_rec *r, json_t
     if (!num_ok(lp, v, "a cap record", "atIteration", 0, &ev.iteration) ||
         !num_ok(lp, v, "a cap record", "at", 0, &ev.ts_ms))
         return lp->err.code;
+    if (lil__loop_cap_detail(
+            lp, ev.cap,
+            cleared ? NULL : json_string_value(json_object_get(v, "detail"))) != LIL_OK)
+        return lp->err.code;
     return lil__meters_fold(&lp->meters, &lp->err, &ev);
 }
 

@@ -155,6 +155,9 @@ void lil__loop_forget(struct lil_loop *lp)
     lp->end = LOOP_LIVE;
     lil__free(lp->env, lp->end_reason);
     lp->end_reason = NULL;
+    lil__free(lp->env, lp->cap_detail);
+    lp->cap_detail = NULL;
+    lp->cap_detail_of = LIL_CAP_NONE;
     json_decref(lp->stop);
     lp->stop = NULL;
     lil__free(lp->env, lp->pause.step);
@@ -416,6 +419,7 @@ lil_status lil__loop_close(struct lil_loop *lp)
     lil__free(env, lp->pause.ask);
     lil__free(env, lp->pause.reason);
     lil__free(env, lp->end_reason);
+    lil__free(env, lp->cap_detail);
     lil__free(env, lp->run_id);
     lil__free(env, lp->opt.actor);
     lil__free(env, lp->opt.reason);

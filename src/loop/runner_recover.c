@@ -10,7 +10,10 @@
  * then, unless aborted, the run goes on (lil__loop_run).  An agent call's
  * reservation (runner_budget.c) stays counted: a retry reserves again, and
  * an assumed outcome (which tells no usage) or an abort settles it at
- * itself.
+ * itself.  A retry decided with LIL_LOOP_APPROVE_CAPS (`lil recover --retry
+ * --approve`) carries an approval of the budget cap that its own check may
+ * trip (a breakpoint): runner_budget_admit.c journals the cap and its
+ * approval, with this recovery's actor and reason, and the retry starts.
  */
 #include <stdio.h>
 #include <string.h>
@@ -125,5 +128,12 @@ lil_status lil__loop_recover(struct lil_loop *lp, lil_resolution how,
         rc = lil__loop_result(lp, LIL_LOOP_STOPPED, why, res);
         return rc == LIL_OK ? lil__loop_decision_ended(lp, res) : rc;
     }
-    return lil__loop_decided(lp, res);
+    if (how == LIL_RESOLVE_RETRY && (lp->opt.flags & LIL_LOOP_APPROVE_CAPS)) {
+        snprintf(lp->recovery.slot, sizeof(lp->recovery.slot), "%s", name);
+        lp->recovery.actor = actor;
+        lp->recovery.reason = reason;
+    }
+    rc = lil__loop_decided(lp, res);
+    memset(&lp->recovery, 0, sizeof(lp->recovery));
+    return rc;
 }

@@ -2,13 +2,16 @@
  * runner_result.c -- the result of a loop call (lil_loop_result, the
  * reference's RunResult; docs/loops.md, "The result") and its JSON:
  *   {"status", "iteration", "state", "reason"?, "wakeAt"?, "next"?: {"iteration"},
- *    "uncertain"?: {"iteration", "seq", "kind", "identity"}, "meters"?}
- * with "meters" (caps.h, lil__meters_json: what each budget has spent,
- * and what calls without an outcome hold reserved) when the spec has a
- * token or usd budget or a reservation is held.
- * Strings are the host's (lil__export_copy), released by
- * lil__loop_result_free (lil_loop_result_free).  The state is the committed one (the
- * last snapshot), never what an interrupted iteration had changed.
+ *    "uncertain"?: {"iteration", "seq", "kind", "identity"}, "detail"?,
+ *    "meters"?}
+ * with "detail" when a budget cap says more than its word (what did not fit
+ * and what to change), or when the uncertain effect is an agent call that
+ * holds a reservation (what it counts whatever is decided); and "meters" (caps.h,
+ * lil__meters_json: what each budget has spent, and what calls without an outcome hold
+ * reserved) when the spec has a token or usd budget or a reservation is held. Strings
+ * are the host's (lil__export_copy), released by lil__loop_result_free
+ * (lil_loop_result_free).  The state is the committed one (the last snapshot), never
+ * what an interrupted iteration had changed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +120,26 @@ static lil_status add_meters(struct lil_loop *lp, json_t *o)
     return rc;
 }
 
+/* "detail" in o: what the cap named by the reason says of itself beyond
+ * its word, or what an uncertain agent call counts (runner_budget_admit.c). */
+static void add_detail(const struct lil_loop *lp, const lil_loop_result *res, json_t *o)
+{
+    char text[1024];
+
+    if (!o)
+        return;
+    if (res->has_uncertain) {
+        char slot[LIL_LOOP_NAME_MAX];
+
+        lil__loop_slot_name(slot, res->uncertain_iteration, res->uncertain_seq);
+        if (lil__budget_uncertain_detail(lp, slot, text, sizeof(text)))
+            json_object_set_new(o, "detail", json_string(text));
+    } else if (res->reason && lp->cap_detail &&
+               strcmp(res->reason, lil__cap_reason(lp->cap_detail_of)) == 0) {
+        json_object_set_new(o, "detail", json_string(lp->cap_detail));
+    }
+}
+
 static json_t *result_doc(struct lil_loop *lp, const lil_loop_result *res)
 {
     json_t *o = json_object(), *state = NULL;
@@ -146,6 +169,7 @@ static json_t *result_doc(struct lil_loop *lp, const lil_loop_result *res)
                                       (json_int_t)res->uncertain_seq, "kind",
                                       res->uncertain_kind, "identity",
                                       res->uncertain_identity));
+    add_detail(lp, res, o);
     if (o && add_meters(lp, o) != LIL_OK) {
         json_decref(o);
         return NULL;

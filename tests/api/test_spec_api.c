@@ -22,7 +22,7 @@ static const char valid_spec[] =
     "body:\n"
     "  - { id: w, kind: agent, harness: claude-code, prompt: do, on_done: { set: { done: true } } }\n"
     "terminate: { signal: state-predicate, until: \"${state.done == true}\" }\n"
-    "caps: { max_iterations: 5, budget: { tokens: 1000, usd: 1, wallclock: 1h } }\n";
+    "caps: { max_iterations: 5, budget: { tokens: 10000, usd: 1, wallclock: 1h } }\n";
 
 /* The base spec with a reference to an undeclared var on line 6. */
 static const char bad_ref_spec[] =
@@ -34,7 +34,7 @@ static const char bad_ref_spec[] =
     "  - { id: w, kind: agent, harness: claude-code, prompt: do, when: \"${state.nope == 1}\", "
     "on_done: { set: { done: true } } }\n"
     "terminate: { signal: state-predicate, until: \"${state.done == true}\" }\n"
-    "caps: { max_iterations: 5, budget: { tokens: 1000, usd: 1, wallclock: 1h } }\n";
+    "caps: { max_iterations: 5, budget: { tokens: 10000, usd: 1, wallclock: 1h } }\n";
 
 static void write_file(const char *path, const char *text, size_t len)
 {

@@ -298,40 +298,106 @@ def usd_budget_each_action(t):
 # Calls that can never start, and calls without a price
 
 
+def never_sentence(tokens_budget):
+    return ("agent step 'think' cannot start: its worst case, %d tokens (prompt %d + "
+            "LIL_AGENT_MAX_TOKENS 2000), is more than the whole token budget (%d): "
+            "raise caps.budget.tokens or lower LIL_AGENT_MAX_TOKENS"
+            % (RESERVE + 1900, RESERVE - LIMIT, tokens_budget))
+
+
 @test
-def worst_case_above_the_whole_token_budget_fails(t):
+def worst_case_above_the_whole_token_budget_is_the_cap(t):
+    """The cap of the budget, with what to change as its detail: the spec's
+    on_cap_exceeded applies (fail, exit-clean, breakpoint)."""
     url = server(t, max_tokens=None)
-    for action in ("fail", "breakpoint", "exit-clean"):
+    for action, code, status in (("fail", 1, "failed"), ("exit-clean", 5, "stopped"),
+                                 ("breakpoint", 3, "paused")):
         spec(t, "{tokens: 200}", action)
-        res = expect(t.run("--run-id", action,
-                           env=llm(url, LIL_AGENT_MAX_TOKENS="")), 1, status="failed",
-                     iteration=0)
-        reason = res.get("reason") or ""
-        for text in ("agent step 'think' cannot start: its worst case, %d tokens "
-                     "(prompt %d + LIL_AGENT_MAX_TOKENS 2000), is more than the whole "
-                     "token budget (200): raise caps.budget.tokens or lower "
-                     "LIL_AGENT_MAX_TOKENS" % (RESERVE + 1900, RESERVE - LIMIT),):
-            check(text in reason, "%s: %r in the reason %r" % (action, text, reason))
+        res = expect(t.run("--run-id", action, env=llm(url, LIL_AGENT_MAX_TOKENS="")),
+                     code, status=status, reason="token-budget", iteration=0,
+                     detail=never_sentence(200))
         recs = t.log(action)
-        eq(loopt.intents(recs), [], "no intent")
-        eq(named(recs, "reserve"), [], "no reservation")
+        eq(loopt.intents(recs), [], action + ": no intent")
+        eq(named(recs, "reserve"), [], action + ": no reservation")
+        eq([(r.p["reason"], r.p["action"], r.p.get("detail")) for r in named(recs, "cap")],
+           [("token-budget", action, never_sentence(200))], action + ": the cap record")
+        again = expect(t.run("--run-id", action, env=llm(url, LIL_AGENT_MAX_TOKENS="")),
+                       code, status=status, reason="token-budget",
+                       detail=never_sentence(200))
+        views_agree(t, again, action)
+    out = t.lil("run", t.spec_path, "--run-id", "breakpoint",
+                env=llm(url, LIL_AGENT_MAX_TOKENS="")).out
+    check("  detail: " + never_sentence(200) in out, "the text shows the detail: " + out)
     eq(ledger(t), [], "no request")
 
 
 @test
-def worst_case_above_the_whole_usd_budget_fails(t):
+def worst_case_above_the_whole_budget_breakpoint_raise_and_approve(t):
+    """Paused on the cap: the operator raises the budget in the spec and
+    approves; the call starts."""
+    url = server(t, max_tokens=None)
+    env = llm(url, LIL_AGENT_MAX_TOKENS="")
+    spec(t, "{tokens: 200}", "breakpoint", n=1)
+    expect(t.run(env=env), 3, status="paused", reason="token-budget",
+           detail=never_sentence(200))
+    res = expect(t.run("--reason", "no budget", env=env, verb="approve"), 3,
+                 status="paused", reason="token-budget", detail=never_sentence(200))
+    eq(ledger(t), [], "an approval alone makes no room")
+    spec(t, "{tokens: 5000}", "breakpoint", n=1)
+    res = expect(t.run("--reason", "raised to 5000", env=env, verb="approve"), 0,
+                 status="completed", iteration=1, absent=("detail",))
+    eq(len(ledger(t)), 1, "the call started")
+    recs = t.log("spend")
+    eq([r.p["reason"] for r in named(recs, "cap")], ["token-budget"] * 2, "cap records")
+    eq([(r.p["reason"], r.p["why"]) for r in named(recs, "cap_cleared")],
+       [("token-budget", "no budget"), ("token-budget", "raised to 5000")],
+       "cap_cleared records")
+    within_budget(t, res, 5000)
+
+
+@test
+def worst_case_above_the_whole_usd_budget_is_the_cap(t):
     url = server(t, max_tokens=None)
     spec(t, "{usd: 0.01}", "breakpoint")
     # gpt-4o: 172 tokens of prompt at $2.5 and 2000 at $10 per million: $0.02043
     res = expect(t.run(env=llm(url, LIL_LLM_MODEL="gpt-4o", LIL_AGENT_MAX_TOKENS="")),
-                 1, status="failed")
-    reason = res.get("reason") or ""
-    for text in ("cannot start: its worst case, $0.02043 (172 tokens at $2.5/M + "
-                 "LIL_AGENT_MAX_TOKENS 2000 at $10/M, gpt-4o), is more than the whole "
-                 "usd budget ($0.01): raise caps.budget.usd or lower "
-                 "LIL_AGENT_MAX_TOKENS",):
-        check(text in reason, "%r in the reason %r" % (text, reason))
+                 3, status="paused", reason="usd-budget")
+    eq(res.get("detail"),
+       "agent step 'think' cannot start: its worst case, $0.02043 (172 tokens at "
+       "$2.5/M + LIL_AGENT_MAX_TOKENS 2000 at $10/M, gpt-4o), is more than the whole "
+       "usd budget ($0.01): raise caps.budget.usd or lower LIL_AGENT_MAX_TOKENS",
+       "the detail")
     eq(ledger(t), [], "no request")
+
+
+@test
+def worst_case_above_the_whole_budget_warned_by_validate_and_doctor(t):
+    path = t.spec(SPEC, BUDGET="{tokens: 1500}", ACTION="fail", N=2)
+    line = [i for i, x in enumerate(open(path, encoding="utf-8").read().splitlines(), 1)
+            if "- id: think" in x][0]
+    want = ("agent step 'think' can never start: its worst case, the prompt plus "
+            "LIL_AGENT_MAX_TOKENS 2000 tokens, is more than the whole token budget "
+            "(1500): raise caps.budget.tokens or lower LIL_AGENT_MAX_TOKENS")
+    res = t.lil("validate", path, "--json")
+    eq(res.rc, 0, "a warning: the spec is valid")
+    diags = [d for d in res.json["diagnostics"] if d["code"] == "call-over-budget"]
+    eq([(d["severity"], d["message"], d["line"]) for d in diags],
+       [("warning", want, line)], "validate --json's warning")
+    text = t.lil("validate", path).out + t.lil("validate", path).err
+    check(("loop.yaml:%d:" % line) in text and "call-over-budget" in text,
+          "validate's text names file:line:column and the code: " + text)
+    env = {"LIL_AGENT_MAX_TOKENS": "1000"}
+    res = t.lil("validate", path, "--json", env=env)
+    eq([d for d in res.json["diagnostics"] if d["code"] == "call-over-budget"], [],
+       "a limit that leaves room: no warning")
+    doc = t.lil("doctor", path)
+    check(("⚠ %s:%d:5: %s [call-over-budget]" % (path, line, want)) in doc.out,
+          "doctor warns: " + doc.out)
+    checks = [c for c in t.lil("doctor", path, "--json").json["checks"]
+              if c["check"] == "call-over-budget"]
+    eq([c["level"] for c in checks], ["warning"], "doctor --json's check")
+    check("call-over-budget" not in t.lil("doctor", path, env=env).out,
+          "doctor: no warning with a lower limit")
 
 
 @test
@@ -458,6 +524,58 @@ def killed_unpriced_call_spent_all_that_was_left(t):
     eq(meter(res, "usd")["used"], 1.0, "the killed call spent all that was left")
     eq(len(ledger(t)), 1, "the retry did not start")
     views_agree(t, res)
+
+
+UNPRICED_HELD = ("the agent call in slot 0.0 is counted at its reservation, %d tokens and "
+                 "all that the usd budget had left ($1: its model has no price), whatever "
+                 "is decided, since what it cost is unknown" % RESERVE)
+
+
+@test
+def killed_unpriced_call_recover_says_what_counts_and_approves_in_one_step(t):
+    """A breakpoint budget: `recover --retry` pauses on usd-budget, its detail
+    saying that the killed call counts at its whole reservation; `recover
+    --retry --approve` journals the cap and its approval with the recovery's
+    actor and reason, and the retry starts at once."""
+    url = server(t)
+    env = llm(url, LIL_LLM_MODEL="house-model")
+    for run_id in ("plain", "approved"):
+        spec(t, "{usd: 1.0}", "breakpoint", n=2)
+        p = t.spawn("run", t.spec_path, "--run-id", run_id, "--json",
+                    env=llm(url, "bill/30000", LIL_LLM_MODEL="house-model"))
+        t.wait_for(lambda: len(ledger(t)) == (1 if run_id == "plain" else 2),
+                   "the request at the server", proc=p)
+        p.kill()
+        p.wait()
+        res = expect(t.run("--run-id", run_id, env=env), 2, status="uncertain")
+        check(res.get("detail", "").startswith(UNPRICED_HELD),
+              "the uncertain result says what is counted: %r" % res.get("detail"))
+        out = t.lil("run", t.spec_path, "--run-id", run_id, env=env).out
+        check("  detail: " + UNPRICED_HELD in out, "and its text: " + out)
+    res = expect(t.run("--run-id", "plain", "--retry", "--reason", "again", env=env,
+                       verb="recover"), 3, status="paused", reason="usd-budget")
+    eq(res.get("detail"),
+       "the usd budget has spent $1 of $1 at the start of iteration 0; $1 of what it "
+       "spent is reservations of calls whose outcome is unknown, counted in full",
+       "the paused recovery's detail")
+    eq(len(ledger(t)), 2, "the retry did not start")
+    views_agree(t, res, "plain")
+    res = expect(t.run("--run-id", "approved", "--retry", "--approve", "--actor", "ops",
+                       "--reason", "the call never answered", env=env, verb="recover"),
+                 0, status="completed", iteration=2)
+    eq(len(ledger(t)), 4, "the retry and the next call ran")
+    recs = t.log("approved")
+    eq([(r.p["reason"], r.p["action"]) for r in named(recs, "cap")],
+       [("usd-budget", "breakpoint")], "the cap the retry tripped")
+    eq([(r.p["reason"], r.p["actor"], r.p["why"]) for r in named(recs, "cap_cleared")],
+       [("usd-budget", "ops", "the call never answered")], "its approval, journaled")
+    check(named(recs, "cap")[0].seq < named(recs, "cap_cleared")[0].seq, "cap first")
+    eq(meter(res, "usd")["used"], 0, "the budget counts from the approval")
+    eq(meter(res, "usd")["base"], 1.0, "the killed call's $1 before it")
+    views_agree(t, res, "approved")
+    usage = t.lil("recover", t.spec_path, "--run-id", "approved", "--abort", "--approve",
+                  "--reason", "x")
+    eq(usage.rc, 64, "--approve goes only with --retry")
 
 
 # ---------------------------------------------------------------------------

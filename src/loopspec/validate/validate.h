@@ -1,7 +1,8 @@
 /*
  * validate.h -- shared by the validator's files (validate.c: declarations,
  * steps, expressions; validate_top.c: terminate, caps, schedule, gates,
- * artifacts, notify, observe; cmd_quoting.c: unquoted shell commands).  Not used
+ * artifacts, notify, observe; cmd_quoting.c: unquoted shell commands;
+ * call_budget.c: agent calls a token budget can never admit).  Not used
  * outside them.
  *
  * A struct vctx is one validation: the IR, the diagnostics, the step ids
@@ -46,6 +47,9 @@ void lil__validate_http(struct vctx *v, const struct lil_ir_http *h, const char 
 /* `unknown-harness` for an agent harness name. */
 void lil__validate_harness(struct vctx *v, const struct lil_ir_str *h,
                            const char *path);
+
+/* call_budget.c: `call-over-budget`. */
+void lil__validate_call_budget(struct vctx *v);
 
 /* validate_top.c: docs/loopspec.md, "Validation", steps 3 and 4. */
 void lil__validate_top(struct vctx *v);

@@ -242,6 +242,7 @@ static void check_caps(struct vctx *v)
         lil__diag(v->d, LIL_SEV_WARNING, "no-budget", ir->caps.pos, "caps",
                   "caps has no budget: set caps.budget (tokens, usd, wallclock)");
     check_unmetered(v);
+    lil__validate_call_budget(v);
 }
 
 /* ------------------------------------------------------------------------ */
