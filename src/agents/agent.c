@@ -256,13 +256,18 @@ lil_status lil__agent_call(const struct lil_env *env, struct lil_err *err,
                            const struct lil_agent_call *call, json_t **result,
                            struct lil_agent_usage *usage)
 {
+    struct lil_json_scope sc;
     lil_status rc;
 
     memset(usage, 0, sizeof(*usage));
     *result = NULL;
     rc = harness_call(env, err, call, result, usage);
-    if (rc == LIL_OK)
+    if (rc == LIL_OK) {
+        lil__json_begin(&sc, env);
         rc = lil__agent_result_usage(err, *result, usage);
+        if (lil__json_end(&sc) != LIL_OK && rc == LIL_OK)
+            rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    }
     if (rc != LIL_OK) {
         json_decref(*result);
         *result = NULL;
