@@ -141,6 +141,7 @@ void lil__agent_estimate(const char *const *envp, const char *model,
         lil__agent_price_usd(envp, model, usage->tokens_in, usage->tokens_out, &usd)) {
         usage->has_usd = true;
         usage->usd = usd;
+        usage->usd_estimated = true;
     }
 }
 
@@ -207,12 +208,33 @@ lil_status lil__agent_ready(const struct lil_env *env, struct lil_err *err,
                        call->harness);
 }
 
-lil_status lil__agent_call(const struct lil_env *env, struct lil_err *err,
-                           const struct lil_agent_call *call, json_t **result,
-                           struct lil_agent_usage *usage)
+lil_status lil__agent_result_usage(struct lil_err *err, json_t *result,
+                                   const struct lil_agent_usage *u)
 {
-    memset(usage, 0, sizeof(*usage));
-    *result = NULL;
+    bool tokens = u->has_tokens && !u->estimated;
+    bool usd = u->has_usd && !u->usd_estimated;
+    json_t *o;
+    bool bad;
+
+    if (!json_is_object(result))
+        return LIL_OK;
+    json_object_del(result, "usage"); /* never what the model wrote; and last */
+    if (!tokens && !usd)
+        return LIL_OK;
+    o = json_object();
+    bad = !o || (tokens && json_object_set_new(o, "tokens", json_integer(u->tokens))) ||
+          (usd && json_object_set_new(o, "usd", json_real(u->usd)));
+    if (bad)
+        json_decref(o);
+    if (bad || json_object_set_new(result, "usage", o) != 0)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    return LIL_OK;
+}
+
+static lil_status harness_call(const struct lil_env *env, struct lil_err *err,
+                               const struct lil_agent_call *call, json_t **result,
+                               struct lil_agent_usage *usage)
+{
     for (size_t i = 0; i < NHARNESS; i++) {
         if (strcmp(call->harness, harnesses[i].name) != 0)
             continue;
@@ -228,6 +250,29 @@ lil_status lil__agent_call(const struct lil_env *env, struct lil_err *err,
     }
     return lil__seterr(err, LIL_E_INVAL, 0, "unknown agent harness '%s'",
                        call->harness);
+}
+
+lil_status lil__agent_call(const struct lil_env *env, struct lil_err *err,
+                           const struct lil_agent_call *call, json_t **result,
+                           struct lil_agent_usage *usage)
+{
+    struct lil_json_scope sc;
+    lil_status rc;
+
+    memset(usage, 0, sizeof(*usage));
+    *result = NULL;
+    rc = harness_call(env, err, call, result, usage);
+    if (rc == LIL_OK) {
+        lil__json_begin(&sc, env);
+        rc = lil__agent_result_usage(err, *result, usage);
+        if (lil__json_end(&sc) != LIL_OK && rc == LIL_OK)
+            rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    }
+    if (rc != LIL_OK) {
+        json_decref(*result);
+        *result = NULL;
+    }
+    return rc;
 }
 
 lil_status lil__agent_harness_check(struct lil_err *err, const char *harness)

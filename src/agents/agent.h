@@ -27,6 +27,16 @@
  * inert.  USD: the provider's reported cost when it gives one, else the
  * price table (lil__agent_price_usd), else none (has_usd false).
  *
+ * The result (the reference's AgentResult, what `save` reads): the reply
+ * object with the reported usage set as its `usage` key, last
+ * (lil__agent_result_usage): {"tokens": N, "usd": X}, each part only when
+ * it was reported -- tokens as the provider or CLI counted them, usd its
+ * cost or the price of those tokens -- so an unpriced model gives
+ * {"tokens": N} and a harness that reported nothing gives no `usage` key
+ * at all (estimates meter the run; they are not the call's usage).  A
+ * result that is not an object (claude-code may give an array) is left as
+ * it is.
+ *
  * The worst case of a call (lil__agent_worst_case), known before it runs,
  * is what a token or usd budget reserves for it (docs/loops.md,
  * "Budgets"):
@@ -95,8 +105,9 @@ struct lil_agent_usage {
     int64_t tokens_in, tokens_out; /* when known, else 0 */
     bool has_usd;
     double usd;
-    bool estimated;  /* tokens estimated (no usage was reported) */
-    char model[128]; /* the model that answered, when known, else "" */
+    bool estimated;     /* tokens estimated (no usage was reported) */
+    bool usd_estimated; /* usd the price of estimated tokens */
+    char model[128];    /* the model that answered, when known, else "" */
 };
 
 /* The most one call may cost, known before it runs (above). */
@@ -132,10 +143,17 @@ lil_status lil__agent_harness_check(struct lil_err *err, const char *harness);
 lil_status lil__agent_settings(struct lil_err *err, lil_bytes *out);
 
 /* Run one call.  *result is a new JSON value (an object, or what a CLI's
- * envelope held: claude-code may give an array); *usage is filled. */
+ * envelope held: claude-code may give an array) with the reported usage
+ * in it (lil__agent_result_usage); *usage is filled. */
 lil_status lil__agent_call(const struct lil_env *env, struct lil_err *err,
                            const struct lil_agent_call *call, json_t **result,
                            struct lil_agent_usage *usage);
+
+/* The reported part of u (above) set as result's `usage` key, last, in
+ * place of any there; nothing for a result that is not an object, and no
+ * key when nothing was reported.  LIL_E_NOMEM (no `usage` key left). */
+lil_status lil__agent_result_usage(struct lil_err *err, json_t *result,
+                                   const struct lil_agent_usage *u);
 
 /* The value of setting X in envp: LIL_<X> if set and not empty, else
  * LOOPY_<X> if set, else NULL; *which (may be NULL) gets the prefix of the

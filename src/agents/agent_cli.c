@@ -844,6 +844,7 @@ static void finish_usage(const struct lil_agent_call *call, size_t output_bytes,
         if (had_usd) { /* the CLI's own figure wins */
             u->has_usd = true;
             u->usd = usd;
+            u->usd_estimated = false;
         }
     } else if (!u->has_usd && model) {
         u->has_usd = lil__agent_price_usd(call->envp, model, u->tokens_in,

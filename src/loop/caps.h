@@ -19,7 +19,8 @@
  *     record (downtime and parked time included) until an approval moves it;
  *   - no progress: after each snapshot, a fingerprint equal to the last one
  *     adds 1 to `repeats`, another one sets repeats to 0 and becomes the
- *     last one, an undefined one (NULL) changes nothing; only snapshots of
+ *     last one, none (NULL: the spec has no no_progress) changes nothing
+ *     (an undefined guard is a fingerprint, state.h); only snapshots of
  *     iterations >= fp_reset_at count.  The last fingerprint is kept as its
  *     SHA-256 (no allocation; equal texts, equal digests);
  *   - pending: a cap whose action was breakpoint, awaiting approval;
@@ -266,7 +267,7 @@ lil_status lil__meters_settle(struct lil_loop_meters *m, struct lil_err *err,
                               const struct lil_reserve *r, int64_t tokens, double usd);
 
 /* The snapshot of iteration `iteration` (which must be m->iteration) with
- * fingerprint fp (fp_len bytes; NULL: undefined, ignored): the streak rule,
+ * fingerprint fp (fp_len bytes; NULL: none, ignored): the streak rule,
  * then iteration + 1. */
 lil_status lil__meters_note_snapshot(struct lil_loop_meters *m, struct lil_err *err,
                                      int64_t iteration, const void *fp, size_t fp_len);
@@ -304,7 +305,7 @@ enum lil_meter_ev_kind {
 struct lil_meter_event {
     enum lil_meter_ev_kind kind;
     int64_t iteration;
-    const void *fp; /* NULL: undefined fingerprint */
+    const void *fp; /* NULL: no fingerprint */
     size_t fp_len;
     int64_t tokens;
     double usd;

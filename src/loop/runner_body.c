@@ -20,12 +20,16 @@
  * a replay waits for that same wake time.  `sleep.until` evaluates its
  * guard: true takes the slot with {"kind":"sleepUntil","resolved":true},
  * false parks for LIL_LOOP_UNTIL_POLL_MS.
+ *
+ * A reduce walks its `over` as JavaScript's for...of does: a list's
+ * elements, a string's characters (code points); anything else fails.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "base/alloc.h"
 #include "base/hash.h"
+#include "base/utf8.h"
 #include "lang/value.h"
 #include "loop/runner.h"
 #include "os/os.h"
@@ -359,31 +363,72 @@ static lil_status apply(struct iter *it, const struct lil_ir_step *step, json_t 
     return rc == LIL_OK ? rc : lil__iter_fail(it, rc, "%s", lp->err.msg);
 }
 
-static lil_status reduce(struct iter *it, const struct lil_ir_step *step)
+/* A string's characters as JavaScript's for...of yields them: one string
+ * per code point (an invalid byte, which no JSON string holds, as U+FFFD).
+ * NULL when memory ran out. */
+static json_t *chars_of(const char *s, size_t len)
+{
+    json_t *list = json_array();
+    uint32_t cp;
+
+    for (size_t at = 0, n; list && at < len; at += n) {
+        json_t *c;
+
+        n = lil__utf8_decode((const unsigned char *)s + at, len - at, &cp);
+        c = n ? json_stringn(s + at, n) : json_string("\xEF\xBF\xBD");
+        if (json_array_append_new(list, c) != 0) {
+            json_decref(list);
+            list = NULL;
+        }
+        n = n ? n : 1;
+    }
+    return list;
+}
+
+/* What `over` iterates into *out (a new array): a list's elements or a
+ * string's characters; anything else fails the run. */
+static lil_status over_items(struct iter *it, const struct lil_ir_step *step,
+                             json_t **out)
 {
     const struct lil_ir_reduce *r = &step->reduce;
     struct lil_eval ev;
     struct lil_val v;
-    json_t *list = NULL, *item;
-    struct lil_alias *a;
-    size_t i;
+    bool list;
     lil_status rc;
 
+    *out = NULL;
     if (!r->over.expr)
         return lil__iter_fail(it, LIL_E_SPEC, "reduce '%s': `over` did not parse",
                               step->id);
     lil__loop_eval(it, &ev);
     rc = lil__expr_eval(r->over.expr, &ev, &v);
-    if (rc == LIL_OK) {
-        bool undef = false;
-        list = lil__val_to_json(&v, &undef);
-    }
+    list = rc == LIL_OK && v.t == LIL_V_JSON && json_is_array(v.j);
+    if (rc == LIL_OK && v.t == LIL_V_STR)
+        *out = chars_of(v.s, v.len);
+    else if (list)
+        *out = json_incref(v.j);
     lil__eval_free(&ev);
-    if (!json_is_array(list)) {
-        json_decref(list);
-        return lil__iter_fail(it, LIL_E_INVAL, "reduce '%s': `over` (%s) is not a list",
+    if (rc == LIL_OK && !list && v.t != LIL_V_STR)
+        return lil__iter_fail(it, LIL_E_INVAL,
+                              "reduce '%s': `over` (%s) is not a list or a string",
                               step->id, r->over.src.s);
-    }
+    if (rc == LIL_OK && !*out)
+        rc = LIL_E_NOMEM;
+    return rc == LIL_OK ? rc
+                        : lil__iter_fail(it, rc, "reduce '%s': evaluating `over`: %s",
+                                         step->id, lil__status_text(rc));
+}
+
+static lil_status reduce(struct iter *it, const struct lil_ir_step *step)
+{
+    const struct lil_ir_reduce *r = &step->reduce;
+    json_t *list, *item;
+    struct lil_alias *a;
+    size_t i;
+    lil_status rc = over_items(it, step, &list);
+
+    if (rc != LIL_OK)
+        return rc;
     a = lil__grow(it->lp->env, it->aliases, &it->capaliases, it->naliases, sizeof(*a),
                   4);
     if (!a) {

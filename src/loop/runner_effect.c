@@ -630,11 +630,10 @@ static lil_status exec_agent(struct effect *ef, json_t **result, json_t **usage)
     lil_status rc;
 
     agent_call_of(ef, &c, tools, sizeof(tools) / sizeof(*tools));
+    /* the result holds the reported usage, never what the model wrote */
     rc = lil__agent_call(lp->env, &lp->err, &c, result, &u);
-    if (rc == LIL_OK) {
-        json_object_del(*result, "usage"); /* never what the model wrote */
+    if (rc == LIL_OK)
         *usage = usage_json(&u);
-    }
     return rc;
 }
 

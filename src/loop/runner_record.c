@@ -8,13 +8,17 @@
  * (the identities inside them are canonical JSON).
  *
  * The snapshot of iteration I:
- *   {"iteration": I, "state": {...}, "fp": "<fingerprint>" (when defined),
+ *   {"iteration": I, "state": {...}, "fp": "<fingerprint>" (with
+ *    caps.no_progress; `undefined` for a guard that is),
  *    "meters": {"iterationBase", "tokens", "tokensBase", "usd", "usdBase",
  *               "reservedTokens", "reservedUsd", "wallclockBase",
  *               "fpResetAt", "repeats", "fpHash"}}
  * (a meter at 0 left out, fpHash only when a fingerprint was seen)
  * carries the meters as they are after it (caps.h), so that a resumed run
- * reads them from its last snapshot instead of folding every record.  It
+ * reads them from its last snapshot instead of folding every record.  So
+ * a journal written when an undefined guard gave no fingerprint (no "fp"
+ * in those snapshots, the streak left as it was) resumes with the streak
+ * it committed; the rule of today applies from its next snapshot on.  It
  * is appended lazily (not synced on its own): the next effect's intent, a
  * later outcome, lil_run_sync or the close makes it durable, and a
  * snapshot lost in a power cut costs only the replay of its iteration.

@@ -529,8 +529,10 @@ static lil_status fingerprint_of(const struct lil_loop_state *st, struct lil_err
     bool undef;
     lil_status rc;
 
-    if (v->t == LIL_V_NUM && !isfinite(v->n)) {
-        rc = lil__buf_add(out, num, lil__num_format(v->n, num));
+    /* values JSON has no text for keep their names, unquoted */
+    if (v->t == LIL_V_UNDEF || (v->t == LIL_V_NUM && !isfinite(v->n))) {
+        rc = v->t == LIL_V_UNDEF ? lil__buf_add(out, "undefined", 9)
+                                 : lil__buf_add(out, num, lil__num_format(v->n, num));
         return rc == LIL_OK
                    ? LIL_OK
                    : lil__seterr(err, rc, 0, "fingerprint: %s", lil__status_text(rc));
@@ -567,14 +569,14 @@ lil_status lil__state_fingerprint(const struct lil_loop_state *st, struct lil_er
     if (rc != LIL_OK)
         lil__seterr(err, rc, 0, "caps.no_progress.fingerprint: %s",
                     lil__status_text(rc));
-    else if (v.t != LIL_V_UNDEF)
+    else
         rc = fingerprint_of(st, err, &v, out);
     rc = scope_end(&sc, err, rc);
     lil__eval_free(&ev);
     if (rc != LIL_OK)
         out->len = len; /* appended bytes, if any, are not a fingerprint */
     else
-        *has = v.t != LIL_V_UNDEF;
+        *has = true;
     return rc;
 }
 

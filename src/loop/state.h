@@ -82,8 +82,9 @@
  * canonical JSON of its value, so an object's or array's content counts
  * (the reference's String() makes every object "[object Object]");
  * NaN, Infinity and -Infinity keep those names (JSON has none, and they
- * must not equal null or each other); undefined gives no fingerprint (the
- * streak ignores it, as the reference ignores a missing one).
+ * must not equal null or each other), and so does undefined (a save that
+ * missed): `undefined`, a value of its own, so that identical misses are
+ * no progress (the reference's String(undefined)).
  *
  * Errors: LIL_E_NOMEM (every allocation through the env, jansson's inside
  * a scope bound to it); LIL_E_TOOBIG when a rendered value or a buffer
@@ -164,7 +165,7 @@ lil_status lil__state_restore(struct lil_loop_state *st, struct lil_err *err,
 
 /* The no-progress fingerprint of the state (see the top), appended to out
  * with *has set; *has false and out untouched when the spec has no
- * caps.no_progress or the value is undefined.  LIL_E_SPEC when the guard
+ * caps.no_progress.  LIL_E_SPEC when the guard
  * did not parse, LIL_E_NOMEM, LIL_E_TOOBIG (past out's cap or the
  * evaluation's). */
 lil_status lil__state_fingerprint(const struct lil_loop_state *st, struct lil_err *err,

@@ -4,7 +4,9 @@ the OpenAI-compatible server of the tests (tests/http/llm_server.py on
 127.0.0.1): the model's fenced JSON saved into the state, the provider's
 usage metering the run until a usd budget trips (1M + 1M tokens of
 gpt-4o-mini cost $0.75 a call), the API key in no output and no journal
-byte, and a loop whose LLM is not configured failing before any call."""
+byte, a loop whose LLM is not configured failing before any call, and the
+result `save` reads carrying the reported usage ({"tokens", "usd"}), also
+when it is replayed."""
 
 import os
 import subprocess
@@ -124,6 +126,76 @@ def server_text_cannot_steer_the_terminal(t):
         ls = t.lil("ls")
         for c in RAW_CONTROLS:
             check(c not in ls.out, "no raw %r in lil ls" % c)
+    finally:
+        stop(t)
+
+
+# What `save` reads of an agent result: the reply object plus the usage the
+# provider reported, {"tokens", "usd"}; a breakpoint after the call makes
+# the first run pause, so the approval replays the journaled result.
+USAGE_SPEC = """
+    loopspec: "0.1"
+    id: metered
+    pattern: react
+    state:
+      vars:
+        whole: {type: json}
+        t: {type: json}
+        u: {type: json}
+    body:
+      - id: think
+        kind: agent
+        harness: llm
+        prompt: "answer"
+        save: {whole: "$", t: "$.usage.tokens", u: "$.usage.usd"}
+      - id: look
+        kind: breakpoint
+        ask: "seen ${state.t} tokens?"
+    terminate: {signal: state-predicate, until: "${iteration >= 1}"}
+    caps: {max_iterations: 3}
+"""
+
+
+def usage_seen(t, scenario, model, run_id):
+    """The state after one call of scenario, paused then approved."""
+    env = {"LIL_LLM_BASE_URL": t.llm_url + "/%s/v1" % scenario, "LIL_LLM_API_KEY": KEY,
+           "LOOPY_LLM_MODEL": model}
+    t.spec(USAGE_SPEC)
+    first = expect(t.run("--run-id", run_id, env=env), 3, status="paused")
+    eq(first["state"], {}, "the paused iteration committed nothing")
+    res = expect(t.lil("--dir", t.store, "approve", t.spec_path, "--run-id", run_id,
+                       "--reason", "ok", "--json", env=env), 0, status="completed")
+    recs = t.log(run_id)
+    eq(loopt.intents(recs), ["0.0"], "one call, replayed after the approval")
+    journaled = loopt.outcome(recs, "0.0").p["result"]
+    eq(journaled, res["state"].get("whole"), "the result as journaled is what save read")
+    return res["state"]
+
+
+@test
+def usage_in_the_result(t):
+    clean_env(t)
+    t.llm_url = llm_server(t)
+    try:
+        # the provider's cost
+        state = usage_seen(t, "cost", "openai/gpt-4o-mini", "r1")
+        eq(state, {"whole": {"ok": True, "usage": {"tokens": 15, "usd": 0.0123}},
+                   "t": 15, "u": 0.0123}, "state")
+        # priced from the table: 10^6 + 10^6 tokens of gpt-4o-mini; the
+        # model's own usage key is replaced
+        state = usage_seen(t, "fenced", "gpt-4o-mini", "r2")
+        eq(state, {"whole": {"answer": 42, "usage": {"tokens": 2000000, "usd": 0.75}},
+                   "t": 2000000, "u": 0.75}, "state")
+        # a model without a price: tokens only
+        state = usage_seen(t, "text", "m", "r3")
+        eq(state, {"whole": {"result": "hello there", "usage": {"tokens": 5}}, "t": 5},
+           "state")
+        # no usage reported: none in the result (lil's estimate meters the
+        # run only)
+        state = usage_seen(t, "nousage", "gpt-4o-mini", "r4")
+        eq(state, {"whole": {"result": "four score and seven"}}, "state")
+        usage = loopt.outcome(t.log("r4"), "0.0").p.get("usage") or {}
+        check(usage.get("estimated") is True, "the outcome's usage is estimated: %r" % usage)
     finally:
         stop(t)
 

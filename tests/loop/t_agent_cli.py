@@ -15,6 +15,8 @@ estimated and marked so, and the estimate alone moves the token budget.  A harne
 fails the run before any intent is journaled, naming the variable to set.
 The CLI gets lil's whole environment (as in the reference), and a secret
 it echoes back is redacted in the journal like any other effect result.
+The result `save` reads carries the usage the CLI reported ({"tokens",
+"usd"}, only the parts reported), never the model's own or an estimate.
 """
 
 import os
@@ -85,8 +87,9 @@ def claude_code_usage_trips_token_budget(t):
     recs = t.log("agentic")
     eq(usages(recs), [{"tokens": 15, "usd": 0.01, "model": "claude-sonnet-4-5"}] * 2,
        "usage in the effect outcomes")
-    eq([r.p.get("result") for r in recs if r.is_effect_outcome()], [{"done": False}] * 2,
-       "results")
+    eq([r.p.get("result") for r in recs if r.is_effect_outcome()],
+       [{"done": False, "usage": {"tokens": 15, "usd": 0.01}}] * 2,
+       "results: the reply and the reported usage")
     eq([r.p.get("reason") for r in named(recs, "cap")], ["token-budget"], "cap records")
     eq([r.p.get("tokens") for r in named(recs, "reserve")], [23, 23],
        "each call reserved its prompt (18 bytes) + LIL_AGENT_MAX_TOKENS")
@@ -99,6 +102,47 @@ def token_budget_breakpoint_pauses(t):
            CAPS="{max_iterations: 10, on_cap_exceeded: breakpoint, budget: {tokens: 40}}")
     expect(t.run(env=env), 3, status="paused", reason="token-budget")
     eq(len(calls(t)), 2, "calls before the pause")
+
+
+SAVE_SPEC = """
+    loopspec: "0.1"
+    id: saved
+    pattern: react
+    state:
+      vars:
+        whole: {type: json}
+        t: {type: json}
+    body:
+      - id: think
+        kind: agent
+        harness: @HARNESS@
+        prompt: "think"
+        save: {whole: "$", t: "$.usage.tokens"}
+    terminate: {signal: state-predicate, until: "${iteration >= 1}"}
+    caps: {max_iterations: 3}
+"""
+
+
+@test
+def claude_code_usage_in_the_result(t):
+    # the model's own usage is replaced by the envelope's
+    reply = ('{"type":"result","result":"{\\"done\\":true,\\"score\\":0.9,'
+             '\\"usage\\":{\\"tokens\\":1}}",'
+             '"usage":{"input_tokens":10,"output_tokens":5},"total_cost_usd":0.01}')
+    env = {"LIL_CLAUDE_CODE_BIN": fake(t, reply)}
+    t.spec(SAVE_SPEC, HARNESS="claude-code")
+    res = expect(t.run("--run-id", "r1", env=env), 0, status="completed")
+    eq(res["state"], {"whole": {"done": True, "score": 0.9,
+                                "usage": {"tokens": 15, "usd": 0.01}}, "t": 15}, "state")
+    # a cost without token counts: usd only
+    t.write("reply", '{"type":"result","result":"{\\"done\\":true}","total_cost_usd":0.5}')
+    res = expect(t.run("--run-id", "r2", env=env), 0, status="completed")
+    eq(res["state"], {"whole": {"done": True, "usage": {"usd": 0.5}}}, "state")
+    # codex reports nothing: its estimate is no usage of the result
+    env = {"LIL_CODEX_BIN": fake(t, '{"done": true, "usage": {"tokens": 1}}')}
+    t.spec(SAVE_SPEC, HARNESS="codex")
+    res = expect(t.run("--run-id", "r3", env=env), 0, status="completed")
+    eq(res["state"], {"whole": {"done": True}}, "state")
 
 
 @test

@@ -138,6 +138,81 @@ def no_progress_changing_fingerprint(t):
     expect(t.run(), 0, status="completed", iteration=4, state={"n": 4, "x": 1})
 
 
+# A poll whose answer lacks the field the loop waits on: the save misses,
+# every fingerprint is undefined, and identical misses are no progress.
+POLL_MISSES = """
+    loopspec: "0.1"
+    id: poll
+    pattern: poll-until
+    state:
+      vars:
+        status: {type: string, init: "pending"}
+        polls: {type: int, init: 0}
+    body:
+      - id: check
+        kind: @KIND@
+        @WHAT@
+        save: {status: "$.status"}
+        on_done: {incr: polls}
+    terminate: {signal: state-predicate, until: "${state.status == 'done'}"}
+    caps:
+      max_iterations: 100
+      on_cap_exceeded: exit-clean
+      no_progress: {fingerprint: "${state.status}", max_repeats: @REPEATS@}
+"""
+
+# poll.sh: one line to the side file; the answer is {"unexpected": true},
+# or {"status": "pending"} at the polls listed in $VALUE_AT
+POLL_SH = """
+echo poll >> "$1"
+n=$(wc -l < "$1")
+for at in $VALUE_AT; do
+  if [ "$n" -eq "$at" ]; then echo '{"status": "pending"}'; exit 0; fi
+done
+echo '{"unexpected": true}'
+"""
+
+
+def poll_misses(t, repeats, value_at=""):
+    t.write("poll.sh", POLL_SH.replace("$VALUE_AT", value_at))
+    t.spec(POLL_MISSES, KIND="shell", REPEATS=repeats,
+           WHAT='cmd: "sh @DIR@/poll.sh @SIDE@"')
+
+
+@test
+def no_progress_undefined_fingerprints(t):
+    # max_repeats N: N + 1 identical misses, then the cap
+    for repeats in (3, 12, 30):
+        poll_misses(t, repeats)
+        run_id = "p%d" % repeats
+        expect(t.run("--run-id", run_id), 5, status="stopped", iteration=repeats + 1,
+               state={"polls": repeats + 1}, reason="no_progress")
+        eq(len(t.side()), repeats + 1, "polls made with max_repeats %d" % repeats)
+        eq(caps_of(t.log(run_id)), [("no_progress", "exit-clean", repeats + 1)],
+           "cap records with max_repeats %d" % repeats)
+        os.unlink(t.side_path)
+
+
+@test
+def no_progress_undefined_fingerprints_http(t):
+    srv = t.server()  # /echo answers without a status
+    t.spec(POLL_MISSES, KIND="http", REPEATS=3,
+           WHAT="request: {method: GET, url: \"%s\"}" % srv.url("/echo"))
+    expect(t.run(), 5, status="stopped", iteration=4, state={"polls": 4},
+           reason="no_progress")
+    eq(srv.count("/echo"), 4, "requests")
+
+
+@test
+def no_progress_undefined_is_its_own_value(t):
+    # misses 1-2, a value at 3 (the streak starts again), misses 4-6: the
+    # third identical miss in a row stops the run
+    poll_misses(t, 2, value_at="3")
+    expect(t.run(), 5, status="stopped", iteration=6, state={"polls": 6},
+           reason="no_progress")
+    eq(len(t.side()), 6, "polls")
+
+
 @test
 def wallclock_budget(t):
     capped(t, "{max_iterations: 100, on_cap_exceeded: fail, budget: {wallclock: 400ms}}",

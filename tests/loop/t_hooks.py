@@ -4,7 +4,8 @@
 (`exit.S`), observe.hooks.completed after it between `observer` records
 (started, then done or failed), a failing hook leaves the run completed,
 and neither runs again; a `reduce` over a list binds its alias, skips
-the elements its `when` refuses and numbers only the effects that ran."""
+the elements its `when` refuses and numbers only the effects that ran; over
+a string it walks the characters (code points), over an object it fails."""
 
 import os
 import sys
@@ -121,6 +122,54 @@ def reduce_with_alias_and_when(t):
     eq(intents(recs), ["0.0", "0.1", "0.2"], "effect intents: a skipped step takes no seq")
     eq([loopt.outcome(recs, k).p.get("step") for k in ("0.0", "0.1", "0.2")],
        ["visit", "visit", "finish"], "the steps of the outcomes")
+
+
+REDUCE_OVER = """
+    loopspec: "0.1"
+    id: chars
+    pattern: map-reduce
+    state:
+      vars:
+        text: {type: @TYPE@, init: @INIT@}
+        seen: {type: list, init: []}
+    body:
+      - id: walk
+        kind: reduce
+        over: "${state.text}"
+        body:
+          - id: visit
+            kind: shell
+            cmd: "echo visit-${item} >> @SIDE@"
+            on_done: {append: {seen: "${item}"}}
+    terminate: {signal: state-predicate, until: "${iteration >= 1}"}
+    caps: {max_iterations: 3}
+"""
+
+
+@test
+def reduce_over_a_string(t):
+    # for...of over a string: one item a code point (U+1F600 is one item,
+    # two UTF-16 units)
+    t.spec(REDUCE_OVER, TYPE="string", INIT='"a\u00e9\U0001F600b"')
+    expect(t.run(), 0, status="completed", iteration=1,
+           state={"text": "a\u00e9\U0001F600b", "seen": ["a", "\u00e9", "\U0001F600", "b"]})
+    eq(t.side(), ["visit-a", "visit-\u00e9", "visit-\U0001F600", "visit-b"], "side file")
+    eq(intents(t.log("chars")), ["0.0", "0.1", "0.2", "0.3"], "effect intents")
+
+
+@test
+def reduce_over_an_empty_string(t):
+    t.spec(REDUCE_OVER, TYPE="string", INIT='""')
+    expect(t.run(), 0, status="completed", iteration=1, state={"text": "", "seen": []})
+    eq(t.side(), [], "side file")
+
+
+@test
+def reduce_over_an_object_fails(t):
+    t.spec(REDUCE_OVER, TYPE="json", INIT="{a: 1}")
+    expect(t.run(), 1, status="failed", reason_has="is not a list or a string")
+    eq(t.side(), [], "side file")
+    eq(intents(t.log("chars")), [], "effect intents")
 
 
 if __name__ == "__main__":

@@ -243,17 +243,26 @@ T_TEST(reply_text_and_json)
     const char *none[] = {NULL};
     const char *model[] = {"LOOPY_LLM_MODEL=gpt-4o-mini-2024-07-18", NULL};
 
+    /* the reply, then the usage the provider reported (gpt-4o-mini's
+       price: 3 + 2 tokens cost $1.65e-6) */
     T_EQ_I64(call("text", none), LIL_OK);
-    T_EQ_STR(dump(result), "{\"result\":\"hello there\"}");
-    T_EQ_I64(call("fenced", model), LIL_OK);
-    T_EQ_STR(dump(result), "{\"answer\":42}");
+    T_EQ_STR(
+        dump(result),
+        "{\"result\":\"hello there\",\"usage\":{\"tokens\":5,\"usd\":1.6499999999999999e-6}}");
+    T_EQ_I64(call("fenced", model), LIL_OK); /* the model's usage replaced */
+    T_EQ_STR(dump(result),
+             "{\"answer\":42,\"usage\":{\"tokens\":2000000,\"usd\":0.75}}");
     T_EQ_I64(usage.tokens, 2000000);
     T_EQ_I64(usage.tokens_in, 1000000);
     T_CHECK(usage.has_usd && fabs(usage.usd - 0.75) < 1e-9);
     T_EQ_I64(call("array", none), LIL_OK);
-    T_EQ_STR(dump(result), "{\"result\":\"[1, 2]\"}");
+    T_EQ_STR(
+        dump(result),
+        "{\"result\":\"[1, 2]\",\"usage\":{\"tokens\":5,\"usd\":1.6499999999999999e-6}}");
     T_EQ_I64(call("nullcontent", none), LIL_OK);
-    T_EQ_STR(dump(result), "{\"result\":\"\"}");
+    T_EQ_STR(
+        dump(result),
+        "{\"result\":\"\",\"usage\":{\"tokens\":5,\"usd\":1.6499999999999999e-6}}");
     T_EQ_I64(call("notjson", none), LIL_E_HTTP);
     T_CONTAINS(err.msg, "not a JSON completion");
 }
@@ -266,13 +275,17 @@ T_TEST(usage_sources)
     T_EQ_I64(call("cost", none), LIL_OK); /* the provider's cost wins */
     T_CHECK(usage.has_usd && fabs(usage.usd - 0.0123) < 1e-12);
     T_EQ_I64(usage.tokens, 15);
+    T_EQ_STR(dump(result), "{\"ok\":true,\"usage\":{\"tokens\":15,\"usd\":0.0123}}");
     T_EQ_I64(call("text", unpriced), LIL_OK);
     T_CHECK(usage.has_tokens && !usage.has_usd);
     T_EQ_STR(usage.model, "my-local-model");
+    T_EQ_STR(dump(result), "{\"result\":\"hello there\",\"usage\":{\"tokens\":5}}");
     T_EQ_I64(call("nousage", none), LIL_OK); /* nothing reported: estimated */
     T_CHECK(usage.estimated && usage.has_tokens);
     T_EQ_I64(usage.tokens_out, 5); /* 20 bytes */
     T_CHECK(usage.has_usd);        /* gpt-4o-mini is priced */
+    T_CHECK(usage.usd_estimated);  /* the estimate's price: not in the result */
+    T_EQ_STR(dump(result), "{\"result\":\"four score and seven\"}");
 }
 
 T_TEST(reply_errors)
@@ -313,17 +326,25 @@ T_TEST(stream_replies)
     T_CHECK(json_is_true(json_object_get(body, "stream")));
     T_EQ_I64(usage.tokens, 5);
     T_EQ_I64(call("text", on), LIL_OK);
-    T_EQ_STR(dump(result), "{\"result\":\"hello there\"}");
+    T_EQ_STR(
+        dump(result),
+        "{\"result\":\"hello there\",\"usage\":{\"tokens\":5,\"usd\":1.6499999999999999e-6}}");
     T_CHECK(!usage.estimated && usage.tokens == 5);
     T_EQ_I64(call("crlf", on), LIL_OK);
-    T_EQ_STR(dump(result), "{\"result\":\"hello there\"}");
+    T_EQ_STR(
+        dump(result),
+        "{\"result\":\"hello there\",\"usage\":{\"tokens\":5,\"usd\":1.6499999999999999e-6}}");
     T_EQ_I64(call("fenced", model), LIL_OK);
-    T_EQ_STR(dump(result), "{\"answer\":42}");
+    T_EQ_STR(dump(result),
+             "{\"answer\":42,\"usage\":{\"tokens\":2000000,\"usd\":0.75}}");
     T_CHECK(usage.has_usd && fabs(usage.usd - 0.75) < 1e-9);
     T_EQ_I64(call("plainstream", on), LIL_OK); /* no data: line */
-    T_EQ_STR(dump(result), "{\"result\":\"hello there\"}");
+    T_EQ_STR(
+        dump(result),
+        "{\"result\":\"hello there\",\"usage\":{\"tokens\":5,\"usd\":1.6499999999999999e-6}}");
     T_EQ_I64(call("nousage", on), LIL_OK);
     T_CHECK(usage.estimated);
+    T_EQ_STR(dump(result), "{\"result\":\"four score and seven\"}");
     T_EQ_I64(call("drop", on), LIL_E_HTTP);
     T_CONTAINS(err.msg, "LLM request failed: ");
 }
