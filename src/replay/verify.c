@@ -547,8 +547,7 @@ static void unsent_issues(const struct verify *v, json_t *issues)
               "%s%.*s%s: a real run would refuse to send its http request%s (%s); "
               "the dry run's mock answered it",
               step_len ? "step '" : "on_exit or the completion hook", step_len, key,
-              step_len ? "'" : "",
-              v->sampled ? " with the sample inputs" : "", why);
+              step_len ? "'" : "", v->sampled ? " with the sample inputs" : "", why);
     }
 }
 
