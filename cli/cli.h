@@ -192,6 +192,11 @@ int cli_store_create(const struct cli_ctx *ctx, lil_store **out);
 /* Check a run id given on the command line (CLI_EXIT_USAGE if invalid). */
 int cli_run_id_ok(const struct cli_ctx *ctx, const char *run_id);
 
+/* Is a stop requested for run_id and not yet honoured (lil_loop_stop_pending:
+ * also for a run that has not started)?  Then "a stop is requested for it
+ * (by ACTOR: REASON)" in out. */
+bool cli_stop_pending(lil_store *st, const char *run_id, char *out, size_t cap);
+
 /* Open an existing run, read-only (no lock) or for writing.  Prints the
  * error and returns its exit status on failure (CLI_EXIT_LOCKED, with the
  * holder's pid in the message, when another process holds the run). */

@@ -92,14 +92,32 @@ static int parse_with_reason(struct cli_ctx *ctx, int argc, char **argv,
     return ex;
 }
 
+/* The start of `lil stop`: like parse_with_reason, but the run need not
+ * exist (*started says whether it does). */
+static int parse_stop(struct cli_ctx *ctx, int argc, char **argv, struct loop_cli *lc,
+                      bool *started)
+{
+    int ex;
+
+    memset(lc, 0, sizeof(*lc));
+    *started = false;
+    ex = loop_cli_parse(ctx, argc, argv, LOOP_OPT_WHO, lc);
+    if (ex == CLI_EXIT_OK && !lc->reason_set)
+        ex = cli_usage(ctx, "stop requires --reason <text>");
+    if (ex == CLI_EXIT_OK)
+        ex = loop_cli_prepare_stop(ctx, lc, started);
+    return ex;
+}
+
 static int cmd_stop(struct cli_ctx *ctx, int argc, char **argv)
 {
     struct loop_cli lc;
     const char *id;
+    bool started;
     lil_status rc;
     int ex;
 
-    ex = parse_with_reason(ctx, argc, argv, "stop", &lc);
+    ex = parse_stop(ctx, argc, argv, &lc, &started);
     if (ex == CLI_EXIT_OK) {
         id = lc.run_id ? lc.run_id : lil_spec_id(lc.spec);
         rc = lil_loop_request_stop(lc.st, id, actor_of(&lc), lc.reason);
@@ -107,10 +125,15 @@ static int cmd_stop(struct cli_ctx *ctx, int argc, char **argv)
             ex = cli_fail(ctx, rc, "%s", lil_store_errmsg(lc.st));
         else if (ctx->json)
             ex = print_request(ctx, id, actor_of(&lc), lc.reason);
-        else
+        else if (started)
             printf("stop requested for run '%s': it stops at its next iteration "
                    "boundary; `lil resume %s` goes on\n",
                    id, lc.spec_path);
+        else
+            printf("stop requested for run '%s', which has not started: its first "
+                   "`lil run %s` ends stopped before any step; `lil resume %s` "
+                   "then goes on\n",
+                   id, lc.spec_path, lc.spec_path);
     }
     loop_cli_close(&lc);
     return ex == CLI_PARSE_HELP ? CLI_EXIT_OK : ex;
@@ -243,7 +266,9 @@ const struct cli_verb cli_verb_stop = {
     "stop", "ask a loop run to stop at its next iteration boundary",
     "Usage: lil stop SPEC [--run-id ID] --reason R [--actor A]\n\n"
     "Publish a stop request beside the run's journal; no lock is needed, so it\n"
-    "works while another process runs the loop.  A second request is refused.\n" LOOP_EXIT_HELP,
+    "works while another process runs the loop.  A second request is refused, so is\n"
+    "one for a run that has ended.  A run that has not started yet may be asked\n"
+    "too: its first `lil run` (or step, or worker) ends stopped before any step.\n" LOOP_EXIT_HELP,
     cmd_stop};
 
 const struct cli_verb cli_verb_approve = {

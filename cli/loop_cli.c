@@ -151,8 +151,8 @@ static const char *run_id_of(const struct loop_cli *lc)
     return lc->run_id ? lc->run_id : lil_spec_id(lc->spec);
 }
 
-/* The run must exist (every verb but run and step). */
-static int run_exists(struct cli_ctx *ctx, struct loop_cli *lc, const char *id)
+/* Open run id read-only, only to know whether it is there. */
+static lil_status run_lookup(struct loop_cli *lc, const char *id)
 {
     lil_run *run = NULL;
     lil_run_opts o = {sizeof(o), LIL_SYNC_DEFAULT,
@@ -160,6 +160,22 @@ static int run_exists(struct cli_ctx *ctx, struct loop_cli *lc, const char *id)
     lil_status rc = lil_run_open(lc->st, id, &o, &run);
 
     lil_run_close(run);
+    return rc;
+}
+
+/* The run must exist (every verb but run, step and stop). */
+static int run_exists(struct cli_ctx *ctx, struct loop_cli *lc, const char *id)
+{
+    lil_status rc = run_lookup(lc, id);
+    char stop[1400];
+
+    if (rc == LIL_E_NOTFOUND && cli_stop_pending(lc->st, id, stop, sizeof(stop))) {
+        cli_err(ctx,
+                "no run '%s' in the store yet; %s: `lil run %s` ends stopped before "
+                "any step, then `lil resume %s` goes on",
+                id, stop, lc->spec_path, lc->spec_path);
+        return CLI_EXIT_FAIL;
+    }
     if (rc == LIL_E_NOTFOUND) {
         cli_err(ctx, "no run '%s' in the store (start it with `lil run %s`)", id,
                 lc->spec_path);
@@ -170,11 +186,11 @@ static int run_exists(struct cli_ctx *ctx, struct loop_cli *lc, const char *id)
                                    lil_store_errmsg(lc->st));
 }
 
-int loop_cli_prepare(struct cli_ctx *ctx, struct loop_cli *lc, bool create)
+/* Load and check the spec (its diagnostics printed when it has errors). */
+static int load_spec(struct cli_ctx *ctx, struct loop_cli *lc)
 {
     char msg[512];
     lil_status rc = cli_spec_load(NULL, lc->spec_path, &lc->spec, msg, sizeof(msg));
-    int ex;
 
     if (rc != LIL_OK) {
         cli_err(ctx, "%s", msg);
@@ -186,6 +202,15 @@ int loop_cli_prepare(struct cli_ctx *ctx, struct loop_cli *lc, bool create)
                 cli_spec_name(lc->spec_path));
         return CLI_EXIT_FAIL;
     }
+    return CLI_EXIT_OK;
+}
+
+int loop_cli_prepare(struct cli_ctx *ctx, struct loop_cli *lc, bool create)
+{
+    int ex = load_spec(ctx, lc);
+
+    if (ex != CLI_EXIT_OK)
+        return ex;
     if (create) /* run, step: say once what lil doubts or ignores in the spec */
         cli_diag_print_warnings(stderr, lc->spec, cli_spec_name(lc->spec_path));
     ex = read_inputs(ctx, lc);
@@ -194,6 +219,24 @@ int loop_cli_prepare(struct cli_ctx *ctx, struct loop_cli *lc, bool create)
     if (ex == CLI_EXIT_OK && !create)
         ex = run_exists(ctx, lc, run_id_of(lc) ? run_id_of(lc) : "");
     return ex;
+}
+
+int loop_cli_prepare_stop(struct cli_ctx *ctx, struct loop_cli *lc, bool *started)
+{
+    int ex = load_spec(ctx, lc);
+    lil_status rc;
+
+    *started = false;
+    if (ex == CLI_EXIT_OK)
+        ex = cli_store_create(ctx, &lc->st);
+    if (ex != CLI_EXIT_OK)
+        return ex;
+    rc = run_lookup(lc, run_id_of(lc) ? run_id_of(lc) : "");
+    *started = rc == LIL_OK;
+    if (rc == LIL_OK || rc == LIL_E_NOTFOUND)
+        return CLI_EXIT_OK;
+    return cli_fail(ctx, rc, "cannot read run '%s': %s", run_id_of(lc),
+                    lil_store_errmsg(lc->st));
 }
 
 lil_sync loop_cli_sync(const char *s)

@@ -52,6 +52,11 @@ int loop_cli_parse(struct cli_ctx *ctx, int argc, char **argv, unsigned mask,
  * exist, and so must the run. */
 int loop_cli_prepare(struct cli_ctx *ctx, struct loop_cli *lc, bool create);
 
+/* The same for `lil stop`: the store is created (a stop may come before
+ * the run's first start), the run need not exist; *started says whether it
+ * does. */
+int loop_cli_prepare_stop(struct cli_ctx *ctx, struct loop_cli *lc, bool *started);
+
 /* --sync's value as a mode (lil_sync_from_name): full, normal or off; NULL
  * and any other name give LIL_SYNC_DEFAULT (loop_cli_parse refuses a name
  * that does). */

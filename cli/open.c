@@ -183,6 +183,39 @@ static bool journal_exists(lil_store *st, const char *run_id)
     return access(path, F_OK) == 0;
 }
 
+bool cli_stop_pending(lil_store *st, const char *run_id, char *out, size_t cap)
+{
+    lil_bytes b = {NULL, 0};
+    json_t *req = NULL;
+    const char *actor, *reason;
+
+    if (lil_loop_stop_pending(st, run_id, &b) == LIL_OK)
+        req = json_loadb(b.data, b.len, 0, NULL);
+    lil_free(b.data);
+    actor = json_string_value(json_object_get(req, "actor"));
+    reason = json_string_value(json_object_get(req, "reason"));
+    if (reason)
+        snprintf(out, cap, "a stop is requested for it (by %s: %s)",
+                 actor ? actor : "unknown", reason);
+    json_decref(req);
+    return reason != NULL;
+}
+
+/* "no run 'R' in store 'S'", and the stop request waiting for it if one
+ * does (a stop asked before the run's first start). */
+static void no_run(const struct cli_ctx *ctx, lil_store *st, const char *run_id)
+{
+    char stop[1400];
+
+    if (cli_stop_pending(st, run_id, stop, sizeof(stop)))
+        cli_err(ctx,
+                "no run '%s' in store '%s' yet; %s, so its first `lil run` ends "
+                "stopped before any step",
+                run_id, lil_store_path(st), stop);
+    else
+        cli_err(ctx, "no run '%s' in store '%s'", run_id, lil_store_path(st));
+}
+
 int cli_run_open(const struct cli_ctx *ctx, lil_store *st, const char *run_id,
                  bool readonly, lil_run **out)
 {
@@ -196,7 +229,7 @@ int cli_run_open(const struct cli_ctx *ctx, lil_store *st, const char *run_id,
     if (rc == LIL_OK)
         return CLI_EXIT_OK;
     if (rc == LIL_E_NOTFOUND && !journal_exists(st, run_id)) {
-        cli_err(ctx, "no run '%s' in store '%s'", run_id, lil_store_path(st));
+        no_run(ctx, st, run_id);
         return CLI_EXIT_FAIL;
     }
     /* LIL_E_LOCKED names the holder ("run R is held by pid P"); a journal

@@ -1172,11 +1172,22 @@ LIL_API lil_status lil_loop_current(lil_loop *lp, lil_loop_result *res);
  * the request (actor, reason, time) is published beside the journal and
  * the process running the loop honours it at the next iteration boundary
  * (or at its next start): the run is then stopped, and lil_loop_resume
- * goes on.  Errors: LIL_E_INVAL (empty reason), LIL_E_NOTFOUND (no such
- * run), LIL_E_DONE (a stop is already requested, or the run has ended),
- * LIL_E_IO. */
+ * goes on.  A run that does not exist yet may be asked too: the request
+ * waits in the store under run_id, and the run's first call honours it
+ * before any iteration (it starts stopped).  Errors: LIL_E_INVAL (empty
+ * reason, bad run id), LIL_E_DONE (a stop is already requested, or the run
+ * has ended), LIL_E_IO, LIL_E_PG. */
 LIL_API lil_status lil_loop_request_stop(lil_store *st, const char *run_id,
                                          const char *actor, const char *reason);
+
+/* The stop request pending for run_id (published, not yet honoured) as
+ * JSON text in *json (lil_free): {"version": 1, "runId", "requestedAt" (ms
+ * since the epoch), "actor", "reason"}.  run_id need not exist (a stop
+ * asked before its first start).  Errors: LIL_E_NOTFOUND (none pending),
+ * LIL_E_INVAL (bad handle or run id, json NULL), LIL_E_IO, LIL_E_PG,
+ * LIL_E_NOMEM. */
+LIL_API lil_status lil_loop_stop_pending(lil_store *st, const char *run_id,
+                                         lil_bytes *json);
 
 /* From a signal handler (async-signal-safe) or another thread:
  * LIL_LOOP_INTERRUPT_STOP asks the running call to stop after the current

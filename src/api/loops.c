@@ -151,6 +151,24 @@ lil_status lil_loop_request_stop(lil_store *st, const char *run_id, const char *
     return lil__api_to_store(st, &e, rc);
 }
 
+lil_status lil_loop_stop_pending(lil_store *st, const char *run_id, lil_bytes *json)
+{
+    struct lil_err e;
+    lil_status rc;
+
+    if (json)
+        *json = (lil_bytes){NULL, 0};
+    if (!lil__api_store_ok(st))
+        return lil__api_bad_handle("store");
+    if (!run_id || lil__run_id_check(&e, run_id) != LIL_OK)
+        return lil__api_fail(LIL_E_INVAL, "invalid run id");
+    if (!json)
+        return lil__api_fail(LIL_E_INVAL, "json is NULL");
+    lil__clearerr(&e);
+    rc = lil__stop_read(st, &e, run_id, json);
+    return lil__api_to_store(st, &e, rc);
+}
+
 lil_status lil_loop_submit(lil_store *st, const lil_spec *spec,
                            const lil_loop_opts *opts, char **run_id)
 {

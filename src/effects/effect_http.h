@@ -147,6 +147,14 @@ lil_status lil__http_perform(const struct lil_env *env, struct lil_err *err,
 lil_status lil__http_identity(const struct lil_env *env, struct lil_err *err,
                               json_t *req, struct lil_buf *out);
 
+/* The same identity for a request that is never sent (a dry run's, whose
+ * mock answers it): none of lil__http_check's rules but the shape the
+ * identity needs -- method and url strings, headers an object -- so a url
+ * or header value a real run would refuse still has its identity.  Errors:
+ * LIL_E_INVAL (no such shape), LIL_E_NOMEM, LIL_E_TOOBIG. */
+lil_status lil__http_identity_unsent(const struct lil_env *env, struct lil_err *err,
+                                     json_t *req, struct lil_buf *out);
+
 /* Append url with its userinfo and the values of its secret query (and
  * fragment) parameters replaced by "[redacted]" to out.  Errors of the
  * buffer (LIL_E_NOMEM, LIL_E_TOOBIG). */

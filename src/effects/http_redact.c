@@ -241,16 +241,15 @@ static lil_status nomem(struct lil_err *err, const char *what)
     return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory %s", what);
 }
 
-lil_status lil__http_identity(const struct lil_env *env, struct lil_err *err,
+/* The identity of req, whose method and url are strings and headers (if
+ * any) an object. */
+static lil_status identity_of(const struct lil_env *env, struct lil_err *err,
                               json_t *req, struct lil_buf *out)
 {
     struct lil_json_scope sc;
     json_t *id;
     lil_status rc;
 
-    rc = lil__http_check(err, req);
-    if (rc != LIL_OK)
-        return rc;
     lil__json_begin(&sc, env);
     id = copy_request(env, req, put_hash);
     rc = lil__json_end(&sc);
@@ -260,4 +259,27 @@ lil_status lil__http_identity(const struct lil_env *env, struct lil_err *err,
         rc = nomem(err, "building an http identity");
     json_decref(id);
     return rc;
+}
+
+lil_status lil__http_identity(const struct lil_env *env, struct lil_err *err,
+                              json_t *req, struct lil_buf *out)
+{
+    lil_status rc = lil__http_check(err, req);
+
+    return rc == LIL_OK ? identity_of(env, err, req, out) : rc;
+}
+
+lil_status lil__http_identity_unsent(const struct lil_env *env, struct lil_err *err,
+                                     json_t *req, struct lil_buf *out)
+{
+    json_t *headers = json_object_get(req, "headers");
+    lil_status rc;
+
+    if (json_is_string(json_object_get(req, "method")) &&
+        json_is_string(json_object_get(req, "url")) &&
+        (!headers || json_is_object(headers)))
+        return identity_of(env, err, req, out);
+    rc = lil__http_check(err, req); /* fails on such a request: it says why */
+    return rc != LIL_OK ? rc
+                        : lil__seterr(err, LIL_E_INVAL, 0, "http request: malformed");
 }

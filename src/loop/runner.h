@@ -145,6 +145,10 @@ struct loop_replay {
        id (NULL for on_exit and the completion hook) and its note "kind
        identity" as journaled (secrets redacted) -- what a cassette matches */
     const char *mock_step, *mock_note;
+    /* a dry run's (lil__loop_set_unsent): told each http request the mock
+       answers that a real run would refuse to send */
+    void (*unsent)(void *ud, const char *step, const char *why);
+    void *unsent_ud;
 
     /* told every effect outcome this process journals and the completion
        hook's result (a cassette being recorded) */
@@ -440,6 +444,16 @@ void lil__loop_set_mock(struct lil_loop *lp,
                                          const char *kind, json_t *request,
                                          json_t **result, json_t **usage),
                         void *ud);
+
+/* With a mock set, an http request is never sent, so it is not refused
+ * for what only sending needs (lil__http_check: its url, header values, a
+ * GET body): fn(ud, step, why) is told -- step NULL for on_exit and the
+ * completion hook, why the refusal a real run would fail with -- and the
+ * mock answers it (`lil verify`, whose sample inputs are no real URLs).
+ * Without fn (NULL), or without a mock, such a request fails the run. */
+void lil__loop_set_unsent(struct lil_loop *lp,
+                          void (*fn)(void *ud, const char *step, const char *why),
+                          void *ud);
 
 /* Tell fn every effect outcome lp journals from now on, as journaled --
  * {"iteration", "seq", "kind", "step"?, "identity", "result", "usage"?},

@@ -114,6 +114,14 @@ void lil__loop_set_recorder(struct lil_loop *lp,
     lp->replay.recorder_ud = ud;
 }
 
+void lil__loop_set_unsent(struct lil_loop *lp,
+                          void (*fn)(void *ud, const char *step, const char *why),
+                          void *ud)
+{
+    lp->replay.unsent = fn;
+    lp->replay.unsent_ud = ud;
+}
+
 /* The request a mock sees: the identity's JSON (after "kind "). */
 static lil_status exec_mock(struct effect *ef, json_t **result, json_t **usage)
 {
@@ -525,6 +533,22 @@ static json_t *render_json(struct iter *it, const struct lil_ir_tmpl *t)
     return s;
 }
 
+/* The identity of ef's http request (lp->err says why not): a request a
+ * real run would refuse is refused, unless a mock answers it and the
+ * unsent hook is told (lil__loop_set_unsent). */
+static lil_status http_identity(struct effect *ef)
+{
+    struct lil_loop *lp = ef->it->lp;
+
+    if (!lp->replay.mock || !lp->replay.unsent)
+        return lil__http_identity(lp->env, &lp->err, ef->request, &ef->identity);
+    if (lil__http_check(&lp->err, ef->request) != LIL_OK) {
+        lp->replay.unsent(lp->replay.unsent_ud, ef->step_id, lp->err.msg);
+        lil__clearerr(&lp->err);
+    }
+    return lil__http_identity_unsent(lp->env, &lp->err, ef->request, &ef->identity);
+}
+
 static json_t *http_request(struct iter *it, const struct lil_ir_http *h, bool envelope)
 {
     json_t *req = json_object(), *headers;
@@ -567,7 +591,7 @@ static lil_status http_with(struct iter *it, const struct lil_ir_http *h, bool e
         rc = lp->err.code;
     else if (!ef.request)
         rc = lil__iter_fail(it, LIL_E_NOMEM, "out of memory");
-    else if (lil__http_identity(lp->env, &lp->err, ef.request, &ef.identity) != LIL_OK)
+    else if (http_identity(&ef) != LIL_OK)
         rc = lil__iter_fail(it, lp->err.code, "%s", lp->err.msg);
     if (rc == LIL_OK)
         rc = effect_slot(&ef, result);
@@ -776,7 +800,7 @@ static lil_status hook_direct(struct iter *it, const struct lil_ir_action *act,
         ef.exec = exec_http;
         rc = it->why == WHY_FAIL ? lp->err.code : ef.request ? LIL_OK : LIL_E_NOMEM;
         if (rc == LIL_OK) /* the note a cassette matches */
-            rc = lil__http_identity(lp->env, &lp->err, ef.request, &ef.identity);
+            rc = http_identity(&ef);
     }
     if (rc == LIL_OK)
         rc = make_note(&ef);

@@ -4,11 +4,15 @@
  * already asked to stop; else the request (version, runId, requestedAt,
  * actor, reason) published in the store for the run's holder to honour
  * between iterations, and a queued run that waits queued again so that a
- * worker honours it now.
+ * worker honours it now.  A run that does not exist yet needs nothing but
+ * the request: the store keeps it by run id (a file beside where the
+ * journal will be, a row of the PostgreSQL store), and the run's first
+ * call takes it before any iteration, so the run starts stopped.
  */
 #include <stdint.h>
 
 #include "base/buf.h"
+#include "base/err.h"
 #include "engine/run.h"
 #include "json/json.h"
 #include "loop/runner.h"
@@ -41,6 +45,11 @@ lil_status lil__loop_request_stop(struct lil_store *st, struct lil_err *e,
     lil_run_state state;
     lil_status rc = run_state(st, e, run_id, &state);
 
+    if (rc == LIL_E_NOTFOUND) { /* not started: its first call honours it */
+        lil__clearerr(e);
+        rc = LIL_OK;
+        state = LIL_RUN_RUNNING;
+    }
     if (rc != LIL_OK)
         return rc;
     if (state != LIL_RUN_RUNNING && state != LIL_RUN_UNCERTAIN)

@@ -256,7 +256,21 @@ struct verify {
     int64_t limit;         /* iterations a dry run may commit */
     bool clamped;          /* max_iterations is above the ceiling */
     int64_t clock_ms;      /* the dry run's clock: from 0, +1 s a read */
+    bool sampled;          /* some input has a sample value */
+    json_t *unsent;        /* {"step\nwhy": true}: requests a real run refuses */
 };
+
+/* The runner's unsent hook: remember a request the mock answered that a
+ * real run would refuse (once per step and reason, for the issues). */
+static void note_unsent(void *ud, const char *step, const char *why)
+{
+    struct verify *v = ud;
+    char key[1024]; /* a step id and an error message */
+
+    snprintf(key, sizeof(key), "%s\n%s", step ? step : "", why);
+    if (v->unsent && !json_object_get(v->unsent, key))
+        (void)json_object_set_new(v->unsent, key, json_true()); /* best effort */
+}
 
 static int64_t dry_now(void *ud)
 {
@@ -305,6 +319,7 @@ static lil_status open_loop(struct verify *v, const char *run_id, lil_loop **lp)
     if (rc != LIL_OK)
         return lil__seterr(v->err, rc, 0, "dry run %s: %s", run_id, e.msg);
     lil__loop_set_mock(*lp, mock, &v->fx);
+    lil__loop_set_unsent(*lp, note_unsent, v);
     lil__loop_set_clock(*lp, dry_now, NULL, v); /* sleeps take no time */
     return LIL_OK;
 }
@@ -509,6 +524,30 @@ static void verdict_issues(const struct verify *v, const struct verdicts *vd,
               "did not reach 'completed' under %s %s; it relies on caps or real effect "
               "values to stop \u2014 confirm a real exit signal exists",
               fixtures ? "the fixtures" : "empty mocks", how);
+    }
+}
+
+/* One issue per step and reason of note_unsent: info when inputs were
+ * sampled (they may be what makes the request unsendable: a real run gets
+ * real values), else a warning (a real run would fail there). */
+static void unsent_issues(const struct verify *v, json_t *issues)
+{
+    static const char prefix[] = "http request: ";
+    const char *key;
+    json_t *val;
+
+    json_object_foreach(v->unsent, key, val)
+    {
+        const char *why = strchr(key, '\n') + 1;
+        int step_len = (int)(why - 1 - key);
+
+        if (strncmp(why, prefix, sizeof(prefix) - 1) == 0)
+            why += sizeof(prefix) - 1;
+        issue(issues, v->sampled ? "info" : "warning", "unsendable-request",
+              "%s%.*s%s: a real run would refuse to send its http request%s (%s); "
+              "the dry run's mock answered it",
+              step_len ? "step '" : "on_exit or the completion hook", step_len, key,
+              step_len ? "'" : "", v->sampled ? " with the sample inputs" : "", why);
     }
 }
 
@@ -737,6 +776,7 @@ static lil_status judge_and_report(struct verify *v, const struct dry runs[3],
 
     if (issues) {
         verdict_issues(v, &vd, &runs[0], issues);
+        unsent_issues(v, issues);
         spec_issues(v, issues);
     }
     *report = issues && score ? report_of(v, &vd, runs, issues, score) : NULL;
@@ -756,9 +796,13 @@ static lil_status setup(struct verify *v)
         inputs ? lil__json_dump(v->env, v->err, inputs, JSON_COMPACT, &v->inputs)
                : lil__seterr(v->err, LIL_E_NOMEM, 0, "out of memory");
 
+    v->sampled = json_object_size(inputs) > 0;
     json_decref(inputs);
     if (rc != LIL_OK)
         return rc;
+    v->unsent = json_object();
+    if (!v->unsent)
+        return lil__seterr(v->err, LIL_E_NOMEM, 0, "out of memory");
     v->clamped = v->ir->caps.max_iterations > LIL_VERIFY_CEILING;
     v->limit = v->clamped ? LIL_VERIFY_CEILING : v->ir->caps.max_iterations;
     rc = temp_dir(v->err, v->dir);
@@ -784,6 +828,7 @@ static void teardown(struct verify *v)
     if (v->dir[0])
         remove_tree(v->env, v->dir, 0);
     lil__buf_free(&v->inputs);
+    json_decref(v->unsent);
 }
 
 lil_status lil__verify(lil_env *env, struct lil_err *err, const lil_spec *spec,

@@ -19,7 +19,9 @@
  * (LIL_VERIFY_CEILING; a spec allowing more is stopped there, as if its
  * max_iterations were the ceiling).  Breakpoints and gates are approved
  * (LIL_LOOP_YES), inputs without a default get a sample value (0, false,
- * [], "x", an enum's first member).
+ * [], "x", an enum's first member).  An http request that only sending
+ * would refuse (lil__http_check: a sample "x" as its url) is answered all
+ * the same (lil__loop_set_unsent) and noted in an unsendable-request issue.
  *
  * Verdicts: bounded (A ended cleanly -- completed, stopped, paused, failed
  * on a cap, or the ceiling -- within max_iterations + 1 iterations),

@@ -2,7 +2,8 @@
  * test_loop_api.c -- the loop run calls of lil.h (lil_loop_*), black-box:
  * options and misuse, a run to completion with its progress events, steps,
  * a paused run run again on the same handle, stops asked from another
- * thread (lil_loop_request_stop, lil_loop_interrupt), inputs that differ
+ * thread (lil_loop_request_stop, lil_loop_interrupt), a stop asked before
+ * the run exists (lil_loop_stop_pending), inputs that differ
  * on resume, approvals of a run that is not paused, and the JSON of every
  * kind of result.
  *
@@ -297,6 +298,8 @@ T_TEST(loop_calls_refuse_bad_handles)
     lil_spec *spec = spec_of(count_spec, NULL, 1);
     lil_loop_opts o = opts_default();
     lil_loop *lp;
+    lil_bytes pending;
+    char text[512];
 
     T_REQUIRE(st && spec);
     T_EQ_I64(lil_loop_run(NULL, &res), LIL_E_INVAL);
@@ -310,7 +313,23 @@ T_TEST(loop_calls_refuse_bad_handles)
     T_EQ_I64(lil_loop_recover(lp, LIL_RESOLVE_RETRY, NULL, "me", "", &res),
              LIL_E_INVAL);
     T_EQ_I64(lil_loop_request_stop(st, "count", "me", ""), LIL_E_INVAL);
-    T_EQ_I64(lil_loop_request_stop(st, "nosuchrun", "me", "why"), LIL_E_NOTFOUND);
+    /* A run that has not started may be asked: the request waits for it. */
+    T_EQ_I64(lil_loop_stop_pending(st, "nosuchrun", &pending), LIL_E_NOTFOUND);
+    T_EQ_I64(lil_loop_request_stop(st, "nosuchrun", "me", "why"), LIL_OK);
+    T_EQ_I64(lil_loop_request_stop(st, "nosuchrun", "me", "why"), LIL_E_DONE);
+    T_EQ_I64(lil_loop_stop_pending(st, "nosuchrun", &pending), LIL_OK);
+    T_REQUIRE(pending.data && pending.len < sizeof(text));
+    memcpy(text, pending.data, pending.len);
+    text[pending.len] = '\0';
+    lil_free(pending.data);
+    T_CONTAINS(text, "\"runId\": \"nosuchrun\"");
+    T_CONTAINS(text, "\"actor\": \"me\"");
+    T_CONTAINS(text, "\"reason\": \"why\"");
+    T_EQ_I64(lil_loop_stop_pending(st, "count", &pending), LIL_E_NOTFOUND);
+    T_CHECK(pending.data == NULL && pending.len == 0);
+    T_EQ_I64(lil_loop_stop_pending(st, "bad/id", &pending), LIL_E_INVAL);
+    T_EQ_I64(lil_loop_stop_pending(st, "count", NULL), LIL_E_INVAL);
+    T_EQ_I64(lil_loop_stop_pending(NULL, "count", &pending), LIL_E_INVAL);
     /* Not uncertain: nothing to recover. */
     T_EQ_I64(lil_loop_recover(lp, LIL_RESOLVE_RETRY, NULL, "me", "why", &res),
              LIL_E_INVAL);

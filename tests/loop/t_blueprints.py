@@ -228,15 +228,15 @@ def triage_batch_one_pass(t):
 
 @test
 def nightly_report_one_pass(t):
-    # verify gives a required string input the sample "x", which is no
-    # URL: the inputs get URLs as defaults (nothing is requested)
-    spec = new(t, "nightly", "--blueprint", "nightly-report", subst=[
-        ("metrics_url: { type: string, required: true }",
-         'metrics_url: { type: string, default: "http://127.0.0.1:9/m" }'),
-        ("webhook_url: { type: string, required: true }",
-         'webhook_url: { type: string, default: "http://127.0.0.1:9/w" }')])
+    # verify gives the required URL inputs the sample "x": no URL, but the
+    # dry run sends nothing, so the mock answers and the report notes it
+    spec = new(t, "nightly", "--blueprint", "nightly-report")
     rep = verify(t, spec, {"http": {"visits": 3}, "agent": {"digest": "quiet day"},
                            "shell": {}})
+    eq(sorted(i["code"] for i in rep["issues"] if i["severity"] != "info"), [],
+       "no error or warning")
+    check(any(i["code"] == "unsendable-request" for i in rep["issues"]),
+          "the unsendable requests are noted")
     eq((rep["dryRun"]["status"], rep["dryRun"]["iteration"]), ("completed", 1),
        "one pass")
     eq(rep["dryRun"]["state"]["sent"], True, "delivered")

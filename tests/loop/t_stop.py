@@ -3,6 +3,8 @@
 stop --reason` asks, from any process and without the run's lock; the run
 honours the request at its next start or iteration boundary (stopped, exit
 5, the reason given), every later run stays stopped, `lil resume` goes on;
+a stop may come before the run exists (its first run ends stopped, before
+any effect);
 a second request while one is pending is refused; SIGTERM to `lil run`
 stops it after the current effect, whose outcome is journaled."""
 
@@ -72,6 +74,74 @@ def stop_requested_before_run(t):
     # a new request after the run is over: nothing left to stop
     t.stop("--reason", "too late")
     expect(t.run(), 0, status="completed", iteration=3)
+
+
+@test
+def stop_before_the_run_exists(t):
+    # nothing in the store yet (the file store's directory is not even
+    # there): the request waits for the run, whose first `lil run` ends
+    # stopped before any effect
+    t.spec(COUNTER, CMD="true", LIMIT=3)
+    check(not t.has_run("halt"), "no run before the stop")
+    res = t.stop("--reason", "not before the freeze ends", "--actor", "ops")
+    eq(res.rc, 0, "lil stop exit status of a run that has not started")
+    check("has not started" in res.out, "lil stop says the run has not started: %r"
+          % res.out)
+    check(not t.has_run("halt"), "a stop makes no run")
+    res = t.stop("--reason", "again", "--json")
+    check(res.rc not in (0, 64), "a second request is refused, exit %s" % res.rc)
+    check("already" in res.err, "the refusal says a stop is already requested")
+    # inspect and log have no run to show, and say what waits for it
+    for verb in ("inspect", "log"):
+        res = t.lil(verb, "halt")
+        eq(res.rc, 1, "lil %s of a run that has not started" % verb)
+        check("a stop is requested for it (by ops: not before the freeze ends)" in
+              res.err, "lil %s names the pending stop: %r" % (verb, res.err))
+    res = t.lil("ls", "--json")
+    eq(expect(res, 0)["runs"], [], "lil ls lists no run")
+    res = t.run(verb="resume")
+    eq(res.rc, 1, "lil resume of a run that has not started")
+    check("a stop is requested" in res.err and "lil run" in res.err,
+          "lil resume says to run it first: %r" % res.err)
+    # the first run: stopped at iteration 0, no effect, the request journaled
+    expect(t.run(), 5, status="stopped", iteration=0, state={"n": 0},
+           reason="not before the freeze ends")
+    eq(t.side(), [], "no effect ran")
+    recs = t.log("halt")
+    req = named(recs, "stop_requested")
+    eq(len(req), 1, "stop_requested records")
+    r = req[0].p.get("request", {})
+    eq((r.get("version"), r.get("runId"), r.get("actor"), r.get("reason")),
+       (1, "halt", "ops", "not before the freeze ends"), "the journaled request")
+    check(isinstance(r.get("requestedAt"), int), "the request's time")
+    check(not [x for x in recs if x.type == "intent"], "no intent journaled")
+    # now a run: ls and inspect show it stopped
+    runs = expect(t.lil("ls", "--json"), 0)["runs"]
+    eq([x["id"] for x in runs], ["halt"], "lil ls lists the run")
+    res = t.lil("inspect", "halt")
+    eq(res.rc, 0, "lil inspect exit status")
+    check("stopped" in res.out and "by ops: not before the freeze ends" in res.out,
+          "lil inspect shows the stop: %r" % res.out[:400])
+    expect(t.run(verb="step"), 5, status="stopped", iteration=0)
+    loopt.same_records(t, "halt", recs, "records after running the stopped run again")
+    expect(t.run("--reason", "freeze over", verb="resume"), 0, status="completed",
+           iteration=3, state={"n": 3})
+    eq(t.side(), lines(3), "side file: every effect once")
+
+
+@test
+def stop_before_a_step_and_another_run_id(t):
+    # `lil step` honours it as `lil run` does, and only the named run id
+    t.spec(COUNTER, CMD="true", LIMIT=2)
+    res = t.stop("--run-id", "later", "--reason", "hold", "--json")
+    obj = expect(res, 0, status="stop-requested")
+    eq(obj["request"], {"version": 1, "runId": "later", "actor": "loopt",
+                        "reason": "hold"}, "the printed request")
+    expect(t.run(), 0, status="completed", iteration=2)  # run 'halt'
+    eq(t.side(), lines(2), "the other run id ran")
+    expect(t.run("--run-id", "later", verb="step"), 5, status="stopped", iteration=0,
+           reason="hold")
+    eq(t.side(), lines(2), "no effect of the stopped run")
 
 
 @test

@@ -86,10 +86,18 @@ class LoopTest(LilCase):
         self.assertEqual(loop.step().status, "completed")
         self.assertEqual(self.lines(), ["bump-0", "bump-1"])
 
+    def test_stop_before_the_run_exists(self):
+        loop = lil.Loop(self.spec(COUNTER), dir=self.dir)
+        loop.stop(reason="not yet", actor="ops")  # no run yet: the request waits
+        res = loop.step()
+        self.assertEqual((res.status, res.exit_code, res.iteration), ("stopped", 5, 0))
+        self.assertEqual(res.reason, "not yet")
+        self.assertEqual(self.lines(), [])
+        self.assertEqual(loop.resume(reason="go").status, "completed")
+        self.assertEqual(len(self.lines()), 3)
+
     def test_stop_then_resume(self):
         loop = lil.Loop(self.spec(COUNTER), dir=self.dir)
-        with self.assertRaises(lil.NotFoundError):  # no run yet
-            loop.stop(reason="maintenance")
         loop.step()
         loop.stop(reason="maintenance", actor="ops")
         res = loop.run()
