@@ -58,7 +58,7 @@ static const char full_spec[] =
     "    over: \"${state.items}\"\n"
     "    as: it\n"
     "    body:\n"
-    "      - { id: note, kind: shell, cmd: \"echo ${it}\" }\n"
+    "      - { id: note, kind: shell, cmd: \"echo ${shq(it)}\" }\n"
     "  - id: ok\n"
     "    kind: breakpoint\n"
     "    ask: \"Post the digest?\"\n"
@@ -366,7 +366,7 @@ T_TEST(steps_show_what_they_run)
                     "  3. each (reduce)\n"
                     "     over    ${state.items} as it\n"
                     "     3.1. note (shell)\n"
-                    "          cmd     echo ${it}\n"
+                    "          cmd     echo ${shq(it)}\n"
                     "  4. ok (breakpoint)\n"
                     "     ask     Post the digest?\n"
                     "     pauses  until approved (`lil approve`), strategy quorum\n"
@@ -387,7 +387,7 @@ T_TEST(steps_show_what_they_run)
     T_EQ_STR(json_string_value(at(json_array_get(steps, 1), "harness")), "claude-code");
     T_EQ_STR(json_string_value(
                  at(json_array_get(at(json_array_get(steps, 2), "body"), 0), "cmd")),
-             "echo ${it}");
+             "echo ${shq(it)}");
     T_EQ_STR(json_string_value(at(json_array_get(steps, 3), "ask")),
              "Post the digest?");
     T_EQ_STR(json_string_value(at(json_array_get(steps, 3), "strategy")), "quorum");
