@@ -62,8 +62,9 @@ struct cli_verb;
 /* State of one invocation: the verb and the global flags. */
 struct cli_ctx {
     const struct cli_verb *verb;
-    const char *dir; /* --dir, or NULL: $LIL_DIR, else .lil */
-    bool json;       /* --json */
+    const char *dir;   /* --dir, or NULL: $LIL_DIR, else .lil */
+    bool json;         /* --json */
+    bool shared_store; /* --shared-store: LIL_STORE_SHARED */
 };
 
 struct cli_verb {
