@@ -224,7 +224,7 @@ def writable_store_is_refused_sticky_or_not(t):
     os.makedirs(t.store)
     os.chown(t.store, uid, gid)
     for mode, says in ((0o777, "writable by every user"),
-                       (0o1777, "sticky bit does not stop"),
+                       (0o1777, "mode 1777, sticky or not"),
                        (0o770, "writable by its group")):
         os.chmod(t.store, mode)
         res = as_user(t, uid, gid, "ls")

@@ -475,8 +475,8 @@ static bool shared_by_setting(void)
 }
 
 #define SHARE_HINT                                                                     \
-    "; to use a store shared on purpose, say so: --shared-store, "                     \
-    "LIL_SHARED_STORE=1 or LIL_STORE_SHARED"
+    ": others could plant runs or links in it; refused (--shared-store, "              \
+    "LIL_SHARED_STORE=1 or LIL_STORE_SHARED to share it)"
 
 /*
  * As ssh treats ~/.ssh: a store directory that another user owns, or that
@@ -487,6 +487,7 @@ static bool shared_by_setting(void)
  * are still opened only when regular and never through links (os.h), so a
  * store shared on purpose (flags, or the setting) stays safe from links and
  * FIFOs; what it cannot be safe from is a neighbour who writes journals.
+ * The message stays short: it must hold the path and the way out.
  */
 static lil_status check_owner(struct lil_err *err, const char *dir, unsigned flags)
 {
@@ -500,24 +501,17 @@ static lil_status check_owner(struct lil_err *err, const char *dir, unsigned fla
                            lil__errstr(errno));
     if (sb.st_uid != me)
         return lil__seterr(err, LIL_E_IO, EPERM,
-                           "store '%s' is owned by uid %u, not by this user (uid %u): "
-                           "its owner could plant runs, links or stop requests in it "
-                           "(refused)" SHARE_HINT,
+                           "store '%s' is owned by uid %u, not by uid %u" SHARE_HINT,
                            dir, (unsigned)sb.st_uid, (unsigned)me);
     if (sb.st_mode & S_IWOTH)
         return lil__seterr(err, LIL_E_IO, EPERM,
-                           "store '%s' is writable by every user (mode %04o%s): "
-                           "another user could plant runs, links or stop requests in "
-                           "it (refused)" SHARE_HINT,
-                           dir, (unsigned)(sb.st_mode & 07777),
-                           (sb.st_mode & S_ISVTX) ? "; the sticky bit does not stop new "
-                                                    "files"
-                                                  : "");
+                           "store '%s' is writable by every user (mode %04o, sticky "
+                           "or not)" SHARE_HINT,
+                           dir, (unsigned)(sb.st_mode & 07777));
     if (sb.st_mode & S_IWGRP)
         return lil__seterr(err, LIL_E_IO, EPERM,
-                           "store '%s' is writable by its group (gid %u, mode %04o): "
-                           "another user could plant runs, links or stop requests in "
-                           "it (refused)" SHARE_HINT,
+                           "store '%s' is writable by its group (gid %u, mode "
+                           "%04o)" SHARE_HINT,
                            dir, (unsigned)sb.st_gid, (unsigned)(sb.st_mode & 07777));
     return LIL_OK;
 }
