@@ -219,8 +219,9 @@ typedef struct lil_store lil_store;
 LIL_API lil_status lil_store_open(lil_env *env, const char *dir, lil_store **out);
 
 /* Flags of lil_store_opts. */
-#define LIL_STORE_SHARED 0x1u /* accept a store directory another user owns or
-                                 may write in (the check of lil_store_open) */
+#define LIL_STORE_SHARED                                  \
+    0x1u /* accept a store directory another user owns or \
+            may write in (the check of lil_store_open) */
 
 typedef struct lil_store_opts {
     size_t struct_size; /* sizeof(lil_store_opts) */

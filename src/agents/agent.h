@@ -95,8 +95,8 @@ struct lil_agent_call {
     const char *const *env_allow;
     size_t n_env_allow; /* at most LIL_AGENT_ENV_ALLOW_MAX are read */
     const char *cwd;    /* CLI harnesses' working directory; NULL: lil's */
-    int *running_pgid;       /* NULL, or set (atomically) to a CLI child's
-                                process group while it runs (effect_shell.h) */
+    int *running_pgid;  /* NULL, or set (atomically) to a CLI child's
+                           process group while it runs (effect_shell.h) */
 };
 
 struct lil_agent_usage {

@@ -69,8 +69,8 @@ static const char CLI_ENV[] =
     "all_proxy,SSL_CERT_FILE,SSL_CERT_DIR,NODE_EXTRA_CA_CERTS";
 
 /* The provider keys of the CLIs that talk to many providers. */
-#define PROVIDER_KEYS                                                                  \
-    "OPENAI_API_KEY,ANTHROPIC_API_KEY,GEMINI_API_KEY,GROQ_API_KEY,"                    \
+#define PROVIDER_KEYS                                               \
+    "OPENAI_API_KEY,ANTHROPIC_API_KEY,GEMINI_API_KEY,GROQ_API_KEY," \
     "OPENROUTER_API_KEY,AI_GATEWAY_API_KEY"
 
 /*
@@ -477,8 +477,8 @@ lil_status lil__agent_cli_ready(const struct lil_env *env, struct lil_err *err,
  * LIL_EFFECT_ENV); never lil's own secrets.  From call->envp (NULL: this
  * process's). */
 static lil_status child_env(const struct lil_env *env, struct lil_err *err,
-                            const struct lil_agent_call *call, const struct command *cmd,
-                            const char ***out)
+                            const struct lil_agent_call *call,
+                            const struct command *cmd, const char ***out)
 {
     const char *allow[2 + LIL_AGENT_ENV_ALLOW_MAX];
     size_t n = 0;

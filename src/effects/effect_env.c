@@ -22,7 +22,7 @@ static const char *const base_names[] = {
  * harness's key) and these, which may hold credentials (a PostgreSQL URI
  * with its password, headers with a token). */
 static const char *const key_names[] = {"LIL_JOURNAL_KEY", "LOOPY_JOURNAL_KEY",
-                                        "LIL_DIR",         "LIL_LLM_HEADERS",
+                                        "LIL_DIR", "LIL_LLM_HEADERS",
                                         "LOOPY_LLM_HEADERS"};
 
 #define NBASE (sizeof(base_names) / sizeof(base_names[0]))

@@ -436,7 +436,8 @@ static lil_status open_scan(struct journal *j, struct lil_err *err,
 static bool still_in_place(struct journal *j)
 {
     struct stat a, b;
-    int fd = j->env->os->open(j->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
+    int fd =
+        j->env->os->open(j->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
     bool same;
 
     if (fd < 0)

@@ -60,8 +60,8 @@ lil_status lil__os_open_regular(const struct lil_env *env, struct lil_err *err,
         return rc;
     }
     if (env->os->fstat(*fd_out, &st) < 0) {
-        rc = lil__seterr(err, LIL_E_IO, errno, "fstat %s: %s", path,
-                         lil__errstr(errno));
+        rc =
+            lil__seterr(err, LIL_E_IO, errno, "fstat %s: %s", path, lil__errstr(errno));
     } else if (!S_ISREG(st.st_mode)) {
         rc = lil__seterr(err, LIL_E_IO, EINVAL,
                          "open %s: it is %s, not a regular file (refused)", path,
@@ -78,8 +78,8 @@ bool lil__os_is_regular(const struct lil_env *env, const char *path)
 {
     struct lil_err err;
     int fd = -1;
-    bool ok = lil__os_open_regular(env, &err, path, O_RDONLY | O_CLOEXEC, 0, &fd) ==
-              LIL_OK;
+    bool ok =
+        lil__os_open_regular(env, &err, path, O_RDONLY | O_CLOEXEC, 0, &fd) == LIL_OK;
 
     lil__os_close(env, fd);
     return ok;

@@ -419,7 +419,8 @@ lil_status lil__store_import(struct lil_store *st, struct lil_err *err,
 
 /* Backends (store.c's table: a predicate of the location, open, schema). */
 lil_status lil__store_file_open(struct lil_env *env, struct lil_err *err,
-                                const char *dir, unsigned flags, struct lil_store **out);
+                                const char *dir, unsigned flags,
+                                struct lil_store **out);
 lil_status lil__store_file_schema(struct lil_env *env, struct lil_err *err,
                                   const char *dir, int action, lil_schema_info *info);
 bool lil__store_mem_location(const char *where);
@@ -430,7 +431,8 @@ lil_status lil__store_mem_schema(struct lil_env *env, struct lil_err *err,
                                  const char *where, int action, lil_schema_info *info);
 bool lil__store_pg_location(const char *where);
 lil_status lil__store_pg_open(struct lil_env *env, struct lil_err *err,
-                              const char *where, unsigned flags, struct lil_store **out);
+                              const char *where, unsigned flags,
+                              struct lil_store **out);
 lil_status lil__store_pg_schema(struct lil_env *env, struct lil_err *err,
                                 const char *where, int action, lil_schema_info *info);
 

@@ -705,8 +705,8 @@ T_TEST(store_fifo_and_links_refused)
     T_FILE_ONLY();
     lil_store *st = u_store(NULL);
     lil_run *run = NULL;
-    lil_run_opts ro = {sizeof(ro), LIL_SYNC_DEFAULT, LIL_OPEN_EXISTING | LIL_OPEN_READONLY,
-                       0};
+    lil_run_opts ro = {sizeof(ro), LIL_SYNC_DEFAULT,
+                       LIL_OPEN_EXISTING | LIL_OPEN_READONLY, 0};
     struct fn_ctx c = {0};
     lil_bytes out = {0};
     struct ids s = {0};

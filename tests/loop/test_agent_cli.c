@@ -13,9 +13,9 @@
  * --allowedTools; the prompt after "--", also one that looks like a flag;
  * `cli` refusing such a prompt unless its command ends in "--"), the
  * scrubbed environment a CLI gets (its own provider's key, never lil's
- * secrets nor another harness's key, a name allowed by the caller), the default binary names found on PATH, LIL_<NAME>_BIN
- * over LOOPY_<NAME>_BIN (blank LIL_ ignored, values trimmed), the
- * environment and working directory the CLI gets, a binary that is not
+ * secrets nor another harness's key, a name allowed by the caller), the default binary
+ * names found on PATH, LIL_<NAME>_BIN over LOOPY_<NAME>_BIN (blank LIL_ ignored, values
+ * trimmed), the environment and working directory the CLI gets, a binary that is not
  * there (ready: LIL_E_INVAL naming the variable; call: LIL_E_CHILD with
  * the reference's message), a failing CLI, the timeout and buffer limits and
  * their bad values, `cli` with and without LIL_/LOOPY_AGENT_CMD, and the
@@ -209,7 +209,8 @@ static void codex_env(struct envp *e)
 static const struct {
     const char *harness, *var, *argv;
 } argv_cases[] = {
-    {"claude-code", "LIL_CLAUDE_CODE_BIN", "fake[-p][--output-format][json][--][do it]"},
+    {"claude-code", "LIL_CLAUDE_CODE_BIN",
+     "fake[-p][--output-format][json][--][do it]"},
     {"codex", "LIL_CODEX_BIN", "fake[exec][--skip-git-repo-check][--][do it]"},
     {"opencode", "LOOPY_OPENCODE_BIN", "fake[run][--][do it]"},
     {"antigravity", "LIL_ANTIGRAVITY_BIN", "fake[--yes][-p][--][do it]"},

@@ -460,7 +460,8 @@ static const struct lil_store_ops file_ops = {.version = LIL_STORE_OPS_VERSION,
                                               .run_image = file_run_image,
                                               .run_import = file_run_import};
 
-/* ---- whose store it is ------------------------------------------------------------- */
+/* ---- whose store it is -------------------------------------------------------------
+ */
 
 /* LIL_SHARED_STORE: 1, true, yes or on (any case). */
 static bool shared_by_setting(void)
@@ -474,8 +475,8 @@ static bool shared_by_setting(void)
     return false;
 }
 
-#define SHARE_HINT                                                                     \
-    ": others could plant runs or links in it; refused (--shared-store, "              \
+#define SHARE_HINT                                                        \
+    ": others could plant runs or links in it; refused (--shared-store, " \
     "LIL_SHARED_STORE=1 or LIL_STORE_SHARED to share it)"
 
 /*
