@@ -1094,8 +1094,11 @@ typedef struct lil_loop_opts {
     const char *inputs_json;
     const char *const *input_pairs;
     size_t n_input_pairs;
-    /* Variables shell steps get besides the base set (comma-separated names,
-     * `NAME*` patterns; `--env-allow`); $LIL_EFFECT_ENV is added to it. */
+    /* Variables shell steps and agent CLIs get besides the base set and a
+     * CLI's own provider variables (comma-separated names, `NAME*`
+     * patterns; `--env-allow`); $LIL_EFFECT_ENV is added to it.  lil's own
+     * secrets (the journal key, LIL_DIR, the llm key and headers) pass
+     * only when named exactly (docs/loops.md, "Effects"). */
     const char *env_allow;
     const char *cwd;           /* shell steps' working directory; NULL: the process's */
     const char *actor;         /* who: journaled with approvals, resumes, recoveries;
