@@ -66,9 +66,9 @@ static const struct cli_flag *find_flag(const struct cli_flag *flags, const char
 
 /* The global flags, as a table of the same shape as a verb's. */
 struct globals {
-    struct cli_flag table[4];
+    struct cli_flag table[5];
     const char *dir;
-    bool dir_set, json, help;
+    bool dir_set, json, help, shared_store;
 };
 
 static void globals_init(struct globals *g)
@@ -77,6 +77,7 @@ static void globals_init(struct globals *g)
     g->table[0] = (struct cli_flag){"dir", true, &g->dir, &g->dir_set};
     g->table[1] = (struct cli_flag){"json", false, NULL, &g->json};
     g->table[2] = (struct cli_flag){"help", false, NULL, &g->help};
+    g->table[3] = (struct cli_flag){"shared-store", false, NULL, &g->shared_store};
 }
 
 /* Take the value of flag f: "=value" glued to it or the next word. */
@@ -177,6 +178,8 @@ static int finish(struct cli_ctx *ctx, const struct globals *g,
         ctx->dir = g->dir;
     if (g->json)
         ctx->json = true;
+    if (g->shared_store)
+        ctx->shared_store = true;
     if (ctx->dir && !*ctx->dir)
         return cli_usage(ctx, "--dir needs a non-empty directory");
     if (a->names && a->names[npos])

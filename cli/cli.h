@@ -62,8 +62,9 @@ struct cli_verb;
 /* State of one invocation: the verb and the global flags. */
 struct cli_ctx {
     const struct cli_verb *verb;
-    const char *dir; /* --dir, or NULL: $LIL_DIR, else .lil */
-    bool json;       /* --json */
+    const char *dir;   /* --dir, or NULL: $LIL_DIR, else .lil */
+    bool json;         /* --json */
+    bool shared_store; /* --shared-store: LIL_STORE_SHARED */
 };
 
 struct cli_verb {
@@ -211,6 +212,12 @@ int cli_run_open(const struct cli_ctx *ctx, lil_store *st, const char *run_id,
 int cli_open_run_arg(struct cli_ctx *ctx, int argc, char **argv,
                      const struct cli_args *a, lil_store **st, lil_run **run,
                      bool *help);
+
+/* A new temporary file "<prefix>.<16 random hex digits>.tmp" (its name into
+ * tmp, cap bytes), opened for writing with O_CREAT | O_EXCL | O_NOFOLLOW and
+ * mode (then the umask): never a file or a link that was there.  The
+ * descriptor, or -1 with errno (tmpfile.c). */
+int cli_create_temp(const char *prefix, mode_t mode, char *tmp, size_t cap);
 
 /* fn (NULL: the default) for SIGINT and SIGTERM (signals.c). */
 void cli_catch_signals(void (*fn)(int));

@@ -63,10 +63,10 @@ static int export_to_file(const struct cli_ctx *ctx, lil_store *st, const char *
     lil_status rc;
     int ret = CLI_EXIT_FAIL;
 
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", out, (long)getpid());
-    s->fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    s->fd = cli_create_temp(out, 0600, tmp, sizeof(tmp));
     if (s->fd < 0) {
-        cli_err(ctx, "cannot create %s: %s", tmp, strerror(errno));
+        cli_err(ctx, "cannot create a temporary file beside %s: %s", out,
+                strerror(errno));
         return CLI_EXIT_FAIL;
     }
     rc = lil_run_export(st, id, write_all, s);

@@ -234,7 +234,7 @@ static int cmd_recover(struct cli_ctx *ctx, int argc, char **argv)
     "  --approve            approve a cap that paused the run (rebases that meter)\n"   \
     "  --yes                approve every breakpoint and gate reached\n"                \
     "  --wait               sleep in-process through parks instead of returning\n"      \
-    "  --env-allow A,B      more variables shell steps may see (NAME or PREFIX*)\n"     \
+    "  --env-allow A,B      more variables shell steps and agents see (NAME, PREFIX*)\n"     \
     "  --actor A, --reason R  who and why, journaled with approvals\n"                  \
     "  --record FILE        write every shell, http and agent result to FILE (JSONL)\n" \
     "  --replay FILE        answer every effect from FILE, run nothing (run id\n"       \

@@ -363,16 +363,16 @@ static bool write_all(int fd, const char *p, size_t len)
 static int open_temp(const char *path, char *tmp, size_t cap)
 {
     char *dir = dir_of(path);
+    char prefix[4096];
     int fd = -1;
 
     if (!dir)
         return -1;
-    for (unsigned i = 0; i < 100 && fd < 0; i++) {
-        snprintf(tmp, cap, "%s/.lil-new.%ld.%u.tmp", dir, (long)getpid(), i);
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd < 0 && errno != EEXIST)
-            break;
-    }
+    /* 0644 at most (less with the umask): a spec holds no secret */
+    if ((size_t)snprintf(prefix, sizeof(prefix), "%s/.lil-new", dir) < sizeof(prefix))
+        fd = cli_create_temp(prefix, 0644, tmp, cap);
+    else
+        errno = ENAMETOOLONG;
     free(dir);
     return fd;
 }

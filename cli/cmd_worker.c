@@ -308,7 +308,7 @@ const struct cli_verb cli_verb_worker = {
     "  --idle-exit S     stop after S seconds without a runnable run (0: at once)\n"
     "  --poll-ms MS      look for runnable runs this often when idle (default 500)\n"
     "  --name NAME       this worker's name in the queue (default: pid and host)\n"
-    "  --env-allow A,B   more variables shell steps may see (NAME or PREFIX*)\n"
+    "  --env-allow A,B   more variables shell steps and agents see (NAME, PREFIX*)\n"
     "  --json            one JSON object per run handled\n\n"
     "SIGINT/SIGTERM hand the runs in progress back at their next iteration boundary\n"
     "and exit 0; a second signal exits at once.\n"

@@ -39,11 +39,13 @@ static const char help_tail[] =
     "  --dir DIR   store directory (default: $LIL_DIR, else .lil), or a\n"
     "              PostgreSQL URI postgresql://... (docs/postgres.md)\n"
     "  --json      print one JSON document instead of text\n"
+    "  --shared-store  accept a store directory another user owns or may\n"
+    "              write in (refused otherwise; docs/security.md)\n"
     "  --help, -h  show help\n"
     "  --version   print the library version\n"
     "\n"
     "Environment: LIL_DIR (store), LIL_JOURNAL_KEY (key of keyed journals),\n"
-    "USER (default --actor of resolve).\n"
+    "LIL_SHARED_STORE=1 (as --shared-store), USER (default --actor of resolve).\n"
     "\n"
     "Exit status (the same for every verb):\n"
     "  0   success\n"
@@ -114,6 +116,10 @@ static int global_flag(struct cli_ctx *ctx, int argc, char **argv, int *i)
         ctx->json = true;
         return -1;
     }
+    if (strcmp(w, "--shared-store") == 0) {
+        ctx->shared_store = true;
+        return -1;
+    }
     if (strncmp(w, "--dir=", 6) == 0) {
         ctx->dir = w + 6;
         return -1;
@@ -129,7 +135,7 @@ static int global_flag(struct cli_ctx *ctx, int argc, char **argv, int *i)
 
 static int dispatch(int argc, char **argv)
 {
-    struct cli_ctx ctx = {NULL, NULL, false};
+    struct cli_ctx ctx = {NULL, NULL, false, false};
     int i = 1;
 
     for (; i < argc && argv[i][0] == '-'; i++) {

@@ -123,6 +123,18 @@ bool cli_store_is_url(const char *where)
     return pg != 0;
 }
 
+/* lil_store_open, with LIL_STORE_SHARED when --shared-store was given. */
+static lil_status store_open(const struct cli_ctx *ctx, const char *dir,
+                             lil_store **out)
+{
+    lil_store_opts so;
+
+    memset(&so, 0, sizeof(so));
+    so.struct_size = sizeof(so);
+    so.flags = ctx->shared_store ? LIL_STORE_SHARED : 0u;
+    return lil_store_open_with(NULL, dir, &so, out);
+}
+
 int cli_store_open(const struct cli_ctx *ctx, lil_store **out)
 {
     const char *dir = cli_store_dir(ctx);
@@ -131,7 +143,7 @@ int cli_store_open(const struct cli_ctx *ctx, lil_store **out)
 
     *out = NULL;
     if (cli_store_is_url(dir)) { /* the library never creates a database */
-        rc = lil_store_open(NULL, dir, out);
+        rc = store_open(ctx, dir, out);
         return rc == LIL_OK ? CLI_EXIT_OK
                             : cli_fail(ctx, rc, "cannot open store: %s", lil_errmsg());
     }
@@ -144,7 +156,7 @@ int cli_store_open(const struct cli_ctx *ctx, lil_store **out)
         cli_err(ctx, "store '%s' is not a directory", dir);
         return CLI_EXIT_FAIL;
     }
-    rc = lil_store_open(NULL, dir, out);
+    rc = store_open(ctx, dir, out);
     if (rc != LIL_OK)
         return cli_fail(ctx, rc, "cannot open store '%s': %s", dir, lil_errmsg());
     return CLI_EXIT_OK;
@@ -153,7 +165,7 @@ int cli_store_open(const struct cli_ctx *ctx, lil_store **out)
 int cli_store_create(const struct cli_ctx *ctx, lil_store **out)
 {
     const char *dir = cli_store_dir(ctx);
-    lil_status rc = lil_store_open(NULL, dir, out);
+    lil_status rc = store_open(ctx, dir, out);
 
     if (rc != LIL_OK)
         return cli_fail(ctx, rc, "cannot open or create store '%s': %s", dir,

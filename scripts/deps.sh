@@ -16,6 +16,7 @@ PACKAGES=(
     libyaml-dev libcurl4-openssl-dev libpq-dev libmicrohttpd-dev
     postgresql                             # the PostgreSQL store's tests start a server
     python3
+    passwd util-linux                      # useradd, setpriv: tests run lil as a second user
     python3-dev python3-venv               # the Python package: its extension, pip install test
 )
 

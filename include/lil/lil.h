@@ -194,17 +194,45 @@ typedef struct lil_store lil_store;
  *
  * The store reads its settings from the environment here, once: LIL_SYNC
  * (the sync mode of runs opened with LIL_SYNC_DEFAULT; an unknown value
- * fails those opens with LIL_E_INVAL) and LIL_JOURNAL_KEY (the journal key,
- * see lil_store_set_key).  Changing the environment later does not affect
- * an open store.
+ * fails those opens with LIL_E_INVAL), LIL_JOURNAL_KEY (the journal key,
+ * see lil_store_set_key) and LIL_SHARED_STORE (below).  Changing the
+ * environment later does not affect an open store.
+ *
+ * A store directory must belong to this process's effective user and be
+ * writable by nobody else (not by its group, not by every user, sticky bit
+ * or not), as ssh asks of ~/.ssh: whoever may write in it can plant runs,
+ * stop requests, markers, links or FIFOs there.  Another directory fails
+ * with LIL_E_IO (errno EPERM) and a message saying why, unless the store
+ * is shared on purpose: LIL_STORE_SHARED (lil_store_open_with) or
+ * LIL_SHARED_STORE=1 (also true, yes, on) in the environment.  Whether
+ * shared or not, files of a store are opened only when they are regular
+ * files and never through a symbolic link (docs/security.md, "Files and
+ * children").
  *
  * A store handle may be used in a child forked after it was opened (to open
  * runs of the child's own), but a run handle may not: runs are locked per
  * open file, and a child forked while a run is open shares its lock until
  * it exits (see lil_run_open).  Fork before opening runs.
- * Errors: LIL_E_IO (cannot create or open dir), LIL_E_NOMEM; for PostgreSQL
- * also LIL_E_PG, LIL_E_VERSION, LIL_E_INVAL (above). */
+ * Errors: LIL_E_IO (cannot create or open dir; a directory refused as
+ * above), LIL_E_NOMEM; for PostgreSQL also LIL_E_PG, LIL_E_VERSION,
+ * LIL_E_INVAL (above). */
 LIL_API lil_status lil_store_open(lil_env *env, const char *dir, lil_store **out);
+
+/* Flags of lil_store_opts. */
+#define LIL_STORE_SHARED                                  \
+    0x1u /* accept a store directory another user owns or \
+            may write in (the check of lil_store_open) */
+
+typedef struct lil_store_opts {
+    size_t struct_size; /* sizeof(lil_store_opts) */
+    unsigned flags;     /* LIL_STORE_* */
+} lil_store_opts;
+
+/* lil_store_open with options (opts NULL: as lil_store_open).  Errors as
+ * lil_store_open's, and LIL_E_INVAL for a struct_size or flags this
+ * library does not know. */
+LIL_API lil_status lil_store_open_with(lil_env *env, const char *dir,
+                                       const lil_store_opts *opts, lil_store **out);
 
 /* The store lil_store_open(env, dir, ...) opens, without opening it: dir
  * when it is not NULL (an empty dir: ".lil"), else $LIL_DIR when it is set
@@ -1072,8 +1100,11 @@ typedef struct lil_loop_opts {
     const char *inputs_json;
     const char *const *input_pairs;
     size_t n_input_pairs;
-    /* Variables shell steps get besides the base set (comma-separated names,
-     * `NAME*` patterns; `--env-allow`); $LIL_EFFECT_ENV is added to it. */
+    /* Variables shell steps and agent CLIs get besides the base set and a
+     * CLI's own provider variables (comma-separated names, `NAME*`
+     * patterns; `--env-allow`); $LIL_EFFECT_ENV is added to it.  lil's own
+     * secrets (the journal key, LIL_DIR, the llm key and headers) pass
+     * only when named exactly (docs/loops.md, "Effects"). */
     const char *env_allow;
     const char *cwd;           /* shell steps' working directory; NULL: the process's */
     const char *actor;         /* who: journaled with approvals, resumes, recoveries;

@@ -8,7 +8,10 @@
  *                 streamed or not (agent_llm.c), priced with the price
  *                 table (agent_price.c)
  *   claude-code, codex, opencode, antigravity, cursor-agent, pi
- *                 the coding-agent CLIs, run without a shell (agent_cli.c)
+ *                 the coding-agent CLIs, run without a shell, the prompt
+ *                 after "--", in a scrubbed environment: the base of
+ *                 effect_env.h, their own provider's variables and what
+ *                 the caller allows, never lil's secrets (agent_cli.c)
  *   cli           $LIL_AGENT_CMD / $LOOPY_AGENT_CMD split on blanks, the
  *                 prompt appended as the last argument (agent_cli.c)
  *
@@ -87,16 +90,23 @@ struct lil_env;
  * message, 3 for the reply) */
 #define LIL_AGENT_FRAME_TOKENS 16
 
+#define LIL_AGENT_ENV_ALLOW_MAX 4
+
 struct lil_agent_call {
     const char *harness;      /* a name of lil__agent_known */
     const char *prompt;       /* rendered, UTF-8 */
     const char *const *tools; /* allowed tools; may be NULL with ntools 0 */
     size_t ntools;
     const char *const *envp; /* "NAME=value", NULL-terminated: where settings
-                                are read; NULL: this process's environment */
-    const char *cwd;         /* CLI harnesses' working directory; NULL: lil's */
-    int *running_pgid;       /* NULL, or set (atomically) to a CLI child's
-                                process group while it runs (effect_shell.h) */
+                                are read, and what a CLI child's environment
+                                is scrubbed from; NULL: this process's */
+    /* lists of names a CLI child may get besides the base and its harness's
+       own (effect_env.h: --env-allow, LIL_EFFECT_ENV); NULL entries skipped */
+    const char *const *env_allow;
+    size_t n_env_allow; /* at most LIL_AGENT_ENV_ALLOW_MAX are read */
+    const char *cwd;    /* CLI harnesses' working directory; NULL: lil's */
+    int *running_pgid;  /* NULL, or set (atomically) to a CLI child's
+                           process group while it runs (effect_shell.h) */
 };
 
 struct lil_agent_usage {

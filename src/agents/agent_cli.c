@@ -7,10 +7,12 @@
  * default, otherwise a positive decimal integer of at most 2^53 - 1), make
  * the argv (the binary from LIL_/LOOPY_<NAME>_BIN, trimmed, or the default
  * name; for `cli` the words of LIL_/LOOPY_AGENT_CMD with the prompt as the
- * last argument), run it without a shell through os/proc.h in a session
- * and process group of its own (published in call->running_pgid while it
- * runs), stdin /dev/null, cwd call->cwd, environment call->envp (NULL: this
- * process's), then read its stdout:
+ * last argument; the named CLIs get it after "--"), run it without a shell
+ * through os/proc.h in a session and process group of its own (published in
+ * call->running_pgid while it runs, killed with whatever it left behind
+ * when it ends), stdin /dev/null, cwd call->cwd, an environment scrubbed
+ * from call->envp (NULL: this process's; child_env below), then read its
+ * stdout:
  *
  *   text          codex, opencode, antigravity, cursor-agent, cli: trimmed,
  *                 one fence stripped; a JSON object is the result (without
@@ -45,6 +47,7 @@
 #include "base/buf.h"
 #include "base/env.h"
 #include "base/settings/settings.h"
+#include "effects/effect_env.h"
 #include "effects/effect_shell.h"
 #include "effects/text.h"
 #include "lang/value.h"
@@ -58,42 +61,71 @@
 
 enum unwrap { UNWRAP_TEXT, UNWRAP_CLAUDE, UNWRAP_PI };
 
-static const char PROMPT[] = "<prompt>"; /* marks the prompt's place in args */
+/* What every CLI child gets besides the base of effect_env.h: where its
+ * configuration lives, and how it reaches its provider. */
+static const char CLI_ENV[] =
+    "XDG_CONFIG_HOME,XDG_DATA_HOME,XDG_CACHE_HOME,XDG_STATE_HOME,XDG_RUNTIME_DIR,"
+    "HTTP_PROXY,HTTPS_PROXY,NO_PROXY,ALL_PROXY,http_proxy,https_proxy,no_proxy,"
+    "all_proxy,SSL_CERT_FILE,SSL_CERT_DIR,NODE_EXTRA_CA_CERTS";
 
+/* The provider keys of the CLIs that talk to many providers. */
+#define PROVIDER_KEYS                                               \
+    "OPENAI_API_KEY,ANTHROPIC_API_KEY,GEMINI_API_KEY,GROQ_API_KEY," \
+    "OPENROUTER_API_KEY,AI_GATEWAY_API_KEY"
+
+/*
+ * The argv of a harness is the binary, its fixed args, claude-code's
+ * --allowedTools, then "--" and the prompt: after "--" a prompt that
+ * starts with '-' ("--dangerously-...") is an argument, never a flag.
+ * `cli` appends the prompt to LIL_AGENT_CMD as it is (its program may not
+ * know "--"): a prompt that starts with '-' is refused there unless the
+ * command's last word is "--" (cli_prompt_ok).
+ */
 static const struct cli {
     const char *name;
     const char *bin_setting; /* without prefix; NULL: `cli` */
     const char *bin;         /* default binary */
     enum unwrap unwrap;
     const char *args[MAX_FIXED_ARGS]; /* after the binary, NULL-terminated */
+    const char *env; /* what the child gets besides CLI_ENV and the base */
 } clis[] = {
     {"claude-code",
      "CLAUDE_CODE_BIN",
      "claude",
      UNWRAP_CLAUDE,
-     {"-p", PROMPT, "--output-format", "json", NULL}},
+     {"-p", "--output-format", "json", NULL},
+     "ANTHROPIC_*,CLAUDE_*"},
     {"codex",
      "CODEX_BIN",
      "codex",
      UNWRAP_TEXT,
-     {"exec", "--skip-git-repo-check", PROMPT, NULL}},
-    {"opencode", "OPENCODE_BIN", "opencode", UNWRAP_TEXT, {"run", PROMPT, NULL}},
+     {"exec", "--skip-git-repo-check", NULL},
+     "OPENAI_*,CODEX_*"},
+    {"opencode",
+     "OPENCODE_BIN",
+     "opencode",
+     UNWRAP_TEXT,
+     {"run", NULL},
+     "OPENCODE_*," PROVIDER_KEYS},
     {"antigravity",
      "ANTIGRAVITY_BIN",
      "agy",
      UNWRAP_TEXT,
-     {"-p", PROMPT, "--yes", NULL}},
+     {"--yes", "-p", NULL},
+     "GEMINI_*,GOOGLE_*,ANTIGRAVITY_*"},
     {"cursor-agent",
      "CURSOR_AGENT_BIN",
      "cursor-agent",
      UNWRAP_TEXT,
-     {"-p", "--force", PROMPT, NULL}},
+     {"-p", "--force", NULL},
+     "CURSOR_*"},
     {"pi",
      "PI_BIN",
      "pi",
      UNWRAP_PI,
-     {"-p", "--mode", "json", "--no-session", PROMPT, NULL}},
-    {"cli", NULL, NULL, UNWRAP_TEXT, {PROMPT, NULL}},
+     {"-p", "--mode", "json", "--no-session", NULL},
+     "PI_*," PROVIDER_KEYS},
+    {"cli", NULL, NULL, UNWRAP_TEXT, {NULL}, ""},
 };
 
 #define NCLI (sizeof(clis) / sizeof(clis[0]))
@@ -269,12 +301,30 @@ static void fixed_args(const struct command *cmd, const struct lil_agent_call *c
                        size_t *n)
 {
     for (size_t i = 0; cmd->cli->args[i]; i++)
-        cmd->argv[(*n)++] =
-            cmd->cli->args[i] == PROMPT ? call->prompt : cmd->cli->args[i];
+        cmd->argv[(*n)++] = cmd->cli->args[i];
     if (cmd->tools) {
         cmd->argv[(*n)++] = "--allowedTools";
         cmd->argv[(*n)++] = cmd->tools;
     }
+    if (cmd->cli->bin_setting) /* a named CLI: the prompt is no flag */
+        cmd->argv[(*n)++] = "--";
+    cmd->argv[(*n)++] = call->prompt;
+}
+
+/* `cli`: a prompt that starts with '-' would be a flag of the command,
+ * unless the command ends in "--". */
+static lil_status cli_prompt_ok(struct lil_err *err, const struct command *cmd,
+                                const struct lil_agent_call *call, size_t n)
+{
+    if (cmd->cli->bin_setting || !call->prompt || call->prompt[0] != '-')
+        return LIL_OK;
+    if (n > 0 && strcmp(cmd->argv[n - 1], "--") == 0)
+        return LIL_OK;
+    return lil__seterr(err, LIL_E_INVAL, 0,
+                       "agent harness 'cli': the prompt starts with '-' and would be "
+                       "read as a flag of '%s'; end LIL_AGENT_CMD with '--' if the "
+                       "program takes it as an argument after '--'",
+                       bin_of(cmd));
 }
 
 /* The argv of call's harness (cli) into cmd.  LIL_E_INVAL for `cli` without
@@ -296,8 +346,8 @@ static lil_status command_make(const struct lil_env *env, struct lil_err *err,
         if (!cmd->tools)
             return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
     }
-    /* words: at most one a two bytes; args; --allowedTools a,b; NULL */
-    cmd->argv = lil__calloc(env, strlen(cmd->words) / 2 + MAX_FIXED_ARGS + 4,
+    /* words: at most one a two bytes; args; --allowedTools a,b; --; prompt; NULL */
+    cmd->argv = lil__calloc(env, strlen(cmd->words) / 2 + MAX_FIXED_ARGS + 6,
                             sizeof(*cmd->argv));
     if (!cmd->argv)
         return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
@@ -305,8 +355,10 @@ static lil_status command_make(const struct lil_env *env, struct lil_err *err,
         cmd->argv[n++] = cmd->words;
     else
         split_words(cmd->words, cmd->argv, &n);
-    fixed_args(cmd, call, &n);
-    return LIL_OK;
+    rc = cli_prompt_ok(err, cmd, call, n);
+    if (rc == LIL_OK)
+        fixed_args(cmd, call, &n);
+    return rc;
 }
 
 /* ---- is the binary there? ------------------------------------------------------- */
@@ -420,16 +472,37 @@ lil_status lil__agent_cli_ready(const struct lil_env *env, struct lil_err *err,
 
 /* Run the CLI to its end (os/proc.h): the group killed (SIGKILL) when the
  * time runs out or an output passes the buffer. */
+/* The child's environment (effect_env.h): the base, CLI_ENV, the harness's
+ * own provider variables and what the caller allows (--env-allow,
+ * LIL_EFFECT_ENV); never lil's own secrets.  From call->envp (NULL: this
+ * process's). */
+static lil_status child_env(const struct lil_env *env, struct lil_err *err,
+                            const struct lil_agent_call *call,
+                            const struct command *cmd, const char ***out)
+{
+    const char *allow[2 + LIL_AGENT_ENV_ALLOW_MAX];
+    size_t n = 0;
+
+    allow[n++] = CLI_ENV;
+    allow[n++] = cmd->cli->env;
+    for (size_t i = 0; i < call->n_env_allow && i < LIL_AGENT_ENV_ALLOW_MAX; i++)
+        allow[n++] = call->env_allow[i];
+    return lil__effect_env_build(env, err, call->envp, allow, n, out);
+}
+
 static lil_status run_cli(const struct lil_env *env, struct lil_err *err,
                           const struct lil_agent_call *call, const struct command *cmd,
                           const struct limits *lim, struct outcome *oc)
 {
     struct lil_proc_opts po = {0};
     struct lil_proc_result res;
-    lil_status rc;
+    const char **envp = NULL;
+    lil_status rc = child_env(env, err, call, cmd, &envp);
 
+    if (rc != LIL_OK)
+        return rc;
     po.argv = cmd->argv;
-    po.envp = call->envp;
+    po.envp = envp;
     po.cwd = call->cwd;
     po.in = LIL_PROC_NULL;
     po.out = po.err = LIL_PROC_PIPE;
@@ -437,9 +510,11 @@ static lil_status run_cli(const struct lil_env *env, struct lil_err *err,
     po.group = LIL_PROC_NEW_SESSION; /* its own group; no terminal to stop on */
     po.stop_at_cap = true;
     po.running_pgid = call->running_pgid;
+    po.end_group = true; /* what it leaves running ends with the call */
     rc = lil__proc_run(
         env, err, &po,
         lim->timeout_ms < MAX_TIMEOUT_MS ? lim->timeout_ms : MAX_TIMEOUT_MS, 0, &res);
+    lil__effect_env_free(env, envp);
     if (rc != LIL_OK)
         return rc;
     oc->st = res.status;

@@ -4,6 +4,7 @@
  * journal key, listing runs, the run-id rule, checking a run's journal,
  * schemas, and moving runs (export, import).
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "api/entry.h"
@@ -25,19 +26,17 @@ static lil_status env_or_own(lil_env **env, bool *own)
     return rc;
 }
 
-lil_status lil_store_open(lil_env *env, const char *dir, lil_store **out)
+static lil_status store_open(lil_env *env, const char *dir, unsigned flags,
+                             lil_store **out)
 {
     struct lil_err e;
     bool own = false;
     lil_status rc;
 
-    if (!out)
-        return lil__api_fail(LIL_E_INVAL, "lil_store_open: out is NULL");
-    *out = NULL;
     rc = env_or_own(&env, &own);
     if (rc != LIL_OK)
         return rc;
-    rc = lil__store_open(env, &e, dir, out);
+    rc = lil__store_open(env, &e, dir, flags, out);
     if (rc != LIL_OK) {
         lil__api_publish(&env->err, NULL, &e, rc);
         if (own)
@@ -47,6 +46,30 @@ lil_status lil_store_open(lil_env *env, const char *dir, lil_store **out)
     (*out)->own_env = own;
     lil__env_store_opened(env);
     return LIL_OK;
+}
+
+lil_status lil_store_open(lil_env *env, const char *dir, lil_store **out)
+{
+    if (!out)
+        return lil__api_fail(LIL_E_INVAL, "lil_store_open: out is NULL");
+    *out = NULL;
+    return store_open(env, dir, 0, out);
+}
+
+lil_status lil_store_open_with(lil_env *env, const char *dir,
+                               const lil_store_opts *opts, lil_store **out)
+{
+    if (!out)
+        return lil__api_fail(LIL_E_INVAL, "lil_store_open_with: out is NULL");
+    *out = NULL;
+    if (opts && opts->struct_size < offsetof(lil_store_opts, flags) + sizeof(unsigned))
+        return lil__api_fail(LIL_E_INVAL,
+                             "lil_store_open_with: opts->struct_size %zu is too small",
+                             opts->struct_size);
+    if (opts && (opts->flags & ~LIL_STORE_SHARED))
+        return lil__api_fail(LIL_E_INVAL, "lil_store_open_with: unknown flags 0x%x",
+                             opts->flags & ~LIL_STORE_SHARED);
+    return store_open(env, dir, opts ? opts->flags : 0, out);
 }
 
 void lil_store_close(lil_store *st)

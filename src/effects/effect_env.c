@@ -11,13 +11,19 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/settings/settings.h"
 
 static const char *const base_names[] = {
     "PATH",  "HOME", "TMPDIR",  "TEMP", "LANG", "LC_ALL",
     "SHELL", "USER", "LOGNAME", "TERM", "TZ",
 };
 
-static const char *const key_names[] = {"LIL_JOURNAL_KEY", "LOOPY_JOURNAL_KEY"};
+/* lil's own secrets: the settings of kind secret (the journal key, the llm
+ * harness's key) and these, which may hold credentials (a PostgreSQL URI
+ * with its password, headers with a token). */
+static const char *const key_names[] = {"LIL_JOURNAL_KEY", "LOOPY_JOURNAL_KEY",
+                                        "LIL_DIR", "LIL_LLM_HEADERS",
+                                        "LOOPY_LLM_HEADERS"};
 
 #define NBASE (sizeof(base_names) / sizeof(base_names[0]))
 #define NKEYS (sizeof(key_names) / sizeof(key_names[0]))
@@ -71,10 +77,26 @@ static bool list_allows(const char *list, const char *name, size_t len, bool exa
     }
 }
 
+/* Is name (len bytes) one of lil's own secrets? */
+static bool lil_secret(const char *name, size_t len)
+{
+    const struct lil_setting_def *d;
+    char buf[64];
+
+    if (name_in(name, len, key_names, NKEYS))
+        return true;
+    if (len >= sizeof(buf))
+        return false;
+    memcpy(buf, name, len);
+    buf[len] = '\0';
+    d = lil__setting_find(buf);
+    return d && d->kind == LIL_SETK_SECRET;
+}
+
 bool lil__effect_env_keeps(const char *name, size_t len, const char *const *allow,
                            size_t n_allow)
 {
-    bool key = name_in(name, len, key_names, NKEYS);
+    bool key = lil_secret(name, len);
 
     if (len == 0)
         return false;

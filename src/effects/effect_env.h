@@ -1,6 +1,6 @@
 /*
  * effect_env.h -- the environment lil gives the programs it runs (shell
- * steps; every other child of the loop runner should use it too).
+ * steps, hooks, agent CLIs).
  *
  * The reference runtime passes its whole environment to shell steps unless
  * its host sets `effectEnv` (docs/loops.md, "What lil does differently from
@@ -18,8 +18,15 @@
  *     ends in `*` allows every name that starts with what precedes it
  *     (`AWS_*`; `*` alone passes lil's whole environment, as the reference
  *     does);
- *   - never the journal's key (LIL_JOURNAL_KEY, LOOPY_JOURNAL_KEY) unless
- *     an entry names it exactly: a pattern does not reach it.
+ *   - never lil's own secrets unless an entry names one exactly (a pattern,
+ *     `*` too, does not reach them): the settings the library classes as
+ *     secret (the journal key LIL_JOURNAL_KEY / LOOPY_JOURNAL_KEY, the llm
+ *     harness's key LIL_LLM_API_KEY / LOOPY_LLM_API_KEY), LIL_DIR (a
+ *     PostgreSQL URI may hold a password) and LIL_LLM_HEADERS /
+ *     LOOPY_LLM_HEADERS (may hold a token).
+ *
+ * Agent CLIs (agents/agent_cli.c) get the same, plus the variables of their
+ * own harness (their provider's key, their configuration).
  *
  * Names are case-sensitive (POSIX).  A name that appears twice in the
  * source is taken once, its first value (what getenv returns); an entry

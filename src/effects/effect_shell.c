@@ -5,7 +5,9 @@
  * to its end through os/proc.h's lil__proc_run (an exec failure of the
  * program's becomes a result; the group is killed when the time runs out
  * or a stream passes its cap), then build the result in a JSON scope bound
- * to the env.  The child never outlives the call.
+ * to the env.  The child never outlives the call, and neither does what it
+ * leaves running in its process group (`sleep 1000 &`): killed when it
+ * exits.  A daemon meant to outlive its step leaves the group (setsid).
  */
 #include "effects/effect_shell.h"
 
@@ -172,6 +174,7 @@ static lil_status run_child(const struct lil_env *env, struct lil_err *err,
     po.out_cap = po.err_cap = s.cap;
     po.group = LIL_PROC_NEW_SESSION;
     po.stop_at_cap = true;
+    po.end_group = true; /* `cmd &` ends with the step (setsid escapes) */
     po.running_pgid = o ? o->running_pgid : NULL;
     rc = lil__proc_run(env, &e, &po, s.timeout_ms, s.grace_ms, &res);
     lil__free(env, argv);

@@ -17,8 +17,10 @@
  * instead of stopping until its timeout); the working directory and the
  * environment are the options' (the runner passes a scrubbed one:
  * effects/effect_env.h).  The wait ends when the command's process exits:
- * what it left running in the background is neither waited for nor
- * killed.  When the time runs out, or a stream passes its cap, the whole
+ * what it left running in its process group (`sleep 1000 &`, `nohup x &`)
+ * is then killed (SIGKILL) with the group, never waited for; a daemon that
+ * must outlive its step leaves the group itself (`setsid -f daemon`).
+ * When the time runs out, or a stream passes its cap, the whole
  * group gets SIGTERM, then SIGKILL after grace_ms (the reference kills
  * only /bin/sh, with SIGKILL, and its grandchildren live on).
  *

@@ -40,8 +40,8 @@ lil_status lil__journal_image_load(const struct lil_env *env, struct lil_err *er
                                    const char *path, bool lock, int *fd, uint8_t **map,
                                    uint64_t *len)
 {
-    lil_status rc =
-        lil__os_open(env, err, path, (lock ? O_RDWR : O_RDONLY) | O_CLOEXEC, 0, fd);
+    lil_status rc = lil__os_open_regular(env, err, path,
+                                         (lock ? O_RDWR : O_RDONLY) | O_CLOEXEC, 0, fd);
 
     *map = NULL;
     *len = 0;

@@ -160,21 +160,26 @@ static lil_status first_records(struct journal *j, struct lil_err *err,
     return LIL_OK;
 }
 
-static lil_status write_new_file(struct journal *j, struct lil_err *err,
-                                 const char *tmp, const struct journal_opts *opts)
+/* Header and BEGIN, synced, in a new temporary file beside the journal
+ * (lil__os_create_temp: a name nobody can guess, O_EXCL, never a link);
+ * its name into tmp ("" when none was made). */
+static lil_status write_new_file(struct journal *j, struct lil_err *err, char *tmp,
+                                 size_t cap, const struct journal_opts *opts)
 {
     uint8_t header[LIL_JF_HEADER_LEN];
     int fd = -1;
     lil_status rc;
 
+    tmp[0] = '\0';
     rc = lil__mac_new(j->env, err, opts->key, opts->key_len, &j->mac);
     if (rc == LIL_OK)
         rc = lil__format_header(err, opts->key, opts->key_len, lil__wall_ns(), header);
     if (rc == LIL_OK)
         rc = first_records(j, err, opts, header);
     if (rc == LIL_OK)
-        rc = lil__os_open(j->env, err, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-                          0600, &fd);
+        rc = lil__os_create_temp(j->env, err, j->path, "new", tmp, cap, &fd);
+    if (rc != LIL_OK && fd < 0)
+        tmp[0] = '\0';
     if (rc == LIL_OK)
         rc = lil__os_pwrite_all(j->env, err, fd, j->enc.data, j->enc.len, 0, tmp);
     if (rc == LIL_OK)
@@ -194,10 +199,8 @@ static lil_status create_file(struct journal *j, struct lil_err *err,
     char tmp[4200];
     lil_status rc;
 
-    /* unique per process and thread: threads may race to create a run */
-    snprintf(tmp, sizeof(tmp), "%s.new.%ld.%ld.%lld", j->path, (long)getpid(),
-             (long)gettid(), (long long)lil__mono_ns());
-    rc = write_new_file(j, err, tmp, opts);
+    /* threads and processes may race to create a run: each its own name */
+    rc = write_new_file(j, err, tmp, sizeof(tmp), opts);
     if (rc == LIL_OK) {
         if (j->env->os->link(tmp, j->path) == 0)
             *created = true;
@@ -205,7 +208,8 @@ static lil_status create_file(struct journal *j, struct lil_err *err,
             rc = lil__seterr(err, LIL_E_IO, errno, "link %s: %s", j->path,
                              lil__errstr(errno));
     }
-    j->env->os->unlink(tmp);
+    if (tmp[0])
+        j->env->os->unlink(tmp);
     if (rc == LIL_OK && *created)
         rc = lil__os_fsync_dir(j->env, err, j->dir);
     return rc;
@@ -217,7 +221,7 @@ static lil_status open_fd(struct journal *j, struct lil_err *err,
                           const struct journal_opts *opts, bool *created)
 {
     int flags = (j->readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC;
-    lil_status rc = lil__os_open(j->env, err, j->path, flags, 0, &j->fd);
+    lil_status rc = lil__os_open_regular(j->env, err, j->path, flags, 0, &j->fd);
 
     if (rc == LIL_OK || err->sys_errno != ENOENT)
         return rc;
@@ -225,7 +229,7 @@ static lil_status open_fd(struct journal *j, struct lil_err *err,
         return lil__seterr(err, LIL_E_NOTFOUND, ENOENT, "%s does not exist", j->path);
     rc = create_file(j, err, opts, created);
     if (rc == LIL_OK)
-        rc = lil__os_open(j->env, err, j->path, flags, 0, &j->fd);
+        rc = lil__os_open_regular(j->env, err, j->path, flags, 0, &j->fd);
     return rc;
 }
 
@@ -432,7 +436,8 @@ static lil_status open_scan(struct journal *j, struct lil_err *err,
 static bool still_in_place(struct journal *j)
 {
     struct stat a, b;
-    int fd = j->env->os->open(j->path, O_RDONLY | O_CLOEXEC, 0);
+    int fd =
+        j->env->os->open(j->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
     bool same;
 
     if (fd < 0)
@@ -478,13 +483,11 @@ static lil_status restart(struct journal *j, struct lil_err *err,
              j->run_id, j->path, (unsigned long long)j->map_len);
     lil__mac_free(j->env, j->mac);
     j->mac = NULL;
-    snprintf(tmp, sizeof(tmp), "%s.new.%ld.%ld.%lld", j->path, (long)getpid(),
-             (long)gettid(), (long long)lil__mono_ns());
-    rc = write_new_file(j, err, tmp, opts);
+    rc = write_new_file(j, err, tmp, sizeof(tmp), opts);
     if (rc == LIL_OK && j->env->os->rename(tmp, j->path) != 0)
         rc = lil__seterr(err, LIL_E_IO, errno, "rename %s to %s: %s", tmp, j->path,
                          lil__errstr(errno));
-    if (rc != LIL_OK)
+    if (rc != LIL_OK && tmp[0])
         j->env->os->unlink(tmp);
     if (rc == LIL_OK)
         rc = lil__os_fsync_dir(j->env, err, j->dir);

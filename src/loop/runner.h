@@ -131,6 +131,8 @@ struct loop_options {
 struct loop_surroundings {
     json_t *inputs, *environ, *meta;
     const char **effect_envp; /* scrubbed environment of shell steps */
+    char *env_allow[2];       /* --env-allow and LIL_EFFECT_ENV (copies, or
+                                 NULL): what agent CLIs may get too */
     struct lil_redact *redact;
     struct lil_retry_policy retry;
 };

@@ -622,6 +622,8 @@ static void agent_call_of(struct effect *ef, struct lil_agent_call *c,
     json_array_foreach(list, i, t) if (i < cap) tools[c->ntools++] =
         json_string_value(t);
     c->cwd = ef->it->lp->opt.cwd;
+    c->env_allow = (const char *const *)ef->it->lp->fx.env_allow;
+    c->n_env_allow = 2;
     c->running_pgid = &ef->it->lp->child_pgid;
 }
 

@@ -99,6 +99,9 @@ static lil_status surroundings(struct lil_loop *lp, const lil_loop_opts *o)
     lp->fx.environ = environ_object();
     if (!lp->fx.environ)
         return lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
+    for (size_t i = 0; i < 2; i++)
+        if (allow[i] && !(lp->fx.env_allow[i] = lil__strdup(lp->env, allow[i])))
+            return lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
     rc = lil__state_meta(lp->env, &lp->err, lp->ir, &lp->fx.meta);
     if (rc == LIL_OK)
         rc = lil__effect_env_build(lp->env, &lp->err, NULL, allow, 2,
@@ -414,6 +417,8 @@ lil_status lil__loop_close(struct lil_loop *lp)
     json_decref(lp->start);
     json_decref(lp->stop);
     lil__effect_env_free(env, lp->fx.effect_envp);
+    lil__free(env, lp->fx.env_allow[0]);
+    lil__free(env, lp->fx.env_allow[1]);
     lil__redact_free(lp->fx.redact);
     lil__free(env, lp->pause.step);
     lil__free(env, lp->pause.ask);

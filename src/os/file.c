@@ -1,6 +1,7 @@
 /*
  * file.c -- file helpers over the system-call table: whole reads and
- * writes, syncs, directory fsync, atomic publish, OFD locks.
+ * writes, syncs, directory fsync, atomic publish, OFD locks, regular files
+ * only, temporary names nobody can guess.
  *
  * Each helper turns a failing call into LIL_E_IO with errno and a message
  * naming the call and what it was for.  EINTR is retried.
@@ -9,9 +10,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/clock.h"
 #include "os/os.h"
 
 lil_status lil__os_open(const struct lil_env *env, struct lil_err *err,
@@ -28,6 +31,113 @@ lil_status lil__os_open(const struct lil_env *env, struct lil_err *err,
                            lil__errstr(errno));
     *fd_out = fd;
     return LIL_OK;
+}
+
+static const char *kind_of(mode_t mode)
+{
+    return S_ISFIFO(mode)   ? "a FIFO"
+           : S_ISDIR(mode)  ? "a directory"
+           : S_ISCHR(mode)  ? "a character device"
+           : S_ISBLK(mode)  ? "a block device"
+           : S_ISSOCK(mode) ? "a socket"
+           : S_ISLNK(mode)  ? "a symbolic link"
+                            : "not a regular file";
+}
+
+lil_status lil__os_open_regular(const struct lil_env *env, struct lil_err *err,
+                                const char *path, int flags, mode_t mode, int *fd_out)
+{
+    struct stat st;
+    lil_status rc =
+        lil__os_open(env, err, path, flags | O_NOFOLLOW | O_NONBLOCK, mode, fd_out);
+
+    if (rc != LIL_OK) {
+        if (err && err->sys_errno == ELOOP)
+            lil__seterr(err, LIL_E_IO, ELOOP,
+                        "open %s: it is a symbolic link (lil does not follow links "
+                        "in a store)",
+                        path);
+        return rc;
+    }
+    if (env->os->fstat(*fd_out, &st) < 0) {
+        rc =
+            lil__seterr(err, LIL_E_IO, errno, "fstat %s: %s", path, lil__errstr(errno));
+    } else if (!S_ISREG(st.st_mode)) {
+        rc = lil__seterr(err, LIL_E_IO, EINVAL,
+                         "open %s: it is %s, not a regular file (refused)", path,
+                         kind_of(st.st_mode));
+    }
+    if (rc != LIL_OK) {
+        lil__os_close(env, *fd_out);
+        *fd_out = -1;
+    }
+    return rc;
+}
+
+bool lil__os_is_regular(const struct lil_env *env, const char *path)
+{
+    struct lil_err err;
+    int fd = -1;
+    bool ok =
+        lil__os_open_regular(env, &err, path, O_RDONLY | O_CLOEXEC, 0, &fd) == LIL_OK;
+
+    lil__os_close(env, fd);
+    return ok;
+}
+
+/* 16 hex digits from the kernel's random source; should it fail, from the
+ * clock and the pid (the O_EXCL of every temporary file still holds). */
+static void random_hex(char out[17])
+{
+    static const char hex[] = "0123456789abcdef";
+    uint8_t b[8];
+    ssize_t r;
+
+    do
+        r = getrandom(b, sizeof(b), GRND_NONBLOCK);
+    while (r < 0 && errno == EINTR);
+    if (r != (ssize_t)sizeof(b)) {
+        uint64_t v = (uint64_t)lil__mono_ns() ^ ((uint64_t)getpid() << 40) ^
+                     (uint64_t)lil__wall_ns();
+        memcpy(b, &v, sizeof(b));
+    }
+    for (size_t i = 0; i < sizeof(b); i++) {
+        out[2 * i] = hex[b[i] >> 4];
+        out[2 * i + 1] = hex[b[i] & 15];
+    }
+    out[16] = '\0';
+}
+
+lil_status lil__os_temp_name(struct lil_err *err, const char *path, const char *tag,
+                             char *out, size_t cap)
+{
+    char r[17];
+    int n;
+
+    random_hex(r);
+    n = snprintf(out, cap, "%s.%s.%s", path, tag, r);
+    if (n < 0 || (size_t)n >= cap)
+        return lil__seterr(err, LIL_E_TOOBIG, 0, "path %s is too long", path);
+    return LIL_OK;
+}
+
+lil_status lil__os_create_temp(const struct lil_env *env, struct lil_err *err,
+                               const char *path, const char *tag, char *tmp, size_t cap,
+                               int *fd_out)
+{
+    lil_status rc = LIL_OK;
+
+    *fd_out = -1;
+    for (int tries = 0; tries < 8; tries++) {
+        rc = lil__os_temp_name(err, path, tag, tmp, cap);
+        if (rc == LIL_OK)
+            rc = lil__os_open(env, err, tmp,
+                              O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                              0600, fd_out);
+        if (rc == LIL_OK || err->sys_errno != EEXIST)
+            break;
+    }
+    return rc;
 }
 
 void lil__os_close(const struct lil_env *env, int fd)
@@ -177,13 +287,11 @@ static lil_status write_tmp(const struct lil_env *env, struct lil_err *err,
                             size_t cap)
 {
     int fd = -1;
-    lil_status rc;
+    lil_status rc = lil__os_create_temp(env, err, path, "tmp", tmp, cap, &fd);
 
-    snprintf(tmp, cap, "%s.tmp.%ld.%ld", path, (long)getpid(), (long)gettid());
-    rc = lil__os_open(env, err, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600,
-                      &fd);
-    if (rc == LIL_OK)
-        rc = lil__os_pwrite_all(env, err, fd, data, len, 0, tmp);
+    if (rc != LIL_OK)
+        return rc;
+    rc = lil__os_pwrite_all(env, err, fd, data, len, 0, tmp);
     if (rc == LIL_OK)
         rc = lil__os_fdatasync(env, err, fd, tmp);
     lil__os_close(env, fd);
@@ -349,7 +457,7 @@ lil_status lil__os_read_file(const struct lil_env *env, struct lil_err *err,
 {
     uint64_t size = 0;
     int fd = -1;
-    lil_status rc = lil__os_open(env, err, path, O_RDONLY | O_CLOEXEC, 0, &fd);
+    lil_status rc = lil__os_open_regular(env, err, path, O_RDONLY | O_CLOEXEC, 0, &fd);
 
     if (rc != LIL_OK)
         return err->sys_errno == ENOENT ? LIL_E_NOTFOUND : rc;

@@ -74,6 +74,35 @@ lil_status lil__os_open(const struct lil_env *env, struct lil_err *err,
                         const char *path, int flags, mode_t mode, int *fd_out);
 void lil__os_close(const struct lil_env *env, int fd); /* -1 is a no-op */
 
+/* Open path only if it is a regular file, never through a symbolic link:
+ * what a store holds (journals, stop requests, markers) is opened this
+ * way, so that a link planted there cannot redirect lil to another file
+ * and a FIFO or a device cannot hang it.  The open adds O_NOFOLLOW (a link
+ * at path: LIL_E_IO, errno ELOOP, "it is a symbolic link") and O_NONBLOCK
+ * (opening a FIFO does not wait for a writer; on a regular file the flag
+ * changes nothing), then fstat: anything but a regular file is closed and
+ * refused (LIL_E_IO, errno EINVAL, the message saying what it is).  Links
+ * in the directories above path are followed as usual. */
+lil_status lil__os_open_regular(const struct lil_env *env, struct lil_err *err,
+                                const char *path, int flags, mode_t mode, int *fd_out);
+
+/* Whether path can be opened for reading as lil__os_open_regular opens. */
+bool lil__os_is_regular(const struct lil_env *env, const char *path);
+
+/* A temporary name beside path that nobody can guess: "<path>.<tag>.<16
+ * hex digits from getrandom>" into out (cap bytes; LIL_E_TOOBIG when it
+ * does not fit). */
+lil_status lil__os_temp_name(struct lil_err *err, const char *path, const char *tag,
+                             char *out, size_t cap);
+
+/* Create a new temporary file beside path, mode 0600, named as
+ * lil__os_temp_name says (into tmp), with O_CREAT | O_EXCL | O_NOFOLLOW:
+ * it never opens a file or a link that was already there (a name taken is
+ * drawn again, a few times).  *fd_out is open for writing on LIL_OK. */
+lil_status lil__os_create_temp(const struct lil_env *env, struct lil_err *err,
+                               const char *path, const char *tag, char *tmp, size_t cap,
+                               int *fd_out);
+
 /* Read exactly n bytes at off; a short file gives LIL_E_IO with errno 0 and
  * *got (if not NULL) set to what was read. */
 lil_status lil__os_pread_all(const struct lil_env *env, struct lil_err *err, int fd,
@@ -107,13 +136,15 @@ lil_status lil__os_mkdir(const struct lil_env *env, struct lil_err *err,
                          const char *dir, bool sync_parent);
 
 /* Publish data at path atomically and durably: write a temporary file in the
- * same directory, fsync it, rename it over path, fsync the directory. */
+ * same directory (lil__os_create_temp), fsync it, rename it over path (a
+ * link at path is replaced, never followed), fsync the directory. */
 lil_status lil__os_publish(const struct lil_env *env, struct lil_err *err,
                            const char *dir, const char *path, const void *data,
                            size_t len);
 
 /* The whole file at path into *out (lil_free; NULL out: only tell whether
- * it exists).  LIL_E_NOTFOUND when it does not exist. */
+ * it exists).  LIL_E_NOTFOUND when it does not exist; opened as
+ * lil__os_open_regular opens (a link or a FIFO there is an error). */
 lil_status lil__os_read_file(const struct lil_env *env, struct lil_err *err,
                              const char *path, lil_bytes *out);
 

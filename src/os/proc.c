@@ -44,6 +44,7 @@ struct lil_proc {
     const struct lil_env *env;
     pid_t pid;      /* 0 until started */
     bool own_group; /* the child leads a process group (pgid == pid) */
+    bool end_group; /* SIGKILL to the group once the child has exited */
     int pidfd;      /* -1: look with waitid(WNOHANG) every tick */
     int tick_ms;
     int in_fd; /* write end of stdin; -1 once all is written or not a pipe */
@@ -379,11 +380,16 @@ static lil_status drain(struct lil_proc *p, struct lil_err *err)
     return rc;
 }
 
-/* The child has exited or been sent SIGKILL: reap it, then keep the rest
- * of its output. */
+/* The child has exited or been sent SIGKILL: with end_group, what is left
+ * of its group is killed while the child, a zombie, still holds the group's
+ * id; then reap it, and keep the rest of its output. */
 static lil_status finish(struct lil_proc *p, struct lil_err *err)
 {
-    lil_status rc = reap(p, err, true);
+    lil_status rc;
+
+    if (p->end_group && p->exited && !p->reaped)
+        (void)send_kill(p, NULL, -p->pid, SIGKILL); /* ESRCH: nobody left */
+    rc = reap(p, err, true);
 
     if (rc != LIL_OK)
         return rc;
@@ -603,6 +609,7 @@ static lil_status start(struct lil_proc *p, struct lil_err *err, struct setup *s
                            lil__errstr(e));
     p->pid = pid;
     p->own_group = o->group != LIL_PROC_SAME_GROUP;
+    p->end_group = o->end_group && p->own_group;
     /* Any failure leaves the waitid polling: the pidfd is only quicker. */
     p->pidfd = p->env->os->pidfd_open(pid, 0);
     if (p->pidfd < 0)

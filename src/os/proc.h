@@ -41,7 +41,10 @@
  *   cap; bytes beyond it are read and dropped, counted in total, and
  *   truncated is set.  A wait ends when the child exits: output that its
  *   descendants write later is not waited for (a background process that
- *   holds the pipe does not hang the caller).
+ *   holds the pipe does not hang the caller).  With end_group, what the
+ *   child left running in its group (`sleep 1000 &`) is killed (SIGKILL)
+ *   when it exits, before it is reaped; a process that left the group
+ *   (setsid, setpgid) is not reached.
  *
  * - The exit is watched through a pidfd (pidfd_open, Linux 5.3) polled
  *   together with the pipes.  Where pidfd_open fails (an older kernel, a
@@ -123,6 +126,9 @@ struct lil_proc_opts {
     /* Read by lil__proc_run only (spawn ignores them): */
     bool stop_at_cap;  /* a captured stream passing its cap kills the child */
     int *running_pgid; /* the child's group id stored here while it runs, 0 after */
+    /* Read by spawn: once the child has exited, SIGKILL what is left of its
+       group (not with LIL_PROC_SAME_GROUP) before it is reaped. */
+    bool end_group;
 };
 
 /* One captured stream. */

@@ -6,9 +6,11 @@
  */
 #include "replay/cassette.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/alloc.h"
 #include "loop/record_name.h"
@@ -369,13 +371,31 @@ size_t lil__cassette_distance(const char *a, size_t na, const char *b, size_t nb
     return prev[nb];
 }
 
+/* A cassette is as private as a journal (0600), also one that was there
+ * before with a wider mode (a regular file only: never a device). */
+static lil_status make_private(struct lil_cassette *c)
+{
+    struct lil_loop *lp = c->lp;
+    struct stat st;
+
+    if (lp->env->os->fstat(c->fd, &st) != 0)
+        return lil__seterr(&lp->err, LIL_E_IO, errno, "fstat %s: %s", c->path,
+                           lil__errstr(errno));
+    if (S_ISREG(st.st_mode) && (st.st_mode & 077) && fchmod(c->fd, 0600) != 0)
+        return lil__seterr(&lp->err, LIL_E_IO, errno, "chmod %s to 0600: %s", c->path,
+                           lil__errstr(errno));
+    return LIL_OK;
+}
+
 static lil_status start_record(struct lil_cassette *c)
 {
     struct lil_loop *lp = c->lp;
     lil_status rc =
         lil__os_open(lp->env, &lp->err, c->path,
-                     O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644, &c->fd);
+                     O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600, &c->fd);
 
+    if (rc == LIL_OK)
+        rc = make_private(c);
     if (rc == LIL_OK)
         rc = walk_journal(c, true);
     if (rc == LIL_OK)

@@ -808,7 +808,7 @@ static lil_status setup(struct verify *v)
     rc = temp_dir(v->err, v->dir);
     if (rc != LIL_OK)
         return rc;
-    rc = lil__store_open(v->env, &e, v->dir, &v->st);
+    rc = lil__store_open(v->env, &e, v->dir, 0, &v->st);
     if (rc == LIL_OK) {
         lil__env_store_opened(v->env);
         rc = lil__store_set_key(v->st, &e, NULL, 0); /* never $LIL_JOURNAL_KEY */

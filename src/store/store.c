@@ -132,7 +132,7 @@ struct backend {
     bool (*accepts)(const char *where); /* NULL: any location */
     /* cppcheck-suppress unusedStructMember ; called through backend_of() */
     lil_status (*open)(struct lil_env *env, struct lil_err *err, const char *where,
-                       struct lil_store **out);
+                       unsigned flags, struct lil_store **out);
     /* cppcheck-suppress unusedStructMember ; called through backend_of() */
     lil_status (*schema)(struct lil_env *env, struct lil_err *err, const char *where,
                          int action, lil_schema_info *info);
@@ -155,11 +155,11 @@ static const struct backend *backend_of(const char *where)
 }
 
 lil_status lil__store_open(struct lil_env *env, struct lil_err *err, const char *where,
-                           struct lil_store **out)
+                           unsigned flags, struct lil_store **out)
 {
     *out = NULL;
     where = lil__store_where(where);
-    return backend_of(where)->open(env, err, where, out);
+    return backend_of(where)->open(env, err, where, flags, out);
 }
 
 lil_status lil__store_schema(struct lil_env *env, struct lil_err *err,

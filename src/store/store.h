@@ -376,10 +376,11 @@ struct lil_store {
 
 /* Open the store at where: a PostgreSQL URI (postgresql://, postgres://:
  * store_pg.c), "mem:NAME" (store/mem/), else a directory (the file store,
- * created when missing).  where NULL: $LIL_DIR, or ".lil".  Reads the
- * settings. */
+ * created when missing; one another user owns or may write in is refused
+ * unless flags has LIL_STORE_SHARED or LIL_SHARED_STORE is on: store_file.c).
+ * where NULL: $LIL_DIR, or ".lil".  Reads the settings. */
 lil_status lil__store_open(struct lil_env *env, struct lil_err *err, const char *where,
-                           struct lil_store **out);
+                           unsigned flags, struct lil_store **out);
 void lil__store_close(struct lil_store *st);
 
 /* Replace the journal key (NULL: none) for runs opened from now on. */
@@ -418,17 +419,20 @@ lil_status lil__store_import(struct lil_store *st, struct lil_err *err,
 
 /* Backends (store.c's table: a predicate of the location, open, schema). */
 lil_status lil__store_file_open(struct lil_env *env, struct lil_err *err,
-                                const char *dir, struct lil_store **out);
+                                const char *dir, unsigned flags,
+                                struct lil_store **out);
 lil_status lil__store_file_schema(struct lil_env *env, struct lil_err *err,
                                   const char *dir, int action, lil_schema_info *info);
 bool lil__store_mem_location(const char *where);
 lil_status lil__store_mem_open(struct lil_env *env, struct lil_err *err,
-                               const char *where, struct lil_store **out);
+                               const char *where, unsigned flags,
+                               struct lil_store **out);
 lil_status lil__store_mem_schema(struct lil_env *env, struct lil_err *err,
                                  const char *where, int action, lil_schema_info *info);
 bool lil__store_pg_location(const char *where);
 lil_status lil__store_pg_open(struct lil_env *env, struct lil_err *err,
-                              const char *where, struct lil_store **out);
+                              const char *where, unsigned flags,
+                              struct lil_store **out);
 lil_status lil__store_pg_schema(struct lil_env *env, struct lil_err *err,
                                 const char *where, int action, lil_schema_info *info);
 

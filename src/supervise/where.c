@@ -165,7 +165,7 @@ lil_status lil__sv_where(struct lil_env *env, struct lil_err *err, const char *d
     memset(out, 0, sizeof(*out));
     if (!dir || !dir_exists(env, dir))
         return LIL_OK;
-    rc = lil__store_open(env, err, dir, &st);
+    rc = lil__store_open(env, err, dir, 0, &st);
     if (rc == LIL_OK)
         rc = read_store(st, err, since_ns, out);
     out->store = rc == LIL_OK;

@@ -664,6 +664,81 @@ T_TEST(foreach_run_empty_store)
     lil_store_close(st);
 }
 
+/* A store directory others may write in, or owned by another user, is
+ * refused unless shared on purpose (the second-user cases are in
+ * tests/loop/t_files.py, which runs lil as another user). */
+T_TEST(store_others_may_write_is_refused)
+{
+    T_FILE_ONLY();
+    lil_store *st = NULL;
+    lil_store_opts so = {sizeof(so), LIL_STORE_SHARED};
+    lil_store_opts bad = {sizeof(so), 0x80u};
+    lil_store_opts small = {4, LIL_STORE_SHARED};
+
+    T_EQ_I64(mkdir("ww", 0700), 0);
+    T_EQ_I64(chmod("ww", 01777), 0);
+    T_EQ_I64(lil_store_open(NULL, "ww", &st), LIL_E_IO);
+    T_CHECK(st == NULL);
+    T_CONTAINS(lil_errmsg(), "writable by every user (mode 1777, sticky or not)");
+    T_CONTAINS(lil_errmsg(), "LIL_STORE_SHARED");
+    T_EQ_I64(chmod("ww", 0770), 0);
+    T_EQ_I64(lil_store_open(NULL, "ww", &st), LIL_E_IO);
+    T_CONTAINS(lil_errmsg(), "writable by its group");
+    T_EQ_I64(lil_store_open_with(NULL, "ww", &bad, &st), LIL_E_INVAL);
+    T_EQ_I64(lil_store_open_with(NULL, "ww", &small, &st), LIL_E_INVAL);
+    T_OK(lil_store_open_with(NULL, "ww", &so, &st));
+    T_REQUIRE(st);
+    lil_store_close(st);
+    setenv("LIL_SHARED_STORE", "yes", 1);
+    T_OK(lil_store_open(NULL, "ww", &st));
+    lil_store_close(st);
+    unsetenv("LIL_SHARED_STORE");
+    T_EQ_I64(chmod("ww", 0755), 0);
+    T_OK(lil_store_open_with(NULL, "ww", NULL, &st)); /* only the owner writes */
+    lil_store_close(st);
+}
+
+/* A FIFO or a link named like a journal is never listed, opened through or
+ * waited on; a link where the markers go is refused. */
+T_TEST(store_fifo_and_links_refused)
+{
+    T_FILE_ONLY();
+    lil_store *st = u_store(NULL);
+    lil_run *run = NULL;
+    lil_run_opts ro = {sizeof(ro), LIL_SYNC_DEFAULT,
+                       LIL_OPEN_EXISTING | LIL_OPEN_READONLY, 0};
+    struct fn_ctx c = {0};
+    lil_bytes out = {0};
+    struct ids s = {0};
+
+    T_REQUIRE(st);
+    run = u_run(st, "a");
+    T_REQUIRE(run);
+    T_OK(lil_run_close(run));
+    T_EQ_I64(mkfifo("st/f.lil", 0600), 0);
+    T_EQ_I64(symlink("a.lil", "st/l.lil"), 0);
+    T_OK(lil_store_foreach_run(st, collect_id, &s));
+    T_EQ_I64(s.n, 1);
+    T_EQ_STR(s.id[0], "a");
+    run = (lil_run *)"garbage";
+    T_EQ_I64(lil_run_open(st, "f", &ro, &run), LIL_E_IO);
+    T_CONTAINS(lil_store_errmsg(st), "it is a FIFO, not a regular file");
+    T_EQ_I64(lil_run_open(st, "f", NULL, &run), LIL_E_IO);
+    T_EQ_I64(lil_run_open(st, "l", NULL, &run), LIL_E_IO);
+    T_CONTAINS(lil_store_errmsg(st), "symbolic link");
+    lil_store_close(st);
+
+    T_EQ_I64(mkdir("elsewhere", 0700), 0);
+    st = u_store("st2");
+    T_REQUIRE(st);
+    T_EQ_I64(symlink("../elsewhere", "st2/markers"), 0);
+    T_CHECK(lil_marker(st, "m", LIL_MARKER_RETRY, fn_generic, &c, &out) != LIL_OK);
+    T_CONTAINS(lil_store_errmsg(st), "symbolic link");
+    T_EQ_I64(c.calls, 0);
+    T_CHECK(rmdir("elsewhere") == 0); /* nothing was made there */
+    lil_store_close(st);
+}
+
 T_TEST(version_string)
 {
     T_EQ_STR(lil_version(), LIL_VERSION);

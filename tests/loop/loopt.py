@@ -22,7 +22,9 @@ with `loopt.main()`.  CTest runs it as `python3 t_NAME.py LIL [TEST...]`
   - an environment without LIL_DIR, the journal keys and LIL_EFFECT_ENV,
     with USER=loopt (the default actor).
 
-Failures print `FAIL NAME`, the test file's line, the values compared and
+A test that cannot run on this machine calls skip(WHY): it prints `skip
+NAME: WHY` and counts as neither passed nor failed.  Failures print `FAIL
+NAME`, the test file's line, the values compared and
 the last lil command (argv, exit status, stdout, stderr); a verb that this
 lil does not have is named as such.  The run ends with `N passed, N
 failed` and exit status 1 when a test failed.  T_KEEP=1 keeps the
@@ -69,6 +71,15 @@ def test(fn):
 
 class FileOnly(Exception):
     """Raised by Case.file_only() under PostgreSQL."""
+
+
+class Skip(Exception):
+    """Raised by skip(): the test cannot run on this machine (the message
+    says why); reported as skipped, never as passed."""
+
+
+def skip(why):
+    raise Skip(why)
 
 
 class Failure(AssertionError):
@@ -619,7 +630,7 @@ def main():
     if unknown:
         sys.exit("no such test: %s" % ", ".join(sorted(unknown)))
     keep = os.environ.get("T_KEEP") == "1"
-    passed = failed = file_only = 0
+    passed = failed = file_only = skipped = 0
     for fn in _TESTS:
         if only and fn.__name__ not in only:
             continue
@@ -633,6 +644,9 @@ def main():
                 print("FAIL %s" % fn.__name__)
         except FileOnly:
             ok = None
+        except Skip as e:
+            ok = "skip"
+            print("skip %s: %s" % (fn.__name__, e))
         except Failure as e:
             print("FAIL %s\n  %s: %s" % (fn.__name__, _where(e.__traceback__), e))
             if case.last:
@@ -644,7 +658,9 @@ def main():
             for where, msg in case.later:
                 print("  %s: %s" % (where, msg))
             case.cleanup(keep)
-        if ok is None:
+        if ok == "skip":
+            skipped += 1
+        elif ok is None:
             file_only += 1
             print("file-only %s (the file store's own; this run: PostgreSQL)"
                   % fn.__name__)
@@ -654,6 +670,7 @@ def main():
         else:
             failed += 1
         sys.stdout.flush()
-    print("%d passed, %d failed%s" % (passed, failed,
-                                      " (%d file-only)" % file_only if file_only else ""))
+    print("%d passed, %d failed%s%s" % (passed, failed,
+                                        " (%d file-only)" % file_only if file_only else "",
+                                        " (%d skipped)" % skipped if skipped else ""))
     sys.exit(1 if failed else 0)

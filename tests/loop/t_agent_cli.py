@@ -13,10 +13,12 @@ pauses; `lil log` shows each call's usage in its effect outcome, with the
 model the envelope names.  A codex fake reports nothing: its usage is
 estimated and marked so, and the estimate alone moves the token budget.  A harness whose binary is not there
 fails the run before any intent is journaled, naming the variable to set.
-The CLI gets lil's whole environment (as in the reference), and a secret
-it echoes back is redacted in the journal like any other effect result.
-The result `save` reads carries the usage the CLI reported ({"tokens",
-"usd"}, only the parts reported), never the model's own or an estimate.
+The CLI gets a scrubbed environment (not lil's whole one, as in the
+reference): a variable reaches it only when --env-allow names it (or it is
+its harness's own provider key), and a secret it echoes back is redacted in
+the journal like any other effect result.  The result `save` reads carries
+the usage the CLI reported ({"tokens", "usd"}, only the parts reported),
+never the model's own or an estimate.
 """
 
 import os
@@ -82,7 +84,7 @@ def claude_code_usage_trips_token_budget(t):
     res = expect(t.run(env=env), 1, status="failed", reason="token-budget")
     eq(res["meters"]["tokens"], {"used": 30, "base": 0, "reserved": 0, "budget": 40},
        "spent when the third call was refused")
-    eq(calls(t), ["[-p][think about step %d][--output-format][json]" % i
+    eq(calls(t), ["[-p][--output-format][json][--][think about step %d]" % i
                   for i in range(2)], "argv of each call")
     recs = t.log("agentic")
     eq(usages(recs), [{"tokens": 15, "usd": 0.01, "model": "claude-sonnet-4-5"}] * 2,
@@ -153,7 +155,7 @@ def codex_usage_is_estimated(t):
     t.spec(SPEC, HARNESS="codex",
            CAPS="{max_iterations: 10, on_cap_exceeded: fail, budget: {tokens: 40}}")
     expect(t.run(env=env), 1, status="failed", reason="token-budget")
-    eq(calls(t)[0], "[exec][--skip-git-repo-check][think about step 0]", "argv")
+    eq(calls(t)[0], "[exec][--skip-git-repo-check][--][think about step 0]", "argv")
     recs = t.log("agentic")
     # "think about step 0" is 18 bytes: 5 tokens, + 10 for the output
     eq(usages(recs), [{"tokens": 15, "estimated": True}] * 2, "estimated usage")
@@ -174,18 +176,20 @@ def missing_cli_fails_before_the_intent(t):
 
 
 @test
-def cli_inherits_environment_and_secrets_are_redacted(t):
+def cli_gets_only_allowed_variables_and_secrets_are_redacted(t):
     script = t.write("echo-key", '#!/bin/sh\nprintf \'{"key":"%s"}\' "$SERVICE_API_KEY"\n')
     os.chmod(script, 0o755)
     secret = "sk-live-5ecret-value-0123456789"
     env = {"LIL_AGENT_CMD": script, "SERVICE_API_KEY": secret}
     t.spec(SPEC, HARNESS="cli", CAPS="{max_iterations: 1, on_cap_exceeded: exit-clean}")
     t.run(env=env)
-    recs = t.log("agentic")
-    results = [r.p.get("result") for r in recs if r.is_effect_outcome()]
+    results = [r.p.get("result") for r in t.log("agentic") if r.is_effect_outcome()]
+    eq([r.get("key") for r in results], [""], "without --env-allow the CLI sees nothing")
+    t.run("--run-id", "allowed", "--env-allow", "SERVICE_API_KEY", env=env)
+    results = [r.p.get("result") for r in t.log("allowed") if r.is_effect_outcome()]
     eq(len(results), 1, "one call")
-    check(results[0].get("key") not in ("", None), "the CLI saw the variable")
-    check(secret.encode() not in t.journal_bytes("agentic"), "the secret is not journaled")
+    check(results[0].get("key") not in ("", None), "the CLI saw the allowed variable")
+    check(secret.encode() not in t.journal_bytes("allowed"), "the secret is not journaled")
 
 
 loopt.main()

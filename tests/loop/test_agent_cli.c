@@ -10,9 +10,12 @@
  * from the call's envp, so each test names its own.
  *
  * Checked: the exact argv of every harness (claude-code with and without
- * --allowedTools), the default binary names found on PATH, LIL_<NAME>_BIN
- * over LOOPY_<NAME>_BIN (blank LIL_ ignored, values trimmed), the
- * environment and working directory the CLI gets, a binary that is not
+ * --allowedTools; the prompt after "--", also one that looks like a flag;
+ * `cli` refusing such a prompt unless its command ends in "--"), the
+ * scrubbed environment a CLI gets (its own provider's key, never lil's
+ * secrets nor another harness's key, a name allowed by the caller), the default binary
+ * names found on PATH, LIL_<NAME>_BIN over LOOPY_<NAME>_BIN (blank LIL_ ignored, values
+ * trimmed), the environment and working directory the CLI gets, a binary that is not
  * there (ready: LIL_E_INVAL naming the variable; call: LIL_E_CHILD with
  * the reference's message), a failing CLI, the timeout and buffer limits and
  * their bad values, `cli` with and without LIL_/LOOPY_AGENT_CMD, and the
@@ -54,6 +57,7 @@ static const char FAKE[] =
     " > \"$d/argv\"\n"
     "printf '%s' \"$(pwd)\" > \"$d/cwd\"\n"
     "printf '%s' \"$FAKE_SECRET\" > \"$d/secret\"\n"
+    "env > \"$d/env\"\n"
     "[ -n \"$FAKE_SLEEP\" ] && sleep \"$FAKE_SLEEP\"\n"
     "[ -n \"$FAKE_ERR\" ] && echo \"$FAKE_ERR\" >&2\n"
     "[ -n \"$FAKE_BIG\" ] && head -c \"$FAKE_BIG\" /dev/zero\n"
@@ -121,6 +125,11 @@ static void env_init(struct envp *e)
     env_add(e, "PATH", "/usr/bin:/bin");
 }
 
+/* What the fake's child environment may hold besides the harness's own:
+ * the fake's knobs always (not FAKE_SECRET), plus one list a test sets
+ * (--env-allow). */
+static const char *test_allow[2] = {"FAKE_EXIT,FAKE_SLEEP,FAKE_ERR,FAKE_BIG", NULL};
+
 /* One call; the canonical text of the result (static) or "ERR". */
 static const char *call_with(const char *harness, const char *prompt,
                              const struct envp *e, const char *const *tools,
@@ -137,6 +146,8 @@ static const char *call_with(const char *harness, const char *prompt,
     c.tools = tools;
     c.ntools = ntools;
     c.envp = (const char *const *)e->v;
+    c.env_allow = test_allow;
+    c.n_env_allow = 2;
     c.cwd = t_tmpdir();
     c.running_pgid = &pgid;
     memset(&E, 0, sizeof(E));
@@ -198,12 +209,13 @@ static void codex_env(struct envp *e)
 static const struct {
     const char *harness, *var, *argv;
 } argv_cases[] = {
-    {"claude-code", "LIL_CLAUDE_CODE_BIN", "fake[-p][do it][--output-format][json]"},
-    {"codex", "LIL_CODEX_BIN", "fake[exec][--skip-git-repo-check][do it]"},
-    {"opencode", "LOOPY_OPENCODE_BIN", "fake[run][do it]"},
-    {"antigravity", "LIL_ANTIGRAVITY_BIN", "fake[-p][do it][--yes]"},
-    {"cursor-agent", "LOOPY_CURSOR_AGENT_BIN", "fake[-p][--force][do it]"},
-    {"pi", "LIL_PI_BIN", "fake[-p][--mode][json][--no-session][do it]"},
+    {"claude-code", "LIL_CLAUDE_CODE_BIN",
+     "fake[-p][--output-format][json][--][do it]"},
+    {"codex", "LIL_CODEX_BIN", "fake[exec][--skip-git-repo-check][--][do it]"},
+    {"opencode", "LOOPY_OPENCODE_BIN", "fake[run][--][do it]"},
+    {"antigravity", "LIL_ANTIGRAVITY_BIN", "fake[--yes][-p][--][do it]"},
+    {"cursor-agent", "LOOPY_CURSOR_AGENT_BIN", "fake[-p][--force][--][do it]"},
+    {"pi", "LIL_PI_BIN", "fake[-p][--mode][json][--no-session][--][do it]"},
 };
 
 T_TEST(argv_of_every_harness)
@@ -224,7 +236,7 @@ T_TEST(argv_of_every_harness)
         call(argv_cases[i].harness, "do it", &e, &u, &rc);
         T_EQ_I64(rc, LIL_OK);
         T_EQ_STR(read_file(t_path("argv")), argv_cases[i].argv);
-        T_EQ_STR(read_file(t_path("secret")), "s3"); /* the call's envp */
+        T_EQ_STR(read_file(t_path("secret")), ""); /* scrubbed: not allowed */
         T_EQ_STR(read_file(t_path("cwd")), t_tmpdir());
     }
 }
@@ -243,7 +255,7 @@ T_TEST(claude_code_allowed_tools)
     T_EQ_I64(rc, LIL_OK);
     T_EQ_STR(
         read_file(t_path("argv")),
-        "claude-fake[-p][go][--output-format][json][--allowedTools][Read,Bash(git:*)]");
+        "claude-fake[-p][--output-format][json][--allowedTools][Read,Bash(git:*)][--][go]");
 }
 
 T_TEST(default_binary_names_on_path)
@@ -485,6 +497,97 @@ T_TEST(cli_runs_agent_cmd)
     env_add(&e, "LIL_AGENT_CMD", cmd); /* over LOOPY_; split on blanks */
     T_EQ_STR(call("cli", "a b", &e, &u, &rc), "{\"v\":1}");
     T_EQ_STR(read_file(t_path("argv")), "agentcmd[--message][fast][a b]");
+}
+
+/* ---- what a CLI child gets ------------------------------------------------------- */
+
+/* Whether the fake's environment dump has the line NAME=value. */
+static bool env_has(const char *name, const char *value)
+{
+    char line[512];
+
+    snprintf(line, sizeof(line), "%s=%s\n", name, value);
+    return strstr(read_file(t_path("env")), line) != NULL;
+}
+
+/* lil's own secrets and the other harnesses' keys never reach a CLI; its
+ * own provider's variables do, and a name the caller allows. */
+T_TEST(cli_child_environment)
+{
+    struct envp e;
+    struct lil_agent_usage u;
+    lil_status rc;
+
+    env_init(&e);
+    env_add(&e, "LIL_CLAUDE_CODE_BIN", fake("claude"));
+    env_add(&e, "LIL_CODEX_BIN", fake("codex"));
+    env_add(&e, "LIL_JOURNAL_KEY", "journal-key");
+    env_add(&e, "LIL_DIR", "postgresql://lil:pw@db/lil");
+    env_add(&e, "LIL_LLM_API_KEY", "llm-key");
+    env_add(&e, "ANTHROPIC_API_KEY", "anthropic-key");
+    env_add(&e, "OPENAI_API_KEY", "openai-key");
+    env_add(&e, "FAKE_SECRET", "s3");
+    env_add(&e, "HOME", "/home/u");
+    reply("{\"result\":\"{}\"}");
+    call("claude-code", "go", &e, &u, &rc);
+    T_EQ_I64(rc, LIL_OK);
+    T_CHECK(env_has("ANTHROPIC_API_KEY", "anthropic-key"));
+    T_CHECK(env_has("HOME", "/home/u"));
+    T_CHECK(!env_has("OPENAI_API_KEY", "openai-key"));
+    T_CHECK(!env_has("LIL_JOURNAL_KEY", "journal-key"));
+    T_CHECK(!env_has("LIL_DIR", "postgresql://lil:pw@db/lil"));
+    T_CHECK(!env_has("LIL_LLM_API_KEY", "llm-key"));
+    T_EQ_STR(read_file(t_path("secret")), "");
+    reply("{}");
+    call("codex", "go", &e, &u, &rc);
+    T_EQ_I64(rc, LIL_OK);
+    T_CHECK(env_has("OPENAI_API_KEY", "openai-key"));
+    T_CHECK(!env_has("ANTHROPIC_API_KEY", "anthropic-key"));
+    /* --env-allow: the named variable, never a secret through a pattern */
+    test_allow[1] = "FAKE_SECRET,LIL_*";
+    call("codex", "go", &e, &u, &rc);
+    test_allow[1] = NULL;
+    T_EQ_I64(rc, LIL_OK);
+    T_EQ_STR(read_file(t_path("secret")), "s3");
+    T_CHECK(!env_has("LIL_JOURNAL_KEY", "journal-key"));
+    T_CHECK(!env_has("LIL_DIR", "postgresql://lil:pw@db/lil"));
+}
+
+/* A prompt that looks like a flag is an argument after "--" for the named
+ * CLIs; `cli` refuses it unless its command ends in "--". */
+T_TEST(prompt_that_looks_like_a_flag)
+{
+    struct envp e;
+    struct lil_agent_usage u;
+    lil_status rc;
+    char cmd[4200];
+    struct lil_agent_call c = {0};
+
+    env_init(&e);
+    env_add(&e, "LIL_CLAUDE_CODE_BIN", fake("claude"));
+    reply("{\"result\":\"{}\"}");
+    call("claude-code", "--dangerously-skip-permissions", &e, &u, &rc);
+    T_EQ_I64(rc, LIL_OK);
+    T_EQ_STR(read_file(t_path("argv")),
+             "claude[-p][--output-format][json][--][--dangerously-skip-permissions]");
+    fake("agentcmd");
+    reply("{\"v\":1}");
+    env_add(&e, "LIL_AGENT_CMD", t_path("agentcmd"));
+    c.harness = "cli";
+    c.prompt = "--dangerously-skip-permissions";
+    c.envp = (const char *const *)e.v;
+    memset(&E, 0, sizeof(E));
+    T_EQ_I64(lil__agent_cli_ready(env(), &E, &c), LIL_E_INVAL);
+    T_CONTAINS(E.msg, "starts with '-'");
+    remove(t_path("argv"));
+    T_EQ_STR(call("cli", "--dangerously-skip-permissions", &e, &u, &rc), "ERR");
+    T_EQ_I64(rc, LIL_E_INVAL);
+    T_EQ_STR(read_file(t_path("argv")), ""); /* never started */
+    snprintf(cmd, sizeof(cmd), "%s --", t_path("agentcmd"));
+    e.n--; /* LIL_AGENT_CMD again, ending in "--" */
+    env_add(&e, "LIL_AGENT_CMD", cmd);
+    T_EQ_STR(call("cli", "--dangerously-skip-permissions", &e, &u, &rc), "{\"v\":1}");
+    T_EQ_STR(read_file(t_path("argv")), "agentcmd[--][--dangerously-skip-permissions]");
 }
 
 /* ---- generic text --------------------------------------------------------------- */

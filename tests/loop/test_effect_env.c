@@ -1,9 +1,10 @@
 /*
  * test_effect_env.c -- the environment of a child (src/effects/effect_env.h):
  * the base names and the LC_* family pass, everything else only when
- * allowed (exact names, `PREFIX*` patterns, `*`), the journal's key only
- * when named exactly, the first of duplicate names, the source's order,
- * one block to free.
+ * allowed (exact names, `PREFIX*` patterns, `*`), lil's own secrets (the
+ * journal's key, the llm harness's key, LIL_DIR, the llm headers) only when
+ * named exactly, the first of duplicate names, the source's order, one
+ * block to free.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,8 @@ static const char *const src[] = {
     "TZ=UTC",
     "TERM=xterm",
     "LIL_DIR=/runs",
+    "LIL_LLM_API_KEY=llm-key",
+    "LOOPY_LLM_HEADERS={\"Authorization\":\"Bearer t\"}",
     NULL,
 };
 
@@ -88,21 +91,21 @@ T_TEST(allowed_names_and_patterns)
         pattern, 3,
         "PATH=/usr/bin:/bin HOME=/home/u LC_TIME=C LANG=C.UTF-8 AWS_REGION=eu-west-1 "
         "AWS_SECRET_ACCESS_KEY=aws-secret TZ=UTC TERM=xterm");
-    /* A pattern does not reach the journal's key. */
+    /* A pattern does not reach lil's own secrets: the journal's key, LIL_DIR
+     * (a PostgreSQL URI may hold a password), the llm key and headers. */
     expect(lil, 1,
-           "PATH=/usr/bin:/bin HOME=/home/u LC_TIME=C LANG=C.UTF-8 TZ=UTC TERM=xterm "
-           "LIL_DIR=/runs");
+           "PATH=/usr/bin:/bin HOME=/home/u LC_TIME=C LANG=C.UTF-8 TZ=UTC TERM=xterm");
 }
 
-T_TEST(everything_but_the_journal_keys)
+T_TEST(everything_but_lil_secrets)
 {
     const char *all[] = {"*"};
-    const char *all_and_key[] = {"*", "LOOPY_JOURNAL_KEY"};
+    const char *all_and_key[] = {"*", "LOOPY_JOURNAL_KEY,LIL_DIR"};
 
     expect(all, 1,
            "PATH=/usr/bin:/bin HOME=/home/u OPENAI_API_KEY=sk-secret-value LC_TIME=C "
            "LANG=C.UTF-8 AWS_REGION=eu-west-1 AWS_SECRET_ACCESS_KEY=aws-secret "
-           "MY_VAR=x=y TZ=UTC TERM=xterm LIL_DIR=/runs");
+           "MY_VAR=x=y TZ=UTC TERM=xterm");
     expect(all_and_key, 2,
            "PATH=/usr/bin:/bin HOME=/home/u OPENAI_API_KEY=sk-secret-value LC_TIME=C "
            "LANG=C.UTF-8 LOOPY_JOURNAL_KEY=loopy-key AWS_REGION=eu-west-1 "
@@ -128,6 +131,10 @@ T_TEST(keeps)
     T_CHECK(lil__effect_env_keeps("LIL_JOURNAL_KEY", 15, allow, 1));
     T_CHECK(!lil__effect_env_keeps("LOOPY_JOURNAL_KEY", 17, allow, 1));
     T_CHECK(!lil__effect_env_keeps("", 0, allow, 1));
+    T_CHECK(!lil__effect_env_keeps("LIL_LLM_API_KEY", 15, allow, 1));
+    T_CHECK(!lil__effect_env_keeps("LOOPY_LLM_API_KEY", 17, (const char *[]){"*"}, 1));
+    T_CHECK(lil__effect_env_keeps("LIL_LLM_API_KEY", 15,
+                                  (const char *[]){"LIL_LLM_API_KEY"}, 1));
 }
 
 T_TEST(this_process_environment)

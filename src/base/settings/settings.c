@@ -30,6 +30,9 @@ static const struct lil_setting_def table[] = {
     {"LIL_JOURNAL_KEY", NULL, NULL, LIL_SETK_SECRET, "any bytes",
      "the journal key (HMAC-SHA-256 chain) of the stores opened; never passed "
      "to children"},
+    {"LIL_SHARED_STORE", NULL, NULL, LIL_SETK_TEXT, "1, true, yes or on",
+     "accept a store directory another user owns or may write in "
+     "(--shared-store, LIL_STORE_SHARED)"},
     {"LIL_PG_LEASE_MS", NULL, "30000", LIL_SETK_LEASE, "milliseconds, at least 100",
      "the lease of a run held in the PostgreSQL store; another value means "
      "the default"},

@@ -10,11 +10,16 @@
  *
  * Publishing is temp file + fdatasync + rename + directory fsync, so each
  * file is whole and durable; an unlink is followed by a directory fsync.
+ * Every file is opened only when it is a regular file, never through a
+ * link (os.h, lil__os_open_regular), and the directory itself may not be
+ * a link: a marker planted as a link or a FIFO is an error, not a hang or
+ * a write elsewhere.
  * The protocol over these states is the engine's (src/engine/marker.c).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/alloc.h"
 #include "base/hash.h"
@@ -34,6 +39,22 @@ struct lil_smarker {
     int fd;
 };
 
+/* The markers' directory is the store's own, never one a link leads to. */
+static lil_status not_a_link(struct lil_err *err, const char *dir)
+{
+    struct stat st;
+
+    if (lstat(dir, &st) != 0)
+        return lil__seterr(err, LIL_E_IO, errno, "lstat %s: %s", dir,
+                           lil__errstr(errno));
+    if (S_ISLNK(st.st_mode))
+        return lil__seterr(err, LIL_E_IO, ELOOP,
+                           "%s is a symbolic link (lil does not follow links in a "
+                           "store)",
+                           dir);
+    return LIL_OK;
+}
+
 static lil_status marker_paths(struct lil_smarker *m, struct lil_err *err)
 {
     const char *where = m->fs->base.where;
@@ -52,7 +73,9 @@ static lil_status marker_paths(struct lil_smarker *m, struct lil_err *err)
         return lil__seterr(err, LIL_E_INVAL, 0, "cannot format marker paths");
     if (lil__store_file_sync_parent(m->fs, err) != LIL_OK)
         return err->code;
-    return lil__os_mkdir(m->env, err, m->dir, true);
+    if (lil__os_mkdir(m->env, err, m->dir, true) != LIL_OK)
+        return err->code;
+    return not_a_link(err, m->dir);
 }
 
 lil_status lil__marker_file_enter(struct lil_store *st, struct lil_err *err,
@@ -70,8 +93,8 @@ lil_status lil__marker_file_enter(struct lil_store *st, struct lil_err *err,
     snprintf(m->name, sizeof(m->name), "%s", name);
     rc = marker_paths(m, err);
     if (rc == LIL_OK)
-        rc = lil__os_open(m->env, err, m->lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600,
-                          &m->fd);
+        rc = lil__os_open_regular(m->env, err, m->lock, O_RDWR | O_CREAT | O_CLOEXEC,
+                                  0600, &m->fd);
     if (rc == LIL_OK)
         rc = lil__os_lock_wait(m->env, err, m->fd, m->lock);
     if (rc != LIL_OK) {

@@ -8,6 +8,11 @@
  * before making it so.  Opening the store syncs nothing (a cache flush on
  * every start); the first writer does, once per handle: a writable run open
  * among its other syncs, a marker through lil__store_file_sync_parent.
+ *
+ * Neighbours: the directory must be this user's and writable by nobody
+ * else (check_owner, below) unless the store is shared on purpose, and
+ * every file of it is opened only when regular, never through a link
+ * (os.h, lil__os_open_regular): listing skips (and logs) anything else.
  */
 #include "store/file/store_file.h"
 
@@ -16,9 +21,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/settings/settings.h"
 #include "journal/format.h"
 #include "journal/journal.h"
 #include "os/os.h"
@@ -214,9 +222,14 @@ static bool looks_like_journal(const struct lil_env *env, const char *dir,
     ssize_t n;
     int fd = -1;
 
-    if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path) ||
-        lil__os_open(env, &err, path, O_RDONLY | O_CLOEXEC, 0, &fd) != LIL_OK)
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
         return false;
+    if (lil__os_open_regular(env, &err, path, O_RDONLY | O_CLOEXEC, 0, &fd) != LIL_OK) {
+        if (err.sys_errno != ENOENT) /* a link, a FIFO, ...: named, never opened */
+            lil__log(env, LIL_LOG_WARN, "event=skipped path=%s reason=\"%s\"", path,
+                     err.msg);
+        return false;
+    }
     n = env->os->pread(fd, head, sizeof(head), 0);
     lil__os_close(env, fd);
     return n >= 0 && memcmp(head, LIL_JF_MAGIC, (size_t)n) == 0;
@@ -354,14 +367,9 @@ static lil_status file_run_changed(struct lil_store *st, struct lil_err *err,
     path = run_path(st, run_id);
     if (!path)
         return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
-    do
-        fd = st->env->os->open(path, O_RDONLY | O_CLOEXEC, 0);
-    while (fd < 0 && errno == EINTR);
-    if (fd < 0)
-        rc = errno == ENOENT
-                 ? lil__seterr(err, LIL_E_NOTFOUND, ENOENT, "no run %s", run_id)
-                 : lil__seterr(err, LIL_E_IO, errno, "open %s: %s", path,
-                               lil__errstr(errno));
+    rc = lil__os_open_regular(st->env, err, path, O_RDONLY | O_CLOEXEC, 0, &fd);
+    if (rc != LIL_OK && err->sys_errno == ENOENT)
+        rc = lil__seterr(err, LIL_E_NOTFOUND, ENOENT, "no run %s", run_id);
     if (rc == LIL_OK && st->env->os->fstat(fd, &sb) < 0)
         rc =
             lil__seterr(err, LIL_E_IO, errno, "fstat %s: %s", path, lil__errstr(errno));
@@ -452,14 +460,73 @@ static const struct lil_store_ops file_ops = {.version = LIL_STORE_OPS_VERSION,
                                               .run_image = file_run_image,
                                               .run_import = file_run_import};
 
+/* ---- whose store it is -------------------------------------------------------------
+ */
+
+/* LIL_SHARED_STORE: 1, true, yes or on (any case). */
+static bool shared_by_setting(void)
+{
+    static const char *const on[] = {"1", "true", "yes", "on"};
+    const char *v = lil__setting_raw("LIL_SHARED_STORE");
+
+    for (size_t i = 0; v && i < sizeof(on) / sizeof(on[0]); i++)
+        if (strcasecmp(v, on[i]) == 0)
+            return true;
+    return false;
+}
+
+#define SHARE_HINT                                                        \
+    ": others could plant runs or links in it; refused (--shared-store, " \
+    "LIL_SHARED_STORE=1 or LIL_STORE_SHARED to share it)"
+
+/*
+ * As ssh treats ~/.ssh: a store directory that another user owns, or that
+ * its group or every user may write in, is refused.  Whoever can write in
+ * it can plant a journal (a run that then runs), a stop request, a marker,
+ * a symbolic link or a FIFO where lil will look; the sticky bit does not
+ * stop that (it only keeps others from removing lil's own files).  Files
+ * are still opened only when regular and never through links (os.h), so a
+ * store shared on purpose (flags, or the setting) stays safe from links and
+ * FIFOs; what it cannot be safe from is a neighbour who writes journals.
+ * The message stays short: it must hold the path and the way out.
+ */
+static lil_status check_owner(struct lil_err *err, const char *dir, unsigned flags)
+{
+    struct stat sb;
+    uid_t me = geteuid();
+
+    if ((flags & LIL_STORE_SHARED) || shared_by_setting())
+        return LIL_OK;
+    if (stat(dir, &sb) != 0)
+        return lil__seterr(err, LIL_E_IO, errno, "stat %s: %s", dir,
+                           lil__errstr(errno));
+    if (sb.st_uid != me)
+        return lil__seterr(err, LIL_E_IO, EPERM,
+                           "store '%s' is owned by uid %u, not by uid %u" SHARE_HINT,
+                           dir, (unsigned)sb.st_uid, (unsigned)me);
+    if (sb.st_mode & S_IWOTH)
+        return lil__seterr(err, LIL_E_IO, EPERM,
+                           "store '%s' is writable by every user (mode %04o, sticky "
+                           "or not)" SHARE_HINT,
+                           dir, (unsigned)(sb.st_mode & 07777));
+    if (sb.st_mode & S_IWGRP)
+        return lil__seterr(err, LIL_E_IO, EPERM,
+                           "store '%s' is writable by its group (gid %u, mode "
+                           "%04o)" SHARE_HINT,
+                           dir, (unsigned)sb.st_gid, (unsigned)(sb.st_mode & 07777));
+    return LIL_OK;
+}
+
 lil_status lil__store_file_open(struct lil_env *env, struct lil_err *err,
-                                const char *dir, struct lil_store **out)
+                                const char *dir, unsigned flags, struct lil_store **out)
 {
     struct file_store *fs;
     lil_status rc;
 
     *out = NULL;
     rc = lil__os_mkdir(env, err, dir, false); /* its name: see the top */
+    if (rc == LIL_OK)
+        rc = check_owner(err, dir, flags);
     if (rc != LIL_OK)
         return rc;
     fs = lil__calloc(env, 1, sizeof(*fs));

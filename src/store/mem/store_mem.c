@@ -218,11 +218,13 @@ const struct lil_store_ops lil__mem_ops = {
 };
 
 lil_status lil__store_mem_open(struct lil_env *env, struct lil_err *err,
-                               const char *where, struct lil_store **out)
+                               const char *where, unsigned flags,
+                               struct lil_store **out)
 {
     struct mem_store *ms;
     lil_status rc;
 
+    (void)flags; /* this process's memory: nobody else's */
     *out = NULL;
     ms = lil__calloc(env, 1, sizeof(*ms));
     if (!ms)

@@ -397,11 +397,12 @@ static lil_status check_schema(struct pg_store *ps, struct pg_conn *c,
 }
 
 lil_status lil__store_pg_open(struct lil_env *env, struct lil_err *err,
-                              const char *where, struct lil_store **out)
+                              const char *where, unsigned flags, struct lil_store **out)
 {
     struct pg_store *ps = NULL;
     lil_status rc = lil__pg_store_new(env, err, where, &ps);
 
+    (void)flags; /* who may reach the database is the server's to say */
     *out = NULL;
     if (rc != LIL_OK || !ps)
         return rc != LIL_OK ? rc : LIL_E_NOMEM;
