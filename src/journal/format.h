@@ -33,6 +33,8 @@
  *    28    2 key_len      bytes of key (at most 65535)
  *    30    1 type         lil_record_type (lil.h)
  *    31    1 flags        bit 0 EFFECT: the step is an effect
+ *                         bit 1 REQUEST: an intent whose note is in the
+ *                               REQUEST record (type 10) before it
  *                         bit 7 SETTLED: when this record was written, every
  *                               byte before it was durable: fdatasync'd, or
  *                               (sync off) found intact by the open before
@@ -104,6 +106,7 @@
 #define LIL_JF_KEY_MAX      65535u
 
 #define LIL_JF_FLAG_EFFECT  0x01u
+#define LIL_JF_FLAG_REQUEST 0x02u
 #define LIL_JF_FLAG_SETTLED 0x80u
 
 /* Header field offsets. */
