@@ -180,8 +180,13 @@ static void intent_note(const struct insp *in, const lil_record *rec, char *buf,
     cli_fmt_hex(rec->payload, rec->payload_len < 8 ? rec->payload_len : 8, hex,
                 sizeof(hex));
     if (cli_intent_note(rec, &data, &len)) {
+        uint64_t full;
+
         cli_fmt_printable(data, len, 80, text, sizeof(text));
-        snprintf(note, sizeof(note), "  note: %s", text);
+        if (cli_intent_note_cut(rec, &full))
+            snprintf(note, sizeof(note), "  note: %s (%" PRIu64 " bytes)", text, full);
+        else
+            snprintf(note, sizeof(note), "  note: %s", text);
     }
     snprintf(buf, cap, "request sha256 %s...%s%s", hex, note,
              is_uncertain(in, rec) ? "  outcome unknown: see `lil resolve`" : "");
@@ -260,8 +265,13 @@ static int json_row(void *ud, const lil_record *rec)
                                                            : CLI_INTENT_HASH_LEN,
                     hex, sizeof(hex));
         cli_json_set(o, "request_sha256", json_string(hex));
+        uint64_t full;
         if (cli_intent_note(rec, &note, &len))
             cli_json_set(o, "note", cli_json_str(note, len));
+        if (cli_intent_note_cut(rec, &full)) {
+            cli_json_set(o, "note_len", cli_json_u64(full));
+            cli_json_set(o, "note_cut", json_true());
+        }
     } else if (rec->type != LIL_REC_STEP) {
         cli_json_payload(o, rec->payload, rec->payload_len);
     }

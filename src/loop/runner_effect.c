@@ -238,9 +238,27 @@ static lil_status left_uncertain(struct effect *ef)
     struct lil_loop *lp = ef->it->lp;
     struct loop_slot *s = lil__loop_slot_get(lp, ef->name);
 
-    if (s && !s->note)
+    if (s && (!s->note || s->note_cut)) {
+        lil__free(lp->env, s->note);
         s->note = lil__strdup(lp->env, (const char *)ef->note.data);
+        s->note_cut = false;
+    }
     return lil__iter_stop(ef->it, WHY_UNCERTAIN);
+}
+
+/* The slot's journaled note names ef's: the same text, or, for a note
+ * over 4 KiB that its intent keeps only the first bytes of, the same
+ * length and SHA-256. */
+static bool same_note(const struct loop_slot *s, const struct effect *ef)
+{
+    uint8_t digest[LIL_SHA256_LEN];
+
+    if (!s->note_cut)
+        return strcmp(s->note, (const char *)ef->note.data) == 0;
+    if (s->note_len != ef->note.len)
+        return false;
+    lil__sha256(ef->note.data, ef->note.len, digest);
+    return memcmp(digest, s->note_hash, LIL_SHA256_LEN) == 0;
 }
 
 /* ---- the slot
@@ -257,7 +275,7 @@ static lil_status replay_slot(struct effect *ef, json_t **result, bool *done)
     if (!s)
         return LIL_OK;
     if (!s->outcome) {
-        if (s->note && strcmp(s->note, (const char *)ef->note.data) != 0)
+        if (s->note && !same_note(s, ef))
             return diverged(ef, s->note);
         return LIL_OK; /* retried after a recovery: runs again */
     }
