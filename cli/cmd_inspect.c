@@ -164,6 +164,8 @@ static const char *row_status(const struct insp *in, const lil_record *rec)
         return "completed";
     case LIL_REC_CLOSE:
         return "closed";
+    case LIL_REC_REQUEST:
+        return "request";
     default:
         return "?";
     }
@@ -212,6 +214,10 @@ static void row_note(const struct insp *in, const lil_record *rec, char *buf,
         break;
     case LIL_REC_INTENT:
         intent_note(in, rec, buf, cap);
+        break;
+    case LIL_REC_REQUEST: /* the whole note of the intent after it */
+        cli_fmt_payload(rec->payload, rec->payload_len, 80, tmp, sizeof(tmp));
+        snprintf(buf, cap, "%s (%zu bytes)", tmp, rec->payload_len);
         break;
     default:
         break;
@@ -272,9 +278,10 @@ static int json_row(void *ud, const lil_record *rec)
             cli_json_set(o, "note_len", cli_json_u64(full));
             cli_json_set(o, "note_cut", json_true());
         }
-    } else if (rec->type != LIL_REC_STEP) {
+    } else if (rec->type != LIL_REC_STEP && rec->type != LIL_REC_REQUEST) {
         cli_json_payload(o, rec->payload, rec->payload_len);
-    }
+    } /* a step's result, and the whole note of a request record: payload_len
+         here, the bytes with `lil log --jsonl` */
     json_array_append_new(in->timeline, o);
     return 0;
 }

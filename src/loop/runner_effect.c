@@ -264,11 +264,26 @@ static bool same_note(const struct loop_slot *s, const struct effect *ef)
 /* ---- the slot
  * -------------------------------------------------------------------------- */
 
+/* The journaled outcome o is of ef: the same kind and identity ("kind
+ * identity" is ef's note, which may be megabytes long). */
+static bool same_outcome(const struct effect *ef, const json_t *o)
+{
+    const char *kind = json_string_value(json_object_get(o, "kind"));
+    const json_t *id = json_object_get(o, "identity");
+    const char *note = (const char *)ef->note.data;
+    size_t klen = kind ? strlen(kind) : 0;
+
+    return kind && json_is_string(id) && klen < ef->note.len &&
+           memcmp(note, kind, klen) == 0 && note[klen] == ' ' &&
+           json_string_length(id) == ef->note.len - klen - 1 &&
+           memcmp(json_string_value(id), note + klen + 1, json_string_length(id)) == 0;
+}
+
 /* The journaled slot: replay it, or say it diverged.  *done when replayed. */
 static lil_status replay_slot(struct effect *ef, json_t **result, bool *done)
 {
     struct loop_slot *s = lil__loop_slot(ef->it->lp, ef->name);
-    char was[LIL_LOOP_NAME_MAX + 4096];
+    char was[LIL_LOOP_NAME_MAX + IDENTITY_SHOW + 8];
     const char *kind, *identity;
 
     *done = false;
@@ -279,11 +294,13 @@ static lil_status replay_slot(struct effect *ef, json_t **result, bool *done)
             return diverged(ef, s->note);
         return LIL_OK; /* retried after a recovery: runs again */
     }
-    kind = json_string_value(json_object_get(s->outcome, "kind"));
-    identity = json_string_value(json_object_get(s->outcome, "identity"));
-    snprintf(was, sizeof(was), "%s %s", kind ? kind : "?", identity ? identity : "?");
-    if (strcmp(was, (const char *)ef->note.data) != 0)
+    if (!same_outcome(ef, s->outcome)) {
+        kind = json_string_value(json_object_get(s->outcome, "kind"));
+        identity = json_string_value(json_object_get(s->outcome, "identity"));
+        snprintf(was, sizeof(was), "%s %.*s", kind ? kind : "?", IDENTITY_SHOW + 4,
+                 identity ? identity : "?");
         return diverged(ef, was);
+    }
     *result = json_incref(json_object_get(s->outcome, "result"));
     *done = true;
     return LIL_OK;
