@@ -132,6 +132,7 @@ lil_status lil__run_step_req(struct lil_run *run, struct lil_err *err, const cha
 lil_status lil__run_step(struct lil_run *run, struct lil_err *err, const char *name,
                          bool effect, const void *request, size_t request_len,
                          lil_fn fn, void *ud, lil_bytes *out);
+
 /* The note of the intent of uncertain effect identity (its latest
  * intent), borrowed until lil_run_close: the whole note when it is in the
  * intent, or, for a longer one, its first bytes (cut set) -- unless whole
@@ -144,6 +145,7 @@ struct lil_run_note {
     uint64_t full_len; /* bytes of the whole note */
     bool cut;          /* text is its first bytes only */
 };
+
 bool lil__run_intent_note(struct lil_run *run, const char *identity, bool whole,
                           struct lil_run_note *out);
 lil_status lil__run_resolve(struct lil_run *run, struct lil_err *err,

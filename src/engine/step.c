@@ -493,8 +493,8 @@ static lil_status step_open(struct lil_run *run, struct lil_err *err, const char
          * before the effect starts */
         rc = lease_check(run, err);
         if (rc == LIL_OK)
-            rc = lil__intent_append(run, err, slot->identity, slot->req_hash,
-                                    req->note, req->note_len);
+            rc = lil__intent_append(run, err, slot->identity, slot->req_hash, req->note,
+                                    req->note_len);
         if (rc == LIL_OK)
             rc = lease_check(run, err);
         if (rc != LIL_OK) {

@@ -125,10 +125,10 @@ static void slot_intent(struct hwalk *w, const lil_record *rec,
     if (in.apart) { /* the whole is the request record before the intent */
         size_t kind_len = sp ? (size_t)(sp - in.note) + 1 : 0;
 
-        lil__hev_set(ev, "identity_len",
-                     json_integer((json_int_t)(in.full_len > kind_len
-                                                   ? in.full_len - kind_len
-                                                   : 0)));
+        lil__hev_set(
+            ev, "identity_len",
+            json_integer(
+                (json_int_t)(in.full_len > kind_len ? in.full_len - kind_len : 0)));
         lil__hev_set(ev, "identity_cut", json_true());
     }
 }

@@ -39,7 +39,9 @@
  *                               byte before it was durable: fdatasync'd, or
  *                               (sync off) found intact by the open before
  *    32    k key          identity ("fetch#2"), run id, or nothing
- *  32+k    p payload      result, reason, SHA-256(request), JSON
+ *  32+k    p payload      result, reason, SHA-256(request), JSON; an effect's
+ *                         note over 4096 bytes in a REQUEST record (type 10)
+ *                         before its intent (engine/intent.h)
  * len-32  32 chain        H(previous chain || bytes 0..3 || bytes 8..len-33)
  *
  * H is SHA-256, or HMAC-SHA-256 under the journal key when the file is

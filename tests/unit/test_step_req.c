@@ -366,7 +366,7 @@ T_TEST(refused_requests_journal_nothing)
     T_REQUIRE(run);
     T_EQ_I64(count_records(run), 7); /* begin open request intent step close open */
     T_OK(effect(run, "x", REQ, NULL, 0, fn_result, &c, NULL));
-    T_EQ_I64(c.calls, 1);                                /* replayed as "x" */
+    T_EQ_I64(c.calls, 1);                                  /* replayed as "x" */
     T_CHECK(!lil__run_intent_note(run, "x", true, &note)); /* done, not uncertain */
     T_OK(lil_run_close(run));
     lil_store_close(st);
