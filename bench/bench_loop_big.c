@@ -9,7 +9,6 @@
  * two SHA-256 of the identity, the appends), then the open of each run
  * with its iterations behind it (the fold of the journal).
  */
-#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -8,14 +8,12 @@
 
 #include "engine/run.h"
 
-/* The longest prefix of note (valid UTF-8) of at most max bytes that ends
- * at a character boundary. */
-static size_t head_len(const uint8_t *note, size_t len, size_t max)
+/* The longest prefix of note (valid UTF-8, longer than max bytes) of at
+ * most max bytes that ends at a character boundary. */
+static size_t head_len(const uint8_t *note, size_t max)
 {
-    size_t n = len < max ? len : max;
+    size_t n = max;
 
-    if (n == len)
-        return n;
     while (n > 0 && (note[n] & 0xc0u) == 0x80u) /* note[n] continues a character */
         n--;
     return n;
@@ -46,7 +44,7 @@ void lil__intent_decode(const uint8_t *payload, size_t len, unsigned flags,
     if ((flags & LIL_SREC_REQUEST) && len >= LIL_INTENT_APART) {
         out->apart = true;
         out->note_hash = payload + LIL_SHA256_LEN;
-        out->full_len = rd64(payload + 2 * LIL_SHA256_LEN);
+        out->full_len = rd64(payload + LIL_INTENT_LEN_AT);
         out->note = (const char *)payload + LIL_INTENT_APART;
         out->note_len = len - LIL_INTENT_APART;
         return;
@@ -84,7 +82,7 @@ static lil_status append_apart(struct lil_run *run, struct lil_err *err,
                                const void *note, size_t note_len)
 {
     uint8_t payload[LIL_INTENT_APART + LIL_STEP_NOTE_HEAD];
-    size_t head = head_len(note, note_len, LIL_STEP_NOTE_HEAD);
+    size_t head = head_len(note, LIL_STEP_NOTE_HEAD); /* note_len > INLINE > HEAD */
     struct lil_rec r = {0};
     lil_status rc;
 
@@ -99,7 +97,7 @@ static lil_status append_apart(struct lil_run *run, struct lil_err *err,
         return rc;
     memcpy(payload, req_hash, LIL_SHA256_LEN);
     lil__sha256(note, note_len, payload + LIL_SHA256_LEN);
-    wr64(payload + 2 * LIL_SHA256_LEN, note_len);
+    wr64(payload + LIL_INTENT_LEN_AT, note_len);
     memcpy(payload + LIL_INTENT_APART, note, head);
     r.type = LIL_REC_INTENT;
     r.flags = LIL_SREC_EFFECT | LIL_SREC_REQUEST;

@@ -32,7 +32,10 @@
 
 #define LIL_STEP_NOTE_INLINE 4096u /* longest note kept in the intent itself */
 #define LIL_STEP_NOTE_HEAD   1024u /* bytes of a longer note its intent keeps */
-#define LIL_INTENT_APART     (2u * LIL_SHA256_LEN + 8u) /* before the head */
+#define LIL_INTENT_LEN_AT    ((size_t)2 * LIL_SHA256_LEN) /* the note's length */
+#define LIL_INTENT_APART     (LIL_INTENT_LEN_AT + 8u)     /* before the head */
+_Static_assert(LIL_STEP_NOTE_HEAD < LIL_STEP_NOTE_INLINE,
+               "a big note is longer than its head");
 
 struct lil_run;
 
