@@ -485,4 +485,5 @@ void bench_loop(const struct bench_cfg *cfg, lil_store *st)
     flatness(cfg, st);
     bench_loop_resume(cfg, st);
     bench_loop_shell(cfg, st);
+    bench_loop_big(cfg, st);
 }

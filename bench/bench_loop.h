@@ -48,6 +48,10 @@ void bench_loop_run_close(lil_loop *lp, int64_t iterations);
 void bench_loop_open_cost(const char *store_dir, const lil_spec *spec,
                           int64_t iterations);
 
+/* Rows: an effect with a 100 KB identity beside one of 100 B
+ * (bench_loop_big.c). */
+void bench_loop_big(const struct bench_cfg *cfg, lil_store *st);
+
 /* The two clocks at one moment. */
 struct bench_mark {
     uint64_t wall_ns;

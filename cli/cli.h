@@ -291,6 +291,10 @@ void cli_fmt_hex(const void *data, size_t len, char *buf, size_t cap);
  * when rec is no intent or has no note. */
 #define CLI_INTENT_HASH_LEN 32
 bool cli_intent_note(const lil_record *rec, const char **note, size_t *len);
+/* An intent whose note is in the request record before it
+ * (LIL_RECF_REQUEST, docs/format.md): true, with the whole note's size in
+ * *full_len; cli_intent_note then gives its first bytes only. */
+bool cli_intent_note_cut(const lil_record *rec, uint64_t *full_len);
 
 /* ------------------------------------------------------------------------ */
 /* JSON output (json.c)                                                      */

@@ -164,6 +164,8 @@ static const char *row_status(const struct insp *in, const lil_record *rec)
         return "completed";
     case LIL_REC_CLOSE:
         return "closed";
+    case LIL_REC_REQUEST:
+        return "request";
     default:
         return "?";
     }
@@ -180,8 +182,13 @@ static void intent_note(const struct insp *in, const lil_record *rec, char *buf,
     cli_fmt_hex(rec->payload, rec->payload_len < 8 ? rec->payload_len : 8, hex,
                 sizeof(hex));
     if (cli_intent_note(rec, &data, &len)) {
+        uint64_t full;
+
         cli_fmt_printable(data, len, 80, text, sizeof(text));
-        snprintf(note, sizeof(note), "  note: %s", text);
+        if (cli_intent_note_cut(rec, &full))
+            snprintf(note, sizeof(note), "  note: %s (%" PRIu64 " bytes)", text, full);
+        else
+            snprintf(note, sizeof(note), "  note: %s", text);
     }
     snprintf(buf, cap, "request sha256 %s...%s%s", hex, note,
              is_uncertain(in, rec) ? "  outcome unknown: see `lil resolve`" : "");
@@ -207,6 +214,10 @@ static void row_note(const struct insp *in, const lil_record *rec, char *buf,
         break;
     case LIL_REC_INTENT:
         intent_note(in, rec, buf, cap);
+        break;
+    case LIL_REC_REQUEST: /* the whole note of the intent after it */
+        cli_fmt_payload(rec->payload, rec->payload_len, 80, tmp, sizeof(tmp));
+        snprintf(buf, cap, "%s (%zu bytes)", tmp, rec->payload_len);
         break;
     default:
         break;
@@ -260,11 +271,17 @@ static int json_row(void *ud, const lil_record *rec)
                                                            : CLI_INTENT_HASH_LEN,
                     hex, sizeof(hex));
         cli_json_set(o, "request_sha256", json_string(hex));
+        uint64_t full;
         if (cli_intent_note(rec, &note, &len))
             cli_json_set(o, "note", cli_json_str(note, len));
-    } else if (rec->type != LIL_REC_STEP) {
+        if (cli_intent_note_cut(rec, &full)) {
+            cli_json_set(o, "note_len", cli_json_u64(full));
+            cli_json_set(o, "note_cut", json_true());
+        }
+    } else if (rec->type != LIL_REC_STEP && rec->type != LIL_REC_REQUEST) {
         cli_json_payload(o, rec->payload, rec->payload_len);
-    }
+    } /* a step's result, and the whole note of a request record: payload_len
+         here, the bytes with `lil log --jsonl` */
     json_array_append_new(in->timeline, o);
     return 0;
 }

@@ -58,12 +58,17 @@ static void intent_json(json_t *o, const lil_record *rec)
     char hex[2 * CLI_INTENT_HASH_LEN + 1];
     const char *note;
     size_t note_len;
+    uint64_t full_len;
 
     cli_json_payload(o, rec->payload, hash_len);
     cli_fmt_hex(rec->payload, hash_len, hex, sizeof(hex));
     cli_json_set(o, "request_sha256", json_string(hex));
     if (cli_intent_note(rec, &note, &note_len))
         cli_json_set(o, "note", cli_json_str(note, note_len));
+    if (cli_intent_note_cut(rec, &full_len)) { /* the whole is the request record's */
+        cli_json_set(o, "note_len", cli_json_u64(full_len));
+        cli_json_set(o, "note_cut", json_true());
+    }
 }
 
 static json_t *record_json(const lil_record *rec, const struct loop_view_name *nm)
@@ -97,6 +102,7 @@ static void text_payload(const lil_record *rec, char *buf, size_t cap)
     char hash[300], note[300];
     const char *text;
     size_t len;
+    uint64_t full;
 
     if (!cli_intent_note(rec, &text, &len)) {
         cli_fmt_payload(rec->payload, rec->payload_len, 80, buf, cap);
@@ -104,7 +110,10 @@ static void text_payload(const lil_record *rec, char *buf, size_t cap)
     }
     cli_fmt_payload(rec->payload, CLI_INTENT_HASH_LEN, 80, hash, sizeof(hash));
     cli_fmt_printable(text, len, 80, note, sizeof(note));
-    snprintf(buf, cap, "%s  note: %s", hash, note);
+    if (cli_intent_note_cut(rec, &full))
+        snprintf(buf, cap, "%s  note: %s (%" PRIu64 " bytes)", hash, note, full);
+    else
+        snprintf(buf, cap, "%s  note: %s", hash, note);
 }
 
 /* nm: the record's loop name in a loop run, else NULL. */

@@ -259,14 +259,34 @@ void cli_fmt_hex(const void *data, size_t len, char *buf, size_t cap)
         snprintf(buf + at, cap - at, "%02x", p[i]);
 }
 
+/* An intent flagged LIL_RECF_REQUEST: the request's hash, the note's hash,
+ * the note's length (8 bytes, little-endian), then the note's first bytes. */
+#define APART_HEAD (2 * CLI_INTENT_HASH_LEN + 8)
+
+bool cli_intent_note_cut(const lil_record *rec, uint64_t *full_len)
+{
+    const unsigned char *p = rec->payload;
+
+    *full_len = 0;
+    if (rec->type != LIL_REC_INTENT || !(rec->flags & LIL_RECF_REQUEST) ||
+        rec->payload_len < APART_HEAD)
+        return false;
+    for (int i = 7; i >= 0; i--)
+        *full_len = (*full_len << 8) | p[2 * CLI_INTENT_HASH_LEN + i];
+    return true;
+}
+
 bool cli_intent_note(const lil_record *rec, const char **note, size_t *len)
 {
+    uint64_t full;
+    size_t at = cli_intent_note_cut(rec, &full) ? APART_HEAD : CLI_INTENT_HASH_LEN;
+
     *note = NULL;
     *len = 0;
-    if (rec->type != LIL_REC_INTENT || rec->payload_len <= CLI_INTENT_HASH_LEN)
+    if (rec->type != LIL_REC_INTENT || rec->payload_len <= at)
         return false;
-    *note = (const char *)rec->payload + CLI_INTENT_HASH_LEN;
-    *len = rec->payload_len - CLI_INTENT_HASH_LEN;
+    *note = (const char *)rec->payload + at;
+    *len = rec->payload_len - at;
     return true;
 }
 

@@ -13,7 +13,8 @@
 #include "safe_out.h"
 #include "spec_cli.h"
 
-#define INPUTS_MAX (16u << 20) /* --inputs FILE: 16 MiB */
+#define INPUTS_MAX     (16u << 20) /* --inputs FILE: 16 MiB */
+#define IDENTITY_SHOWN 300         /* bytes of an uncertain effect's identity shown */
 
 /* ---- parsing
  * ------------------------------------------------------------------------- */
@@ -312,6 +313,24 @@ static void print_detail(const lil_loop_result *res)
     json_decref(o);
 }
 
+/* The uncertain effect: its identity cut to IDENTITY_SHOWN bytes, with
+ * its size when longer (a request body of megabytes), control characters
+ * escaped. */
+static void print_uncertain(const struct loop_cli *lc, const lil_loop_result *res)
+{
+    const char *identity = res->uncertain_identity ? res->uncertain_identity : "";
+    size_t len = strlen(identity);
+    char shown[4 * IDENTITY_SHOWN + 8], size[48] = "";
+
+    cli_fmt_printable(identity, len, IDENTITY_SHOWN, shown, sizeof(shown));
+    if (len > IDENTITY_SHOWN)
+        snprintf(size, sizeof(size), " (%zu bytes)", len);
+    printf("  uncertain: iteration %lld effect %lld (%s) %s%s\n  decide with `lil "
+           "recover %s --retry|--assume-done --result-json J|--abort --reason R`\n",
+           (long long)res->uncertain_iteration, (long long)res->uncertain_seq,
+           res->uncertain_kind, shown, size, lc->spec_path);
+}
+
 static void print_summary(const struct loop_cli *lc, const lil_loop_result *res)
 {
     const char *id = lil_loop_run_id(lc->lp);
@@ -336,10 +355,7 @@ static void print_summary(const struct loop_cli *lc, const lil_loop_result *res)
                (long long)res->wake_at_ms, left > 0 ? left / 1000 : 0, lc->spec_path);
     }
     if (res->has_uncertain)
-        printf("  uncertain: iteration %lld effect %lld (%s) %s\n  decide with `lil "
-               "recover %s --retry|--assume-done --result-json J|--abort --reason R`\n",
-               (long long)res->uncertain_iteration, (long long)res->uncertain_seq,
-               res->uncertain_kind, res->uncertain_identity, lc->spec_path);
+        print_uncertain(lc, res);
     if (res->status == LIL_LOOP_PAUSED)
         printf("  approve with `lil approve %s --reason R`\n", lc->spec_path);
     printf("  state: %s\n", res->state_json ? res->state_json : "{}");

@@ -232,7 +232,12 @@ static void sum_intent(struct line *l, const lil_record *rec)
 
     cli_fmt_hex(rec->payload, rec->payload_len < 8 ? rec->payload_len : 8, hex,
                 sizeof(hex));
-    if (cli_intent_note(rec, &note, &len))
+    uint64_t full;
+
+    if (cli_intent_note(rec, &note, &len) && cli_intent_note_cut(rec, &full))
+        put(l, "%.*s... (%" PRIu64 " bytes)  request %s...",
+            (int)(len > 200 ? 200 : len), note, full, hex);
+    else if (cli_intent_note(rec, &note, &len))
         put(l, "%.*s  request %s...", (int)(len > 200 ? 200 : len), note, hex);
     else
         put(l, "request %s...", hex);

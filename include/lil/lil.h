@@ -647,14 +647,22 @@ typedef enum lil_record_type {
     LIL_REC_RUN_DONE = 7,    /* the run completed: result */
     LIL_REC_RUN_FAILED = 8,  /* the run failed: reason */
     LIL_REC_CLOSE = 9,       /* a process closed the run after its last sync */
+    LIL_REC_REQUEST = 10,    /* an effect's note over 4 KiB, in full: the
+                                intent after it (LIL_RECF_REQUEST) holds its
+                                SHA-256, length and first bytes */
 } lil_record_type;
 
 /* "begin", "open", "step", "step-failed", "intent", "resolve", "run-done",
- * "run-failed", "close", or "unknown". */
+ * "run-failed", "close", "request", or "unknown". */
 LIL_API const char *lil_record_type_name(int type);
 
 /* Record flag: the step is an effect (its intent precedes it). */
 #define LIL_RECF_EFFECT 0x01u
+/* Record flag of an intent whose note is in the LIL_REC_REQUEST record
+ * before it: its payload is SHA-256(request), SHA-256(note), the note's
+ * length (8 bytes, little-endian) and the note's first bytes
+ * (docs/format.md). */
+#define LIL_RECF_REQUEST 0x02u
 
 typedef struct lil_record {
     uint64_t seq;    /* 1, 2, 3, ... */

@@ -28,16 +28,17 @@ struct ientry {
     uint32_t key_len;
     uint32_t hash;
     uint8_t state;
-    uint8_t effect;    /* 1 if the journal holds an effect here */
-    uint32_t attempts; /* intents seen (effects) */
-    uint32_t calls;    /* calls of this name in this execution (first
-                          occurrences only: "fetch" counts fetch#2...) */
-    uint32_t note_len; /* bytes of the note after request (its latest intent) */
+    uint8_t effect;       /* 1 if the journal holds an effect here */
+    uint8_t intent_flags; /* flags of its latest intent (LIL_SREC_REQUEST) */
+    uint32_t attempts;    /* intents seen (effects) */
+    uint32_t calls;       /* calls of this name in this execution (first
+                             occurrences only: "fetch" counts fetch#2...) */
+    uint32_t note_len;    /* bytes of the intent's payload after request */
     const uint8_t *payload;
     size_t payload_len;
     const uint8_t *request; /* the payload of the effect's latest intent: 32
                                bytes SHA-256 of its request, then note_len
-                               bytes of note */
+                               bytes (engine/intent.h) */
 };
 
 /* Entries live in a dense array in insertion order (journal order); the

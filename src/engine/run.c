@@ -152,6 +152,7 @@ static lil_status apply_step(struct lil_run *run, const struct lil_rec *rec,
         e->attempts++;
         e->request = rec->payload_len >= LIL_SHA256_LEN ? rec->payload : NULL;
         e->note_len = e->request ? (uint32_t)(rec->payload_len - LIL_SHA256_LEN) : 0;
+        e->intent_flags = (uint8_t)(rec->flags & LIL_SREC_REQUEST);
         return LIL_OK;
     default:
         return apply_resolve(run, e, rec, err);
@@ -659,7 +660,7 @@ static int walk_record(void *ud, const struct lil_rec *r)
     rec.ts_ns = r->ts_ns;
     rec.dur_us = r->dur_us;
     rec.type = r->type;
-    rec.flags = r->flags & LIL_SREC_EFFECT ? LIL_RECF_EFFECT : 0u;
+    rec.flags = r->flags & (LIL_SREC_EFFECT | LIL_SREC_REQUEST);
     memcpy(w->key, r->key, r->key_len);
     w->key[r->key_len] = '\0';
     rec.key = w->key;

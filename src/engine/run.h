@@ -99,21 +99,19 @@ void lil__run_entry_of(const struct lil_rec *rec, struct ientry *e);
 /* Rebuild run->uncertain from the index and set the state (under mu). */
 lil_status lil__run_settle_state(struct lil_run *run, struct lil_err *err);
 
-/* Longest note an effect's intent may carry (struct lil_step_req). */
-#define LIL_STEP_NOTE_MAX 4096u
-
 /* What a step is (lil__run_step_req).  A plain step: effect false, the
  * rest zero, or lazy.  An effect journals an INTENT before fn runs: the
  * SHA-256 of request (replay compares it; NULL/0: no bytes), then the note,
  * text that names the effect to a person (uncertain effects, diverging
  * replays: lil__run_intent_note, `lil log`, `lil inspect`), journaled and
- * never compared. */
+ * never compared.  A note over 4 KiB is journaled whole in a record of its
+ * own before the intent (engine/intent.h). */
 struct lil_step_req {
     bool effect;         /* an effect: intent first */
     const void *request; /* effects: hashed into the intent (NULL/0 allowed) */
     size_t request_len;
-    const void *note; /* effects: journaled after the hash, UTF-8, at most
-                         LIL_STEP_NOTE_MAX bytes; NULL/0: none */
+    const void *note; /* effects: journaled with the intent, UTF-8, at most
+                         the run's max_record bytes; NULL/0: none */
     size_t note_len;
     bool lazy;  /* plain steps: the outcome is written (a process crash keeps
                    it) but synced in no mode; the run's next sync (an
@@ -124,8 +122,9 @@ struct lil_step_req {
 };
 
 /* Run or replay one step (lil_step, lil_effect, the loop runner).  A note
- * on a plain step, a note over LIL_STEP_NOTE_MAX bytes or not UTF-8, and
- * lazy with effect are LIL_E_INVAL, and then nothing is journaled. */
+ * on a plain step or not UTF-8, and lazy with effect are LIL_E_INVAL, a
+ * note over the run's max_record LIL_E_TOOBIG, and then nothing is
+ * journaled. */
 lil_status lil__run_step_req(struct lil_run *run, struct lil_err *err, const char *name,
                              const struct lil_step_req *req, lil_fn fn, void *ud,
                              lil_bytes *out);
@@ -133,11 +132,22 @@ lil_status lil__run_step_req(struct lil_run *run, struct lil_err *err, const cha
 lil_status lil__run_step(struct lil_run *run, struct lil_err *err, const char *name,
                          bool effect, const void *request, size_t request_len,
                          lil_fn fn, void *ud, lil_bytes *out);
-/* The note of the intent of uncertain effect identity (its latest intent):
- * *note and *len are borrowed until lil_run_close.  False when identity is
- * not uncertain or its intent has no note. */
-bool lil__run_intent_note(struct lil_run *run, const char *identity, const void **note,
-                          size_t *len);
+
+/* The note of the intent of uncertain effect identity (its latest
+ * intent), borrowed until lil_run_close: the whole note when it is in the
+ * intent, or, for a longer one, its first bytes (cut set) -- unless whole
+ * is set and the journal's record of the whole note is found (read from
+ * the journal: for showing one effect, not for every record).  False when
+ * identity is not uncertain or its intent has no note. */
+struct lil_run_note {
+    const char *text;
+    size_t len;
+    uint64_t full_len; /* bytes of the whole note */
+    bool cut;          /* text is its first bytes only */
+};
+
+bool lil__run_intent_note(struct lil_run *run, const char *identity, bool whole,
+                          struct lil_run_note *out);
 lil_status lil__run_resolve(struct lil_run *run, struct lil_err *err,
                             const char *identity, lil_resolution how,
                             const void *result, size_t result_len, const char *actor,

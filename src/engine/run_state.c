@@ -32,8 +32,8 @@ const char *lil__run_state_name(lil_run_state state)
 const char *lil__record_type_name(int type)
 {
     static const char *const names[] = {
-        "unknown", "begin",   "open",     "step",       "step-failed",
-        "intent",  "resolve", "run-done", "run-failed", "close",
+        "unknown", "begin",    "open",       "step",  "step-failed", "intent",
+        "resolve", "run-done", "run-failed", "close", "request",
     };
 
     if (type < 0 || (size_t)type >= sizeof(names) / sizeof(names[0]))

@@ -12,7 +12,8 @@
  * the outcome is unknown, and the run is uncertain until resolved.  The
  * intent holds the SHA-256 of the effect's request, which a replay
  * compares, and may go on with a note (text naming the effect for people),
- * which nothing compares.
+ * which nothing compares; a note over 4 KiB is journaled in a record of
+ * its own before the intent (intent.c).
  *
  * A lazy plain step's outcome is written but not synced, in every mode:
  * the next sync of the run covers it (the loop runner's snapshots, which
@@ -32,6 +33,7 @@
 #include "base/hash.h"
 #include "base/utf8.h"
 #include "engine/call.h"
+#include "engine/intent.h"
 #include "engine/run.h"
 
 #define IDENTITY_MAX (LIL_STEP_NAME_MAX + 12)
@@ -117,15 +119,17 @@ static lil_status nondet(struct lil_run *run, struct lil_err *err, const char *i
 static lil_status request_differs(struct lil_run *run, struct lil_err *err,
                                   const char *identity, const struct ientry *e)
 {
+    struct lil_intent in;
     char what[200];
 
-    if (e->note_len == 0)
+    lil__intent_decode(e->request, LIL_SHA256_LEN + (size_t)e->note_len,
+                       e->intent_flags, &in);
+    if (in.note_len == 0)
         return nondet(run, err, identity,
                       "the effect's request differs from the journaled one");
     snprintf(what, sizeof(what),
              "the effect's request differs from the journaled one (%.*s)",
-             (int)(e->note_len > 120 ? 120 : e->note_len),
-             (const char *)e->request + LIL_SHA256_LEN);
+             (int)(in.note_len > 120 ? 120 : in.note_len), in.note);
     return nondet(run, err, identity, what);
 }
 
@@ -304,26 +308,6 @@ static lil_status lookup(struct lil_run *run, struct lil_err *err, const char *n
 
 /* ---- running ------------------------------------------------------------------ */
 
-/* INTENT: the request's hash, then the note (docs/format.md). */
-static lil_status append_intent(struct lil_run *run, struct lil_err *err,
-                                const char *identity, const uint8_t *req_hash,
-                                const struct lil_step_req *req)
-{
-    uint8_t payload[LIL_SHA256_LEN + LIL_STEP_NOTE_MAX];
-    struct lil_rec r = {0};
-
-    memcpy(payload, req_hash, LIL_SHA256_LEN);
-    if (req->note_len)
-        memcpy(payload + LIL_SHA256_LEN, req->note, req->note_len);
-    r.type = LIL_REC_INTENT;
-    r.flags = LIL_SREC_EFFECT;
-    r.key = (const uint8_t *)identity;
-    r.key_len = strlen(identity);
-    r.payload = payload;
-    r.payload_len = LIL_SHA256_LEN + req->note_len;
-    return run->st->ops->run_append(run->sr, err, &r, LIL_APPEND_SYNC);
-}
-
 static lil_status append_outcome(struct lil_run *run, struct lil_err *err,
                                  const char *identity, const struct lil_step_req *req,
                                  const struct lil_call *call, int64_t dur_ns)
@@ -358,6 +342,7 @@ static lil_status mark_pending(struct lil_run *run, struct lil_err *err,
         e->attempts++;
         e->request = lil__run_keep(run, req_hash, LIL_SHA256_LEN);
         e->note_len = 0;
+        e->intent_flags = 0;
         run->intents++;
     }
     return e && e->request ? lil__run_settle_state(run, err)
@@ -446,8 +431,8 @@ static lil_status lease_check(struct lil_run *run, struct lil_err *err)
 }
 
 /* What lil__run_step_req refuses (run.h); nothing is journaled then. */
-static lil_status check_req(struct lil_err *err, const char *name,
-                            const struct lil_step_req *req)
+static lil_status check_req(const struct lil_run *run, struct lil_err *err,
+                            const char *name, const struct lil_step_req *req)
 {
     if ((req->request_len && !req->request) || (req->note_len && !req->note))
         return lil__seterr(err, LIL_E_INVAL, 0, "step '%s': a length without bytes",
@@ -461,10 +446,11 @@ static lil_status check_req(struct lil_err *err, const char *name,
         return lil__seterr(err, LIL_E_INVAL, 0,
                            "step '%s' has a note: only an effect's intent carries one",
                            name);
-    if (req->note_len > LIL_STEP_NOTE_MAX)
-        return lil__seterr(err, LIL_E_INVAL, 0,
-                           "effect '%s': its note is %zu bytes (at most %u)", name,
-                           req->note_len, LIL_STEP_NOTE_MAX);
+    if (req->note_len > run->max_record)
+        return lil__seterr(err, LIL_E_TOOBIG, 0,
+                           "effect '%s': its request is %zu bytes, over the run's "
+                           "record limit of %zu bytes",
+                           name, req->note_len, run->max_record);
     if (req->note_len &&
         lil__utf8_invalid_at(req->note, req->note_len) != req->note_len)
         return lil__seterr(err, LIL_E_INVAL, 0,
@@ -485,7 +471,7 @@ static lil_status step_open(struct lil_run *run, struct lil_err *err, const char
 
     *run_it = false;
     if (rc == LIL_OK)
-        rc = check_req(err, name, req);
+        rc = check_req(run, err, name, req);
     if (rc != LIL_OK)
         return rc;
     slot->run = run;
@@ -507,7 +493,8 @@ static lil_status step_open(struct lil_run *run, struct lil_err *err, const char
          * before the effect starts */
         rc = lease_check(run, err);
         if (rc == LIL_OK)
-            rc = append_intent(run, err, slot->identity, slot->req_hash, req);
+            rc = lil__intent_append(run, err, slot->identity, slot->req_hash, req->note,
+                                    req->note_len);
         if (rc == LIL_OK)
             rc = lease_check(run, err);
         if (rc != LIL_OK) {
@@ -612,20 +599,30 @@ lil_status lil__run_step(struct lil_run *run, struct lil_err *err, const char *n
     return lil__run_step_req(run, err, name, &req, fn, ud, out);
 }
 
-bool lil__run_intent_note(struct lil_run *run, const char *identity, const void **note,
-                          size_t *len)
+bool lil__run_intent_note(struct lil_run *run, const char *identity, bool whole,
+                          struct lil_run_note *out)
 {
     const struct ientry *e;
+    struct lil_intent in;
+    const char *full = NULL;
     bool found;
 
-    *note = NULL;
-    *len = 0;
+    memset(out, 0, sizeof(*out));
     pthread_mutex_lock(&run->mu);
     e = run->indexed ? lil__imap_find(&run->index, identity, strlen(identity)) : NULL;
     found = e && e->state == IE_PENDING && e->request && e->note_len;
     if (found) {
-        *note = e->request + LIL_SHA256_LEN;
-        *len = e->note_len;
+        lil__intent_decode(e->request, LIL_SHA256_LEN + (size_t)e->note_len,
+                           e->intent_flags, &in);
+        out->text = in.note;
+        out->len = in.note_len;
+        out->full_len = in.full_len;
+        out->cut = in.apart;
+        if (in.apart && whole && lil__intent_find_note(run, identity, &in, &full)) {
+            out->text = full;
+            out->len = (size_t)in.full_len;
+            out->cut = false;
+        }
     }
     pthread_mutex_unlock(&run->mu);
     return found;

@@ -20,6 +20,7 @@
 
 #include "base/alloc.h"
 #include "base/hash.h"
+#include "engine/intent.h"
 #include "engine/run.h"
 #include "history/events_int.h"
 #include "history/history.h"
@@ -160,6 +161,21 @@ json_t *lil__hev_new(struct hwalk *w, const lil_record *rec, const char *type)
 
 /* ---- the records of any run -------------------------------------------------- */
 
+/* The request of an intent: its note, or the first bytes of a note over
+ * 4 KiB (whose whole is the request record before it) with its size. */
+static void request_of(json_t *ev, const lil_record *rec, const char *text_key)
+{
+    struct lil_intent in;
+
+    lil__intent_decode(rec->payload, rec->payload_len, rec->flags, &in);
+    if (in.note_len)
+        lil__hev_set(ev, text_key, lil__hev_text(in.note, in.note_len));
+    if (in.apart) {
+        lil__hev_set(ev, "request_len", json_integer((json_int_t)in.full_len));
+        lil__hev_set(ev, "request_cut", json_true());
+    }
+}
+
 static void intent(struct hwalk *w, const lil_record *rec)
 {
     json_t *ev = lil__hev_new(w, rec, "effect_start");
@@ -171,10 +187,7 @@ static void intent(struct hwalk *w, const lil_record *rec)
     hex[2 * hash] = '\0';
     lil__hev_set(ev, "step", lil__hev_text(rec->key, rec->key_len));
     lil__hev_set(ev, "request_sha256", json_string(hex));
-    if (rec->payload_len > INTENT_HASH_LEN)
-        lil__hev_set(ev, "request",
-                     lil__hev_text((const uint8_t *)rec->payload + INTENT_HASH_LEN,
-                                   rec->payload_len - INTENT_HASH_LEN));
+    request_of(ev, rec, "request");
 }
 
 static void step(struct hwalk *w, const lil_record *rec)
@@ -249,8 +262,12 @@ static void plain(struct hwalk *w, const lil_record *rec)
     case LIL_REC_RESOLVE:
         resolve(w, rec);
         break;
-    default:
+    case LIL_REC_RUN_DONE:
+    case LIL_REC_RUN_FAILED:
         run_end(w, rec);
+        break;
+    default: /* a request record (its intent's event tells its size), a type
+                of a later version */
         break;
     }
 }

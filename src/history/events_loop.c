@@ -43,6 +43,7 @@
 
 #include "base/alloc.h"
 #include "base/hash.h"
+#include "engine/intent.h"
 #include "history/events_int.h"
 
 /* ---- the "loop" object and the iteration ------------------------------------ */
@@ -105,20 +106,30 @@ static void slot_intent(struct hwalk *w, const lil_record *rec,
 {
     json_t *ev = event(w, rec, nm, "effect_start");
     char hex[65];
-    const char *note = rec->payload_len > 32 ? (const char *)rec->payload + 32 : "";
-    size_t len = rec->payload_len > 32 ? rec->payload_len - 32 : 0;
-    const char *sp = memchr(note, ' ', len);
+    struct lil_intent in;
+    const char *sp;
 
+    lil__intent_decode(rec->payload, rec->payload_len, rec->flags, &in);
+    sp = in.note_len ? memchr(in.note, ' ', in.note_len) : NULL;
     set_slot(ev, rec, nm);
     lil__hex(rec->payload, rec->payload_len < 32 ? rec->payload_len : 32, hex);
     hex[2 * (rec->payload_len < 32 ? rec->payload_len : 32)] = '\0';
     lil__hev_set(ev, "request_sha256", json_string(hex));
-    if (sp) { /* the note: "kind identity" */
-        lil__hev_set(ev, "kind", lil__hev_text(note, (size_t)(sp - note)));
+    if (sp) { /* the note: "kind identity" (or its first bytes) */
+        lil__hev_set(ev, "kind", lil__hev_text(in.note, (size_t)(sp - in.note)));
         lil__hev_set(ev, "identity",
-                     lil__hev_text(sp + 1, len - (size_t)(sp - note) - 1));
-    } else if (len) {
-        lil__hev_set(ev, "kind", lil__hev_text(note, len));
+                     lil__hev_text(sp + 1, in.note_len - (size_t)(sp - in.note) - 1));
+    } else if (in.note_len) {
+        lil__hev_set(ev, "kind", lil__hev_text(in.note, in.note_len));
+    }
+    if (in.apart) { /* the whole is the request record before the intent */
+        size_t kind_len = sp ? (size_t)(sp - in.note) + 1 : 0;
+
+        lil__hev_set(
+            ev, "identity_len",
+            json_integer(
+                (json_int_t)(in.full_len > kind_len ? in.full_len - kind_len : 0)));
+        lil__hev_set(ev, "identity_cut", json_true());
     }
 }
 

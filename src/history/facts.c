@@ -32,7 +32,9 @@ static json_t *holder(const lil_run_info *info)
         info->holder_pid > 0 ? json_integer(info->holder_pid) : json_null(), "host");
 }
 
-/* The engine's uncertain effects: [{"step", "request"}], oldest first. */
+/* The engine's uncertain effects: [{"step", "request"}], oldest first; a
+ * request over 4 KiB is its first bytes, with "request_len" (its size) and
+ * "request_cut": true. */
 static json_t *uncertain(struct lil_run *run)
 {
     json_t *a = json_array();
@@ -40,12 +42,16 @@ static json_t *uncertain(struct lil_run *run)
     for (size_t i = 0; a && i < run->n_uncertain; i++) {
         const struct ientry *e = &run->index.entries[run->uncertain[i]];
         char *id = lil__strndup(run->env, (const char *)e->key, e->key_len);
-        const void *note = NULL;
-        size_t len = 0;
+        struct lil_run_note note;
         json_t *o = json_object();
 
-        if (id && lil__run_intent_note(run, id, &note, &len))
-            lil__hev_set(o, "request", lil__hev_text(note, len));
+        if (id && lil__run_intent_note(run, id, false, &note)) {
+            lil__hev_set(o, "request", lil__hev_text(note.text, note.len));
+            if (note.cut) {
+                lil__hev_set(o, "request_len", json_integer((json_int_t)note.full_len));
+                lil__hev_set(o, "request_cut", json_true());
+            }
+        }
         lil__hev_set(o, "step", id ? lil__hev_text(id, strlen(id)) : NULL);
         json_array_append_new(a, o);
         lil__free(run->env, id);

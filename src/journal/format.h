@@ -33,11 +33,15 @@
  *    28    2 key_len      bytes of key (at most 65535)
  *    30    1 type         lil_record_type (lil.h)
  *    31    1 flags        bit 0 EFFECT: the step is an effect
+ *                         bit 1 REQUEST: an intent whose note is in the
+ *                               REQUEST record (type 10) before it
  *                         bit 7 SETTLED: when this record was written, every
  *                               byte before it was durable: fdatasync'd, or
  *                               (sync off) found intact by the open before
  *    32    k key          identity ("fetch#2"), run id, or nothing
- *  32+k    p payload      result, reason, SHA-256(request), JSON
+ *  32+k    p payload      result, reason, SHA-256(request), JSON; an effect's
+ *                         note over 4096 bytes in a REQUEST record (type 10)
+ *                         before its intent (engine/intent.h)
  * len-32  32 chain        H(previous chain || bytes 0..3 || bytes 8..len-33)
  *
  * H is SHA-256, or HMAC-SHA-256 under the journal key when the file is
@@ -104,6 +108,7 @@
 #define LIL_JF_KEY_MAX      65535u
 
 #define LIL_JF_FLAG_EFFECT  0x01u
+#define LIL_JF_FLAG_REQUEST 0x02u
 #define LIL_JF_FLAG_SETTLED 0x80u
 
 /* Header field offsets. */

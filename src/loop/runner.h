@@ -52,6 +52,7 @@
 #include "base/buf.h"
 #include "base/err.h"
 #include "base/handles.h"
+#include "base/hash.h"
 #include "effects/redact.h"
 #include "engine/run.h"
 #include "json/json.h"
@@ -91,6 +92,11 @@ struct loop_slot {
     char name[LIL_LOOP_NAME_MAX];
     json_t *outcome; /* parsed outcome payload, or NULL (intent only) */
     char *note;      /* the intent's note "kind identity", or NULL */
+    /* note_cut: note is the first bytes of a note over 4 KiB, as its intent
+       keeps them (engine/intent.h); note_hash and note_len name the whole */
+    bool note_cut;
+    uint8_t note_hash[LIL_SHA256_LEN];
+    uint64_t note_len;
     /* an agent call's reservations (runner_budget.c) */
     struct lil_reserve pending; /* journaled; its intent is not (yet) */
     struct lil_reserve held;    /* counted: the intent is journaled, no outcome */
@@ -267,6 +273,11 @@ void lil__loop_result_wake(lil_loop_result *res, int64_t wake_at_ms);
 void lil__loop_result_next(lil_loop_result *res, int64_t next);
 lil_status lil__loop_result_uncertain(struct lil_loop *lp, lil_loop_result *res);
 lil_status lil__loop_result_json(struct lil_loop *lp, lil_loop_result *res);
+/* An uncertain effect's object in a result or facts document: "iteration",
+ * "seq", "kind" and "identity" -- cut to its first 4 KiB (at a character)
+ * when longer, with "identity_len" (its size) and "identity_cut": true;
+ * the whole is in lil_loop_result.uncertain_identity and the journal. */
+json_t *lil__loop_uncertain_json(const lil_loop_result *res);
 
 /* One operation of a public lil_loop_* call (runner_call.c). */
 enum lil_loop_op {

@@ -246,34 +246,69 @@ static lil_status left_uncertain(struct effect *ef)
     struct lil_loop *lp = ef->it->lp;
     struct loop_slot *s = lil__loop_slot_get(lp, ef->name);
 
-    if (s && !s->note)
+    if (s && (!s->note || s->note_cut)) {
+        lil__free(lp->env, s->note);
         s->note = lil__strdup(lp->env, (const char *)ef->note.data);
+        s->note_cut = false;
+    }
     return lil__iter_stop(ef->it, WHY_UNCERTAIN);
+}
+
+/* The slot's journaled note names ef's: the same text, or, for a note
+ * over 4 KiB that its intent keeps only the first bytes of, the same
+ * length and SHA-256. */
+static bool same_note(const struct loop_slot *s, const struct effect *ef)
+{
+    uint8_t digest[LIL_SHA256_LEN];
+
+    if (!s->note_cut)
+        return strcmp(s->note, (const char *)ef->note.data) == 0;
+    if (s->note_len != ef->note.len)
+        return false;
+    lil__sha256(ef->note.data, ef->note.len, digest);
+    return memcmp(digest, s->note_hash, LIL_SHA256_LEN) == 0;
 }
 
 /* ---- the slot
  * -------------------------------------------------------------------------- */
 
+/* The journaled outcome o is of ef: the same kind and identity ("kind
+ * identity" is ef's note, which may be megabytes long). */
+static bool same_outcome(const struct effect *ef, const json_t *o)
+{
+    const char *kind = json_string_value(json_object_get(o, "kind"));
+    const json_t *id = json_object_get(o, "identity");
+    const char *note = (const char *)ef->note.data;
+    size_t klen = kind ? strlen(kind) : 0;
+
+    return kind && json_is_string(id) && klen < ef->note.len &&
+           memcmp(note, kind, klen) == 0 && note[klen] == ' ' &&
+           json_string_length(id) == ef->note.len - klen - 1 &&
+           memcmp(json_string_value(id), note + klen + 1, json_string_length(id)) == 0;
+}
+
 /* The journaled slot: replay it, or say it diverged.  *done when replayed. */
 static lil_status replay_slot(struct effect *ef, json_t **result, bool *done)
 {
     struct loop_slot *s = lil__loop_slot(ef->it->lp, ef->name);
-    char was[LIL_LOOP_NAME_MAX + 4096];
+    char was[LIL_LOOP_NAME_MAX + IDENTITY_SHOW + 8];
     const char *kind, *identity;
 
     *done = false;
     if (!s)
         return LIL_OK;
     if (!s->outcome) {
-        if (s->note && strcmp(s->note, (const char *)ef->note.data) != 0)
+        if (s->note && !same_note(s, ef))
             return diverged(ef, s->note);
         return LIL_OK; /* retried after a recovery: runs again */
     }
-    kind = json_string_value(json_object_get(s->outcome, "kind"));
-    identity = json_string_value(json_object_get(s->outcome, "identity"));
-    snprintf(was, sizeof(was), "%s %s", kind ? kind : "?", identity ? identity : "?");
-    if (strcmp(was, (const char *)ef->note.data) != 0)
+    if (!same_outcome(ef, s->outcome)) {
+        kind = json_string_value(json_object_get(s->outcome, "kind"));
+        identity = json_string_value(json_object_get(s->outcome, "identity"));
+        snprintf(was, sizeof(was), "%s %.*s", kind ? kind : "?", IDENTITY_SHOW + 4,
+                 identity ? identity : "?");
         return diverged(ef, was);
+    }
     *result = json_incref(json_object_get(s->outcome, "result"));
     *done = true;
     return LIL_OK;

@@ -84,14 +84,15 @@ static void add_start(json_t *doc, const struct lil_loop *lp)
 static json_t *uncertain_json(const lil_loop_result *res)
 {
     char slot[LIL_LOOP_NAME_MAX];
+    json_t *o;
 
     if (!res->has_uncertain)
         return json_null();
     lil__loop_slot_name(slot, res->uncertain_iteration, res->uncertain_seq);
-    return json_pack("{s:s, s:I, s:I, s:s, s:s}", "slot", slot, "iteration",
-                     (json_int_t)res->uncertain_iteration, "seq",
-                     (json_int_t)res->uncertain_seq, "kind", res->uncertain_kind,
-                     "identity", res->uncertain_identity);
+    o = lil__loop_uncertain_json(res);
+    if (o)
+        json_object_set_new(o, "slot", json_string(slot));
+    return o ? o : json_null();
 }
 
 /* What a paused run waits for: a cap to approve, else a breakpoint or gate. */

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "engine/intent.h"
 #include "loop/record_name.h"
 #include "loop/runner.h"
 
@@ -29,6 +30,7 @@
  * arena. */
 struct kept_rec {
     int type;
+    unsigned flags;
     char name[LIL_LOOP_NAME_MAX];
     size_t off, len;
 };
@@ -82,6 +84,7 @@ static lil_status keep(struct walk *w, const lil_record *rec)
     w->recs = r;
     r = &w->recs[w->nrecs];
     r->type = rec->type;
+    r->flags = rec->flags;
     memcpy(r->name, rec->key, rec->key_len);
     r->name[rec->key_len] = '\0';
     r->off = w->arena.len;
@@ -404,6 +407,26 @@ static lil_status restore_snapshot(struct lil_loop *lp, struct walk *w)
     return LIL_OK;
 }
 
+/* The slot's note from its intent: the note, or the first bytes and the
+ * digest of one over 4 KiB (engine/intent.h). */
+static lil_status slot_note(struct lil_loop *lp, struct loop_slot *s,
+                            const struct kept_rec *r, const uint8_t *payload)
+{
+    struct lil_intent in;
+
+    lil__free(lp->env, s->note);
+    s->note = NULL;
+    lil__intent_decode(payload, r->len, r->flags, &in);
+    s->note_cut = in.apart;
+    s->note_len = in.full_len;
+    if (in.apart)
+        memcpy(s->note_hash, in.note_hash, LIL_SHA256_LEN);
+    if (in.note_len == 0)
+        return LIL_OK;
+    s->note = lil__strndup(lp->env, in.note, in.note_len);
+    return s->note ? LIL_OK : lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
+}
+
 static lil_status add_slot(struct lil_loop *lp, const struct kept_rec *r,
                            const uint8_t *payload)
 {
@@ -411,18 +434,8 @@ static lil_status add_slot(struct lil_loop *lp, const struct kept_rec *r,
 
     if (!s)
         return lp->err.code;
-    if (r->type == LIL_REC_INTENT) {
-        lil__free(lp->env, s->note);
-        s->note = NULL;
-        if (r->len > LIL_SHA256_LEN) {
-            s->note = lil__malloc(lp->env, r->len - LIL_SHA256_LEN + 1);
-            if (!s->note)
-                return lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
-            memcpy(s->note, payload + LIL_SHA256_LEN, r->len - LIL_SHA256_LEN);
-            s->note[r->len - LIL_SHA256_LEN] = '\0';
-        }
-        return LIL_OK;
-    }
+    if (r->type == LIL_REC_INTENT)
+        return slot_note(lp, s, r, payload);
     if (r->type == LIL_REC_STEP_FAILED)
         return LIL_OK;
     json_decref(s->outcome);

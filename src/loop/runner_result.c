@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "engine/intent.h"
 #include "loop/runner.h"
 
 static char *host_str(const struct lil_env *env, const char *s)
@@ -67,11 +68,29 @@ static void slot_of(const char *name, int64_t *iteration, int64_t *seq)
     *seq = dot ? strtoll(dot + 1, NULL, 10) : 0;
 }
 
+/* The whole note of uncertain slot s (name): its own, or, for a note
+ * over 4 KiB that its intent keeps only the first bytes of, the one the
+ * journal holds in full (*whole, lil_free'd by the caller), else those
+ * bytes. */
+static const char *uncertain_note(struct lil_loop *lp, const char *name,
+                                  const struct loop_slot *s, char **whole)
+{
+    struct lil_run_note n;
+
+    *whole = NULL;
+    if (!s || !s->note)
+        return "effect ?";
+    if (s->note_cut && lil__run_intent_note(lp->run, name, true, &n) && !n.cut)
+        *whole = lil__strndup(lp->env, n.text, n.len);
+    return *whole ? *whole : s->note;
+}
+
 lil_status lil__loop_result_uncertain(struct lil_loop *lp, lil_loop_result *res)
 {
     const char *name = lil__run_uncertain_at(lp->run, 0);
     struct loop_slot *s = name ? lil__loop_slot(lp, name) : NULL;
-    const char *note = s && s->note ? s->note : "effect ?";
+    char *whole = NULL;
+    const char *note = uncertain_note(lp, name, s, &whole);
     const char *sp = strchr(note, ' ');
     char reason[LIL_ERRMSG_MAX + 64], kind[32];
     lil_status rc;
@@ -93,14 +112,39 @@ lil_status lil__loop_result_uncertain(struct lil_loop *lp, lil_loop_result *res)
         res->uncertain_iteration = it;
         res->uncertain_seq = seq;
     }
+    if (rc == LIL_OK) {
+        res->has_uncertain = 1;
+        res->uncertain_kind = host_str(lp->env, kind);
+        res->uncertain_identity = host_str(lp->env, sp ? sp + 1 : "");
+    }
+    lil__free(lp->env, whole);
     if (rc != LIL_OK)
         return rc;
-    res->has_uncertain = 1;
-    res->uncertain_kind = host_str(lp->env, kind);
-    res->uncertain_identity = host_str(lp->env, sp ? sp + 1 : "");
     if (!res->uncertain_kind || !res->uncertain_identity)
         return lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
     return LIL_OK;
+}
+
+json_t *lil__loop_uncertain_json(const lil_loop_result *res)
+{
+    const char *id = res->uncertain_identity ? res->uncertain_identity : "";
+    size_t len = strlen(id), n = len;
+    json_t *o;
+
+    if (n > LIL_STEP_NOTE_INLINE) {
+        n = LIL_STEP_NOTE_INLINE;
+        while (n > 0 && ((unsigned char)id[n] & 0xc0u) == 0x80u)
+            n--; /* id[n] continues a character */
+    }
+    o = json_pack("{s:I, s:I, s:s, s:s%}", "iteration",
+                  (json_int_t)res->uncertain_iteration, "seq",
+                  (json_int_t)res->uncertain_seq, "kind",
+                  res->uncertain_kind ? res->uncertain_kind : "", "identity", id, n);
+    if (o && n < len) {
+        json_object_set_new(o, "identity_len", json_integer((json_int_t)len));
+        json_object_set_new(o, "identity_cut", json_true());
+    }
+    return o;
 }
 
 /* "meters" in o when a budget of tokens or usd is set, or something is
@@ -163,12 +207,7 @@ static json_t *result_doc(struct lil_loop *lp, const lil_loop_result *res)
     if (lp->requeued)
         json_object_set_new(o, "queued", json_true());
     if (res->has_uncertain)
-        json_object_set_new(o, "uncertain",
-                            json_pack("{s:I, s:I, s:s, s:s}", "iteration",
-                                      (json_int_t)res->uncertain_iteration, "seq",
-                                      (json_int_t)res->uncertain_seq, "kind",
-                                      res->uncertain_kind, "identity",
-                                      res->uncertain_identity));
+        json_object_set_new(o, "uncertain", lil__loop_uncertain_json(res));
     add_detail(lp, res, o);
     if (o && add_meters(lp, o) != LIL_OK) {
         json_decref(o);

@@ -106,7 +106,8 @@
          5: the queue's payload and states */
 
 /* Record flags as the engine sees them (the public LIL_RECF_* bits). */
-#define LIL_SREC_EFFECT LIL_RECF_EFFECT
+#define LIL_SREC_EFFECT  LIL_RECF_EFFECT
+#define LIL_SREC_REQUEST LIL_RECF_REQUEST
 
 /* Longest record key any backend must hold (a step identity, a run id). */
 #define LIL_SREC_KEY_MAX 65535u

@@ -614,3 +614,88 @@ T_TEST(nondet_other_request_or_kind)
 }
 
 T_MAIN()
+
+/* ---- a request of megabytes ------------------------------------------------- */
+
+#define BIG_REQ (10u * 1024u * 1024u) /* an http body of 10 MiB */
+
+static char *big_request(char last)
+{
+    char *r = malloc(BIG_REQ);
+
+    if (r) {
+        memset(r, 'b', BIG_REQ);
+        r[BIG_REQ - 1] = last;
+    }
+    return r;
+}
+
+/* Child: effect "upload" with the 10 MiB request, killed inside it. */
+static int child_uploads_and_is_killed(void *ud)
+{
+    lil_store *st = NULL;
+    lil_run *run = NULL;
+    char *req = big_request('!');
+    if (!req || lil_store_open(NULL, U_STORE, &st) != LIL_OK)
+        return 10;
+    if (lil_run_open(st, "big", NULL, &run) != LIL_OK)
+        return 11;
+    lil_effect(run, "upload", req, BIG_REQ, fn_signal_and_wait, ud, NULL);
+    return 12;
+}
+
+/* The journal holds a 10 MiB request as its SHA-256 only: after a SIGKILL
+ * inside the effect the run is uncertain, the same request is recognised
+ * (it replays once resolved) and one that differs in its last byte is a
+ * non-deterministic replay; a completed one never runs again. */
+T_TEST(big_request_through_sigkill_and_resume)
+{
+    T_ONE_PROCESS(); /* its store is shared with another process */
+    char *req = big_request('!'), *other = big_request('?');
+    struct u_pipe inside;
+    struct killed_ctx k = {.inside = &inside};
+    struct fn_ctx c = {.result = "sent", .result_len = 4};
+    lil_bytes out = {0};
+    int never = 0;
+    T_REQUIRE(req && other);
+    T_REQUIRE(u_pipe_open(&inside) == 0);
+    pid_t pid = u_fork(child_uploads_and_is_killed, &k);
+    T_REQUIRE(pid > 0);
+    T_EQ_I64(u_pipe_wait(&inside, 30), 0);
+    kill(pid, SIGKILL);
+    T_EQ_I64(u_wait(pid), 128 + SIGKILL);
+    u_pipe_close(&inside);
+    lil_store *st = u_store(NULL);
+    lil_run *run = u_run(st, "big");
+    T_REQUIRE(run);
+    T_EQ_I64(lil_run_status(run), LIL_RUN_UNCERTAIN);
+    T_EQ_STR(lil_run_uncertain_at(run, 0), "upload");
+    T_EQ_I64(lil_effect(run, "upload", req, BIG_REQ, fn_never, &never, NULL),
+             LIL_E_UNCERTAIN);
+    T_OK(lil_run_resolve(run, "upload", LIL_RESOLVE_ASSUME_DONE, "seen", 4, "ops",
+                         "in the server's log"));
+    T_OK(lil_run_close(run));
+    run = u_run(st, "big");
+    T_REQUIRE(run);
+    T_EQ_I64(lil_effect(run, "upload", other, BIG_REQ, fn_never, &never, NULL),
+             LIL_E_NONDET);
+    T_OK(lil_run_close(run));
+    run = u_run(st, "big");
+    T_REQUIRE(run);
+    T_OK(lil_effect(run, "upload", req, BIG_REQ, fn_never, &never, &out));
+    T_EQ_MEM(out.data, out.len, "seen", 4);
+    lil_free(out.data);
+    T_OK(lil_effect(run, "upload", req, BIG_REQ, fn_generic, &c, NULL)); /* upload#2 */
+    T_OK(lil_run_close(run));
+    run = u_run(st, "big");
+    T_REQUIRE(run);
+    T_OK(lil_effect(run, "upload", req, BIG_REQ, fn_never, &never, NULL));
+    T_OK(lil_effect(run, "upload", req, BIG_REQ, fn_never, &never, &out));
+    T_EQ_MEM(out.data, out.len, "sent", 4);
+    lil_free(out.data);
+    T_EQ_I64(never, 0);
+    T_OK(lil_run_close(run));
+    lil_store_close(st);
+    free(req);
+    free(other);
+}

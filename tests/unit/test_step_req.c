@@ -9,8 +9,12 @@
  * --jsonl` and `lil inspect` show it; an intent of 32 bytes (lil_effect, the
  * format before notes) still opens, replays and goes uncertain; a replay
  * compares the request, never the note, and a request that differs names the
- * journaled note; a note over 4096 bytes, not UTF-8, on a plain step, or a
- * lazy effect is LIL_E_INVAL with nothing journaled.
+ * journaled note; a note over the run's max_record is LIL_E_TOOBIG, one not
+ * UTF-8, on a plain step, or a lazy effect is LIL_E_INVAL, with nothing
+ * journaled.  A note over 4 KiB (1 MiB here) is journaled in a request record
+ * before a small intent: through a crash inside the effect (uncertain, the
+ * note whole or cut), its retry and its replay, and through the crash point
+ * between the request record and the intent (the effect never started).
  *
  * Lazy steps: fdatasyncs counted through the fault table (faults.h): in mode
  * full N lazy steps sync nothing and the next effect syncs twice (its intent,
@@ -160,8 +164,7 @@ static int64_t count_records(lil_run *run);
 T_TEST(note_of_an_uncertain_effect)
 {
     lil_check_report rep = {.struct_size = sizeof(rep)};
-    const void *note = NULL;
-    size_t len = 0;
+    struct lil_run_note note;
     lil_store *st;
     lil_run *run;
 
@@ -170,11 +173,13 @@ T_TEST(note_of_an_uncertain_effect)
     run = open_run(st, "r", LIL_SYNC_FULL);
     T_REQUIRE(run);
     T_EQ_I64(lil_run_status(run), LIL_RUN_UNCERTAIN);
-    T_CHECK(lil__run_intent_note(run, "charge", &note, &len));
-    T_EQ_MEM(note, len, NOTE, strlen(NOTE));
-    T_CHECK(!lil__run_intent_note(run, "prep", &note, &len)); /* not uncertain */
-    T_CHECK(note == NULL && len == 0);
-    T_CHECK(!lil__run_intent_note(run, "nothing", &note, &len));
+    T_CHECK(lil__run_intent_note(run, "charge", false, &note));
+    T_EQ_MEM(note.text, note.len, NOTE, strlen(NOTE));
+    T_CHECK(!note.cut);
+    T_EQ_I64((int64_t)note.full_len, (int64_t)strlen(NOTE));
+    T_CHECK(!lil__run_intent_note(run, "prep", true, &note)); /* not uncertain */
+    T_CHECK(note.text == NULL && note.len == 0);
+    T_CHECK(!lil__run_intent_note(run, "nothing", true, &note));
     T_OK(lil_run_close(run));
     T_OK(lil_run_check(st, "r", 0, &rep));
     T_CHECK(rep.intact);
@@ -217,9 +222,8 @@ T_TEST(log_and_inspect_show_the_note)
 T_TEST(intent_without_note_still_works)
 {
     struct fn_ctx c = {"E", 0};
-    const void *note = NULL;
+    struct lil_run_note note;
     lil_bytes out = {0};
-    size_t len = 0;
     char cmd[600];
     static char text[65536];
     lil_store *st = open_store(NULL);
@@ -248,7 +252,7 @@ T_TEST(intent_without_note_still_works)
     run = open_run(st, "u", LIL_SYNC_FULL);
     T_REQUIRE(run);
     T_EQ_I64(lil_run_status(run), LIL_RUN_UNCERTAIN);
-    T_CHECK(!lil__run_intent_note(run, "charge", &note, &len));
+    T_CHECK(!lil__run_intent_note(run, "charge", true, &note));
     T_OK(lil_run_close(run));
     lil_store_close(st);
     snprintf(cmd, sizeof(cmd), "'%s' log u --jsonl --dir '%s' | grep '\"intent\"'",
@@ -308,13 +312,14 @@ static int64_t count_records(lil_run *run)
 }
 
 /* What lil__run_step_req refuses journals nothing and counts no call. */
-static void refused(lil_run *run, const struct lil_step_req *req, const char *msg)
+static void refused(lil_run *run, const struct lil_step_req *req, lil_status want,
+                    const char *msg)
 {
     struct fn_ctx c = {"X", 0};
     struct lil_err err = {0};
     int64_t before = count_records(run);
 
-    T_EQ_I64(lil__run_step_req(run, &err, "x", req, fn_result, &c, NULL), LIL_E_INVAL);
+    T_EQ_I64(lil__run_step_req(run, &err, "x", req, fn_result, &c, NULL), want);
     T_CONTAINS(err.msg, msg);
     T_EQ_I64(c.calls, 0);
     T_EQ_I64(count_records(run), before);
@@ -322,47 +327,205 @@ static void refused(lil_run *run, const struct lil_step_req *req, const char *ms
 
 T_TEST(refused_requests_journal_nothing)
 {
-    static char big[LIL_STEP_NOTE_MAX + 1];
+    static char big[8193];
     struct lil_step_req req = {0};
     struct fn_ctx c = {"X", 0};
     lil_store *st = open_store(NULL);
-    lil_run *run = open_run(st, "r", LIL_SYNC_FULL);
-    const void *note;
-    size_t len;
+    lil_run_opts small = {sizeof(small), LIL_SYNC_FULL, 0, 8192};
+    lil_run *run = NULL;
+    struct lil_run_note note;
 
+    T_OK(lil_run_open(st, "r", &small, &run));
     T_REQUIRE(run);
     memset(big, 'n', sizeof(big));
     req.effect = true;
     req.request = REQ;
     req.request_len = strlen(REQ);
     req.note = big;
-    req.note_len = sizeof(big); /* 4097 */
-    refused(run, &req, "its note is 4097 bytes (at most 4096)");
+    req.note_len = sizeof(big); /* over the run's max_record */
+    refused(run, &req, LIL_E_TOOBIG,
+            "its request is 8193 bytes, over the run's record limit of 8192 bytes");
     req.note = "bad \xff byte";
     req.note_len = 10;
-    refused(run, &req, "its note is not UTF-8 (byte 4)");
+    refused(run, &req, LIL_E_INVAL, "its note is not UTF-8 (byte 4)");
     req.note = NULL;
-    refused(run, &req, "a length without bytes");
+    refused(run, &req, LIL_E_INVAL, "a length without bytes");
     req.note_len = 0;
     req.lazy = true;
-    refused(run, &req, "effect 'x' cannot be lazy");
+    refused(run, &req, LIL_E_INVAL, "effect 'x' cannot be lazy");
     req.effect = false;
     req.lazy = false;
     req.note = "n";
     req.note_len = 1;
-    refused(run, &req, "only an effect's intent carries one");
-    /* no call was counted: the next one is "x", not "x#5"; 4096 bytes is
-     * allowed */
-    T_OK(effect(run, "x", REQ, big, LIL_STEP_NOTE_MAX, fn_result, &c, NULL));
+    refused(run, &req, LIL_E_INVAL, "only an effect's intent carries one");
+    /* no call was counted: the next one is "x", not "x#5"; 8192 bytes is
+     * allowed (in a record of its own) */
+    T_OK(effect(run, "x", REQ, big, 8192, fn_result, &c, NULL));
     T_OK(lil_run_close(run));
     run = open_run(st, "r", LIL_SYNC_FULL);
     T_REQUIRE(run);
-    T_EQ_I64(count_records(run), 6); /* begin open intent step close open */
+    T_EQ_I64(count_records(run), 7); /* begin open request intent step close open */
     T_OK(effect(run, "x", REQ, NULL, 0, fn_result, &c, NULL));
     T_EQ_I64(c.calls, 1);                                  /* replayed as "x" */
-    T_CHECK(!lil__run_intent_note(run, "x", &note, &len)); /* done, not uncertain */
+    T_CHECK(!lil__run_intent_note(run, "x", true, &note)); /* done, not uncertain */
     T_OK(lil_run_close(run));
     lil_store_close(st);
+}
+
+/* ---- big notes ------------------------------------------------------------- */
+
+#define BIG_NOTE (1024u * 1024u) /* an agent prompt of 1 MiB */
+
+/* A note of n bytes "effect <i>: é..." (valid UTF-8, two-byte characters
+ * across the 1024-byte cut). */
+static char *big_note(size_t n)
+{
+    char *s = malloc(n);
+
+    if (!s) {
+        perror("malloc");
+        exit(1);
+    }
+    memcpy(s, "agent {", 7); /* then "é" from offset 7: the 1024th byte
+                                continues a character */
+    for (size_t i = 7; i + 1 < n; i += 2) {
+        s[i] = '\xc3';
+        s[i + 1] = '\xa9';
+    }
+    if ((n - 7) % 2)
+        s[n - 1] = '}';
+    return s;
+}
+
+struct rec_list {
+    char types[16][16];
+    size_t payload_len[16];
+    unsigned flags[16];
+    int n;
+};
+
+static int list_fn(void *ud, const lil_record *rec)
+{
+    struct rec_list *l = ud;
+
+    if (l->n < 16) {
+        snprintf(l->types[l->n], sizeof(l->types[0]), "%s",
+                 lil_record_type_name(rec->type));
+        l->payload_len[l->n] = rec->payload_len;
+        l->flags[l->n] = rec->flags;
+        l->n++;
+    }
+    return 0;
+}
+
+/* A process dies inside an effect whose note is 1 MiB: the journal holds
+ * the note in a request record and a small intent after it; the reopened
+ * run is uncertain, gives the note's first bytes (cut at a character) or,
+ * asked for it whole, the whole note; the same request replays once the
+ * effect is resolved, and a completed one is never run again. */
+T_TEST(big_note_is_journaled_apart)
+{
+    char *note = big_note(BIG_NOTE + 1);
+    lil_check_report rep = {.struct_size = sizeof(rep)};
+    struct rec_list l = {0};
+    struct lil_run_note got;
+    struct fn_ctx c = {"R", 0};
+    lil_bytes out = {0};
+    lil_store *st;
+    lil_run *run;
+
+    crash_in_effect("big", note, BIG_NOTE + 1);
+    st = open_store(NULL);
+    run = open_run(st, "big", LIL_SYNC_FULL);
+    T_REQUIRE(run);
+    T_EQ_I64(lil_run_status(run), LIL_RUN_UNCERTAIN);
+    T_OK(lil_run_foreach(run, list_fn, &l));
+    T_EQ_STR(l.types[3], "request");
+    T_EQ_I64((int64_t)l.payload_len[3], BIG_NOTE + 1);
+    T_EQ_STR(l.types[4], "intent");
+    T_EQ_I64((int64_t)l.flags[4], LIL_RECF_EFFECT | LIL_RECF_REQUEST);
+    T_EQ_I64((int64_t)l.payload_len[4], 72 + 1023); /* the head ends at a character */
+    T_CHECK(lil__run_intent_note(run, "charge", false, &got));
+    T_CHECK(got.cut);
+    T_EQ_I64((int64_t)got.full_len, BIG_NOTE + 1);
+    T_EQ_MEM(got.text, got.len, note, 1023);
+    T_CHECK(lil__run_intent_note(run, "charge", true, &got));
+    T_CHECK(!got.cut);
+    T_EQ_MEM(got.text, got.len, note, BIG_NOTE + 1);
+    T_OK(lil_run_resolve(run, "charge", LIL_RESOLVE_RETRY, NULL, 0, "t", "again"));
+    T_OK(lil_run_close(run));
+    run = open_run(st, "big", LIL_SYNC_FULL);
+    T_REQUIRE(run);
+    T_OK(lil_step(run, "prep", fn_result, &c, NULL));
+    T_OK(effect(run, "charge", REQ, note, BIG_NOTE + 1, fn_result, &c, &out));
+    T_EQ_I64(c.calls, 1); /* the retry ran it */
+    lil_free(out.data);
+    T_OK(lil_run_close(run));
+    run = open_run(st, "big", LIL_SYNC_FULL);
+    T_REQUIRE(run);
+    T_OK(lil_step(run, "prep", fn_result, &c, NULL));
+    T_OK(effect(run, "charge", REQ, note, BIG_NOTE + 1, fn_result, &c, &out));
+    T_EQ_I64(c.calls, 1); /* completed: replayed, not run again */
+    T_EQ_MEM(out.data, out.len, "R", 1);
+    lil_free(out.data);
+    T_OK(lil_run_close(run));
+    T_OK(lil_run_check(st, "big", 0, &rep));
+    T_CHECK(rep.intact);
+    lil_store_close(st);
+    free(note);
+}
+
+/* The crash point between the request record and the intent: with sync
+ * normal each is written by its own pwrite; the process dies before the
+ * intent's.  The request record is left with no intent: the effect never
+ * started, the run is not uncertain, and the effect runs once on resume. */
+T_TEST(crash_between_request_and_intent)
+{
+    char *note = big_note(64 * 1024);
+    struct rec_list l = {0};
+    struct fn_ctx c = {"R", 0};
+    struct t_fault f = {0};
+    lil_store *st;
+    lil_run *run;
+    pid_t pid;
+
+    fflush(NULL);
+    pid = fork();
+    T_REQUIRE(pid >= 0);
+    if (pid == 0) {
+        lil_env *env = t_env_faulty();
+        lil_store *cst = NULL;
+        lil_run *crun = NULL;
+        lil_run_opts o = {sizeof(o), LIL_SYNC_NORMAL, 0, 0};
+
+        if (lil_store_open(env, store_dir(), &cst) != LIL_OK ||
+            lil_run_open(cst, "cut", &o, &crun) != LIL_OK)
+            _exit(2);
+        f.kind = T_K_PWRITE;
+        f.nth = 2; /* the request record is the first pwrite, the intent the second */
+        f.action = T_ACT_CRASH;
+        t_faults_arm(&f);
+        effect(crun, "charge", REQ, note, 64 * 1024, fn_die, NULL, NULL);
+        _exit(3);
+    }
+    T_EQ_I64(wait_child(pid), T_CRASH_EXIT);
+    st = open_store(NULL);
+    run = open_run(st, "cut", LIL_SYNC_FULL);
+    T_REQUIRE(run);
+    T_EQ_I64(lil_run_status(run), LIL_RUN_RUNNING);
+    T_OK(lil_run_foreach(run, list_fn, &l));
+    T_EQ_STR(l.types[2], "request");
+    T_EQ_STR(l.types[3], "open"); /* no intent */
+    T_OK(effect(run, "charge", REQ, note, 64 * 1024, fn_result, &c, NULL));
+    T_EQ_I64(c.calls, 1);
+    T_OK(lil_run_close(run));
+    run = open_run(st, "cut", LIL_SYNC_FULL);
+    T_REQUIRE(run);
+    T_OK(effect(run, "charge", REQ, note, 64 * 1024, fn_result, &c, NULL));
+    T_EQ_I64(c.calls, 1); /* replayed */
+    T_OK(lil_run_close(run));
+    lil_store_close(st);
+    free(note);
 }
 
 /* ---- lazy steps ---------------------------------------------------------- */

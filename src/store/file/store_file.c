@@ -35,6 +35,7 @@
 #define STOP_EXT    ".stop" /* <dir>/<run id>.stop: a stop request */
 
 _Static_assert(LIL_JF_FLAG_EFFECT == LIL_SREC_EFFECT, "effect flag differs");
+_Static_assert(LIL_JF_FLAG_REQUEST == LIL_SREC_REQUEST, "request flag differs");
 _Static_assert(LIL_JF_KEY_MAX == LIL_SREC_KEY_MAX, "key limit differs");
 
 struct file_run {
