@@ -5,9 +5,11 @@
 #define _GNU_SOURCE
 #include "fuzz_common.h"
 
+#include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static void *guard_malloc(void *ud, size_t n)
 {
@@ -41,6 +43,36 @@ lil_env *fuzz_env(void)
             fuzz_fail("cannot create the env");
     }
     return env;
+}
+
+static char temp_dir[4096];
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void remove_temp_dir(void)
+{
+    if (temp_dir[0])
+        nftw(temp_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+const char *fuzz_temp_dir(const char *prefix)
+{
+    const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
+
+    if (temp_dir[0])
+        fuzz_fail("fuzz_temp_dir: one directory per process");
+    snprintf(temp_dir, sizeof(temp_dir), "%s/%s.XXXXXX", base && *base ? base : "/tmp",
+             prefix);
+    if (!mkdtemp(temp_dir))
+        fuzz_fail("mkdtemp %s failed", temp_dir);
+    atexit(remove_temp_dir);
+    return temp_dir;
 }
 
 void fuzz_check_status(const char *where, lil_status s)

@@ -19,6 +19,10 @@
 /* The env every target uses (created once, never freed). */
 lil_env *fuzz_env(void);
 
+/* A new directory for a target's store, in /dev/shm when it can be (the
+ * fsyncs then cost nothing), removed with all it holds at exit. */
+const char *fuzz_temp_dir(const char *prefix);
+
 /* abort() unless s is LIL_OK or an error that bad bytes may produce. */
 void fuzz_check_status(const char *where, lil_status s);
 

@@ -29,7 +29,6 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,32 +44,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static char store_dir[4096];
 static lil_store *store;
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-static void cleanup(void)
+static void close_store(void)
 {
     lil_store_close(store);
     store = NULL;
-    if (store_dir[0])
-        nftw(store_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static lil_store *fuzz_store(void)
 {
     if (store)
         return store;
-    const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
-    snprintf(store_dir, sizeof(store_dir), "%s/lil-fuzz-open.XXXXXX",
-             base && *base ? base : "/tmp");
-    if (!mkdtemp(store_dir))
-        fuzz_fail("mkdtemp %s failed", store_dir);
-    atexit(cleanup);
+    snprintf(store_dir, sizeof(store_dir), "%s", fuzz_temp_dir("lil-fuzz-open"));
+    atexit(close_store);
     if (lil_store_open(fuzz_env(), store_dir, &store) != LIL_OK)
         fuzz_fail("lil_store_open %s: %s", store_dir, lil_errmsg());
     return store;
