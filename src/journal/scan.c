@@ -76,6 +76,25 @@ lil_status lil__format_header(struct lil_err *err, const uint8_t *key, size_t ke
     return LIL_OK;
 }
 
+lil_status lil__reseal_header(struct lil_err *err, const uint8_t *key, size_t key_len,
+                              uint8_t h[64])
+{
+    uint32_t incompat = lil__rd32(h + LIL_JF_H_INCOMPAT) & ~LIL_JF_INCOMPAT_KEYED;
+    lil_status rc = LIL_OK;
+
+    lil__wr32(h + LIL_JF_H_INCOMPAT, incompat | (key ? LIL_JF_INCOMPAT_KEYED : 0));
+    memset(h + LIL_JF_H_KEYCHECK, 0, LIL_JF_KEYCHECK_LEN);
+    if (key)
+        rc = key_check(err, key, key_len, h + LIL_JF_H_SALT, h + LIL_JF_H_KEYCHECK);
+    lil__wr32(h + LIL_JF_H_CRC, lil__crc32(0, h, LIL_JF_H_CRC));
+    return rc;
+}
+
+bool lil__header_keyed(const uint8_t h[64])
+{
+    return (lil__rd32(h + LIL_JF_H_INCOMPAT) & LIL_JF_INCOMPAT_KEYED) != 0;
+}
+
 static lil_status header_key(struct lil_err *err, const char *path, const uint8_t *h,
                              const uint8_t *key, size_t key_len)
 {
@@ -523,6 +542,11 @@ static lil_status scan_loop(struct lil_err *err, const char *path, const uint8_t
             return rc;
         if (fn && (rc = fn(ud, &r, err)) != LIL_OK)
             return rc;
+        if (r.seq == res->mark_seq) {
+            memcpy(res->mark_chain, data + off + r.len - LIL_JF_CHAIN_LEN,
+                   LIL_SHA256_LEN);
+            res->marked = true;
+        }
         if (res->records == 0)
             res->created_ns = r.ts_ns;
         res->seq = r.seq;
