@@ -162,6 +162,7 @@ static lil_status verify_source(struct lil_store *st, struct lil_err *err,
     bool keyed = lil__header_keyed(data);
     const uint8_t *key = src && src->key ? src->key : dst;
     size_t key_len = src && src->key ? src->key_len : dst_len;
+    lil_status rc;
 
     if (src && src->key && !keyed)
         return lil__seterr(err, LIL_E_KEY, 0,
@@ -171,8 +172,14 @@ static lil_status verify_source(struct lil_store *st, struct lil_err *err,
         return lil__seterr(err, LIL_E_KEY, 0,
                            "the journal to import is keyed: give the key it was "
                            "written with (lil import --source-key FILE)");
-    return verify_with(st, err, "the journal to import", data, len, keyed ? key : NULL,
-                       keyed ? key_len : 0, valid);
+    rc = verify_with(st, err, "the journal to import", data, len, keyed ? key : NULL,
+                     keyed ? key_len : 0, valid);
+    if (rc != LIL_E_KEY || (src && src->key))
+        return rc;
+    return lil__seterr(err, LIL_E_KEY, 0,
+                       "the journal to import was written under another key than this "
+                       "store's: give that key (lil import --source-key FILE, "
+                       "lil_run_import_keyed)");
 }
 
 /* Whether the image must be sealed again: another id, or another key. */
@@ -219,8 +226,12 @@ lil_status lil__store_import(struct lil_store *st, struct lil_err *err,
     uint64_t valid = 0;
     uint8_t *dst = NULL;
     size_t dst_len = 0;
-    lil_status rc = lil__store_key_ensure(st, err);
+    lil_status rc = LIL_OK;
 
+    if (!is_journal(data, len))
+        return lil__seterr(err, LIL_E_INVAL, 0,
+                           "not a lil journal (no journal header: docs/format.md)");
+    rc = lil__store_key_ensure(st, err);
     if (rc == LIL_OK)
         rc = lil__store_key_copy(st, err, &dst, &dst_len);
     if (rc == LIL_OK)

@@ -295,7 +295,7 @@ T_TEST(forged_record_is_refused)
     h[16] ^= 1; /* another seq, mac not recomputed (no key) */
     T_REQUIRE(u_write_file("st/r.head", h, n) == 0);
     free(h);
-    T_EQ_I64(open_r(st, 0), LIL_E_CORRUPT);
+    T_EQ_I64(open_r(st, 0), LIL_E_KEY);
     T_CONTAINS(lil_store_errmsg(st), "does not verify");
     lil_store_close(st);
 }

@@ -91,9 +91,9 @@ static lil_status head_parse(struct lil_err *err, const char *path, const uint8_
     if (rc != LIL_OK)
         return rc;
     if (memcmp(mac, b + HEAD_BODY, LIL_SHA256_LEN) != 0)
-        return lil__seterr(err, LIL_E_CORRUPT, 0,
-                           "%s: the rollback record does not verify under the store's "
-                           "key (forged, or written with another key)",
+        return lil__seterr(err, LIL_E_KEY, 0,
+                           "%s: the rollback record does not verify under this key "
+                           "(written with another key, or forged)",
                            path);
     out->seq = lil__rd64(b + 16);
     memcpy(out->salt, b + 24, LIL_JHEAD_SALT_LEN);

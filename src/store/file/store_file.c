@@ -386,7 +386,8 @@ static lil_status check_head(struct lil_store *st, struct lil_err *err,
         rc = lil__head_write(st->env, err, st->where, &k, &now);
     }
     lil__journal_close(j, NULL);
-    return rc;
+    /* damage and the like are the check's to report, in its verdict */
+    return rc == LIL_E_ROLLBACK || repaired ? rc : LIL_OK;
 }
 
 static lil_status file_check_run(struct lil_store *st, struct lil_err *err,
