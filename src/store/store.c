@@ -98,9 +98,11 @@ lil_status lil__store_init(struct lil_store *st, struct lil_env *env,
  * none and no decision. */
 static lil_status own_key_locked(struct lil_store *st, struct lil_err *err, bool create)
 {
+    struct lil_err local;
+
     if (st->key_given || st->set.key || !st->own_key)
         return LIL_OK;
-    return st->own_key(st, err, create && !st->own_key_off);
+    return st->own_key(st, err ? err : &local, create && !st->own_key_off);
 }
 
 lil_status lil__store_key_ensure(struct lil_store *st, struct lil_err *err)

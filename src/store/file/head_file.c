@@ -32,10 +32,14 @@
  *                       bytes 0..79)
  *
  * Written to a temporary file of an unpredictable name (O_EXCL|O_NOFOLLOW,
- * 0600), fdatasync'd, renamed over the old one; the directory is not
- * fsync'd (a lost rename is a record that lags).  Read with O_NOFOLLOW: a
- * file that is not a regular file of this form, or whose mac does not
- * verify, is LIL_E_CORRUPT.
+ * 0600) and renamed over the old one, with no fsync at all (a close would
+ * pay a second one): a power cut may lose the rename (the older record:
+ * it lags) or leave the file empty or torn, which reads as no record (a
+ * WARN, event=head_unreadable).  Taking an unreadable record as none gives
+ * an adversary nothing: it can delete the file as well (docs/security.md
+ * says what the record cannot promise).  Read with O_NOFOLLOW: a file that
+ * is not a regular file is LIL_E_CORRUPT; one whose mac does not verify is
+ * LIL_E_KEY (written under another key, or forged).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -85,8 +89,7 @@ static lil_status head_parse(struct lil_err *err, const char *path, const uint8_
     lil_status rc;
 
     if (n != HEAD_LEN || memcmp(b, HEAD_MAGIC, 8) != 0 || lil__rd32(b + 8) != 1)
-        return lil__seterr(err, LIL_E_CORRUPT, 0,
-                           "%s is not a rollback record (docs/format.md)", path);
+        return LIL_E_NOTFOUND; /* torn by a power cut: no record (see the top) */
     rc = head_mac(err, k->key, k->key_len, k->run_id, b, mac);
     if (rc != LIL_OK)
         return rc;
@@ -124,6 +127,13 @@ lil_status lil__head_read(const struct lil_env *env, struct lil_err *err,
     lil__os_close(env, fd);
     if (rc == LIL_OK)
         rc = head_parse(err, path, b, (size_t)n, k, out);
+    if (rc == LIL_E_NOTFOUND) {
+        lil__log(env, LIL_LOG_WARN,
+                 "event=head_unreadable run=%s path=%s reason=\"not a rollback "
+                 "record: torn by a power cut, or damaged; taken as none\"",
+                 k->run_id, path);
+        return LIL_OK;
+    }
     *found = rc == LIL_OK;
     return rc;
 }
@@ -163,8 +173,6 @@ lil_status lil__head_write(const struct lil_env *env, struct lil_err *err,
     made = rc == LIL_OK;
     if (rc == LIL_OK)
         rc = lil__os_pwrite_all(env, err, fd, b, HEAD_LEN, 0, tmp);
-    if (rc == LIL_OK)
-        rc = lil__os_fdatasync(env, err, fd, tmp);
     lil__os_close(env, fd);
     if (rc == LIL_OK && env->os->rename(tmp, path) != 0)
         rc = lil__seterr(err, LIL_E_IO, errno, "rename %s to %s: %s", tmp, path,

@@ -114,23 +114,41 @@ static lil_status read_key(struct lil_store *st, struct lil_err *err, const char
     return rc;
 }
 
-/* Whether the store already holds a journal or markers (an older store,
- * which stays without a key of its own). */
-static bool holds_runs(const struct lil_store *st)
+static bool ends_with(const char *s, const char *tail)
 {
-    DIR *d = opendir(st->where);
+    size_t n = strlen(s), t = strlen(tail);
+
+    return n > t && strcmp(s + n - t, tail) == 0;
+}
+
+/* Whether directory dir holds a file whose name ends with one of tails
+ * (NULL-terminated). */
+static bool dir_holds(const char *dir, const char *const *tails)
+{
+    DIR *d = opendir(dir);
     struct dirent *e;
     bool found = false;
 
     if (!d)
         return false;
-    while (!found && (e = readdir(d)) != NULL) {
-        size_t n = strlen(e->d_name);
-        found = strcmp(e->d_name, "markers") == 0 ||
-                (n > 4 && strcmp(e->d_name + n - 4, ".lil") == 0);
-    }
+    while (!found && (e = readdir(d)) != NULL)
+        for (const char *const *t = tails; *t && !found; t++)
+            found = ends_with(e->d_name, *t);
     closedir(d);
     return found;
+}
+
+/* Whether the store already holds a journal or a marker's state (an older
+ * store, which stays without a key of its own).  An empty markers
+ * directory, or one of lock files only, holds nothing. */
+static bool holds_runs(const struct lil_store *st)
+{
+    static const char *const journals[] = {".lil", NULL};
+    static const char *const states[] = {".done", ".pending", NULL};
+    char markers[4200];
+
+    snprintf(markers, sizeof(markers), "%s/markers", st->where);
+    return dir_holds(st->where, journals) || dir_holds(markers, states);
 }
 
 /* The new file's bytes, key included, into b. */

@@ -216,10 +216,13 @@ static lil_status file_run_open(struct lil_store *st, struct lil_err *err,
     struct file_run *fr = lil__calloc(st->env, 1, sizeof(*fr));
     struct journal_opts jo;
     struct journal_head known;
+    struct lil_err local;
     bool created = false, found = false;
     lil_status rc;
 
     *out = NULL;
+    if (!err) /* a caller that does not want the message */
+        err = &local;
     if (!fr || !(fr->path = run_path(st, run_id))) {
         lil__free(st->env, fr);
         return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
