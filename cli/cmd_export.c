@@ -200,6 +200,7 @@ static int read_journal(const struct cli_ctx *ctx, const char *file,
  * key": its 32 key bytes), or a file holding the key's bytes as
  * LIL_JOURNAL_KEY would (one final newline ignored).  Never a symlink. */
 #define KEY_FILE_MAGIC "\x89LILKEY\n"
+
 static int read_source_key(const struct cli_ctx *ctx, const char *file,
                            unsigned char *key, size_t cap, size_t *len)
 {

@@ -893,13 +893,13 @@ LIL_API lil_status lil_run_export(lil_store *st, const char *run_id, lil_write_f
  * written with), a torn tail left out.  The run is sealed with the store's
  * key (a new file store makes its own first, see lil_store_set_own_key):
  * a journal written under another key, or none, gets its header's key
- * check and every chain value computed anew under this store's key.  run_id NULL keeps the run's id (its BEGIN record); another id
- * renames the run: BEGIN then holds the new id and the chain is computed
- * anew from there (the records' bytes and times are kept).  The run must not
- * exist in the store yet.  *imported_id, when not NULL, receives the run's
- * id (lil_free).  Errors: LIL_E_INVAL (a run with that id exists, a bad
- * id, not a journal), LIL_E_CORRUPT, LIL_E_KEY, LIL_E_VERSION, LIL_E_IO,
- * LIL_E_PG, LIL_E_NOMEM; the message on the store. */
+ * check and every chain value computed anew under this store's key.  run_id NULL keeps
+ * the run's id (its BEGIN record); another id renames the run: BEGIN then holds the new
+ * id and the chain is computed anew from there (the records' bytes and times are kept).
+ * The run must not exist in the store yet.  *imported_id, when not NULL, receives the
+ * run's id (lil_free).  Errors: LIL_E_INVAL (a run with that id exists, a bad id, not a
+ * journal), LIL_E_CORRUPT, LIL_E_KEY, LIL_E_VERSION, LIL_E_IO, LIL_E_PG, LIL_E_NOMEM;
+ * the message on the store. */
 LIL_API lil_status lil_run_import(lil_store *st, const void *journal, size_t len,
                                   const char *run_id, char **imported_id);
 

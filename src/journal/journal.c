@@ -523,9 +523,10 @@ static lil_status check_expect(struct journal *j, struct lil_err *err,
                            "known seq %llu of a file with another salt)",
                            j->run_id, j->path, m);
     if (res->seq < e->seq)
-        return lil__seterr(err, LIL_E_ROLLBACK, 0,
-                           "run %s: journal %s rolled back to seq %llu (last known %llu)",
-                           j->run_id, j->path, (unsigned long long)res->seq, m);
+        return lil__seterr(
+            err, LIL_E_ROLLBACK, 0,
+            "run %s: journal %s rolled back to seq %llu (last known %llu)", j->run_id,
+            j->path, (unsigned long long)res->seq, m);
     if (!res->marked || memcmp(res->mark_chain, e->chain, LIL_SHA256_LEN) != 0)
         return lil__seterr(err, LIL_E_ROLLBACK, 0,
                            "run %s: journal %s was replaced: its record at seq %llu is "
@@ -1005,6 +1006,16 @@ uint64_t lil__journal_torn(const struct journal *j, uint64_t *records_after)
 bool lil__journal_keyed(const struct journal *j)
 {
     return j->mac && lil__mac_keyed(j->mac);
+}
+
+lil_status lil__journal_poison(struct journal *j, struct lil_err *err)
+{
+    lil_status rc;
+
+    pthread_mutex_lock(&j->mu);
+    rc = poison(j, err);
+    pthread_mutex_unlock(&j->mu);
+    return rc;
 }
 
 void lil__journal_head(struct journal *j, struct journal_head *out)

@@ -40,6 +40,7 @@ typedef lil_status (*journal_scan_fn)(void *ud, const struct lil_rec *rec,
  * carries chain, and the file's header carries salt.  An open given one
  * refuses a journal behind it (LIL_E_ROLLBACK) before it writes anything. */
 #define LIL_JHEAD_SALT_LEN 16
+
 struct journal_head {
     uint64_t seq;
     uint8_t salt[LIL_JHEAD_SALT_LEN];
@@ -144,6 +145,9 @@ uint64_t lil__journal_written(struct journal *j); /* in the file so far */
 int64_t lil__journal_created_ns(const struct journal *j);
 int64_t lil__journal_last_ns(const struct journal *j);
 bool lil__journal_keyed(const struct journal *j);
+/* Poison the journal with err (a write of its run failed elsewhere: the
+ * store's rollback record); returns err->code. */
+lil_status lil__journal_poison(struct journal *j, struct lil_err *err);
 /* The last record appended so far (its seq and chain) and the file's salt:
  * taken before a sync, what that sync makes durable. */
 void lil__journal_head(struct journal *j, struct journal_head *out);

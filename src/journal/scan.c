@@ -117,11 +117,12 @@ static lil_status header_key(struct lil_err *err, const char *path, const uint8_
     if (rc != LIL_OK)
         return rc;
     if (memcmp(want, h + LIL_JF_H_KEYCHECK, LIL_JF_KEYCHECK_LEN) != 0)
-        return lil__seterr(err, LIL_E_KEY, 0,
-                           "%s: the key in use (the store's journal.key, "
-                           "LIL_JOURNAL_KEY or lil_store_set_key) is not the key it was "
-                           "written with",
-                           path);
+        return lil__seterr(
+            err, LIL_E_KEY, 0,
+            "%s: the key in use (the store's journal.key, "
+            "LIL_JOURNAL_KEY or lil_store_set_key) is not the key it was "
+            "written with",
+            path);
     return LIL_OK;
 }
 

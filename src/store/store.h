@@ -378,9 +378,9 @@ struct lil_store {
      * true); sets set.key and clears own_key once decided.  NULL: no own
      * key (other backends, a key given, or decided). */
     lil_status (*own_key)(struct lil_store *st, struct lil_err *err, bool create);
-    bool key_given;    /* LIL_JOURNAL_KEY or lil_store_set_key (even "none") */
-    bool own_key_off;  /* LIL_STORE_KEY=off or lil_store_set_own_key(st, 0) */
-    bool no_heads;     /* keep no rollback records (benchmarks compare) */
+    bool key_given;   /* LIL_JOURNAL_KEY or lil_store_set_key (even "none") */
+    bool own_key_off; /* LIL_STORE_KEY=off or lil_store_set_own_key(st, 0) */
+    bool no_heads;    /* keep no rollback records (benchmarks compare) */
 };
 
 /* Open the store at where: a PostgreSQL URI (postgresql://, postgres://:
@@ -429,12 +429,14 @@ lil_status lil__store_schema(struct lil_env *env, struct lil_err *err,
 /* lil_run_export and lil_run_import (move.c). */
 lil_status lil__store_export(struct lil_store *st, struct lil_err *err,
                              const char *run_id, lil_write_fn fn, void *ud);
+
 /* The key an imported journal was written with (NULL key: the
  * destination's). */
 struct lil_import_key {
     const uint8_t *key;
     size_t key_len;
 };
+
 lil_status lil__store_import(struct lil_store *st, struct lil_err *err,
                              const uint8_t *data, size_t len, const char *run_id,
                              const struct lil_import_key *src, char **imported_id);

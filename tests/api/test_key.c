@@ -120,7 +120,7 @@ T_TEST(key_not_in_file_and_header_flag)
 
 T_TEST(unkeyed_run_info)
 {
-    T_ONE_PROCESS(); /* its store is shared with another process */
+    T_ONE_PROCESS();                   /* its store is shared with another process */
     setenv("LIL_STORE_KEY", "off", 1); /* no key of the store's own */
     lil_store *st = u_store(NULL);
     unsetenv("LIL_STORE_KEY");

@@ -145,9 +145,9 @@ T_TEST(import_under_another_key)
     size_t n1, n2;
 
     c_make_run("r", 3, true);
-    T_EQ_I64(c_lil(out, err, "--dir '%s' export r --out '%s'", c_store(),
-                   t_path("r.lil")),
-             0);
+    T_EQ_I64(
+        c_lil(out, err, "--dir '%s' export r --out '%s'", c_store(), t_path("r.lil")),
+        0);
     T_EQ_I64(c_lil(out, err, "--dir '%s' import '%s'", files(), t_path("r.lil")), 1);
     T_CONTAINS(err, "--source-key");
     snprintf(key, sizeof(key), "%s/journal.key", c_store());

@@ -34,12 +34,13 @@
  * Written to a temporary file of an unpredictable name (O_EXCL|O_NOFOLLOW,
  * 0600) and renamed over the old one, with no fsync at all (a close would
  * pay a second one): a power cut may lose the rename (the older record:
- * it lags) or leave the file empty or torn, which reads as no record (a
- * WARN, event=head_unreadable).  Taking an unreadable record as none gives
- * an adversary nothing: it can delete the file as well (docs/security.md
- * says what the record cannot promise).  Read with O_NOFOLLOW: a file that
- * is not a regular file is LIL_E_CORRUPT; one whose mac does not verify is
- * LIL_E_KEY (written under another key, or forged).
+ * it lags) or leave the file empty, torn or garbled.  So a record that is
+ * not of this form, or whose mac does not verify under the key, reads as
+ * no record (a WARN, event=head_unreadable), never as a refusal of an
+ * honest journal.  That gives an adversary nothing: it can delete the file
+ * as well (docs/security.md says what the record cannot promise), and it
+ * can never make a record that is believed.  Read with O_NOFOLLOW: a file
+ * that is not a regular file is LIL_E_CORRUPT.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -81,9 +82,10 @@ static lil_status head_mac(struct lil_err *err, const uint8_t *key, size_t key_l
     return lil__hmac_sha256(err, key, key_len, msg, lab + idn + 1 + HEAD_BODY, out);
 }
 
-static lil_status head_parse(struct lil_err *err, const char *path, const uint8_t *b,
-                             size_t n, const struct lil_head_key *k,
-                             struct journal_head *out)
+/* The record in b (n bytes) into *out; LIL_E_NOTFOUND when it is not one
+ * that verifies under k's key. */
+static lil_status head_parse(struct lil_err *err, const uint8_t *b, size_t n,
+                             const struct lil_head_key *k, struct journal_head *out)
 {
     uint8_t mac[LIL_SHA256_LEN];
     lil_status rc;
@@ -94,10 +96,7 @@ static lil_status head_parse(struct lil_err *err, const char *path, const uint8_
     if (rc != LIL_OK)
         return rc;
     if (memcmp(mac, b + HEAD_BODY, LIL_SHA256_LEN) != 0)
-        return lil__seterr(err, LIL_E_KEY, 0,
-                           "%s: the rollback record does not verify under this key "
-                           "(written with another key, or forged)",
-                           path);
+        return LIL_E_NOTFOUND; /* garbled, forged or another key's: none */
     out->seq = lil__rd64(b + 16);
     memcpy(out->salt, b + 24, LIL_JHEAD_SALT_LEN);
     memcpy(out->chain, b + 40, LIL_SHA256_LEN);
@@ -126,11 +125,12 @@ lil_status lil__head_read(const struct lil_env *env, struct lil_err *err,
         rc = lil__seterr(err, LIL_E_IO, errno, "read %s: %s", path, lil__errstr(errno));
     lil__os_close(env, fd);
     if (rc == LIL_OK)
-        rc = head_parse(err, path, b, (size_t)n, k, out);
+        rc = head_parse(err, b, (size_t)n, k, out);
     if (rc == LIL_E_NOTFOUND) {
         lil__log(env, LIL_LOG_WARN,
                  "event=head_unreadable run=%s path=%s reason=\"not a rollback "
-                 "record: torn by a power cut, or damaged; taken as none\"",
+                 "record that verifies under this key: torn by a power cut, "
+                 "damaged, forged or another key's; taken as none\"",
                  k->run_id, path);
         return LIL_OK;
     }

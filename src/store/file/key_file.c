@@ -92,8 +92,8 @@ static lil_status read_key(struct lil_store *st, struct lil_err *err, const char
     struct stat sb;
     int fd = -1;
     ssize_t n;
-    lil_status rc = lil__os_open(st->env, err, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC,
-                                 0, &fd);
+    lil_status rc =
+        lil__os_open(st->env, err, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0, &fd);
 
     if (rc != LIL_OK && err->sys_errno == ENOENT)
         return LIL_E_NOTFOUND;

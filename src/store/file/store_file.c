@@ -40,6 +40,7 @@ struct file_run {
     uint8_t *key;
     size_t key_len;
     uint64_t head_seq; /* the last record written, or found at open */
+    struct journal_head at_close; /* taken before the close's last sync */
     int pid;           /* the opener: a forked child writes no record */
 };
 
@@ -106,23 +107,27 @@ static void journal_opts_of(struct file_store *fs, const char *run_id,
                                 .run_id = run_id};
 }
 
-/* ---- the rollback record (head_file.c) -------------------------------------------- */
+/* ---- the rollback record (head_file.c) --------------------------------------------
+ */
 
 /* Record h, taken before a sync that has returned: it is durable.  A record
- * that cannot be written lags, which is safe: logged, not an error of the
- * run. */
-static void head_update(struct file_run *fr, const struct journal_head *h)
+ * that cannot be written lags, which is safe; it is logged and reported to
+ * the caller, and a sync then poisons the run like any failed write (the
+ * close has nothing left to poison). */
+static lil_status head_update(struct file_run *fr, struct lil_err *err,
+                              const struct journal_head *h)
 {
     struct lil_head_key k = {fr->run_id, fr->key, fr->key_len};
-    struct lil_err e;
 
     if (h->seq <= fr->head_seq)
-        return;
-    if (lil__head_write(fr->env, &e, fr->dir, &k, h) == LIL_OK)
+        return LIL_OK;
+    if (lil__head_write(fr->env, err, fr->dir, &k, h) == LIL_OK) {
         fr->head_seq = h->seq;
-    else
-        lil__log(fr->env, LIL_LOG_WARN, "event=head_lag run=%s reason=\"%s\"",
-                 fr->run_id, e.msg);
+        return LIL_OK;
+    }
+    lil__log(fr->env, LIL_LOG_WARN, "event=head_lag run=%s reason=\"%s\"", fr->run_id,
+             err->msg);
+    return err->code;
 }
 
 /* Sync, then record what the sync covered. */
@@ -134,21 +139,23 @@ static lil_status sync_and_record(struct file_run *fr, struct lil_err *err)
     if (fr->key)
         lil__journal_head(fr->j, &h);
     rc = lil__journal_sync_all(fr->j, err);
-    if (rc == LIL_OK && fr->key)
-        head_update(fr, &h);
+    if (rc == LIL_OK && fr->key && head_update(fr, err, &h) != LIL_OK)
+        rc = lil__journal_poison(fr->j, err); /* a failed write: reopen */
     return rc;
 }
 
 /* A writable keyed run about to close: its last sync, recorded (not in
- * sync off, whose close does not sync; not in a forked child).  A failure
- * is left for the close to report. */
-static void record_at_close(struct file_run *fr)
+ * sync off, whose close does not sync; not in a forked child).  A failed
+ * sync is left for the close to report; a record not written is this
+ * call's to report (into *e). */
+static lil_status record_at_close(struct file_run *fr, struct lil_err *e)
 {
-    struct lil_err e;
-
-    if (fr->key && fr->j && fr->pid == lil__os_self_pid() &&
-        lil__journal_sync_mode(fr->j) != LIL_SYNC_OFF)
-        (void)sync_and_record(fr, &e);
+    if (!fr->key || !fr->j || fr->pid != lil__os_self_pid() ||
+        lil__journal_sync_mode(fr->j) == LIL_SYNC_OFF)
+        return LIL_OK;
+    if (lil__journal_sync_all(fr->j, e) != LIL_OK)
+        return LIL_OK; /* the close reports it */
+    return head_update(fr, e, &fr->at_close);
 }
 
 static void file_run_free(struct file_run *fr)
@@ -164,19 +171,26 @@ static lil_status file_run_close(struct lil_srun *r, struct lil_err *err, bool e
     struct file_run *fr = (struct file_run *)r;
     lil_status rc;
 
+    struct lil_err head_err;
+    lil_status head_rc;
+
     if (ended && fr->j)
         lil__journal_give_back_all(fr->j);
-    record_at_close(fr);
+    if (fr->key && fr->j)
+        lil__journal_head(fr->j, &fr->at_close);
+    head_rc = record_at_close(fr, &head_err);
     rc = lil__journal_close(fr->j, err);
+    if (rc == LIL_OK && head_rc != LIL_OK && err)
+        lil__copyerr(err, &head_err);
     file_run_free(fr);
-    return rc;
+    return rc == LIL_OK ? head_rc : rc;
 }
 
 /* The rollback record of run_id under key, if it has one: into *known,
  * *found set. */
 static lil_status head_of(struct lil_store *st, struct lil_err *err, const char *run_id,
-                          const uint8_t *key, size_t key_len, struct journal_head *known,
-                          bool *found)
+                          const uint8_t *key, size_t key_len,
+                          struct journal_head *known, bool *found)
 {
     struct lil_head_key k = {run_id, key, key_len};
 
@@ -189,7 +203,8 @@ static lil_status head_of(struct lil_store *st, struct lil_err *err, const char 
 /* A writable keyed run keeps its record from now on. */
 static lil_status keep_heads(struct lil_store *st, struct lil_err *err,
                              struct file_run *fr, const char *run_id,
-                             const struct lil_srun_opts *o, const struct journal_head *known)
+                             const struct lil_srun_opts *o,
+                             const struct journal_head *known)
 {
     if (o->readonly || !o->key || st->no_heads)
         return LIL_OK;
@@ -372,8 +387,11 @@ static lil_status check_head(struct lil_store *st, struct lil_err *err,
                              const char *run_id, const char *path, const uint8_t *key,
                              size_t key_len, bool repair, bool repaired)
 {
-    struct journal_opts jo = {.readonly = true, .key = key, .key_len = key_len,
-                              .max_record = (size_t)-1 >> 1, .run_id = run_id};
+    struct journal_opts jo = {.readonly = true,
+                              .key = key,
+                              .key_len = key_len,
+                              .max_record = (size_t)-1 >> 1,
+                              .run_id = run_id};
     struct lil_head_key k = {run_id, key, key_len};
     struct journal_head known, now;
     struct journal *j = NULL;
@@ -383,7 +401,8 @@ static lil_status check_head(struct lil_store *st, struct lil_err *err,
     if (rc != LIL_OK || !found || (repair && !repaired))
         return rc;
     jo.expect = repaired ? NULL : &known;
-    rc = lil__journal_open(st->env, err, st->where, path, &jo, NULL, NULL, &j, &created);
+    rc =
+        lil__journal_open(st->env, err, st->where, path, &jo, NULL, NULL, &j, &created);
     if (rc == LIL_OK && repaired) {
         lil__journal_head(j, &now);
         rc = lil__head_write(st->env, err, st->where, &k, &now);

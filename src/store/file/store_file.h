@@ -23,6 +23,7 @@ struct lil_head_key {
     const uint8_t *key;
     size_t key_len;
 };
+
 /* Read <dir>/<run id>.head into *out (*found false when there is none). */
 lil_status lil__head_read(const struct lil_env *env, struct lil_err *err,
                           const char *dir, const struct lil_head_key *k,
