@@ -39,9 +39,9 @@ struct file_run {
     char *run_id;
     uint8_t *key;
     size_t key_len;
-    uint64_t head_seq; /* the last record written, or found at open */
+    uint64_t head_seq;            /* the last record written, or found at open */
     struct journal_head at_close; /* taken before the close's last sync */
-    int pid;           /* the opener: a forked child writes no record */
+    int pid;                      /* the opener: a forked child writes no record */
 };
 
 /* ---- the store's name ------------------------------------------------------------ */
