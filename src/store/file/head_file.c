@@ -55,9 +55,9 @@
 #include "os/os.h"
 #include "store/file/store_file.h"
 
-#define HEAD_LEN   112u
-#define HEAD_BODY  80u
-#define HEAD_MAGIC "\x89LILHED\n"
+#define HEAD_LEN  112u
+#define HEAD_BODY 80u
+static const uint8_t head_magic[8] = {0x89, 'L', 'I', 'L', 'H', 'E', 'D', '\n'};
 #define HEAD_LABEL "lil-head"
 
 static void head_path(const char *dir, const char *run_id, char *out, size_t cap)
@@ -90,7 +90,7 @@ static lil_status head_parse(struct lil_err *err, const uint8_t *b, size_t n,
     uint8_t mac[LIL_SHA256_LEN];
     lil_status rc;
 
-    if (n != HEAD_LEN || memcmp(b, HEAD_MAGIC, 8) != 0 || lil__rd32(b + 8) != 1)
+    if (n != HEAD_LEN || memcmp(b, head_magic, 8) != 0 || lil__rd32(b + 8) != 1)
         return LIL_E_NOTFOUND; /* torn by a power cut: no record (see the top) */
     rc = head_mac(err, k->key, k->key_len, k->run_id, b, mac);
     if (rc != LIL_OK)
@@ -142,7 +142,7 @@ static lil_status head_bytes(struct lil_err *err, const struct lil_head_key *k,
                              const struct journal_head *h, uint8_t b[HEAD_LEN])
 {
     memset(b, 0, HEAD_LEN);
-    memcpy(b, HEAD_MAGIC, 8);
+    memcpy(b, head_magic, 8);
     lil__wr32(b + 8, 1);
     lil__wr64(b + 16, h->seq);
     memcpy(b + 24, h->salt, LIL_JHEAD_SALT_LEN);

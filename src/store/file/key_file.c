@@ -44,8 +44,8 @@
 #define KEY_FILE     "journal.key"
 #define KEY_FILE_LEN 64u
 #define KEY_LEN      32u
-#define KEY_MAGIC    "\x89LILKEY\n"
-#define KEY_VERSION  1u
+static const uint8_t key_magic[8] = {0x89, 'L', 'I', 'L', 'K', 'E', 'Y', '\n'};
+#define KEY_VERSION 1u
 
 static lil_status random_bytes(struct lil_err *err, uint8_t *out, size_t n)
 {
@@ -69,7 +69,7 @@ static void key_path(const struct lil_store *st, char *out, size_t cap)
 static lil_status parse_key(struct lil_store *st, struct lil_err *err, const char *path,
                             const uint8_t *b, size_t len)
 {
-    if (len != KEY_FILE_LEN || memcmp(b, KEY_MAGIC, 8) != 0 ||
+    if (len != KEY_FILE_LEN || memcmp(b, key_magic, 8) != 0 ||
         lil__rd32(b + 8) != KEY_VERSION || lil__rd32(b + 12) != KEY_LEN ||
         lil__crc32(0, b, 60) != lil__rd32(b + 60))
         return lil__seterr(err, LIL_E_KEY, 0,
@@ -157,7 +157,7 @@ static lil_status new_key_file(struct lil_err *err, uint8_t b[KEY_FILE_LEN])
     lil_status rc;
 
     memset(b, 0, KEY_FILE_LEN);
-    memcpy(b, KEY_MAGIC, 8);
+    memcpy(b, key_magic, 8);
     lil__wr32(b + 8, KEY_VERSION);
     lil__wr32(b + 12, KEY_LEN);
     rc = random_bytes(err, b + 16, KEY_LEN);

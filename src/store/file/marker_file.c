@@ -21,6 +21,7 @@
  * neither skipped nor run.  Unkeyed stores keep the bare result.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -137,16 +138,13 @@ static lil_status done_verify(struct lil_smarker *m, struct lil_err *err,
                               const uint8_t *key, size_t key_len, lil_bytes *out)
 {
     uint8_t tag[LIL_SHA256_LEN];
-    size_t n = out->len >= LIL_SHA256_LEN ? out->len - LIL_SHA256_LEN : 0;
-    lil_status rc = LIL_OK;
+    bool ok = out->len >= LIL_SHA256_LEN;
+    size_t n = ok ? out->len - LIL_SHA256_LEN : 0;
 
-    if (out->len < LIL_SHA256_LEN)
-        rc = LIL_E_KEY;
-    else if (done_tag(m, err, key, key_len, out->data, n, tag) != LIL_OK)
+    if (ok && done_tag(m, err, key, key_len, out->data, n, tag) != LIL_OK)
         return err->code;
-    else if (memcmp(tag, (uint8_t *)out->data + n, LIL_SHA256_LEN) != 0)
-        rc = LIL_E_KEY;
-    if (rc != LIL_OK)
+    ok = ok && memcmp(tag, (uint8_t *)out->data + n, LIL_SHA256_LEN) == 0;
+    if (!ok)
         return lil__seterr(err, LIL_E_KEY, 0,
                            "marker '%s': %s is not authenticated by the store's key "
                            "(written without the key, or for another marker): refused, "
@@ -210,19 +208,23 @@ lil_status lil__marker_file_begin(struct lil_smarker *m, struct lil_err *err,
 static lil_status done_bytes(struct lil_smarker *m, struct lil_err *err,
                              const void *result, size_t len, uint8_t **out, size_t *n)
 {
-    uint8_t *key = NULL;
+    uint8_t *key = NULL, *bytes = NULL;
     size_t key_len = 0;
     lil_status rc = lil__store_key_copy(&m->fs->base, err, &key, &key_len);
 
     *out = NULL;
     *n = len + (key ? LIL_SHA256_LEN : 0);
-    if (rc == LIL_OK && !(*out = lil__malloc(m->env, *n ? *n : 1)))
-        rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
-    if (rc == LIL_OK && len)
-        memcpy(*out, result, len);
-    if (rc == LIL_OK && key)
-        rc = done_tag(m, err, key, key_len, result, len, *out + len);
+    if (rc == LIL_OK) {
+        bytes = lil__malloc(m->env, *n ? *n : 1);
+        if (!bytes)
+            rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    }
+    if (bytes && result && len)
+        memcpy(bytes, result, len);
+    if (bytes && key)
+        rc = done_tag(m, err, key, key_len, result, len, bytes + len);
     lil__store_key_free(&m->fs->base, key, key_len);
+    *out = bytes;
     return rc;
 }
 

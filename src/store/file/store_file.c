@@ -133,7 +133,7 @@ static lil_status head_update(struct file_run *fr, struct lil_err *err,
 /* Sync, then record what the sync covered. */
 static lil_status sync_and_record(struct file_run *fr, struct lil_err *err)
 {
-    struct journal_head h;
+    struct journal_head h = {0};
     lil_status rc;
 
     if (fr->key)
