@@ -396,51 +396,55 @@ void bench_flat_and_replay(const struct bench_cfg *cfg, lil_store *st)
 
 /* ---- the rollback record ------------------------------------------------------ */
 
-/* Median wall µs of cfg->resume_reps cycles of: open run r of st (sync
- * full), one new step, close. */
-static double cycle_us(const struct bench_cfg *cfg, lil_store *st)
+/* Wall µs of one cycle on st: open run r (sync full), one new step, close. */
+static double one_cycle_us(const struct bench_payload *p, lil_store *st)
 {
-    struct bench_payload p = {bench_payload_bytes(cfg->payload_len), cfg->payload_len,
-                              0};
-    size_t n = cfg->resume_reps * 5;
-    struct series s;
+    struct bench_payload q = *p;
+    uint64_t t0 = bench_now_ns();
+    lil_run *run = bench_open_run(st, "r", LIL_SYNC_FULL);
+    lil_status rc = lil_step(run, "s", bench_fill_fn, &q, NULL);
 
-    series_init(&s, n);
-    for (size_t i = 0; i < n; i++) {
-        uint64_t t0 = bench_now_ns();
-        lil_run *run = bench_open_run(st, "r", LIL_SYNC_FULL);
-        lil_status rc = lil_step(run, "s", bench_fill_fn, &p, NULL);
-        if (rc == LIL_OK)
-            rc = lil_run_close(run);
-        if (rc != LIL_OK)
-            bench_die("open, step, close", rc, lil_store_errmsg(st));
-        s.us[s.n++] = (double)(bench_now_ns() - t0) / 1e3;
-    }
-    return series_done(&s).s.p50;
+    if (rc == LIL_OK)
+        rc = lil_run_close(run);
+    if (rc != LIL_OK)
+        bench_die("open, step, close", rc, lil_store_errmsg(st));
+    return (double)(bench_now_ns() - t0) / 1e3;
 }
 
 /* A keyed run reopened, stepped once and closed, in a store that keeps its
  * rollback record (<store>/<run id>.head: read at open, written at close)
  * and in one that does not (the store's internal switch: a store always
- * keeps it). */
+ * keeps it), the two interleaved cycle by cycle so that both see the same
+ * disk and the same neighbours; medians. */
 void bench_record(const struct bench_cfg *cfg)
 {
-    char dir[2][4096];
-    double us[2];
-    char res[160];
+    struct bench_payload p = {bench_payload_bytes(cfg->payload_len), cfg->payload_len,
+                              0};
+    size_t n = cfg->resume_reps * 5;
+    lil_store *st[2] = {NULL, NULL};
+    struct series s[2];
+    char dir[4096], res[160];
+    double med[2];
 
     bench_section("rollback record (keyed run: open + 1 step + close, sync full)");
     for (int i = 0; i < 2; i++) {
-        lil_store *st = NULL;
-        snprintf(dir[i], sizeof(dir[i]), "%s/record-%s", cfg->dir, i ? "off" : "on");
-        lil_status rc = lil_store_open(NULL, dir[i], &st);
+        snprintf(dir, sizeof(dir), "%s/record-%s", cfg->dir, i ? "off" : "on");
+        lil_status rc = lil_store_open(NULL, dir, &st[i]);
         if (rc != LIL_OK)
             bench_die("lil_store_open", rc, lil_errmsg());
-        st->no_heads = i == 1;
-        us[i] = cycle_us(cfg, st);
-        lil_store_close(st);
+        st[i]->no_heads = i == 1;
+        series_init(&s[i], n);
     }
-    snprintf(res, sizeof(res), "%.0f µs with the record, %.0f µs without (+%.0f µs)",
-             us[0], us[1], us[0] - us[1]);
+    for (size_t k = 0; k < n; k++)
+        for (size_t j = 0; j < 2; j++) { /* the order alternates too */
+            size_t i = (j + k) % 2;
+            s[i].us[s[i].n++] = one_cycle_us(&p, st[i]);
+        }
+    for (int i = 0; i < 2; i++) {
+        med[i] = series_done(&s[i]).s.p50;
+        lil_store_close(st[i]);
+    }
+    snprintf(res, sizeof(res), "%.0f µs with the record, %.0f µs without (%+.0f µs)",
+             med[0], med[1], med[0] - med[1]);
     bench_row("open + step + close, keyed", res, "(no target: the cost shown)", -1);
 }
