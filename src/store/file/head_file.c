@@ -165,8 +165,8 @@ static lil_status open_head(const struct lil_env *env, struct lil_err *err,
         rc = lil__os_open(env, err, path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0, fd);
         if (rc != LIL_OK && err->sys_errno == ENOENT)
             rc = lil__os_open(env, err, path,
-                              O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600,
-                              fd);
+                              O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                              0600, fd);
         if (rc != LIL_OK && err->sys_errno != EEXIST)
             return rc; /* EEXIST: made meanwhile, open it again */
     }
