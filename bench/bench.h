@@ -114,6 +114,7 @@ void bench_sync_modes(const struct bench_cfg *cfg, lil_store *st);
 void bench_bytes(const struct bench_cfg *cfg, lil_store *st);
 void bench_flat_and_replay(const struct bench_cfg *cfg, lil_store *st);
 void bench_resume(const struct bench_cfg *cfg, lil_store *st);
+void bench_record(const struct bench_cfg *cfg);
 void bench_group(const struct bench_cfg *cfg, lil_store *st);
 void bench_spec(const struct bench_cfg *cfg);
 void bench_shell(const struct bench_cfg *cfg);

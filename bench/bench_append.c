@@ -3,7 +3,9 @@
  * with sync=normal and sync=off beside the floor (a raw pwrite of the same
  * bytes), the journal bytes a step takes, whether an append stays as cheap
  * when the journal already holds a million records, and how fast a run
- * reopens and replays.
+ * reopens and replays; and what the rollback record of a keyed run adds
+ * to a reopen, a step and a close (bench_record, through the store's
+ * internal switch).
  *
  * These loops are CPU-bound (no fdatasync), so besides wall-clock time they
  * measure the calling thread's CPU time: on a machine where other processes
@@ -19,6 +21,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "store/store.h" /* the rollback record's switch (bench_record) */
 
 #define ROUNDS  8
 #define BATCHES 8
@@ -389,4 +392,59 @@ void bench_flat_and_replay(const struct bench_cfg *cfg, lil_store *st)
     bench_section("replay (reopen the run, replay its completed steps)");
     replay_big(cfg, st, &b, true);
     replay_big(cfg, st, &b, false);
+}
+
+/* ---- the rollback record ------------------------------------------------------ */
+
+/* Wall µs of one cycle on st: open run r (sync full), one new step, close. */
+static double one_cycle_us(const struct bench_payload *p, lil_store *st)
+{
+    struct bench_payload q = *p;
+    uint64_t t0 = bench_now_ns();
+    lil_run *run = bench_open_run(st, "r", LIL_SYNC_FULL);
+    lil_status rc = lil_step(run, "s", bench_fill_fn, &q, NULL);
+
+    if (rc == LIL_OK)
+        rc = lil_run_close(run);
+    if (rc != LIL_OK)
+        bench_die("open, step, close", rc, lil_store_errmsg(st));
+    return (double)(bench_now_ns() - t0) / 1e3;
+}
+
+/* A keyed run reopened, stepped once and closed, in a store that keeps its
+ * rollback record (<store>/<run id>.head: read at open, written at close)
+ * and in one that does not (the store's internal switch: a store always
+ * keeps it), the two interleaved cycle by cycle so that both see the same
+ * disk and the same neighbours; medians. */
+void bench_record(const struct bench_cfg *cfg)
+{
+    struct bench_payload p = {bench_payload_bytes(cfg->payload_len), cfg->payload_len,
+                              0};
+    size_t n = cfg->resume_reps * 5;
+    lil_store *st[2] = {NULL, NULL};
+    struct series s[2];
+    char dir[4096], res[160];
+    double med[2];
+
+    bench_section("rollback record (keyed run: open + 1 step + close, sync full)");
+    for (int i = 0; i < 2; i++) {
+        snprintf(dir, sizeof(dir), "%s/record-%s", cfg->dir, i ? "off" : "on");
+        lil_status rc = lil_store_open(NULL, dir, &st[i]);
+        if (rc != LIL_OK)
+            bench_die("lil_store_open", rc, lil_errmsg());
+        st[i]->no_heads = i == 1;
+        series_init(&s[i], n);
+    }
+    for (size_t k = 0; k < n; k++)
+        for (size_t j = 0; j < 2; j++) { /* the order alternates too */
+            size_t i = (j + k) % 2;
+            s[i].us[s[i].n++] = one_cycle_us(&p, st[i]);
+        }
+    for (int i = 0; i < 2; i++) {
+        med[i] = series_done(&s[i]).s.p50;
+        lil_store_close(st[i]);
+    }
+    snprintf(res, sizeof(res), "%.0f µs with the record, %.0f µs without (%+.0f µs)",
+             med[0], med[1], med[0] - med[1]);
+    bench_row("open + step + close, keyed", res, "(no target: the cost shown)", -1);
 }

@@ -43,6 +43,8 @@ enum cli_exit {
     CLI_EXIT_STOPPED = 5,   /* loop verbs: the run was stopped */
     CLI_EXIT_USAGE = 64,    /* EX_USAGE: unknown verb or flag, missing or extra
                                argument, invalid id */
+    CLI_EXIT_ROLLBACK = 65, /* EX_DATAERR: a journal behind its store's rollback
+                               record (LIL_E_ROLLBACK) */
     CLI_EXIT_LOCKED = 75,   /* EX_TEMPFAIL: another process holds the run
                                (LIL_E_LOCKED); try again when it is done */
     /* watch: its own statuses (besides the program's, 128 + N for a death

@@ -196,19 +196,54 @@ static int read_journal(const struct cli_ctx *ctx, const char *file,
     return rc == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 }
 
-static int do_import(const struct cli_ctx *ctx, const char *file, const char *run_id)
+/* --source-key FILE: a store's key file (docs/format.md, "The store's
+ * key": its 32 key bytes), or a file holding the key's bytes as
+ * LIL_JOURNAL_KEY would (one final newline ignored).  Never a symlink. */
+#define KEY_FILE_MAGIC "\x89LILKEY\n"
+
+static int read_source_key(const struct cli_ctx *ctx, const char *file,
+                           unsigned char *key, size_t cap, size_t *len)
 {
-    unsigned char *data = NULL;
-    size_t len = 0;
+    int fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, key, cap);
+
+    if (fd >= 0)
+        close(fd);
+    if (n < 0) {
+        cli_err(ctx, "cannot read the source key %s: %s", file, strerror(errno));
+        return CLI_EXIT_FAIL;
+    }
+    *len = (size_t)n;
+    if (*len == 64 && memcmp(key, KEY_FILE_MAGIC, 8) == 0) {
+        memmove(key, key + 16, 32);
+        *len = 32;
+    } else if (*len > 0 && key[*len - 1] == '\n') {
+        (*len)--;
+    }
+    if (*len == 0 || *len == cap) {
+        cli_err(ctx, "the source key %s is empty or too long", file);
+        return CLI_EXIT_FAIL;
+    }
+    return CLI_EXIT_OK;
+}
+
+static int do_import(const struct cli_ctx *ctx, const char *file, const char *run_id,
+                     const char *key_file)
+{
+    unsigned char *data = NULL, key[4096];
+    size_t len = 0, key_len = 0;
     char *id = NULL;
     lil_store *st = NULL;
     int ret = read_journal(ctx, file, &data, &len);
     lil_status rc;
 
+    if (ret == CLI_EXIT_OK && key_file)
+        ret = read_source_key(ctx, key_file, key, sizeof(key), &key_len);
     if (ret == CLI_EXIT_OK)
         ret = cli_store_create(ctx, &st);
     if (ret == CLI_EXIT_OK) {
-        rc = lil_run_import(st, data, len, run_id, &id);
+        rc = lil_run_import_keyed(st, data, len, run_id, key_len ? key : NULL, key_len,
+                                  &id);
         ret =
             rc == LIL_OK ? CLI_EXIT_OK : cli_fail(ctx, rc, "%s", lil_store_errmsg(st));
     }
@@ -223,15 +258,17 @@ static int do_import(const struct cli_ctx *ctx, const char *file, const char *ru
     lil_free(id);
     lil_store_close(st);
     free(data);
+    explicit_bzero(key, sizeof(key));
     return ret;
 }
 
 static int cmd_import(struct cli_ctx *ctx, int argc, char **argv)
 {
     static const char *const names[] = {"FILE", NULL};
-    const char *pos[1] = {NULL}, *run_id = NULL;
-    bool has_id = false;
+    const char *pos[1] = {NULL}, *run_id = NULL, *key_file = NULL;
+    bool has_id = false, has_key = false;
     const struct cli_flag flags[] = {{"run-id", true, &run_id, &has_id},
+                                     {"source-key", true, &key_file, &has_key},
                                      {NULL, false, NULL, NULL}};
     struct cli_args a = {flags, names, pos};
     int rc = cli_parse(ctx, argc, argv, &a);
@@ -240,18 +277,21 @@ static int cmd_import(struct cli_ctx *ctx, int argc, char **argv)
         return rc == CLI_PARSE_HELP ? CLI_EXIT_OK : rc;
     if (run_id && cli_run_id_ok(ctx, run_id) != CLI_EXIT_OK)
         return CLI_EXIT_USAGE;
-    return do_import(ctx, pos[0], run_id);
+    return do_import(ctx, pos[0], run_id, key_file);
 }
 
 const struct cli_verb cli_verb_import = {
     "import",
     "add a run to the store from a journal file (lil export's)",
-    "Usage: lil import FILE [--run-id ID] [--dir DIR] [--json]\n"
+    "Usage: lil import FILE [--run-id ID] [--source-key KEYFILE] [--dir DIR]\n"
+    "                  [--json]\n"
     "\n"
     "Add the run of a journal file (what `lil export` writes, or a file\n"
     "store's RUN.lil) to the store, a file store or PostgreSQL alike.  The\n"
-    "file is verified first, as `lil check` does (a keyed journal needs\n"
-    "LIL_JOURNAL_KEY, the key it was written with); a torn tail is left out.\n"
+    "file is verified first, as `lil check` does, under the key it was\n"
+    "written with (--source-key, else this store's key); a torn tail is left\n"
+    "out.  The run is then sealed with this store's key (a new file store\n"
+    "makes its own first): its chain is computed anew when the keys differ.\n"
     "FILE - reads stdin.  The run keeps its id and its bytes, hash chain and\n"
     "all, unless --run-id gives another: its BEGIN record then names the new\n"
     "id and the chain is computed anew from there (the records are kept).\n"
@@ -259,6 +299,8 @@ const struct cli_verb cli_verb_import = {
     "\n"
     "Flags:\n"
     "  --run-id ID  import the run under this id\n"
+    "  --source-key KEYFILE  the key of the store the run comes from: its\n"
+    "               journal.key, or a file holding the key's bytes\n"
     "  --json       {\"run\", \"bytes\"}\n"
     "  --dir DIR    the store (default: $LIL_DIR, else .lil; a missing\n"
     "               directory is created)\n"

@@ -32,6 +32,10 @@ int cli_fail(const struct cli_ctx *ctx, lil_status s, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    if (s == LIL_E_ROLLBACK) {
+        cli_err(ctx, "%s", msg);
+        return CLI_EXIT_ROLLBACK;
+    }
     if (s != LIL_E_LOCKED) {
         cli_err(ctx, "%s", msg);
         return CLI_EXIT_FAIL;

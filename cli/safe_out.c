@@ -175,8 +175,8 @@ static FILE *guarded(struct guard *g, int fd, FILE *was)
 
 void cli_safe_streams(void)
 {
-    fflush(stdout);
-    fflush(stderr);
+    (void)fflush(stdout);
+    (void)fflush(stderr);
     stdout = guarded(&guards[0], STDOUT_FILENO, stdout);
     stderr = guarded(&guards[1], STDERR_FILENO, stderr);
 }

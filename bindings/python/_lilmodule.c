@@ -193,6 +193,7 @@ static const struct int_constant constants[] = {
     {"E_KEY", LIL_E_KEY},
     {"E_NOTFOUND", LIL_E_NOTFOUND},
     {"E_DONE", LIL_E_DONE},
+    {"E_ROLLBACK", LIL_E_ROLLBACK},
     {"SYNC_DEFAULT", LIL_SYNC_DEFAULT},
     {"SYNC_FULL", LIL_SYNC_FULL},
     {"SYNC_NORMAL", LIL_SYNC_NORMAL},

@@ -95,6 +95,8 @@ typedef enum lil_status {
     LIL_E_KEY = -16,       /* journal key (LIL_JOURNAL_KEY) missing or wrong */
     LIL_E_NOTFOUND = -17,  /* no such run (or record) */
     LIL_E_DONE = -18,      /* the run has ended (completed, failed or stopped) */
+    LIL_E_ROLLBACK = -19,  /* journal behind the store's record of it (older copy,
+                              cut, emptied or deleted); seqs in message */
 } lil_status;
 
 /* Static text for a status code, e.g. "journal is damaged".  Never NULL. */
@@ -264,6 +266,22 @@ LIL_API lil_status lil_setting(const char *name, char **value);
  * key need not put it in the environment.
  * Errors: LIL_E_INVAL (bad handle), LIL_E_NOMEM. */
 LIL_API lil_status lil_store_set_key(lil_store *st, const void *key, size_t len);
+
+/* Whether this file store makes a journal key of its own (on: 1, the
+ * default unless LIL_STORE_KEY=off; off: 0).  A file store without a key
+ * file, without a key given (LIL_JOURNAL_KEY, lil_store_set_key) and
+ * holding no journal and no marker yet makes one the first time it creates
+ * a run, a marker or an imported run: <dir>/journal.key, 32 random bytes,
+ * mode 0600, never printed (docs/format.md, docs/security.md).  From then
+ * on its journals are keyed (HMAC-SHA-256 chain), its markers' done files
+ * authenticated and a rollback record (<dir>/<run id>.head) kept of each
+ * keyed run: an open that finds a journal behind it fails with
+ * LIL_E_ROLLBACK.  A store that already holds journals without a key file
+ * makes none: its runs open as before.  A key file present is always used
+ * (unless a key is given), whatever this says.  Other stores (PostgreSQL,
+ * mem:) have no key of their own: their key is the caller's.  Call before
+ * the first run is created.  Errors: LIL_E_INVAL (bad handle). */
+LIL_API lil_status lil_store_set_own_key(lil_store *st, int on);
 
 /* Close the store.  Every run opened from it must be closed first. */
 LIL_API void lil_store_close(lil_store *st);
@@ -909,16 +927,29 @@ LIL_API lil_status lil_run_export(lil_store *st, const char *run_id, lil_write_f
 
 /* Add a run to the store from a journal file's bytes (an export, or a
  * journal of a file store): verified first as lil_run_check does (a keyed
- * journal needs the store's key, the same it was written with), a torn tail
- * left out.  run_id NULL keeps the run's id (its BEGIN record); another id
- * renames the run: BEGIN then holds the new id and the chain is computed
- * anew from there (the records' bytes and times are kept).  The run must not
- * exist in the store yet.  *imported_id, when not NULL, receives the run's
- * id (lil_free).  Errors: LIL_E_INVAL (a run with that id exists, a bad
- * id, not a journal), LIL_E_CORRUPT, LIL_E_KEY, LIL_E_VERSION, LIL_E_IO,
- * LIL_E_PG, LIL_E_NOMEM; the message on the store. */
+ * journal under the store's key: lil_run_import_keyed takes the key it was
+ * written with), a torn tail left out.  The run is sealed with the store's
+ * key (a new file store makes its own first, see lil_store_set_own_key):
+ * a journal written under another key, or none, gets its header's key
+ * check and every chain value computed anew under this store's key.  run_id NULL keeps
+ * the run's id (its BEGIN record); another id renames the run: BEGIN then holds the new
+ * id and the chain is computed anew from there (the records' bytes and times are kept).
+ * The run must not exist in the store yet.  *imported_id, when not NULL, receives the
+ * run's id (lil_free).  Errors: LIL_E_INVAL (a run with that id exists, a bad id, not a
+ * journal), LIL_E_CORRUPT, LIL_E_KEY, LIL_E_VERSION, LIL_E_IO, LIL_E_PG, LIL_E_NOMEM;
+ * the message on the store. */
 LIL_API lil_status lil_run_import(lil_store *st, const void *journal, size_t len,
                                   const char *run_id, char **imported_id);
+
+/* lil_run_import, the journal verified under source_key (source_key_len
+ * bytes: the key of the store it was exported from, e.g. the 32 bytes of
+ * that store's journal.key, docs/format.md) instead of this store's key.
+ * A source key given for a journal that is not keyed is LIL_E_KEY (an
+ * unkeyed journal in place of the keyed one expected).  source_key NULL:
+ * lil_run_import. */
+LIL_API lil_status lil_run_import_keyed(lil_store *st, const void *journal, size_t len,
+                                        const char *run_id, const void *source_key,
+                                        size_t source_key_len, char **imported_id);
 
 /* ------------------------------------------------------------------------ */
 /* Loop specs (LoopSpec v0.1)                                                */

@@ -107,6 +107,14 @@ lil_status lil_store_set_key(lil_store *st, const void *key, size_t len)
         st, &e, lil__store_set_key(st, &e, len ? key : NULL, key ? len : 0));
 }
 
+lil_status lil_store_set_own_key(lil_store *st, int on)
+{
+    if (!lil__api_store_ok(st))
+        return lil__api_bad_handle("store");
+    lil__store_own_key_set(st, on != 0);
+    return LIL_OK;
+}
+
 lil_status lil_store_foreach_run(lil_store *st, lil_run_id_fn fn, void *ud)
 {
     struct lil_err e;
@@ -210,9 +218,12 @@ lil_status lil_run_export(lil_store *st, const char *run_id, lil_write_fn fn, vo
     return lil__api_to_store(st, &e, lil__store_export(st, &e, run_id, fn, ud));
 }
 
-lil_status lil_run_import(lil_store *st, const void *journal, size_t len,
-                          const char *run_id, char **imported_id)
+lil_status lil_run_import_keyed(lil_store *st, const void *journal, size_t len,
+                                const char *run_id, const void *source_key,
+                                size_t source_key_len, char **imported_id)
 {
+    struct lil_import_key src = {source_key_len ? source_key : NULL,
+                                 source_key ? source_key_len : 0};
     struct lil_err e;
 
     if (imported_id)
@@ -223,5 +234,11 @@ lil_status lil_run_import(lil_store *st, const void *journal, size_t len,
         return lil__api_to_store(
             st, &e, lil__seterr(&e, LIL_E_INVAL, 0, "lil_run_import: journal is NULL"));
     return lil__api_to_store(
-        st, &e, lil__store_import(st, &e, journal, len, run_id, imported_id));
+        st, &e, lil__store_import(st, &e, journal, len, run_id, &src, imported_id));
+}
+
+lil_status lil_run_import(lil_store *st, const void *journal, size_t len,
+                          const char *run_id, char **imported_id)
+{
+    return lil_run_import_keyed(st, journal, len, run_id, NULL, 0, imported_id);
 }

@@ -87,6 +87,7 @@ static const struct status_text status_texts[] = {
     {LIL_E_KEY, "LIL_E_KEY", "journal key missing or wrong"},
     {LIL_E_NOTFOUND, "LIL_E_NOTFOUND", "not found"},
     {LIL_E_DONE, "LIL_E_DONE", "run has ended"},
+    {LIL_E_ROLLBACK, "LIL_E_ROLLBACK", "journal rolled back"},
 };
 
 static const struct status_text *status_of(lil_status s)

@@ -335,7 +335,9 @@ static lil_status open_in_store(struct lil_run *run, struct lil_err *err,
     so.create = !(opts->flags & LIL_OPEN_EXISTING);
     so.verify_chain = (opts->flags & LIL_OPEN_VERIFY_CHAIN) != 0;
     so.max_record = run->max_record;
-    rc = lil__store_key_copy(st, err, &key, &so.key_len);
+    rc = so.readonly || !so.create ? LIL_OK : lil__store_key_ensure(st, err);
+    if (rc == LIL_OK)
+        rc = lil__store_key_copy(st, err, &key, &so.key_len);
     if (rc != LIL_OK)
         return rc;
     so.key = key;

@@ -225,6 +225,11 @@ static lil_status open_fd(struct journal *j, struct lil_err *err,
 
     if (rc == LIL_OK || err->sys_errno != ENOENT)
         return rc;
+    if (opts->expect)
+        return lil__seterr(err, LIL_E_ROLLBACK, ENOENT,
+                           "run %s: journal %s was deleted (rolled back to seq 0, "
+                           "last known %llu)",
+                           j->run_id, j->path, (unsigned long long)opts->expect->seq);
     if (j->readonly || !opts->create)
         return lil__seterr(err, LIL_E_NOTFOUND, ENOENT, "%s does not exist", j->path);
     rc = create_file(j, err, opts, created);
@@ -257,6 +262,7 @@ static lil_status scan_file(struct journal *j, struct lil_err *err,
     }
     rc = lil__scan_header(j->env, err, j->path, j->map, j->map_len, opts->key,
                           opts->key_len, &j->mac, res);
+    res->mark_seq = opts->expect ? opts->expect->seq : 0;
     if (rc == LIL_OK)
         rc = lil__scan_records(j->env, err, j->path, j->map, j->map_len, j->mac,
                                opts->verify_chain || opts->key, j->max_record, scan, ud,
@@ -495,6 +501,43 @@ static lil_status restart(struct journal *j, struct lil_err *err,
     return rc;
 }
 
+/* ---- a journal behind what is known of it (rollback) ------------------------ */
+
+_Static_assert(LIL_JHEAD_SALT_LEN == LIL_JF_SALT_LEN, "salt length differs");
+_Static_assert(sizeof(((struct journal_head *)0)->chain) == LIL_SHA256_LEN,
+               "chain length differs");
+
+/* After the scan, before anything is written: the journal must reach what
+ * opts->expect knows of it (journal.h). */
+static lil_status check_expect(struct journal *j, struct lil_err *err,
+                               const struct journal_head *e,
+                               const struct scan_result *res)
+{
+    unsigned long long m = (unsigned long long)e->seq;
+
+    if (res->records == 0 || j->map_len < LIL_JF_HEADER_LEN)
+        return lil__seterr(err, LIL_E_ROLLBACK, 0,
+                           "run %s: journal %s rolled back to seq 0 (last known %llu): "
+                           "it holds no record",
+                           j->run_id, j->path, m);
+    if (memcmp(j->map + LIL_JF_H_SALT, e->salt, LIL_JF_SALT_LEN) != 0)
+        return lil__seterr(err, LIL_E_ROLLBACK, 0,
+                           "run %s: journal %s was replaced by another journal (last "
+                           "known seq %llu of a file with another salt)",
+                           j->run_id, j->path, m);
+    if (res->seq < e->seq)
+        return lil__seterr(
+            err, LIL_E_ROLLBACK, 0,
+            "run %s: journal %s rolled back to seq %llu (last known %llu)", j->run_id,
+            j->path, (unsigned long long)res->seq, m);
+    if (!res->marked || memcmp(res->mark_chain, e->chain, LIL_SHA256_LEN) != 0)
+        return lil__seterr(err, LIL_E_ROLLBACK, 0,
+                           "run %s: journal %s was replaced: its record at seq %llu is "
+                           "not the one last known",
+                           j->run_id, j->path, m);
+    return LIL_OK;
+}
+
 /* Before opening again: let go of the file, its lock and its mapping. */
 static void let_go(struct journal *j)
 {
@@ -523,6 +566,8 @@ lil_status lil__journal_open(const struct lil_env *env, struct lil_err *err,
     memset(&res, 0, sizeof(res));
     for (int round = 0; rc == LIL_OK; round++) {
         rc = open_scan(j, err, opts, scan, ud, &res, created);
+        if (rc == LIL_OK && opts->expect)
+            rc = check_expect(j, err, opts->expect, &res);
         if (rc != LIL_OK || res.records > 0)
             break;
         if (round == 3) {
@@ -964,6 +1009,28 @@ uint64_t lil__journal_torn(const struct journal *j, uint64_t *records_after)
 bool lil__journal_keyed(const struct journal *j)
 {
     return j->mac && lil__mac_keyed(j->mac);
+}
+
+lil_status lil__journal_poison(struct journal *j, struct lil_err *err)
+{
+    lil_status rc;
+
+    pthread_mutex_lock(&j->mu);
+    rc = poison(j, err);
+    pthread_mutex_unlock(&j->mu);
+    return rc;
+}
+
+void lil__journal_head(struct journal *j, struct journal_head *out)
+{
+    pthread_mutex_lock(&j->mu);
+    out->seq = j->seq;
+    memcpy(out->chain, j->chain, LIL_SHA256_LEN);
+    pthread_mutex_unlock(&j->mu);
+    if (j->map && j->map_len >= LIL_JF_HEADER_LEN)
+        memcpy(out->salt, j->map + LIL_JF_H_SALT, LIL_JF_SALT_LEN);
+    else
+        memset(out->salt, 0, LIL_JF_SALT_LEN);
 }
 
 lil_sync lil__journal_sync_mode(const struct journal *j)

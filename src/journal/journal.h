@@ -35,6 +35,18 @@ struct journal;
 typedef lil_status (*journal_scan_fn)(void *ud, const struct lil_rec *rec,
                                       struct lil_err *err);
 
+/* What a store knows of a journal from elsewhere (its rollback record, see
+ * store/file/head_file.c): the journal reached seq, the record at seq
+ * carries chain, and the file's header carries salt.  An open given one
+ * refuses a journal behind it (LIL_E_ROLLBACK) before it writes anything. */
+#define LIL_JHEAD_SALT_LEN 16
+
+struct journal_head {
+    uint64_t seq;
+    uint8_t salt[LIL_JHEAD_SALT_LEN];
+    uint8_t chain[32];
+};
+
 struct journal_opts {
     lil_sync sync;              /* FULL, NORMAL or OFF (DEFAULT is resolved above) */
     bool readonly;              /* no lock, no create, no truncation, no append */
@@ -46,6 +58,11 @@ struct journal_opts {
     const uint8_t *key;         /* journal key or NULL */
     size_t key_len;
     const char *run_id; /* written in the BEGIN record of a new journal */
+    /* The journal must reach this (or NULL): a missing or empty file, a
+     * shorter journal, another file (salt) or another record at expect->seq
+     * (chain) is LIL_E_ROLLBACK, and the open writes nothing (it neither
+     * creates nor starts afresh). */
+    const struct journal_head *expect;
 };
 
 /* Open (and create) the journal at path in directory dir.  Takes the
@@ -128,6 +145,12 @@ uint64_t lil__journal_written(struct journal *j); /* in the file so far */
 int64_t lil__journal_created_ns(const struct journal *j);
 int64_t lil__journal_last_ns(const struct journal *j);
 bool lil__journal_keyed(const struct journal *j);
+/* Poison the journal with err (a write of its run failed elsewhere: the
+ * store's rollback record); returns err->code. */
+lil_status lil__journal_poison(struct journal *j, struct lil_err *err);
+/* The last record appended so far (its seq and chain) and the file's salt:
+ * taken before a sync, what that sync makes durable. */
+void lil__journal_head(struct journal *j, struct journal_head *out);
 /* Where the open found a torn tail (0: none) and the intact records after
  * it (OPEN and CLOSE only). */
 uint64_t lil__journal_torn(const struct journal *j, uint64_t *records_after);

@@ -76,6 +76,25 @@ lil_status lil__format_header(struct lil_err *err, const uint8_t *key, size_t ke
     return LIL_OK;
 }
 
+lil_status lil__reseal_header(struct lil_err *err, const uint8_t *key, size_t key_len,
+                              uint8_t h[64])
+{
+    uint32_t incompat = lil__rd32(h + LIL_JF_H_INCOMPAT) & ~LIL_JF_INCOMPAT_KEYED;
+    lil_status rc = LIL_OK;
+
+    lil__wr32(h + LIL_JF_H_INCOMPAT, incompat | (key ? LIL_JF_INCOMPAT_KEYED : 0));
+    memset(h + LIL_JF_H_KEYCHECK, 0, LIL_JF_KEYCHECK_LEN);
+    if (key)
+        rc = key_check(err, key, key_len, h + LIL_JF_H_SALT, h + LIL_JF_H_KEYCHECK);
+    lil__wr32(h + LIL_JF_H_CRC, lil__crc32(0, h, LIL_JF_H_CRC));
+    return rc;
+}
+
+bool lil__header_keyed(const uint8_t h[64])
+{
+    return (lil__rd32(h + LIL_JF_H_INCOMPAT) & LIL_JF_INCOMPAT_KEYED) != 0;
+}
+
 static lil_status header_key(struct lil_err *err, const char *path, const uint8_t *h,
                              const uint8_t *key, size_t key_len)
 {
@@ -98,9 +117,12 @@ static lil_status header_key(struct lil_err *err, const char *path, const uint8_
     if (rc != LIL_OK)
         return rc;
     if (memcmp(want, h + LIL_JF_H_KEYCHECK, LIL_JF_KEYCHECK_LEN) != 0)
-        return lil__seterr(err, LIL_E_KEY, 0,
-                           "%s: LIL_JOURNAL_KEY is not the key it was written with",
-                           path);
+        return lil__seterr(
+            err, LIL_E_KEY, 0,
+            "%s: the key in use (the store's journal.key, "
+            "LIL_JOURNAL_KEY or lil_store_set_key) is not the key it was "
+            "written with",
+            path);
     return LIL_OK;
 }
 
@@ -523,6 +545,11 @@ static lil_status scan_loop(struct lil_err *err, const char *path, const uint8_t
             return rc;
         if (fn && (rc = fn(ud, &r, err)) != LIL_OK)
             return rc;
+        if (r.seq == res->mark_seq) {
+            memcpy(res->mark_chain, data + off + r.len - LIL_JF_CHAIN_LEN,
+                   LIL_SHA256_LEN);
+            res->marked = true;
+        }
         if (res->records == 0)
             res->created_ns = r.ts_ns;
         res->seq = r.seq;

@@ -33,6 +33,12 @@ struct scan_result {
     uint64_t after_end;   /* end of the last of them */
     bool after_work;      /* one of them is neither OPEN nor CLOSE */
     bool after_settled;   /* one of them carries SETTLED */
+    /* Set by the caller between lil__scan_header and lil__scan_records: the
+     * seq whose stored chain value the scan keeps in mark_chain (marked
+     * when that record was valid); 0: none. */
+    uint64_t mark_seq;
+    uint8_t mark_chain[LIL_SHA256_LEN];
+    bool marked;
 };
 
 /* Whether data (len bytes) is a journal whose creation was cut short: it
@@ -71,6 +77,12 @@ lil_status lil__scan_records(const struct lil_env *env, struct lil_err *err,
 lil_status lil__format_header(struct lil_err *err, const uint8_t *key, size_t key_len,
                               int64_t created_ns, uint8_t out[64]);
 
+/* Seal the header h (64 bytes) for key (NULL: none): its keyed bit, key
+ * check and CRC, the salt kept.  Errors as lil__format_header's. */
+lil_status lil__reseal_header(struct lil_err *err, const uint8_t *key, size_t key_len,
+                              uint8_t h[64]);
+/* Whether the header h (64 bytes) says the journal is keyed. */
+bool lil__header_keyed(const uint8_t h[64]);
 /* Encode rec as record seq after chain prev into out (len bytes,
  * 64 + key_len + payload_len); updates prev to the new chain. */
 lil_status lil__encode_record(struct lil_mac *mac, uint8_t *prev_chain, uint64_t seq,

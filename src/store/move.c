@@ -8,10 +8,19 @@
  * (framing, sequence, chain; HMAC with the store's key), so a run is never
  * moved damaged, and a torn tail (nothing acknowledged) is left behind.
  *
- * An import under another run id rewrites BEGIN (it names the run) and so
- * every chain value after it: each record is encoded again with its seq,
- * time, flags, key and payload, chained from the header as a new journal
- * would be.  Without a new id the bytes go in unchanged.
+ * Keys: an export is verified under the source store's key and leaves as
+ * it is stored.  An import verifies under the source key (the one given,
+ * else the destination's) and seals the run with the destination's key
+ * (its own key, made now in a new file store, or the one given to it; none
+ * when it has none).  A keyed journal never verifies without a key, and a
+ * source key given for a journal that is not keyed is refused (a journal
+ * swapped for an unkeyed one).
+ *
+ * An import under another run id, or sealed under another key, rewrites
+ * the header's key check (the salt is kept) and BEGIN (it names the run),
+ * so every chain value after it: each record is encoded again with its
+ * seq, time, flags, key and payload, chained from the header as a new
+ * journal would be.  Otherwise the bytes go in unchanged.
  */
 #include <string.h>
 
@@ -21,23 +30,19 @@
 #include "journal/scan.h"
 #include "store/store.h"
 
-/* Verify image (len bytes) under the store's key: LIL_OK with *valid (the
- * end of the last valid record) when it is a whole journal, perhaps with a
- * torn tail; else the error, in words. */
-static lil_status verify(struct lil_store *st, struct lil_err *err, const char *name,
-                         const uint8_t *image, size_t len, uint64_t *valid)
+/* Verify image (len bytes) under key: LIL_OK with *valid (the end of the
+ * last valid record) when it is a whole journal, perhaps with a torn tail;
+ * else the error, in words. */
+static lil_status verify_with(struct lil_store *st, struct lil_err *err,
+                              const char *name, const uint8_t *image, size_t len,
+                              const uint8_t *key, size_t key_len, uint64_t *valid)
 {
     lil_check_report rep;
-    uint8_t *key = NULL;
-    size_t key_len = 0;
-    lil_status rc = lil__store_key_copy(st, err, &key, &key_len);
+    lil_status rc;
 
     memset(&rep, 0, sizeof(rep));
     rep.struct_size = sizeof(rep);
-    if (rc == LIL_OK)
-        rc = lil__journal_check_image(st->env, err, name, image, len, key, key_len,
-                                      &rep);
-    lil__store_key_free(st, key, key_len);
+    rc = lil__journal_check_image(st->env, err, name, image, len, key, key_len, &rep);
     if (rc != LIL_OK)
         return rc;
     if (!rep.intact)
@@ -48,6 +53,20 @@ static lil_status verify(struct lil_store *st, struct lil_err *err, const char *
                            name);
     *valid = rep.valid_bytes;
     return LIL_OK;
+}
+
+/* verify_with under the store's key (an export). */
+static lil_status verify(struct lil_store *st, struct lil_err *err, const char *name,
+                         const uint8_t *image, size_t len, uint64_t *valid)
+{
+    uint8_t *key = NULL;
+    size_t key_len = 0;
+    lil_status rc = lil__store_key_copy(st, err, &key, &key_len);
+
+    if (rc == LIL_OK)
+        rc = verify_with(st, err, name, image, len, key, key_len, valid);
+    lil__store_key_free(st, key, key_len);
+    return rc;
 }
 
 lil_status lil__store_export(struct lil_store *st, struct lil_err *err,
@@ -72,22 +91,23 @@ lil_status lil__store_export(struct lil_store *st, struct lil_err *err,
 
 /* ---- import ------------------------------------------------------------------- */
 
-/* image (valid bytes) with BEGIN naming new_id and every chain computed
- * again, into out. */
+/* image (valid bytes) sealed under key (NULL: none), with BEGIN naming
+ * new_id and every chain computed again, into out. */
 static lil_status rechain(struct lil_store *st, struct lil_err *err,
                           const uint8_t *image, size_t len, const char *new_id,
-                          struct lil_buf *out)
+                          const uint8_t *key, size_t key_len, struct lil_buf *out)
 {
-    uint8_t chain[LIL_SHA256_LEN], *key = NULL;
+    uint8_t chain[LIL_SHA256_LEN], header[LIL_JF_HEADER_LEN];
     struct lil_mac *mac = NULL;
-    size_t key_len = 0, at = LIL_JF_HEADER_LEN;
-    lil_status rc = lil__store_key_copy(st, err, &key, &key_len);
+    size_t at = LIL_JF_HEADER_LEN;
+    lil_status rc;
 
+    memcpy(header, image, LIL_JF_HEADER_LEN);
+    rc = lil__reseal_header(err, key, key_len, header);
     if (rc == LIL_OK)
         rc = lil__mac_new(st->env, err, key, key_len, &mac);
-    lil__store_key_free(st, key, key_len);
-    if (rc == LIL_OK && (lil__mac2(mac, image, LIL_JF_HEADER_LEN, NULL, 0, chain) ||
-                         lil__buf_add(out, image, LIL_JF_HEADER_LEN)))
+    if (rc == LIL_OK && (lil__mac2(mac, header, LIL_JF_HEADER_LEN, NULL, 0, chain) ||
+                         lil__buf_add(out, header, LIL_JF_HEADER_LEN)))
         rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
     while (rc == LIL_OK && at < len) {
         struct lil_rec r;
@@ -132,13 +152,57 @@ static bool is_journal(const uint8_t *data, size_t len)
            memcmp(data, LIL_JF_MAGIC, LIL_JF_MAGIC_LEN) == 0;
 }
 
-lil_status lil__store_import(struct lil_store *st, struct lil_err *err,
-                             const uint8_t *data, size_t len, const char *run_id,
-                             char **imported_id)
+/* Verify the journal to import under the source key (src, else the
+ * destination's key dst). */
+static lil_status verify_source(struct lil_store *st, struct lil_err *err,
+                                const uint8_t *data, size_t len,
+                                const struct lil_import_key *src, const uint8_t *dst,
+                                size_t dst_len, uint64_t *valid)
 {
-    char source[LIL_RUN_ID_MAX + 1];
-    struct lil_buf moved;
-    uint64_t valid = 0;
+    bool keyed = lil__header_keyed(data);
+    const uint8_t *key = src && src->key ? src->key : dst;
+    size_t key_len = src && src->key ? src->key_len : dst_len;
+    lil_status rc;
+
+    if (src && src->key && !keyed)
+        return lil__seterr(err, LIL_E_KEY, 0,
+                           "the journal to import is not keyed, but a source key was "
+                           "given: refused");
+    if (keyed && !key)
+        return lil__seterr(err, LIL_E_KEY, 0,
+                           "the journal to import is keyed: give the key it was "
+                           "written with (lil import --source-key FILE)");
+    rc = verify_with(st, err, "the journal to import", data, len, keyed ? key : NULL,
+                     keyed ? key_len : 0, valid);
+    if (rc != LIL_E_KEY || (src && src->key))
+        return rc;
+    return lil__seterr(err, LIL_E_KEY, 0,
+                       "the journal to import was written under another key than this "
+                       "store's: give that key (lil import --source-key FILE, "
+                       "lil_run_import_keyed)");
+}
+
+/* Whether the image must be sealed again: another id, or another key. */
+static bool must_rechain(const uint8_t *data, const char *run_id, const char *source,
+                         const struct lil_import_key *src, const uint8_t *dst,
+                         size_t dst_len)
+{
+    bool keyed = lil__header_keyed(data);
+
+    if (strcmp(run_id, source) != 0 || keyed != (dst != NULL))
+        return true;
+    if (!keyed || !src || !src->key)
+        return false; /* unkeyed both sides, or verified under dst already */
+    return src->key_len != dst_len || memcmp(src->key, dst, dst_len) != 0;
+}
+
+/* The checks of an import before anything is written: the journal's form,
+ * the id, its verification under the source key; *source its run id. */
+static lil_status import_checks(struct lil_store *st, struct lil_err *err,
+                                const uint8_t *data, size_t len, const char *run_id,
+                                const struct lil_import_key *src, const uint8_t *dst,
+                                size_t dst_len, char *source, uint64_t *valid)
+{
     lil_status rc = LIL_OK;
 
     if (!is_journal(data, len))
@@ -147,16 +211,42 @@ lil_status lil__store_import(struct lil_store *st, struct lil_err *err,
     if (run_id)
         rc = lil__run_id_check(err, run_id);
     if (rc == LIL_OK)
-        rc = verify(st, err, "the journal to import", data, len, &valid);
+        rc = verify_source(st, err, data, len, src, dst, dst_len, valid);
     if (rc == LIL_OK)
-        rc = begin_id(err, data, source, sizeof(source));
-    if (rc != LIL_OK)
+        rc = begin_id(err, data, source, LIL_RUN_ID_MAX + 1);
+    return rc;
+}
+
+lil_status lil__store_import(struct lil_store *st, struct lil_err *err,
+                             const uint8_t *data, size_t len, const char *run_id,
+                             const struct lil_import_key *src, char **imported_id)
+{
+    char source[LIL_RUN_ID_MAX + 1];
+    struct lil_buf moved;
+    uint64_t valid = 0;
+    uint8_t *dst = NULL;
+    size_t dst_len = 0;
+    lil_status rc = LIL_OK;
+
+    if (!is_journal(data, len))
+        return lil__seterr(err, LIL_E_INVAL, 0,
+                           "not a lil journal (no journal header: docs/format.md)");
+    rc = lil__store_key_ensure(st, err);
+    if (rc == LIL_OK)
+        rc = lil__store_key_copy(st, err, &dst, &dst_len);
+    if (rc == LIL_OK)
+        rc = import_checks(st, err, data, len, run_id, src, dst, dst_len, source,
+                           &valid);
+    if (rc != LIL_OK) {
+        lil__store_key_free(st, dst, dst_len);
         return rc;
+    }
     if (!run_id)
         run_id = source;
     lil__buf_init(&moved, st->env, (size_t)-1);
-    if (strcmp(run_id, source) != 0)
-        rc = rechain(st, err, data, (size_t)valid, run_id, &moved);
+    if (must_rechain(data, run_id, source, src, dst, dst_len))
+        rc = rechain(st, err, data, (size_t)valid, run_id, dst, dst_len, &moved);
+    lil__store_key_free(st, dst, dst_len);
     if (rc == LIL_OK)
         rc = st->ops->run_import(st, err, run_id, moved.len ? moved.data : data,
                                  moved.len ? moved.len : (size_t)valid);

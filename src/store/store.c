@@ -92,6 +92,7 @@ lil_status lil__store_set_key(struct lil_store *st, struct lil_err *err,
     old_len = st->set.key_len;
     st->set.key = copy;
     st->set.key_len = copy ? len : 0;
+    st->key_given = true;
     pthread_mutex_unlock(&st->mu);
     lil__store_key_free(st, old, old_len);
     return LIL_OK;
@@ -110,7 +111,38 @@ lil_status lil__store_init(struct lil_store *st, struct lil_env *env,
     st->where = lil__strdup(env, where);
     if (!st->where)
         return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
-    return lil__store_set_key(st, err, key, key ? strlen(key) : 0);
+    st->own_key_off = lil__setting_store_key_off();
+    if (!key)
+        return LIL_OK; /* the backend's own key, if it has one (own_key) */
+    return lil__store_set_key(st, err, key, strlen(key));
+}
+
+/* Under st->mu: find (or with create make) the store's own key while it has
+ * none and no decision. */
+static lil_status own_key_locked(struct lil_store *st, struct lil_err *err, bool create)
+{
+    struct lil_err local;
+
+    if (st->key_given || st->set.key || !st->own_key)
+        return LIL_OK;
+    return st->own_key(st, err ? err : &local, create && !st->own_key_off);
+}
+
+lil_status lil__store_key_ensure(struct lil_store *st, struct lil_err *err)
+{
+    lil_status rc;
+
+    pthread_mutex_lock(&st->mu);
+    rc = own_key_locked(st, err, true);
+    pthread_mutex_unlock(&st->mu);
+    return rc;
+}
+
+void lil__store_own_key_set(struct lil_store *st, bool on)
+{
+    pthread_mutex_lock(&st->mu);
+    st->own_key_off = !on;
+    pthread_mutex_unlock(&st->mu);
 }
 
 void lil__store_fini(struct lil_store *st)
@@ -181,10 +213,15 @@ lil_status lil__store_key_copy(struct lil_store *st, struct lil_err *err, uint8_
 {
     lil_status rc = LIL_OK;
 
+    *key = NULL;
+    *len = 0;
     pthread_mutex_lock(&st->mu);
-    *len = st->set.key_len;
+    rc = own_key_locked(st, err, false);
+    *len = rc == LIL_OK ? st->set.key_len : 0;
     *key = *len ? lil__malloc(st->env, *len) : NULL;
-    if (*len && !*key)
+    if (rc != LIL_OK)
+        ;
+    else if (*len && !*key)
         rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
     else if (*len)
         memcpy(*key, st->set.key, *len);
@@ -192,12 +229,17 @@ lil_status lil__store_key_copy(struct lil_store *st, struct lil_err *err, uint8_
     return rc;
 }
 
-void lil__store_key_free(struct lil_store *st, uint8_t *key, size_t len)
+void lil__store_key_free_env(const struct lil_env *env, uint8_t *key, size_t len)
 {
     if (!key)
         return;
     explicit_bzero(key, len); /* not optimized away */
-    lil__free(st->env, key);
+    lil__free(env, key);
+}
+
+void lil__store_key_free(struct lil_store *st, uint8_t *key, size_t len)
+{
+    lil__store_key_free_env(st->env, key, len);
 }
 
 /* ---- the queue's states ---------------------------------------------------------- */

@@ -373,6 +373,15 @@ struct lil_store {
     pthread_mutex_t mu; /* guards err and the key: threads may share a store */
     struct lil_err err;
     struct lil_store_settings set;
+    /* The store's own key (the file store's key file, store/file/key_file.c),
+     * while the store has no key and has not decided it has none: called
+     * under mu to find the key (create false) or also to make one (create
+     * true); sets set.key and clears own_key once decided.  NULL: no own
+     * key (other backends, a key given, or decided). */
+    lil_status (*own_key)(struct lil_store *st, struct lil_err *err, bool create);
+    bool key_given;   /* LIL_JOURNAL_KEY or lil_store_set_key (even "none") */
+    bool own_key_off; /* LIL_STORE_KEY=off or lil_store_set_own_key(st, 0) */
+    bool no_heads;    /* keep no rollback records (benchmarks compare) */
 };
 
 /* Open the store at where: a PostgreSQL URI (postgresql://, postgres://:
@@ -384,6 +393,13 @@ lil_status lil__store_open(struct lil_env *env, struct lil_err *err, const char 
                            unsigned flags, struct lil_store **out);
 void lil__store_close(struct lil_store *st);
 
+/* Make the store's own key now if it is to have one and has none yet (a
+ * run, a marker or an import is about to be written). */
+lil_status lil__store_key_ensure(struct lil_store *st, struct lil_err *err);
+
+/* Whether the store makes a key of its own (lil_store_set_own_key). */
+void lil__store_own_key_set(struct lil_store *st, bool on);
+
 /* Replace the journal key (NULL: none) for runs opened from now on. */
 lil_status lil__store_set_key(struct lil_store *st, struct lil_err *err,
                               const void *key, size_t len);
@@ -394,6 +410,7 @@ lil_status lil__store_set_key(struct lil_store *st, struct lil_err *err,
 lil_status lil__store_key_copy(struct lil_store *st, struct lil_err *err, uint8_t **key,
                                size_t *len);
 void lil__store_key_free(struct lil_store *st, uint8_t *key, size_t len);
+void lil__store_key_free_env(const struct lil_env *env, uint8_t *key, size_t len);
 
 /* Fill the parts of st every backend shares; free them. */
 lil_status lil__store_init(struct lil_store *st, struct lil_env *env,
@@ -414,9 +431,17 @@ lil_status lil__store_schema(struct lil_env *env, struct lil_err *err,
 /* lil_run_export and lil_run_import (move.c). */
 lil_status lil__store_export(struct lil_store *st, struct lil_err *err,
                              const char *run_id, lil_write_fn fn, void *ud);
+
+/* The key an imported journal was written with (NULL key: the
+ * destination's). */
+struct lil_import_key {
+    const uint8_t *key;
+    size_t key_len;
+};
+
 lil_status lil__store_import(struct lil_store *st, struct lil_err *err,
                              const uint8_t *data, size_t len, const char *run_id,
-                             char **imported_id);
+                             const struct lil_import_key *src, char **imported_id);
 
 /* Backends (store.c's table: a predicate of the location, open, schema). */
 lil_status lil__store_file_open(struct lil_env *env, struct lil_err *err,

@@ -120,8 +120,10 @@ T_TEST(key_not_in_file_and_header_flag)
 
 T_TEST(unkeyed_run_info)
 {
-    T_ONE_PROCESS(); /* its store is shared with another process */
+    T_ONE_PROCESS();                   /* its store is shared with another process */
+    setenv("LIL_STORE_KEY", "off", 1); /* no key of the store's own */
     lil_store *st = u_store(NULL);
+    unsetenv("LIL_STORE_KEY");
     lil_run *run = u_run(st, "plain");
     T_REQUIRE(run);
     lil_run_info info = {.struct_size = sizeof(info)};

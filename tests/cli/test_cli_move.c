@@ -80,6 +80,28 @@ static void records_of(const char *dir, const char *id, char *buf, size_t cap)
     }
 }
 
+/* The other store with the test store's key: a file store's own key copied
+ * (PostgreSQL keeps none: the other store then makes none either). */
+static void same_key_both_sides(void)
+{
+    char key[4200];
+    unsigned char *k;
+    size_t n = 0;
+    FILE *f;
+
+    if (t_store_pg()) {
+        setenv("LIL_STORE_KEY", "off", 1);
+        return;
+    }
+    snprintf(key, sizeof(key), "%s/journal.key", c_store());
+    k = slurp(key, &n);
+    T_REQUIRE(k && n == 64);
+    T_REQUIRE(mkdir(files(), 0700) == 0);
+    f = fopen(t_path("files/journal.key"), "wb");
+    T_REQUIRE(f && fwrite(k, 1, n, f) == n && fclose(f) == 0);
+    free(k);
+}
+
 T_TEST(export_import_check_both_sides)
 {
     char a[C_OUT_CAP], b[C_OUT_CAP];
@@ -87,6 +109,7 @@ T_TEST(export_import_check_both_sides)
     size_t n1, n2;
 
     c_make_run("r", 3, true);
+    same_key_both_sides();
     T_EQ_I64(c_lil(out, err, "--dir '%s' export r > '%s'", c_store(), t_path("r.lil")),
              0);
     T_CONTAINS(err, "lil: export: run r: ");
@@ -109,6 +132,54 @@ T_TEST(export_import_check_both_sides)
     T_EQ_MEM(one, n1, two, n2);
     free(one);
     free(two);
+    unsetenv("LIL_STORE_KEY");
+}
+
+/* Two file stores, each with a key of its own: the import verifies under
+ * the source key and seals with its own; the records are the same. */
+T_TEST(import_under_another_key)
+{
+    T_FILE_ONLY();
+    char a[C_OUT_CAP], b[C_OUT_CAP], key[4200];
+    unsigned char *one, *two;
+    size_t n1, n2;
+
+    c_make_run("r", 3, true);
+    T_EQ_I64(
+        c_lil(out, err, "--dir '%s' export r --out '%s'", c_store(), t_path("r.lil")),
+        0);
+    T_EQ_I64(c_lil(out, err, "--dir '%s' import '%s'", files(), t_path("r.lil")), 1);
+    T_CONTAINS(err, "--source-key");
+    snprintf(key, sizeof(key), "%s/journal.key", c_store());
+    T_EQ_I64(c_lil(out, err, "--dir '%s' import '%s' --source-key '%s'", files(),
+                   t_path("r.lil"), key),
+             0);
+    T_EQ_I64(c_lil(out, err, "--dir '%s' check r", files()), 0);
+    T_CONTAINS(out, "r: intact: ");
+    records_of(c_store(), "r", a, sizeof(a));
+    records_of(files(), "r", b, sizeof(b));
+    T_EQ_STR(a, b);
+    /* sealed anew: the other store's own key, not the source's */
+    T_EQ_I64(
+        c_lil(out, err, "--dir '%s' export r --out '%s'", files(), t_path("r2.lil")),
+        0);
+    one = slurp(t_path("r.lil"), &n1);
+    two = slurp(t_path("r2.lil"), &n2);
+    T_REQUIRE(one && two && n1 == n2 && n1 > 64);
+    T_CHECK(memcmp(one + 64, two + 64, n1 - 64) != 0);
+    free(one);
+    free(two);
+    one = slurp(key, &n1);
+    two = slurp(t_path("files/journal.key"), &n2);
+    T_REQUIRE(one && two && n1 == 64 && n2 == 64);
+    T_CHECK(memcmp(one, two, 64) != 0);
+    free(one);
+    free(two);
+    /* a key given for a journal that is not keyed: refused */
+    T_EQ_I64(write_text(t_path("k.txt"), "some key\n"), 0);
+    T_EQ_I64(c_lil(out, err, "--dir '%s' import '%s' --run-id r3 --source-key '%s'",
+                   files(), t_path("r.lil"), t_path("k.txt")),
+             1);
 }
 
 T_TEST(import_back_and_under_another_id)

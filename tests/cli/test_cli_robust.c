@@ -28,7 +28,8 @@ static const char *const verbs[][2] = {
 
 static bool documented(int rc)
 {
-    return rc == 0 || rc == 1 || rc == 2 || rc == 64;
+    return rc == 0 || rc == 1 || rc == 2 || rc == 64 ||
+           rc == 65; /* a keyed journal cut below its rollback record */
 }
 
 /* Every line of --jsonl output parses. */

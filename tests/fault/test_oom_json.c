@@ -423,16 +423,21 @@ static void copy_file(const char *from, const char *to)
     close(out);
 }
 
-/* A fresh store `to` holding the journal of run r of store `from`. */
+/* A fresh store `to` holding the journal of run r of store `from`, with
+ * the store's own key and the run's rollback record (a keyed store's). */
 static void copy_store(const char *from, const char *to)
 {
+    static const char *const files[] = {"r.lil", "journal.key", "r.head"};
     char a[1024], b[1024];
 
     t_rmtree(to);
     T_REQUIRE(mkdir(to, 0700) == 0);
-    snprintf(a, sizeof(a), "%s/r.lil", from);
-    snprintf(b, sizeof(b), "%s/r.lil", to);
-    copy_file(a, b);
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        snprintf(a, sizeof(a), "%s/%s", from, files[i]);
+        snprintf(b, sizeof(b), "%s/%s", to, files[i]);
+        if (i == 0 || access(a, F_OK) == 0)
+            copy_file(a, b);
+    }
 }
 
 /* After a resolve that returned rc: the journal opens with a healthy env,

@@ -123,6 +123,11 @@ def recover_abort_whose_outcome_was_lost(t):
     eq(len(failed), 1, "the abort's outcome record")
     t.file_only()  # the crash is made by cutting the journal file
     os.truncate(t.journal("risky"), failed[0].offset)
+    # a process that died there never closed the run: the store's rollback
+    # record (written at a clean close) does not know the outcome record
+    head = t.journal("risky")[:-len(".lil")] + ".head"
+    if os.path.exists(head):
+        os.unlink(head)
     for verb in ("run", "step"):
         expect(t.run(verb=verb), 5, status="stopped", reason_has="charge disputed")
     res = t.run("--retry", "--reason", "changed my mind", verb="recover")

@@ -33,6 +33,9 @@ static const struct lil_setting_def table[] = {
     {"LIL_SHARED_STORE", NULL, NULL, LIL_SETK_TEXT, "1, true, yes or on",
      "accept a store directory another user owns or may write in "
      "(--shared-store, LIL_STORE_SHARED)"},
+    {"LIL_STORE_KEY", NULL, "auto", LIL_SETK_TEXT, "auto or off",
+     "auto: a new file store makes a journal key of its own (journal.key); "
+     "off: it does not"},
     {"LIL_PG_LEASE_MS", NULL, "30000", LIL_SETK_LEASE, "milliseconds, at least 100",
      "the lease of a run held in the PostgreSQL store; another value means "
      "the default"},
@@ -188,6 +191,13 @@ static int64_t lease_of(const char *e)
     long long v = e && *e ? strtoll(e, NULL, 10) : 0;
 
     return v >= 100 ? (int64_t)v : LIL_SETTING_PG_LEASE_MS;
+}
+
+bool lil__setting_store_key_off(void)
+{
+    const char *v = lil__setting_raw("LIL_STORE_KEY");
+
+    return v && strcmp(v, "off") == 0;
 }
 
 int64_t lil__setting_pg_lease_ms(void)

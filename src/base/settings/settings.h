@@ -32,6 +32,7 @@
 #ifndef LIL_BASE_SETTINGS_H
 #define LIL_BASE_SETTINGS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -91,6 +92,9 @@ const char *lil__setting_store_where(const char *given);
  * it cannot read leaves full in *mode and is copied to bad (cap bytes) to
  * be reported later; bad is "" otherwise. */
 void lil__setting_sync(int *mode, char *bad, size_t cap);
+
+/* Whether $LIL_STORE_KEY is "off": a new file store makes no key of its own. */
+bool lil__setting_store_key_off(void);
 
 /* $LIL_PG_LEASE_MS: at least 100, else LIL_SETTING_PG_LEASE_MS. */
 int64_t lil__setting_pg_lease_ms(void);

@@ -15,8 +15,17 @@
  * a link: a marker planted as a link or a FIFO is an error, not a hang or
  * a write elsewhere.
  * The protocol over these states is the engine's (src/engine/marker.c).
+ *
+ * In a keyed store (its own key, LIL_JOURNAL_KEY or lil_store_set_key) a
+ * done file is authenticated: the result, then 32 bytes of
+ * HMAC-SHA-256(key, "lil-marker-done" || 0x00 || marker name || 0x00 ||
+ * result) (docs/format.md).  A done file whose tag does not verify (planted
+ * by someone without the key, copied from another marker, written without
+ * a key) is refused: LIL_E_KEY, naming the file, and the marker's work is
+ * neither skipped nor run.  Unkeyed stores keep the bare result.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -91,7 +100,9 @@ lil_status lil__marker_file_enter(struct lil_store *st, struct lil_err *err,
     m->env = st->env;
     m->fd = -1;
     snprintf(m->name, sizeof(m->name), "%s", name);
-    rc = marker_paths(m, err);
+    rc = lil__store_key_ensure(st, err);
+    if (rc == LIL_OK)
+        rc = marker_paths(m, err);
     if (rc == LIL_OK)
         rc = lil__os_open_regular(m->env, err, m->lock, O_RDWR | O_CREAT | O_CLOEXEC,
                                   0600, &m->fd);
@@ -120,11 +131,78 @@ static void drop(lil_bytes *out)
     out->len = 0;
 }
 
+#define TAG_LABEL "lil-marker-done"
+
+/* The tag of a done file of marker m holding result, under key. */
+static lil_status done_tag(struct lil_smarker *m, struct lil_err *err,
+                           const uint8_t *key, size_t key_len, const void *result,
+                           size_t len, uint8_t tag[LIL_SHA256_LEN])
+{
+    struct lil_mac *mac = NULL;
+    lil_status rc = lil__mac_new(m->env, err, key, key_len, &mac);
+
+    if (rc == LIL_OK)
+        rc = lil__mac_begin(mac);
+    if (rc == LIL_OK)
+        rc = lil__mac_update(mac, TAG_LABEL, sizeof(TAG_LABEL)); /* with its NUL */
+    if (rc == LIL_OK)
+        rc = lil__mac_update(mac, m->name, strlen(m->name) + 1);
+    if (rc == LIL_OK && len)
+        rc = lil__mac_update(mac, result, len);
+    if (rc == LIL_OK)
+        rc = lil__mac_end(mac, tag);
+    lil__mac_free(m->env, mac);
+    return rc == LIL_OK || err->code == rc ? rc
+                                           : lil__seterr(err, rc, 0, "out of memory");
+}
+
+/* A keyed store's done file: its tag verified and cut off (out->len). */
+static lil_status done_verify(struct lil_smarker *m, struct lil_err *err,
+                              const uint8_t *key, size_t key_len, lil_bytes *out)
+{
+    uint8_t tag[LIL_SHA256_LEN];
+    bool ok = out->len >= LIL_SHA256_LEN;
+    size_t n = ok ? out->len - LIL_SHA256_LEN : 0;
+
+    if (ok && done_tag(m, err, key, key_len, out->data, n, tag) != LIL_OK)
+        return err->code;
+    ok = ok && memcmp(tag, (uint8_t *)out->data + n, LIL_SHA256_LEN) == 0;
+    if (!ok)
+        return lil__seterr(err, LIL_E_KEY, 0,
+                           "marker '%s': %s is not authenticated by the store's key "
+                           "(written without the key, or for another marker): refused, "
+                           "the marker's work is neither skipped nor run; remove the "
+                           "file (lil_marker_clear) once it is understood",
+                           m->name, m->done);
+    out->len = n;
+    ((uint8_t *)out->data)[n] = 0;
+    return LIL_OK;
+}
+
+/* Read the done file into *out (result, without a keyed store's tag). */
+static lil_status read_done(struct lil_smarker *m, struct lil_err *err, lil_bytes *out)
+{
+    uint8_t *key = NULL;
+    size_t key_len = 0;
+    lil_status rc = lil__os_read_file(m->env, err, m->done, out);
+
+    if (rc == LIL_OK)
+        rc = lil__store_key_copy(&m->fs->base, err, &key, &key_len);
+    if (rc == LIL_OK && key)
+        rc = done_verify(m, err, key, key_len, out);
+    lil__store_key_free(&m->fs->base, key, key_len);
+    if (rc != LIL_OK && rc != LIL_E_NOTFOUND)
+        drop(out);
+    return rc;
+}
+
 lil_status lil__marker_file_state(struct lil_smarker *m, struct lil_err *err,
                                   enum lil_smarker_state *state, lil_bytes *result)
 {
-    lil_status rc = lil__os_read_file(m->env, err, m->done, result);
+    lil_bytes local = {0};
+    lil_status rc = read_done(m, err, result ? result : &local);
 
+    drop(&local);
     *state = LIL_SMARKER_NONE;
     if (rc == LIL_OK) {
         /* its publisher may have died before the directory fsync */
@@ -149,10 +227,40 @@ lil_status lil__marker_file_begin(struct lil_smarker *m, struct lil_err *err,
     return lil__os_publish(m->env, err, m->dir, m->pending, owner, owner_len);
 }
 
+/* The done file's bytes: result, and in a keyed store its tag. */
+static lil_status done_bytes(struct lil_smarker *m, struct lil_err *err,
+                             const void *result, size_t len, uint8_t **out, size_t *n)
+{
+    uint8_t *key = NULL, *bytes = NULL;
+    size_t key_len = 0;
+    lil_status rc = lil__store_key_copy(&m->fs->base, err, &key, &key_len);
+
+    *out = NULL;
+    *n = len + (key ? LIL_SHA256_LEN : 0);
+    if (rc == LIL_OK) {
+        bytes = lil__malloc(m->env, *n ? *n : 1);
+        if (!bytes)
+            rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    }
+    if (bytes && result && len)
+        memcpy(bytes, result, len);
+    if (bytes && key)
+        rc = done_tag(m, err, key, key_len, result, len, bytes + len);
+    lil__store_key_free(&m->fs->base, key, key_len);
+    *out = bytes;
+    return rc;
+}
+
 lil_status lil__marker_file_finish(struct lil_smarker *m, struct lil_err *err,
                                    const void *result, size_t len)
 {
-    lil_status rc = lil__os_publish(m->env, err, m->dir, m->done, result, len);
+    uint8_t *bytes = NULL;
+    size_t n = 0;
+    lil_status rc = done_bytes(m, err, result, len, &bytes, &n);
+
+    if (rc == LIL_OK)
+        rc = lil__os_publish(m->env, err, m->dir, m->done, bytes, n);
+    lil__free(m->env, bytes);
 
     if (rc != LIL_OK)
         return rc;

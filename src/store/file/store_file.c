@@ -43,6 +43,14 @@ struct file_run {
     struct journal *j;
     char *path;
     const struct lil_env *env;
+    /* A writable keyed run keeps its rollback record (head_file.c). */
+    const char *dir;
+    char *run_id;
+    uint8_t *key;
+    size_t key_len;
+    uint64_t head_seq;            /* the last record written, or found at open */
+    struct journal_head at_close; /* taken before the close's last sync */
+    int pid;                      /* the opener: a forked child writes no record */
 };
 
 /* ---- the store's name ------------------------------------------------------------ */
@@ -108,17 +116,120 @@ static void journal_opts_of(struct file_store *fs, const char *run_id,
                                 .run_id = run_id};
 }
 
+/* ---- the rollback record (head_file.c) --------------------------------------------
+ */
+
+/* Record h, taken before a sync that has returned: it is durable.  A record
+ * that cannot be written lags, which is safe; it is logged and reported to
+ * the caller, and a sync then poisons the run like any failed write (the
+ * close has nothing left to poison). */
+static lil_status head_update(struct file_run *fr, struct lil_err *err,
+                              const struct journal_head *h)
+{
+    struct lil_head_key k = {fr->run_id, fr->key, fr->key_len};
+
+    if (h->seq <= fr->head_seq)
+        return LIL_OK;
+    if (lil__head_write(fr->env, err, fr->dir, &k, h) == LIL_OK) {
+        fr->head_seq = h->seq;
+        return LIL_OK;
+    }
+    lil__log(fr->env, LIL_LOG_WARN, "event=head_lag run=%s reason=\"%s\"", fr->run_id,
+             err->msg);
+    return err->code;
+}
+
+/* Sync, then record what the sync covered. */
+static lil_status sync_and_record(struct file_run *fr, struct lil_err *err)
+{
+    struct journal_head h = {0};
+    lil_status rc;
+
+    if (fr->key)
+        lil__journal_head(fr->j, &h);
+    rc = lil__journal_sync_all(fr->j, err);
+    if (rc == LIL_OK && fr->key && head_update(fr, err, &h) != LIL_OK)
+        rc = lil__journal_poison(fr->j, err); /* a failed write: reopen */
+    return rc;
+}
+
+/* A writable keyed run about to close: its last sync, recorded (not in
+ * sync off, whose close does not sync; not in a forked child).  A failed
+ * sync is left for the close to report; a record not written is this
+ * call's to report (into *e). */
+static lil_status record_at_close(struct file_run *fr, struct lil_err *e)
+{
+    if (!fr->key || !fr->j || fr->pid != lil__os_self_pid() ||
+        lil__journal_sync_mode(fr->j) == LIL_SYNC_OFF)
+        return LIL_OK;
+    if (lil__journal_sync_all(fr->j, e) != LIL_OK)
+        return LIL_OK; /* the close reports it */
+    return head_update(fr, e, &fr->at_close);
+}
+
+static void file_run_free(struct file_run *fr)
+{
+    lil__store_key_free_env(fr->env, fr->key, fr->key_len);
+    lil__free(fr->env, fr->run_id);
+    lil__free(fr->env, fr->path);
+    lil__free(fr->env, fr);
+}
+
 static lil_status file_run_close(struct lil_srun *r, struct lil_err *err, bool ended)
 {
     struct file_run *fr = (struct file_run *)r;
     lil_status rc;
 
+    struct lil_err head_err;
+    lil_status head_rc;
+
     if (ended && fr->j)
         lil__journal_give_back_all(fr->j);
+    if (fr->key && fr->j)
+        lil__journal_head(fr->j, &fr->at_close);
+    head_rc = record_at_close(fr, &head_err);
     rc = lil__journal_close(fr->j, err);
-    lil__free(fr->env, fr->path);
-    lil__free(fr->env, fr);
-    return rc;
+    if (rc == LIL_OK && head_rc != LIL_OK && err)
+        lil__copyerr(err, &head_err);
+    file_run_free(fr);
+    return rc == LIL_OK ? head_rc : rc;
+}
+
+/* The rollback record of run_id under key, if it has one: into *known,
+ * *found set. */
+static lil_status head_of(struct lil_store *st, struct lil_err *err, const char *run_id,
+                          const uint8_t *key, size_t key_len,
+                          struct journal_head *known, bool *found)
+{
+    struct lil_head_key k = {run_id, key, key_len};
+
+    *found = false;
+    if (!key || st->no_heads)
+        return LIL_OK;
+    return lil__head_read(st->env, err, st->where, &k, known, found);
+}
+
+/* A writable keyed run keeps its record from now on. */
+static lil_status keep_heads(struct lil_store *st, struct lil_err *err,
+                             struct file_run *fr, const char *run_id,
+                             const struct lil_srun_opts *o,
+                             const struct journal_head *known)
+{
+    if (o->readonly || !o->key || st->no_heads)
+        return LIL_OK;
+    fr->dir = st->where;
+    fr->pid = lil__os_self_pid();
+    fr->head_seq = known ? known->seq : 0;
+    fr->run_id = lil__strdup(st->env, run_id);
+    fr->key = lil__malloc(st->env, o->key_len);
+    if (!fr->run_id || !fr->key) {
+        lil__free(st->env, fr->key);
+        fr->key = NULL;
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    }
+    memcpy(fr->key, o->key, o->key_len);
+    fr->key_len = o->key_len;
+    return LIL_OK;
 }
 
 static lil_status file_run_open(struct lil_store *st, struct lil_err *err,
@@ -128,10 +239,14 @@ static lil_status file_run_open(struct lil_store *st, struct lil_err *err,
     struct file_store *fs = fs_of(st);
     struct file_run *fr = lil__calloc(st->env, 1, sizeof(*fr));
     struct journal_opts jo;
-    bool created = false;
+    struct journal_head known;
+    struct lil_err local;
+    bool created = false, found = false;
     lil_status rc;
 
     *out = NULL;
+    if (!err) /* a caller that does not want the message */
+        err = &local;
     if (!fr || !(fr->path = run_path(st, run_id))) {
         lil__free(st->env, fr);
         return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
@@ -140,8 +255,13 @@ static lil_status file_run_open(struct lil_store *st, struct lil_err *err,
     fr->base.where = fr->path;
     fr->env = st->env;
     journal_opts_of(fs, run_id, o, &jo);
-    rc = lil__journal_open(st->env, err, st->where, fr->path, &jo, scan, ud, &fr->j,
-                           &created);
+    rc = head_of(st, err, run_id, o->key, o->key_len, &known, &found);
+    jo.expect = found ? &known : NULL;
+    if (rc == LIL_OK)
+        rc = lil__journal_open(st->env, err, st->where, fr->path, &jo, scan, ud, &fr->j,
+                               &created);
+    if (rc == LIL_OK)
+        rc = keep_heads(st, err, fr, run_id, o, found ? &known : NULL);
     if (rc != LIL_OK) {
         file_run_close(&fr->base, NULL, false);
         return rc;
@@ -177,7 +297,7 @@ static lil_status file_run_announce(struct lil_srun *r, struct lil_err *err,
 
 static lil_status file_run_sync(struct lil_srun *r, struct lil_err *err)
 {
-    return lil__journal_sync_all(((struct file_run *)r)->j, err);
+    return sync_and_record((struct file_run *)r, err);
 }
 
 static lil_status file_run_walk(struct lil_srun *r, struct lil_err *err,
@@ -273,6 +393,39 @@ static lil_status file_foreach_run(struct lil_store *st, struct lil_err *err,
     return LIL_OK;
 }
 
+/* A keyed run with a rollback record: before a check, its journal must not
+ * be behind it (a deleted journal is reported here too), unless the check
+ * is to repair; after a repair that cut it (the operator's decision), the
+ * record follows the journal. */
+static lil_status check_head(struct lil_store *st, struct lil_err *err,
+                             const char *run_id, const char *path, const uint8_t *key,
+                             size_t key_len, bool repair, bool repaired)
+{
+    struct journal_opts jo = {.readonly = true,
+                              .key = key,
+                              .key_len = key_len,
+                              .max_record = (size_t)-1 >> 1,
+                              .run_id = run_id};
+    struct lil_head_key k = {run_id, key, key_len};
+    struct journal_head known, now;
+    struct journal *j = NULL;
+    bool found = false, created = false;
+    lil_status rc = head_of(st, err, run_id, key, key_len, &known, &found);
+
+    if (rc != LIL_OK || !found || (repair && !repaired))
+        return rc;
+    jo.expect = repaired ? NULL : &known;
+    rc =
+        lil__journal_open(st->env, err, st->where, path, &jo, NULL, NULL, &j, &created);
+    if (rc == LIL_OK && repaired) {
+        lil__journal_head(j, &now);
+        rc = lil__head_write(st->env, err, st->where, &k, &now);
+    }
+    lil__journal_close(j, NULL);
+    /* damage and the like are the check's to report, in its verdict */
+    return rc == LIL_E_ROLLBACK || repaired ? rc : LIL_OK;
+}
+
 static lil_status file_check_run(struct lil_store *st, struct lil_err *err,
                                  const char *run_id, const uint8_t *key, size_t key_len,
                                  bool repair, lil_check_report *report)
@@ -282,8 +435,12 @@ static lil_status file_check_run(struct lil_store *st, struct lil_err *err,
 
     if (!path)
         return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
-    rc =
-        lil__journal_check(st->env, err, st->where, path, key, key_len, repair, report);
+    rc = check_head(st, err, run_id, path, key, key_len, repair, false);
+    if (rc == LIL_OK)
+        rc = lil__journal_check(st->env, err, st->where, path, key, key_len, repair,
+                                report);
+    if (rc == LIL_OK && repair && report->repaired)
+        rc = check_head(st, err, run_id, path, key, key_len, repair, true);
     lil__free(st->env, path);
     return rc;
 }
@@ -538,6 +695,8 @@ lil_status lil__store_file_open(struct lil_env *env, struct lil_err *err,
         file_close(&fs->base);
         return rc;
     }
+    if (!fs->base.key_given) /* the store's own key (key_file.c), found or made */
+        fs->base.own_key = lil__store_file_own_key;
     fs->base.magic = LIL_STORE_MAGIC;
     *out = &fs->base;
     return LIL_OK;

@@ -5,12 +5,33 @@
 #ifndef LIL_STORE_STORE_FILE_H
 #define LIL_STORE_STORE_FILE_H
 
+#include "journal/journal.h"
 #include "store/store.h"
 
 struct file_store {
     struct lil_store base;
     bool parent_synced; /* the store's name is durable (atomic access) */
 };
+
+/* The store's own key (key_file.c): struct lil_store's own_key. */
+lil_status lil__store_file_own_key(struct lil_store *st, struct lil_err *err,
+                                   bool create);
+
+/* The rollback record of a keyed run (head_file.c): what authenticates it. */
+struct lil_head_key {
+    const char *run_id;
+    const uint8_t *key;
+    size_t key_len;
+};
+
+/* Read <dir>/<run id>.head into *out (*found false when there is none). */
+lil_status lil__head_read(const struct lil_env *env, struct lil_err *err,
+                          const char *dir, const struct lil_head_key *k,
+                          struct journal_head *out, bool *found);
+/* Replace it with h (never over a symlink; synced, not its directory). */
+lil_status lil__head_write(const struct lil_env *env, struct lil_err *err,
+                           const char *dir, const struct lil_head_key *k,
+                           const struct journal_head *h);
 
 /* Make the store's own name durable, once per handle. */
 lil_status lil__store_file_sync_parent(struct file_store *fs, struct lil_err *err);
