@@ -9,6 +9,7 @@ reservation, and said so by `lil inspect`."""
 
 import json
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -68,6 +69,30 @@ def secret_keys_and_numbers(t):
     again = expect(t.run(env=env), 0, status="completed")
     eq(again["state"].get("got"), got, "the replay")
     no_secret(t, "keys", [TOKEN, PIN], {"lil run": res.out + res.err}, env=env)
+
+
+@test
+def pg_uri_password_keys(t):
+    """A PostgreSQL URI whose password is given under a percent-encoded key
+    (libpq decodes keys: pass%77ord is password), in either case of hex, or
+    as sslpassword: the value is "***" in every message (no server is
+    needed: the store cannot be reached, and the message names it)."""
+    pw = "s3cr3t-pw-4a1b"
+    base = "postgresql:///x?host=/nonexistent"
+    for key in ("pass%77ord", "pass%57ord", "%70assword", "%70%61%73%73word",
+                "password", "sslpassword", "Pass%77ord"):
+        uri = "%s&%s=%s" % (base, key, pw)
+        for how in ("--dir", "LIL_DIR"):
+            argv = [loopt.LIL, "--dir", uri, "ls"] if how == "--dir" else [loopt.LIL, "ls"]
+            p = subprocess.run(argv, cwd=t.dir, capture_output=True,
+                               env=dict(t.env, LIL_DIR=uri))
+            r = t.last = loopt.Result(argv, p.returncode, p.stdout.decode(),
+                                      p.stderr.decode(), 0)
+            eq(r.rc, 1, "lil ls with %s %s: exit status" % (how, key))
+            check("PostgreSQL" in r.err, "the message names the store: %r" % r.err)
+            check(pw not in r.out + r.err, "the password is in the message of lil ls "
+                  "with %s %s: %r" % (how, key, r.err))
+            check(key + "=***" in r.err, "the key is shown, its value hidden: %r" % r.err)
 
 
 loopt.main()
