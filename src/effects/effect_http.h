@@ -39,9 +39,14 @@
  *     (more is an error): 301 and 302 turn a POST into a GET, 303 turns
  *     anything but GET into a GET, both dropping the body and its
  *     Content-* headers; 307 and 308 keep method and body; a redirect to
- *     another origin drops Authorization, Proxy-Authorization, Cookie and
- *     Host for the rest of the transfer; a redirect to a scheme other than
- *     http or https is an error;
+ *     another origin (scheme, host or port) drops, for the rest of the
+ *     transfer, Host and every header lil classes as a credential
+ *     (lil__http_secret_name: Authorization, Proxy-Authorization, Cookie,
+ *     X-Api-Key, any name holding KEY, TOKEN, SECRET, PASSWORD, AUTH,
+ *     SESSION, SIGNATURE ...); a body is never sent across origins: a 307
+ *     or 308 of a request with a body to another origin is LIL_E_INVAL (not
+ *     retried), the body not sent; a redirect to a scheme other than http
+ *     or https is an error;
  *   - libcurl reads the usual proxy variables (http_proxy, https_proxy,
  *     no_proxy), verifies TLS certificates, keeps no cookies and reads no
  *     .netrc; only http and https are ever spoken.

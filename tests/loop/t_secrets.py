@@ -71,6 +71,103 @@ def secret_keys_and_numbers(t):
     no_secret(t, "keys", [TOKEN, PIN], {"lil run": res.out + res.err}, env=env)
 
 
+class Redirector:
+    """An HTTP/1.0 server on 127.0.0.1 (another port: another origin) whose
+    /r/CODE/PORT/PATH answers CODE with Location
+    http://127.0.0.1:PORT/PATH; every request kept as loopt.Server keeps
+    them."""
+
+    def __init__(self, t):
+        self.srv = t.server()
+        self.srv.route = self.route
+        self.requests = self.srv.requests
+        self.port = self.srv.port
+
+    def route(self, h, req):
+        parts = req["path"].split("/", 4)  # "", "r", CODE, PORT, PATH
+        if len(parts) == 5 and parts[1] == "r":
+            h.send_response_only(int(parts[2]))
+            h.send_header("Location", "http://127.0.0.1:%s/%s" % (parts[3], parts[4]))
+            h.send_header("Content-Length", "0")
+            h.end_headers()
+        else:
+            loopt.Server.route(self.srv, h, req)
+
+
+REDIRECT = """
+    loopspec: "0.1"
+    id: redir
+    pattern: react
+    state:
+      vars:
+        got: {type: json}
+        n: {type: int, init: 0}
+    body:
+      - id: call
+        kind: http
+        request:
+          method: @METHOD@
+          url: "@URL@"
+          headers:
+            Authorization: "Bearer ${env.MY_API_TOKEN}"
+            X-Api-Key: "${env.MY_API_TOKEN}"
+            X-Vendor-Token: "${env.MY_API_TOKEN}"
+            X-Session-Id: "sess-1"
+            Cookie: "a=b"
+            X-Plain: "plain-1"
+@BODY@
+        save: {got: "$"}
+        on_done: {incr: n}
+    terminate: {signal: state-predicate, until: "${state.n >= 1}"}
+    caps: {max_iterations: 2}
+"""
+CREDENTIAL_HEADERS = ("authorization", "x-api-key", "x-vendor-token", "x-session-id",
+                      "cookie")
+
+
+@test
+def redirect_to_another_origin(t):
+    """A redirect to another port (another origin) drops every header lil
+    classes as a credential, keeps the others; the same origin keeps them
+    all; a 307 or 308 of a body to another origin is refused, the body not
+    sent, and the run fails without retrying."""
+    env = {"MY_API_TOKEN": TOKEN}
+    target = t.server()
+    red = Redirector(t)
+    for code, method, body in (("302", "GET", ""), ("307", "GET", ""),
+                               ("301", "POST", "          body: {k: 1}")):
+        del target.requests[:]
+        url = "http://127.0.0.1:%d/r/%s/%d/echo" % (red.port, code, target.port)
+        t.spec(REDIRECT, URL=url, METHOD=method, BODY=body)
+        expect(t.run("--run-id", "r" + code, env=env), 0, status="completed")
+        eq(len(target.requests), 1, "%s: requests that reached the other origin" % code)
+        seen = target.requests[0]["headers"]
+        for h in CREDENTIAL_HEADERS:
+            check(h not in seen, "%s: %s went to the other origin: %r" % (code, h, seen))
+        eq(seen.get("x-plain"), "plain-1", "%s: a header that is no credential" % code)
+    # the same origin: everything goes along
+    del red.requests[:]
+    t.spec(REDIRECT, URL="http://127.0.0.1:%d/r/307/%d/echo" % (red.port, red.port),
+           METHOD="POST", BODY="          body: {k: 1}")
+    expect(t.run("--run-id", "same", env=env), 0, status="completed")
+    seen = red.requests[-1]
+    eq(seen["path"], "/echo", "the same origin's redirect was followed")
+    for h in CREDENTIAL_HEADERS:
+        check(h in seen["headers"], "the same origin lost %s" % h)
+    eq(seen["body"], '{"k":1}', "the same origin gets the body again")
+    # a body to another origin: refused, nothing sent there
+    for code in ("307", "308"):
+        del target.requests[:]
+        url = "http://127.0.0.1:%d/r/%s/%d/echo" % (red.port, code, target.port)
+        t.spec(REDIRECT, URL=url, METHOD="POST", BODY="          body: {k: 1}")
+        before = len(red.requests)
+        res = t.run("--run-id", "body" + code, env=env)
+        expect(res, 1, status="failed", reason_has="another origin")
+        eq(target.requests, [], "%s: the other origin got nothing" % code)
+        eq(len(red.requests) - before, 1, "%s: not retried" % code)
+    no_secret(t, "body308", [TOKEN], {"lil run": res.out + res.err}, env=env)
+
+
 @test
 def pg_uri_password_keys(t):
     """A PostgreSQL URI whose password is given under a percent-encoded key
