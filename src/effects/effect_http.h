@@ -160,4 +160,12 @@ lil_status lil__http_redact_url(struct lil_buf *out, const char *url);
 /* Is a header or query parameter of this name (len bytes) a secret? */
 bool lil__http_secret_name(const char *name, size_t len, bool query);
 
+/* Append to the JSON array out every secret value of url, as it is and
+ * percent-decoded: its userinfo, the userinfo's password and the Basic
+ * credentials a client makes of it (base64 of user:password), the values
+ * of its secret query and fragment parameters -- what a server may echo
+ * back in an error.  LIL_E_NOMEM (out may then hold some). */
+lil_status lil__http_url_secrets(const struct lil_env *env, const char *url,
+                                 json_t *out);
+
 #endif

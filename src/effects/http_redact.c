@@ -158,6 +158,144 @@ lil_status lil__http_redact_url(struct lil_buf *out, const char *url)
 }
 
 /* ------------------------------------------------------------------------ */
+/* The secret values of a URL                                               */
+
+static int hex_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    c = (char)(c | 0x20);
+    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* s (len bytes) with %XX sequences decoded, into out. */
+static lil_status percent_decoded(struct lil_buf *out, const char *s, size_t len)
+{
+    lil_status rc = LIL_OK;
+
+    for (size_t i = 0; i < len && rc == LIL_OK; i++) {
+        int hi = s[i] == '%' && i + 2 < len ? hex_value(s[i + 1]) : -1;
+        int lo = hi >= 0 ? hex_value(s[i + 2]) : -1;
+        char c = lo >= 0 ? (char)(hi * 16 + lo) : s[i];
+
+        rc = lil__buf_add(out, &c, 1);
+        i += lo >= 0 ? 2 : 0;
+    }
+    return rc;
+}
+
+static const char b64[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* Base64 of s (len bytes), with padding, into out. */
+static lil_status base64(struct lil_buf *out, const unsigned char *s, size_t len)
+{
+    lil_status rc = LIL_OK;
+
+    for (size_t i = 0; i < len && rc == LIL_OK; i += 3) {
+        uint32_t v = (uint32_t)s[i] << 16;
+        char q[4];
+
+        v |= i + 1 < len ? (uint32_t)s[i + 1] << 8 : 0;
+        v |= i + 2 < len ? (uint32_t)s[i + 2] : 0;
+        q[0] = b64[(v >> 18) & 63];
+        q[1] = b64[(v >> 12) & 63];
+        q[2] = i + 1 < len ? b64[(v >> 6) & 63] : '=';
+        q[3] = i + 2 < len ? b64[v & 63] : '=';
+        rc = lil__buf_add(out, q, 4);
+    }
+    return rc;
+}
+
+/* Add s (len bytes) to the array out, and its percent-decoded form when
+ * that differs. */
+static lil_status add_secret(const struct lil_env *env, json_t *out, const char *s,
+                             size_t len, bool decode)
+{
+    struct lil_buf d;
+    lil_status rc = LIL_OK;
+
+    if (len == 0)
+        return LIL_OK;
+    if (json_array_append_new(out, json_stringn_nocheck(s, len)) != 0)
+        return LIL_E_NOMEM;
+    lil__buf_init(&d, env, SIZE_MAX / 4);
+    if (decode)
+        rc = percent_decoded(&d, s, len);
+    if (rc == LIL_OK && decode && (d.len != len || memcmp(d.data, s, len) != 0) &&
+        json_array_append_new(out, json_stringn_nocheck((const char *)d.data, d.len)) !=
+            0)
+        rc = LIL_E_NOMEM;
+    lil__buf_free(&d);
+    return rc;
+}
+
+/* The userinfo u (len bytes): itself, its password, and the Basic
+ * credentials an http client makes of it (base64 of the decoded
+ * user:password). */
+static lil_status userinfo_secrets(const struct lil_env *env, json_t *out,
+                                   const char *u, size_t len)
+{
+    const char *colon = memchr(u, ':', len);
+    struct lil_buf plain, token;
+    lil_status rc = add_secret(env, out, u, len, true);
+
+    if (rc == LIL_OK && colon)
+        rc = add_secret(env, out, colon + 1, len - (size_t)(colon + 1 - u), true);
+    lil__buf_init(&plain, env, SIZE_MAX / 4);
+    lil__buf_init(&token, env, SIZE_MAX / 4);
+    if (rc == LIL_OK)
+        rc = percent_decoded(&plain, u, len);
+    if (rc == LIL_OK && plain.len > 0)
+        rc = base64(&token, plain.data, plain.len);
+    if (rc == LIL_OK && token.len > 0)
+        rc = add_secret(env, out, (const char *)token.data, token.len, false);
+    lil__buf_free(&plain);
+    lil__buf_free(&token);
+    return rc;
+}
+
+/* The values of the secret parameters in s[from, to). */
+static lil_status param_secrets(const struct lil_env *env, json_t *out, const char *s,
+                                size_t from, size_t to)
+{
+    lil_status rc = LIL_OK;
+
+    for (size_t i = from; i < to && rc == LIL_OK;) {
+        size_t end = find(s, i, to, '&'), eq = find(s, i, end, '=');
+
+        if (eq < end && lil__http_secret_name(s + i, eq - i, true))
+            rc = add_secret(env, out, s + eq + 1, end - eq - 1, true);
+        i = end + 1;
+    }
+    return rc;
+}
+
+lil_status lil__http_url_secrets(const struct lil_env *env, const char *url,
+                                 json_t *out)
+{
+    struct lil_json_scope sc;
+    struct lil_http_url u;
+    size_t lead = 0, end = strlen(url), query_end;
+    lil_status rc = LIL_OK;
+
+    lil__http_url_trim(url, &lead, &end);
+    url += lead;
+    lil__http_url_split(url, end - lead, &u);
+    query_end = u.fragment == SIZE_MAX ? u.len : u.fragment;
+    lil__json_begin(&sc, env);
+    if (u.at != SIZE_MAX)
+        rc = userinfo_secrets(env, out, url + u.auth, u.at - u.auth);
+    if (rc == LIL_OK && u.query != SIZE_MAX)
+        rc = param_secrets(env, out, url, u.query + 1, query_end);
+    if (rc == LIL_OK && u.fragment != SIZE_MAX)
+        rc = param_secrets(env, out, url, u.fragment + 1, u.len);
+    if (lil__json_end(&sc) != LIL_OK)
+        rc = LIL_E_NOMEM;
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Headers and requests (in a json scope)                                   */
 
 /* A new string of what stands in for s; NULL on failure. */

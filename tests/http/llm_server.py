@@ -36,6 +36,8 @@ The base URL chooses the answer: http://127.0.0.1:PORT/<scenario>[/<arg>]/v1
   array        "[1, 2]" (JSON, but not an object)
   nullcontent  content null
   status/N     status N, a body that echoes the Authorization header
+  echoerr/N    status N, a body that echoes the request's path (with its
+               query) and every header
   ansi         status 400, a body with terminal controls: ESC [31m, BEL,
                CR, the C1 control U+0085 and the bidi override U+202E
   slow/MS      waits MS ms, then text
@@ -213,7 +215,7 @@ class Handler(BaseHTTPRequestHandler):
             return {"prompt_tokens": 1000000, "completion_tokens": 1000000}
         if scenario == "cost":
             return {"prompt_tokens": 10, "completion_tokens": 5, "cost": 0.0123}
-        if scenario in ("nousage", "status", "notjson", "ansi"):
+        if scenario in ("nousage", "status", "notjson", "ansi", "echoerr"):
             return None
         return {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
 
@@ -241,6 +243,9 @@ class Handler(BaseHTTPRequestHandler):
         elif scenario == "status":
             msg = "provider says: bad key %s %s" % (self.headers.get("Authorization"),
                                                    "x" * 500)
+            return self.reply(int(arg), msg.encode(), "text/plain")
+        elif scenario == "echoerr":
+            msg = "seen: %s %s" % (self.path, json.dumps(dict(self.headers.items())))
             return self.reply(int(arg), msg.encode(), "text/plain")
         elif scenario == "ansi":
             msg = "bad \x1b[31mred\x07 bell\r over \u0085 nel \u202e evil"

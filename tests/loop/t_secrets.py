@@ -71,6 +71,74 @@ def secret_keys_and_numbers(t):
     no_secret(t, "keys", [TOKEN, PIN], {"lil run": res.out + res.err}, env=env)
 
 
+SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "http",
+                      "llm_server.py")
+_LLM_DROP = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GROQ_API_KEY",
+             "OPENROUTER_API_KEY", "AI_GATEWAY_API_KEY", "http_proxy", "HTTP_PROXY",
+             "all_proxy", "ALL_PROXY")
+
+
+def llm_server(t, *args):
+    """tests/http/llm_server.py, ended by the test's cleanup; its base URL
+    http://127.0.0.1:PORT."""
+    for name in list(t.env):
+        if name in _LLM_DROP or name.startswith(("LIL_LLM_", "LOOPY_LLM_", "LIL_AGENT_",
+                                                 "LOOPY_AGENT_")):
+            del t.env[name]
+    p = subprocess.Popen([sys.executable, SERVER] + list(args), stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE)
+    t._procs.append(p)
+    return "127.0.0.1:%d" % int(p.stdout.readline())
+
+
+ASK = """
+    loopspec: "0.1"
+    id: ask
+    pattern: react
+    state:
+      vars:
+        got: {type: json}
+        n: {type: int, init: 0}
+    body:
+      - id: think
+        kind: agent
+        harness: llm
+        prompt: "round ${state.n}"
+        save: {got: "$"}
+        on_done: {incr: n}
+    terminate: {signal: state-predicate, until: "${state.n >= @N@}"}
+    caps:
+      max_iterations: 10
+@BUDGET@
+"""
+
+
+@test
+def llm_base_url_credentials(t):
+    """Credentials in the llm harness's base URL (user:password@, a key in
+    its query) and in a secret header of LLM_HEADERS, echoed back by the
+    server in an error (as Basic credentials, the path, the headers): the
+    failure names none of them, in no output and no journal byte."""
+    host = llm_server(t)
+    pw, qkey, hkey = "pa55-w0rd-77x1", "qk-5ecret-1234", "hk-5ecret-5678"
+    basic = "dXNlcjpwYTU1LXcwcmQtNzd4MQ=="  # base64("user:" + pw)
+    t.spec(ASK, N=1, BUDGET="")
+    cases = (("userinfo", {"LIL_LLM_BASE_URL": "http://user:%s@%s/echoerr/401/v1" % (pw, host)},
+              "Basic [redacted]"),
+             ("query", {"LIL_LLM_BASE_URL": "http://%s/echoerr/401/v1?api-key=%s" % (host, qkey)},
+              "api-key=[redacted]"),
+             ("header", {"LIL_LLM_BASE_URL": "http://%s/echoerr/401/v1" % host,
+                         "LIL_LLM_HEADERS": json.dumps({"X-Api-Key": hkey})},
+              "\"X-Api-Key\": \"[redacted]\""))
+    outs = {}
+    for name, env, shown in cases:
+        res = t.run("--run-id", name, env=env)
+        expect(res, 1, status="failed", reason_has=shown)
+        outs["lil run " + name] = res.out + res.err
+    for name, _, _ in cases:
+        no_secret(t, name, [pw, qkey, hkey, basic], outs)
+
+
 class Redirector:
     """An HTTP/1.0 server on 127.0.0.1 (another port: another origin) whose
     /r/CODE/PORT/PATH answers CODE with Location
