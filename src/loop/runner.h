@@ -489,9 +489,10 @@ lil_status lil__budget_start_cap(struct lil_loop *lp, int64_t iteration,
  * a retry of it needs, into out; false when it holds none. */
 bool lil__budget_uncertain_detail(const struct lil_loop *lp, const char *slot,
                                   char *out, size_t cap);
-/* Add "overran": true to usage when it is more than slot's reservation. */
-void lil__budget_mark_overrun(const struct lil_loop *lp, const char *slot,
-                              json_t *usage);
+/* When slot holds a reservation: add "at_reservation": true to a usage
+ * that is not the provider's word ("unreported": it counts at the
+ * reservation), else "overran": true to one that is more than it. */
+void lil__budget_mark_usage(const struct lil_loop *lp, const char *slot, json_t *usage);
 
 /* Errors: set lp->err and it->why = WHY_FAIL. */
 lil_status lil__iter_fail(struct iter *it, lil_status code, const char *fmt, ...)

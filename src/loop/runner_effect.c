@@ -211,7 +211,7 @@ static int run_effect(lil_call *call, void *ud)
         lil__call_abandon(call, LIL_E_UNCERTAIN);
         return 1;
     }
-    lil__budget_mark_overrun(lp, ef->name, usage);
+    lil__budget_mark_usage(lp, ef->name, usage);
     ef->outcome = outcome_of(ef, result, usage); /* takes result and usage */
     if (!ef->outcome) {
         lil__call_abandon(call, LIL_E_UNCERTAIN);
@@ -601,8 +601,9 @@ static void agent_call_of(struct effect *ef, struct lil_agent_call *c,
     c->running_pgid = &ef->it->lp->child_pgid;
 }
 
-/* The usage journaled with the outcome: {"tokens", "usd"?, "estimated"?},
- * or none when the harness reported nothing and nothing was estimated. */
+/* The usage journaled with the outcome: {"tokens", "usd"?, "estimated"?,
+ * "model"?, "unreported"?: why}, or none when the harness reported nothing
+ * and nothing was estimated. */
 static json_t *usage_json(const struct lil_agent_usage *u)
 {
     json_t *o;
@@ -618,6 +619,8 @@ static json_t *usage_json(const struct lil_agent_usage *u)
         json_object_set_new(o, "estimated", json_true());
     if (o && u->model[0])
         json_object_set_new(o, "model", json_string(u->model));
+    if (o && u->unreported[0])
+        json_object_set_new(o, "unreported", json_string(u->unreported));
     return o;
 }
 

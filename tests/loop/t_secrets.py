@@ -139,6 +139,64 @@ def llm_base_url_credentials(t):
         no_secret(t, name, [pw, qkey, hkey, basic], outs)
 
 
+SYSTEM_BYTES = 149  # the llm harness's system message (tests/http/llm_server.py)
+BAD_USAGE = (("neg", "prompt_tokens is negative"),
+             ("zero", "prompt_tokens is 0 for a call that answered"),
+             ("huge", "completion_tokens is more than one call uses"),
+             ("frac", "prompt_tokens is not a whole number"),
+             ("str", "prompt_tokens is not a number"),
+             ("cost", "cost is not a number in [0, 1e+06]"))
+
+
+def outcome_usages(t, run_id):
+    return [r.p.get("usage") for r in t.log(run_id) if r.is_effect_outcome()]
+
+
+@test
+def invalid_usage_counts_at_reservation(t):
+    """A provider that reports a usage that is none (negative, zero for a
+    call that answered, absurd, fractional, not a number, a negative cost):
+    against a token budget the call counts at its reservation (prompt bytes
+    + 16 of framing + the 2000 it may write), live and when the journal is
+    read back; inspect says which call and why, in text and --json."""
+    host = llm_server(t)
+    reserve = SYSTEM_BYTES + len("round 0") + 16 + 2000
+    t.spec(ASK, N=1, BUDGET="      budget: {tokens: 100000}")
+    for kind, why in BAD_USAGE:
+        env = {"LIL_LLM_BASE_URL": "http://%s/usage/%s/v1" % (host, kind),
+               "LIL_LLM_MODEL": "my-local-model"}
+        run = "u-" + kind
+        expect(t.run("--run-id", run, env=env), 0, status="completed")
+        [u] = outcome_usages(t, run)
+        eq((u.get("unreported"), u.get("at_reservation")), (why, True),
+           kind + ": the outcome's usage says why, and that it counts at the reservation")
+        text = t.lil("inspect", run).out
+        check("counted at its reservation: %d tokens (my-local-model), usage not counted: "
+              "%s" % (reserve, why) in text, kind + ": inspect's line:\n" + text)
+        loop = json.loads(t.lil("inspect", run, "--json").out)["loop"]
+        eq(loop["meters"]["tokens"], reserve, kind + ": the meters count the reservation")
+        eq(loop["usage"]["at_reservation_calls"], 1, kind + ": calls at their reservation")
+        call = loop["history"][0]["effects"][0]
+        eq((call["at_reservation"], call["unreported"]), (True, why), kind + ": the call")
+        # read back (a resumed run folds its journal): the same meters
+        again = expect(t.run("--run-id", run, env=env), 0, status="completed")
+        eq(json.loads(t.lil("inspect", run, "--json").out)["loop"]["meters"]["tokens"],
+           reserve, kind + ": the meters read back")
+        check(again is not None, kind)
+    # a good usage is believed: 3 + 2 tokens
+    env = {"LIL_LLM_BASE_URL": "http://%s/text/v1" % host, "LIL_LLM_MODEL": "my-local-model"}
+    expect(t.run("--run-id", "good", env=env), 0, status="completed")
+    eq(outcome_usages(t, "good"), [{"tokens": 5, "model": "my-local-model"}], "a good usage")
+    # without a budget nothing is reserved: the estimate counts, marked
+    t.spec(ASK, N=1, BUDGET="")
+    env = {"LIL_LLM_BASE_URL": "http://%s/usage/neg/v1" % host,
+           "LIL_LLM_MODEL": "my-local-model"}
+    expect(t.run("--run-id", "free", env=env), 0, status="completed")
+    [u] = outcome_usages(t, "free")
+    eq((u.get("estimated"), u.get("unreported"), u.get("at_reservation")),
+       (True, "prompt_tokens is negative", None), "no budget: the estimate, and why")
+
+
 class Redirector:
     """An HTTP/1.0 server on 127.0.0.1 (another port: another origin) whose
     /r/CODE/PORT/PATH answers CODE with Location
