@@ -83,13 +83,17 @@
  * request has.  It is journaled, so it must not hold credentials, yet a
  * changed credential must still change it (a replay against another
  * account is not the same request).  So the identity holds, in place of
- * each secret (below), "sha256:" and the lowercase hex SHA-256 of the
- * secret's bytes: a header's value, a query parameter's value, the
- * userinfo of a URL.  A hash of a long random token reveals nothing; a
- * short or guessable secret (a password) could be found by trying
- * candidates against its hash, so such secrets should be sent in a form
- * that carries entropy (a token).  The body is part of the identity as it
- * is: secrets do not belong in a body that is journaled.
+ * each secret (below), a keyed digest of the secret's bytes (a header's
+ * value, a query parameter's value, the userinfo of a URL):
+ * "hmac-sha256:" and the lowercase hex HMAC-SHA-256 under the run's own
+ * random digest key (journaled in its start record, never in a cassette),
+ * so that a guessable secret (a password) cannot be found by trying
+ * candidates against a shared cassette.  A run started before runs had a
+ * digest key keeps plain "sha256:" digests (key NULL), so that its
+ * journal replays as it was written.  Whoever reads the journal holds the
+ * key: a journal is kept private, and guessable secrets are better sent
+ * in a form that carries entropy (a token).  The body is part of the
+ * identity as it is: secrets do not belong in a body that is journaled.
  *
  * Secrets (lil__http_secret_name), by name, ASCII case-insensitive:
  * Authorization, Proxy-Authorization, Cookie, Set-Cookie, X-Api-Key, any
@@ -147,10 +151,12 @@ lil_status lil__http_perform(const struct lil_env *env, struct lil_err *err,
                              json_t **out);
 
 /* Append the identity of req (the canonical JSON bytes above, secrets as
- * their hashes) to out.  Errors: LIL_E_INVAL (lil__http_check), LIL_E_NOMEM,
+ * their keyed digests under key, key_len bytes, at most 64; key NULL: plain
+ * SHA-256) to out.  Errors: LIL_E_INVAL (lil__http_check), LIL_E_NOMEM,
  * LIL_E_TOOBIG past out's cap. */
 lil_status lil__http_identity(const struct lil_env *env, struct lil_err *err,
-                              json_t *req, struct lil_buf *out);
+                              json_t *req, const uint8_t *key, size_t key_len,
+                              struct lil_buf *out);
 
 /* Append url with its userinfo and the values of its secret query (and
  * fragment) parameters replaced by "[redacted]" to out.  Errors of the

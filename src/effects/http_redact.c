@@ -5,7 +5,8 @@
  *
  * One walk serves both uses: it copies a URL or a headers object and hands
  * each secret to a function that writes what stands in for it,
- * "[redacted]" or "sha256:<hex>".
+ * "[redacted]", or "hmac-sha256:<hex>" under the run's digest key
+ * ("sha256:<hex>" for a run started without one).
  */
 #include <stdint.h>
 #include <string.h>
@@ -59,24 +60,68 @@ bool lil__http_secret_name(const char *name, size_t len, bool query)
 /* ------------------------------------------------------------------------ */
 /* What stands in for a secret                                              */
 
-typedef lil_status (*secret_fn)(struct lil_buf *out, const char *s, size_t len);
+/* What writes a stand-in, and the digest key it uses (put_hash). */
+struct stand {
+    lil_status (*put)(const struct stand *st, struct lil_buf *out, const char *s,
+                      size_t len);
+    const struct lil_env *env;
+    const uint8_t *key; /* NULL: plain SHA-256 (runs started before keys) */
+    size_t key_len;
+};
 
-static lil_status put_redacted(struct lil_buf *out, const char *s, size_t len)
+static lil_status put_redacted(const struct stand *st, struct lil_buf *out,
+                               const char *s, size_t len)
 {
+    (void)st;
     (void)s;
     (void)len;
     return lil__buf_addstr(out, LIL_REDACTED);
 }
 
-static lil_status put_hash(struct lil_buf *out, const char *s, size_t len)
+/* HMAC-SHA-256 (RFC 2104) of s under key (at most 64 bytes), with the
+ * plain hasher: no libcrypto needed. */
+static lil_status hmac(const struct stand *st, const char *s, size_t len,
+                       uint8_t md[LIL_SHA256_LEN])
+{
+    uint8_t pad[64], inner[LIL_SHA256_LEN];
+    struct lil_mac *m = NULL;
+    lil_status rc = lil__mac_new(st->env, NULL, NULL, 0, &m);
+
+    for (int round = 0; rc == LIL_OK && round < 2; round++) {
+        memset(pad, round == 0 ? 0x36 : 0x5c, sizeof(pad));
+        for (size_t i = 0; i < st->key_len && i < sizeof(pad); i++)
+            pad[i] ^= st->key[i];
+        rc = lil__mac_begin(m);
+        if (rc == LIL_OK)
+            rc = lil__mac_update(m, pad, sizeof(pad));
+        if (rc == LIL_OK)
+            rc = round == 0 ? lil__mac_update(m, s, len)
+                            : lil__mac_update(m, inner, sizeof(inner));
+        if (rc == LIL_OK)
+            rc = lil__mac_end(m, round == 0 ? inner : md);
+    }
+    lil__mac_free(st->env, m);
+    return rc;
+}
+
+static lil_status put_hash(const struct stand *st, struct lil_buf *out, const char *s,
+                           size_t len)
 {
     uint8_t md[LIL_SHA256_LEN];
     char hex[2 * LIL_SHA256_LEN + 1];
+    lil_status rc = LIL_OK;
 
-    lil__sha256(s, len, md);
+    if (st->key)
+        rc = hmac(st, s, len, md);
+    else
+        lil__sha256(s, len, md);
+    if (rc != LIL_OK)
+        return rc;
     lil__hex(md, sizeof(md), hex);
-    return lil__buf_printf(out, "sha256:%s", hex);
+    return lil__buf_printf(out, "%s:%s", st->key ? "hmac-sha256" : "sha256", hex);
 }
+
+static const struct stand redacted = {put_redacted, NULL, NULL, 0};
 
 /* ------------------------------------------------------------------------ */
 /* URLs                                                                     */
@@ -91,7 +136,7 @@ static size_t find(const char *s, size_t from, size_t to, char c)
 /* Copy the parameters s[from, to) ("a=1&b=2"), the values of secret names
  * through fn. */
 static lil_status params(struct lil_buf *out, const char *s, size_t from, size_t to,
-                         secret_fn fn)
+                         const struct stand *fn)
 {
     lil_status rc = LIL_OK;
 
@@ -101,7 +146,7 @@ static lil_status params(struct lil_buf *out, const char *s, size_t from, size_t
         if (eq < end && lil__http_secret_name(s + i, eq - i, true)) {
             rc = lil__buf_add(out, s + i, eq + 1 - i);
             if (rc == LIL_OK)
-                rc = fn(out, s + eq + 1, end - eq - 1);
+                rc = fn->put(fn, out, s + eq + 1, end - eq - 1);
         } else {
             rc = lil__buf_add(out, s + i, end - i);
         }
@@ -113,7 +158,7 @@ static lil_status params(struct lil_buf *out, const char *s, size_t from, size_t
 }
 
 static lil_status rewrite_trimmed(struct lil_buf *out, const char *url, size_t len,
-                                  secret_fn fn)
+                                  const struct stand *fn)
 {
     struct lil_http_url u;
     size_t query_end, start = 0;
@@ -123,7 +168,7 @@ static lil_status rewrite_trimmed(struct lil_buf *out, const char *url, size_t l
     if (u.at != SIZE_MAX) {
         rc = lil__buf_add(out, url, u.auth);
         if (rc == LIL_OK)
-            rc = fn(out, url + u.auth, u.at - u.auth);
+            rc = fn->put(fn, out, url + u.auth, u.at - u.auth);
         start = u.at;
     }
     query_end = u.fragment == SIZE_MAX ? u.len : u.fragment;
@@ -140,7 +185,7 @@ static lil_status rewrite_trimmed(struct lil_buf *out, const char *url, size_t l
 }
 
 /* Copy url, secrets through fn (blanks around it copied as they are). */
-static lil_status rewrite_url(struct lil_buf *out, const char *url, secret_fn fn)
+static lil_status rewrite_url(struct lil_buf *out, const char *url, const struct stand *fn)
 {
     size_t lead = 0, end = strlen(url);
     lil_status rc;
@@ -154,7 +199,7 @@ static lil_status rewrite_url(struct lil_buf *out, const char *url, secret_fn fn
 
 lil_status lil__http_redact_url(struct lil_buf *out, const char *url)
 {
-    return rewrite_url(out, url, put_redacted);
+    return rewrite_url(out, url, &redacted);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -300,19 +345,19 @@ lil_status lil__http_url_secrets(const struct lil_env *env, const char *url,
 
 /* A new string of what stands in for s; NULL on failure. */
 static json_t *stand_in(const struct lil_env *env, const char *s, size_t len,
-                        secret_fn fn)
+                        const struct stand *fn)
 {
     struct lil_buf b;
     json_t *v = NULL;
 
     lil__buf_init(&b, env, SIZE_MAX / 4);
-    if (fn(&b, s, len) == LIL_OK)
+    if (fn->put(fn, &b, s, len) == LIL_OK)
         v = json_stringn((const char *)b.data, b.len);
     lil__buf_free(&b);
     return v;
 }
 
-static json_t *copy_headers(const struct lil_env *env, json_t *headers, secret_fn fn)
+static json_t *copy_headers(const struct lil_env *env, json_t *headers, const struct stand *fn)
 {
     json_t *copy = json_object();
 
@@ -334,7 +379,7 @@ static json_t *copy_headers(const struct lil_env *env, json_t *headers, secret_f
     return copy;
 }
 
-static json_t *copy_url(const struct lil_env *env, const char *url, secret_fn fn)
+static json_t *copy_url(const struct lil_env *env, const char *url, const struct stand *fn)
 {
     struct lil_buf b;
     json_t *v = NULL;
@@ -348,7 +393,7 @@ static json_t *copy_url(const struct lil_env *env, const char *url, secret_fn fn
 
 /* A copy of the checked request req with its secrets through fn; NULL
  * when an allocation failed (a jansson one is also the scope's to see). */
-static json_t *copy_request(const struct lil_env *env, json_t *req, secret_fn fn)
+static json_t *copy_request(const struct lil_env *env, json_t *req, const struct stand *fn)
 {
     json_t *headers = json_object_get(req, "headers");
     json_t *body = json_object_get(req, "body");
@@ -380,8 +425,10 @@ static lil_status nomem(struct lil_err *err, const char *what)
 }
 
 lil_status lil__http_identity(const struct lil_env *env, struct lil_err *err,
-                              json_t *req, struct lil_buf *out)
+                              json_t *req, const uint8_t *key, size_t key_len,
+                              struct lil_buf *out)
 {
+    struct stand hashed = {put_hash, env, key, key_len};
     struct lil_json_scope sc;
     json_t *id;
     lil_status rc;
@@ -390,7 +437,7 @@ lil_status lil__http_identity(const struct lil_env *env, struct lil_err *err,
     if (rc != LIL_OK)
         return rc;
     lil__json_begin(&sc, env);
-    id = copy_request(env, req, put_hash);
+    id = copy_request(env, req, &hashed);
     rc = lil__json_end(&sc);
     if (rc == LIL_OK && id)
         rc = lil__json_canon(env, err, id, out);

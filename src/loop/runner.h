@@ -494,6 +494,11 @@ bool lil__budget_uncertain_detail(const struct lil_loop *lp, const char *slot,
  * reservation), else "overran": true to one that is more than it. */
 void lil__budget_mark_usage(const struct lil_loop *lp, const char *slot, json_t *usage);
 
+/* The run's digest key (its start record's "digestKey", hex; runner_open.c)
+ * into key: false when it has none (a run started before digest keys). */
+#define LIL_LOOP_DIGEST_KEY_LEN 32
+bool lil__loop_digest_key(const struct lil_loop *lp, uint8_t key[LIL_LOOP_DIGEST_KEY_LEN]);
+
 /* Errors: set lp->err and it->why = WHY_FAIL. */
 lil_status lil__iter_fail(struct iter *it, lil_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

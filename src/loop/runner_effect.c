@@ -355,6 +355,21 @@ static lil_status fresh(struct effect *ef, json_t **result)
     return add_usage(ef, ef->outcome);
 }
 
+/* The identity of ef's http request, its secrets as digests under the
+ * run's digest key (its start record's "digestKey"; none: plain SHA-256,
+ * as the run was started). */
+static lil_status http_identity(struct effect *ef)
+{
+    struct lil_loop *lp = ef->it->lp;
+    uint8_t key[LIL_LOOP_DIGEST_KEY_LEN];
+    bool keyed = lil__loop_digest_key(lp, key);
+    lil_status rc = lil__http_identity(lp->env, &lp->err, ef->request,
+                                       keyed ? key : NULL, sizeof(key), &ef->identity);
+
+    explicit_bzero(key, sizeof(key));
+    return rc;
+}
+
 static lil_status make_note(struct effect *ef)
 {
     struct lil_loop *lp = ef->it->lp;
@@ -567,7 +582,7 @@ static lil_status http_with(struct iter *it, const struct lil_ir_http *h, bool e
         rc = lp->err.code;
     else if (!ef.request)
         rc = lil__iter_fail(it, LIL_E_NOMEM, "out of memory");
-    else if (lil__http_identity(lp->env, &lp->err, ef.request, &ef.identity) != LIL_OK)
+    else if (http_identity(&ef) != LIL_OK)
         rc = lil__iter_fail(it, lp->err.code, "%s", lp->err.msg);
     if (rc == LIL_OK)
         rc = effect_slot(&ef, result);
@@ -780,7 +795,7 @@ static lil_status hook_direct(struct iter *it, const struct lil_ir_action *act,
         ef.exec = exec_http;
         rc = it->why == WHY_FAIL ? lp->err.code : ef.request ? LIL_OK : LIL_E_NOMEM;
         if (rc == LIL_OK) /* the note a cassette matches */
-            rc = lil__http_identity(lp->env, &lp->err, ef.request, &ef.identity);
+            rc = http_identity(&ef);
     }
     if (rc == LIL_OK)
         rc = make_note(&ef);

@@ -4,14 +4,19 @@
  *
  * The start record ("loop", docs/loops.md) is journaled when the run is
  * new: {"loopId", "spec" (SHA-256 of the normalized spec), "specPath",
- * "inputs", "baseState", "startedAt"}.  Its inputs are the run's for good:
+ * "inputs", "baseState", "startedAt", "caps", "digestKey"}.  digestKey
+ * (64 hex digits, random) keys the digests of the credentials in its http
+ * effects' identities (effect_http.h); a run whose start has none keeps
+ * plain SHA-256 digests.  Its inputs are the run's for good:
  * a later open given inputs must give the same ones (state_inputs.c
  * compares them), one given none uses them.  Its startedAt is the base of
  * the wallclock meter (downtime included: docs/loopspec.md, "Caps").
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "base/alloc.h"
@@ -218,7 +223,48 @@ static json_t *caps_record(struct lil_loop *lp)
     return lil__cap_limits_json(&lim);
 }
 
-static json_t *start_record(struct lil_loop *lp, const lil_spec *spec, json_t *base)
+/* 32 random bytes from the kernel, as hex, into hex (65 bytes). */
+static lil_status new_digest_key(struct lil_err *err, char *hex)
+{
+    uint8_t key[LIL_LOOP_DIGEST_KEY_LEN];
+    ssize_t r;
+
+    do
+        r = getrandom(key, sizeof(key), 0);
+    while (r < 0 && errno == EINTR);
+    if (r != (ssize_t)sizeof(key))
+        return lil__seterr(err, LIL_E_IO, errno, "cannot make a digest key: %s",
+                           lil__errstr(errno));
+    lil__hex(key, sizeof(key), hex);
+    explicit_bzero(key, sizeof(key));
+    return LIL_OK;
+}
+
+static int hex_nibble(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+bool lil__loop_digest_key(const struct lil_loop *lp, uint8_t key[LIL_LOOP_DIGEST_KEY_LEN])
+{
+    const char *hex = json_string_value(json_object_get(lp->start, "digestKey"));
+
+    if (!hex || strlen(hex) != 2 * LIL_LOOP_DIGEST_KEY_LEN)
+        return false;
+    for (size_t i = 0; i < LIL_LOOP_DIGEST_KEY_LEN; i++) {
+        int hi = hex_nibble(hex[2 * i]), lo = hex_nibble(hex[2 * i + 1]);
+
+        if (hi < 0 || lo < 0)
+            return false;
+        key[i] = (uint8_t)(hi * 16 + lo);
+    }
+    return true;
+}
+
+static json_t *start_record(struct lil_loop *lp, const lil_spec *spec, json_t *base,
+                            const char *digest_key)
 {
     lil_bytes text = {0};
     uint8_t d[LIL_SHA256_LEN];
@@ -235,17 +281,18 @@ static json_t *start_record(struct lil_loop *lp, const lil_spec *spec, json_t *b
         snprintf(path, sizeof(path), "%s", name);
     if (!lp->opt.cwd && !getcwd(cwd, sizeof(cwd)))
         cwd[0] = '\0';
-    return json_pack("{s:s, s:s, s:s, s:s, s:O, s:O, s:I, s:o}", "loopId", lp->ir->id.s,
-                     "spec", hex, "specPath", path, "cwd",
+    return json_pack("{s:s, s:s, s:s, s:s, s:O, s:O, s:I, s:o, s:s}", "loopId",
+                     lp->ir->id.s, "spec", hex, "specPath", path, "cwd",
                      lp->opt.cwd ? lp->opt.cwd : cwd, "inputs", lp->fx.inputs,
                      "baseState", base, "startedAt", (json_int_t)lil__loop_now(lp),
-                     "caps", caps_record(lp));
+                     "caps", caps_record(lp), "digestKey", digest_key);
 }
 
 /* A new run: resolve the inputs (defaults too), journal the start. */
 static lil_status start(struct lil_loop *lp, const lil_spec *spec, json_t *given)
 {
     struct lil_loop_state init;
+    char key[2 * LIL_LOOP_DIGEST_KEY_LEN + 1];
     json_t *rec;
     lil_status rc = LIL_OK;
 
@@ -254,10 +301,13 @@ static lil_status start(struct lil_loop *lp, const lil_spec *spec, json_t *given
         rc = lil__inputs_resolve(lp->env, &lp->err, lp->ir, NULL, NULL, 0,
                                  &lp->fx.inputs);
     if (rc == LIL_OK)
+        rc = new_digest_key(&lp->err, key);
+    if (rc == LIL_OK)
         rc = lil__state_init(&init, lp->env, lp->ir, &lp->err);
     if (rc != LIL_OK)
         return rc;
-    rec = start_record(lp, spec, init.vars);
+    rec = start_record(lp, spec, init.vars, key);
+    explicit_bzero(key, sizeof(key));
     lil__state_free(&init);
     rc = lil__loop_plain(lp, "loop", json_incref(rec), false, NULL);
     if (rc == LIL_OK)

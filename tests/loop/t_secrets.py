@@ -294,6 +294,60 @@ def redirect_to_another_origin(t):
     no_secret(t, "body308", [TOKEN], {"lil run": res.out + res.err}, env=env)
 
 
+DIGEST = """
+    loopspec: "0.1"
+    id: digest
+    pattern: react
+    state:
+      vars:
+        got: {type: json}
+        n: {type: int, init: 0}
+    body:
+      - id: call
+        kind: http
+        request:
+          method: GET
+          url: "@URL@/json"
+          headers: {X-Db-Password: "${env.MY_DB_PASSWORD}"}
+        save: {got: "$"}
+        on_done: {incr: n}
+    terminate: {signal: state-predicate, until: "${state.n >= 2}"}
+    caps: {max_iterations: 3}
+"""
+
+
+@test
+def credential_digests_are_keyed(t):
+    """A weak password in a credential header: the identity journaled and
+    recorded in a cassette holds its HMAC under the run's own key, never
+    its plain SHA-256 (which anyone holding the cassette could test
+    guesses against); two runs digest it differently; the cassette still
+    replays in another store, with another password or none."""
+    import hashlib
+    pw = "hunter22"
+    plain = hashlib.sha256(pw.encode()).hexdigest()
+    srv = t.server()
+    t.spec(DIGEST, URL=srv.url(""))
+    env = {"MY_DB_PASSWORD": pw}
+    expect(t.run("--run-id", "a", "--record", "c.jsonl", env=env), 0, status="completed")
+    expect(t.run("--run-id", "b", env=env), 0, status="completed")
+    with open(t.path("c.jsonl"), encoding="utf-8") as f:
+        tape = f.read()
+    check(plain not in tape, "the plain SHA-256 of the password is in the cassette")
+    check("hmac-sha256:" in tape, "the cassette holds keyed digests: %r" % tape[:300])
+    for run in ("a", "b"):
+        for _, data in t.store_bytes():
+            check(plain.encode() not in data, "the plain digest is in the store")
+    ids = [[r.p["identity"] for r in t.log(run) if r.is_effect_outcome()]
+           for run in ("a", "b")]
+    check(ids[0] and ids[1] and "hmac-sha256:" in ids[0][0] and ids[0][0] != ids[1][0],
+          "two runs, two digests of one password: %r" % ids)
+    replay = t.lil("--dir", t.path("other"), "run", t.spec_path, "--json", "--replay",
+                   "c.jsonl", env={"MY_DB_PASSWORD": "another-one"})
+    expect(replay, 0, status="completed")
+    eq(len(srv.requests), 4, "the replay called nothing")
+
+
 @test
 def pg_uri_password_keys(t):
     """A PostgreSQL URI whose password is given under a percent-encoded key
