@@ -64,7 +64,6 @@ bool lil__http_secret_name(const char *name, size_t len, bool query)
 struct stand {
     lil_status (*put)(const struct stand *st, struct lil_buf *out, const char *s,
                       size_t len);
-    const struct lil_env *env;
     const uint8_t *key; /* NULL: plain SHA-256 (runs started before keys) */
     size_t key_len;
 };
@@ -78,50 +77,21 @@ static lil_status put_redacted(const struct stand *st, struct lil_buf *out,
     return lil__buf_addstr(out, LIL_REDACTED);
 }
 
-/* HMAC-SHA-256 (RFC 2104) of s under key (at most 64 bytes), with the
- * plain hasher: no libcrypto needed. */
-static lil_status hmac(const struct stand *st, const char *s, size_t len,
-                       uint8_t md[LIL_SHA256_LEN])
-{
-    uint8_t pad[64], inner[LIL_SHA256_LEN];
-    struct lil_mac *m = NULL;
-    lil_status rc = lil__mac_new(st->env, NULL, NULL, 0, &m);
-
-    for (int round = 0; rc == LIL_OK && round < 2; round++) {
-        memset(pad, round == 0 ? 0x36 : 0x5c, sizeof(pad));
-        for (size_t i = 0; i < st->key_len && i < sizeof(pad); i++)
-            pad[i] ^= st->key[i];
-        rc = lil__mac_begin(m);
-        if (rc == LIL_OK)
-            rc = lil__mac_update(m, pad, sizeof(pad));
-        if (rc == LIL_OK)
-            rc = round == 0 ? lil__mac_update(m, s, len)
-                            : lil__mac_update(m, inner, sizeof(inner));
-        if (rc == LIL_OK)
-            rc = lil__mac_end(m, round == 0 ? inner : md);
-    }
-    lil__mac_free(st->env, m);
-    return rc;
-}
-
 static lil_status put_hash(const struct stand *st, struct lil_buf *out, const char *s,
                            size_t len)
 {
     uint8_t md[LIL_SHA256_LEN];
     char hex[2 * LIL_SHA256_LEN + 1];
-    lil_status rc = LIL_OK;
 
     if (st->key)
-        rc = hmac(st, s, len, md);
+        lil__hmac_sha256_small(st->key, st->key_len, s, len, md);
     else
         lil__sha256(s, len, md);
-    if (rc != LIL_OK)
-        return rc;
     lil__hex(md, sizeof(md), hex);
     return lil__buf_printf(out, "%s:%s", st->key ? "hmac-sha256" : "sha256", hex);
 }
 
-static const struct stand redacted = {put_redacted, NULL, NULL, 0};
+static const struct stand redacted = {put_redacted, NULL, 0};
 
 /* ------------------------------------------------------------------------ */
 /* URLs                                                                     */
@@ -428,7 +398,7 @@ lil_status lil__http_identity(const struct lil_env *env, struct lil_err *err,
                               json_t *req, const uint8_t *key, size_t key_len,
                               struct lil_buf *out)
 {
-    struct stand hashed = {put_hash, env, key, key_len};
+    struct stand hashed = {put_hash, key, key_len};
     struct lil_json_scope sc;
     json_t *id;
     lil_status rc;

@@ -68,31 +68,6 @@ static bool known(const struct lil_redact *r, const char *s, size_t len)
     return false;
 }
 
-/* Keep the value of var if its name is a secret's. */
-static lil_status consider(struct lil_redact *r, const char *var)
-{
-    const char *eq = strchr(var, '=');
-    size_t len;
-    struct secret *v;
-
-    if (!eq || !lil__redact_name_is_secret(var, (size_t)(eq - var)))
-        return LIL_OK;
-    len = strlen(eq + 1);
-    if (len < LIL_REDACT_MIN_LEN || lil__utf8_invalid_at(eq + 1, len) != len ||
-        known(r, eq + 1, len))
-        return LIL_OK;
-    v = lil__grow(r->env, r->v, &r->cap, r->n, sizeof(*v), 8);
-    if (!v)
-        return LIL_E_NOMEM;
-    r->v = v;
-    v[r->n].s = lil__strndup(r->env, eq + 1, len);
-    if (!v[r->n].s)
-        return LIL_E_NOMEM;
-    v[r->n++].len = len;
-    r->first[(unsigned char)eq[1]] = true;
-    return LIL_OK;
-}
-
 /* Longest first; equal lengths in byte order (a stable order). */
 static int by_length_desc(const void *a, const void *b)
 {
@@ -101,6 +76,46 @@ static int by_length_desc(const void *a, const void *b)
     if (x->len != y->len)
         return x->len > y->len ? -1 : 1;
     return memcmp(x->s, y->s, x->len);
+}
+
+/* Keep the value s (len bytes) when the rules take it. */
+static lil_status keep(struct lil_redact *r, const char *s, size_t len)
+{
+    struct secret *v;
+
+    if (len < LIL_REDACT_MIN_LEN || lil__utf8_invalid_at(s, len) != len ||
+        known(r, s, len))
+        return LIL_OK;
+    v = lil__grow(r->env, r->v, &r->cap, r->n, sizeof(*v), 8);
+    if (!v)
+        return LIL_E_NOMEM;
+    r->v = v;
+    v[r->n].s = lil__strndup(r->env, s, len);
+    if (!v[r->n].s)
+        return LIL_E_NOMEM;
+    v[r->n++].len = len;
+    r->first[(unsigned char)s[0]] = true;
+    return LIL_OK;
+}
+
+/* Keep the value of var if its name is a secret's. */
+static lil_status consider(struct lil_redact *r, const char *var)
+{
+    const char *eq = strchr(var, '=');
+
+    if (!eq || !lil__redact_name_is_secret(var, (size_t)(eq - var)))
+        return LIL_OK;
+    return keep(r, eq + 1, strlen(eq + 1));
+}
+
+lil_status lil__redact_add(struct lil_redact *r, struct lil_err *err, const char *value,
+                           size_t len)
+{
+    if (keep(r, value, len) != LIL_OK)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory collecting secrets");
+    if (r->n > 1)
+        qsort(r->v, r->n, sizeof(*r->v), by_length_desc);
+    return LIL_OK;
 }
 
 lil_status lil__redact_new(const struct lil_env *env, struct lil_err *err,

@@ -54,6 +54,12 @@ bool lil__redact_name_is_secret(const char *name, size_t len);
 lil_status lil__redact_new(const struct lil_env *env, struct lil_err *err,
                            const char *const *vars, struct lil_redact **out);
 
+/* Add one more value (len bytes) that the caller knows is a secret (a
+ * secret input's), under the same rules of length and UTF-8; only while
+ * r is not yet shared.  LIL_E_NOMEM. */
+lil_status lil__redact_add(struct lil_redact *r, struct lil_err *err, const char *value,
+                           size_t len);
+
 /* Wipe and free.  NULL is a no-op. */
 void lil__redact_free(struct lil_redact *r);
 

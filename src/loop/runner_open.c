@@ -223,48 +223,24 @@ static json_t *caps_record(struct lil_loop *lp)
     return lil__cap_limits_json(&lim);
 }
 
-/* 32 random bytes from the kernel, as hex, into hex (65 bytes). */
-static lil_status new_digest_key(struct lil_err *err, char *hex)
+/* 32 random bytes from the kernel into key, and as hex into hex. */
+static lil_status new_digest_key(struct lil_err *err,
+                                 uint8_t key[LIL_LOOP_DIGEST_KEY_LEN], char *hex)
 {
-    uint8_t key[LIL_LOOP_DIGEST_KEY_LEN];
     ssize_t r;
 
     do
-        r = getrandom(key, sizeof(key), 0);
+        r = getrandom(key, LIL_LOOP_DIGEST_KEY_LEN, 0);
     while (r < 0 && errno == EINTR);
-    if (r != (ssize_t)sizeof(key))
+    if (r != LIL_LOOP_DIGEST_KEY_LEN)
         return lil__seterr(err, LIL_E_IO, errno, "cannot make a digest key: %s",
                            lil__errstr(errno));
-    lil__hex(key, sizeof(key), hex);
-    explicit_bzero(key, sizeof(key));
+    lil__hex(key, LIL_LOOP_DIGEST_KEY_LEN, hex);
     return LIL_OK;
 }
 
-static int hex_nibble(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-bool lil__loop_digest_key(const struct lil_loop *lp, uint8_t key[LIL_LOOP_DIGEST_KEY_LEN])
-{
-    const char *hex = json_string_value(json_object_get(lp->start, "digestKey"));
-
-    if (!hex || strlen(hex) != 2 * LIL_LOOP_DIGEST_KEY_LEN)
-        return false;
-    for (size_t i = 0; i < LIL_LOOP_DIGEST_KEY_LEN; i++) {
-        int hi = hex_nibble(hex[2 * i]), lo = hex_nibble(hex[2 * i + 1]);
-
-        if (hi < 0 || lo < 0)
-            return false;
-        key[i] = (uint8_t)(hi * 16 + lo);
-    }
-    return true;
-}
-
 static json_t *start_record(struct lil_loop *lp, const lil_spec *spec, json_t *base,
-                            const char *digest_key)
+                            const char *digest_key, json_t *sealed)
 {
     lil_bytes text = {0};
     uint8_t d[LIL_SHA256_LEN];
@@ -283,7 +259,7 @@ static json_t *start_record(struct lil_loop *lp, const lil_spec *spec, json_t *b
         cwd[0] = '\0';
     return json_pack("{s:s, s:s, s:s, s:s, s:O, s:O, s:I, s:o, s:s}", "loopId",
                      lp->ir->id.s, "spec", hex, "specPath", path, "cwd",
-                     lp->opt.cwd ? lp->opt.cwd : cwd, "inputs", lp->fx.inputs,
+                     lp->opt.cwd ? lp->opt.cwd : cwd, "inputs", sealed,
                      "baseState", base, "startedAt", (json_int_t)lil__loop_now(lp),
                      "caps", caps_record(lp), "digestKey", digest_key);
 }
@@ -292,22 +268,31 @@ static json_t *start_record(struct lil_loop *lp, const lil_spec *spec, json_t *b
 static lil_status start(struct lil_loop *lp, const lil_spec *spec, json_t *given)
 {
     struct lil_loop_state init;
-    char key[2 * LIL_LOOP_DIGEST_KEY_LEN + 1];
-    json_t *rec;
+    uint8_t key[LIL_LOOP_DIGEST_KEY_LEN];
+    char hex[2 * LIL_LOOP_DIGEST_KEY_LEN + 1];
+    json_t *rec, *sealed = NULL;
     lil_status rc = LIL_OK;
 
     lp->fx.inputs = given;
     if (!lp->fx.inputs)
         rc = lil__inputs_resolve(lp->env, &lp->err, lp->ir, NULL, NULL, 0,
                                  &lp->fx.inputs);
+    if (rc == LIL_OK && !lp->fx.given) /* the defaults: unsealed from here */
+        lp->fx.given = json_incref(lp->fx.inputs);
     if (rc == LIL_OK)
-        rc = new_digest_key(&lp->err, key);
+        rc = new_digest_key(&lp->err, key, hex);
+    if (rc == LIL_OK && !(sealed = lil__inputs_sealed(lp, lp->fx.inputs, key)))
+        rc = lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
+    explicit_bzero(key, sizeof(key));
     if (rc == LIL_OK)
         rc = lil__state_init(&init, lp->env, lp->ir, &lp->err);
-    if (rc != LIL_OK)
+    if (rc != LIL_OK) {
+        json_decref(sealed);
         return rc;
-    rec = start_record(lp, spec, init.vars, key);
-    explicit_bzero(key, sizeof(key));
+    }
+    rec = start_record(lp, spec, init.vars, hex, sealed);
+    json_decref(sealed);
+    explicit_bzero(hex, sizeof(hex));
     lil__state_free(&init);
     rc = lil__loop_plain(lp, "loop", json_incref(rec), false, NULL);
     if (rc == LIL_OK)
@@ -362,6 +347,7 @@ static lil_status journal_facts(struct lil_loop *lp, const lil_spec *spec,
     bool refolded;
     lil_status rc = given_inputs(lp, o, &given);
 
+    lp->fx.given = json_incref(given); /* secret inputs unsealed from it */
     if (rc == LIL_OK)
         rc = open_run(lp, true);
     if (rc == LIL_E_NOTFOUND)
@@ -458,6 +444,7 @@ lil_status lil__loop_close(struct lil_loop *lp)
     lil__loop_slots_clear(lp);
     lil__free(env, lp->slots);
     json_decref(lp->fx.inputs);
+    json_decref(lp->fx.given);
     json_decref(lp->fx.environ);
     json_decref(lp->fx.meta);
     json_decref(lp->committed);

@@ -71,6 +71,65 @@ def secret_keys_and_numbers(t):
     no_secret(t, "keys", [TOKEN, PIN], {"lil run": res.out + res.err}, env=env)
 
 
+INPUTS = """
+    loopspec: "0.1"
+    id: sin
+    pattern: react
+    inputs:
+      api_key: {type: string, required: true}
+      n_max: {type: int, default: 2}
+    state:
+      vars:
+        n: {type: int, init: 0}
+        got: {type: json}
+    body:
+      - id: use
+        kind: shell
+        cmd: "printf '{\\"k\\": \\"%s\\"}' ${shq(inputs.api_key)}; echo ${shq(inputs.api_key)} >> @SIDE@.k"
+        save: {got: "$"}
+        on_done: {incr: n}
+    terminate: {signal: state-predicate, until: "${state.n >= inputs.n_max}"}
+    caps: {max_iterations: 5, budget: {wallclock: 1h}}
+"""
+INPUT_KEY = "sk-live-0123456789abc"
+
+
+@test
+def secret_inputs_are_never_journaled(t):
+    """--input api_key=...: the start record holds a seal, not the value;
+    the value is redacted from results and messages; a resume without it
+    is refused naming the input and how to give it, nothing written; a
+    resume with another value is refused without showing either; the
+    environment variable (API_KEY) gives it again; every step saw the
+    real value."""
+    t.spec(INPUTS)
+    first = t.run("--input", "api_key=" + INPUT_KEY, verb="step")
+    expect(first, 4, status="waiting")
+    before = t.journal_bytes("sin")
+    res = t.run(verb="step")
+    expect(res, 1)
+    check("input 'api_key' is a secret, never journaled" in res.err and
+          "--input api_key=VALUE" in res.err and "API_KEY" in res.err,
+          "the refusal says what to give: %r" % res.err)
+    eq(t.journal_bytes("sin"), before, "nothing written by the refused resume")
+    other = t.run("--input", "api_key=sk-other-value-999", verb="step")
+    expect(other, 1)
+    check("not the value the run started with" in other.err, "another value: %r" % other.err)
+    check("sk-other-value-999" not in other.out + other.err, "the other value is shown")
+    eq(t.journal_bytes("sin"), before, "nothing written by the refused value")
+    last = t.run(env={"API_KEY": INPUT_KEY})
+    got = expect(last, 0, status="completed")["state"]["got"]
+    eq(got, {"k": "[redacted]"}, "the value in a result is redacted")
+    with open(t.side_path + ".k", encoding="utf-8") as f:
+        eq(f.read().split(), [INPUT_KEY] * 2, "each step saw the value")
+    start = [r.p for r in t.log("sin") if r.key == "loop"][0]
+    check(start["inputs"]["api_key"]["secret"].startswith("hmac-sha256:"),
+          "the start record holds a seal: %r" % start["inputs"])
+    eq(start["inputs"]["n_max"], 2, "other inputs are journaled as they are")
+    no_secret(t, "sin", [INPUT_KEY], {"lil step": first.out + first.err,
+                                      "lil run": last.out + last.err})
+
+
 SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "http",
                       "llm_server.py")
 _LLM_DROP = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GROQ_API_KEY",
