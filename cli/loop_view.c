@@ -1049,8 +1049,8 @@ void loop_view_iter_usage(const struct loop_view_iter *it, struct loop_view_usag
         if (s->at_reservation) { /* the meters count its reservation */
             out->at_reservation++;
             add_count(&out->tokens, s->last_reserved_tokens);
-            out->usd += s->reserved_rest ? (s->has_usd ? s->usd : 0)
-                                         : s->last_reserved_usd;
+            out->usd +=
+                s->reserved_rest ? (s->has_usd ? s->usd : 0) : s->last_reserved_usd;
             continue;
         }
         add_count(&out->tokens, s->tokens);

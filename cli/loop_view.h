@@ -123,12 +123,12 @@ struct loop_view_slot {
  * attempts that told no usage, failed, aborted or assumed done, at their
  * reservations: the reported_* sums leave those out). */
 struct loop_view_usage {
-    int64_t calls;     /* calls that reported (or estimated) usage */
-    int64_t estimated; /* of them, with estimated tokens */
+    int64_t calls;          /* calls that reported (or estimated) usage */
+    int64_t estimated;      /* of them, with estimated tokens */
     int64_t at_reservation; /* calls whose usage was missing or invalid,
                                counted at their reservations (not in
                                reported_*) */
-    int64_t unpriced;  /* of them, without usd */
+    int64_t unpriced;       /* of them, without usd */
     int64_t tokens;
     double usd;              /* of the priced calls */
     int64_t reported_tokens; /* what the calls reported */

@@ -505,7 +505,8 @@ static lil_status config_secrets(const struct lil_env *env,
     rc = lil__http_url_secrets(env, base, out);
     if (rc == LIL_OK)
         rc = header_object(env, cfg, &h);
-    json_object_foreach(h, name, v) {
+    json_object_foreach(h, name, v)
+    {
         if (rc == LIL_OK && json_string_length(v) > 0 &&
             lil__http_secret_name(name, strlen(name), false) &&
             json_array_append(out, v) != 0)

@@ -145,8 +145,8 @@ static bool header_dropped(const struct transfer *t, const char *name, size_t le
                                        "content-language", "content-location"};
 
     return NAME_IN(name, len, transport) ||
-           (t->cross_origin && (lil__http_secret_name(name, len, false) ||
-                                NAME_IN(name, len, host))) ||
+           (t->cross_origin &&
+            (lil__http_secret_name(name, len, false) || NAME_IN(name, len, host))) ||
            (t->body_dropped && NAME_IN(name, len, body));
 }
 

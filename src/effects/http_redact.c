@@ -155,7 +155,8 @@ static lil_status rewrite_trimmed(struct lil_buf *out, const char *url, size_t l
 }
 
 /* Copy url, secrets through fn (blanks around it copied as they are). */
-static lil_status rewrite_url(struct lil_buf *out, const char *url, const struct stand *fn)
+static lil_status rewrite_url(struct lil_buf *out, const char *url,
+                              const struct stand *fn)
 {
     size_t lead = 0, end = strlen(url);
     lil_status rc;
@@ -327,7 +328,8 @@ static json_t *stand_in(const struct lil_env *env, const char *s, size_t len,
     return v;
 }
 
-static json_t *copy_headers(const struct lil_env *env, json_t *headers, const struct stand *fn)
+static json_t *copy_headers(const struct lil_env *env, json_t *headers,
+                            const struct stand *fn)
 {
     json_t *copy = json_object();
 
@@ -349,7 +351,8 @@ static json_t *copy_headers(const struct lil_env *env, json_t *headers, const st
     return copy;
 }
 
-static json_t *copy_url(const struct lil_env *env, const char *url, const struct stand *fn)
+static json_t *copy_url(const struct lil_env *env, const char *url,
+                        const struct stand *fn)
 {
     struct lil_buf b;
     json_t *v = NULL;
@@ -363,7 +366,8 @@ static json_t *copy_url(const struct lil_env *env, const char *url, const struct
 
 /* A copy of the checked request req with its secrets through fn; NULL
  * when an allocation failed (a jansson one is also the scope's to see). */
-static json_t *copy_request(const struct lil_env *env, json_t *req, const struct stand *fn)
+static json_t *copy_request(const struct lil_env *env, json_t *req,
+                            const struct stand *fn)
 {
     json_t *headers = json_object_get(req, "headers");
     json_t *body = json_object_get(req, "body");

@@ -273,8 +273,8 @@ static lil_status free_key(json_t *obj, struct lil_err *err, struct lil_buf *b)
     size_t blen = b->len;
     lil_status rc = LIL_OK;
 
-    for (unsigned k = 2; rc == LIL_OK && json_object_getn(obj, (const char *)b->data,
-                                                          b->len) != NULL;
+    for (unsigned k = 2;
+         rc == LIL_OK && json_object_getn(obj, (const char *)b->data, b->len) != NULL;
          k++) {
         b->len = blen;
         rc = lil__buf_printf(b, "#%u", k);
@@ -334,7 +334,8 @@ static lil_status redact_keys(const struct lil_redact *r, struct lil_err *err,
     lil_status rc = renames ? find_keys(r, err, obj, renames)
                             : lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
 
-    json_array_foreach(renames, i, one) {
+    json_array_foreach(renames, i, one)
+    {
         json_t *old = json_array_get(one, 0);
 
         json_object_deln(obj, json_string_value(old), json_string_length(old));
@@ -347,9 +348,9 @@ static lil_status redact_keys(const struct lil_redact *r, struct lil_err *err,
         rc = lil__buf_add(&b, json_string_value(key), json_string_length(key));
         rc = rc == LIL_OK ? free_key(obj, err, &b)
                           : lil__seterr(err, rc, 0, "out of memory redacting a key");
-        if (rc == LIL_OK &&
-            json_object_setn_nocheck(obj, (const char *)b.data, b.len,
-                                     json_array_get(json_array_get(renames, i), 2)) != 0)
+        if (rc == LIL_OK && json_object_setn_nocheck(
+                                obj, (const char *)b.data, b.len,
+                                json_array_get(json_array_get(renames, i), 2)) != 0)
             rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory redacting a key");
     }
     lil__buf_free(&b);

@@ -83,7 +83,8 @@ lil_status lil__redact_value(struct lil_err *err, const char *value, size_t vlen
  * redacted), LIL_E_TOOBIG for a value nested deeper than
  * LIL_REDACT_MAX_DEPTH. */
 #define LIL_REDACT_MAX_DEPTH 4096
-lil_status lil__redact_json(const struct lil_redact *r, struct lil_err *err, json_t **v);
+lil_status lil__redact_json(const struct lil_redact *r, struct lil_err *err,
+                            json_t **v);
 
 /* One call: lil__redact_new(vars), lil__redact_text, lil__redact_free. */
 lil_status lil__redact_env_values(const struct lil_env *env, struct lil_err *err,

@@ -130,7 +130,7 @@ struct loop_options {
  * (src/agents/) get only the pieces a call needs, as arguments. */
 struct loop_surroundings {
     json_t *inputs, *environ, *meta;
-    json_t *given; /* the inputs this open was given (resolved), or NULL */
+    json_t *given;            /* the inputs this open was given (resolved), or NULL */
     const char **effect_envp; /* scrubbed environment of shell steps */
     struct lil_redact *redact;
     struct lil_retry_policy retry;
@@ -499,7 +499,8 @@ void lil__budget_mark_usage(const struct lil_loop *lp, const char *slot, json_t 
 /* The run's digest key (its start record's "digestKey", hex) into key:
  * false when it has none (a run started before digest keys). */
 #define LIL_LOOP_DIGEST_KEY_LEN 32
-bool lil__loop_digest_key(const struct lil_loop *lp, uint8_t key[LIL_LOOP_DIGEST_KEY_LEN]);
+bool lil__loop_digest_key(const struct lil_loop *lp,
+                          uint8_t key[LIL_LOOP_DIGEST_KEY_LEN]);
 /* A copy of inputs with each secret input's value replaced by its seal
  * under key (what the start record holds); NULL when out of memory. */
 json_t *lil__inputs_sealed(const struct lil_loop *lp, json_t *inputs,

@@ -259,9 +259,9 @@ static json_t *start_record(struct lil_loop *lp, const lil_spec *spec, json_t *b
         cwd[0] = '\0';
     return json_pack("{s:s, s:s, s:s, s:s, s:O, s:O, s:I, s:o, s:s}", "loopId",
                      lp->ir->id.s, "spec", hex, "specPath", path, "cwd",
-                     lp->opt.cwd ? lp->opt.cwd : cwd, "inputs", sealed,
-                     "baseState", base, "startedAt", (json_int_t)lil__loop_now(lp),
-                     "caps", caps_record(lp), "digestKey", digest_key);
+                     lp->opt.cwd ? lp->opt.cwd : cwd, "inputs", sealed, "baseState",
+                     base, "startedAt", (json_int_t)lil__loop_now(lp), "caps",
+                     caps_record(lp), "digestKey", digest_key);
 }
 
 /* A new run: resolve the inputs (defaults too), journal the start. */

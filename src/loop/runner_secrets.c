@@ -14,9 +14,9 @@
  * again and takes each value from the inputs the open was given, else from
  * the environment variable named as the input, else from that name in
  * upper case (the value converted as --input NAME=VALUE converts it), else
- * from the spec's default.  Its HMAC must be the seal's.  A value found nowhere is LIL_E_INVAL naming the
- * input and the ways to give it; another value is LIL_E_INVAL "not the
- * value the run started with" (no value is ever shown).  Replay stays
+ * from the spec's default.  Its HMAC must be the seal's.  A value found nowhere is
+ * LIL_E_INVAL naming the input and the ways to give it; another value is LIL_E_INVAL
+ * "not the value the run started with" (no value is ever shown).  Replay stays
  * deterministic: an identity or a state that holds the value is computed
  * from the same value as when the run started.
  *
@@ -38,7 +38,8 @@ static int hex_nibble(char c)
     return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-bool lil__loop_digest_key(const struct lil_loop *lp, uint8_t key[LIL_LOOP_DIGEST_KEY_LEN])
+bool lil__loop_digest_key(const struct lil_loop *lp,
+                          uint8_t key[LIL_LOOP_DIGEST_KEY_LEN])
 {
     const char *hex = json_string_value(json_object_get(lp->start, "digestKey"));
 
@@ -84,7 +85,8 @@ json_t *lil__inputs_sealed(const struct lil_loop *lp, json_t *inputs,
     const char *name;
     void *tmp;
 
-    json_object_foreach_safe(copy, tmp, name, v) {
+    json_object_foreach_safe(copy, tmp, name, v)
+    {
         if (!lil__input_is_secret(name))
             continue;
         if (!seal_of(lp, v, key, seal) ||
@@ -202,7 +204,8 @@ lil_status lil__inputs_unseal(struct lil_loop *lp)
     copy = json_copy(lp->fx.inputs);
     if (!copy)
         return lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
-    json_object_foreach_safe(copy, tmp, name, v) {
+    json_object_foreach_safe(copy, tmp, name, v)
+    {
         seal = json_string_value(json_object_get(v, "secret"));
         if (rc != LIL_OK || !seal || !lil__input_is_secret(name))
             continue;

@@ -825,8 +825,9 @@ static const char *identity(const char *fmt)
  * another key, another digest; the plain one without a key. */
 T_TEST(identity_keyed_digests)
 {
-    static const char req[] = "{\"url\":\"http://h/\",\"method\":\"GET\","
-                              "\"headers\":{\"X-Api-Key\":\"what do ya want for nothing?\"}}";
+    static const char req[] =
+        "{\"url\":\"http://h/\",\"method\":\"GET\","
+        "\"headers\":{\"X-Api-Key\":\"what do ya want for nothing?\"}}";
 
     T_EQ_STR(identity_keyed(req, "Jefe"),
              "{\"headers\":{\"X-Api-Key\":\"hmac-sha256:"
