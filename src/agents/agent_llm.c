@@ -550,13 +550,13 @@ static void scrub(const struct lil_env *env, char *msg, size_t cap,
     secrets = json_array();
     rc = secrets ? config_secrets(env, cfg, secrets) : LIL_E_NOMEM;
     if (rc == LIL_OK && (n = json_array_size(secrets)) > 0) {
-        v = lil__calloc(env, n, sizeof(*v));
+        v = lil__calloc(env, n, sizeof(json_t *));
         rc = v ? LIL_OK : LIL_E_NOMEM;
     }
     for (size_t i = 0; v && i < n; i++)
         v[i] = json_array_get(secrets, i);
     if (v && rc == LIL_OK) {
-        qsort(v, n, sizeof(*v), by_length_desc);
+        qsort(v, n, sizeof(json_t *), by_length_desc);
         rc = redact_each(env, msg, cap, v, n);
     }
     lil__free(env, v);

@@ -192,7 +192,7 @@ static lil_status percent_decoded(struct lil_buf *out, const char *s, size_t len
     for (size_t i = 0; i < len && rc == LIL_OK; i++) {
         int hi = s[i] == '%' && i + 2 < len ? hex_value(s[i + 1]) : -1;
         int lo = hi >= 0 ? hex_value(s[i + 2]) : -1;
-        char c = lo >= 0 ? (char)(hi * 16 + lo) : s[i];
+        unsigned char c = lo >= 0 ? (unsigned char)(hi * 16 + lo) : (unsigned char)s[i];
 
         rc = lil__buf_add(out, &c, 1);
         i += lo >= 0 ? 2 : 0;
@@ -216,8 +216,12 @@ static lil_status base64(struct lil_buf *out, const unsigned char *s, size_t len
         v |= i + 2 < len ? (uint32_t)s[i + 2] : 0;
         q[0] = b64[(v >> 18) & 63];
         q[1] = b64[(v >> 12) & 63];
-        q[2] = i + 1 < len ? b64[(v >> 6) & 63] : '=';
-        q[3] = i + 2 < len ? b64[v & 63] : '=';
+        q[2] = b64[(v >> 6) & 63];
+        q[3] = b64[v & 63];
+        if (i + 1 >= len)
+            q[2] = '=';
+        if (i + 2 >= len)
+            q[3] = '=';
         rc = lil__buf_add(out, q, 4);
     }
     return rc;

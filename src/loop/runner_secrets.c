@@ -25,6 +25,7 @@
  * identities (effect_http.h).
  */
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "base/hash.h"
@@ -43,7 +44,7 @@ bool lil__loop_digest_key(const struct lil_loop *lp,
 {
     const char *hex = json_string_value(json_object_get(lp->start, "digestKey"));
 
-    if (!hex || strlen(hex) != 2 * LIL_LOOP_DIGEST_KEY_LEN)
+    if (!hex || strlen(hex) != 2 * (size_t)LIL_LOOP_DIGEST_KEY_LEN)
         return false;
     for (size_t i = 0; i < LIL_LOOP_DIGEST_KEY_LEN; i++) {
         int hi = hex_nibble(hex[2 * i]), lo = hex_nibble(hex[2 * i + 1]);
@@ -69,7 +70,7 @@ static bool seal_of(const struct lil_loop *lp, json_t *v, const uint8_t *key,
     ok = lil__json_canon(lp->env, &e, v, &b) == LIL_OK;
     if (ok) {
         lil__hmac_sha256_small(key, LIL_LOOP_DIGEST_KEY_LEN, b.data, b.len, md);
-        memcpy(out, "hmac-sha256:", 12);
+        snprintf(out, 13, "hmac-sha256:");
         lil__hex(md, sizeof(md), out + 12);
     }
     explicit_bzero(b.data, b.len);
