@@ -375,6 +375,7 @@ static void iter_release(struct loop_view_iter *it)
         free(it->slots[i].kind);
         free(it->slots[i].step);
         free(it->slots[i].model);
+        free(it->slots[i].unreported);
     }
     free(it->slots);
 }
@@ -472,8 +473,13 @@ static void slot_usage(struct walk *w, struct loop_view_slot *s, const json_t *u
     s->usd = json_number_value(json_object_get(usage, "usd"));
     s->estimated = json_is_true(json_object_get(usage, "estimated"));
     s->overran = json_is_true(json_object_get(usage, "overran"));
+    s->at_reservation = json_is_true(json_object_get(usage, "at_reservation"));
     if (model)
         set_str(w, &s->model, model, strlen(model));
+    if (json_is_string(json_object_get(usage, "unreported")))
+        set_str(w, &s->unreported,
+                json_string_value(json_object_get(usage, "unreported")),
+                json_string_length(json_object_get(usage, "unreported")));
 }
 
 /* A slot's outcome (its event v: an effect, a sleep, an approval). */
@@ -569,10 +575,14 @@ static void on_slot(struct walk *w, const json_t *ev, const char *rt,
 
     if (!w->usage_known && strcmp(rt, "step") == 0 && json_is_object(usage)) {
         w->v->usage.calls++;
-        w->v->usage.estimated += json_is_true(json_object_get(usage, "estimated"));
         w->v->usage.unpriced += !json_is_number(json_object_get(usage, "usd"));
-        add_count(&w->v->usage.reported_tokens, count_of(usage, "tokens"));
-        w->v->usage.reported_usd += num_of(usage, "usd");
+        if (json_is_true(json_object_get(usage, "at_reservation"))) {
+            w->v->usage.at_reservation++;
+        } else {
+            w->v->usage.estimated += json_is_true(json_object_get(usage, "estimated"));
+            add_count(&w->v->usage.reported_tokens, count_of(usage, "tokens"));
+            w->v->usage.reported_usd += num_of(usage, "usd");
+        }
     }
     if (w->tail > 0)
         history_slot(w, ev, rt, nm);
@@ -792,6 +802,7 @@ static lil_status load_from_facts(lil_store *st, lil_run *run, struct loop_view 
         from_facts(v);
         v->usage.calls = int_of(u, "calls");
         v->usage.estimated = int_of(u, "estimated_calls");
+        v->usage.at_reservation = int_of(u, "at_reservation_calls");
         v->usage.unpriced = int_of(u, "unpriced_calls");
         v->usage.reported_tokens = int_of(u, "tokens");
         v->usage.reported_usd = num_of(u, "usd");
@@ -955,6 +966,8 @@ static json_t *slot_json(const struct loop_view_slot *s)
         cli_json_set(o, "estimated", json_boolean(s->estimated));
         cli_json_set(o, "model", str_or_null(s->model));
         cli_json_set(o, "overran", json_boolean(s->overran));
+        cli_json_set(o, "at_reservation", json_boolean(s->at_reservation));
+        cli_json_set(o, "unreported", str_or_null(s->unreported));
     }
     if (s->attempts)
         cli_json_set(o, "reserved", reserved_json(s));
@@ -1036,8 +1049,15 @@ void loop_view_iter_usage(const struct loop_view_iter *it, struct loop_view_usag
         if (!s->has_usage)
             continue;
         out->calls++;
-        out->estimated += s->estimated;
+        out->estimated += s->estimated && !s->at_reservation;
         out->unpriced += !s->has_usd;
+        if (s->at_reservation) { /* the meters count its reservation */
+            out->at_reservation++;
+            add_count(&out->tokens, s->last_reserved_tokens);
+            out->usd +=
+                s->reserved_rest ? (s->has_usd ? s->usd : 0) : s->last_reserved_usd;
+            continue;
+        }
         add_count(&out->tokens, s->tokens);
         out->usd += s->has_usd ? s->usd : 0;
     }
@@ -1088,6 +1108,22 @@ static void put_earlier(struct line *l, const struct loop_view_slot *s)
                 s->reserved_usd - s->last_reserved_usd, s->reserved_rest);
 }
 
+/* A call whose usage was missing or invalid: counted at its reservation,
+ * and why. */
+static void put_unbelieved(struct line *l, const struct loop_view_slot *s)
+{
+    put(l, "counted at its reservation: ");
+    if (s->reserved_rest) /* an unpriced model: its usd stays the estimate's */
+        put_reserve(l, s->last_reserved_tokens, s->has_usd ? s->usd : 0, false);
+    else
+        put_reserve(l, s->last_reserved_tokens, s->last_reserved_usd, false);
+    if (s->model)
+        put(l, " (%s)", s->model);
+    put(l, ", usage not counted: %s", s->unreported ? s->unreported : "not reported");
+    if (s->attempts > 1)
+        put_earlier(l, s);
+}
+
 void loop_view_fmt_call(const struct loop_view_slot *s, char *buf, size_t cap)
 {
     struct line l = {"", 0};
@@ -1095,6 +1131,11 @@ void loop_view_fmt_call(const struct loop_view_slot *s, char *buf, size_t cap)
     if (!s->has_usage) {
         if (s->attempts)
             put_no_usage(&l, s);
+        cli_fmt_printable(l.buf, l.len, l.len, buf, cap);
+        return;
+    }
+    if (s->at_reservation) {
+        put_unbelieved(&l, s);
         cli_fmt_printable(l.buf, l.len, l.len, buf, cap);
         return;
     }
@@ -1189,6 +1230,7 @@ json_t *loop_view_usage_json(const struct loop_view_usage *u)
     cli_json_set(o, "estimated", json_boolean(u->estimated > 0));
     cli_json_set(o, "estimated_calls", json_integer(u->estimated));
     cli_json_set(o, "unpriced_calls", json_integer(u->unpriced));
+    cli_json_set(o, "at_reservation_calls", json_integer(u->at_reservation));
     return o;
 }
 

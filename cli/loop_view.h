@@ -104,6 +104,9 @@ struct loop_view_slot {
     double usd;
     bool estimated;          /* tokens estimated from sizes (no usage reported) */
     bool overran;            /* it reported more than it reserved ("overran") */
+    bool at_reservation;     /* its usage was not believed: counted at its
+                                reservation ("at_reservation") */
+    char *unreported;        /* why its usage was not believed, or NULL */
     char *model;             /* the model that answered, or NULL */
     int64_t wake_at_ms;      /* a sleep's wake time, else 0 */
     int64_t attempts;        /* an agent call's reserve.N records (0: none) */
@@ -120,9 +123,12 @@ struct loop_view_slot {
  * attempts that told no usage, failed, aborted or assumed done, at their
  * reservations: the reported_* sums leave those out). */
 struct loop_view_usage {
-    int64_t calls;     /* calls that reported (or estimated) usage */
-    int64_t estimated; /* of them, with estimated tokens */
-    int64_t unpriced;  /* of them, without usd */
+    int64_t calls;          /* calls that reported (or estimated) usage */
+    int64_t estimated;      /* of them, with estimated tokens */
+    int64_t at_reservation; /* calls whose usage was missing or invalid,
+                               counted at their reservations (not in
+                               reported_*) */
+    int64_t unpriced;       /* of them, without usd */
     int64_t tokens;
     double usd;              /* of the priced calls */
     int64_t reported_tokens; /* what the calls reported */

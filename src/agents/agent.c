@@ -137,6 +137,8 @@ void lil__agent_estimate(const char *const *envp, const char *model,
     usage->tokens = usage->tokens_in + usage->tokens_out;
     usage->has_tokens = true;
     usage->estimated = true;
+    if (!usage->unreported[0])
+        snprintf(usage->unreported, sizeof(usage->unreported), "no usage reported");
     if (model &&
         lil__agent_price_usd(envp, model, usage->tokens_in, usage->tokens_out, &usd)) {
         usage->has_usd = true;
@@ -211,8 +213,11 @@ lil_status lil__agent_ready(const struct lil_env *env, struct lil_err *err,
 lil_status lil__agent_result_usage(struct lil_err *err, json_t *result,
                                    const struct lil_agent_usage *u)
 {
-    bool tokens = u->has_tokens && !u->estimated;
-    bool usd = u->has_usd && !u->usd_estimated;
+    /* each part only as reported, and believable (lil__agent_usage_check):
+     * a cost alone is a usage, tokens that are no count are not */
+    bool tokens = !u->unreported[0] && u->has_tokens && !u->estimated;
+    bool usd = u->has_usd && !u->usd_estimated && u->usd >= 0 &&
+               u->usd <= LIL_AGENT_CALL_USD_MAX;
     json_t *o;
     bool bad;
 
@@ -231,6 +236,31 @@ lil_status lil__agent_result_usage(struct lil_err *err, json_t *result,
     return LIL_OK;
 }
 
+void lil__agent_usage_check(struct lil_agent_usage *u)
+{
+    size_t cap = sizeof(u->unreported);
+
+    if (u->unreported[0])
+        return;
+    if (u->estimated || !u->has_tokens)
+        snprintf(u->unreported, cap, "no usage reported");
+    else if (u->tokens <= 0)
+        snprintf(u->unreported, cap, "0 tokens reported for a call that answered");
+    else if (u->tokens > LIL_AGENT_CALL_TOKENS_MAX)
+        snprintf(u->unreported, cap, "%lld tokens reported, more than one call uses",
+                 (long long)u->tokens);
+    else if (u->has_usd && !(u->usd >= 0 && u->usd <= LIL_AGENT_CALL_USD_MAX))
+        snprintf(u->unreported, cap, "a cost of %g reported", u->usd);
+}
+
+/* The harness's call, its usage checked. */
+static lil_status checked(lil_status rc, struct lil_agent_usage *usage)
+{
+    if (rc == LIL_OK)
+        lil__agent_usage_check(usage);
+    return rc;
+}
+
 static lil_status harness_call(const struct lil_env *env, struct lil_err *err,
                                const struct lil_agent_call *call, json_t **result,
                                struct lil_agent_usage *usage)
@@ -243,9 +273,9 @@ static lil_status harness_call(const struct lil_env *env, struct lil_err *err,
             *result = json_object(); /* nothing runs, nothing is metered */
             return *result ? LIL_OK : lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
         case FAM_LLM:
-            return lil__agent_llm_call(env, err, call, result, usage);
+            return checked(lil__agent_llm_call(env, err, call, result, usage), usage);
         default:
-            return lil__agent_cli_call(env, err, call, result, usage);
+            return checked(lil__agent_cli_call(env, err, call, result, usage), usage);
         }
     }
     return lil__seterr(err, LIL_E_INVAL, 0, "unknown agent harness '%s'",

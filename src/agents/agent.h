@@ -29,6 +29,12 @@
  * token of prompt and output), marked estimated, so a token cap is never
  * inert.  USD: the provider's reported cost when it gives one, else the
  * price table (lil__agent_price_usd), else none (has_usd false).
+ * A usage that is missing or is no usage (lil__agent_usage_check: a
+ * negative, fractional or absurd count -- over LIL_AGENT_CALL_TOKENS_MAX
+ * --, no tokens for a call that answered, a cost that is not a number in
+ * [0, LIL_AGENT_CALL_USD_MAX]) says so in `unreported`, and its tokens are
+ * the estimate: the runner counts such a call at its reservation (the
+ * worst case) when a budget made one.
  *
  * The result (the reference's AgentResult, what `save` reads): the reply
  * object with the reported usage set as its `usage` key, last
@@ -118,7 +124,17 @@ struct lil_agent_usage {
     bool estimated;     /* tokens estimated (no usage was reported) */
     bool usd_estimated; /* usd the price of estimated tokens */
     char model[128];    /* the model that answered, when known, else "" */
+    /* why the call's usage is not the provider's word ("" when it is):
+     * none reported, or what was reported is not a usage (a negative or
+     * absurd count, zero tokens for a call that answered, a cost that is
+     * not a number >= 0); tokens and usd are then an estimate */
+    char unreported[96];
 };
+
+/* The most tokens and usd one call can report and be believed: more is
+ * not a usage (lil__agent_usage_check). */
+#define LIL_AGENT_CALL_TOKENS_MAX INT64_C(1000000000)
+#define LIL_AGENT_CALL_USD_MAX    1e6
 
 /* The most one call may cost, known before it runs (above). */
 struct lil_agent_worst {
@@ -154,7 +170,12 @@ lil_status lil__agent_settings(struct lil_err *err, lil_bytes *out);
 
 /* Run one call.  *result is a new JSON value (an object, or what a CLI's
  * envelope held: claude-code may give an array) with the reported usage
- * in it (lil__agent_result_usage); *usage is filled. */
+ * in it (lil__agent_result_usage: none when lil__agent_usage_check found
+ * it is not a usage to believe); *usage is filled. */
+/* Say in u->unreported why u is not a usage to believe, when it is not
+ * (above); u's counts are left as they are. */
+void lil__agent_usage_check(struct lil_agent_usage *u);
+
 lil_status lil__agent_call(const struct lil_env *env, struct lil_err *err,
                            const struct lil_agent_call *call, json_t **result,
                            struct lil_agent_usage *usage);

@@ -46,6 +46,7 @@
 #include "agents/agent.h"
 #include "agents/agent_info.h"
 #include "agents/agent_llm_int.h"
+#include "base/alloc.h"
 #include "base/settings/settings.h"
 #include "effects/curl_dl.h"
 #include "effects/curl_opts.h"
@@ -478,21 +479,91 @@ static CURLcode set_options(struct llm_transfer *t, const struct llm_config *cfg
 
 /* ---- messages --------------------------------------------------------------- */
 
-/* Every occurrence of key in msg replaced by "[redacted]" (in place, cut
- * to cap); a message that cannot be redacted is withheld. */
-static void scrub(const struct lil_env *env, char *msg, size_t cap, const char *key)
+/* Longest first: a value inside a longer one is redacted with it. */
+static int by_length_desc(const void *a, const void *b)
+{
+    size_t x = json_string_length(*(json_t *const *)a);
+    size_t y = json_string_length(*(json_t *const *)b);
+
+    return x == y ? 0 : x > y ? -1 : 1;
+}
+
+/* The secrets of cfg a server may echo back: the key, the credentials of
+ * the base URL (userinfo, Basic credentials, secret query parameters) and
+ * the values of the secret headers sent (LLM_HEADERS), into out. */
+static lil_status config_secrets(const struct lil_env *env,
+                                 const struct llm_config *cfg, json_t *out)
+{
+    char base[4096];
+    json_t *h = NULL, *v;
+    const char *name;
+    lil_status rc = LIL_OK;
+
+    if (*cfg->key && json_array_append_new(out, json_string(cfg->key)) != 0)
+        return LIL_E_NOMEM;
+    snprintf(base, sizeof(base), "%.*s", (int)cfg->base_len, cfg->base);
+    rc = lil__http_url_secrets(env, base, out);
+    if (rc == LIL_OK)
+        rc = header_object(env, cfg, &h);
+    json_object_foreach(h, name, v)
+    {
+        if (rc == LIL_OK && json_string_length(v) > 0 &&
+            lil__http_secret_name(name, strlen(name), false) &&
+            json_array_append(out, v) != 0)
+            rc = LIL_E_NOMEM;
+    }
+    json_decref(h);
+    return rc;
+}
+
+/* msg with each of the n values of v replaced, in turn (in place). */
+static lil_status redact_each(const struct lil_env *env, char *msg, size_t cap,
+                              json_t *const *v, size_t n)
 {
     struct lil_buf b;
+    lil_status rc = LIL_OK;
 
-    if (!*key)
-        return;
     lil__buf_init(&b, env, BUF_UNCAPPED);
-    if (lil__redact_value(NULL, key, strlen(key), msg, strlen(msg), &b) == LIL_OK)
-        snprintf(msg, cap, "%s", b.data ? (const char *)b.data : "");
-    else
+    for (size_t i = 0; i < n && rc == LIL_OK; i++) {
+        lil__buf_reset(&b);
+        rc = lil__redact_value(NULL, json_string_value(v[i]), json_string_length(v[i]),
+                               msg, strlen(msg), &b);
+        if (rc == LIL_OK)
+            snprintf(msg, cap, "%s", b.data ? (const char *)b.data : "");
+    }
+    lil__buf_free(&b);
+    return rc;
+}
+
+/* Every occurrence of each secret of cfg in msg replaced by "[redacted]",
+ * the longest first (in place, cut to cap); a message that cannot be
+ * redacted is withheld. */
+static void scrub(const struct lil_env *env, char *msg, size_t cap,
+                  const struct llm_config *cfg)
+{
+    struct lil_json_scope sc;
+    json_t *secrets, **v = NULL;
+    size_t n = 0;
+    lil_status rc;
+
+    lil__json_begin(&sc, env);
+    secrets = json_array();
+    rc = secrets ? config_secrets(env, cfg, secrets) : LIL_E_NOMEM;
+    if (rc == LIL_OK && (n = json_array_size(secrets)) > 0) {
+        v = lil__calloc(env, n, sizeof(json_t *));
+        rc = v ? LIL_OK : LIL_E_NOMEM;
+    }
+    for (size_t i = 0; v && i < n; i++)
+        v[i] = json_array_get(secrets, i);
+    if (v && rc == LIL_OK) {
+        qsort(v, n, sizeof(json_t *), by_length_desc);
+        rc = redact_each(env, msg, cap, v, n);
+    }
+    lil__free(env, v);
+    json_decref(secrets);
+    if (lil__json_end(&sc) != LIL_OK || rc != LIL_OK)
         snprintf(msg, cap,
                  "the llm request failed (out of memory redacting its message)");
-    lil__buf_free(&b);
 }
 
 /* Bytes of the first `chars` UTF-8 characters of s (len bytes). */
@@ -620,7 +691,7 @@ lil_status lil__agent_llm_call(const struct lil_env *env, struct lil_err *err,
     lil__buf_free(&t.err_body);
     lil__buf_free(&body);
     if (rc != LIL_OK)
-        scrub(env, err->msg, sizeof(err->msg), cfg.key);
+        scrub(env, err->msg, sizeof(err->msg), &cfg);
     return rc;
 }
 

@@ -236,15 +236,57 @@ lil_status lil__llm_result(const struct lil_env *env, struct lil_err *err,
     return LIL_OK;
 }
 
-/* A token count of the provider: a number >= 0 (a real one truncated), or 0. */
-static int64_t count_of(json_t *usage, const char *name)
+/* A token count of the provider: an integer in [0, LIL_AGENT_CALL_TOKENS_MAX]
+ * in *out, else why it is no count ("is ...", a static text). */
+static const char *count_of(json_t *usage, const char *name, int64_t *out)
 {
     json_t *v = json_object_get(usage, name);
     double d = json_is_number(v) ? json_number_value(v) : 0;
 
-    if (!(d >= 0) || d > 1e15)
-        return 0;
-    return (int64_t)d;
+    *out = 0;
+    if (!v)
+        return "is missing";
+    if (!json_is_number(v))
+        return "is not a number";
+    if (!(d >= 0))
+        return "is negative";
+    if (d > (double)LIL_AGENT_CALL_TOKENS_MAX)
+        return "is more than one call uses";
+    if (d != (double)(int64_t)d)
+        return "is not a whole number";
+    *out = (int64_t)d;
+    return NULL;
+}
+
+/* Why usage is no usage of a call whose answer had text_bytes bytes (into
+ * why), or false when it is one: its counts in *in and *out. */
+static bool invalid_usage(json_t *usage, size_t text_bytes, int64_t *in, int64_t *out,
+                          char *why, size_t cap)
+{
+    const char *bad = count_of(usage, "prompt_tokens", in);
+    const char *name = "prompt_tokens";
+    json_t *cost = json_object_get(usage, "cost");
+
+    if (!bad) {
+        bad = count_of(usage, "completion_tokens", out);
+        name = "completion_tokens";
+    }
+    if (bad) {
+        snprintf(why, cap, "%s %s", name, bad);
+        return true;
+    }
+    if (*in == 0 || (*out == 0 && text_bytes > 0)) {
+        snprintf(why, cap, "%s is 0 for a call that answered",
+                 *in == 0 ? "prompt_tokens" : "completion_tokens");
+        return true;
+    }
+    if (cost && !json_is_null(cost) &&
+        !(json_is_number(cost) && json_number_value(cost) >= 0 &&
+          json_number_value(cost) <= LIL_AGENT_CALL_USD_MAX)) {
+        snprintf(why, cap, "cost is not a number in [0, %g]", LIL_AGENT_CALL_USD_MAX);
+        return true;
+    }
+    return false;
 }
 
 void lil__llm_usage(const char *const *envp, const char *model, json_t *usage,
@@ -254,15 +296,15 @@ void lil__llm_usage(const char *const *envp, const char *model, json_t *usage,
     double usd;
 
     memset(out, 0, sizeof(*out));
+    if (usage && invalid_usage(usage, text_bytes, &out->tokens_in, &out->tokens_out,
+                               out->unreported, sizeof(out->unreported)))
+        usage = NULL; /* not believed: estimated, and said why */
     if (!usage) {
         lil__agent_estimate(envp, model, prompt_bytes, text_bytes, out);
     } else {
-        out->tokens_in = count_of(usage, "prompt_tokens");
-        out->tokens_out = count_of(usage, "completion_tokens");
         out->tokens = out->tokens_in + out->tokens_out;
         out->has_tokens = true;
-        if (json_is_number(cost) && isfinite(json_number_value(cost)) &&
-            json_number_value(cost) >= 0) {
+        if (json_is_number(cost)) {
             out->has_usd = true;
             out->usd = json_number_value(cost);
         } else if (lil__agent_price_usd(envp, model, out->tokens_in, out->tokens_out,

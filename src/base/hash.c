@@ -77,6 +77,28 @@ void lil__sha256(const void *data, size_t len, uint8_t out[LIL_SHA256_LEN])
     SHA256_Final(out, &c);
 }
 
+void lil__hmac_sha256_small(const uint8_t *key, size_t key_len, const void *data,
+                            size_t len, uint8_t out[LIL_SHA256_LEN])
+{
+    uint8_t pad[64], inner[LIL_SHA256_LEN];
+    SHA256_CTX c;
+
+    for (int round = 0; round < 2; round++) {
+        memset(pad, round == 0 ? 0x36 : 0x5c, sizeof(pad));
+        for (size_t i = 0; i < key_len && i < sizeof(pad); i++)
+            pad[i] ^= key[i];
+        SHA256_Init(&c);
+        SHA256_Update(&c, pad, sizeof(pad));
+        if (round == 0)
+            SHA256_Update(&c, data, len);
+        else
+            SHA256_Update(&c, inner, sizeof(inner));
+        SHA256_Final(round == 0 ? inner : out, &c);
+    }
+    explicit_bzero(pad, sizeof(pad));
+    explicit_bzero(&c, sizeof(c));
+}
+
 void lil__hex(const uint8_t *bytes, size_t len, char *out)
 {
     static const char digits[] = "0123456789abcdef";

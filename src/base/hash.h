@@ -24,6 +24,13 @@ uint32_t lil__crc32(uint32_t crc, const void *data, size_t len);
 
 void lil__sha256(const void *data, size_t len, uint8_t out[LIL_SHA256_LEN]);
 
+/* HMAC-SHA-256 (RFC 2104) of data under a key of at most 64 bytes (longer
+ * ones are cut there), with the plain SHA-256 functions: no libcrypto.so.3
+ * to load, no allocation, no failure.  For digests of secrets (lil's own
+ * random keys), not for the journal's chain. */
+void lil__hmac_sha256_small(const uint8_t *key, size_t key_len, const void *data,
+                            size_t len, uint8_t out[LIL_SHA256_LEN]);
+
 /* Lowercase hex of len bytes into out (2*len+1 bytes). */
 void lil__hex(const uint8_t *bytes, size_t len, char *out);
 

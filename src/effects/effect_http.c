@@ -140,13 +140,13 @@ static bool header_dropped(const struct transfer *t, const char *name, size_t le
                                             "expect",
                                             "te",
                                             "trailer"};
-    static const char *const credentials[] = {"authorization", "proxy-authorization",
-                                              "cookie", "host"};
+    static const char *const host[] = {"host"};
     static const char *const body[] = {"content-type", "content-encoding",
                                        "content-language", "content-location"};
 
     return NAME_IN(name, len, transport) ||
-           (t->cross_origin && NAME_IN(name, len, credentials)) ||
+           (t->cross_origin &&
+            (lil__http_secret_name(name, len, false) || NAME_IN(name, len, host))) ||
            (t->body_dropped && NAME_IN(name, len, body));
 }
 
@@ -360,6 +360,11 @@ static lil_status follow(struct transfer *t, long status, const char *next)
         t->has_body = false;
         t->body_dropped = true;
     }
+    if (t->cross_origin && t->has_body)
+        return fail(t, LIL_E_INVAL,
+                    "redirected (%ld) to another origin with the request's body: a "
+                    "body is never sent across origins (use the final URL)",
+                    status);
     lil__buf_init(&url, t->env, BUF_UNCAPPED);
     rc = lil__http_url_prepare(&url, next);
     if (rc == LIL_OK && url.data) {

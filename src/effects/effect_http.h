@@ -39,9 +39,14 @@
  *     (more is an error): 301 and 302 turn a POST into a GET, 303 turns
  *     anything but GET into a GET, both dropping the body and its
  *     Content-* headers; 307 and 308 keep method and body; a redirect to
- *     another origin drops Authorization, Proxy-Authorization, Cookie and
- *     Host for the rest of the transfer; a redirect to a scheme other than
- *     http or https is an error;
+ *     another origin (scheme, host or port) drops, for the rest of the
+ *     transfer, Host and every header lil classes as a credential
+ *     (lil__http_secret_name: Authorization, Proxy-Authorization, Cookie,
+ *     X-Api-Key, any name holding KEY, TOKEN, SECRET, PASSWORD, AUTH,
+ *     SESSION, SIGNATURE ...); a body is never sent across origins: a 307
+ *     or 308 of a request with a body to another origin is LIL_E_INVAL (not
+ *     retried), the body not sent; a redirect to a scheme other than http
+ *     or https is an error;
  *   - libcurl reads the usual proxy variables (http_proxy, https_proxy,
  *     no_proxy), verifies TLS certificates, keeps no cookies and reads no
  *     .netrc; only http and https are ever spoken.
@@ -78,13 +83,17 @@
  * request has.  It is journaled, so it must not hold credentials, yet a
  * changed credential must still change it (a replay against another
  * account is not the same request).  So the identity holds, in place of
- * each secret (below), "sha256:" and the lowercase hex SHA-256 of the
- * secret's bytes: a header's value, a query parameter's value, the
- * userinfo of a URL.  A hash of a long random token reveals nothing; a
- * short or guessable secret (a password) could be found by trying
- * candidates against its hash, so such secrets should be sent in a form
- * that carries entropy (a token).  The body is part of the identity as it
- * is: secrets do not belong in a body that is journaled.
+ * each secret (below), a keyed digest of the secret's bytes (a header's
+ * value, a query parameter's value, the userinfo of a URL):
+ * "hmac-sha256:" and the lowercase hex HMAC-SHA-256 under the run's own
+ * random digest key (journaled in its start record, never in a cassette),
+ * so that a guessable secret (a password) cannot be found by trying
+ * candidates against a shared cassette.  A run started before runs had a
+ * digest key keeps plain "sha256:" digests (key NULL), so that its
+ * journal replays as it was written.  Whoever reads the journal holds the
+ * key: a journal is kept private, and guessable secrets are better sent
+ * in a form that carries entropy (a token).  The body is part of the
+ * identity as it is: secrets do not belong in a body that is journaled.
  *
  * Secrets (lil__http_secret_name), by name, ASCII case-insensitive:
  * Authorization, Proxy-Authorization, Cookie, Set-Cookie, X-Api-Key, any
@@ -142,10 +151,12 @@ lil_status lil__http_perform(const struct lil_env *env, struct lil_err *err,
                              json_t **out);
 
 /* Append the identity of req (the canonical JSON bytes above, secrets as
- * their hashes) to out.  Errors: LIL_E_INVAL (lil__http_check), LIL_E_NOMEM,
+ * their keyed digests under key, key_len bytes, at most 64; key NULL: plain
+ * SHA-256) to out.  Errors: LIL_E_INVAL (lil__http_check), LIL_E_NOMEM,
  * LIL_E_TOOBIG past out's cap. */
 lil_status lil__http_identity(const struct lil_env *env, struct lil_err *err,
-                              json_t *req, struct lil_buf *out);
+                              json_t *req, const uint8_t *key, size_t key_len,
+                              struct lil_buf *out);
 
 /* The same identity for a request that is never sent (a dry run's, whose
  * mock answers it): none of lil__http_check's rules but the shape the
@@ -153,7 +164,8 @@ lil_status lil__http_identity(const struct lil_env *env, struct lil_err *err,
  * or header value a real run would refuse still has its identity.  Errors:
  * LIL_E_INVAL (no such shape), LIL_E_NOMEM, LIL_E_TOOBIG. */
 lil_status lil__http_identity_unsent(const struct lil_env *env, struct lil_err *err,
-                                     json_t *req, struct lil_buf *out);
+                                     json_t *req, const uint8_t *key, size_t key_len,
+                                     struct lil_buf *out);
 
 /* Append url with its userinfo and the values of its secret query (and
  * fragment) parameters replaced by "[redacted]" to out.  Errors of the
@@ -162,5 +174,13 @@ lil_status lil__http_redact_url(struct lil_buf *out, const char *url);
 
 /* Is a header or query parameter of this name (len bytes) a secret? */
 bool lil__http_secret_name(const char *name, size_t len, bool query);
+
+/* Append to the JSON array out every secret value of url, as it is and
+ * percent-decoded: its userinfo, the userinfo's password and the Basic
+ * credentials a client makes of it (base64 of user:password), the values
+ * of its secret query and fragment parameters -- what a server may echo
+ * back in an error.  LIL_E_NOMEM (out may then hold some). */
+lil_status lil__http_url_secrets(const struct lil_env *env, const char *url,
+                                 json_t *out);
 
 #endif

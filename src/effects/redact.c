@@ -68,31 +68,6 @@ static bool known(const struct lil_redact *r, const char *s, size_t len)
     return false;
 }
 
-/* Keep the value of var if its name is a secret's. */
-static lil_status consider(struct lil_redact *r, const char *var)
-{
-    const char *eq = strchr(var, '=');
-    size_t len;
-    struct secret *v;
-
-    if (!eq || !lil__redact_name_is_secret(var, (size_t)(eq - var)))
-        return LIL_OK;
-    len = strlen(eq + 1);
-    if (len < LIL_REDACT_MIN_LEN || lil__utf8_invalid_at(eq + 1, len) != len ||
-        known(r, eq + 1, len))
-        return LIL_OK;
-    v = lil__grow(r->env, r->v, &r->cap, r->n, sizeof(*v), 8);
-    if (!v)
-        return LIL_E_NOMEM;
-    r->v = v;
-    v[r->n].s = lil__strndup(r->env, eq + 1, len);
-    if (!v[r->n].s)
-        return LIL_E_NOMEM;
-    v[r->n++].len = len;
-    r->first[(unsigned char)eq[1]] = true;
-    return LIL_OK;
-}
-
 /* Longest first; equal lengths in byte order (a stable order). */
 static int by_length_desc(const void *a, const void *b)
 {
@@ -101,6 +76,46 @@ static int by_length_desc(const void *a, const void *b)
     if (x->len != y->len)
         return x->len > y->len ? -1 : 1;
     return memcmp(x->s, y->s, x->len);
+}
+
+/* Keep the value s (len bytes) when the rules take it. */
+static lil_status keep(struct lil_redact *r, const char *s, size_t len)
+{
+    struct secret *v;
+
+    if (len < LIL_REDACT_MIN_LEN || lil__utf8_invalid_at(s, len) != len ||
+        known(r, s, len))
+        return LIL_OK;
+    v = lil__grow(r->env, r->v, &r->cap, r->n, sizeof(*v), 8);
+    if (!v)
+        return LIL_E_NOMEM;
+    r->v = v;
+    v[r->n].s = lil__strndup(r->env, s, len);
+    if (!v[r->n].s)
+        return LIL_E_NOMEM;
+    v[r->n++].len = len;
+    r->first[(unsigned char)s[0]] = true;
+    return LIL_OK;
+}
+
+/* Keep the value of var if its name is a secret's. */
+static lil_status consider(struct lil_redact *r, const char *var)
+{
+    const char *eq = strchr(var, '=');
+
+    if (!eq || !lil__redact_name_is_secret(var, (size_t)(eq - var)))
+        return LIL_OK;
+    return keep(r, eq + 1, strlen(eq + 1));
+}
+
+lil_status lil__redact_add(struct lil_redact *r, struct lil_err *err, const char *value,
+                           size_t len)
+{
+    if (keep(r, value, len) != LIL_OK)
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory collecting secrets");
+    if (r->n > 1)
+        qsort(r->v, r->n, sizeof(*r->v), by_length_desc);
+    return LIL_OK;
 }
 
 lil_status lil__redact_new(const struct lil_env *env, struct lil_err *err,
@@ -198,53 +213,224 @@ lil_status lil__redact_text(const struct lil_redact *r, struct lil_err *err,
                : lil__seterr(err, rc, 0, "out of memory redacting a text");
 }
 
+/* The redacted copy of s (len bytes) in *out (NULL when s holds no secret). */
+static lil_status redacted_copy(const struct lil_redact *r, struct lil_err *err,
+                                const char *s, size_t len, struct lil_buf *b,
+                                bool *changed)
+{
+    lil_status rc = len ? lil__redact_text(r, err, s, len, b) : LIL_OK;
+
+    *changed = rc == LIL_OK && len && (b->len != len || memcmp(b->data, s, len) != 0);
+    return rc;
+}
+
 static lil_status redact_string(const struct lil_redact *r, struct lil_err *err,
                                 json_t *v)
 {
-    const char *s = json_string_value(v);
-    size_t len = json_string_length(v);
     struct lil_buf b;
+    bool changed = false;
     lil_status rc;
 
     lil__buf_init(&b, r->env, SIZE_MAX);
-    rc = len ? lil__redact_text(r, err, s, len, &b) : LIL_OK; /* "" has no secret */
-    if (rc == LIL_OK && len && (b.len != len || memcmp(b.data, s, len) != 0) &&
+    rc = redacted_copy(r, err, json_string_value(v), json_string_length(v), &b,
+                       &changed);
+    if (rc == LIL_OK && changed &&
         json_string_setn_nocheck(v, (const char *)b.data, b.len) != 0)
         rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory redacting a text");
     lil__buf_free(&b);
     return rc;
 }
 
+/* A number whose text holds a secret (a secret of digits, 12345678, read as
+ * a JSON number) becomes the string "[redacted]": *out, else NULL. */
+static lil_status redact_number(const struct lil_redact *r, struct lil_err *err,
+                                json_t *v, json_t **out)
+{
+    char text[64];
+    struct lil_buf b;
+    bool changed = false;
+    lil_status rc;
+    int n = json_is_integer(v)
+                ? snprintf(text, sizeof(text), "%" JSON_INTEGER_FORMAT,
+                           json_integer_value(v))
+                : snprintf(text, sizeof(text), "%.17g", json_real_value(v));
+
+    *out = NULL;
+    if (n <= 0 || (size_t)n >= sizeof(text))
+        return LIL_OK;
+    lil__buf_init(&b, r->env, SIZE_MAX);
+    rc = redacted_copy(r, err, text, (size_t)n, &b, &changed);
+    lil__buf_free(&b);
+    if (rc == LIL_OK && changed && !(*out = json_string(LIL_REDACTED)))
+        rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory redacting a number");
+    return rc;
+}
+
+/* A key of obj free for what stands in for a secret key (in b): b itself,
+ * else b#2, b#3 ... */
+static lil_status free_key(json_t *obj, struct lil_err *err, struct lil_buf *b)
+{
+    size_t blen = b->len;
+    lil_status rc = LIL_OK;
+
+    for (unsigned k = 2;
+         rc == LIL_OK && json_object_getn(obj, (const char *)b->data, b->len) != NULL;
+         k++) {
+        b->len = blen;
+        rc = lil__buf_printf(b, "#%u", k);
+    }
+    return rc == LIL_OK ? LIL_OK
+                        : lil__seterr(err, rc, 0, "out of memory redacting a key");
+}
+
+/* [old key, new key (in b), value at it]; NULL when out of memory. */
+static json_t *rename_of(const char *k, size_t klen, const struct lil_buf *b, void *it)
+{
+    json_t *a = json_array();
+
+    if (json_array_append_new(a, json_stringn_nocheck(k, klen)) != 0 ||
+        json_array_append_new(a, json_stringn_nocheck((const char *)b->data, b->len)) !=
+            0 ||
+        json_array_append(a, json_object_iter_value(it)) != 0) {
+        json_decref(a);
+        return NULL;
+    }
+    return a;
+}
+
+/* The keys of obj that hold a secret, as [old key, new key, value] in
+ * renames. */
+static lil_status find_keys(const struct lil_redact *r, struct lil_err *err,
+                            json_t *obj, json_t *renames)
+{
+    struct lil_buf b;
+    lil_status rc = LIL_OK;
+
+    lil__buf_init(&b, r->env, SIZE_MAX);
+    for (void *it = json_object_iter(obj); it && rc == LIL_OK;
+         it = json_object_iter_next(obj, it)) {
+        const char *k = json_object_iter_key(it);
+        size_t klen = json_object_iter_key_len(it);
+        bool changed = false;
+
+        lil__buf_reset(&b);
+        rc = redacted_copy(r, err, k, klen, &b, &changed);
+        if (rc == LIL_OK && changed &&
+            json_array_append_new(renames, rename_of(k, klen, &b, it)) != 0)
+            rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory redacting a key");
+    }
+    lil__buf_free(&b);
+    return rc;
+}
+
+/* Rename the keys that hold a secret to their redacted text (made unique
+ * with #2, #3 ... where two would meet, in the object's order). */
+static lil_status redact_keys(const struct lil_redact *r, struct lil_err *err,
+                              json_t *obj)
+{
+    json_t *renames = json_array(), *one;
+    struct lil_buf b;
+    size_t i;
+    lil_status rc = renames ? find_keys(r, err, obj, renames)
+                            : lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+
+    json_array_foreach(renames, i, one)
+    {
+        json_t *old = json_array_get(one, 0);
+
+        json_object_deln(obj, json_string_value(old), json_string_length(old));
+    }
+    lil__buf_init(&b, r->env, SIZE_MAX);
+    for (i = 0; rc == LIL_OK && i < json_array_size(renames); i++) {
+        json_t *key = json_array_get(json_array_get(renames, i), 1);
+
+        lil__buf_reset(&b);
+        rc = lil__buf_add(&b, json_string_value(key), json_string_length(key));
+        rc = rc == LIL_OK ? free_key(obj, err, &b)
+                          : lil__seterr(err, rc, 0, "out of memory redacting a key");
+        if (rc == LIL_OK && json_object_setn_nocheck(
+                                obj, (const char *)b.data, b.len,
+                                json_array_get(json_array_get(renames, i), 2)) != 0)
+            rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory redacting a key");
+    }
+    lil__buf_free(&b);
+    json_decref(renames);
+    return rc;
+}
+
 static lil_status redact_value(const struct lil_redact *r, struct lil_err *err,
+                               json_t *v, int depth, json_t **out);
+
+static lil_status redact_array(const struct lil_redact *r, struct lil_err *err,
                                json_t *v, int depth)
 {
     lil_status rc = LIL_OK;
 
+    for (size_t i = 0; i < json_array_size(v) && rc == LIL_OK; i++) {
+        json_t *repl = NULL;
+
+        rc = redact_value(r, err, json_array_get(v, i), depth + 1, &repl);
+        if (rc == LIL_OK && repl && json_array_set_new(v, i, repl) != 0)
+            rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory redacting a value");
+    }
+    return rc;
+}
+
+/* The values, then the keys. */
+static lil_status redact_object(const struct lil_redact *r, struct lil_err *err,
+                                json_t *v, int depth)
+{
+    lil_status rc = LIL_OK;
+
+    for (void *it = json_object_iter(v); it && rc == LIL_OK;
+         it = json_object_iter_next(v, it)) {
+        json_t *repl = NULL;
+
+        rc = redact_value(r, err, json_object_iter_value(it), depth + 1, &repl);
+        if (rc == LIL_OK && repl && json_object_iter_set_new(v, it, repl) != 0)
+            rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory redacting a value");
+    }
+    return rc == LIL_OK ? redact_keys(r, err, v) : rc;
+}
+
+/* Redact v in place; a number to be replaced comes back in *out. */
+static lil_status redact_value(const struct lil_redact *r, struct lil_err *err,
+                               json_t *v, int depth, json_t **out)
+{
+    *out = NULL;
     if (depth > LIL_REDACT_MAX_DEPTH)
         return lil__seterr(err, LIL_E_TOOBIG, 0, "JSON value nested deeper than %d",
                            LIL_REDACT_MAX_DEPTH);
     if (json_is_string(v))
         return redact_string(r, err, v);
-    for (size_t i = 0; json_is_array(v) && i < json_array_size(v) && rc == LIL_OK; i++)
-        rc = redact_value(r, err, json_array_get(v, i), depth + 1);
-    for (void *it = json_object_iter(v); it && rc == LIL_OK;
-         it = json_object_iter_next(v, it))
-        rc = redact_value(r, err, json_object_iter_value(it), depth + 1);
-    return rc;
+    if (json_is_number(v))
+        return redact_number(r, err, v, out);
+    if (json_is_array(v))
+        return redact_array(r, err, v, depth);
+    if (json_is_object(v))
+        return redact_object(r, err, v, depth);
+    return LIL_OK;
 }
 
-lil_status lil__redact_json(const struct lil_redact *r, struct lil_err *err, json_t *v)
+lil_status lil__redact_json(const struct lil_redact *r, struct lil_err *err, json_t **v)
 {
     struct lil_json_scope sc;
+    json_t *top = NULL;
     lil_status rc, end;
 
-    if (!r || r->n == 0 || !v)
+    if (!r || r->n == 0 || !*v)
         return LIL_OK;
     lil__json_begin(&sc, r->env);
-    rc = redact_value(r, err, v, 0);
+    rc = redact_value(r, err, *v, 0, &top);
     end = lil__json_end(&sc);
     if (rc == LIL_OK && end != LIL_OK)
         rc = lil__seterr(err, end, 0, "out of memory redacting a JSON value");
+    if (top && rc == LIL_OK) { /* a number at the top, replaced */
+        json_decref(*v);
+        *v = top;
+        top = NULL;
+    }
+    json_decref(top);
     return rc;
 }
 

@@ -14,8 +14,12 @@
  *   - every occurrence of a value, byte for byte, becomes "[redacted]";
  *     where values overlap, the longest one that starts first wins (the
  *     text is scanned left to right, the longest value tried first);
- *   - in a JSON value, strings (at any depth) are redacted; object keys are
- *     not.
+ *   - in a JSON value, at any depth: strings are redacted; a number whose
+ *     text (as JSON writes it) holds a value becomes the string
+ *     "[redacted]" (a secret of digits read as a number); an object key
+ *     holding a value is renamed to its redacted text, "#2", "#3" ...
+ *     appended where two renamed keys (or a renamed key and another)
+ *     would meet.
  *
  * Redacting a result changes what a replay returns (the loop sees
  * "[redacted]" where the fresh run saw the value): the caller decides what
@@ -50,6 +54,12 @@ bool lil__redact_name_is_secret(const char *name, size_t len);
 lil_status lil__redact_new(const struct lil_env *env, struct lil_err *err,
                            const char *const *vars, struct lil_redact **out);
 
+/* Add one more value (len bytes) that the caller knows is a secret (a
+ * secret input's), under the same rules of length and UTF-8; only while
+ * r is not yet shared.  LIL_E_NOMEM. */
+lil_status lil__redact_add(struct lil_redact *r, struct lil_err *err, const char *value,
+                           size_t len);
+
 /* Wipe and free.  NULL is a no-op. */
 void lil__redact_free(struct lil_redact *r);
 
@@ -67,11 +77,14 @@ lil_status lil__redact_text(const struct lil_redact *r, struct lil_err *err,
 lil_status lil__redact_value(struct lil_err *err, const char *value, size_t vlen,
                              const char *text, size_t len, struct lil_buf *out);
 
-/* Redact the strings of v in place (v's allocations under r's env).
- * LIL_E_NOMEM (v may then be partly redacted), LIL_E_TOOBIG for a value
- * nested deeper than LIL_REDACT_MAX_DEPTH. */
+/* Redact the strings, numbers and keys of *v in place (v's allocations
+ * under r's env); a number at the top is replaced: *v then holds the new
+ * value (the old one released).  LIL_E_NOMEM (v may then be partly
+ * redacted), LIL_E_TOOBIG for a value nested deeper than
+ * LIL_REDACT_MAX_DEPTH. */
 #define LIL_REDACT_MAX_DEPTH 4096
-lil_status lil__redact_json(const struct lil_redact *r, struct lil_err *err, json_t *v);
+lil_status lil__redact_json(const struct lil_redact *r, struct lil_err *err,
+                            json_t **v);
 
 /* One call: lil__redact_new(vars), lil__redact_text, lil__redact_free. */
 lil_status lil__redact_env_values(const struct lil_env *env, struct lil_err *err,

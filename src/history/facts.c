@@ -148,7 +148,7 @@ static lil_status place(struct lil_run *run, struct lil_err *err, json_t *o)
 
 struct usage_walk {
     bool started; /* the loop's start record was seen */
-    int64_t calls, estimated, unpriced, tokens;
+    int64_t calls, estimated, unpriced, at_reservation, tokens;
     double usd;
 };
 
@@ -185,17 +185,24 @@ static int usage_record(void *ud, const lil_record *rec)
     used = json_object_get(p, "usage");
     if (json_is_object(used)) {
         u->calls++;
-        u->estimated += json_is_true(json_object_get(used, "estimated"));
         u->unpriced += !json_is_number(json_object_get(used, "usd"));
-        add_usage(u, used);
+        if (json_is_true(json_object_get(used, "at_reservation"))) {
+            u->at_reservation++; /* the meters count its reservation instead */
+        } else {
+            u->estimated += json_is_true(json_object_get(used, "estimated"));
+            add_usage(u, used);
+        }
     }
     json_decref(p);
     return 0;
 }
 
 /* "usage": what a loop run's agent calls reported, {"calls",
- * "estimated_calls", "unpriced_calls", "tokens", "usd"} (the meters also
- * count what calls without usage reserved: "meters", "budget"). */
+ * "estimated_calls", "unpriced_calls", "at_reservation_calls", "tokens",
+ * "usd"}: tokens and usd leave out the calls whose usage was missing or
+ * invalid and counted at their reservations (at_reservation_calls; the
+ * meters count what those and calls without usage reserved: "meters",
+ * "budget"). */
 static lil_status usage(struct lil_run *run, struct lil_err *err, json_t *o)
 {
     struct usage_walk u = {0};
@@ -203,11 +210,12 @@ static lil_status usage(struct lil_run *run, struct lil_err *err, json_t *o)
 
     if (rc == LIL_OK)
         lil__hev_set(o, "usage",
-                     json_pack("{s:I, s:I, s:I, s:I, s:f}", "calls",
+                     json_pack("{s:I, s:I, s:I, s:I, s:I, s:f}", "calls",
                                (json_int_t)u.calls, "estimated_calls",
                                (json_int_t)u.estimated, "unpriced_calls",
-                               (json_int_t)u.unpriced, "tokens", (json_int_t)u.tokens,
-                               "usd", u.usd));
+                               (json_int_t)u.unpriced, "at_reservation_calls",
+                               (json_int_t)u.at_reservation, "tokens",
+                               (json_int_t)u.tokens, "usd", u.usd));
     return rc;
 }
 

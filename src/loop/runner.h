@@ -136,6 +136,7 @@ struct loop_options {
  * (src/agents/) get only the pieces a call needs, as arguments. */
 struct loop_surroundings {
     json_t *inputs, *environ, *meta;
+    json_t *given;            /* the inputs this open was given (resolved), or NULL */
     const char **effect_envp; /* scrubbed environment of shell steps */
     char *env_allow[2];       /* --env-allow and LIL_EFFECT_ENV (copies, or
                                  NULL): what agent CLIs may get too */
@@ -516,9 +517,26 @@ lil_status lil__budget_start_cap(struct lil_loop *lp, int64_t iteration,
  * a retry of it needs, into out; false when it holds none. */
 bool lil__budget_uncertain_detail(const struct lil_loop *lp, const char *slot,
                                   char *out, size_t cap);
-/* Add "overran": true to usage when it is more than slot's reservation. */
-void lil__budget_mark_overrun(const struct lil_loop *lp, const char *slot,
-                              json_t *usage);
+/* When slot holds a reservation: add "at_reservation": true to a usage
+ * that is not the provider's word ("unreported": it counts at the
+ * reservation), else "overran": true to one that is more than it. */
+void lil__budget_mark_usage(const struct lil_loop *lp, const char *slot, json_t *usage);
+
+/* ---- secrets (runner_secrets.c) ---- */
+/* The run's digest key (its start record's "digestKey", hex) into key:
+ * false when it has none (a run started before digest keys). */
+#define LIL_LOOP_DIGEST_KEY_LEN 32
+bool lil__loop_digest_key(const struct lil_loop *lp,
+                          uint8_t key[LIL_LOOP_DIGEST_KEY_LEN]);
+/* A copy of inputs with each secret input's value replaced by its seal
+ * under key (what the start record holds); NULL when out of memory. */
+json_t *lil__inputs_sealed(const struct lil_loop *lp, json_t *inputs,
+                           const uint8_t *key);
+/* Replace the seals of lp->fx.inputs (as folded) by the values, from
+ * lp->fx.given or the environment, each checked against its seal and
+ * added to the values redacted.  LIL_E_INVAL (missing or another value:
+ * the message says which input and how to give it), LIL_E_NOMEM. */
+lil_status lil__inputs_unseal(struct lil_loop *lp);
 
 /* Errors: set lp->err and it->why = WHY_FAIL. */
 lil_status lil__iter_fail(struct iter *it, lil_status code, const char *fmt, ...)

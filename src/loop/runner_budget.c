@@ -34,8 +34,13 @@
  *                      pending one is held and counted (lil__meters_reserve)
  *   outcome "I.S"      the held reservation is settled at the outcome's
  *                      usage, or at itself when the outcome tells none (a
- *                      failure, an assume-done, an abort); an outcome with
- *                      usage and nothing held adds the usage (no budget)
+ *                      failure, an assume-done, an abort) or a usage that
+ *                      is not the provider's word ("unreported": none
+ *                      reported, or not a usage: agent.h; its usd stays
+ *                      the usage's when the reservation's was the rest of
+ *                      an unpriced model's budget) or is out of range; an
+ *                      outcome with usage and nothing held adds the usage
+ *                      (no budget)
  * A reserve record without the intent after it (the process died between
  * the two) reserved nothing: the call never started.
  *
@@ -137,6 +142,12 @@ lil_status lil__budget_intent(struct lil_loop *lp, bool folding, const char *slo
     return hold(lp, folding, s, &s->pending);
 }
 
+/* Is usage not the provider's word (its "unreported" says why)? */
+static bool unreported(const json_t *usage)
+{
+    return json_is_string(json_object_get(usage, "unreported"));
+}
+
 lil_status lil__budget_outcome(struct lil_loop *lp, bool folding, const char *slot,
                                json_t *outcome, bool *moved)
 {
@@ -156,6 +167,11 @@ lil_status lil__budget_outcome(struct lil_loop *lp, bool folding, const char *sl
         if (!json_is_object(u)) {
             tokens = s->held.tokens;
             usd = s->held.usd;
+        } else if (unreported(u)) {
+            /* at the reservation; an unpriced model's usd is unknown with
+               or without a usage: its estimate's, as a reported one's */
+            tokens = s->held.tokens;
+            usd = s->held.usd_rest ? usd : s->held.usd;
         }
         rc = meter(lp, folding, LIL_METER_EV_SETTLE, &s->held, tokens, usd);
         s->has_held = rc != LIL_OK;
@@ -169,8 +185,7 @@ lil_status lil__budget_outcome(struct lil_loop *lp, bool folding, const char *sl
     return rc;
 }
 
-void lil__budget_mark_overrun(const struct lil_loop *lp, const char *slot,
-                              json_t *usage)
+void lil__budget_mark_usage(const struct lil_loop *lp, const char *slot, json_t *usage)
 {
     const struct loop_slot *s = NULL;
     int64_t tokens = (int64_t)json_integer_value(json_object_get(usage, "tokens"));
@@ -181,7 +196,9 @@ void lil__budget_mark_overrun(const struct lil_loop *lp, const char *slot,
             s = &lp->slots[i];
     if (!s || !s->has_held || !json_is_object(usage))
         return;
-    if (tokens > s->held.tokens || (lp->meters.lim.has_usd && usd > s->held.usd))
+    if (unreported(usage))
+        json_object_set_new(usage, "at_reservation", json_true());
+    else if (tokens > s->held.tokens || (lp->meters.lim.has_usd && usd > s->held.usd))
         json_object_set_new(usage, "overran", json_true());
 }
 

@@ -213,13 +213,13 @@ static int run_effect(lil_call *call, void *ud)
         (void)lil__call_fail(call, NULL, "%s", lp->err.msg);
         return 1;
     }
-    if (lil__redact_json(lp->fx.redact, &lp->err, result) != LIL_OK) {
+    if (lil__redact_json(lp->fx.redact, &lp->err, &result) != LIL_OK) {
         json_decref(result);
         json_decref(usage);
         lil__call_abandon(call, LIL_E_UNCERTAIN);
         return 1;
     }
-    lil__budget_mark_overrun(lp, ef->name, usage);
+    lil__budget_mark_usage(lp, ef->name, usage);
     ef->outcome = outcome_of(ef, result, usage); /* takes result and usage */
     if (!ef->outcome) {
         lil__call_abandon(call, LIL_E_UNCERTAIN);
@@ -398,6 +398,7 @@ static lil_status fresh(struct effect *ef, json_t **result)
     return add_usage(ef, ef->outcome);
 }
 
+
 static lil_status make_note(struct effect *ef)
 {
     struct lil_loop *lp = ef->it->lp;
@@ -568,20 +569,31 @@ static json_t *render_json(struct iter *it, const struct lil_ir_tmpl *t)
     return s;
 }
 
-/* The identity of ef's http request (lp->err says why not): a request a
- * real run would refuse is refused, unless a mock answers it and the
- * unsent hook is told (lil__loop_set_unsent). */
+/* The identity of ef's http request (lp->err says why not), its secrets as
+ * digests under the run's digest key (its start record's "digestKey"; none:
+ * plain SHA-256, as the run was started): a request a real run would refuse
+ * is refused, unless a mock answers it and the unsent hook is told
+ * (lil__loop_set_unsent). */
 static lil_status http_identity(struct effect *ef)
 {
     struct lil_loop *lp = ef->it->lp;
+    uint8_t key[LIL_LOOP_DIGEST_KEY_LEN];
+    const uint8_t *k = lil__loop_digest_key(lp, key) ? key : NULL;
+    lil_status rc;
 
-    if (!lp->replay.mock || !lp->replay.unsent)
-        return lil__http_identity(lp->env, &lp->err, ef->request, &ef->identity);
-    if (lil__http_check(&lp->err, ef->request) != LIL_OK) {
-        lp->replay.unsent(lp->replay.unsent_ud, ef->step_id, lp->err.msg);
-        lil__clearerr(&lp->err);
+    if (!lp->replay.mock || !lp->replay.unsent) {
+        rc = lil__http_identity(lp->env, &lp->err, ef->request, k, sizeof(key),
+                                &ef->identity);
+    } else {
+        if (lil__http_check(&lp->err, ef->request) != LIL_OK) {
+            lp->replay.unsent(lp->replay.unsent_ud, ef->step_id, lp->err.msg);
+            lil__clearerr(&lp->err);
+        }
+        rc = lil__http_identity_unsent(lp->env, &lp->err, ef->request, k, sizeof(key),
+                                       &ef->identity);
     }
-    return lil__http_identity_unsent(lp->env, &lp->err, ef->request, &ef->identity);
+    explicit_bzero(key, sizeof(key));
+    return rc;
 }
 
 static json_t *http_request(struct iter *it, const struct lil_ir_http *h, bool envelope)
@@ -662,8 +674,9 @@ static void agent_call_of(struct effect *ef, struct lil_agent_call *c,
     c->running_pgid = &ef->it->lp->child_pgid;
 }
 
-/* The usage journaled with the outcome: {"tokens", "usd"?, "estimated"?},
- * or none when the harness reported nothing and nothing was estimated. */
+/* The usage journaled with the outcome: {"tokens", "usd"?, "estimated"?,
+ * "model"?, "unreported"?: why}, or none when the harness reported nothing
+ * and nothing was estimated. */
 static json_t *usage_json(const struct lil_agent_usage *u)
 {
     json_t *o;
@@ -679,6 +692,8 @@ static json_t *usage_json(const struct lil_agent_usage *u)
         json_object_set_new(o, "estimated", json_true());
     if (o && u->model[0])
         json_object_set_new(o, "model", json_string(u->model));
+    if (o && u->unreported[0])
+        json_object_set_new(o, "unreported", json_string(u->unreported));
     return o;
 }
 
@@ -799,7 +814,7 @@ static lil_status record_hook(struct effect *ef, json_t *result)
     struct lil_loop *lp = ef->it->lp;
     json_t *copy = json_deep_copy(result), *o;
     lil_status rc =
-        copy ? lil__redact_json(lp->fx.redact, &lp->err, copy) : LIL_E_NOMEM;
+        copy ? lil__redact_json(lp->fx.redact, &lp->err, &copy) : LIL_E_NOMEM;
 
     if (rc != LIL_OK) {
         json_decref(copy);

@@ -77,7 +77,9 @@ static void add_start(json_t *doc, const struct lil_loop *lp)
     json_object_set_new(doc, "spec_sha256", member_or_null(s, "spec"));
     json_object_set_new(doc, "cwd", member_or_null(s, "cwd"));
     json_object_set_new(doc, "inputs",
-                        lp->fx.inputs ? json_incref(lp->fx.inputs) : json_object());
+                        json_is_object(json_object_get(s, "inputs"))
+                            ? json_incref(json_object_get(s, "inputs"))
+                            : json_object()); /* sealed secrets */
     json_object_set_new(doc, "started_at_ms", json_integer(lp->started_ms));
 }
 

@@ -576,6 +576,8 @@ lil_status lil__loop_load(struct lil_loop *lp)
         settle_end(lp);
         settle_pause(lp);
     }
+    if (rc == LIL_OK && lp->started)
+        rc = lil__inputs_unseal(lp); /* a runner's: the values of secret inputs */
     lil__free(lp->env, w.recs);
     lil__buf_free(&w.snap);
     lil__buf_free(&w.arena);

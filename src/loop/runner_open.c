@@ -4,14 +4,19 @@
  *
  * The start record ("loop", docs/loops.md) is journaled when the run is
  * new: {"loopId", "spec" (SHA-256 of the normalized spec), "specPath",
- * "inputs", "baseState", "startedAt"}.  Its inputs are the run's for good:
+ * "inputs", "baseState", "startedAt", "caps", "digestKey"}.  digestKey
+ * (64 hex digits, random) keys the digests of the credentials in its http
+ * effects' identities (effect_http.h); a run whose start has none keeps
+ * plain SHA-256 digests.  Its inputs are the run's for good:
  * a later open given inputs must give the same ones (state_inputs.c
  * compares them), one given none uses them.  Its startedAt is the base of
  * the wallclock meter (downtime included: docs/loopspec.md, "Caps").
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "base/alloc.h"
@@ -221,7 +226,24 @@ static json_t *caps_record(struct lil_loop *lp)
     return lil__cap_limits_json(&lim);
 }
 
-static json_t *start_record(struct lil_loop *lp, const lil_spec *spec, json_t *base)
+/* 32 random bytes from the kernel into key, and as hex into hex. */
+static lil_status new_digest_key(struct lil_err *err,
+                                 uint8_t key[LIL_LOOP_DIGEST_KEY_LEN], char *hex)
+{
+    ssize_t r;
+
+    do
+        r = getrandom(key, LIL_LOOP_DIGEST_KEY_LEN, 0);
+    while (r < 0 && errno == EINTR);
+    if (r != LIL_LOOP_DIGEST_KEY_LEN)
+        return lil__seterr(err, LIL_E_IO, errno, "cannot make a digest key: %s",
+                           lil__errstr(errno));
+    lil__hex(key, LIL_LOOP_DIGEST_KEY_LEN, hex);
+    return LIL_OK;
+}
+
+static json_t *start_record(struct lil_loop *lp, const lil_spec *spec, json_t *base,
+                            const char *digest_key, json_t *sealed)
 {
     lil_bytes text = {0};
     uint8_t d[LIL_SHA256_LEN];
@@ -238,29 +260,42 @@ static json_t *start_record(struct lil_loop *lp, const lil_spec *spec, json_t *b
         snprintf(path, sizeof(path), "%s", name);
     if (!lp->opt.cwd && !getcwd(cwd, sizeof(cwd)))
         cwd[0] = '\0';
-    return json_pack("{s:s, s:s, s:s, s:s, s:O, s:O, s:I, s:o}", "loopId", lp->ir->id.s,
-                     "spec", hex, "specPath", path, "cwd",
-                     lp->opt.cwd ? lp->opt.cwd : cwd, "inputs", lp->fx.inputs,
-                     "baseState", base, "startedAt", (json_int_t)lil__loop_now(lp),
-                     "caps", caps_record(lp));
+    return json_pack("{s:s, s:s, s:s, s:s, s:O, s:O, s:I, s:o, s:s}", "loopId",
+                     lp->ir->id.s, "spec", hex, "specPath", path, "cwd",
+                     lp->opt.cwd ? lp->opt.cwd : cwd, "inputs", sealed, "baseState",
+                     base, "startedAt", (json_int_t)lil__loop_now(lp), "caps",
+                     caps_record(lp), "digestKey", digest_key);
 }
 
 /* A new run: resolve the inputs (defaults too), journal the start. */
 static lil_status start(struct lil_loop *lp, const lil_spec *spec, json_t *given)
 {
     struct lil_loop_state init;
-    json_t *rec;
+    uint8_t key[LIL_LOOP_DIGEST_KEY_LEN];
+    char hex[2 * LIL_LOOP_DIGEST_KEY_LEN + 1];
+    json_t *rec, *sealed = NULL;
     lil_status rc = LIL_OK;
 
     lp->fx.inputs = given;
     if (!lp->fx.inputs)
         rc = lil__inputs_resolve(lp->env, &lp->err, lp->ir, NULL, NULL, 0,
                                  &lp->fx.inputs);
+    if (rc == LIL_OK && !lp->fx.given) /* the defaults: unsealed from here */
+        lp->fx.given = json_incref(lp->fx.inputs);
+    if (rc == LIL_OK)
+        rc = new_digest_key(&lp->err, key, hex);
+    if (rc == LIL_OK && !(sealed = lil__inputs_sealed(lp, lp->fx.inputs, key)))
+        rc = lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
+    explicit_bzero(key, sizeof(key));
     if (rc == LIL_OK)
         rc = lil__state_init(&init, lp->env, lp->ir, &lp->err);
-    if (rc != LIL_OK)
+    if (rc != LIL_OK) {
+        json_decref(sealed);
         return rc;
-    rec = start_record(lp, spec, init.vars);
+    }
+    rec = start_record(lp, spec, init.vars, hex, sealed);
+    json_decref(sealed);
+    explicit_bzero(hex, sizeof(hex));
     lil__state_free(&init);
     rc = lil__loop_plain(lp, "loop", json_incref(rec), false, NULL);
     if (rc == LIL_OK)
@@ -315,6 +350,7 @@ static lil_status journal_facts(struct lil_loop *lp, const lil_spec *spec,
     bool refolded;
     lil_status rc = given_inputs(lp, o, &given);
 
+    lp->fx.given = json_incref(given); /* secret inputs unsealed from it */
     if (rc == LIL_OK)
         rc = open_run(lp, true);
     if (rc == LIL_E_NOTFOUND)
@@ -411,6 +447,7 @@ lil_status lil__loop_close(struct lil_loop *lp)
     lil__loop_slots_clear(lp);
     lil__free(env, lp->slots);
     json_decref(lp->fx.inputs);
+    json_decref(lp->fx.given);
     json_decref(lp->fx.environ);
     json_decref(lp->fx.meta);
     json_decref(lp->committed);

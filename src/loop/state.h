@@ -201,6 +201,18 @@ lil_status lil__inputs_resolve(const struct lil_env *env, struct lil_err *err,
                                const struct lil_ir_spec *ir, json_t *given,
                                const char *const *pairs, size_t npairs, json_t **out);
 
+/* Is the input named name a secret's (effects/redact.h: its name holds
+ * KEY, TOKEN, SECRET, PASSWORD, PASSWD or CREDENTIAL)?  Its value is never
+ * journaled nor shown (runner_secrets.c). */
+bool lil__input_is_secret(const char *name);
+
+/* text converted to input name's type as NAME=VALUE is (new value in
+ * *out).  LIL_E_INVAL (no such input, or the value does not fit),
+ * LIL_E_NOMEM. */
+lil_status lil__inputs_convert(const struct lil_env *env, struct lil_err *err,
+                               const struct lil_ir_spec *ir, const char *name,
+                               const char *text, json_t **out);
+
 /* Compare the inputs a run started with (was: the journaled object) with
  * those resolved now.  LIL_OK when every input has the same value (JSON
  * equality; resolution stores 5.0 as 5, so the canonical bytes of one

@@ -10,13 +10,15 @@
  * spec's order (its value converted or checked, a required one present).
  * The first problem is the error, so the same call always reports the same
  * one.  Messages show names and values through lil__ir_show (control
- * characters escaped, long ones cut).
+ * characters escaped, long ones cut), never the value of an input named
+ * like a secret (lil__input_is_secret).
  */
 #include <stdint.h>
 #include <string.h>
 
 #include "base/err.h"
 #include "base/utf8.h"
+#include "effects/redact.h"
 #include "loop/state.h"
 #include "loopspec/values/ident.h"
 
@@ -98,6 +100,8 @@ static lil_status unknown(const struct resolve *r, const char *name, size_t len,
 {
     char nbuf[SHOW], list[160];
 
+    if (lil__redact_name_is_secret(name, len))
+        value = "not shown: a secret's";
     return lil__seterr(
         r->err, LIL_E_INVAL, 0, "unknown input '%s' (value %s): the spec declares %s",
         show(name, len, nbuf), value, declared(r->ir, list, sizeof(list)));
@@ -192,6 +196,8 @@ static lil_status mismatch(const struct resolve *r, const struct lil_ir_input *i
 {
     char tbuf[SHOW];
 
+    if (lil__input_is_secret(in->name))
+        value = "(not shown: a secret's)";
     return lil__seterr(r->err, LIL_E_INVAL, 0,
                        "input '%s' (type %s): the value %s%s is not %s", in->name,
                        show(in->type_text.s, strlen(in->type_text.s), tbuf), value,
@@ -290,6 +296,27 @@ static lil_status resolve_one(const struct resolve *r, const struct lil_ir_input
         rc = add_value(r, in, src, obj);
     json_decref(conv);
     return rc;
+}
+
+lil_status lil__inputs_convert(const struct lil_env *env, struct lil_err *err,
+                               const struct lil_ir_spec *ir, const char *name,
+                               const char *text, json_t **out)
+{
+    bool failed = false;
+    struct resolve r = {env, err, ir, NULL, NULL, 0, &failed};
+    const struct lil_ir_input *in = find_input(ir, name, strlen(name));
+    lil_status rc;
+
+    *out = NULL;
+    if (!in || !in->type_ok)
+        return lil__seterr(err, LIL_E_INVAL, 0, "no input '%s' of a valid type", name);
+    rc = convert_text(&r, in, text, out);
+    return failed && rc == LIL_OK ? nomem(err) : rc;
+}
+
+bool lil__input_is_secret(const char *name)
+{
+    return lil__redact_name_is_secret(name, strlen(name));
 }
 
 static lil_status resolve(const struct resolve *r, json_t *obj)

@@ -20,7 +20,9 @@
  *
  * Replay: the file is read when the loop opens; the runner's mock answers
  * each effect with the first unused entry of the same kind and identity (a
- * repeated identical request takes the next one), its usage metered as
+ * repeated identical request takes the next one; the digests of
+ * credentials, "hmac-sha256:<hex>" and "sha256:<hex>", match any digest:
+ * each run digests them under its own key, effect_http.h), its usage metered as
  * recorded.  The outcomes the replay run's journal already holds (a
  * replay resumed, or stepped) use up their entries first.  An effect the
  * cassette does not answer fails (LIL_E_NOTFOUND, not retried) with a

@@ -350,7 +350,8 @@ T_TEST(killed_agent_call_then_abort)
     lil_store_close(st);
 }
 
-/* Calls that answer: settled at their (estimated) usage. */
+/* Calls that answer without a usage (the cli harness reports none):
+ * settled at their reservations. */
 T_TEST(agent_calls_settled)
 {
     T_ONE_PROCESS(); /* its store is shared with another process */

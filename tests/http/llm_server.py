@@ -36,11 +36,16 @@ The base URL chooses the answer: http://127.0.0.1:PORT/<scenario>[/<arg>]/v1
   array        "[1, 2]" (JSON, but not an object)
   nullcontent  content null
   status/N     status N, a body that echoes the Authorization header
+  echoerr/N    status N, a body that echoes the request's path (with its
+               query) and every header
   ansi         status 400, a body with terminal controls: ESC [31m, BEL,
                CR, the C1 control U+0085 and the bidi override U+202E
   slow/MS      waits MS ms, then text
   big/N        content of N bytes "a"
   notjson      200 "hello" as text/plain
+  usage/KIND   "hello there" with a usage that is none: KIND neg (prompt_tokens
+               -5), zero (0 and 0), huge (10^12 completion tokens), frac (2.5
+               prompt tokens), str ("3" as prompt_tokens), cost (a cost of -1)
   bill[/MS]    {"ok": true}, billed as a call that used its whole limit:
                prompt_tokens = the bytes of the system message and the
                prompt + 9 (chat framing), completion_tokens = max_tokens;
@@ -68,6 +73,14 @@ SYSTEM = ("You are executing one step of an agent loop. If the step needs a "
 CONNECTS = []
 MAX_TOKENS = 2000
 LEDGER = None  # (path, lock) of --ledger
+BAD_USAGE = {
+    "neg": {"prompt_tokens": -5, "completion_tokens": 2},
+    "zero": {"prompt_tokens": 0, "completion_tokens": 0},
+    "huge": {"prompt_tokens": 3, "completion_tokens": 10 ** 12},
+    "frac": {"prompt_tokens": 2.5, "completion_tokens": 2},
+    "str": {"prompt_tokens": "3", "completion_tokens": 2},
+    "cost": {"prompt_tokens": 3, "completion_tokens": 2, "cost": -1},
+}
 
 
 def normalize(model):
@@ -202,7 +215,7 @@ class Handler(BaseHTTPRequestHandler):
                 f.write(line + "\n")
 
     @staticmethod
-    def usage_of(scenario, req):
+    def usage_of(scenario, arg, req):
         """The usage the answer reports (None: none)."""
         if scenario == "bill":
             sent = SYSTEM.encode() + req["messages"][1]["content"].encode()
@@ -213,12 +226,14 @@ class Handler(BaseHTTPRequestHandler):
             return {"prompt_tokens": 1000000, "completion_tokens": 1000000}
         if scenario == "cost":
             return {"prompt_tokens": 10, "completion_tokens": 5, "cost": 0.0123}
-        if scenario in ("nousage", "status", "notjson", "ansi"):
+        if scenario == "usage":
+            return dict(BAD_USAGE[arg])
+        if scenario in ("nousage", "status", "notjson", "ansi", "echoerr"):
             return None
         return {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
 
     def answer(self, scenario, arg, req, stream):
-        usage = self.usage_of(scenario, req)
+        usage = self.usage_of(scenario, arg, req)
         self.bill(scenario, req, usage)
         content = "hello there"
         if scenario == "bill":
@@ -241,6 +256,9 @@ class Handler(BaseHTTPRequestHandler):
         elif scenario == "status":
             msg = "provider says: bad key %s %s" % (self.headers.get("Authorization"),
                                                    "x" * 500)
+            return self.reply(int(arg), msg.encode(), "text/plain")
+        elif scenario == "echoerr":
+            msg = "seen: %s %s" % (self.path, json.dumps(dict(self.headers.items())))
             return self.reply(int(arg), msg.encode(), "text/plain")
         elif scenario == "ansi":
             msg = "bad \x1b[31mred\x07 bell\r over \u0085 nel \u202e evil"

@@ -794,7 +794,9 @@ T_TEST(urls_redacted)
     T_EQ_STR(redacted_url(""), "");
 }
 
-static const char *identity(const char *fmt)
+/* The identity of the request fmt, its secrets digested under key (NULL:
+ * plain SHA-256). */
+static const char *identity_keyed(const char *fmt, const char *key)
 {
     static char bufs[2][1024];
     static int next;
@@ -804,13 +806,35 @@ static const char *identity(const char *fmt)
     struct lil_err err;
 
     lil__buf_init(&out, test_env(), sizeof(bufs[0]) - 1);
-    if (lil__http_identity(test_env(), &err, req, &out) != LIL_OK)
+    if (lil__http_identity(test_env(), &err, req, (const uint8_t *)key,
+                           key ? strlen(key) : 0, &out) != LIL_OK)
         snprintf(b, sizeof(bufs[0]), "(error: %s)", err.msg);
     else
         snprintf(b, sizeof(bufs[0]), "%s", out.data);
     lil__buf_free(&out);
     json_decref(req);
     return b;
+}
+
+static const char *identity(const char *fmt)
+{
+    return identity_keyed(fmt, NULL);
+}
+
+/* A run's digest key: HMAC-SHA-256 (RFC 4231, test case 2), "hmac-sha256:";
+ * another key, another digest; the plain one without a key. */
+T_TEST(identity_keyed_digests)
+{
+    static const char req[] =
+        "{\"url\":\"http://h/\",\"method\":\"GET\","
+        "\"headers\":{\"X-Api-Key\":\"what do ya want for nothing?\"}}";
+
+    T_EQ_STR(identity_keyed(req, "Jefe"),
+             "{\"headers\":{\"X-Api-Key\":\"hmac-sha256:"
+             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843\"},"
+             "\"method\":\"GET\",\"url\":\"http://h/\"}");
+    T_CHECK(strcmp(identity_keyed(req, "Jeff"), identity_keyed(req, "Jefe")) != 0);
+    T_CONTAINS(identity(req), "\"sha256:");
 }
 
 T_TEST(identity_bytes)
@@ -910,7 +934,7 @@ static lil_status one_request(lil_env *env, json_t *req, json_t **out)
     lil_status rc;
 
     lil__buf_init(&id, env, SIZE_MAX / 4);
-    rc = lil__http_identity(env, &err, req, &id);
+    rc = lil__http_identity(env, &err, req, (const uint8_t *)"k", 1, &id);
     if (rc == LIL_OK)
         rc = lil__http_perform(env, &err, req, NULL, out);
     if (rc != LIL_OK && rc != LIL_E_NOMEM)

@@ -31,7 +31,7 @@ T_TEST(missing_libcurl_is_a_clear_io_error)
         T_CONTAINS(err.msg, "libcurl-none-such.so.4: cannot open shared object file");
     }
     lil__buf_init(&id, env, 1000);
-    T_EQ_I64(lil__http_identity(env, &err, req, &id), LIL_OK);
+    T_EQ_I64(lil__http_identity(env, &err, req, NULL, 0, &id), LIL_OK);
     T_CONTAINS((const char *)id.data, "\"Authorization\":\"sha256:");
     lil__buf_free(&id);
     json_decref(req);

@@ -157,9 +157,13 @@ def codex_usage_is_estimated(t):
     expect(t.run(env=env), 1, status="failed", reason="token-budget")
     eq(calls(t)[0], "[exec][--skip-git-repo-check][--][think about step 0]", "argv")
     recs = t.log("agentic")
-    # "think about step 0" is 18 bytes: 5 tokens, + 10 for the output
-    eq(usages(recs), [{"tokens": 15, "estimated": True}] * 2, "estimated usage")
-    eq([r.p.get("result") for r in recs if r.is_effect_outcome()], [{"answer": 42}] * 2,
+    # "think about step 0" is 18 bytes: 5 tokens, + 10 for the output; codex
+    # reports nothing: the call counts at its reservation (18 + 5 = 23 of
+    # the 40 tokens), so the second call does not fit
+    eq(usages(recs), [{"tokens": 15, "estimated": True,
+                       "unreported": "no usage reported", "at_reservation": True}],
+       "estimated usage, counted at the reservation")
+    eq([r.p.get("result") for r in recs if r.is_effect_outcome()], [{"answer": 42}],
        "the model's own usage is not the result's")
 
 

@@ -9,9 +9,10 @@ exactly, in text and in --json: per call (tokens, usd or "unpriced", the
 model, "~" and "(estimated)" for an estimate), per iteration (the sum, its
 marks), per run (the totals, and what is left of the token, usd and
 wallclock budgets).  The cases: a provider that reports its cost; a
-provider that reports nothing (estimated from sizes, priced from the
-table); a model without a price; claude-code reporting tokens and cost and
-codex reporting nothing (estimated, unpriced) in the same iteration.  The
+provider that reports nothing (each call counted at its reservation,
+priced from the table, and said why); a model without a price; claude-code
+reporting tokens and cost and codex reporting nothing (at its reservation,
+unpriced) in the same iteration.  The
 provider that reports its cost passes the price table's worst case of a
 call: that call is shown marked OVERRAN with its reservation.  The API key
 is in no output.
@@ -175,7 +176,8 @@ def provider_reports_cost(t, url):
         % (worst + 2000, usd_text((worst * 0.15 + 2000 * 0.60) / 1e6))),
         "call: " + line_of(text, "    1.1 "))
     eq(loop["usage"], {"calls": 4, "tokens": 60, "usd": loop["usage"]["usd"],
-                       "estimated": False, "estimated_calls": 0, "unpriced_calls": 0},
+                       "estimated": False, "estimated_calls": 0, "unpriced_calls": 0,
+                       "at_reservation_calls": 0},
        "usage")
     close(loop["usage"]["usd"], 0.0492, "usd")
     check_budget(loop, 60, 0.0492)
@@ -193,37 +195,43 @@ def provider_reports_cost(t, url):
 
 @test
 @with_server
-def estimated_and_priced(t, url):
-    """Nothing reported: estimated from the sizes, priced from the table
-    (gpt-4o-mini: $0.15 in, $0.60 out per million)."""
+def no_usage_counts_at_reservation(t, url):
+    """Nothing reported: against a budget each call counts at its
+    reservation (its worst case: the prompt's bytes + 16 tokens of framing
+    + the 2000 it may write, priced from the table -- gpt-4o-mini: $0.15
+    in, $0.60 out per million), and inspect says so, with why."""
     env = {"LIL_LLM_BASE_URL": url + "/nousage/v1"}
     t.spec(SPEC, FIRST="llm", SECOND="llm", N="now")
     run_ok(t, env, "est")
     per = []
     for prompt in ("think now", "check it"):
-        tin, tout = estimate(len(SYSTEM) + len(prompt), len("four score and seven"))
-        per.append((tin + tout, (tin * 0.15 + tout * 0.60) / 1e6))
+        worst = 16 + len(SYSTEM) + len(prompt)
+        per.append((worst + 2000, (worst * 0.15 + 2000 * 0.60) / 1e6))
     tokens = 2 * sum(p[0] for p in per)
     usd = 2 * sum(p[1] for p in per)
     text, loop = inspect(t, "est")
-    eq(line_of(text, "usage "), "usage         ~%d tokens (estimated), %s in 4 calls"
-       % (tokens, usd_text(usd)), "run")
+    eq(line_of(text, "usage "), "usage         %d tokens, %s in 4 calls (%d tokens, %s of "
+       "it counted at reservations)" % (tokens, usd_text(usd), tokens, usd_text(usd)),
+       "run")
     check(line_of(text, "budget ").startswith(
-        "budget        tokens ~%d/100000 (~%d left)" % (tokens, 100000 - tokens)),
+        "budget        tokens %d/100000 (%d left)" % (tokens, 100000 - tokens)),
         "budget: " + line_of(text, "budget "))
-    eq(line_of(text, "  iteration 0"), "  iteration 0  usage: ~%d tokens (estimated), "
+    eq(line_of(text, "  iteration 0"), "  iteration 0  usage: %d tokens, "
        "%s in 2 calls" % (per[0][0] + per[1][0], usd_text(per[0][1] + per[1][1])),
        "iteration")
-    check(line_of(text, "    0.0 ").endswith("  ~%d tokens (estimated), %s (gpt-4o-mini)"
-                                            % (per[0][0], usd_text(per[0][1]))),
-          "call: " + line_of(text, "    0.0 "))
+    check(line_of(text, "    0.0 ").endswith(
+        "  counted at its reservation: %d tokens, %s (gpt-4o-mini), usage not counted: "
+        "no usage reported" % (per[0][0], usd_text(per[0][1]))),
+        "call: " + line_of(text, "    0.0 "))
     eq((loop["usage"]["tokens"], loop["usage"]["estimated"],
-        loop["usage"]["estimated_calls"]), (tokens, True, 4), "usage")
+        loop["usage"]["estimated_calls"], loop["usage"]["at_reservation_calls"]),
+       (tokens, False, 0, 4), "usage: the reservations, no estimate")
     check_budget(loop, tokens, usd)
-    check(loop["history"][0]["effects"][0]["estimated"] is True, "call estimated")
-    check(("~%d tok %s" % (tokens, usd_text(usd))) in ls_line(t, "est"),
+    call = loop["history"][0]["effects"][0]
+    eq((call["at_reservation"], call["unreported"]), (True, "no usage reported"),
+       "the call counted at its reservation, and why")
+    check(("%d tok %s" % (tokens, usd_text(usd))) in ls_line(t, "est"),
           "ls: " + ls_line(t, "est"))
-    eq(ls_loop(t, "est")["estimated"], True, "ls --json estimated")
 
 
 @test
@@ -245,8 +253,8 @@ def model_without_price(t, url):
 
 @test
 def cli_harnesses(t):
-    """claude-code reports 150 tokens and $0.02; codex nothing (estimated
-    from the prompt and its 13 bytes of output, no model: unpriced)."""
+    """claude-code reports 150 tokens and $0.02; codex nothing (counted at
+    its reservation; no model: unpriced)."""
     clean_env(t)
     env = {}
     for name, reply, var in (("claude", CLAUDE_REPLY, "LIL_CLAUDE_CODE_BIN"),
@@ -257,21 +265,24 @@ def cli_harnesses(t):
         env[var] = path
     t.spec(SPEC, FIRST="claude-code", SECOND="codex", N="x")
     run_ok(t, env, "clis")
-    tin, tout = estimate(len("check it"), len(CODEX_REPLY))
-    est = tin + tout
+    # codex reports nothing: at its reservation, the prompt's bytes + 2000
+    est = len("check it") + 2000
     text, loop = inspect(t, "clis")
-    eq(line_of(text, "usage "), "usage         ~%d tokens (estimated in part), $0.0400 "
-       "+ unpriced (2 of 4 calls) in 4 calls" % (300 + 2 * est), "run")
-    eq(line_of(text, "  iteration 1"), "  iteration 1  usage: ~%d tokens (estimated in "
-       "part), $0.0200 + unpriced (1 of 2 calls) in 2 calls" % (150 + est), "iteration")
+    eq(line_of(text, "usage "), "usage         %d tokens, $0.0400 + unpriced (2 of 4 "
+       "calls) in 4 calls (%d tokens, $0.0000 of it counted at reservations)"
+       % (300 + 2 * est, 2 * est), "run")
+    eq(line_of(text, "  iteration 1"), "  iteration 1  usage: %d tokens, $0.0200 + "
+       "unpriced (1 of 2 calls) in 2 calls" % (150 + est), "iteration")
     check(line_of(text, "    1.0 ").endswith("  150 tokens, $0.0200 (claude-sonnet-4-5)"),
           "call: " + line_of(text, "    1.0 "))
-    check(line_of(text, "    1.1 ").endswith("  ~%d tokens (estimated), unpriced" % est),
-          "call: " + line_of(text, "    1.1 "))
+    check(line_of(text, "    1.1 ").endswith(
+        "  counted at its reservation: %d tokens, usage not counted: no usage reported"
+        % est), "call: " + line_of(text, "    1.1 "))
     eq((loop["usage"]["calls"], loop["usage"]["estimated_calls"],
-        loop["usage"]["unpriced_calls"]), (4, 2, 2), "usage counts")
+        loop["usage"]["unpriced_calls"], loop["usage"]["at_reservation_calls"]),
+       (4, 0, 2, 2), "usage counts")
     check_budget(loop, 300 + 2 * est, 0.04)
-    check(("~%d tok $0.0400+?" % (300 + 2 * est)) in ls_line(t, "clis"),
+    check(("%d tok $0.0400+?" % (300 + 2 * est)) in ls_line(t, "clis"),
           "ls: " + ls_line(t, "clis"))
 
 

@@ -1,8 +1,8 @@
 /*
  * test_redact.c -- secret values kept out of texts and JSON values
  * (src/effects/redact.h): which names are secrets', the minimum length, the
- * longest value first, every occurrence, strings at any depth of a JSON
- * value (keys untouched), this process's environment, the buffer's cap,
+ * longest value first, every occurrence, strings, numbers and object keys
+ * at any depth of a JSON value, this process's environment, the buffer's cap,
  * and an allocation-failure sweep (LIL_E_NOMEM, nothing leaked).
  */
 #include "t.h"
@@ -30,6 +30,7 @@ static const char *const vars[] = {
     "SMTP_PASSWD=mailpass123",
     "GCP_CREDENTIALS=cred-value-1",
     "OTHER_KEY=sk-abcdefgh", /* the same value twice: kept once */
+    "PIN_TOKEN=12345678",    /* digits: also found in JSON numbers */
     "HOME=/home/someone-long",
     "PATH=/usr/bin:/bin",
     "BAD_TOKEN=\xff\xfe-not-utf8", /* not UTF-8: not redacted */
@@ -84,7 +85,7 @@ T_TEST(text)
 
     T_OK(lil__redact_new(env(), &err, vars, &r));
     T_REQUIRE(r);
-    T_EQ_I64(lil__redact_count(r), 5);
+    T_EQ_I64(lil__redact_count(r), 6);
     expect(r, "", "");
     expect(r, "nothing to hide", "nothing to hide");
     expect(r, "curl -H 'Authorization: Bearer sk-abcdefgh' x",
@@ -124,13 +125,8 @@ T_TEST(one_value)
     expect_value("sk-x", "", "");
 }
 
-T_TEST(json_strings)
+static void expect_json(const char *in, const char *want)
 {
-    static const char in[] =
-        "{\"sk-abcdefgh\":[\"x sk-abcdefgh\",1,{\"t\":\"ghp_0123456789\"}],"
-        "\"n\":null,\"s\":\"plain\"}";
-    static const char want[] = "{\"n\":null,\"s\":\"plain\",\"sk-abcdefgh\":[\"x "
-                               "[redacted]\",1,{\"t\":\"[redacted]\"}]}";
     struct lil_redact *r = NULL;
     struct lil_err err = {0};
     struct lil_buf b;
@@ -139,13 +135,48 @@ T_TEST(json_strings)
     T_OK(lil__redact_new(env(), &err, vars, &r));
     T_OK(lil__json_parse(env(), &err, LIL_E_INVAL, in, strlen(in), JSON_DECODE_ANY,
                          NULL, &v));
-    T_OK(lil__redact_json(r, &err, v));
+    T_OK(lil__redact_json(r, &err, &v));
     lil__buf_init(&b, env(), 1 << 20);
     T_OK(lil__json_canon(env(), &err, v, &b));
     T_EQ_STR((const char *)b.data, want);
     lil__buf_free(&b);
     json_decref(v);
     lil__redact_free(r);
+}
+
+T_TEST(json_strings)
+{
+    expect_json("{\"a\":[\"x sk-abcdefgh\",1,{\"t\":\"ghp_0123456789\"}],"
+                "\"n\":null,\"s\":\"plain\"}",
+                "{\"a\":[\"x [redacted]\",1,{\"t\":\"[redacted]\"}],\"n\":null,"
+                "\"s\":\"plain\"}");
+    expect_json("\"mailpass123\"", "\"[redacted]\"");
+    expect_json("[]", "[]");
+}
+
+/* A key that holds a secret is renamed; renamed keys that would meet (with
+ * each other or with a key already there) are told apart by #2, #3. */
+T_TEST(json_keys)
+{
+    expect_json("{\"sk-abcdefgh\":1,\"n\":null}", "{\"[redacted]\":1,\"n\":null}");
+    expect_json("{\"x\":{\"user ghp_0123456789\":\"ok\"}}",
+                "{\"x\":{\"user [redacted]\":\"ok\"}}");
+    expect_json("{\"[redacted]\":0,\"cred-value-1\":1,\"mailpass123\":2}",
+                "{\"[redacted]\":0,\"[redacted]#2\":1,\"[redacted]#3\":2}");
+    /* the value under a renamed key is redacted too */
+    expect_json("{\"sk-abcdefgh\":\"sk-abcdefgh\"}", "{\"[redacted]\":\"[redacted]\"}");
+}
+
+/* A secret of digits read as a number: the number becomes "[redacted]", at
+ * the top too; numbers that do not hold it stay numbers. */
+T_TEST(json_numbers)
+{
+    expect_json("12345678", "\"[redacted]\"");
+    expect_json("[12345678,1234567,9123456789,-12345678,12345678.5,1.5]",
+                "[\"[redacted]\",1234567,\"[redacted]\",\"[redacted]\",\"[redacted]\","
+                "1.5]");
+    expect_json("{\"pin\":12345678,\"12345678\":true}",
+                "{\"[redacted]\":true,\"pin\":\"[redacted]\"}");
 }
 
 T_TEST(this_process_environment)
@@ -183,8 +214,10 @@ T_TEST(cap)
  * nothing left live. */
 T_TEST(allocation_failures)
 {
-    static const char in[] = "[\"ghp_0123456789\",{\"k\":\"a mailpass123 b\"}]";
-    static const char want[] = "[\"[redacted]\",{\"k\":\"a [redacted] b\"}]";
+    static const char in[] =
+        "[\"ghp_0123456789\",{\"k\":\"a mailpass123 b\",\"sk-abcdefgh\":12345678}]";
+    static const char want[] =
+        "[\"[redacted]\",{\"[redacted]\":\"[redacted]\",\"k\":\"a [redacted] b\"}]";
     unsigned long k;
 
     for (k = 1; k < 100000; k++) {
@@ -202,7 +235,7 @@ T_TEST(allocation_failures)
         a.fail_at = a.calls + k;
         rc = lil__redact_new(e, &err, vars, &r);
         if (rc == LIL_OK)
-            rc = lil__redact_json(r, &err, v);
+            rc = lil__redact_json(r, &err, &v);
         if (rc == LIL_OK)
             rc = lil__redact_text(r, &err, "x ghp_0123456789", 16, &b);
         a.fail_at = 0;

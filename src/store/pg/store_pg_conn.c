@@ -157,14 +157,77 @@ static lil_status strip_params(struct lil_err *err, const char *where,
     return rc;
 }
 
-/* The password in user:password@ and in password=, replaced by "***". */
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Does the query key k (n bytes, percent-encoded as libpq reads it: %77 is
+ * 'w', upper or lower case hex) name a password (password, sslpassword,
+ * any case)?  A key too long to decode here is taken as one. */
+static bool key_is_password(const char *k, size_t n)
+{
+    char d[128];
+    size_t len = 0;
+
+    for (size_t i = 0; i < n; i++, len++) {
+        int hi = k[i] == '%' && i + 2 < n ? hex_digit(k[i + 1]) : -1;
+
+        if (len + 1 >= sizeof(d))
+            return true;
+        if (hi >= 0 && hex_digit(k[i + 2]) >= 0) {
+            d[len] = (char)(hi * 16 + hex_digit(k[i + 2]));
+            i += 2;
+        } else {
+            d[len] = k[i];
+        }
+    }
+    for (size_t i = 0; i < len; i++)
+        if (d[i] >= 'A' && d[i] <= 'Z')
+            d[i] = (char)(d[i] - 'A' + 'a');
+    d[len] = '\0';
+    return strstr(d, "password") != NULL || strstr(d, "passwd") != NULL;
+}
+
+/* Copy the query s (after '?') to out, the value of every parameter whose
+ * key names a password as "***". */
+static lil_status redact_query(const char *s, struct lil_buf *out)
+{
+    lil_status rc = LIL_OK;
+
+    while (rc == LIL_OK && *s) {
+        size_t n = strcspn(s, "&"), k = strcspn(s, "=&");
+
+        if (k < n && key_is_password(s, k)) {
+            rc = lil__buf_add(out, s, k + 1);
+            if (rc == LIL_OK)
+                rc = lil__buf_addstr(out, "***");
+        } else {
+            rc = lil__buf_add(out, s, n);
+        }
+        if (rc == LIL_OK && s[n] == '&')
+            rc = lil__buf_add(out, "&", 1);
+        s += n + (s[n] == '&');
+    }
+    return rc;
+}
+
+/* The password in user:password@ and the value of every query parameter
+ * that names one (password=, sslpassword=, percent-encoded or not),
+ * replaced by "***". */
 static lil_status redact(struct lil_err *err, const char *where, struct lil_buf *out)
 {
     const char *auth = strstr(where, "://") + 3;
     size_t auth_len = strcspn(auth, "/?");
     const char *at = memchr(auth, '@', auth_len);
     const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
-    const char *p = where;
+    const char *p = where, *q = strchr(auth, '?');
     lil_status rc = LIL_OK;
 
     if (colon) {
@@ -173,20 +236,10 @@ static lil_status redact(struct lil_err *err, const char *where, struct lil_buf 
             rc = lil__buf_addstr(out, "***");
         p = at;
     }
-    while (rc == LIL_OK && *p) {
-        const char *pw = strstr(p, "password=");
-        bool param = pw && (pw[-1] == '?' || pw[-1] == '&');
-        if (!pw) {
-            rc = lil__buf_addstr(out, p);
-            break;
-        }
-        rc = lil__buf_add(out, p, (size_t)(pw + 9 - p));
-        p = pw + 9;
-        if (rc == LIL_OK && param) {
-            rc = lil__buf_addstr(out, "***");
-            p += strcspn(p, "&");
-        }
-    }
+    if (rc == LIL_OK)
+        rc = q ? lil__buf_add(out, p, (size_t)(q + 1 - p)) : lil__buf_addstr(out, p);
+    if (rc == LIL_OK && q)
+        rc = redact_query(q + 1, out);
     return rc == LIL_OK ? LIL_OK : lil__seterr(err, rc, 0, "out of memory");
 }
 
