@@ -398,7 +398,6 @@ static lil_status fresh(struct effect *ef, json_t **result)
     return add_usage(ef, ef->outcome);
 }
 
-
 static lil_status make_note(struct effect *ef)
 {
     struct lil_loop *lp = ef->it->lp;
