@@ -226,19 +226,19 @@ static int cmd_recover(struct cli_ctx *ctx, int argc, char **argv)
     "\nExit status (the table is in `lil --help`): 0 completed, 1 failed, 2 uncertain,\n" \
     "3 paused, 4 waiting, 5 stopped, 64 usage, 75 held by another process.\n"
 
-#define RUN_FLAGS_HELP                                                                  \
-    "  --run-id ID          the run (default: the spec's id)\n"                         \
-    "  --input NAME=VALUE   an input, converted to its declared type (repeatable)\n"    \
-    "  --inputs FILE.json   inputs as a JSON object (--input wins)\n"                   \
-    "  --sync full|normal|off  durability of the journal (default $LIL_SYNC, full)\n"   \
-    "  --approve            approve a cap that paused the run (rebases that meter)\n"   \
-    "  --yes                approve every breakpoint and gate reached\n"                \
-    "  --wait               sleep in-process through parks instead of returning\n"      \
-    "  --env-allow A,B      more variables shell steps and agents see (NAME, PREFIX*)\n"     \
-    "  --actor A, --reason R  who and why, journaled with approvals\n"                  \
-    "  --record FILE        write every shell, http and agent result to FILE (JSONL)\n" \
-    "  --replay FILE        answer every effect from FILE, run nothing (run id\n"       \
-    "                       ID-replay unless --run-id)\n"                               \
+#define RUN_FLAGS_HELP                                                                   \
+    "  --run-id ID          the run (default: the spec's id)\n"                          \
+    "  --input NAME=VALUE   an input, converted to its declared type (repeatable)\n"     \
+    "  --inputs FILE.json   inputs as a JSON object (--input wins)\n"                    \
+    "  --sync full|normal|off  durability of the journal (default $LIL_SYNC, full)\n"    \
+    "  --approve            approve a cap that paused the run (rebases that meter)\n"    \
+    "  --yes                approve every breakpoint and gate reached\n"                 \
+    "  --wait               sleep in-process through parks instead of returning\n"       \
+    "  --env-allow A,B      more variables shell steps and agents see (NAME, PREFIX*)\n" \
+    "  --actor A, --reason R  who and why, journaled with approvals\n"                   \
+    "  --record FILE        write every shell, http and agent result to FILE (JSONL)\n"  \
+    "  --replay FILE        answer every effect from FILE, run nothing (run id\n"        \
+    "                       ID-replay unless --run-id)\n"                                \
     "  --json               print the result as JSON\n" LOOP_EXIT_HELP
 
 const struct cli_verb cli_verb_run = {
