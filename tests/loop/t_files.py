@@ -185,6 +185,24 @@ def second_user():
     return pw.pw_uid, pw.pw_gid
 
 
+def lil_for_others(t):
+    """A copy of the lil binary, and of the liblil it loads, that another
+    user can run: the build tree may sit in a directory only root enters
+    (a checkout under /root, a mkdtemp folder)."""
+    bindir = os.path.join(t.dir, "bin")
+    if not os.path.isdir(bindir):
+        os.mkdir(bindir, 0o755)
+        shutil.copy(loopt.LIL, os.path.join(bindir, "lil"))
+        ldd = subprocess.run(["ldd", loopt.LIL], capture_output=True, text=True).stdout
+        for line in ldd.splitlines():
+            parts = line.split()
+            if parts and parts[0].startswith("liblil.so") and len(parts) > 2:
+                shutil.copy(parts[2], os.path.join(bindir, parts[0]))
+        for name in os.listdir(bindir):
+            os.chmod(os.path.join(bindir, name), 0o755)
+    return os.path.join(bindir, "lil"), bindir
+
+
 def as_user(t, uid, gid, *args, env=None):
     """`lil --dir D ARGS...` run as uid:gid (setpriv), in the test's
     directory, which that user may enter."""
@@ -192,9 +210,10 @@ def as_user(t, uid, gid, *args, env=None):
     if not setpriv:
         loopt.skip("setpriv is not installed (Debian: util-linux)")
     os.chmod(t.dir, 0o755)
+    lil, libdir = lil_for_others(t)
     argv = [setpriv, "--reuid=%d" % uid, "--regid=%d" % gid, "--clear-groups", "--",
-            loopt.LIL, "--dir", t.store] + [str(a) for a in args]
-    e = dict(t.env, HOME="/", **(env or {}))
+            lil, "--dir", t.store] + [str(a) for a in args]
+    e = dict(t.env, HOME="/", LD_LIBRARY_PATH=libdir, **(env or {}))
     p = subprocess.run(argv, cwd=t.dir, env=e, capture_output=True, timeout=30)
     t.last = loopt.Result(argv, p.returncode, p.stdout.decode(errors="replace"),
                           p.stderr.decode(errors="replace"), 0)
