@@ -465,17 +465,21 @@ static void print_approval(const struct loop_view *v)
     if (strcmp(loop_view_str(p, "kind", ""), "cap") == 0)
         snprintf(text, sizeof(text),
                  "cap %s tripped at iteration %" PRId64 " (breakpoint): lil approve %s "
-                 "--reason R",
+                 "--pause %s --reason R",
                  loop_view_str(p, "cap", "?"),
-                 (int64_t)json_integer_value(json_object_get(p, "iteration")), spec);
+                 (int64_t)json_integer_value(json_object_get(p, "iteration")), spec,
+                 loop_view_str(p, "id", "?"));
     else
         snprintf(text, sizeof(text),
                  "approval of %s (iteration %" PRId64
-                 "): %s: lil approve %s --reason R",
+                 "): %s: lil approve %s --pause %s --reason R",
                  loop_view_str(p, "step", "?"),
                  (int64_t)json_integer_value(json_object_get(p, "iteration")),
-                 loop_view_str(p, "ask", ""), spec);
+                 loop_view_str(p, "ask", ""), spec, loop_view_str(p, "id", "?"));
     print_text_line("waiting for", text);
+    snprintf(text, sizeof(text), "%s, digest %s", loop_view_str(p, "id", "?"),
+             loop_view_str(p, "digest", "?"));
+    print_text_line("pause", text);
 }
 
 /* The effect without an outcome, and (not running) how to decide it. */

@@ -7,11 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "loop_cli.h"
 
-#define RUN_OPTS \
-    (LOOP_OPT_RUN | LOOP_OPT_APPROVE | LOOP_OPT_YES | LOOP_OPT_WHO | LOOP_OPT_CASSETTE)
+#define RUN_OPTS                                                     \
+    (LOOP_OPT_RUN | LOOP_OPT_APPROVE | LOOP_OPT_YES | LOOP_OPT_WHO | \
+     LOOP_OPT_CASSETTE | LOOP_OPT_SPEC)
 
 enum loop_call { CALL_RUN, CALL_STEP, CALL_RESUME };
 
@@ -52,7 +54,8 @@ static int cmd_step(struct cli_ctx *ctx, int argc, char **argv)
 
 static int cmd_resume(struct cli_ctx *ctx, int argc, char **argv)
 {
-    return run_like(ctx, argc, argv, LOOP_OPT_APPROVE | LOOP_OPT_YES | LOOP_OPT_WHO,
+    return run_like(ctx, argc, argv,
+                    LOOP_OPT_APPROVE | LOOP_OPT_YES | LOOP_OPT_WHO | LOOP_OPT_SPEC,
                     CALL_RESUME);
 }
 
@@ -79,12 +82,12 @@ static const char *actor_of(const struct loop_cli *lc)
 /* The start of a verb that needs --reason (verb names it): parse argv into
  * lc (zeroed first) and prepare it. */
 static int parse_with_reason(struct cli_ctx *ctx, int argc, char **argv,
-                             const char *verb, struct loop_cli *lc)
+                             const char *verb, unsigned mask, struct loop_cli *lc)
 {
     int ex;
 
     memset(lc, 0, sizeof(*lc));
-    ex = loop_cli_parse(ctx, argc, argv, LOOP_OPT_WHO, lc);
+    ex = loop_cli_parse(ctx, argc, argv, LOOP_OPT_WHO | mask, lc);
     if (ex == CLI_EXIT_OK && !lc->reason_set)
         ex = cli_usage(ctx, "%s requires --reason <text>", verb);
     if (ex == CLI_EXIT_OK)
@@ -139,8 +142,106 @@ static int cmd_stop(struct cli_ctx *ctx, int argc, char **argv)
     return ex == CLI_PARSE_HELP ? CLI_EXIT_OK : ex;
 }
 
+static int close_with(struct loop_cli *lc, int ex)
+{
+    loop_cli_close(lc);
+    return ex == CLI_PARSE_HELP ? CLI_EXIT_OK : ex;
+}
+
 /* ---- approve and recover
  * ---------------------------------------------------------------- */
+
+/* The pause the run waits at now (from lil_loop_current): its "pause"
+ * object (a new reference), or NULL when it is not paused. */
+static json_t *current_pause(struct loop_cli *lc)
+{
+    lil_loop_result now = {0};
+    json_t *o = NULL, *p = NULL;
+
+    if (lil_loop_current(lc->lp, &now) == LIL_OK && now.status == LIL_LOOP_PAUSED &&
+        now.json && (o = json_loads(now.json, 0, NULL)))
+        p = json_incref(json_object_get(o, "pause"));
+    json_decref(o);
+    lil_loop_result_free(&now);
+    return json_is_object(p) ? p : (json_decref(p), NULL);
+}
+
+static const char *member(const json_t *o, const char *key)
+{
+    const char *v = json_string_value(json_object_get(o, key));
+
+    return v ? v : "";
+}
+
+/* The pending action of pause p, for people (stderr: escaped as all of it). */
+static void show_pause(const char *run_id, const json_t *p)
+{
+    long long it = (long long)json_integer_value(json_object_get(p, "iteration"));
+
+    if (strcmp(member(p, "kind"), "cap") == 0)
+        fprintf(stderr, "run '%s' waits at %s: cap %s tripped at iteration %lld%s%s\n",
+                run_id, member(p, "id"), member(p, "cap"), it,
+                json_object_get(p, "detail") ? ": " : "", member(p, "detail"));
+    else
+        fprintf(stderr,
+                "run '%s' waits at %s: iteration %lld, step %s [strategy: %s]: %s\n",
+                run_id, member(p, "id"), it, member(p, "step"), member(p, "strategy"),
+                member(p, "ask"));
+    fprintf(stderr, "  digest %s\n", member(p, "digest"));
+}
+
+/* y/N on the terminal (/dev/tty); false for anything but y or yes. */
+static bool ask_terminal(void)
+{
+    FILE *tty = fopen("/dev/tty", "r");
+    char line[32] = "";
+    bool yes;
+
+    if (!tty)
+        return false;
+    fprintf(stderr, "approve it? [y/N] ");
+    (void)fflush(stderr);
+    yes = fgets(line, sizeof(line), tty) &&
+          (strcmp(line, "y\n") == 0 || strcmp(line, "yes\n") == 0 ||
+           strcmp(line, "Y\n") == 0);
+    (void)fclose(tty);
+    return yes;
+}
+
+/* Neither --pause, --digest nor --current: show the pending action and ask
+ * on a terminal; a script must name the pause (64). */
+static int approve_asked(struct cli_ctx *ctx, struct loop_cli *lc, lil_loop_result *res)
+{
+    const char *id = lil_loop_run_id(lc->lp);
+    json_t *p = current_pause(lc);
+    int ex = CLI_EXIT_OK;
+    lil_status rc;
+
+    if (!p) /* not paused: the library says so */
+        return loop_cli_answer(
+            ctx, lc, lil_loop_approve(lc->lp, actor_of(lc), lc->reason, res), res);
+    if (!isatty(0)) {
+        ex = cli_usage(ctx,
+                       "run '%s' waits at pause %s (digest %s); a script names the "
+                       "pause it approves: --pause %s (or --digest D), or --current "
+                       "for whatever pause is current",
+                       id ? id : "?", member(p, "id"), member(p, "digest"),
+                       member(p, "id"));
+    } else {
+        show_pause(id ? id : "?", p);
+        if (!ask_terminal()) {
+            cli_err(ctx, "not approved: nothing was journaled");
+            ex = CLI_EXIT_FAIL;
+        }
+    }
+    if (ex == CLI_EXIT_OK) {
+        rc = lil_loop_approve_pause(lc->lp, member(p, "id"), member(p, "digest"),
+                                    actor_of(lc), lc->reason, res);
+        ex = loop_cli_answer(ctx, lc, rc, res);
+    }
+    json_decref(p);
+    return ex;
+}
 
 static int cmd_approve(struct cli_ctx *ctx, int argc, char **argv)
 {
@@ -149,16 +250,19 @@ static int cmd_approve(struct cli_ctx *ctx, int argc, char **argv)
     lil_status rc;
     int ex;
 
-    ex = parse_with_reason(ctx, argc, argv, "approve", &lc);
+    ex = parse_with_reason(ctx, argc, argv, "approve", LOOP_OPT_PAUSE | LOOP_OPT_SPEC,
+                           &lc);
     if (ex == CLI_EXIT_OK)
         ex = loop_cli_open(ctx, &lc, LIL_LOOP_REQUEUE);
     if (ex == CLI_EXIT_OK) {
         loop_cli_signals(&lc);
-        rc = lil_loop_approve(lc.lp, actor_of(&lc), lc.reason, &res);
+        if (!lc.current && !lc.pause_id && !lc.digest)
+            return close_with(&lc, approve_asked(ctx, &lc, &res));
+        rc = lil_loop_approve_pause(lc.lp, lc.pause_id, lc.digest, actor_of(&lc),
+                                    lc.reason, &res);
         ex = loop_cli_answer(ctx, &lc, rc, &res);
     }
-    loop_cli_close(&lc);
-    return ex == CLI_PARSE_HELP ? CLI_EXIT_OK : ex;
+    return close_with(&lc, ex);
 }
 
 static int recover_args(struct cli_ctx *ctx, const struct loop_cli *lc,
@@ -236,6 +340,8 @@ static int cmd_recover(struct cli_ctx *ctx, int argc, char **argv)
     "  --wait               sleep in-process through parks instead of returning\n"       \
     "  --env-allow A,B      more variables shell steps and agents see (NAME, PREFIX*)\n" \
     "  --actor A, --reason R  who and why, journaled with approvals\n"                   \
+    "  --accept-spec-change  run on with a spec other than the one the run is bound\n"   \
+    "                       to (refused otherwise); journaled with who and why\n"        \
     "  --record FILE        write every shell, http and agent result to FILE (JSONL)\n"  \
     "  --replay FILE        answer every effect from FILE, run nothing (run id\n"        \
     "                       ID-replay unless --run-id)\n"                                \
@@ -257,8 +363,11 @@ const struct cli_verb cli_verb_step = {
 
 const struct cli_verb cli_verb_resume = {
     "resume", "clear an honoured stop request and run on",
-    "Usage: lil resume SPEC [--run-id ID] [--actor A] [--reason R] [--approve] [--yes]\n\n"
+    "Usage: lil resume SPEC [--run-id ID] [--actor A] [--reason R] [--approve] [--yes]\n"
+    "                  [--accept-spec-change]\n\n"
     "Journal who resumed and why (default \"explicit resume\"), then run as `lil run`.\n"
+    "A spec other than the one the run is bound to is refused (exit 1, nothing\n"
+    "written) unless --accept-spec-change accepts it (journaled).\n"
     "A queued run (`lil submit`) goes back to the queue instead: a worker runs it.\n" LOOP_EXIT_HELP,
     cmd_resume};
 
@@ -273,10 +382,18 @@ const struct cli_verb cli_verb_stop = {
 
 const struct cli_verb cli_verb_approve = {
     "approve", "approve the breakpoint, gate or cap a paused run waits at",
-    "Usage: lil approve SPEC [--run-id ID] --reason R [--actor A] [--json]\n\n"
-    "The approval is journaled with who and why, bound to that pause only, and the\n"
-    "run goes on (a queued run: back in the queue, for a worker; exit 4).  A run\n"
-    "that is not paused is refused (exit 1).\n" LOOP_EXIT_HELP,
+    "Usage: lil approve SPEC [--run-id ID] (--pause ID | --digest D | --current)\n"
+    "                   --reason R [--actor A] [--accept-spec-change] [--json]\n\n"
+    "The approval is journaled with who and why (and the OS user), bound to that\n"
+    "pause only, and the run goes on (a queued run: back in the queue, for a\n"
+    "worker; exit 4).  A run that is not paused is refused (exit 1).\n\n"
+    "Every pause has an id (pause.N, cap.N) and a digest of what it asks, shown\n"
+    "by `lil run`, `lil inspect` and `lil ls --json`.  --pause and --digest (a\n"
+    "prefix of 8 or more digits) name the pause approved: another pause is\n"
+    "refused (exit 1, nothing journaled), so a late approver never releases a\n"
+    "later pause.  Without them, on a terminal, the pending action is shown and\n"
+    "asked y/N; in a script (stdin not a terminal) --current approves whatever\n"
+    "pause is current, and without it approve refuses (exit 64) naming the pause.\n" LOOP_EXIT_HELP,
     cmd_approve};
 
 const struct cli_verb cli_verb_recover = {

@@ -33,6 +33,7 @@ struct ls_loop {
     double usd;
     struct loop_view_usage usage;
     struct loop_view_budget budget;
+    json_t *pause; /* what a paused run waits at (its id and digest), or NULL */
 };
 
 struct ls_row {
@@ -82,6 +83,7 @@ static void list_free(struct ls_list *l)
         free(l->rows[i].reason);
         free(l->rows[i].loop.id);
         free(l->rows[i].loop.reason);
+        json_decref(l->rows[i].loop.pause);
     }
     free(l->rows);
 }
@@ -124,6 +126,7 @@ static lil_status fill_loop(lil_store *st, lil_run *run, struct ls_row *row)
     lo->wake_at_ms = v.wake_at_ms;
     lo->usage = v.usage;
     lo->budget = v.budget;
+    lo->pause = v.paused ? json_incref(v.paused) : NULL;
     lo->id = strdup(json_string_value(json_object_get(v.start, "loopId")));
     lo->reason = v.reason ? strdup(v.reason) : NULL;
     if (!lo->id || (v.reason && !lo->reason))
@@ -181,6 +184,7 @@ static json_t *loop_json(const struct ls_loop *lo)
     cli_json_set(o, "budget", loop_view_budget_json(&lo->budget));
     cli_json_set(o, "wake_at_ms",
                  lo->wake_at_ms ? json_integer(lo->wake_at_ms) : json_null());
+    cli_json_set(o, "waiting_for", lo->pause ? json_incref(lo->pause) : json_null());
     return o;
 }
 

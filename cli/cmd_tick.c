@@ -14,6 +14,14 @@
  * (its journaled inputs) and run with lil_loop_run, like `lil resume`
  * without clearing a stop.
  *
+ * Tick runs only what it was given (docs/loops.md, "What a run is bound
+ * to"): the facts are read with the chain verified; a due run is refused
+ * ("refused", exit status 1) when it was imported and no operator has run
+ * it since ("imported" in its facts), when its spec file's digest
+ * (lil_spec_digest) is not the one the run is bound to ("spec_sha256"),
+ * and when lil_loop_open, asked with LIL_LOOP_UNATTENDED, refuses it (a
+ * journal without a key in a keyed store, and the same checks again).
+ *
  * A run that another process holds is skipped (it is running already).  A
  * spec that no longer loads or is invalid, a journal that cannot be read,
  * a loop call that fails, and a resumed run that ends failed are reported
@@ -45,6 +53,8 @@ struct run_facts {
     bool is_loop;
     char *spec_path;  /* from the start record, or NULL */
     char *cwd;        /* the run's working directory, or NULL */
+    char *spec_sha;   /* the digest of the spec the run is bound to, or NULL */
+    bool imported;    /* imported, and no operator has run it since */
     bool parked;      /* waiting on a park */
     int64_t wake_at;  /* its wakeAt (ms) */
     char error[1024]; /* why the run could not be read */
@@ -56,6 +66,7 @@ struct tick {
     int64_t now_ms;
     json_t *runs; /* --json */
     bool failed;
+    bool accept_spec; /* --accept-spec-change */
 };
 
 /* ---- signals
@@ -92,6 +103,8 @@ static void from_facts(struct run_facts *f, const json_t *doc)
     f->is_loop = true;
     f->spec_path = dup_member(doc, "spec_path");
     f->cwd = dup_member(doc, "cwd");
+    f->spec_sha = dup_member(doc, "spec_sha256");
+    f->imported = json_is_true(json_object_get(doc, "imported"));
     f->parked = json_is_integer(wake);
     f->wake_at = (int64_t)json_integer_value(wake);
 }
@@ -101,7 +114,7 @@ static void from_facts(struct run_facts *f, const json_t *doc)
 static lil_status read_facts(lil_store *st, const char *run_id, struct run_facts *f)
 {
     lil_run_opts o = {sizeof(o), LIL_SYNC_DEFAULT,
-                      LIL_OPEN_READONLY | LIL_OPEN_EXISTING, 0};
+                      LIL_OPEN_READONLY | LIL_OPEN_EXISTING | LIL_OPEN_VERIFY_CHAIN, 0};
     lil_bytes b = {NULL, 0};
     lil_run *run = NULL;
     json_t *doc = NULL;
@@ -145,7 +158,25 @@ static void add(struct tick *t, json_t *e)
         t->failed = t->failed || (t->runs && !e);
 }
 
-/* A run that could not be resumed: stderr (and --json). */
+/* A run tick could not or would not resume: stderr (and --json), and the
+ * exit status 1, since an operator must look at it.  ACTION is "failed"
+ * (resuming it went wrong) or "refused" (docs/loops.md, "What a run is bound
+ * to"); KEY names the JSON member that carries the text. */
+static void report_problem(struct tick *t, const char *run_id, const char *action,
+                           const char *key, const char *text)
+{
+    json_t *e;
+
+    cli_err(t->ctx, "run '%s': %s%s", run_id,
+            strcmp(action, "refused") == 0 ? "not resumed: " : "", text);
+    t->failed = true;
+    if (!t->runs)
+        return;
+    e = entry(run_id, action);
+    cli_json_set(e, key, cli_json_str(text, strlen(text)));
+    add(t, e);
+}
+
 static void failed(struct tick *t, const char *run_id, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -153,18 +184,25 @@ static void failed(struct tick *t, const char *run_id, const char *fmt, ...)
 {
     char text[2048];
     va_list ap;
-    json_t *e;
 
     va_start(ap, fmt);
     vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
-    cli_err(t->ctx, "run '%s': %s", run_id, text);
-    t->failed = true;
-    if (!t->runs)
-        return;
-    e = entry(run_id, "failed");
-    cli_json_set(e, "error", cli_json_str(text, strlen(text)));
-    add(t, e);
+    report_problem(t, run_id, "failed", "error", text);
+}
+
+static void refused(struct tick *t, const char *run_id, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void refused(struct tick *t, const char *run_id, const char *fmt, ...)
+{
+    char text[2048];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    report_problem(t, run_id, "refused", "reason", text);
 }
 
 static void resumed(struct tick *t, const char *run_id, const lil_loop_result *res)
@@ -229,9 +267,14 @@ static void run_loop(struct tick *t, const char *run_id, const lil_spec *spec,
     o.run_id = run_id;
     o.cwd = cwd;
     o.reason = "lil tick: the wake time has passed";
+    o.flags = LIL_LOOP_UNATTENDED | (t->accept_spec ? LIL_LOOP_ACCEPT_SPEC_CHANGE : 0u);
     rc = lil_loop_open(t->st, spec, &o, &lp);
     if (rc == LIL_E_LOCKED) {
         skipped(t, run_id, "held by another process");
+        return;
+    }
+    if (rc == LIL_E_KEY || rc == LIL_E_INVAL || rc == LIL_E_CORRUPT) {
+        refused(t, run_id, "%s", lil_store_errmsg(t->st));
         return;
     }
     if (rc != LIL_OK) {
@@ -250,19 +293,40 @@ static void run_loop(struct tick *t, const char *run_id, const lil_spec *spec,
         failed(t, run_id, "closing the run: %s", lil_errmsg());
 }
 
-static void resume(struct tick *t, const char *run_id, const char *spec_path,
-                   const char *cwd)
+/* Does spec still have the digest the run is bound to (f->spec_sha)? */
+static bool same_spec(const struct tick *t, const struct run_facts *f,
+                      const lil_spec *spec, char now[65])
+{
+    now[0] = '\0';
+    if (lil_spec_digest(spec, now) != LIL_OK)
+        return false;
+    return t->accept_spec || (f->spec_sha && strcmp(f->spec_sha, now) == 0);
+}
+
+static void resume(struct tick *t, const char *run_id, const struct run_facts *f)
 {
     lil_spec *spec = NULL;
-    char msg[1024];
+    char msg[1024], now[65];
 
-    if (cli_spec_load(NULL, spec_path, &spec, msg, sizeof(msg)) != LIL_OK)
+    if (f->imported)
+        refused(t, run_id,
+                "it was imported into this store and no operator has run it since "
+                "(`lil resume %s --run-id %s` once by hand)",
+                f->spec_path, run_id);
+    else if (cli_spec_load(NULL, f->spec_path, &spec, msg, sizeof(msg)) != LIL_OK)
         failed(t, run_id, "cannot load its spec: %s", msg);
     else if (!lil_spec_ok(spec))
         failed(t, run_id, "its spec %s is no longer valid (`lil validate %s`)",
-               spec_path, spec_path);
+               f->spec_path, f->spec_path);
+    else if (!same_spec(t, f, spec, now))
+        refused(t, run_id,
+                "its spec %s changed (sha256 %.16s, the run is bound to %.16s): "
+                "`lil resume %s --run-id %s` with the spec it runs, or with "
+                "--accept-spec-change",
+                f->spec_path, now, f->spec_sha ? f->spec_sha : "?", f->spec_path,
+                run_id);
     else
-        run_loop(t, run_id, spec, cwd);
+        run_loop(t, run_id, spec, f->cwd);
     lil_spec_free(spec);
 }
 
@@ -275,16 +339,19 @@ static int tick_one(void *ud, const char *run_id)
     if (stopping)
         return 1;
     rc = read_facts(t->st, run_id, &f);
-    if (rc != LIL_OK)
+    if (rc == LIL_E_KEY || rc == LIL_E_CORRUPT)
+        refused(t, run_id, "its journal does not verify: %s", f.error);
+    else if (rc != LIL_OK)
         failed(t, run_id, "cannot read its journal: %s", f.error);
     else if (f.is_loop && f.parked && !f.spec_path)
         failed(t, run_id, "its start record names no spec");
     else if (f.is_loop && f.parked && f.wake_at > t->now_ms)
         not_due(t, run_id, f.wake_at);
     else if (f.is_loop && f.parked)
-        resume(t, run_id, f.spec_path, f.cwd);
+        resume(t, run_id, &f);
     free(f.spec_path);
     free(f.cwd);
+    free(f.spec_sha);
     return 0;
 }
 
@@ -293,8 +360,10 @@ static int tick_one(void *ud, const char *run_id)
 
 static int cmd_tick(struct cli_ctx *ctx, int argc, char **argv)
 {
-    const struct cli_args a = {NULL, NULL, NULL};
-    struct tick t = {ctx, NULL, cli_now_ns() / 1000000, NULL, false};
+    struct tick t = {ctx, NULL, cli_now_ns() / 1000000, NULL, false, false};
+    const struct cli_flag flags[] = {
+        {"accept-spec-change", false, NULL, &t.accept_spec}, {NULL, false, NULL, NULL}};
+    const struct cli_args a = {flags, NULL, NULL};
     lil_status rc;
     int ex = cli_parse(ctx, argc, argv, &a);
 
@@ -322,7 +391,7 @@ static int cmd_tick(struct cli_ctx *ctx, int argc, char **argv)
 
 const struct cli_verb cli_verb_tick = {
     "tick", "resume every parked loop run whose wake time has passed",
-    "Usage: lil tick [--dir DIR] [--json]\n"
+    "Usage: lil tick [--dir DIR] [--accept-spec-change] [--json]\n"
     "\n"
     "For each loop run of the store that is parked on a sleep (its last record is\n"
     "a park) and whose wake time has passed, load the spec it was started with\n"
@@ -332,14 +401,22 @@ const struct cli_verb cli_verb_tick = {
     "Prints one line per resumed run with its new status; nothing when nothing\n"
     "was due.\n"
     "\n"
+    "Tick runs only what it was given: a run whose spec file no longer has the\n"
+    "digest the run is bound to, a run imported into the store (`lil import`)\n"
+    "that no operator has resumed by hand since, and a journal that does not\n"
+    "verify (or has no key in a store that has one) are not resumed: each is\n"
+    "reported on stderr (\"not resumed\") and makes the exit status 1.\n"
+    "\n"
     "Flags:\n"
     "  --dir DIR   the store (default $LIL_DIR, else .lil; it must exist)\n"
+    "  --accept-spec-change  resume runs whose spec changed too, journaling the\n"
+    "              change (as `lil resume --accept-spec-change`)\n"
     "  --json      {\"now\", \"runs\": [{\"run\", \"action\": \"resumed\" (with \"status\",\n"
-    "              \"result\") | \"skipped\" | \"failed\" (\"error\") | \"not-due\"\n"
-    "              (\"wakeAt\")}]}\n"
+    "              \"result\") | \"skipped\" | \"refused\" (\"reason\") | \"failed\"\n"
+    "              (\"error\") | \"not-due\" (\"wakeAt\")}]}\n"
     "\n"
     "Exit status (the table is in `lil --help`): 0 every due run was resumed\n"
     "(or skipped: held); 1 the store does not exist, a run could not be resumed\n"
-    "(its spec does not load, its journal cannot be read) or a resumed run\n"
-    "failed; 64 usage error.\n",
+    "(its spec does not load or changed, it was imported, its journal cannot be\n"
+    "read or does not verify) or a resumed run failed; 64 usage error.\n",
     cmd_tick};

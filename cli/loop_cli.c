@@ -75,6 +75,13 @@ static size_t add_flags(struct cli_flag *f, unsigned mask, struct loop_cli *lc)
         f[n++] = (struct cli_flag){"actor", true, &lc->actor, &lc->actor_set};
         f[n++] = (struct cli_flag){"reason", true, &lc->reason, &lc->reason_set};
     }
+    if (mask & LOOP_OPT_SPEC)
+        f[n++] = (struct cli_flag){"accept-spec-change", false, NULL, &lc->accept_spec};
+    if (mask & LOOP_OPT_PAUSE) {
+        f[n++] = (struct cli_flag){"pause", true, &lc->pause_id, NULL};
+        f[n++] = (struct cli_flag){"digest", true, &lc->digest, NULL};
+        f[n++] = (struct cli_flag){"current", false, NULL, &lc->current};
+    }
     if (mask & LOOP_OPT_RECOVER) {
         f[n++] = (struct cli_flag){"retry", false, NULL, &lc->retry};
         f[n++] = (struct cli_flag){"assume-done", false, NULL, &lc->assume_done};
@@ -91,7 +98,7 @@ int loop_cli_parse(struct cli_ctx *ctx, int argc, char **argv, unsigned mask,
 {
     static const char *const names[] = {"SPEC", NULL};
     const char *pos[1] = {NULL};
-    struct cli_flag flags[16];
+    struct cli_flag flags[24];
     struct cli_args a = {flags, names, pos};
     int rc = CLI_EXIT_OK;
 
@@ -117,6 +124,11 @@ int loop_cli_parse(struct cli_ctx *ctx, int argc, char **argv, unsigned mask,
         return cli_usage(ctx, "--reason is empty");
     if (lc->actor_set && !*lc->actor)
         return cli_usage(ctx, "--actor is empty");
+    if ((lc->pause_id && !*lc->pause_id) || (lc->digest && !*lc->digest))
+        return cli_usage(ctx, "--pause and --digest need a value");
+    if (lc->current && (lc->pause_id || lc->digest))
+        return cli_usage(ctx, "--current accepts whatever pause is current: it goes "
+                              "without --pause and --digest");
     return CLI_EXIT_OK;
 }
 
@@ -259,7 +271,8 @@ int loop_cli_open(struct cli_ctx *ctx, struct loop_cli *lc, unsigned flags)
     o.run_id = lc->run_id;
     o.sync = loop_cli_sync(lc->sync);
     o.flags = flags | (lc->approve ? LIL_LOOP_APPROVE_CAPS : 0u) |
-              (lc->yes ? LIL_LOOP_YES : 0u) | (lc->wait ? LIL_LOOP_WAIT : 0u);
+              (lc->yes ? LIL_LOOP_YES : 0u) | (lc->wait ? LIL_LOOP_WAIT : 0u) |
+              (lc->accept_spec ? LIL_LOOP_ACCEPT_SPEC_CHANGE : 0u);
     o.inputs_json = lc->inputs_json;
     o.input_pairs = lc->input_pairs;
     o.n_input_pairs = lc->n_input_pairs;
@@ -331,6 +344,23 @@ static void print_uncertain(const struct loop_cli *lc, const lil_loop_result *re
            res->uncertain_kind, shown, size, lc->spec_path);
 }
 
+/* The pause a paused result waits at, and the approval that names it. */
+static void print_pause(const struct loop_cli *lc, const lil_loop_result *res)
+{
+    json_t *o = res->json ? json_loads(res->json, 0, NULL) : NULL;
+    json_t *p = json_object_get(o, "pause");
+    const char *id = json_string_value(json_object_get(p, "id"));
+    const char *digest = json_string_value(json_object_get(p, "digest"));
+
+    if (id && digest)
+        printf("  pause: %s (digest %s)\n  approve with `lil approve %s --pause %s "
+               "--reason R`\n",
+               id, digest, lc->spec_path, id);
+    else
+        printf("  approve with `lil approve %s --reason R`\n", lc->spec_path);
+    json_decref(o);
+}
+
 static void print_summary(const struct loop_cli *lc, const lil_loop_result *res)
 {
     const char *id = lil_loop_run_id(lc->lp);
@@ -357,7 +387,7 @@ static void print_summary(const struct loop_cli *lc, const lil_loop_result *res)
     if (res->has_uncertain)
         print_uncertain(lc, res);
     if (res->status == LIL_LOOP_PAUSED)
-        printf("  approve with `lil approve %s --reason R`\n", lc->spec_path);
+        print_pause(lc, res);
     printf("  state: %s\n", res->state_json ? res->state_json : "{}");
 }
 

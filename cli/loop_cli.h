@@ -23,6 +23,8 @@ enum {
     LOOP_OPT_RECOVER = 1u << 4,  /* --retry, --assume-done, --result-json, --abort */
     LOOP_OPT_CASSETTE = 1u << 5, /* --record FILE, --replay FILE (run, step) */
     LOOP_OPT_SUBMIT = 1u << 6,   /* --input, --inputs, --sync (submit) */
+    LOOP_OPT_SPEC = 1u << 7,     /* --accept-spec-change */
+    LOOP_OPT_PAUSE = 1u << 8,    /* --pause ID, --digest D, --current (approve) */
 };
 
 struct loop_cli {
@@ -32,8 +34,10 @@ struct loop_cli {
     const char **input_pairs; /* --input NAME=VALUE, in order */
     size_t n_input_pairs;
     const char *sync, *env_allow, *actor, *reason, *result_json;
-    const char *record, *replay; /* cassettes: --record FILE, --replay FILE */
+    const char *record, *replay;   /* cassettes: --record FILE, --replay FILE */
+    const char *pause_id, *digest; /* approve: the pause it must be */
     bool approve, yes, wait, retry, assume_done, abort;
+    bool current, accept_spec; /* --current, --accept-spec-change */
     bool reason_set, actor_set, result_set;
     /* made by loop_cli_open */
     lil_spec *spec;

@@ -1040,6 +1040,14 @@ LIL_API lil_status lil_spec_explain_at(const lil_spec *spec, int64_t now_ms,
  * invalid handle or a spec without one.  Lives as long as the spec. */
 LIL_API const char *lil_spec_id(const lil_spec *spec);
 
+/* The spec's digest: the SHA-256 of its normalized JSON (lil_spec_json),
+ * as 64 lowercase hex digits and a NUL in out -- what a loop run journals
+ * in its start record ("spec") and lil_loop_facts calls "spec_sha256", so
+ * a program can tell whether a spec file is still the one a run is bound
+ * to (`lil tick` does).  Errors: LIL_E_INVAL (bad handle, out NULL),
+ * LIL_E_SPEC (the spec has errors), LIL_E_NOMEM. */
+LIL_API lil_status lil_spec_digest(const lil_spec *spec, char out[65]);
+
 /* Release a spec (NULL is harmless). */
 LIL_API void lil_spec_free(lil_spec *spec);
 
@@ -1104,6 +1112,22 @@ enum {
      * runs as without the flag.  `lil approve`, `recover` and `resume` set
      * it. */
     LIL_LOOP_REQUEUE = 1u << 3,
+    /* The spec given differs from the one the run is bound to (its digest
+     * or loop id; docs/loops.md, "What a run is bound to"): accept it
+     * instead of refusing the open.  The change is journaled
+     * (spec_changed.N: actor, reason, both digests, the parts that
+     * differ); the new spec applies from the iteration in flight on, whose
+     * effects and approvals journaled before the change replay as
+     * journaled.  Refused still for a run that has ended, is uncertain or
+     * is in the store's queue (`--accept-spec-change`). */
+    LIL_LOOP_ACCEPT_SPEC_CHANGE = 1u << 4,
+    /* Nobody asked for this run by hand (`lil tick`): refuse a run
+     * imported into the store (lil_run_import) that no operator has run
+     * since, verify the journal's chain at open, and refuse a journal
+     * without a key when the store has one.  A loop opened without the
+     * flag that finds an imported run journals that an operator took it
+     * over (adopted.N). */
+    LIL_LOOP_UNATTENDED = 1u << 5,
 };
 
 /* What the progress callback is told. */
@@ -1191,11 +1215,16 @@ typedef struct lil_loop_result {
 LIL_API void lil_loop_result_free(lil_loop_result *res);
 
 /* Open the loop run of spec in st: take the run's lock, read its journal,
- * and journal the run's start (inputs, the spec's digest, the initial
- * state) when the run is new.  Nothing runs yet.  spec must outlive the
- * loop.  Errors: LIL_E_SPEC (the spec has errors; nothing is created),
- * LIL_E_INVAL (bad options, inputs of the wrong type or different from
- * the journaled ones), LIL_E_LOCKED, LIL_E_CORRUPT, LIL_E_KEY, LIL_E_IO,
+ * and journal the run's start (inputs, the spec's digest and loop id, the
+ * digests of its parts, the initial state) when the run is new.  Nothing
+ * runs yet.  spec must outlive the loop.  A run that exists is bound to
+ * its spec: a spec whose digest or loop id differs from the journaled one
+ * is refused before anything is written (LIL_E_INVAL, the message naming
+ * both digests and the parts that differ) unless opts' flags hold
+ * LIL_LOOP_ACCEPT_SPEC_CHANGE.  Errors: LIL_E_SPEC (the spec has errors;
+ * nothing is created), LIL_E_INVAL (bad options, inputs of the wrong type
+ * or different from the journaled ones, another spec, an imported run with
+ * LIL_LOOP_UNATTENDED), LIL_E_LOCKED, LIL_E_CORRUPT, LIL_E_KEY, LIL_E_IO,
  * LIL_E_NOMEM; the message is on the store (lil_store_errmsg). */
 LIL_API lil_status lil_loop_open(lil_store *st, const lil_spec *spec,
                                  const lil_loop_opts *opts, lil_loop **out);
@@ -1216,11 +1245,24 @@ LIL_API lil_status lil_loop_step(lil_loop *lp, lil_loop_result *res);
 LIL_API lil_status lil_loop_resume(lil_loop *lp, lil_loop_result *res);
 
 /* Approve what the paused run waits at -- a breakpoint, a gate or a cap --
- * journaling actor and reason (non-empty), then lil_loop_run.  The
- * approval names the pause (iteration, step, digest of what is asked) and
- * releases that pause only.  LIL_E_INVAL when the run is not paused. */
+ * journaling actor and reason (non-empty) and the OS user of the process,
+ * then lil_loop_run.  The approval names the pause (iteration, step, digest
+ * of what is asked) and releases that pause only.  LIL_E_INVAL when the run
+ * is not paused.  Whatever pause is current is approved: a program that
+ * showed a pause to someone should name it (lil_loop_approve_pause). */
 LIL_API lil_status lil_loop_approve(lil_loop *lp, const char *actor, const char *reason,
                                     lil_loop_result *res);
+
+/* lil_loop_approve of one pause only: pause_id (the pause's "id" in the
+ * result's and the facts' "pause": "pause.N" for a breakpoint or gate,
+ * "cap.N" for a cap) and/or digest (its "digest": SHA-256 of the pause id
+ * and the pending action) must name the pause the run waits at now, else
+ * LIL_E_INVAL, nothing journaled, the message naming the current pause.
+ * So an approver who saw an earlier pause never releases a later one.
+ * Both NULL: lil_loop_approve. */
+LIL_API lil_status lil_loop_approve_pause(lil_loop *lp, const char *pause_id,
+                                          const char *digest, const char *actor,
+                                          const char *reason, lil_loop_result *res);
 
 /* Decide the uncertain effect: retry it, take result_json as its result
  * (LIL_RESOLVE_ASSUME_DONE; JSON text), or abort the run (stopped, final).

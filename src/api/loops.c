@@ -101,13 +101,25 @@ lil_status lil_loop_current(lil_loop *lp, lil_loop_result *res)
 lil_status lil_loop_approve(lil_loop *lp, const char *actor, const char *reason,
                             lil_loop_result *res)
 {
+    return lil_loop_approve_pause(lp, NULL, NULL, actor, reason, res);
+}
+
+lil_status lil_loop_approve_pause(lil_loop *lp, const char *pause_id,
+                                  const char *digest, const char *actor,
+                                  const char *reason, lil_loop_result *res)
+{
     struct lil_loop_req req = {.op = LIL_LOOP_OP_APPROVE};
 
     if (!lil__api_text_ok(actor, 200) || !lil__api_text_ok(reason, 1000))
         return lil__api_fail(LIL_E_INVAL, "an approval needs an actor (1-200 bytes) "
                                           "and a reason (1-1000 bytes)");
+    if ((pause_id && !lil__api_text_ok(pause_id, LIL_LOOP_NAME_MAX - 1)) ||
+        (digest && !lil__api_text_ok(digest, 64)))
+        return lil__api_fail(LIL_E_INVAL, "a pause id is 1-47 bytes and a digest 1-64");
     req.actor = actor;
     req.reason = reason;
+    req.pause_id = pause_id;
+    req.digest = digest;
     return loop_call(lp, &req, res);
 }
 

@@ -10,6 +10,7 @@
 #include "api/entry.h"
 #include "base/alloc.h"
 #include "base/clock.h"
+#include "loop/runner.h"
 #include "loopspec/spec.h"
 #include "loopspec/values/cron.h"
 #include "replay/verify.h"
@@ -62,6 +63,24 @@ const lil_diag *lil_spec_diag(const lil_spec *spec, size_t i)
 const char *lil_spec_id(const lil_spec *spec)
 {
     return lil__api_spec_ok(spec) ? lil__spec_id(spec) : NULL;
+}
+
+lil_status lil_spec_digest(const lil_spec *spec, char out[65])
+{
+    struct lil_json_scope sc;
+    struct lil_err e;
+    lil_status rc;
+
+    if (!out)
+        return lil__api_fail(LIL_E_INVAL, "out is NULL");
+    out[0] = '\0';
+    if (!lil__api_spec_ok(spec))
+        return lil__api_fail(LIL_E_INVAL, "invalid or freed spec handle");
+    lil__clearerr(&e);
+    lil__api_scope_begin(&sc, &spec->env);
+    rc = lil__loop_spec_digest(spec, &e, out, NULL);
+    rc = lil__api_scope_end(&sc, &e, rc);
+    return lil__api_to_thread(&e, rc);
 }
 
 void lil_spec_free(lil_spec *spec)

@@ -9,6 +9,7 @@
 
 #include "api/entry.h"
 #include "base/env.h"
+#include "loop/runner.h"
 #include "store/store.h"
 
 /* The env a call that may be given none uses: *env checked, or a new one
@@ -218,6 +219,28 @@ lil_status lil_run_export(lil_store *st, const char *run_id, lil_write_fn fn, vo
     return lil__api_to_store(st, &e, lil__store_export(st, &e, run_id, fn, ud));
 }
 
+/* The import, then the mark that keeps a loop run it brought in from
+ * unattended opens until an operator runs it (loop/runner_bind.c). */
+static lil_status import_run(lil_store *st, struct lil_err *e, const void *journal,
+                             size_t len, const char *run_id,
+                             const struct lil_import_key *src, char **imported_id)
+{
+    struct lil_json_scope sc;
+    char *id = NULL;
+    lil_status rc = lil__store_import(st, e, journal, len, run_id, src, &id);
+
+    if (rc == LIL_OK) {
+        lil__api_scope_begin(&sc, st->env);
+        rc = lil__loop_mark_imported(st, e, id);
+        rc = lil__api_scope_end(&sc, e, rc);
+    }
+    if (rc == LIL_OK && imported_id)
+        *imported_id = id;
+    else
+        lil_free(id);
+    return rc;
+}
+
 lil_status lil_run_import_keyed(lil_store *st, const void *journal, size_t len,
                                 const char *run_id, const void *source_key,
                                 size_t source_key_len, char **imported_id)
@@ -234,7 +257,7 @@ lil_status lil_run_import_keyed(lil_store *st, const void *journal, size_t len,
         return lil__api_to_store(
             st, &e, lil__seterr(&e, LIL_E_INVAL, 0, "lil_run_import: journal is NULL"));
     return lil__api_to_store(
-        st, &e, lil__store_import(st, &e, journal, len, run_id, &src, imported_id));
+        st, &e, import_run(st, &e, journal, len, run_id, &src, imported_id));
 }
 
 lil_status lil_run_import(lil_store *st, const void *journal, size_t len,

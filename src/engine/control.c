@@ -1,7 +1,8 @@
 /*
  * control.c -- what an operator leaves for a run outside its journal, as
  * the layers above the engine read it: a pending stop request, the run's
- * place in the store's queue, and making what a run appended durable now.
+ * place in the store's queue, whether the store has a journal key, and
+ * making what a run appended durable now.
  * The store keeps them (store.h: stop_*, queue_state, run_sync); these
  * calls are the engine's door to them, so the runner never reaches into
  * the store.
@@ -31,4 +32,14 @@ lil_status lil__queue_state(struct lil_store *st, struct lil_err *err,
     if (!st->ops->queue_state)
         return lil__seterr(err, LIL_E_NOTFOUND, 0, "run %s is not queued", run_id);
     return st->ops->queue_state(st, err, run_id, state);
+}
+
+bool lil__store_keyed(struct lil_store *st)
+{
+    bool keyed;
+
+    (void)pthread_mutex_lock(&st->mu);
+    keyed = st->set.key != NULL;
+    (void)pthread_mutex_unlock(&st->mu);
+    return keyed;
 }

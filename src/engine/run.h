@@ -81,6 +81,8 @@ lil_status lil__stop_read(struct lil_store *st, struct lil_err *err, const char 
 /* Remove run_id's pending stop request; LIL_E_NOTFOUND if none. */
 lil_status lil__stop_clear(struct lil_store *st, struct lil_err *err,
                            const char *run_id);
+/* Whether st has a journal key (runs it creates are keyed). */
+bool lil__store_keyed(struct lil_store *st);
 /* The queue state of run_id; LIL_E_NOTFOUND when the run is not queued or
  * the store has no queue. */
 lil_status lil__queue_state(struct lil_store *st, struct lil_err *err,

@@ -70,8 +70,9 @@ _Static_assert(LIL_LOOP_NAME_MAX > 2 * LIL_I64_TEXT_MAX + 5,
 #define LIL_LOOP_STOP_POLL_MS                             \
     20 /* a stop request is looked for at most this often \
           between iterations (runner_iter.c) */
-#define LIL_LOOP_KNOWN_FLAGS \
-    (LIL_LOOP_APPROVE_CAPS | LIL_LOOP_YES | LIL_LOOP_WAIT | LIL_LOOP_REQUEUE)
+#define LIL_LOOP_KNOWN_FLAGS                                                   \
+    (LIL_LOOP_APPROVE_CAPS | LIL_LOOP_YES | LIL_LOOP_WAIT | LIL_LOOP_REQUEUE | \
+     LIL_LOOP_ACCEPT_SPEC_CHANGE | LIL_LOOP_UNATTENDED)
 
 /* How the journal says the run ended (sticky). */
 enum loop_end { LOOP_LIVE = 0, LOOP_COMPLETED, LOOP_FAILED, LOOP_STOPPED };
@@ -79,12 +80,28 @@ enum loop_end { LOOP_LIVE = 0, LOOP_COMPLETED, LOOP_FAILED, LOOP_STOPPED };
 /* A pause at a breakpoint or gate, journaled as pause.N. */
 struct loop_pause {
     bool on;
+    char id[LIL_LOOP_NAME_MAX]; /* its record's name, "pause.N" */
     int64_t iteration, seq;
     char digest[65]; /* hex SHA-256 of what is asked */
     char *step;      /* step id or "gates[i]" */
     char *ask;       /* the rendered question */
     char strategy[16];
     char *reason; /* "breakpoint awaiting approval [strategy: s]: ask" */
+};
+
+/* What a run is bound to, as its journal says (runner_bind.c). */
+struct loop_binding {
+    char spec[65];             /* hex digest of the spec in force ("" when not known) */
+    char *loop_id;             /* its loop id, or NULL */
+    char *spec_path;           /* where it was read from, or NULL */
+    json_t *parts;             /* {"part": digest} of that spec, or NULL (a start
+                                  record written before it carried them) */
+    bool lenient;              /* a change of spec was accepted: */
+    int64_t lenient_iteration; /* the iteration in flight then, whose
+                                  records from before the change replay as
+                                  journaled */
+    bool imported;             /* imported.N with no adopted.N after it */
+    char cap_pause[LIL_LOOP_NAME_MAX]; /* the last cap.N record's name */
 };
 
 /* A slot record journaled after the last snapshot ("I.S"). */
@@ -125,6 +142,7 @@ struct loop_options {
     lil_sync sync;
     unsigned flags;
     char *actor, *reason, *cwd;
+    char *os_user; /* the user this process runs as (runner_bind.c) */
     int64_t max_block_ms, effect_timeout_ms;
     lil_loop_progress_fn progress;
     void *progress_ud;
@@ -197,6 +215,7 @@ struct lil_loop {
     char *end_reason;
     json_t *stop; /* an honoured stop request not yet cleared */
     struct loop_pause pause;
+    struct loop_binding bound;  /* what the run is bound to (runner_bind.c) */
     char *cap_detail;           /* what the last cap's record says of it beyond
                                    its word (runner_budget_admit.c), until the
                                    cap is cleared; or NULL */
@@ -296,6 +315,8 @@ struct lil_loop_req {
     const char *result_json; /* recover */
     const char *actor;       /* approve, recover */
     const char *reason;      /* approve, recover */
+    const char *pause_id;    /* approve: the pause it must be, or NULL */
+    const char *digest;      /* approve: the pause's digest, or NULL */
 };
 
 /* Calls as the public ones make them, on a handle already checked
@@ -383,6 +404,46 @@ lil_status lil__loop_cap_detail(struct lil_loop *lp, enum lil_cap cap,
 lil_status lil__loop_cap_approve_now(struct lil_loop *lp, struct lil_cap_trip t,
                                      const char *actor, const char *reason);
 
+/* What a run is bound to (runner_bind.c). */
+/* The digest of spec (hex) and, when parts is not NULL, the digests of its
+ * parts ({"part": hex}, a new reference). */
+lil_status lil__loop_spec_digest(const lil_spec *spec, struct lil_err *err,
+                                 char hex[65], json_t **parts);
+/* The fold's part: the start record v, and control records of kind
+ * spec_changed, imported, adopted (others: nothing). */
+lil_status lil__loop_bind_start(struct lil_loop *lp, json_t *v);
+lil_status lil__loop_bind_control(struct lil_loop *lp, const char *kind, size_t klen,
+                                  const char *name, json_t *v);
+void lil__loop_bind_forget(struct lil_loop *lp);
+/* At open, a run that exists: refuse another spec unless the change is
+ * accepted (then journal it), refuse what an unattended open must not run,
+ * and journal an operator's first open of an imported run. */
+lil_status lil__loop_bind_check(struct lil_loop *lp, const lil_spec *spec);
+/* The pause lp waits at: false when none; else its id ("pause.N",
+ * "cap.N") and digest (hex) in the buffers. */
+bool lil__loop_pause_ident(const struct lil_loop *lp, char id[LIL_LOOP_NAME_MAX],
+                           char digest[65]);
+/* The pause as the result's "pause" and the facts' "paused" show it:
+ * {"kind": "breakpoint", "id", "digest", "iteration", "seq", "step",
+ * "ask", "strategy"} or {"kind": "cap", "id", "digest", "cap",
+ * "iteration", "detail"?}; null when not paused. */
+json_t *lil__loop_pause_json(const struct lil_loop *lp);
+/* Refuse (LIL_E_INVAL, nothing written) an approval naming another pause
+ * than the current one (either may be NULL). */
+lil_status lil__loop_pause_expect(struct lil_loop *lp, const char *id,
+                                  const char *digest);
+/* Is the slot of iteration `iteration` one journaled before an accepted
+ * change of spec (its replay takes what was journaled)? */
+bool lil__loop_lenient(const struct lil_loop *lp, int64_t iteration);
+/* The OS user of this process (getpwuid_r of the effective uid), a copy
+ * (NULL when out of memory). */
+char *lil__loop_os_user(const struct lil_env *env);
+/* Journal in run_id of st, when it is a loop run that has not ended, that
+ * it was imported (imported.N), so that unattended opens refuse it until an
+ * operator runs it. */
+lil_status lil__loop_mark_imported(struct lil_store *st, struct lil_err *err,
+                                   const char *run_id);
+
 /* Records (runner_record.c). */
 /* Append control record "<kind>.N" with payload (a JSON object, stolen).
  * lazy: not synced on its own. */
@@ -410,6 +471,10 @@ lil_status lil__loop_run(struct lil_loop *lp, bool one, lil_loop_result *res);
 lil_status lil__loop_resume(struct lil_loop *lp, lil_loop_result *res);
 lil_status lil__loop_approve(struct lil_loop *lp, const char *actor, const char *reason,
                              lil_loop_result *res);
+/* lil__loop_approve of the pause named by id and/or digest only. */
+lil_status lil__loop_approve_pause(struct lil_loop *lp, const char *id,
+                                   const char *digest, const char *actor,
+                                   const char *reason, lil_loop_result *res);
 lil_status lil__loop_recover(struct lil_loop *lp, lil_resolution how,
                              const char *result, const char *actor, const char *reason,
                              lil_loop_result *res);

@@ -155,9 +155,10 @@ static void digest_of(const struct lil_env *env, const char *step, const char *s
 static json_t *approval(const struct lil_loop *lp, const char *step, const char *ask,
                         const char *strategy, const char *digest)
 {
-    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:{s:b}}", "kind",
+    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s?, s:s, s:{s:b}}", "kind",
                      "breakpoint", "step", step, "ask", ask, "strategy", strategy,
-                     "digest", digest, "actor", lp->opt.actor, "reason",
+                     "digest", digest, "actor", lp->opt.actor, "osUser",
+                     lp->opt.os_user, "reason",
                      lp->opt.reason ? lp->opt.reason : "approved with --yes", "result",
                      "approved", 1);
 }
@@ -194,6 +195,7 @@ static lil_status pause_at(struct iter *it, int64_t seq, const char *step,
         snprintf(p->strategy, sizeof(p->strategy), "%s", strategy);
         p->iteration = it->iteration;
         p->seq = seq;
+        snprintf(p->id, sizeof(p->id), "pause.%llu", (unsigned long long)lp->nctl);
         snprintf(p->digest, sizeof(p->digest), "%s", digest);
         p->step = lil__strdup(lp->env, step);
         p->reason = lil__strdup(lp->env, (const char *)why.data);
@@ -227,7 +229,7 @@ static lil_status breakpoint(struct iter *it, const struct ask *a)
     digest_of(it->lp->env, a->step, strategy, (const char *)ask.data, digest);
     if (was) {
         const char *d = json_string_value(json_object_get(was, "digest"));
-        if (d && strcmp(d, digest) != 0)
+        if (d && strcmp(d, digest) != 0 && !lil__loop_lenient(it->lp, it->iteration))
             rc = lil__iter_fail(it, LIL_E_NONDET,
                                 "non-deterministic replay at %s: the approval in the "
                                 "journal answers another question than '%.80s'",

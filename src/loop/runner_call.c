@@ -26,7 +26,8 @@ static lil_status dispatch(struct lil_loop *lp, const struct lil_loop_req *req,
     case LIL_LOOP_OP_CURRENT:
         return lil__loop_status(lp, res);
     case LIL_LOOP_OP_APPROVE:
-        return lil__loop_approve(lp, req->actor, req->reason, res);
+        return lil__loop_approve_pause(lp, req->pause_id, req->digest, req->actor,
+                                       req->reason, res);
     case LIL_LOOP_OP_RECOVER:
         return lil__loop_recover(lp, req->how, req->result_json, req->actor,
                                  req->reason, res);

@@ -70,11 +70,19 @@ static json_t *member_or_null(const json_t *o, const char *key)
 static void add_start(json_t *doc, const struct lil_loop *lp)
 {
     const json_t *s = lp->start;
+    const struct loop_binding *b = &lp->bound;
 
     json_object_set_new(doc, "run", json_string(lp->run_id));
-    json_object_set_new(doc, "loop", member_or_null(s, "loopId"));
-    json_object_set_new(doc, "spec_path", member_or_null(s, "specPath"));
-    json_object_set_new(doc, "spec_sha256", member_or_null(s, "spec"));
+    /* the spec in force: the start's, or the last accepted change's */
+    json_object_set_new(doc, "loop",
+                        b->loop_id ? json_string(b->loop_id)
+                                   : member_or_null(s, "loopId"));
+    json_object_set_new(doc, "spec_path",
+                        b->spec_path ? json_string(b->spec_path)
+                                     : member_or_null(s, "specPath"));
+    json_object_set_new(doc, "spec_sha256",
+                        b->spec[0] ? json_string(b->spec) : member_or_null(s, "spec"));
+    json_object_set_new(doc, "imported", json_boolean(b->imported));
     json_object_set_new(doc, "cwd", member_or_null(s, "cwd"));
     json_object_set_new(doc, "inputs",
                         json_is_object(json_object_get(s, "inputs"))
@@ -105,15 +113,10 @@ static json_t *paused_json(const struct lil_loop *lp, lil_loop_status status)
 
     if (status != LIL_LOOP_PAUSED)
         return json_null();
-    if (lp->meters.pending != LIL_CAP_NONE)
-        return json_pack("{s:s, s:s, s:s, s:I}", "kind", "cap", "cap",
-                         lil__cap_reason(lp->meters.pending), "action", "breakpoint",
-                         "iteration", (json_int_t)lp->meters.iteration);
-    o = json_pack("{s:s, s:I, s:I, s:s, s:s, s:s}", "kind", "breakpoint", "iteration",
-                  (json_int_t)p->iteration, "seq", (json_int_t)p->seq, "step",
-                  p->step ? p->step : "", "ask", p->ask ? p->ask : "", "strategy",
-                  p->strategy);
-    if (o)
+    o = lil__loop_pause_json(lp); /* kind, id, digest, iteration, ... */
+    if (o && lp->meters.pending != LIL_CAP_NONE)
+        json_object_set_new(o, "action", json_string("breakpoint"));
+    else if (o)
         json_object_set_new(o, "question", str_or_null(p->reason));
     return o;
 }

@@ -147,9 +147,11 @@ static lil_status journal_cap(struct lil_loop *lp, struct lil_cap_trip trip)
         rc = lil__loop_control(lp, "cap", p, false);
     else
         json_decref(p);
-    if (rc == LIL_OK)
-        rc = lil__meters_trip(&lp->meters, &lp->err, trip.cap, trip.action);
-    return rc;
+    if (rc != LIL_OK)
+        return rc;
+    snprintf(lp->bound.cap_pause, sizeof(lp->bound.cap_pause), "cap.%llu",
+             (unsigned long long)lp->nctl);
+    return lil__meters_trip(&lp->meters, &lp->err, trip.cap, trip.action);
 }
 
 static lil_status cap_hit(struct lil_loop *lp, struct lil_cap_trip trip,
@@ -173,9 +175,10 @@ static lil_status clear_cap(struct lil_loop *lp, const char *actor, const char *
         return rc;
     rc = lil__loop_control(
         lp, "cap_cleared",
-        json_pack("{s:s, s:I, s:I, s:s, s:s}", "reason", cleared.reason, "atIteration",
-                  (json_int_t)lp->meters.iteration, "at", (json_int_t)now, "actor",
-                  actor, "why", why ? why : "approved with --approve"),
+        json_pack("{s:s, s:I, s:I, s:s, s:s?, s:s}", "reason", cleared.reason,
+                  "atIteration", (json_int_t)lp->meters.iteration, "at",
+                  (json_int_t)now, "actor", actor, "osUser", lp->opt.os_user, "why",
+                  why ? why : "approved with --approve"),
         false);
     if (rc == LIL_OK)
         lp->meters = next;
@@ -667,13 +670,14 @@ static lil_status approve_pause(struct lil_loop *lp, const char *actor,
     lil_status rc;
 
     lil__loop_slot_name(name, p->iteration, p->seq);
-    rc = lil__loop_plain(lp, name,
-                         json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:{s:b}}",
-                                   "kind", "breakpoint", "step", p->step ? p->step : "",
-                                   "ask", p->ask ? p->ask : "", "strategy", p->strategy,
-                                   "digest", p->digest, "actor", actor, "reason",
-                                   reason, "result", "approved", 1),
-                         false, &journaled);
+    rc = lil__loop_plain(
+        lp, name,
+        json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s?, s:s, s:s, s:{s:b}}", "kind",
+                  "breakpoint", "step", p->step ? p->step : "", "ask",
+                  p->ask ? p->ask : "", "strategy", p->strategy, "digest", p->digest,
+                  "actor", actor, "osUser", lp->opt.os_user, "pause", p->id, "reason",
+                  reason, "result", "approved", 1),
+        false, &journaled);
     if (rc == LIL_OK)
         rc = lil__loop_slot_put(lp, name, journaled);
     if (rc != LIL_OK)
@@ -706,6 +710,13 @@ static lil_status not_paused(struct lil_loop *lp)
 lil_status lil__loop_approve(struct lil_loop *lp, const char *actor, const char *reason,
                              lil_loop_result *res)
 {
+    return lil__loop_approve_pause(lp, NULL, NULL, actor, reason, res);
+}
+
+lil_status lil__loop_approve_pause(struct lil_loop *lp, const char *id,
+                                   const char *digest, const char *actor,
+                                   const char *reason, lil_loop_result *res)
+{
     bool refolded = true;
     lil_status rc = LIL_OK;
 
@@ -713,7 +724,9 @@ lil_status lil__loop_approve(struct lil_loop *lp, const char *actor, const char 
         if (lp->end != LOOP_LIVE || lil__run_status(lp->run) == LIL_RUN_UNCERTAIN ||
             lp->stop || (!lp->pause.on && lp->meters.pending == LIL_CAP_NONE))
             return not_paused(lp);
-        rc = lil__loop_writable(lp, &refolded);
+        rc = lil__loop_pause_expect(lp, id, digest);
+        if (rc == LIL_OK) /* the pause is checked again once the run is held */
+            rc = lil__loop_writable(lp, &refolded);
     }
     if (rc != LIL_OK)
         return rc;

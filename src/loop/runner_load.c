@@ -188,6 +188,8 @@ static lil_status apply_start(struct lil_loop *lp, json_t *v)
         return lp->err.code;
     json_decref(lp->fx.inputs);
     lp->fx.inputs = json_incref(json_object_get(v, "inputs"));
+    if (lil__loop_bind_start(lp, v) != LIL_OK)
+        return lp->err.code;
     return start_caps(lp, v);
 }
 
@@ -199,12 +201,13 @@ static void pause_clear(struct lil_loop *lp)
     memset(&lp->pause, 0, sizeof(lp->pause));
 }
 
-static lil_status apply_pause(struct lil_loop *lp, json_t *v)
+static lil_status apply_pause(struct lil_loop *lp, const char *name, json_t *v)
 {
     const char *d = json_string_value(json_object_get(v, "digest")), *s;
 
     pause_clear(lp);
     lp->pause.on = true;
+    snprintf(lp->pause.id, sizeof(lp->pause.id), "%s", name);
     if (!num_ok(lp, v, "a pause record", "iteration", 0, &lp->pause.iteration) ||
         !num_ok(lp, v, "a pause record", "seq", -1, &lp->pause.seq))
         return lp->err.code;
@@ -217,7 +220,8 @@ static lil_status apply_pause(struct lil_loop *lp, json_t *v)
     return LIL_OK;
 }
 
-static lil_status apply_control(struct lil_loop *lp, const char *k, size_t n, json_t *v)
+static lil_status apply_control(struct lil_loop *lp, const char *k, size_t n,
+                                const char *name, json_t *v)
 {
     if (kind_is(k, n, "stop_requested")) {
         json_decref(lp->stop);
@@ -226,7 +230,7 @@ static lil_status apply_control(struct lil_loop *lp, const char *k, size_t n, js
         json_decref(lp->stop);
         lp->stop = NULL;
     } else if (kind_is(k, n, "pause")) {
-        return apply_pause(lp, v);
+        return apply_pause(lp, name, v);
     } else if (kind_is(k, n, "terminated")) {
         lp->terminated = true;
     } else if (kind_is(k, n, "observer")) {
@@ -235,6 +239,8 @@ static lil_status apply_control(struct lil_loop *lp, const char *k, size_t n, js
         lp->parked = json_is_integer(json_object_get(v, "wakeAt"));
         if (!num_ok(lp, v, "a parked record", "wakeAt", 0, &lp->wake_at_ms))
             return lp->err.code;
+    } else {
+        return lil__loop_bind_control(lp, k, n, name, v);
     }
     return LIL_OK;
 }
@@ -244,6 +250,7 @@ static lil_status control(struct walk *w, const lil_record *rec, size_t klen)
     struct lil_loop *lp = w->lp;
     const char *k = rec->key;
     unsigned long long nth = strtoull(k + klen + 1, NULL, 10);
+    char name[LIL_LOOP_NAME_MAX];
     lil_status rc;
     json_t *v;
 
@@ -253,13 +260,19 @@ static lil_status control(struct walk *w, const lil_record *rec, size_t klen)
                            (int)rec->key_len, rec->key, lp->run_id);
     if (nth > lp->nctl)
         lp->nctl = nth;
+    if (rec->key_len >= LIL_LOOP_NAME_MAX)
+        return LIL_OK; /* no name the runner writes */
+    memcpy(name, rec->key, rec->key_len);
+    name[rec->key_len] = '\0';
+    if (kind_is(k, klen, "cap"))
+        (void)lil__loop_bind_control(lp, k, klen, name, NULL);
     if (kind_is(k, klen, "cap") || kind_is(k, klen, "cap_cleared") ||
         kind_is(k, klen, "reserve"))
         return keep(w, rec); /* the meters, in order, after the walk */
     v = parse(lp, rec->payload, rec->payload_len);
     if (!v)
         return lp->err.code;
-    rc = apply_control(lp, k, klen, v);
+    rc = apply_control(lp, k, klen, name, v);
     json_decref(v);
     return rc;
 }
@@ -309,6 +322,17 @@ static lil_status start_from(struct walk *w, const lil_record *rec)
     return rc;
 }
 
+/* A record of what the run is bound to (runner_bind.c) that moves
+ * nothing: a park stays a park after it. */
+static bool binding_only(const lil_record *rec)
+{
+    size_t klen = rec->type == LIL_REC_STEP ? control_kind(rec->key, rec->key_len) : 0;
+
+    return klen &&
+           (kind_is(rec->key, klen, "imported") || kind_is(rec->key, klen, "adopted") ||
+            kind_is(rec->key, klen, "spec_changed"));
+}
+
 static int each_record(void *ud, const lil_record *rec)
 {
     struct walk *w = ud;
@@ -322,7 +346,7 @@ static int each_record(void *ud, const lil_record *rec)
         return w->rc != LIL_OK;
     }
     if (rec->type != LIL_REC_BEGIN && rec->type != LIL_REC_OPEN &&
-        rec->type != LIL_REC_CLOSE)
+        rec->type != LIL_REC_CLOSE && !binding_only(rec))
         w->lp->parked = false; /* a parked.N record sets it again */
     if (rec->type == LIL_REC_RUN_DONE || rec->type == LIL_REC_RUN_FAILED)
         w->rc = outcome(w, rec);

@@ -4,13 +4,15 @@
  *
  * The start record ("loop", docs/loops.md) is journaled when the run is
  * new: {"loopId", "spec" (SHA-256 of the normalized spec), "specPath",
- * "inputs", "baseState", "startedAt", "caps", "digestKey"}.  digestKey
- * (64 hex digits, random) keys the digests of the credentials in its http
- * effects' identities (effect_http.h); a run whose start has none keeps
- * plain SHA-256 digests.  Its inputs are the run's for good:
- * a later open given inputs must give the same ones (state_inputs.c
- * compares them), one given none uses them.  Its startedAt is the base of
- * the wallclock meter (downtime included: docs/loopspec.md, "Caps").
+ * "inputs", "baseState", "startedAt", "caps", "digestKey", "parts"}.
+ * digestKey (64 hex digits, random) keys the digests of the credentials in
+ * its http effects' identities (effect_http.h); a run whose start has none
+ * keeps plain SHA-256 digests.  parts holds the digests of the spec's parts
+ * (runner_bind.c, which also compares the spec of every later open with
+ * the one the run is bound to).  Its inputs are the run's for good: a
+ * later open given inputs must give the same ones (state_inputs.c compares
+ * them), one given none uses them.  Its startedAt is the base of the
+ * wallclock meter (downtime included: docs/loopspec.md, "Caps").
  */
 #include <errno.h>
 #include <limits.h>
@@ -66,7 +68,8 @@ static lil_status copy_opts(struct lil_loop *lp, const lil_loop_opts *o)
         o && o->effect_timeout_ms ? o->effect_timeout_ms : LIL_LOOP_TIMEOUT_MS;
     lp->opt.progress = o ? o->progress : NULL;
     lp->opt.progress_ud = o ? o->progress_ud : NULL;
-    if (!lp->opt.actor || (o && o->reason && !lp->opt.reason) ||
+    lp->opt.os_user = lil__loop_os_user(lp->env);
+    if (!lp->opt.actor || !lp->opt.os_user || (o && o->reason && !lp->opt.reason) ||
         (o && o->cwd && !lp->opt.cwd))
         return lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
     return LIL_OK;
@@ -143,9 +146,11 @@ static lil_status given_inputs(struct lil_loop *lp, const lil_loop_opts *o,
 
 static lil_status open_run(struct lil_loop *lp, bool readonly)
 {
+    unsigned verify = lp->opt.flags & LIL_LOOP_UNATTENDED ? LIL_OPEN_VERIFY_CHAIN : 0u;
     lil_run_opts ro = {
         sizeof(ro), lp->opt.sync,
-        readonly ? (unsigned)(LIL_OPEN_READONLY | LIL_OPEN_EXISTING) : 0u, 0};
+        (readonly ? (unsigned)(LIL_OPEN_READONLY | LIL_OPEN_EXISTING) : 0u) | verify,
+        0};
 
     return lil__run_open(lp->st, &lp->err, lp->run_id, &ro, &lp->run);
 }
@@ -177,6 +182,7 @@ void lil__loop_forget(struct lil_loop *lp)
     lp->has_start_caps = false;
     lp->parked = false;
     lp->wake_at_ms = 0;
+    lil__loop_bind_forget(lp);
     lil__loop_slots_clear(lp);
 }
 
@@ -245,26 +251,22 @@ static lil_status new_digest_key(struct lil_err *err,
 static json_t *start_record(struct lil_loop *lp, const lil_spec *spec, json_t *base,
                             const char *digest_key, json_t *sealed)
 {
-    lil_bytes text = {0};
-    uint8_t d[LIL_SHA256_LEN];
     char hex[2 * LIL_SHA256_LEN + 1] = "";
     char path[PATH_MAX], cwd[PATH_MAX];
     const char *name = lil__spec_name(spec);
+    json_t *parts = NULL;
 
-    if (lil__spec_json(spec, NULL, &text) == LIL_OK) {
-        lil__sha256(text.data, text.len, d);
-        lil__hex(d, LIL_SHA256_LEN, hex);
-    }
-    lil__export_free(text.data);
+    if (lil__loop_spec_digest(spec, &lp->err, hex, &parts) != LIL_OK)
+        return NULL;
     if (!realpath(name, path))
         snprintf(path, sizeof(path), "%s", name);
     if (!lp->opt.cwd && !getcwd(cwd, sizeof(cwd)))
         cwd[0] = '\0';
-    return json_pack("{s:s, s:s, s:s, s:s, s:O, s:O, s:I, s:o, s:s}", "loopId",
+    return json_pack("{s:s, s:s, s:s, s:s, s:O, s:O, s:I, s:o, s:s, s:o}", "loopId",
                      lp->ir->id.s, "spec", hex, "specPath", path, "cwd",
                      lp->opt.cwd ? lp->opt.cwd : cwd, "inputs", sealed, "baseState",
                      base, "startedAt", (json_int_t)lil__loop_now(lp), "caps",
-                     caps_record(lp), "digestKey", digest_key);
+                     caps_record(lp), "digestKey", digest_key, "parts", parts);
 }
 
 /* A new run: resolve the inputs (defaults too), journal the start. */
@@ -297,6 +299,9 @@ static lil_status start(struct lil_loop *lp, const lil_spec *spec, json_t *given
     json_decref(sealed);
     explicit_bzero(hex, sizeof(hex));
     lil__state_free(&init);
+    if (!rec)
+        return lp->err.code ? lp->err.code
+                            : lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
     rc = lil__loop_plain(lp, "loop", json_incref(rec), false, NULL);
     if (rc == LIL_OK)
         rc = lil__loop_load(lp); /* the facts of the start, as a resume reads them */
@@ -366,6 +371,8 @@ static lil_status journal_facts(struct lil_loop *lp, const lil_spec *spec,
         if (rc == LIL_OK && !lp->started)
             return start(lp, spec, given); /* takes given */
     }
+    if (rc == LIL_OK) /* the spec, before anything is written */
+        rc = lil__loop_bind_check(lp, spec);
     if (rc == LIL_OK && given) {
         rc = lil__inputs_compare(lp->env, &lp->err, lp->fx.inputs, given, NULL);
         if (rc != LIL_OK) {
@@ -466,6 +473,8 @@ lil_status lil__loop_close(struct lil_loop *lp)
     lil__free(env, lp->opt.actor);
     lil__free(env, lp->opt.reason);
     lil__free(env, lp->opt.cwd);
+    lil__free(env, lp->opt.os_user);
+    lil__loop_bind_forget(lp);
     lil__free(env, lp);
     return rc;
 }

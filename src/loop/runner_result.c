@@ -209,6 +209,8 @@ static json_t *result_doc(struct lil_loop *lp, const lil_loop_result *res)
     if (res->has_uncertain)
         json_object_set_new(o, "uncertain", lil__loop_uncertain_json(res));
     add_detail(lp, res, o);
+    if (res->status == LIL_LOOP_PAUSED)
+        json_object_set_new(o, "pause", lil__loop_pause_json(lp));
     if (o && add_meters(lp, o) != LIL_OK) {
         json_decref(o);
         return NULL;

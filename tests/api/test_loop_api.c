@@ -516,7 +516,9 @@ T_TEST(loop_run_again_after_a_pause)
         T_EQ_I64(lil_loop_exit_code(res.status), 3);
         T_CONTAINS(res.reason, "go on after 0?");
         j = result_json(&res);
-        T_EQ_STR(keys_of(j), "iteration,reason,state,status");
+        T_EQ_STR(keys_of(j), "iteration,pause,reason,state,status");
+        T_EQ_STR(json_string_value(json_object_get(json_object_get(j, "pause"), "id")),
+                 "pause.1"); /* the same pause each time: one record */
         T_EQ_STR(json_string_value(json_object_get(j, "reason")), res.reason);
         json_decref(j);
         lil_loop_result_free(&res);

@@ -347,7 +347,7 @@ T_TEST(paused_at_a_breakpoint)
     T_CONTAINS(log_line("ask", "pause.1"),
                "paused at ok (iteration 0): Go on after 1?");
     /* approved: the approval is a slot of iteration 0, the next pause waits */
-    T_EQ_I64(lil("approve '%s' --actor tester --reason fine", sp), 3);
+    T_EQ_I64(lil("approve '%s' --current --actor tester --reason fine", sp), 3);
     lo = inspect_loop("ask", "", &rc);
     T_EQ_I64(jint(lo, "iterations"), 1);
     T_EQ_I64(jint(json_object_get(lo, "waiting_for"), "iteration"), 1);
@@ -357,7 +357,7 @@ T_TEST(paused_at_a_breakpoint)
     T_EQ_STR(jstr(json_array_get(hist, 1), "status"), "approved");
     json_decref(lo);
     T_CONTAINS(log_line("ask", "0.1"), "breakpoint ok approved by tester: fine");
-    T_EQ_I64(lil("approve '%s' --reason fine", sp), 0);
+    T_EQ_I64(lil("approve '%s' --current --reason fine", sp), 0);
     lo = ls_loop("ask");
     T_EQ_STR(jstr(lo, "status"), "completed");
     json_decref(lo);
@@ -389,7 +389,7 @@ T_TEST(paused_at_a_cap)
     T_CONTAINS(log_line("capped", "cap.1"),
                "cap max_iterations tripped at iteration 2 (breakpoint)");
     /* approved: the cap is cleared, the run goes on to the next trip */
-    T_EQ_I64(lil("approve '%s' --actor tester --reason more", sp), 3);
+    T_EQ_I64(lil("approve '%s' --current --actor tester --reason more", sp), 3);
     T_CONTAINS(log_line("capped", "cap_cleared.2"),
                "cap max_iterations approved by tester: more");
     lo = ls_loop("capped");

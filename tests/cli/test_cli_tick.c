@@ -15,6 +15,10 @@
  *   - a due run held by another process is skipped, exit 0;
  *   - a due run whose spec is gone is reported (exit 1) and the other due
  *     runs are still resumed; a resumed run that ends failed is exit 1;
+ *   - tick runs only what it was given: a park whose spec file was edited
+ *     is refused (exit 1, nothing written) until the spec is as it was; a
+ *     run imported from another store is refused until an operator
+ *     resumes it once by hand (imported.N, adopted.N);
  *   - a missing store is exit 1, an argument is a usage error (64).
  */
 #include <lil/lil.h>
@@ -207,6 +211,72 @@ T_TEST(a_resumed_run_that_fails)
     pass(1300);
     T_EQ_I64(c_lil(out, err, "--dir '%s' tick", c_store()), 1);
     T_CONTAINS(out, "run 'nap': resumed, now failed at iteration 1 (max_iterations)\n");
+}
+
+/* The spec file edited under a parked run: the park is due, but tick
+ * runs only what it was given -- refused (exit 1, nothing written, the run
+ * still parked); with the spec as it was, it is resumed. */
+T_TEST(an_edited_spec_is_not_ticked)
+{
+    int64_t before;
+    json_t *doc, *e;
+
+    park(nap_spec("loop.yaml", "1200ms", 1, 5), NULL);
+    T_EQ_I64(side_lines(), 1);
+    nap_spec("loop.yaml", "1200ms", 2, 5); /* terminate changed */
+    pass(1300);
+    before = c_record_count("nap");
+    T_EQ_I64(c_lil(out, err, "--json --dir '%s' tick", c_store()), 1);
+    T_CONTAINS(err, "lil: tick: run 'nap': not resumed: its spec ");
+    T_CONTAINS(err, " changed (sha256 ");
+    doc = c_json(out);
+    T_REQUIRE(doc);
+    e = json_array_get(json_object_get(doc, "runs"), 0);
+    T_EQ_STR(json_string_value(json_object_get(e, "action")), "refused");
+    json_decref(doc);
+    T_EQ_I64(c_record_count("nap"), before);
+    T_EQ_I64(side_lines(), 1);
+    nap_spec("loop.yaml", "1200ms", 1, 5); /* as it was: the same digest */
+    T_EQ_I64(c_lil(out, err, "--dir '%s' tick", c_store()), 0);
+    T_CONTAINS(out, "run 'nap': resumed, now completed");
+}
+
+/* A parked run exported and imported into another store: its first tick
+ * there refuses it (the import is journaled) until an operator resumes it
+ * once by hand; the run in the store it came from ticks as before. */
+T_TEST(an_imported_run_is_not_ticked)
+{
+    char spec[4096], other[4096];
+
+    snprintf(spec, sizeof(spec), "%s", nap_spec("loop.yaml", "1200ms", 2, 5));
+    park(spec, NULL);
+    snprintf(other, sizeof(other), "%s", t_path("other"));
+    T_EQ_I64(c_lil(out, err, "--dir '%s' export nap --out '%s'", c_store(),
+                   t_path("nap.lil")),
+             0);
+    /* a file store keys its journals with a key of its own (a PostgreSQL
+       store has none) */
+    if (t_store_pg())
+        T_EQ_I64(c_lil(out, err, "--dir '%s' import '%s'", other, t_path("nap.lil")),
+                 0);
+    else
+        T_EQ_I64(c_lil(out, err, "--dir '%s' import '%s' --source-key '%s/journal.key'",
+                       other, t_path("nap.lil"), c_store()),
+                 0);
+    pass(1300);
+    T_EQ_I64(c_lil(out, err, "--dir '%s' tick", other), 1);
+    T_CONTAINS(err, "lil: tick: run 'nap': not resumed: it was imported");
+    T_EQ_I64(side_lines(), 1);
+    /* the operator resumes it by hand: journaled, and tick may go on */
+    T_EQ_I64(
+        c_lil(out, err, "--dir '%s' resume '%s' --reason 'moved here'", other, spec),
+        4);
+    T_EQ_I64(c_lil(out, err, "--dir '%s' log nap --jsonl", other), 0);
+    T_CONTAINS(out, "imported.");
+    T_CONTAINS(out, "adopted.");
+    pass(1300);
+    T_EQ_I64(c_lil(out, err, "--dir '%s' tick", other), 0);
+    T_CONTAINS(out, "run 'nap': resumed, now completed");
 }
 
 T_TEST(bad_input)

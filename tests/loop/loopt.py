@@ -20,7 +20,10 @@ with `loopt.main()`.  CTest runs it as `python3 t_NAME.py LIL [TEST...]`
   - `@SIDE@`, `@DIR@` and any `@NAME@` given to Case.spec are replaced in
     the spec's text: the side file, the directory, the test's values;
   - an environment without LIL_DIR, the journal keys and LIL_EFFECT_ENV,
-    with USER=loopt (the default actor).
+    with USER=loopt (the default actor);
+  - `lil approve` without --pause, --digest or --current gets --current
+    (a script must name the pause it approves); `--no-current` in a
+    test's arguments keeps it off (and is taken out).
 
 A test that cannot run on this machine calls skip(WHY): it prints `skip
 NAME: WHY` and counts as neither passed nor failed.  Failures print `FAIL
@@ -67,6 +70,21 @@ def test(fn):
     """Register fn(case) as a test of this file, in source order."""
     _TESTS.append(fn)
     return fn
+
+
+def _approve_current(args):
+    """`lil approve` in a script names the pause it approves (docs/loops.md,
+    "Approvals"); a test that does not care which pause approves the
+    current one: --current is added when the test names none."""
+    names = ("--pause", "--digest", "--current", "--help")
+    i = 0
+    while i < len(args) and args[i].startswith("--"):  # global flags first
+        i += 2 if args[i] == "--dir" else 1
+    if i >= len(args) or args[i] != "approve":
+        return []
+    if "--" in args or any(a.split("=")[0] in names for a in args):
+        return []
+    return ["--current"]
 
 
 class FileOnly(Exception):
@@ -505,7 +523,10 @@ class Case:
     # -- running lil ---------------------------------------------------------
 
     def _argv(self, args):
-        return [LIL, "--dir", self.store] + [str(a) for a in args]
+        args = [str(a) for a in args]
+        if "--no-current" in args:
+            return [LIL, "--dir", self.store] + [a for a in args if a != "--no-current"]
+        return [LIL, "--dir", self.store] + args + _approve_current(args)
 
     def lil(self, *args, env=None, timeout=60):
         """Run `lil --dir D ARGS...` in the test's directory and wait."""

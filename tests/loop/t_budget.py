@@ -49,7 +49,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "http"))
 import llm_server  # noqa: E402
 import loopt  # noqa: E402
-from loopt import check, eq, expect, named, test  # noqa: E402
+from loopt import check, eq, expect, has, named, test  # noqa: E402
 
 SERVER = os.path.join(HERE, "..", "http", "llm_server.py")
 SYSTEM_BYTES = len(llm_server.SYSTEM.encode())  # 149
@@ -260,8 +260,8 @@ def token_budget_breakpoint_then_approve_rebases(t):
     eq(meter(again, "tokens"), meter(res, "tokens"), "the meters read back")
     eq(len(ledger(t)), 2, "a paused run calls nothing")
     loop = views_agree(t, again)
-    eq(loop["waiting_for"], {"kind": "cap", "cap": "token-budget", "action": "breakpoint",
-                             "iteration": 2}, "what the run waits for")
+    has(loop["waiting_for"], {"kind": "cap", "cap": "token-budget", "action": "breakpoint",
+                              "iteration": 2}, "what the run waits for")
     res = expect(t.run("--reason", "two more", env=llm(url), verb="approve"), 3,
                  status="paused", reason="token-budget", iteration=4)
     eq(len(ledger(t)), 4, "two more calls after the approval")
@@ -344,10 +344,17 @@ def worst_case_above_the_whole_budget_breakpoint_raise_and_approve(t):
                  status="paused", reason="token-budget", detail=never_sentence(200))
     eq(ledger(t), [], "an approval alone makes no room")
     spec(t, "{tokens: 5000}", "breakpoint", n=1)
-    res = expect(t.run("--reason", "raised to 5000", env=env, verb="approve"), 0,
+    # the run is bound to its spec: the raised budget is a change to accept
+    expect(t.run("--reason", "raised to 5000", env=env, verb="approve"), 1)
+    check("caps" in t.last.err and "--accept-spec-change" in t.last.err,
+          "the refusal names the part changed and the way out: " + t.last.err)
+    res = expect(t.run("--reason", "raised to 5000", "--accept-spec-change", env=env,
+                       verb="approve"), 0,
                  status="completed", iteration=1, absent=("detail",))
     eq(len(ledger(t)), 1, "the call started")
     recs = t.log("spend")
+    eq([r.p["changed"] for r in named(recs, "spec_changed")], [["caps"]],
+       "the accepted change is journaled")
     eq([r.p["reason"] for r in named(recs, "cap")], ["token-budget"] * 2, "cap records")
     eq([(r.p["reason"], r.p["why"]) for r in named(recs, "cap_cleared")],
        [("token-budget", "no budget"), ("token-budget", "raised to 5000")],
