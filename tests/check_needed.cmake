@@ -1,9 +1,9 @@
 # check_needed.cmake -- the CTest tests liblil_needs_no_libcrypto,
 # liblil_needs_no_libyaml, liblil_needs_no_libcurl and liblil_needs_no_libpq:
 # liblil.so has no NAME.so in its DT_NEEDED, so a process that links it does
-# not load NAME at start-up (libcrypto: src/base/dl/crypto_dl.h; libyaml: linked
-# from libyaml.a; libcurl: src/effects/curl_dl.h; libpq:
-# src/store/pg/pq_dl.h; all three loaded through src/base/dl/dl.h).
+# not load NAME at start-up (libcrypto and libyaml: linked from libcrypto.a
+# and libyaml.a; libcurl: src/effects/curl_dl.h; libpq: src/store/pg/pq_dl.h;
+# both loaded through src/base/dl/dl.h).
 # Skipped when the
 # build fell back to linking NAME.so (no static archive found, or the
 # LIL_*_STATIC option is OFF).

@@ -1,8 +1,7 @@
 /*
  * hash.h -- SHA-256 (OpenSSL libcrypto's SHA-256 functions, which need no
- * initialization of OpenSSL: see hash.c), HMAC-SHA-256 (OpenSSL's EVP_MAC
- * and HMAC, from libcrypto.so.3 loaded on first use: crypto_dl.h) and
- * CRC-32 (ISA-L; the same CRC-32 as zlib's crc32).
+ * initialization of OpenSSL: see hash.c), HMAC-SHA-256 (RFC 2104, on the
+ * same functions) and CRC-32 (ISA-L; the same CRC-32 as zlib's crc32).
  *
  * struct lil_mac is a chain hasher: plain SHA-256 when no key is set,
  * HMAC-SHA-256 with one.  It is reused across records, so the per-record
@@ -24,12 +23,10 @@ uint32_t lil__crc32(uint32_t crc, const void *data, size_t len);
 
 void lil__sha256(const void *data, size_t len, uint8_t out[LIL_SHA256_LEN]);
 
-/* HMAC-SHA-256 (RFC 2104) of data under a key of at most 64 bytes (longer
- * ones are cut there), with the plain SHA-256 functions: no libcrypto.so.3
- * to load, no allocation, no failure.  For digests of secrets (lil's own
- * random keys), not for the journal's chain. */
-void lil__hmac_sha256_small(const uint8_t *key, size_t key_len, const void *data,
-                            size_t len, uint8_t out[LIL_SHA256_LEN]);
+/* HMAC-SHA-256 (RFC 2104) of data under key (any length, 0 too): no
+ * allocation, no failure. */
+void lil__hmac_sha256(const uint8_t *key, size_t key_len, const void *data, size_t len,
+                      uint8_t out[LIL_SHA256_LEN]);
 
 /* Lowercase hex of len bytes into out (2*len+1 bytes). */
 void lil__hex(const uint8_t *bytes, size_t len, char *out);
@@ -37,25 +34,17 @@ void lil__hex(const uint8_t *bytes, size_t len, char *out);
 struct lil_mac; /* opaque */
 
 /* A new hasher in *out; key may be NULL (plain SHA-256).  Errors, in err:
- * LIL_E_NOMEM; with a key also LIL_E_IO when libcrypto.so.3 cannot be
- * loaded (crypto_dl.h).  For a plain hasher the mac_begin/update/end calls
- * below cannot fail (they return LIL_OK). */
+ * LIL_E_NOMEM.  The begin/update/end calls below cannot fail. */
 lil_status lil__mac_new(const struct lil_env *env, struct lil_err *err,
                         const uint8_t *key, size_t key_len, struct lil_mac **out);
 void lil__mac_free(const struct lil_env *env, struct lil_mac *m);
 int lil__mac_keyed(const struct lil_mac *m);
-lil_status lil__mac_begin(struct lil_mac *m);
-lil_status lil__mac_update(struct lil_mac *m, const void *data, size_t len);
-lil_status lil__mac_end(struct lil_mac *m, uint8_t out[LIL_SHA256_LEN]);
+void lil__mac_begin(struct lil_mac *m);
+void lil__mac_update(struct lil_mac *m, const void *data, size_t len);
+void lil__mac_end(struct lil_mac *m, uint8_t out[LIL_SHA256_LEN]);
 
 /* One-shot: mac of a||b (b may be NULL). */
-lil_status lil__mac2(struct lil_mac *m, const void *a, size_t alen, const void *b,
-                     size_t blen, uint8_t out[LIL_SHA256_LEN]);
-
-/* One-shot HMAC-SHA-256 of data under key (key_len may be 0).  Errors, in
- * err: LIL_E_IO when libcrypto.so.3 cannot be loaded (crypto_dl.h),
- * LIL_E_NOMEM if OpenSSL fails. */
-lil_status lil__hmac_sha256(struct lil_err *err, const uint8_t *key, size_t key_len,
-                            const void *data, size_t len, uint8_t out[LIL_SHA256_LEN]);
+void lil__mac2(struct lil_mac *m, const void *a, size_t alen, const void *b,
+               size_t blen, uint8_t out[LIL_SHA256_LEN]);
 
 #endif

@@ -84,7 +84,7 @@ static lil_status put_hash(const struct stand *st, struct lil_buf *out, const ch
     char hex[2 * LIL_SHA256_LEN + 1];
 
     if (st->key)
-        lil__hmac_sha256_small(st->key, st->key_len, s, len, md);
+        lil__hmac_sha256(st->key, st->key_len, s, len, md);
     else
         lil__sha256(s, len, md);
     lil__hex(md, sizeof(md), hex);

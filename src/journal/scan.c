@@ -24,18 +24,16 @@ uint64_t lil__record_limit(size_t max_record)
     return (uint64_t)max_record + LIL_JF_REC_OVERHEAD + LIL_JF_KEY_MAX;
 }
 
-static lil_status key_check(struct lil_err *err, const uint8_t *key, size_t key_len,
-                            const uint8_t *salt, uint8_t out[LIL_JF_KEYCHECK_LEN])
+static void key_check(const uint8_t *key, size_t key_len, const uint8_t *salt,
+                      uint8_t out[LIL_JF_KEYCHECK_LEN])
 {
     uint8_t full[LIL_SHA256_LEN];
     uint8_t msg[sizeof(key_check_label) - 1 + LIL_JF_SALT_LEN];
-    lil_status rc;
 
     memcpy(msg, key_check_label, sizeof(key_check_label) - 1);
     memcpy(msg + sizeof(key_check_label) - 1, salt, LIL_JF_SALT_LEN);
-    rc = lil__hmac_sha256(err, key, key_len, msg, sizeof(msg), full);
+    lil__hmac_sha256(key, key_len, msg, sizeof(msg), full);
     memcpy(out, full, LIL_JF_KEYCHECK_LEN);
-    return rc;
 }
 
 /* The salt only has to differ between journals.  From the kernel, not
@@ -56,7 +54,6 @@ lil_status lil__format_header(struct lil_err *err, const uint8_t *key, size_t ke
                               int64_t created_ns, uint8_t out[64])
 {
     uint8_t *salt = out + LIL_JF_H_SALT;
-    lil_status rc;
 
     memset(out, 0, LIL_JF_HEADER_LEN);
     memcpy(out, LIL_JF_MAGIC, LIL_JF_MAGIC_LEN);
@@ -67,27 +64,21 @@ lil_status lil__format_header(struct lil_err *err, const uint8_t *key, size_t ke
         return lil__seterr(err, LIL_E_IO, errno, "cannot make a journal salt: %s",
                            lil__errstr(errno));
     lil__wr64(out + LIL_JF_H_CREATED, (uint64_t)created_ns);
-    if (key) {
-        rc = key_check(err, key, key_len, salt, out + LIL_JF_H_KEYCHECK);
-        if (rc != LIL_OK)
-            return rc;
-    }
+    if (key)
+        key_check(key, key_len, salt, out + LIL_JF_H_KEYCHECK);
     lil__wr32(out + LIL_JF_H_CRC, lil__crc32(0, out, LIL_JF_H_CRC));
     return LIL_OK;
 }
 
-lil_status lil__reseal_header(struct lil_err *err, const uint8_t *key, size_t key_len,
-                              uint8_t h[64])
+void lil__reseal_header(const uint8_t *key, size_t key_len, uint8_t h[64])
 {
     uint32_t incompat = lil__rd32(h + LIL_JF_H_INCOMPAT) & ~LIL_JF_INCOMPAT_KEYED;
-    lil_status rc = LIL_OK;
 
     lil__wr32(h + LIL_JF_H_INCOMPAT, incompat | (key ? LIL_JF_INCOMPAT_KEYED : 0));
     memset(h + LIL_JF_H_KEYCHECK, 0, LIL_JF_KEYCHECK_LEN);
     if (key)
-        rc = key_check(err, key, key_len, h + LIL_JF_H_SALT, h + LIL_JF_H_KEYCHECK);
+        key_check(key, key_len, h + LIL_JF_H_SALT, h + LIL_JF_H_KEYCHECK);
     lil__wr32(h + LIL_JF_H_CRC, lil__crc32(0, h, LIL_JF_H_CRC));
-    return rc;
 }
 
 bool lil__header_keyed(const uint8_t h[64])
@@ -100,7 +91,6 @@ static lil_status header_key(struct lil_err *err, const char *path, const uint8_
 {
     bool keyed = (lil__rd32(h + LIL_JF_H_INCOMPAT) & LIL_JF_INCOMPAT_KEYED) != 0;
     uint8_t want[LIL_JF_KEYCHECK_LEN];
-    lil_status rc;
 
     if (keyed && !key)
         return lil__seterr(err, LIL_E_KEY, 0,
@@ -113,9 +103,7 @@ static lil_status header_key(struct lil_err *err, const char *path, const uint8_
                            path);
     if (!keyed)
         return LIL_OK;
-    rc = key_check(err, key, key_len, h + LIL_JF_H_SALT, want);
-    if (rc != LIL_OK)
-        return rc;
+    key_check(key, key_len, h + LIL_JF_H_SALT, want);
     if (memcmp(want, h + LIL_JF_H_KEYCHECK, LIL_JF_KEYCHECK_LEN) != 0)
         return lil__seterr(
             err, LIL_E_KEY, 0,
@@ -180,32 +168,21 @@ lil_status lil__scan_header(const struct lil_env *env, struct lil_err *err,
     rc = lil__mac_new(env, err, key, key_len, mac);
     if (rc != LIL_OK)
         return rc;
-    if (lil__mac2(*mac, data, LIL_JF_HEADER_LEN, NULL, 0, res->chain) != LIL_OK) {
-        lil__mac_free(env, *mac);
-        *mac = NULL;
-        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
-    }
+    lil__mac2(*mac, data, LIL_JF_HEADER_LEN, NULL, 0, res->chain);
     res->created_ns = (int64_t)lil__rd64(data + LIL_JF_H_CREATED);
     res->end = LIL_JF_HEADER_LEN;
     return LIL_OK;
 }
 
 /* The chain of a record: H(prev || len field || bytes 8..len-33). */
-static lil_status record_chain(struct lil_mac *mac, const uint8_t *prev,
-                               const uint8_t *rec, uint32_t len,
-                               uint8_t out[LIL_SHA256_LEN])
+static void record_chain(struct lil_mac *mac, const uint8_t *prev, const uint8_t *rec,
+                         uint32_t len, uint8_t out[LIL_SHA256_LEN])
 {
-    lil_status rc = lil__mac_begin(mac);
-
-    if (rc == LIL_OK)
-        rc = lil__mac_update(mac, prev, LIL_SHA256_LEN);
-    if (rc == LIL_OK)
-        rc = lil__mac_update(mac, rec, 4);
-    if (rc == LIL_OK)
-        rc = lil__mac_update(mac, rec + 8, len - 8 - LIL_JF_CHAIN_LEN);
-    if (rc == LIL_OK)
-        rc = lil__mac_end(mac, out);
-    return rc;
+    lil__mac_begin(mac);
+    lil__mac_update(mac, prev, LIL_SHA256_LEN);
+    lil__mac_update(mac, rec, 4);
+    lil__mac_update(mac, rec + 8, len - 8 - LIL_JF_CHAIN_LEN);
+    lil__mac_end(mac, out);
 }
 
 lil_status lil__encode_record(struct lil_mac *mac, uint8_t *prev_chain, uint64_t seq,
@@ -213,7 +190,6 @@ lil_status lil__encode_record(struct lil_mac *mac, uint8_t *prev_chain, uint64_t
                               size_t len)
 {
     uint8_t *chain = out + len - LIL_JF_CHAIN_LEN;
-    lil_status rc;
 
     lil__wr32(out + LIL_JF_R_LEN, (uint32_t)len);
     lil__wr64(out + LIL_JF_R_SEQ, seq);
@@ -226,9 +202,7 @@ lil_status lil__encode_record(struct lil_mac *mac, uint8_t *prev_chain, uint64_t
         memcpy(out + LIL_JF_REC_FIXED, rec->key, rec->key_len);
     if (rec->payload_len)
         memcpy(out + LIL_JF_REC_FIXED + rec->key_len, rec->payload, rec->payload_len);
-    rc = record_chain(mac, prev_chain, out, (uint32_t)len, chain);
-    if (rc != LIL_OK)
-        return rc;
+    record_chain(mac, prev_chain, out, (uint32_t)len, chain);
     memcpy(prev_chain, chain, LIL_SHA256_LEN);
     lil__wr32(out + LIL_JF_R_CRC, lil__crc32(0, out + 8, len - 8));
     return LIL_OK;
@@ -465,8 +439,7 @@ static lil_status chain_check(struct lil_err *err, const char *path,
 {
     uint8_t next[LIL_SHA256_LEN];
 
-    if (record_chain(mac, res->chain, rec, rlen, next) != LIL_OK)
-        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    record_chain(mac, res->chain, rec, rlen, next);
     if (memcmp(next, rec + rlen - LIL_JF_CHAIN_LEN, LIL_SHA256_LEN) != 0) {
         res->damaged = true;
         res->damage_off = off;
@@ -497,7 +470,6 @@ struct chain_job {
     uint64_t limit;
     uint8_t chain[LIL_SHA256_LEN];
     uint64_t bad_off; /* first record whose chain is wrong; UINT64_MAX: none */
-    bool nomem;
 };
 
 static void *chain_thread(void *arg)
@@ -511,10 +483,7 @@ static void *chain_thread(void *arg)
         uint32_t rlen = lil__rd32(c->data + off);
         if (rlen < LIL_JF_REC_OVERHEAD || rlen > c->limit || rlen > c->len - off)
             break;
-        if (record_chain(c->mac, c->chain, c->data + off, rlen, next) != LIL_OK) {
-            c->nomem = true;
-            break;
-        }
+        record_chain(c->mac, c->chain, c->data + off, rlen, next);
         if (memcmp(next, c->data + off + rlen - LIL_JF_CHAIN_LEN, LIL_SHA256_LEN) !=
             0) {
             c->bad_off = off;
@@ -566,8 +535,6 @@ static lil_status chain_verdict(struct lil_err *err, const char *path,
                                 const struct chain_job *c, const uint8_t *data,
                                 lil_status rc, struct scan_result *res)
 {
-    if (c->nomem)
-        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
     if (c->bad_off < res->end) {
         res->damaged = true;
         res->damage_off = c->bad_off;
@@ -589,7 +556,7 @@ lil_status lil__scan_records(const struct lil_env *env, struct lil_err *err,
                              journal_scan_fn fn, void *ud, struct scan_result *res)
 {
     uint64_t limit = lil__record_limit(max_record);
-    struct chain_job c = {mac, data, len, limit, {0}, UINT64_MAX, false};
+    struct chain_job c = {mac, data, len, limit, {0}, UINT64_MAX};
     pthread_t th;
     lil_status rc;
 

@@ -52,8 +52,7 @@ bool lil__scan_header_cut(const uint8_t *data, size_t len);
  * features, CRC, and the key against key_check.  Creates *mac (SHA-256, or
  * HMAC under key) and sets res->chain to H(header).  path names the file in
  * messages.  Errors: LIL_E_CORRUPT (offset 0), LIL_E_VERSION, LIL_E_KEY,
- * LIL_E_NOMEM, and for a keyed journal LIL_E_IO when libcrypto.so.3 cannot
- * be loaded (base/dl/crypto_dl.h). */
+ * LIL_E_NOMEM. */
 lil_status lil__scan_header(const struct lil_env *env, struct lil_err *err,
                             const char *path, const uint8_t *data, size_t len,
                             const uint8_t *key, size_t key_len, struct lil_mac **mac,
@@ -72,15 +71,13 @@ lil_status lil__scan_records(const struct lil_env *env, struct lil_err *err,
                              journal_scan_fn fn, void *ud, struct scan_result *res);
 
 /* Build the header of a new journal into out (64 bytes).  Errors, in err:
- * LIL_E_IO (no random salt from the kernel, or, with a key, libcrypto.so.3
- * cannot be loaded), LIL_E_NOMEM (HMAC-SHA-256 of the key check). */
+ * LIL_E_IO (no random salt from the kernel). */
 lil_status lil__format_header(struct lil_err *err, const uint8_t *key, size_t key_len,
                               int64_t created_ns, uint8_t out[64]);
 
 /* Seal the header h (64 bytes) for key (NULL: none): its keyed bit, key
- * check and CRC, the salt kept.  Errors as lil__format_header's. */
-lil_status lil__reseal_header(struct lil_err *err, const uint8_t *key, size_t key_len,
-                              uint8_t h[64]);
+ * check and CRC, the salt kept. */
+void lil__reseal_header(const uint8_t *key, size_t key_len, uint8_t h[64]);
 /* Whether the header h (64 bytes) says the journal is keyed. */
 bool lil__header_keyed(const uint8_t h[64]);
 /* Encode rec as record seq after chain prev into out (len bytes,

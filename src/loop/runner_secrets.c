@@ -69,7 +69,7 @@ static bool seal_of(const struct lil_loop *lp, json_t *v, const uint8_t *key,
     lil__buf_init(&b, lp->env, SIZE_MAX);
     ok = lil__json_canon(lp->env, &e, v, &b) == LIL_OK;
     if (ok) {
-        lil__hmac_sha256_small(key, LIL_LOOP_DIGEST_KEY_LEN, b.data, b.len, md);
+        lil__hmac_sha256(key, LIL_LOOP_DIGEST_KEY_LEN, b.data, b.len, md);
         snprintf(out, 13, "hmac-sha256:");
         lil__hex(md, sizeof(md), out + 12);
     }

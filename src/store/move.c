@@ -103,11 +103,11 @@ static lil_status rechain(struct lil_store *st, struct lil_err *err,
     lil_status rc;
 
     memcpy(header, image, LIL_JF_HEADER_LEN);
-    rc = lil__reseal_header(err, key, key_len, header);
+    lil__reseal_header(key, key_len, header);
+    rc = lil__mac_new(st->env, err, key, key_len, &mac);
     if (rc == LIL_OK)
-        rc = lil__mac_new(st->env, err, key, key_len, &mac);
-    if (rc == LIL_OK && (lil__mac2(mac, header, LIL_JF_HEADER_LEN, NULL, 0, chain) ||
-                         lil__buf_add(out, header, LIL_JF_HEADER_LEN)))
+        lil__mac2(mac, header, LIL_JF_HEADER_LEN, NULL, 0, chain);
+    if (rc == LIL_OK && lil__buf_add(out, header, LIL_JF_HEADER_LEN))
         rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
     while (rc == LIL_OK && at < len) {
         struct lil_rec r;

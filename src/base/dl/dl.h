@@ -5,11 +5,10 @@
  *
  * Why: every process pays for each shared library it starts with (loaded,
  * relocated, initialized), and most processes that use lil never need
- * libcurl (http effects), libpq (PostgreSQL stores) or libcrypto.so's HMAC
- * (keyed journals).  liblil.so has none of them in its DT_NEEDED (the CTest
- * liblil_needs_no_lib* checks it); each user keeps only its table and
- * calls lil__dl_load before its first use:
- *   base/dl/crypto_dl.c, effects/curl_dl.c, store/pg/pq_dl.c.
+ * libcurl (http effects) or libpq (PostgreSQL stores).  liblil.so has
+ * neither in its DT_NEEDED (the CTest liblil_needs_no_lib* checks it); each
+ * user keeps only its table and calls lil__dl_load before its first use:
+ *   effects/curl_dl.c, store/pg/pq_dl.c.
  *
  * What lil__dl_load promises:
  *   - the sonames are tried in turn, RTLD_NOW | RTLD_LOCAL; when none

@@ -141,19 +141,16 @@ static lil_status done_tag(struct lil_smarker *m, struct lil_err *err,
     struct lil_mac *mac = NULL;
     lil_status rc = lil__mac_new(m->env, err, key, key_len, &mac);
 
-    if (rc == LIL_OK)
-        rc = lil__mac_begin(mac);
-    if (rc == LIL_OK)
-        rc = lil__mac_update(mac, TAG_LABEL, sizeof(TAG_LABEL)); /* with its NUL */
-    if (rc == LIL_OK)
-        rc = lil__mac_update(mac, m->name, strlen(m->name) + 1);
-    if (rc == LIL_OK && len)
-        rc = lil__mac_update(mac, result, len);
-    if (rc == LIL_OK)
-        rc = lil__mac_end(mac, tag);
+    if (rc != LIL_OK)
+        return rc;
+    lil__mac_begin(mac);
+    lil__mac_update(mac, TAG_LABEL, sizeof(TAG_LABEL)); /* with its NUL */
+    lil__mac_update(mac, m->name, strlen(m->name) + 1);
+    if (len)
+        lil__mac_update(mac, result, len);
+    lil__mac_end(mac, tag);
     lil__mac_free(m->env, mac);
-    return rc == LIL_OK || err->code == rc ? rc
-                                           : lil__seterr(err, rc, 0, "out of memory");
+    return LIL_OK;
 }
 
 /* A keyed store's done file: its tag verified and cut off (out->len). */
