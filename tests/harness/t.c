@@ -6,6 +6,7 @@
 #include "t.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -52,13 +53,40 @@ const char *t_tmpdir(void)
     return tmpdir;
 }
 
+/* Every path handed out is kept for the life of the process (one copy of
+ * each), so a test may hold t_path's result across any number of calls,
+ * from any thread. */
+struct t_kept_path {
+    struct t_kept_path *next;
+    char path[];
+};
+
 const char *t_path(const char *name)
 {
-    static char bufs[8][4096];
-    static int next;
-    char *b = bufs[next++ % 8];
-    snprintf(b, sizeof(bufs[0]), "%s/%s", tmpdir, name);
-    return b;
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static struct t_kept_path *kept;
+    char full[4096];
+    struct t_kept_path *k;
+    size_t n;
+
+    snprintf(full, sizeof(full), "%s/%s", tmpdir, name);
+    pthread_mutex_lock(&lock);
+    for (k = kept; k; k = k->next)
+        if (strcmp(k->path, full) == 0)
+            break;
+    if (!k) {
+        n = strlen(full) + 1;
+        k = malloc(sizeof(*k) + n);
+        if (!k) {
+            fprintf(stderr, "t_path: out of memory\n");
+            exit(2);
+        }
+        memcpy(k->path, full, n);
+        k->next = kept;
+        kept = k;
+    }
+    pthread_mutex_unlock(&lock);
+    return k->path;
 }
 
 const char *t_lil_bin(void)

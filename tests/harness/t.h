@@ -31,7 +31,7 @@ void t_fail(void);
 int t_main(int argc, char **argv);
 /* The temporary directory of the running test (absolute). */
 const char *t_tmpdir(void);
-/* A path inside it: t_path("x") -> "<tmpdir>/x" (static buffer, rotates 8). */
+/* A path inside it: t_path("x") -> "<tmpdir>/x", valid until the process ends. */
 const char *t_path(const char *name);
 /* Path of the build's lil binary (LIL_BIN env, else compile-time default). */
 const char *t_lil_bin(void);
