@@ -80,6 +80,61 @@ static const struct cli_verb *find_verb(const char *name)
     return NULL;
 }
 
+/* The edit distance between a and b (insertions, deletions, substitutions),
+ * for names of at most 31 bytes; 99 for longer ones. */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), row[32];
+
+    if (la > 31 || lb > 31)
+        return 99;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+/* The verb closest to a mistyped name (at most 2 edits, fewer than the
+ * name's length), or NULL. */
+static const char *nearest_verb(const char *name)
+{
+    const char *best = NULL;
+    size_t best_d = 3;
+
+    for (size_t i = 0; i < NVERBS; i++) {
+        size_t d = edit_distance(name, verbs[i]->name);
+        if (d < best_d && d < strlen(name)) {
+            best = verbs[i]->name;
+            best_d = d;
+        }
+    }
+    return best;
+}
+
+/* An unknown verb: a usage error, with the nearest verb when one is close. */
+static int unknown_verb(const char *context, const char *name)
+{
+    const char *near = nearest_verb(name);
+
+    if (near)
+        return cli_usage(NULL, "%sunknown verb '%s'; did you mean '%s'?", context, name,
+                         near);
+    return cli_usage(NULL, "%sunknown verb '%s'", context, name);
+}
+
 /* `lil help [VERB]`. */
 static int cmd_help(int argc, char **argv)
 {
@@ -93,7 +148,7 @@ static int cmd_help(int argc, char **argv)
         return cli_usage(NULL, "help: unexpected argument '%s'", argv[1]);
     v = find_verb(argv[0]);
     if (!v)
-        return cli_usage(NULL, "help: unknown verb '%s'", argv[0]);
+        return unknown_verb("help: ", argv[0]);
     cli_print_help(v);
     return CLI_EXIT_OK;
 }
@@ -151,7 +206,7 @@ static int dispatch(int argc, char **argv)
         return cmd_help(argc - i - 1, argv + i + 1);
     ctx.verb = find_verb(argv[i]);
     if (!ctx.verb)
-        return cli_usage(NULL, "unknown verb '%s'", argv[i]);
+        return unknown_verb("", argv[i]);
     return ctx.verb->run(&ctx, argc - i - 1, argv + i + 1);
 }
 

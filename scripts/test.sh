@@ -158,6 +158,12 @@ run_preset() {
     fi
 }
 
+# The tests' Python packages (the JSON Schema validator): build/pydeps/.
+if ! scripts/pydeps.sh; then
+    failed=1
+    total_fail=$((total_fail + 1))
+    summary+=("pydeps (scripts/pydeps.sh): FAILED")
+fi
 if ! sanitizer_preflight; then
     failed=1
     total_fail=$((total_fail + 1))

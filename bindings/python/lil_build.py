@@ -14,7 +14,13 @@ cp311-cp311-linux_x86_64).  There is no sdist: the package is built from a
 checkout of the repository.  CMAKE_BUILD_PARALLEL_LEVEL sets the build's
 parallelism (default: the number of CPUs).  LIL_PYTHON_PREBUILT names a
 module already built (by the CMake build of the tests, say) to pack instead
-of building one: the test of the installation uses it.
+of building one, and LIL_PYTHON_PREBUILT_CLI the command: the test of the
+installation uses them.
+
+Besides the package, the wheel holds lil's command, built by the same CMake
+run (target lil_python_cli, linked as the module is: no liblil.so needed),
+as lil/_bin/lil, and a console script `lil` that runs it (lil/__main__.py,
+which `python -m lil` runs too).
 """
 
 import base64
@@ -69,7 +75,7 @@ def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
     return _dist_info()
 
 
-def _build_module(build_dir: str) -> str:
+def _build_module(build_dir: str) -> "tuple[str, str]":
     configure = ["cmake", "-S", ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release",
                  "-DLIL_BUILD_TESTS=OFF", "-DLIL_BUILD_BENCH=OFF", "-DLIL_PYTHON_COPY=OFF",
                  f"-DPython3_EXECUTABLE={sys.executable}"]
@@ -78,12 +84,14 @@ def _build_module(build_dir: str) -> str:
     subprocess.check_call(configure, stdout=sys.stderr)
     jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(os.cpu_count() or 2)
     subprocess.check_call(["cmake", "--build", build_dir, "--target", "lil_python",
-                           "--parallel", jobs], stdout=sys.stderr)
+                           "lil_python_cli", "--parallel", jobs], stdout=sys.stderr)
     suffix = sysconfig.get_config_var("EXT_SUFFIX")
-    path = os.path.join(build_dir, "bindings", "python", "lil", "_lil" + suffix)
-    if not os.path.isfile(path):
-        raise RuntimeError(f"CMake did not build {path}")
-    return path
+    out = os.path.join(build_dir, "bindings", "python", "lil")
+    paths = (os.path.join(out, "_lil" + suffix), os.path.join(out, "_bin", "lil"))
+    for path in paths:
+        if not os.path.isfile(path):
+            raise RuntimeError(f"CMake did not build {path}")
+    return paths
 
 
 def _record_line(arcname: str, data: bytes) -> str:
@@ -91,7 +99,7 @@ def _record_line(arcname: str, data: bytes) -> str:
     return f"{arcname},sha256={digest.decode('ascii')},{len(data)}"
 
 
-def _files(module: str):
+def _files(module: str, command: str):
     """(arcname, bytes) of every file of the wheel but RECORD."""
     pkg = os.path.join(HERE, NAME)
     for name in sorted(os.listdir(pkg)):
@@ -100,8 +108,11 @@ def _files(module: str):
                 yield f"{NAME}/{name}", f.read()
     with open(module, "rb") as f:
         yield f"{NAME}/{os.path.basename(module)}", f.read()
+    with open(command, "rb") as f:
+        yield f"{NAME}/_bin/lil", f.read()
     info = _dist_info()
     yield f"{info}/METADATA", _metadata().encode("utf-8")
+    yield f"{info}/entry_points.txt", b"[console_scripts]\nlil = lil.__main__:main\n"
     wheel = (f"Wheel-Version: 1.0\nGenerator: lil_build\nRoot-Is-Purelib: false\n"
              f"Tag: {_tag()}\n")
     yield f"{info}/WHEEL", wheel.encode("utf-8")
@@ -110,14 +121,20 @@ def _files(module: str):
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     name = f"{NAME}-{_version()}-{_tag()}.whl"
     with tempfile.TemporaryDirectory(prefix="lil-build-") as tmp:
-        module = os.environ.get("LIL_PYTHON_PREBUILT") or \
-            _build_module(os.path.join(tmp, "cmake"))
+        if os.environ.get("LIL_PYTHON_PREBUILT"):
+            module = os.environ["LIL_PYTHON_PREBUILT"]
+            command = os.environ.get("LIL_PYTHON_PREBUILT_CLI") or \
+                os.path.join(os.path.dirname(module), "_bin", "lil")
+        else:
+            module, command = _build_module(os.path.join(tmp, "cmake"))
         record = []
         with zipfile.ZipFile(os.path.join(wheel_directory, name), "w",
                              zipfile.ZIP_DEFLATED) as zf:
-            for arcname, data in _files(module):
+            for arcname, data in _files(module, command):
                 info = zipfile.ZipInfo(arcname, date_time=(2020, 1, 1, 0, 0, 0))
-                info.external_attr = (0o755 if arcname.endswith(".so") else 0o644) << 16
+                executable = arcname.endswith(".so") or arcname == f"{NAME}/_bin/lil"
+                # the file type too: pip keeps the x bits of regular files only
+                info.external_attr = (0o100755 if executable else 0o100644) << 16
                 zf.writestr(info, data, zipfile.ZIP_DEFLATED)
                 record.append(_record_line(arcname, data))
             rec = f"{_dist_info()}/RECORD"

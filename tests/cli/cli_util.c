@@ -49,6 +49,38 @@ static void slurp(const char *path, char *out, size_t cap)
     out[n] = '\0';
 }
 
+/* With $LIL_TEST_JSON_LOG (a directory) set, append the command and its
+ * stdout as one JSON line to DIR/<pid>.jsonl: the test cli_json_schemas
+ * (tests/schema_check.py) then validates every JSON document the tests saw
+ * against docs/schemas/.  Output that is not UTF-8 is not JSON: left out. */
+static void log_output(const char *args, int rc, const char *out)
+{
+    static char text[4 * C_OUT_CAP + 16384];
+    const char *dir = getenv("LIL_TEST_JSON_LOG");
+    char path[4096];
+    json_t *line;
+    size_t len = 0;
+    int fd;
+
+    if (!dir || !*dir)
+        return;
+    line = json_pack("{s:s, s:i, s:s}", "args", args, "rc", rc, "out", out);
+    if (!line)
+        line = json_pack("{s:s, s:i}", "args", args, "rc", rc);
+    if (line)
+        len = json_dumpb(line, text, sizeof(text) - 1, JSON_COMPACT);
+    json_decref(line);
+    if (len == 0 || len >= sizeof(text) - 1)
+        return;
+    text[len++] = '\n';
+    snprintf(path, sizeof(path), "%s/%ld.jsonl", dir, (long)getpid());
+    fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0 || write(fd, text, len) != (ssize_t)len)
+        fprintf(stderr, "cannot write %s\n", path);
+    if (fd >= 0)
+        close(fd);
+}
+
 int c_lil(char *out, char *err, const char *fmt, ...)
 {
     static char sink[C_OUT_CAP];
@@ -62,6 +94,7 @@ int c_lil(char *out, char *err, const char *fmt, ...)
     va_end(ap);
     snprintf(cmd, sizeof(cmd), "'%s' %s 2>'%s'", t_lil_bin(), args, errf);
     rc = t_run(cmd, out ? out : sink, C_OUT_CAP, 0);
+    log_output(args, rc, out ? out : sink);
     if (err)
         slurp(errf, err, C_OUT_CAP);
     if (rc >= 128)

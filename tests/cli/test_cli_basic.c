@@ -79,6 +79,20 @@ T_TEST(unknown_verb_and_flags)
     T_EQ_I64(c_lil(out, err, "help ls inspect"), 64);
 }
 
+T_TEST(mistyped_verb_gets_the_nearest_one)
+{
+    T_EQ_I64(c_lil(out, err, "isnpect x"), 64);
+    T_EQ_STR(err, "lil: unknown verb 'isnpect'; did you mean 'inspect'?\n"
+                  "Try 'lil --help'.\n");
+    T_EQ_I64(c_lil(out, err, "rnu loop.yaml"), 64);
+    T_CONTAINS(err, "did you mean 'run'?");
+    T_EQ_I64(c_lil(out, err, "help exlpain"), 64);
+    T_CONTAINS(err, "lil: help: unknown verb 'exlpain'; did you mean 'explain'?");
+    T_EQ_I64(c_lil(out, err, "frobnicate"), 64);
+    T_CHECK(strstr(err, "did you mean") == NULL); /* nothing close: no guess */
+    T_EQ_STR(out, "");
+}
+
 T_TEST(missing_and_extra_arguments)
 {
     T_EQ_I64(c_lil(out, err, "inspect"), 64);

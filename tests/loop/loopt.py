@@ -52,6 +52,9 @@ import time
 import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import schema_check  # noqa: E402 -- tests/schema_check.py: docs/schemas/ for every output
+
 LIL = None  # the lil binary (main() sets it from argv[1])
 _TESTS = []
 _VERBOSE = os.environ.get("LOOPT_VERBOSE") == "1"
@@ -120,6 +123,11 @@ class Result:
                 self.json = json.loads(out)
             except ValueError:
                 pass
+        # Every JSON document lil prints matches its schema in docs/schemas/.
+        found = schema_check.problems(argv[1:], out) if rc != "timeout" else []
+        if found:
+            raise Failure("output does not match its schema:\n  %s\n%s"
+                          % ("\n  ".join(found[:10]), self.describe()))
 
     def describe(self):
         def cut(s):

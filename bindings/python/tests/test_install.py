@@ -1,7 +1,9 @@
 """test_install.py -- `pip install ./bindings/python` works with no index:
 into a new virtual environment (python3 -m venv, whose pip comes with
 Python), with pip's isolated build (the package's backend needs no package),
-then a workflow runs from the installed package, outside the source tree.
+then a workflow runs from the installed package, outside the source tree,
+and the `lil` command it installs (a console script) and `python -m lil`
+run the package's command.
 
 By default the wheel packs the module this build made (LIL_PYTHON_PREBUILT,
 set by CTest from LIL_PYTHON_EXT_DIR); with LIL_PY_INSTALL_BUILD=1 (the slow
@@ -49,6 +51,29 @@ class InstallTest(LilCase):
                            capture_output=True, text=True)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertTrue(p.stdout.startswith("(1, {2}) (1, {2}) "), p.stdout)
+        version = p.stdout.split()[-1]
+        self.check_command(venv, env, version)
+
+    def check_command(self, venv, env, version):
+        """`lil` on the venv's PATH and `python -m lil` run the installed
+        command: its version, its exit statuses, the run the workflow made."""
+        env = dict(env, PATH=os.path.join(venv, "bin") + os.pathsep + "/usr/bin:/bin")
+        py = os.path.join(venv, "bin", "python")
+        for argv in (["lil"], [py, "-m", "lil"]):
+            p = subprocess.run(argv + ["--version"], env=env, cwd=self.tmp, timeout=60,
+                               capture_output=True, text=True)
+            self.assertEqual((p.returncode, p.stdout), (0, f"lil {version}\n"),
+                             f"{argv}: {p.stderr}")
+            p = subprocess.run(argv + ["--dir", "st", "ls"], env=env, cwd=self.tmp,
+                               timeout=60, capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, f"{argv}: {p.stderr}")
+            self.assertIn("i", p.stdout.split(), p.stdout)
+            p = subprocess.run(argv + ["no-such-verb"], env=env, cwd=self.tmp, timeout=60,
+                               capture_output=True, text=True)
+            self.assertEqual(p.returncode, 64, f"{argv}: {p.stderr}")
+        p = subprocess.run(["sh", "-c", "command -v lil"], env=env, capture_output=True,
+                           text=True)
+        self.assertEqual(p.stdout.strip(), os.path.join(venv, "bin", "lil"))
 
 
 if __name__ == "__main__":
