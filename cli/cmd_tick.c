@@ -44,6 +44,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "sched_cli.h"
 #include "spec_cli.h"
 
 #define PARKED_PREFIX "parked."
@@ -75,7 +76,7 @@ struct tick {
 static lil_loop *volatile current;
 static volatile sig_atomic_t stopping;
 
-static void on_signal(int sig)
+void cli_tick_signal(int sig)
 {
     lil_loop *lp = current;
 
@@ -83,6 +84,16 @@ static void on_signal(int sig)
     stopping = 1;
     if (lp)
         lil_loop_interrupt(lp, LIL_LOOP_INTERRUPT_STOP);
+}
+
+bool cli_tick_stopping(void)
+{
+    return stopping != 0;
+}
+
+void cli_tick_current(lil_loop *lp)
+{
+    current = lp;
 }
 
 /* ---- reading a run
@@ -358,34 +369,54 @@ static int tick_one(void *ud, const char *run_id)
 /* ---- the verb
  * -------------------------------------------------------------------------------- */
 
+bool cli_tick_pass(const struct cli_ctx *ctx, lil_store *st, int64_t now_ms, json_t *runs,
+                   bool accept_spec)
+{
+    struct tick t = {ctx, st, now_ms, runs, false, accept_spec};
+    lil_status rc;
+
+    rc = lil_store_foreach_run(t.st, tick_one, &t);
+    if (rc != LIL_OK) {
+        cli_err(ctx, "%s", lil_store_errmsg(t.st));
+        t.failed = true;
+    }
+    if (!stopping)
+        cli_sched_fire(ctx, st, now_ms, runs, &t.failed);
+    return !t.failed;
+}
+
 static int cmd_tick(struct cli_ctx *ctx, int argc, char **argv)
 {
-    struct tick t = {ctx, NULL, cli_now_ns() / 1000000, NULL, false, false};
-    const struct cli_flag flags[] = {
-        {"accept-spec-change", false, NULL, &t.accept_spec}, {NULL, false, NULL, NULL}};
+    int64_t now_ms = cli_now_ns() / 1000000;
+    bool accept_spec = false, now_set = false, ok = true;
+    const char *now = NULL;
+    const struct cli_flag flags[] = {{"accept-spec-change", false, NULL, &accept_spec},
+                                     {"now", true, &now, &now_set},
+                                     {NULL, false, NULL, NULL}};
     const struct cli_args a = {flags, NULL, NULL};
-    lil_status rc;
+    lil_store *st = NULL;
+    json_t *runs = NULL;
     int ex = cli_parse(ctx, argc, argv, &a);
 
+    if (ex == CLI_EXIT_OK && now_set && !cli_sched_parse_now(now, &now_ms))
+        ex = cli_usage(ctx, "--now '%s' is not a time: give 2026-12-02T14:05Z or epoch ms",
+                       now);
     if (ex == CLI_EXIT_OK)
-        ex = cli_store_open(ctx, &t.st);
-    if (ex == CLI_EXIT_OK && ctx->json && !(t.runs = json_array()))
+        ex = cli_store_open(ctx, &st);
+    if (ex == CLI_EXIT_OK && ctx->json && !(runs = json_array()))
         ex = cli_json_print(ctx, NULL, false);
     if (ex == CLI_EXIT_OK) {
-        cli_catch_signals(on_signal);
-        rc = lil_store_foreach_run(t.st, tick_one, &t);
+        cli_catch_signals(cli_tick_signal);
+        ok = cli_tick_pass(ctx, st, now_ms, runs, accept_spec);
         cli_catch_signals(NULL);
-        if (rc != LIL_OK)
-            ex = cli_fail(ctx, rc, "%s", lil_store_errmsg(t.st));
     }
-    if (ex == CLI_EXIT_OK && t.runs)
+    if (ex == CLI_EXIT_OK && runs)
         ex = cli_json_print(
-            ctx, json_pack("{s:I, s:O}", "now", (json_int_t)t.now_ms, "runs", t.runs),
-            false);
-    if (ex == CLI_EXIT_OK && t.failed)
+            ctx, json_pack("{s:I, s:O}", "now", (json_int_t)now_ms, "runs", runs), false);
+    if (ex == CLI_EXIT_OK && !ok)
         ex = CLI_EXIT_FAIL;
-    json_decref(t.runs);
-    lil_store_close(t.st);
+    json_decref(runs);
+    lil_store_close(st);
     return ex == CLI_PARSE_HELP ? CLI_EXIT_OK : ex;
 }
 

@@ -72,7 +72,7 @@ _Static_assert(LIL_LOOP_NAME_MAX > 2 * LIL_I64_TEXT_MAX + 5,
           between iterations (runner_iter.c) */
 #define LIL_LOOP_KNOWN_FLAGS                                                   \
     (LIL_LOOP_APPROVE_CAPS | LIL_LOOP_YES | LIL_LOOP_WAIT | LIL_LOOP_REQUEUE | \
-     LIL_LOOP_ACCEPT_SPEC_CHANGE | LIL_LOOP_UNATTENDED)
+     LIL_LOOP_ACCEPT_SPEC_CHANGE | LIL_LOOP_UNATTENDED | LIL_LOOP_NEW_RUN)
 
 /* How the journal says the run ended (sticky). */
 enum loop_end { LOOP_LIVE = 0, LOOP_COMPLETED, LOOP_FAILED, LOOP_STOPPED };

@@ -371,6 +371,8 @@ static lil_status journal_facts(struct lil_loop *lp, const lil_spec *spec,
         if (rc == LIL_OK && !lp->started)
             return start(lp, spec, given); /* takes given */
     }
+    if (rc == LIL_OK && (lp->opt.flags & LIL_LOOP_NEW_RUN))
+        rc = lil__seterr(&lp->err, LIL_E_DONE, 0, "run %s exists already", lp->run_id);
     if (rc == LIL_OK) /* the spec, before anything is written */
         rc = lil__loop_bind_check(lp, spec);
     if (rc == LIL_OK && given) {
