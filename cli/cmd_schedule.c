@@ -17,13 +17,14 @@
  *            until SIGTERM or SIGINT, which ends it cleanly (exit 0).
  *   install [--write] prints a crontab line and a systemd timer and service
  *            that run `lil tick --dir DIR` every minute; --write writes
- *            the two units into $XDG_CONFIG_HOME/systemd/user (else
- *            ~/.config/systemd/user), atomically, refusing to replace a
- *            different file there.
+ *            the two units into --unit-dir (else ~/.config/systemd/user of
+ *            the user's home), atomically, refusing to replace a different
+ *            file there.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,17 +36,18 @@
 #include "spec_cli.h"
 
 struct sched_opts {
-    const char *catch_up, *inputs, *id, *now;
-    bool catch_up_set, inputs_set, id_set, replace, now_set, write;
+    const char *catch_up, *inputs, *id, *now, *unit_dir;
+    bool catch_up_set, inputs_set, id_set, replace, now_set, write, unit_dir_set;
 };
 
 static int now_or_clock(const struct cli_ctx *ctx, const struct sched_opts *o,
-                            int64_t *out)
+                        int64_t *out)
 {
     *out = cli_now_ns() / 1000000;
     if (o->now_set && !cli_sched_parse_now(o->now, out))
-        return cli_usage(ctx, "--now '%s' is not a time: give 2026-12-02T14:05Z or "
-                              "epoch ms",
+        return cli_usage(ctx,
+                         "--now '%s' is not a time: give 2026-12-02T14:05Z or "
+                         "epoch ms",
                          o->now);
     return CLI_EXIT_OK;
 }
@@ -76,8 +78,7 @@ static json_t *read_inputs(const struct cli_ctx *ctx, const struct sched_opts *o
     v = json_load_file(o->inputs, 0, &jerr);
     if (!v || !json_is_object(v)) {
         *ex = CLI_EXIT_FAIL;
-        cli_err(ctx, "--inputs %s: %s", o->inputs,
-                v ? "not a JSON object" : jerr.text);
+        cli_err(ctx, "--inputs %s: %s", o->inputs, v ? "not a JSON object" : jerr.text);
         json_decref(v);
         return NULL;
     }
@@ -99,8 +100,9 @@ static json_t *make_doc(const struct cli_ctx *ctx, const lil_spec *spec,
 
     *ex = CLI_EXIT_FAIL;
     if (!mode || strcmp(mode, "cron") != 0 || !cron)
-        cli_err(ctx, "%s has schedule.mode %s: nothing to fire (give it schedule: "
-                     "{mode: cron, cron: \"...\"})",
+        cli_err(ctx,
+                "%s has schedule.mode %s: nothing to fire (give it schedule: "
+                "{mode: cron, cron: \"...\"})",
                 path, mode ? mode : "manual");
     else if (!realpath(path, real) || !getcwd(cwd, sizeof(cwd)))
         cli_err(ctx, "%s: %s", path, strerror(errno));
@@ -258,7 +260,8 @@ static int rm(const struct cli_ctx *ctx, lil_store *st, const char *what)
 
     lil_free(b.data);
     if (rc == LIL_E_NOTFOUND && access(what, F_OK) == 0 &&
-        cli_spec_load(NULL, what, &spec, msg, sizeof(msg)) == LIL_OK && lil_spec_id(spec))
+        cli_spec_load(NULL, what, &spec, msg, sizeof(msg)) == LIL_OK &&
+        lil_spec_id(spec))
         id = lil_spec_id(spec);
     rc = lil_schedule_remove(st, id);
     if (rc == LIL_OK && !ctx->json)
@@ -268,8 +271,7 @@ static int rm(const struct cli_ctx *ctx, lil_store *st, const char *what)
                  ? LIL_E_NOMEM
                  : LIL_OK;
     lil_spec_free(spec);
-    return rc == LIL_OK ? CLI_EXIT_OK
-                        : cli_fail(ctx, rc, "%s", lil_store_errmsg(st));
+    return rc == LIL_OK ? CLI_EXIT_OK : cli_fail(ctx, rc, "%s", lil_store_errmsg(st));
 }
 
 /* ---- run ------------------------------------------------------------------------- */
@@ -365,23 +367,26 @@ static int write_unit(const struct cli_ctx *ctx, const char *path, const char *t
     return CLI_EXIT_OK;
 }
 
-static int unit_dir(const struct cli_ctx *ctx, char *out, size_t cap)
+/* --unit-dir, else ~/.config/systemd/user of the user's home directory
+ * (the password database's: the environment is the library's to read). */
+static int unit_dir(const struct cli_ctx *ctx, const struct sched_opts *o, char *out,
+                    size_t cap)
 {
-    const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+    const struct passwd *pw = getpwuid(geteuid());
     char base[PATH_MAX - 32];
 
-    if (xdg && *xdg == '/')
-        snprintf(base, sizeof(base), "%s", xdg);
-    else if (home && *home == '/')
-        snprintf(base, sizeof(base), "%s/.config", home);
-    else {
-        cli_err(ctx, "neither XDG_CONFIG_HOME nor HOME is an absolute path");
+    if (o->unit_dir_set) {
+        snprintf(out, cap, "%s", o->unit_dir);
+    } else if (pw && pw->pw_dir && pw->pw_dir[0] == '/') {
+        snprintf(base, sizeof(base), "%s/.config", pw->pw_dir);
+        mkdir(base, 0700);
+        snprintf(out, cap, "%s/systemd", base);
+        mkdir(out, 0755);
+        snprintf(out, cap, "%s/systemd/user", base);
+    } else {
+        cli_err(ctx, "no home directory: give --unit-dir");
         return CLI_EXIT_FAIL;
     }
-    snprintf(out, cap, "%s/systemd", base);
-    mkdir(base, 0700);
-    mkdir(out, 0755);
-    snprintf(out, cap, "%s/systemd/user", base);
     if (mkdir(out, 0755) != 0 && errno != EEXIST) {
         cli_err(ctx, "mkdir %s: %s", out, strerror(errno));
         return CLI_EXIT_FAIL;
@@ -412,7 +417,7 @@ static int install(const struct cli_ctx *ctx, const struct sched_opts *o)
                "--now lil-tick.timer\n");
         return CLI_EXIT_OK;
     }
-    ex = unit_dir(ctx, units, sizeof(units));
+    ex = unit_dir(ctx, o, units, sizeof(units));
     snprintf(path, sizeof(path), "%s/lil-tick.service", units);
     if (ex == CLI_EXIT_OK)
         ex = write_unit(ctx, path, service);
@@ -435,7 +440,8 @@ static int dispatch(struct cli_ctx *ctx, const char *action, const char *const *
     int ex;
 
     if (strcmp(action, "install") == 0)
-        return npos == 1 ? install(ctx, o) : cli_usage(ctx, "install takes no argument");
+        return npos == 1 ? install(ctx, o)
+                         : cli_usage(ctx, "install takes no argument");
     if (strcmp(action, "add") && strcmp(action, "rm") && strcmp(action, "ls") &&
         strcmp(action, "run"))
         return cli_usage(ctx, "unknown action '%s' (add, ls, rm, run or install)",
@@ -443,7 +449,8 @@ static int dispatch(struct cli_ctx *ctx, const char *action, const char *const *
     if (npos != (needs_arg ? 2u : 1u))
         return cli_usage(ctx, needs_arg ? "%s takes one argument" : "%s takes none",
                          action);
-    ex = strcmp(action, "add") == 0 ? cli_store_create(ctx, &st) : cli_store_open(ctx, &st);
+    ex = strcmp(action, "add") == 0 ? cli_store_create(ctx, &st)
+                                    : cli_store_open(ctx, &st);
     if (ex == CLI_EXIT_OK && strcmp(action, "add") == 0)
         ex = add(ctx, st, pos[1], o);
     else if (ex == CLI_EXIT_OK && strcmp(action, "rm") == 0)
@@ -465,13 +472,15 @@ static int cmd_schedule(struct cli_ctx *ctx, int argc, char **argv)
 
     memset(&o, 0, sizeof(o));
     {
-        const struct cli_flag flags[] = {{"catch-up", true, &o.catch_up, &o.catch_up_set},
-                                         {"inputs", true, &o.inputs, &o.inputs_set},
-                                         {"id", true, &o.id, &o.id_set},
-                                         {"replace", false, NULL, &o.replace},
-                                         {"now", true, &o.now, &o.now_set},
-                                         {"write", false, NULL, &o.write},
-                                         {NULL, false, NULL, NULL}};
+        const struct cli_flag flags[] = {
+            {"catch-up", true, &o.catch_up, &o.catch_up_set},
+            {"inputs", true, &o.inputs, &o.inputs_set},
+            {"id", true, &o.id, &o.id_set},
+            {"replace", false, NULL, &o.replace},
+            {"now", true, &o.now, &o.now_set},
+            {"write", false, NULL, &o.write},
+            {"unit-dir", true, &o.unit_dir, &o.unit_dir_set},
+            {NULL, false, NULL, NULL}};
         const struct cli_args a = {flags, NULL, NULL};
 
         ex = cli_parse_any(ctx, argc, argv, &a, &pos, &npos);
@@ -491,7 +500,7 @@ const struct cli_verb cli_verb_schedule = {
     "fire cron loops: add, ls, rm schedules; run or install the ticker",
     "Usage: lil schedule add SPEC [--catch-up all|latest|none] [--inputs FILE]\n"
     "                            [--id ID] [--replace]\n"
-    "       lil schedule ls | rm SPEC|ID | run | install [--write]\n"
+    "       lil schedule ls | rm SPEC|ID | run | install [--write [--unit-dir DIR]]\n"
     "\n"
     "A loop with `schedule: {mode: cron, cron: \"...\"}` runs at each time its\n"
     "expression matches (UTC) once it is added to the store's schedules: `lil\n"
@@ -526,7 +535,8 @@ const struct cli_verb cli_verb_schedule = {
     "  --now TIME  add, ls: count from TIME (2026-12-02T14:05Z or epoch ms)\n"
     "              instead of the clock\n"
     "  --write     install: write lil-tick.service and lil-tick.timer into\n"
-    "              $XDG_CONFIG_HOME/systemd/user (else ~/.config/systemd/user)\n"
+    "              ~/.config/systemd/user\n"
+    "  --unit-dir DIR  install --write: into DIR instead\n"
     "  --dir DIR   the store (default $LIL_DIR, else .lil)\n"
     "  --json      add: the schedule's document; ls: an array of them\n"
     "\n"

@@ -30,6 +30,8 @@
  * due).  --json: {"now", "runs": [{"run", "action": "resumed" | "skipped" |
  * "failed" | "not-due", ...}]}.
  *
+ * Then the schedules of the store fire (sched_cli.c).
+ *
  * Shell steps run in the working directory the run started in (the start
  * record's "cwd"), as they did then.  SIGINT and SIGTERM
  * stop the run in progress at its next effect boundary (it is stopped,
@@ -369,8 +371,8 @@ static int tick_one(void *ud, const char *run_id)
 /* ---- the verb
  * -------------------------------------------------------------------------------- */
 
-bool cli_tick_pass(const struct cli_ctx *ctx, lil_store *st, int64_t now_ms, json_t *runs,
-                   bool accept_spec)
+bool cli_tick_pass(const struct cli_ctx *ctx, lil_store *st, int64_t now_ms,
+                   json_t *runs, bool accept_spec)
 {
     struct tick t = {ctx, st, now_ms, runs, false, accept_spec};
     lil_status rc;
@@ -399,8 +401,8 @@ static int cmd_tick(struct cli_ctx *ctx, int argc, char **argv)
     int ex = cli_parse(ctx, argc, argv, &a);
 
     if (ex == CLI_EXIT_OK && now_set && !cli_sched_parse_now(now, &now_ms))
-        ex = cli_usage(ctx, "--now '%s' is not a time: give 2026-12-02T14:05Z or epoch ms",
-                       now);
+        ex = cli_usage(
+            ctx, "--now '%s' is not a time: give 2026-12-02T14:05Z or epoch ms", now);
     if (ex == CLI_EXIT_OK)
         ex = cli_store_open(ctx, &st);
     if (ex == CLI_EXIT_OK && ctx->json && !(runs = json_array()))
@@ -412,7 +414,8 @@ static int cmd_tick(struct cli_ctx *ctx, int argc, char **argv)
     }
     if (ex == CLI_EXIT_OK && runs)
         ex = cli_json_print(
-            ctx, json_pack("{s:I, s:O}", "now", (json_int_t)now_ms, "runs", runs), false);
+            ctx, json_pack("{s:I, s:O}", "now", (json_int_t)now_ms, "runs", runs),
+            false);
     if (ex == CLI_EXIT_OK && !ok)
         ex = CLI_EXIT_FAIL;
     json_decref(runs);
@@ -422,7 +425,7 @@ static int cmd_tick(struct cli_ctx *ctx, int argc, char **argv)
 
 const struct cli_verb cli_verb_tick = {
     "tick", "resume every parked loop run whose wake time has passed",
-    "Usage: lil tick [--dir DIR] [--accept-spec-change] [--json]\n"
+    "Usage: lil tick [--dir DIR] [--accept-spec-change] [--now TIME] [--json]\n"
     "\n"
     "For each loop run of the store that is parked on a sleep (its last record is\n"
     "a park) and whose wake time has passed, load the spec it was started with\n"
@@ -438,13 +441,19 @@ const struct cli_verb cli_verb_tick = {
     "verify (or has no key in a store that has one) are not resumed: each is\n"
     "reported on stderr (\"not resumed\") and makes the exit status 1.\n"
     "\n"
+    "Then fire the store's schedules (`lil schedule add`): a new run\n"
+    "\"ID@2026-12-02T14:05Z\" for each slot due by its catch-up policy, each\n"
+    "slot once, even with two ticks at once (`lil schedule --help`).\n"
+    "\n"
     "Flags:\n"
     "  --dir DIR   the store (default $LIL_DIR, else .lil; it must exist)\n"
+    "  --now TIME  take TIME (2026-12-02T14:05Z or epoch ms) as now\n"
     "  --accept-spec-change  resume runs whose spec changed too, journaling the\n"
     "              change (as `lil resume --accept-spec-change`)\n"
     "  --json      {\"now\", \"runs\": [{\"run\", \"action\": \"resumed\" (with \"status\",\n"
     "              \"result\") | \"skipped\" | \"refused\" (\"reason\") | \"failed\"\n"
-    "              (\"error\") | \"not-due\" (\"wakeAt\")}]}\n"
+    "              (\"error\") | \"not-due\" (\"wakeAt\")}]}; a fired slot adds\n"
+    "              {\"run\", \"schedule\", \"action\": \"fired\" | \"exists\" | ...}\n"
     "\n"
     "Exit status (the table is in `lil --help`): 0 every due run was resumed\n"
     "(or skipped: held); 1 the store does not exist, a run could not be resumed\n"

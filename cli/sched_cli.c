@@ -88,7 +88,8 @@ static void report(struct fire *f, const char *sched, const char *run_id,
     if (!f->runs) {
         if (res)
             printf("schedule '%s': fired run '%s', now %s at iteration %lld\n", sched,
-                   run_id, lil_loop_status_name(res->status), (long long)res->iteration);
+                   run_id, lil_loop_status_name(res->status),
+                   (long long)res->iteration);
         else if (strcmp(action, "failed") == 0 || strcmp(action, "refused") == 0)
             cli_err(f->ctx, "schedule '%s': run '%s' %s: %s", sched, run_id,
                     strcmp(action, "refused") == 0 ? "not fired" : "failed", text);
@@ -130,7 +131,8 @@ static void fire_run(struct fire *f, const char *sched, const json_t *doc,
     lil_status rc;
 
     cli_sched_slot_text(slot, slot_text, sizeof(slot_text));
-    snprintf(reason, sizeof(reason), "lil tick: schedule %s, slot %s", sched, slot_text);
+    snprintf(reason, sizeof(reason), "lil tick: schedule %s, slot %s", sched,
+             slot_text);
     memset(&o, 0, sizeof(o));
     o.struct_size = sizeof(o);
     o.run_id = run_id;

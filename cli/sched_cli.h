@@ -31,8 +31,8 @@ int64_t cli_sched_next(lil_store *st, int64_t now_ms);
 /* One pass of `lil tick` (cmd_tick.c): resume the due parked runs, then
  * fire the due slots; runs as in cli_sched_fire.  false when something
  * failed (reported on stderr). */
-bool cli_tick_pass(const struct cli_ctx *ctx, lil_store *st, int64_t now_ms, json_t *runs,
-                   bool accept_spec);
+bool cli_tick_pass(const struct cli_ctx *ctx, lil_store *st, int64_t now_ms,
+                   json_t *runs, bool accept_spec);
 
 /* The handler of SIGINT and SIGTERM for tick and `schedule run`: the loop
  * run in progress stops at its next effect boundary, and nothing more

@@ -13,7 +13,8 @@ lil_status lil_schedule_put(lil_store *st, const char *id, const char *doc_json,
 
     if (!lil__api_store_ok(st))
         return lil__api_bad_handle("store");
-    return lil__api_to_store(st, &e, lil__sched_put(st, &e, id, doc_json, replace != 0));
+    return lil__api_to_store(st, &e,
+                             lil__sched_put(st, &e, id, doc_json, replace != 0));
 }
 
 lil_status lil_schedule_get(lil_store *st, const char *id, lil_bytes *doc,

@@ -69,9 +69,9 @@ static int64_t newest(const struct lil_cron *c, int64_t from_ms, int64_t now_ms)
     return last;
 }
 
-lil_status lil__sched_due(struct lil_err *err, const char *cron, enum lil_catch_up policy,
-                          int64_t from_ms, int64_t now_ms, int64_t *slots, size_t cap,
-                          size_t *n)
+lil_status lil__sched_due(struct lil_err *err, const char *cron,
+                          enum lil_catch_up policy, int64_t from_ms, int64_t now_ms,
+                          int64_t *slots, size_t cap, size_t *n)
 {
     struct lil_cron c;
     char why[128];
@@ -81,7 +81,8 @@ lil_status lil__sched_due(struct lil_err *err, const char *cron, enum lil_catch_
     if (!cron || !lil__cron_parse(cron, &c, why, sizeof(why)))
         return lil__seterr(err, LIL_E_SPEC, 0, "cron expression '%s': %s",
                            cron ? cron : "(none)", cron ? why : "missing");
-    if (from_ms < 0 || now_ms < 0 || from_ms > LIL_CRON_MAX_MS || now_ms > LIL_CRON_MAX_MS)
+    if (from_ms < 0 || now_ms < 0 || from_ms > LIL_CRON_MAX_MS ||
+        now_ms > LIL_CRON_MAX_MS)
         return lil__seterr(err, LIL_E_INVAL, 0, "schedule times out of range");
     if (now_ms <= from_ms || cap == 0)
         return LIL_OK;
@@ -120,7 +121,8 @@ static lil_status check_doc(struct lil_store *st, struct lil_err *err, const cha
                            LIL_SCHED_DOC_MAX);
     rc = lil__json_parse(st->env, err, LIL_E_INVAL, doc, len, 0, NULL, &v);
     if (rc == LIL_OK && !json_is_object(v))
-        rc = lil__seterr(err, LIL_E_INVAL, 0, "a schedule's document must be an object");
+        rc =
+            lil__seterr(err, LIL_E_INVAL, 0, "a schedule's document must be an object");
     json_decref(v);
     return rc;
 }

@@ -29,9 +29,9 @@ bool lil__catch_up_parse(const char *name, enum lil_catch_up *out);
 /* The slots due (see the top) into slots (cap of them), their number into
  * *n.  LIL_E_SPEC for an expression that does not parse (the reason in
  * err), LIL_E_INVAL for times out of 0..LIL_CRON_MAX_MS. */
-lil_status lil__sched_due(struct lil_err *err, const char *cron, enum lil_catch_up policy,
-                          int64_t from_ms, int64_t now_ms, int64_t *slots, size_t cap,
-                          size_t *n);
+lil_status lil__sched_due(struct lil_err *err, const char *cron,
+                          enum lil_catch_up policy, int64_t from_ms, int64_t now_ms,
+                          int64_t *slots, size_t cap, size_t *n);
 
 /* The store's schedule operations, LIL_E_INVAL naming the store when it
  * keeps no schedules (in-memory).  The document must be a JSON object of

@@ -84,8 +84,9 @@ static lil_status ensure_dir(struct lil_store *st, struct lil_err *err)
     return rc == LIL_OK ? check_dir(err, dir) : rc;
 }
 
-lil_status lil__sched_file_put(struct lil_store *st, struct lil_err *err, const char *id,
-                               const void *doc, size_t len, bool replace)
+lil_status lil__sched_file_put(struct lil_store *st, struct lil_err *err,
+                               const char *id, const void *doc, size_t len,
+                               bool replace)
 {
     char dir[SCHED_PATH], path[SCHED_PATH];
     bool existed = false;
@@ -143,8 +144,8 @@ static lil_status read_mark(struct lil_store *st, struct lil_err *err, const cha
     return rc;
 }
 
-lil_status lil__sched_file_get(struct lil_store *st, struct lil_err *err, const char *id,
-                               lil_bytes *doc, int64_t *mark_ms)
+lil_status lil__sched_file_get(struct lil_store *st, struct lil_err *err,
+                               const char *id, lil_bytes *doc, int64_t *mark_ms)
 {
     char dir[SCHED_PATH], path[SCHED_PATH];
     lil_status rc = sched_path(st, err, id, DOC_EXT, path, sizeof(path));
@@ -155,8 +156,8 @@ lil_status lil__sched_file_get(struct lil_store *st, struct lil_err *err, const 
     sched_dir(st, dir, sizeof(dir));
     if (rc == LIL_OK && (rc = check_dir(err, dir)) == LIL_E_NOTFOUND)
         rc = lil__seterr(err, LIL_E_NOTFOUND, 0, "no schedule %s", id);
-    if (rc == LIL_OK && (rc = lil__os_read_file(st->env, err, path, doc)) ==
-                            LIL_E_NOTFOUND)
+    if (rc == LIL_OK &&
+        (rc = lil__os_read_file(st->env, err, path, doc)) == LIL_E_NOTFOUND)
         rc = lil__seterr(err, LIL_E_NOTFOUND, 0, "no schedule %s", id);
     if (rc == LIL_OK)
         rc = read_mark(st, err, id, mark_ms);
@@ -177,7 +178,8 @@ static void unlink_quiet(struct lil_store *st, struct lil_err *err, const char *
         (void)st->env->os->unlink(path);
 }
 
-lil_status lil__sched_file_del(struct lil_store *st, struct lil_err *err, const char *id)
+lil_status lil__sched_file_del(struct lil_store *st, struct lil_err *err,
+                               const char *id)
 {
     char dir[SCHED_PATH], path[SCHED_PATH];
     lil_status rc = sched_path(st, err, id, DOC_EXT, path, sizeof(path));
@@ -188,9 +190,10 @@ lil_status lil__sched_file_del(struct lil_store *st, struct lil_err *err, const 
     if (rc != LIL_OK)
         return rc;
     if (st->env->os->unlink(path) != 0)
-        return errno == ENOENT ? lil__seterr(err, LIL_E_NOTFOUND, 0, "no schedule %s", id)
-                               : lil__seterr(err, LIL_E_IO, errno, "unlink %s: %s", path,
-                                             lil__errstr(errno));
+        return errno == ENOENT
+                   ? lil__seterr(err, LIL_E_NOTFOUND, 0, "no schedule %s", id)
+                   : lil__seterr(err, LIL_E_IO, errno, "unlink %s: %s", path,
+                                 lil__errstr(errno));
     unlink_quiet(st, err, id, MARK_EXT);
     unlink_quiet(st, err, id, LOCK_EXT);
     return lil__os_fsync_dir(st->env, err, dir);
@@ -228,7 +231,8 @@ lil_status lil__sched_file_list(struct lil_store *st, struct lil_err *err,
         return rc == LIL_E_NOTFOUND ? LIL_OK : rc;
     n = scandir(dir, &names, NULL, by_name);
     if (n < 0)
-        return lil__seterr(err, LIL_E_IO, errno, "scan %s: %s", dir, lil__errstr(errno));
+        return lil__seterr(err, LIL_E_IO, errno, "scan %s: %s", dir,
+                           lil__errstr(errno));
     for (int i = 0; i < n; i++) {
         if (!stop && id_of(names[i]->d_name, id, sizeof(id)))
             stop = fn(ud, id);
@@ -252,7 +256,8 @@ static lil_status mark_locked(struct lil_store *st, struct lil_err *err, const c
     sched_dir(st, dir, sizeof(dir));
     rc = sched_path(st, err, id, MARK_EXT, path, sizeof(path));
     n = snprintf(text, sizeof(text), "%" PRId64 "\n", slot_ms);
-    return rc == LIL_OK ? lil__os_publish(st->env, err, dir, path, text, (size_t)n) : rc;
+    return rc == LIL_OK ? lil__os_publish(st->env, err, dir, path, text, (size_t)n)
+                        : rc;
 }
 
 lil_status lil__sched_file_mark(struct lil_store *st, struct lil_err *err,
@@ -265,8 +270,8 @@ lil_status lil__sched_file_mark(struct lil_store *st, struct lil_err *err,
     if (rc == LIL_OK)
         rc = ensure_dir(st, err);
     if (rc == LIL_OK)
-        rc = lil__os_open_regular(st->env, err, path, O_RDWR | O_CREAT | O_CLOEXEC, 0600,
-                                  &fd);
+        rc = lil__os_open_regular(st->env, err, path, O_RDWR | O_CREAT | O_CLOEXEC,
+                                  0600, &fd);
     if (rc == LIL_OK)
         rc = lil__os_lock_wait(st->env, err, fd, path);
     if (rc == LIL_OK)
