@@ -342,7 +342,7 @@ static int write_unit(const struct cli_ctx *ctx, const char *path, const char *t
 {
     char tmp[PATH_MAX + 64], have[8192];
     FILE *f = fopen(path, "re");
-    size_t n = 0;
+    size_t n;
     int fd;
 
     if (f) {
