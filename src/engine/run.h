@@ -121,6 +121,9 @@ struct lil_step_req {
     bool exact; /* the identity is name itself, not counted: the caller
                    makes every name unique (the loop runner's records), so
                    a second call with it, in this process too, replays */
+    bool after_end; /* plain steps: allowed on a run that has ended (completed,
+                       failed, stopped): the loop runner's notices of its end
+                       (notifications) */
 };
 
 /* Run or replay one step (lil_step, lil_effect, the loop runner).  A note

@@ -182,6 +182,10 @@ void lil__loop_forget(struct lil_loop *lp)
     lp->has_start_caps = false;
     lp->parked = false;
     lp->wake_at_ms = 0;
+    json_decref(lp->notified);
+    lp->notified = NULL;
+    json_decref(lp->artifacts);
+    lp->artifacts = NULL;
     lil__loop_bind_forget(lp);
     lil__loop_slots_clear(lp);
 }
