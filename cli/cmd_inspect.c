@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "artifacts_view.h"
 #include "cli.h"
 #include "loop_view.h"
 
@@ -597,6 +598,7 @@ static void print_loop(const struct insp *in)
     if (!v->damaged)
         print_meters(v);
     print_waits(v, now);
+    cli_artifacts_print(in->run);
     print_history(v, in->tail);
 }
 
@@ -631,6 +633,7 @@ static json_t *header_json(const struct insp *in, const lil_run_info *info)
     cli_json_set(o, "uncertain", unc);
     cli_json_set(o, "uncertain_notes", notes);
     cli_json_set(o, "loop", loop_json(in));
+    cli_json_set(o, "artifacts", cli_artifacts_json(in->run));
     return o;
 }
 
