@@ -372,7 +372,8 @@ static void check_observe(struct vctx *v)
     if (ir->observe.trace == LIL_TRACE_NONE)
         lil__diag(v->d, LIL_SEV_WARNING, "no-trace", ir->observe.trace_pos,
                   "observe.trace",
-                  "observe.trace is none: runs of this loop cannot be inspected");
+                  "observe.trace is none: lil journals every run anyway (the key is "
+                  "not honoured)");
     if (!h->present)
         return;
     /* Hook templates go through the same reference checks as the rest. */
