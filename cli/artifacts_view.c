@@ -63,8 +63,7 @@ void cli_artifacts_print(lil_run *run)
         printf("%-14s%zu file%s%s%s%s\n", "artifacts", json_array_size(files),
                json_array_size(files) == 1 ? "" : "s", cut ? " (stopped at " : "",
                cut ? cut : "", cut ? ")" : "");
-        json_array_foreach (files, i, f)
-            print_file(f);
+        json_array_foreach(files, i, f) print_file(f);
     }
     json_decref(a);
 }

@@ -85,8 +85,8 @@ lil_status lil__loop_notify_fold(struct lil_loop *lp, json_t *v)
 
 /* ---- the event ------------------------------------------------------------ */
 
-static const char *event_of(struct lil_loop *lp, const lil_loop_result *res,
-                            char *key, size_t keycap)
+static const char *event_of(struct lil_loop *lp, const lil_loop_result *res, char *key,
+                            size_t keycap)
 {
     char id[LIL_LOOP_NAME_MAX], digest[65];
     const char *ev;
@@ -152,8 +152,8 @@ static bool any_pending(const struct lil_loop *lp, const struct notice *n)
 /* ---- the action ----------------------------------------------------------- */
 
 /* LIL_NOTIFY_<CHANNEL>'s value in the environment the run was opened with. */
-static const char *channel_action(const struct lil_loop *lp, const char *ch,
-                                  char *var, size_t varcap)
+static const char *channel_action(const struct lil_loop *lp, const char *ch, char *var,
+                                  size_t varcap)
 {
     size_t n = (size_t)snprintf(var, varcap, "%s%s", NOTIFY_ENV_PREFIX, ch);
 
@@ -175,8 +175,8 @@ static lil_status post(struct lil_loop *lp, const char *url, const struct notice
                        char *why, size_t whycap)
 {
     json_t *req = json_pack("{s:s, s:s, s:{s:s}, s:O, s:b}", "method", "POST", "url",
-                            url, "headers", "Content-Type", "application/json",
-                            "body", n->body, "envelope", 1);
+                            url, "headers", "Content-Type", "application/json", "body",
+                            n->body, "envelope", 1);
     json_t *out = NULL;
     struct lil_http_opts o;
     lil_status rc;
@@ -346,9 +346,9 @@ static lil_status tell(struct lil_loop *lp, const struct notice *n, const char *
 
 static json_t *body_of(const struct lil_loop *lp, const struct notice *n)
 {
-    json_t *o = json_pack("{s:s, s:s, s:s, s:I}", "event", n->event, "run",
-                          lp->run_id, "loop", lp->ir->id.s ? lp->ir->id.s : "",
-                          "iteration", (json_int_t)lp->meters.iteration);
+    json_t *o = json_pack("{s:s, s:s, s:s, s:I}", "event", n->event, "run", lp->run_id,
+                          "loop", lp->ir->id.s ? lp->ir->id.s : "", "iteration",
+                          (json_int_t)lp->meters.iteration);
 
     if (o && n->reason)
         json_object_set_new(o, "reason", json_string(n->reason));
