@@ -56,14 +56,13 @@ void cli_artifacts_print(lil_run *run)
     json_t *a = cli_artifacts_json(run);
     const json_t *files = json_object_get(a, "files");
     const char *cut = json_string_value(json_object_get(a, "truncated"));
-    size_t i;
-    json_t *f;
 
     if (json_is_array(files)) {
         printf("%-14s%zu file%s%s%s%s\n", "artifacts", json_array_size(files),
                json_array_size(files) == 1 ? "" : "s", cut ? " (stopped at " : "",
                cut ? cut : "", cut ? ")" : "");
-        json_array_foreach(files, i, f) print_file(f);
+        for (size_t i = 0; i < json_array_size(files); i++)
+            print_file(json_array_get(files, i));
     }
     json_decref(a);
 }

@@ -89,8 +89,8 @@ static bool any_match(const struct lil_ir_strlist *l, const char *path)
 
 static void add_error(struct walk *w, const char *path, int e)
 {
-    json_array_append_new(w->files,
-                          json_pack("{s:s, s:s}", "path", path, "error", strerror(e)));
+    json_array_append_new(
+        w->files, json_pack("{s:s, s:s}", "path", path, "error", lil__errstr(e)));
 }
 
 /* SHA-256 and size of the regular file name in dirfd (not through a link). */
@@ -206,8 +206,11 @@ static void visit(struct walk *w, int dirfd, const char *name, const char *prefi
     } else if (S_ISDIR(sb.st_mode) && depth < ARTIFACT_DEPTH_MAX &&
                strcmp(name, ".git") != 0 && strcmp(name, "node_modules") != 0) {
         sub = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub >= 0 && strlen(path) + 2 < sizeof(path)) {
-            strcat(path, "/"); /* NOLINT: bounded by the check above */
+        size_t len = strlen(path);
+
+        if (sub >= 0 && len + 2 < sizeof(path)) {
+            path[len] = '/';
+            path[len + 1] = '\0';
             walk_dir(w, sub, path, depth + 1);
         } else if (sub >= 0) {
             close(sub);
