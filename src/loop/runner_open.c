@@ -466,6 +466,8 @@ lil_status lil__loop_close(struct lil_loop *lp)
     json_decref(lp->committed);
     json_decref(lp->start);
     json_decref(lp->stop);
+    json_decref(lp->notified);
+    json_decref(lp->artifacts);
     lil__effect_env_free(env, lp->fx.effect_envp);
     lil__free(env, lp->fx.env_allow[0]);
     lil__free(env, lp->fx.env_allow[1]);
