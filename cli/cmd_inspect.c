@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "artifacts_view.h"
 #include "cli.h"
 #include "loop_view.h"
 
@@ -597,6 +598,7 @@ static void print_loop(const struct insp *in)
     if (!v->damaged)
         print_meters(v);
     print_waits(v, now);
+    cli_artifacts_print(in->run);
     print_history(v, in->tail);
 }
 
@@ -631,6 +633,7 @@ static json_t *header_json(const struct insp *in, const lil_run_info *info)
     cli_json_set(o, "uncertain", unc);
     cli_json_set(o, "uncertain_notes", notes);
     cli_json_set(o, "loop", loop_json(in));
+    cli_json_set(o, "artifacts", cli_artifacts_json(in->run));
     return o;
 }
 
@@ -770,7 +773,8 @@ const struct cli_verb cli_verb_inspect = {
     "effects, sleeps and approvals (kind, step, status, duration, a call's\n"
     "tokens, usd, model and reservations): the last 10 iterations, or --tail\n"
     "N.  \"~\" marks estimated tokens, \"unpriced\" a call whose model has no\n"
-    "price.\n"
+    "price.  A loop run that recorded its artifacts when it ended lists them\n"
+    "(path, size, sha256; --json: \"artifacts\", null when none).\n"
     "\n"
     "The run is opened read-only (no lock, nothing written).\n"
     "\n"

@@ -30,6 +30,8 @@
  * due).  --json: {"now", "runs": [{"run", "action": "resumed" | "skipped" |
  * "failed" | "not-due", ...}]}.
  *
+ * Then the schedules of the store fire (sched_cli.c).
+ *
  * Shell steps run in the working directory the run started in (the start
  * record's "cwd"), as they did then.  SIGINT and SIGTERM
  * stop the run in progress at its next effect boundary (it is stopped,
@@ -44,6 +46,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "sched_cli.h"
 #include "spec_cli.h"
 
 #define PARKED_PREFIX "parked."
@@ -75,7 +78,7 @@ struct tick {
 static lil_loop *volatile current;
 static volatile sig_atomic_t stopping;
 
-static void on_signal(int sig)
+void cli_tick_signal(int sig)
 {
     lil_loop *lp = current;
 
@@ -83,6 +86,16 @@ static void on_signal(int sig)
     stopping = 1;
     if (lp)
         lil_loop_interrupt(lp, LIL_LOOP_INTERRUPT_STOP);
+}
+
+bool cli_tick_stopping(void)
+{
+    return stopping != 0;
+}
+
+void cli_tick_current(lil_loop *lp)
+{
+    current = lp;
 }
 
 /* ---- reading a run
@@ -358,40 +371,61 @@ static int tick_one(void *ud, const char *run_id)
 /* ---- the verb
  * -------------------------------------------------------------------------------- */
 
+bool cli_tick_pass(const struct cli_ctx *ctx, lil_store *st, int64_t now_ms,
+                   json_t *runs, bool accept_spec)
+{
+    struct tick t = {ctx, st, now_ms, runs, false, accept_spec};
+    lil_status rc;
+
+    rc = lil_store_foreach_run(t.st, tick_one, &t);
+    if (rc != LIL_OK) {
+        cli_err(ctx, "%s", lil_store_errmsg(t.st));
+        t.failed = true;
+    }
+    if (!stopping)
+        cli_sched_fire(ctx, st, now_ms, runs, &t.failed);
+    return !t.failed;
+}
+
 static int cmd_tick(struct cli_ctx *ctx, int argc, char **argv)
 {
-    struct tick t = {ctx, NULL, cli_now_ns() / 1000000, NULL, false, false};
-    const struct cli_flag flags[] = {
-        {"accept-spec-change", false, NULL, &t.accept_spec}, {NULL, false, NULL, NULL}};
+    int64_t now_ms = cli_now_ns() / 1000000;
+    bool accept_spec = false, now_set = false, ok = true;
+    const char *now = NULL;
+    const struct cli_flag flags[] = {{"accept-spec-change", false, NULL, &accept_spec},
+                                     {"now", true, &now, &now_set},
+                                     {NULL, false, NULL, NULL}};
     const struct cli_args a = {flags, NULL, NULL};
-    lil_status rc;
+    lil_store *st = NULL;
+    json_t *runs = NULL;
     int ex = cli_parse(ctx, argc, argv, &a);
 
+    if (ex == CLI_EXIT_OK && now_set && !cli_sched_parse_now(now, &now_ms))
+        ex = cli_usage(
+            ctx, "--now '%s' is not a time: give 2026-12-02T14:05Z or epoch ms", now);
     if (ex == CLI_EXIT_OK)
-        ex = cli_store_open(ctx, &t.st);
-    if (ex == CLI_EXIT_OK && ctx->json && !(t.runs = json_array()))
+        ex = cli_store_open(ctx, &st);
+    if (ex == CLI_EXIT_OK && ctx->json && !(runs = json_array()))
         ex = cli_json_print(ctx, NULL, false);
     if (ex == CLI_EXIT_OK) {
-        cli_catch_signals(on_signal);
-        rc = lil_store_foreach_run(t.st, tick_one, &t);
+        cli_catch_signals(cli_tick_signal);
+        ok = cli_tick_pass(ctx, st, now_ms, runs, accept_spec);
         cli_catch_signals(NULL);
-        if (rc != LIL_OK)
-            ex = cli_fail(ctx, rc, "%s", lil_store_errmsg(t.st));
     }
-    if (ex == CLI_EXIT_OK && t.runs)
+    if (ex == CLI_EXIT_OK && runs)
         ex = cli_json_print(
-            ctx, json_pack("{s:I, s:O}", "now", (json_int_t)t.now_ms, "runs", t.runs),
+            ctx, json_pack("{s:I, s:O}", "now", (json_int_t)now_ms, "runs", runs),
             false);
-    if (ex == CLI_EXIT_OK && t.failed)
+    if (ex == CLI_EXIT_OK && !ok)
         ex = CLI_EXIT_FAIL;
-    json_decref(t.runs);
-    lil_store_close(t.st);
+    json_decref(runs);
+    lil_store_close(st);
     return ex == CLI_PARSE_HELP ? CLI_EXIT_OK : ex;
 }
 
 const struct cli_verb cli_verb_tick = {
     "tick", "resume every parked loop run whose wake time has passed",
-    "Usage: lil tick [--dir DIR] [--accept-spec-change] [--json]\n"
+    "Usage: lil tick [--dir DIR] [--accept-spec-change] [--now TIME] [--json]\n"
     "\n"
     "For each loop run of the store that is parked on a sleep (its last record is\n"
     "a park) and whose wake time has passed, load the spec it was started with\n"
@@ -408,13 +442,19 @@ const struct cli_verb cli_verb_tick = {
     "verify (or has no key in a store that has one) are not resumed: each is\n"
     "reported on stderr (\"not resumed\") and makes the exit status 1.\n"
     "\n"
+    "Then fire the store's schedules (`lil schedule add`): a new run\n"
+    "\"ID@2026-12-02T14:05Z\" for each slot due by its catch-up policy, each\n"
+    "slot once, even with two ticks at once (`lil schedule --help`).\n"
+    "\n"
     "Flags:\n"
     "  --dir DIR   the store (default $LIL_DIR, else .lil; it must exist)\n"
+    "  --now TIME  take TIME (2026-12-02T14:05Z or epoch ms) as now\n"
     "  --accept-spec-change  resume runs whose spec changed too, journaling the\n"
     "              change (as `lil resume --accept-spec-change`)\n"
     "  --json      {\"now\", \"runs\": [{\"run\", \"action\": \"resumed\" (with \"status\",\n"
     "              \"result\") | \"skipped\" | \"refused\" (\"reason\") | \"failed\"\n"
-    "              (\"error\") | \"not-due\" (\"wakeAt\")}]}\n"
+    "              (\"error\") | \"not-due\" (\"wakeAt\")}]}; a fired slot adds\n"
+    "              {\"run\", \"schedule\", \"action\": \"fired\" | \"exists\" | ...}\n"
     "\n"
     "Exit status (the table is in `lil --help`): 0 every due run was resumed\n"
     "(or skipped: held); 1 the store does not exist, a run could not be resumed\n"

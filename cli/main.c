@@ -15,12 +15,13 @@
 #include "safe_out.h"
 
 static const struct cli_verb *const verbs[] = {
-    &cli_verb_ls,      &cli_verb_inspect,  &cli_verb_log,    &cli_verb_check,
-    &cli_verb_resolve, &cli_verb_validate, &cli_verb_new,    &cli_verb_explain,
-    &cli_verb_run,     &cli_verb_step,     &cli_verb_resume, &cli_verb_stop,
-    &cli_verb_approve, &cli_verb_recover,  &cli_verb_doctor, &cli_verb_tick,
-    &cli_verb_verify,  &cli_verb_score,    &cli_verb_watch,  &cli_verb_db,
-    &cli_verb_export,  &cli_verb_import,   &cli_verb_submit, &cli_verb_worker,
+    &cli_verb_ls,       &cli_verb_inspect,  &cli_verb_log,    &cli_verb_check,
+    &cli_verb_resolve,  &cli_verb_validate, &cli_verb_new,    &cli_verb_explain,
+    &cli_verb_run,      &cli_verb_step,     &cli_verb_resume, &cli_verb_stop,
+    &cli_verb_approve,  &cli_verb_recover,  &cli_verb_doctor, &cli_verb_tick,
+    &cli_verb_verify,   &cli_verb_score,    &cli_verb_watch,  &cli_verb_db,
+    &cli_verb_export,   &cli_verb_import,   &cli_verb_submit, &cli_verb_worker,
+    &cli_verb_schedule,
 };
 
 #define NVERBS (sizeof(verbs) / sizeof(verbs[0]))

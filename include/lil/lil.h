@@ -1128,6 +1128,11 @@ enum {
      * flag that finds an imported run journals that an operator took it
      * over (adopted.N). */
     LIL_LOOP_UNATTENDED = 1u << 5,
+    /* The run must be new (`lil tick` firing a schedule's slot): a run
+     * whose start is journaled already fails the open with LIL_E_DONE
+     * ("exists already") and nothing is written; one held by another
+     * process is LIL_E_LOCKED as ever. */
+    LIL_LOOP_NEW_RUN = 1u << 6,
 };
 
 /* What the progress callback is told. */
@@ -1639,6 +1644,40 @@ typedef struct lil_supervise_options {
 } lil_supervise_options;
 
 LIL_API lil_status lil_supervise(const lil_supervise_options *opts);
+
+/* ---- schedules (docs/loops.md, "Schedules") ---------------------------------
+ *
+ * A store keeps schedules of cron loops for `lil tick` and `lil schedule`:
+ * each a JSON object (its caller's: lil keeps the bytes) under an id that
+ * follows the run-id rule, and a mark, the last slot fired (epoch ms, 0:
+ * none) that only moves forward.  File stores keep them in
+ * <store>/schedules/, PostgreSQL stores in a table; an in-memory store
+ * keeps none (LIL_E_INVAL).  Errors as lil_store_errmsg. */
+
+/* Write schedule id's document (a JSON object, at most 64 KiB); an
+ * existing one is LIL_E_INVAL unless replace (its mark is kept). */
+LIL_API lil_status lil_schedule_put(lil_store *st, const char *id, const char *doc_json,
+                                    int replace);
+/* Schedule id's document into *doc (lil_free) and its mark into *mark_ms;
+ * LIL_E_NOTFOUND when there is none. */
+LIL_API lil_status lil_schedule_get(lil_store *st, const char *id, lil_bytes *doc,
+                                    int64_t *mark_ms);
+/* Remove schedule id (its document and its mark); LIL_E_NOTFOUND. */
+LIL_API lil_status lil_schedule_remove(lil_store *st, const char *id);
+/* Call fn for each schedule's id, in id order, until it returns non-zero. */
+LIL_API lil_status lil_schedule_foreach(lil_store *st, lil_run_id_fn fn, void *ud);
+/* Move schedule id's mark to slot_ms when that is later than it (never
+ * back), atomically against other processes. */
+LIL_API lil_status lil_schedule_mark(lil_store *st, const char *id, int64_t slot_ms);
+/* The slots of cron expression cron (schedule.cron's syntax, UTC) due at
+ * now_ms after from_ms, by catch_up ("all": every fire time t with from_ms
+ * < t <= now_ms, oldest first, at most cap; "latest": the newest only;
+ * "none": the one of now's own minute -- second, for six fields -- only),
+ * into slots, their number into *n.  LIL_E_SPEC: cron does not parse
+ * (lil_errmsg says why). */
+LIL_API lil_status lil_schedule_due(const char *cron, const char *catch_up,
+                                    int64_t from_ms, int64_t now_ms, int64_t *slots,
+                                    size_t cap, size_t *n);
 
 #ifdef __cplusplus
 }

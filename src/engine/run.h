@@ -115,12 +115,15 @@ struct lil_step_req {
     const void *note; /* effects: journaled with the intent, UTF-8, at most
                          the run's max_record bytes; NULL/0: none */
     size_t note_len;
-    bool lazy;  /* plain steps: the outcome is written (a process crash keeps
-                   it) but synced in no mode; the run's next sync (an
-                   intent, lil_run_sync, close) makes it durable */
-    bool exact; /* the identity is name itself, not counted: the caller
-                   makes every name unique (the loop runner's records), so
-                   a second call with it, in this process too, replays */
+    bool lazy;      /* plain steps: the outcome is written (a process crash keeps
+                       it) but synced in no mode; the run's next sync (an
+                       intent, lil_run_sync, close) makes it durable */
+    bool exact;     /* the identity is name itself, not counted: the caller
+                       makes every name unique (the loop runner's records), so
+                       a second call with it, in this process too, replays */
+    bool after_end; /* plain steps: allowed on a run that has ended (completed,
+                       failed, stopped): the loop runner's notices of its end
+                       (notifications) */
 };
 
 /* Run or replay one step (lil_step, lil_effect, the loop runner).  A note

@@ -303,6 +303,10 @@ static lil_status lookup(struct lil_run *run, struct lil_err *err, const char *n
                       "step");
     *attempt = e ? e->attempts + 1 : 1;
     *run_it = true;
+    if (req->after_end && !effect && !run->readonly &&
+        (run->state == LIL_RUN_COMPLETED || run->state == LIL_RUN_FAILED ||
+         run->state == LIL_RUN_STOPPED))
+        return LIL_OK;
     return refuse_state(run, err);
 }
 

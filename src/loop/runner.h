@@ -72,7 +72,7 @@ _Static_assert(LIL_LOOP_NAME_MAX > 2 * LIL_I64_TEXT_MAX + 5,
           between iterations (runner_iter.c) */
 #define LIL_LOOP_KNOWN_FLAGS                                                   \
     (LIL_LOOP_APPROVE_CAPS | LIL_LOOP_YES | LIL_LOOP_WAIT | LIL_LOOP_REQUEUE | \
-     LIL_LOOP_ACCEPT_SPEC_CHANGE | LIL_LOOP_UNATTENDED)
+     LIL_LOOP_ACCEPT_SPEC_CHANGE | LIL_LOOP_UNATTENDED | LIL_LOOP_NEW_RUN)
 
 /* How the journal says the run ended (sticky). */
 enum loop_end { LOOP_LIVE = 0, LOOP_COMPLETED, LOOP_FAILED, LOOP_STOPPED };
@@ -221,6 +221,10 @@ struct lil_loop {
                                    cap is cleared; or NULL */
     enum lil_cap cap_detail_of; /* the cap it is the detail of */
     bool terminated, observer_started;
+    json_t *notified;  /* the notifications journaled: {"<event key>": {"<channel>":
+                          "attempted" | "ok" | "failed"}}, or NULL (runner_notify.c) */
+    json_t *artifacts; /* the last artifacts.N record's payload, or NULL
+                          (runner_artifacts.c) */
     bool has_start_caps, parked; /* parked: the last record (open and close
                                     aside) is parked.N (runner_facts.c) */
     bool requeued;               /* this call handed the run back to the queue
@@ -449,6 +453,9 @@ lil_status lil__loop_mark_imported(struct lil_store *st, struct lil_err *err,
  * lazy: not synced on its own. */
 lil_status lil__loop_control(struct lil_loop *lp, const char *kind, json_t *payload,
                              bool lazy);
+/* lil__loop_control, synced, also on a run that has ended (the records
+ * of its notifications: runner_notify.c). */
+lil_status lil__loop_notice(struct lil_loop *lp, const char *kind, json_t *payload);
 /* Append a plain record named name with payload (stolen); *replayed set when
  * the journal already held it (then *journaled, if not NULL, receives its
  * payload, a new reference). */
@@ -465,6 +472,21 @@ int64_t lil__loop_now(const struct lil_loop *lp);
  * (blocking sleeps, retry back-off, --wait).  NULL now: the real clock. */
 void lil__loop_set_clock(struct lil_loop *lp, int64_t (*now)(void *ud),
                          void (*sleep)(void *ud, int64_t ms), void *ud);
+
+/* Notifications (runner_notify.c): the fold's part (a notify.N record),
+ * and after an operation that produced res, the notifications its event
+ * calls for that the journal does not hold as attempted (none with a mock:
+ * `lil verify`).  Their failures are journaled, never returned; an error
+ * is the journal's (LIL_E_IO, LIL_E_POISONED, LIL_E_NOMEM). */
+lil_status lil__loop_notify_fold(struct lil_loop *lp, json_t *v);
+lil_status lil__loop_notify(struct lil_loop *lp, const lil_loop_result *res);
+
+/* Artifacts (runner_artifacts.c): journal artifacts.N, the files the
+ * spec's artifacts key names in the run's working directory with their
+ * sizes and SHA-256 digests, before the run's end record; nothing without
+ * the key or when the journal holds one since the last open.  A file that
+ * cannot be read is listed with its error, never fails the run. */
+lil_status lil__loop_artifacts(struct lil_loop *lp);
 
 /* The outer loop (runner_iter.c). */
 lil_status lil__loop_run(struct lil_loop *lp, bool one, lil_loop_result *res);

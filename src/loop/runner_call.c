@@ -46,6 +46,8 @@ lil_status lil__loop_call(struct lil_loop *lp, const struct lil_loop_req *req,
     lp->requeued = false;
     lil__json_begin(&sc, lp->env);
     rc = dispatch(lp, req, res);
+    if (rc == LIL_OK && req->op != LIL_LOOP_OP_CURRENT)
+        rc = lil__loop_notify(lp, res); /* after the event is journaled */
     if (rc == LIL_OK)
         rc = lil__loop_result_json(lp, res);
     if (lil__json_end(&sc) != LIL_OK && rc == LIL_OK)

@@ -64,7 +64,9 @@ static lil_status fail_run(struct lil_loop *lp, const char *why, lil_loop_result
     else
         snprintf(reason, sizeof(reason), "the run failed (out of memory)");
     lil__buf_free(&clean);
-    rc = lil__run_end(lp->run, &lp->err, false, reason, strlen(reason));
+    rc = lil__loop_artifacts(lp);
+    if (rc == LIL_OK)
+        rc = lil__run_end(lp->run, &lp->err, false, reason, strlen(reason));
     if (rc != LIL_OK)
         return rc;
     lp->end = LOOP_FAILED;
@@ -88,6 +90,8 @@ static lil_status end_run(struct lil_loop *lp, enum loop_end end, const char *re
     lil__buf_init(&text, lp->env, SIZE_MAX);
     rc = o ? lil__json_canon(lp->env, &lp->err, o, &text) : LIL_E_NOMEM;
     json_decref(o);
+    if (rc == LIL_OK)
+        rc = lil__loop_artifacts(lp);
     if (rc == LIL_OK)
         rc = lil__run_end(lp->run, &lp->err, true, text.data, text.len);
     lil__buf_free(&text);

@@ -235,6 +235,11 @@ static lil_status apply_control(struct lil_loop *lp, const char *k, size_t n,
         lp->terminated = true;
     } else if (kind_is(k, n, "observer")) {
         lp->observer_started = true;
+    } else if (kind_is(k, n, "notify")) {
+        return lil__loop_notify_fold(lp, v);
+    } else if (kind_is(k, n, "artifacts")) {
+        json_decref(lp->artifacts);
+        lp->artifacts = json_incref(v);
     } else if (kind_is(k, n, "parked")) {
         lp->parked = json_is_integer(json_object_get(v, "wakeAt"));
         if (!num_ok(lp, v, "a parked record", "wakeAt", 0, &lp->wake_at_ms))

@@ -182,6 +182,10 @@ void lil__loop_forget(struct lil_loop *lp)
     lp->has_start_caps = false;
     lp->parked = false;
     lp->wake_at_ms = 0;
+    json_decref(lp->notified);
+    lp->notified = NULL;
+    json_decref(lp->artifacts);
+    lp->artifacts = NULL;
     lil__loop_bind_forget(lp);
     lil__loop_slots_clear(lp);
 }
@@ -371,6 +375,8 @@ static lil_status journal_facts(struct lil_loop *lp, const lil_spec *spec,
         if (rc == LIL_OK && !lp->started)
             return start(lp, spec, given); /* takes given */
     }
+    if (rc == LIL_OK && (lp->opt.flags & LIL_LOOP_NEW_RUN))
+        rc = lil__seterr(&lp->err, LIL_E_DONE, 0, "run %s exists already", lp->run_id);
     if (rc == LIL_OK) /* the spec, before anything is written */
         rc = lil__loop_bind_check(lp, spec);
     if (rc == LIL_OK && given) {
@@ -460,6 +466,8 @@ lil_status lil__loop_close(struct lil_loop *lp)
     json_decref(lp->committed);
     json_decref(lp->start);
     json_decref(lp->stop);
+    json_decref(lp->notified);
+    json_decref(lp->artifacts);
     lil__effect_env_free(env, lp->fx.effect_envp);
     lil__free(env, lp->fx.env_allow[0]);
     lil__free(env, lp->fx.env_allow[1]);

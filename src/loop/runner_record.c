@@ -49,7 +49,7 @@ static int set_payload(lil_call *call, void *ud)
 }
 
 static lil_status append_named(struct lil_loop *lp, const char *name, json_t *payload,
-                               bool lazy, lil_bytes *out)
+                               bool lazy, bool after_end, lil_bytes *out)
 {
     struct lil_buf text;
     struct payload p = {&text};
@@ -65,6 +65,7 @@ static lil_status append_named(struct lil_loop *lp, const char *name, json_t *pa
     }
     req.lazy = lazy;
     req.exact = true;
+    req.after_end = after_end;
     rc = lil__run_step_req(lp->run, &lp->err, name, &req, set_payload, &p, out);
     lil__buf_free(&text);
     return rc;
@@ -78,7 +79,7 @@ lil_status lil__loop_plain(struct lil_loop *lp, const char *name, json_t *payloa
 
     if (!payload)
         return lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
-    rc = append_named(lp, name, payload, lazy, journaled ? &out : NULL);
+    rc = append_named(lp, name, payload, lazy, false, journaled ? &out : NULL);
     if (rc == LIL_OK && journaled) {
         rc = lil__json_parse(lp->env, &lp->err, LIL_E_CORRUPT, out.data, out.len, 0,
                              NULL, journaled);
@@ -95,6 +96,20 @@ lil_status lil__loop_control(struct lil_loop *lp, const char *kind, json_t *payl
 
     snprintf(name, sizeof(name), "%s.%" PRIu64, kind, lp->nctl + 1);
     rc = lil__loop_plain(lp, name, payload, lazy, NULL);
+    if (rc == LIL_OK)
+        lp->nctl++;
+    return rc;
+}
+
+lil_status lil__loop_notice(struct lil_loop *lp, const char *kind, json_t *payload)
+{
+    char name[LIL_LOOP_NAME_MAX];
+    lil_status rc;
+
+    if (!payload)
+        return lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
+    snprintf(name, sizeof(name), "%s.%" PRIu64, kind, lp->nctl + 1);
+    rc = append_named(lp, name, payload, false, true, NULL);
     if (rc == LIL_OK)
         lp->nctl++;
     return rc;

@@ -211,6 +211,8 @@ static json_t *result_doc(struct lil_loop *lp, const lil_loop_result *res)
     add_detail(lp, res, o);
     if (res->status == LIL_LOOP_PAUSED)
         json_object_set_new(o, "pause", lil__loop_pause_json(lp));
+    if (lp->artifacts) /* runner_artifacts.c: {files, truncated?} */
+        json_object_set_new(o, "artifacts", json_deep_copy(lp->artifacts));
     if (o && add_meters(lp, o) != LIL_OK) {
         json_decref(o);
         return NULL;

@@ -412,6 +412,7 @@ static json_t *schedule_json(struct jb *jb, const struct lil_ir_spec *ir)
 
     put_str(jb, o, "mode", ename(LIL_ENUM_SCHED_MODE, (int)ir->schedule.mode));
     put_str(jb, o, "cron", ir->schedule.cron.s);
+    put_str(jb, o, "catch_up", ir->schedule.catch_up.s);
     return o;
 }
 

@@ -661,20 +661,24 @@ static json_t *caps_dim(const struct lil_ir_spec *ir)
     return dimension("caps", 25, score, note);
 }
 
+/* Only what runs counts: the journal (lil journals every run, so
+ * `observe.trace: none` earns nothing less and nothing more), the
+ * completion hook, and a notify that sends (a policy other than never and
+ * a channel: runner_notify.c). */
 static json_t *observability_dim(const struct lil_ir_spec *ir)
 {
-    bool journal = ir->observe.trace == LIL_TRACE_JOURNAL;
     bool notify = ir->notify.present && ir->notify.policy != LIL_NOTIFY_NEVER &&
                   ir->notify.channels.n > 0;
     bool hook = ir->observe.completed.present;
-    char note[128];
+    char note[160];
 
-    snprintf(note, sizeof(note), "trace: %s \u00b7 %s", journal ? "journal" : "none",
+    snprintf(note, sizeof(note), "trace: journal%s \u00b7 %s",
+             ir->observe.trace == LIL_TRACE_NONE ? " (trace: none is not honoured)"
+                                                 : "",
              hook     ? "completion hook"
              : notify ? "active notify"
                       : "no completion hook or active notify");
-    return dimension("observability", 15,
-                     (journal ? 0.7 : 0.0) + (hook || notify ? 0.3 : 0.0), note);
+    return dimension("observability", 15, 0.7 + (hook || notify ? 0.3 : 0.0), note);
 }
 
 static const char *grade_of(long long total)

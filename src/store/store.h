@@ -352,6 +352,25 @@ struct lil_store_ops {
      * (or does not exist). */
     lil_status (*queue_state)(struct lil_store *st, struct lil_err *err,
                               const char *run_id, enum lil_sq_state *state);
+
+    /* Schedules (src/queue/schedule.h): documents by id (run-id rule),
+     * each with the last slot it fired (its mark, epoch ms); NULL: the
+     * store keeps none.  sched_put: doc's bytes, kept as they are; an
+     * existing schedule is LIL_E_INVAL unless replace (its mark is kept).
+     * sched_get: the doc (lil_free) and the mark (0: none), or
+     * LIL_E_NOTFOUND.  sched_del: the doc and the mark, or LIL_E_NOTFOUND.
+     * sched_list: fn for each id in id order until it returns non-zero.
+     * sched_mark: the mark becomes slot_ms when that is later (never
+     * earlier), atomically against other processes. */
+    lil_status (*sched_put)(struct lil_store *st, struct lil_err *err, const char *id,
+                            const void *doc, size_t len, bool replace);
+    lil_status (*sched_get)(struct lil_store *st, struct lil_err *err, const char *id,
+                            lil_bytes *doc, int64_t *mark_ms);
+    lil_status (*sched_del)(struct lil_store *st, struct lil_err *err, const char *id);
+    lil_status (*sched_list)(struct lil_store *st, struct lil_err *err,
+                             lil_run_id_fn fn, void *ud);
+    lil_status (*sched_mark)(struct lil_store *st, struct lil_err *err, const char *id,
+                             int64_t slot_ms);
 };
 
 /* Settings a store reads once, at open (the environment's LIL_SYNC and

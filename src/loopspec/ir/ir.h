@@ -462,7 +462,9 @@ struct lil_ir_spec {
         struct lil_ir_str cron;      /* NULL s: absent */
         bool cron_ok;
         struct lil_cron cron_parsed;
-        char cron_why[128]; /* why cron_ok is false */
+        char cron_why[128];         /* why cron_ok is false */
+        struct lil_ir_str catch_up; /* lil's own key: all | latest | none; NULL s:
+                                       absent (lil schedule add: latest) */
     } schedule;
 
     struct {

@@ -158,6 +158,7 @@ void lil__ir_free(const struct lil_env *env, struct lil_ir_spec *ir)
     free_guard(env, &ir->caps.no_progress.fingerprint);
     lil__free(env, ir->caps.budget.wallclock.text.s);
     lil__free(env, ir->schedule.cron.s);
+    lil__free(env, ir->schedule.catch_up.s);
     free_strlist(env, &ir->artifacts.include);
     free_strlist(env, &ir->artifacts.exclude);
     free_strlist(env, &ir->notify.channels);

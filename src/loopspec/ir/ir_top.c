@@ -35,7 +35,7 @@ static const char *const CAPS_KEYS[] = {"max_iterations", "no_progress", "budget
                                         "on_cap_exceeded"};
 static const char *const NOPROG_KEYS[] = {"fingerprint", "max_repeats"};
 static const char *const BUDGET_KEYS[] = {"tokens", "usd", "wallclock"};
-static const char *const SCHED_KEYS[] = {"mode", "cron"};
+static const char *const SCHED_KEYS[] = {"mode", "cron", "catch_up"};
 static const char *const ART_KEYS[] = {"include", "exclude", "max_files", "max_bytes"};
 static const char *const NOTIFY_KEYS[] = {"policy", "channels"};
 static const char *const RETRY_KEYS[] = {"max", "backoff_ms"};
@@ -417,6 +417,7 @@ static void build_schedule(struct build *b, const struct obj *root)
         ir->schedule.cron_ok =
             lil__cron_parse(ir->schedule.cron.s, &ir->schedule.cron_parsed,
                             ir->schedule.cron_why, sizeof(ir->schedule.cron_why));
+    (void)lil__irb_get_str(b, &o, "catch_up", false, 0, &ir->schedule.catch_up);
 }
 
 static void build_artifacts(struct build *b, const struct obj *root)

@@ -248,6 +248,21 @@ static void check_caps(struct vctx *v)
 /* ------------------------------------------------------------------------ */
 /* schedule, gates                                                          */
 
+/* schedule.catch_up, lil's own key (docs/loopspec.md, "Schedules"): what
+ * `lil tick` fires for the slots it missed. */
+static void check_catch_up(struct vctx *v)
+{
+    const char *c = v->ir->schedule.catch_up.s;
+    char cbuf[SHOW];
+
+    if (c && strcmp(c, "all") != 0 && strcmp(c, "latest") != 0 &&
+        strcmp(c, "none") != 0)
+        lil__diag(v->d, LIL_SEV_ERROR, "bad-catch-up", v->ir->schedule.catch_up.pos,
+                  "schedule.catch_up",
+                  "schedule.catch_up '%s' is not all, latest or none",
+                  lil__ir_show(c, strlen(c), cbuf, sizeof(cbuf)));
+}
+
 static void check_schedule(struct vctx *v)
 {
     const struct lil_ir_spec *ir = v->ir;
@@ -264,6 +279,7 @@ static void check_schedule(struct vctx *v)
                   lil__ir_show(ir->schedule.cron.s, strlen(ir->schedule.cron.s), cbuf,
                                sizeof(cbuf)),
                   ir->schedule.cron_why);
+    check_catch_up(v);
 }
 
 static void check_gates(struct vctx *v)
@@ -356,7 +372,8 @@ static void check_observe(struct vctx *v)
     if (ir->observe.trace == LIL_TRACE_NONE)
         lil__diag(v->d, LIL_SEV_WARNING, "no-trace", ir->observe.trace_pos,
                   "observe.trace",
-                  "observe.trace is none: runs of this loop cannot be inspected");
+                  "observe.trace is none: lil journals every run anyway (the key is "
+                  "not honoured)");
     if (!h->present)
         return;
     /* Hook templates go through the same reference checks as the rest. */

@@ -616,7 +616,12 @@ static const struct lil_store_ops file_ops = {.version = LIL_STORE_OPS_VERSION,
                                               .marker_leave = lil__marker_file_leave,
                                               .run_changed = file_run_changed,
                                               .run_image = file_run_image,
-                                              .run_import = file_run_import};
+                                              .run_import = file_run_import,
+                                              .sched_put = lil__sched_file_put,
+                                              .sched_get = lil__sched_file_get,
+                                              .sched_del = lil__sched_file_del,
+                                              .sched_list = lil__sched_file_list,
+                                              .sched_mark = lil__sched_file_mark};
 
 /* ---- whose store it is -------------------------------------------------------------
  */

@@ -49,4 +49,17 @@ lil_status lil__marker_file_abandon(struct lil_smarker *m, struct lil_err *err);
 lil_status lil__marker_file_clear(struct lil_smarker *m, struct lil_err *err);
 void lil__marker_file_leave(struct lil_smarker *m);
 
+/* The schedule operations of struct lil_store_ops (sched_file.c). */
+lil_status lil__sched_file_put(struct lil_store *st, struct lil_err *err,
+                               const char *id, const void *doc, size_t len,
+                               bool replace);
+lil_status lil__sched_file_get(struct lil_store *st, struct lil_err *err,
+                               const char *id, lil_bytes *doc, int64_t *mark_ms);
+lil_status lil__sched_file_del(struct lil_store *st, struct lil_err *err,
+                               const char *id);
+lil_status lil__sched_file_list(struct lil_store *st, struct lil_err *err,
+                                lil_run_id_fn fn, void *ud);
+lil_status lil__sched_file_mark(struct lil_store *st, struct lil_err *err,
+                                const char *id, int64_t slot_ms);
+
 #endif
