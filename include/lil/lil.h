@@ -755,7 +755,10 @@ LIL_API lil_status lil_run_get_info(lil_run *run, lil_run_info *info);
  * ("running", "completed", "failed", "uncertain", "stopped"; "running"
  * also for an uncertain run that another process holds: its effect is in
  * flight) or, for a loop run, the runner's (lil_loop_facts' "status";
- * "damaged" when its fold refuses the journal, the reason saying why). */
+ * "damaged" when its fold refuses the journal, the reason saying why).
+ * "in_flight": the effect a process holding the run is in, {"step",
+ * "started_ns", "elapsed_ms", and in a loop run "iteration", "kind"}, or
+ * null (not held, or no effect without an outcome). */
 LIL_API lil_status lil_run_facts(lil_store *st, const char *run_id, lil_bytes *json);
 
 /* The run's history as typed, decoded events, from the record at seq

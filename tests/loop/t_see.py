@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""t_see.py -- seeing what a run is doing (docs/cli.md: `lil inspect`, `lil
+ls`, `lil log --follow`, `lil run --progress`; docs/loops.md, "Progress"):
+a run held by a live process whose effect has no outcome is running, its
+effect in flight (exit 0), and uncertain only once nobody holds it (exit
+2); `lil log -f` follows a run as another process writes it, to its end;
+`--progress plain|json` prints one line per event on stderr; a shell
+command that is not found or not executable says so; Ctrl-C says what it
+does."""
+
+import json
+import os
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import loopt  # noqa: E402
+from loopt import check, eq, expect, has, test  # noqa: E402
+
+SLOW = """
+    loopspec: "0.1"
+    id: slow
+    pattern: react
+    state:
+      vars:
+        n: {type: int, init: 0}
+    body:
+      - id: work
+        kind: shell
+        cmd: "echo start-${state.n} >> @SIDE@; @CMD@"
+        on_done: {incr: n}
+    terminate: {signal: state-predicate, until: "${state.n >= @LIMIT@}"}
+    caps: {max_iterations: 20}
+"""
+
+
+def started(t, n=0):
+    return lambda: "start-%d" % n in t.side()
+
+
+@test
+def inspect_live_run_is_running(t):
+    t.spec(SLOW, CMD="sleep 30", LIMIT=1)
+    p = t.spawn("run", t.spec_path, "--json")
+    t.wait_for(started(t), "the first effect to start", proc=p)
+    time.sleep(1.1)
+    res = t.lil("inspect", "slow")
+    eq(res.rc, 0, "inspect of a live run: exit status")
+    line = [ln for ln in res.out.splitlines() if ln.startswith("status")][0]
+    check("running (effect in flight: iteration 0, shell, " in line,
+          "the status line names the effect in flight: %r" % line)
+    check(line.rstrip().endswith(" s)"), "the status line says for how long: %r" % line)
+    check("UNCERTAIN" not in res.out and "lil resolve" not in res.out,
+          "a live run's effect is not called uncertain:\n%s" % res.out)
+    res = t.lil("inspect", "slow", "--json")
+    eq(res.rc, 0, "inspect --json of a live run: exit status")
+    eq(res.json["status"], "running", "inspect --json status")
+    fl = res.json["in_flight"]
+    check(isinstance(fl, dict), "in_flight is an object: %r" % fl)
+    eq((fl["iteration"], fl["kind"], fl["step"]), (0, "shell", "0.0"), "in_flight")
+    check(fl["elapsed_ms"] >= 1000, "in_flight's elapsed_ms: %r" % fl)
+    res = t.lil("ls", "--json")
+    row = [r for r in res.json["runs"] if r["id"] == "slow"][0]
+    eq((row["status"], row["loop"]["status"]), ("running", "running"), "ls's status")
+    # once nobody holds it, the effect is uncertain
+    p.kill()
+    p.wait()
+    res = t.lil("inspect", "slow")
+    eq(res.rc, 2, "inspect of a run whose holder died: exit status")
+    check("status        uncertain" in res.out, "status uncertain:\n%s" % res.out)
+    eq(t.lil("inspect", "slow", "--json").json["in_flight"], None,
+       "no effect in flight once the holder is gone")
+
+
+if __name__ == "__main__":
+    loopt.main()
