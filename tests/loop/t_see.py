@@ -73,5 +73,49 @@ def inspect_live_run_is_running(t):
        "no effect in flight once the holder is gone")
 
 
+def jsonl(text):
+    return [json.loads(ln) for ln in text.splitlines() if ln.strip()]
+
+
+@test
+def log_follow_to_the_end(t):
+    t.spec(SLOW, CMD="sleep 0.4", LIMIT=3)
+    p = t.spawn("run", t.spec_path, "--json")
+    t.wait_for(started(t), "the first effect to start", proc=p)
+    f = t.spawn("log", "-f", "slow", "--jsonl")
+    res = t.finish(f, timeout=30)
+    eq(res.rc, 0, "lil log -f of a run that completes: exit status")
+    got = jsonl(res.out)
+    expect(t.finish(p), 0, status="completed", iteration=3)
+    whole = [r for r in jsonl(t.lil("log", "slow", "--jsonl").out)]
+    eq([r["seq"] for r in got], list(range(1, len(got) + 1)),
+       "every record once, in order")
+    check(any(r["type"] == "run-done" for r in got), "the end is followed: %r"
+          % [r["type"] for r in got])
+    eq(got, whole[:len(got)], "the same objects as lil log --jsonl")
+    check(len(got) >= len(whole) - 1, "all but perhaps the last close record")
+    # a run that has ended: its records, then the exit status of its end
+    res = t.lil("log", "--follow", "slow")
+    eq(res.rc, 0, "lil log --follow of a completed run")
+    eq(len(res.out.splitlines()), len(whole), "text lines")
+    res = t.lil("log", "--follow", "slow", "--json")
+    eq(res.rc, 64, "--follow with --json")
+
+
+@test
+def log_follow_a_stopped_run(t):
+    t.spec(SLOW, CMD="sleep 0.3", LIMIT=50)
+    p = t.spawn("run", t.spec_path, "--json")
+    t.wait_for(started(t), "the first effect to start", proc=p)
+    f = t.spawn("log", "-f", "slow")
+    time.sleep(0.5)
+    check(f.poll() is None, "lil log -f goes on while the run runs")
+    eq(t.stop("--reason", "enough").rc, 0, "lil stop")
+    expect(t.finish(p), 5, status="stopped")
+    res = t.finish(f, timeout=10)
+    eq(res.rc, 5, "lil log -f of a run that stopped: exit status")
+    check("stop" in res.out, "the stop is followed:\n%s" % res.out)
+
+
 if __name__ == "__main__":
     loopt.main()
