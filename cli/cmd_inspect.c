@@ -583,7 +583,9 @@ static void print_slot(const struct loop_view_slot *s)
     cli_fmt_printable(s->step ? s->step : "-", s->step ? strlen(s->step) : 1, 40, step,
                       sizeof(step));
     cli_fmt_dur(s->dur_us, dur, sizeof(dur));
-    if (s->has_usage || s->attempts)
+    if (s->note)
+        cli_fmt_printable(s->note, strlen(s->note), 200, extra, sizeof(extra));
+    else if (s->has_usage || s->attempts)
         loop_view_fmt_call(s, extra, sizeof(extra));
     else if (s->wake_at_ms)
         cli_fmt_iso(cli_ms_to_ns(s->wake_at_ms), false, extra, sizeof(extra));

@@ -336,8 +336,9 @@ static int follow_run(const struct cli_ctx *ctx, lil_store *st, lil_run *run,
         ex = run_ended(ctx, st, id, &ended, &code);
         if (ex != CLI_EXIT_OK)
             break;
-        if (ended) {
-            ex = code;
+        if (ended) { /* what came since the last look, then its end */
+            ex = follow_grown(ctx, st, id, &w);
+            ex = ex == CLI_EXIT_OK ? code : ex;
             break;
         }
         rc = lil_run_wait(st, id, w.last, FOLLOW_TICK_MS, &seq);
