@@ -97,6 +97,18 @@ static size_t add_flags(struct cli_flag *f, unsigned mask, struct loop_cli *lc)
     return n;
 }
 
+/* --progress names a mode (a usage error printed otherwise). */
+static bool progress_ok(struct cli_ctx *ctx, const struct loop_cli *lc)
+{
+    enum progress_mode mode;
+
+    if (!lc->progress || progress_mode_of(lc->progress, &mode))
+        return true;
+    (void)cli_usage(ctx, "--progress must be plain, json or auto (not '%s')",
+                    lc->progress);
+    return false;
+}
+
 int loop_cli_parse(struct cli_ctx *ctx, int argc, char **argv, unsigned mask,
                    struct loop_cli *lc)
 {
@@ -130,9 +142,8 @@ int loop_cli_parse(struct cli_ctx *ctx, int argc, char **argv, unsigned mask,
         return cli_usage(ctx, "--actor is empty");
     if ((lc->pause_id && !*lc->pause_id) || (lc->digest && !*lc->digest))
         return cli_usage(ctx, "--pause and --digest need a value");
-    if (lc->progress && !progress_mode_of(lc->progress, &(enum progress_mode){0}))
-        return cli_usage(ctx, "--progress must be plain, json or auto (not '%s')",
-                         lc->progress);
+    if (!progress_ok(ctx, lc))
+        return CLI_EXIT_USAGE;
     if (lc->current && (lc->pause_id || lc->digest))
         return cli_usage(ctx, "--current accepts whatever pause is current: it goes "
                               "without --pause and --digest");
