@@ -20,6 +20,12 @@
  * a "loop" object.  Estimated tokens are marked "~" (and "(estimated)"),
  * calls without a price "unpriced".
  *
+ * A run that a live process holds and whose effect has no outcome yet is
+ * running, its effect in flight (lil_run_facts' "in_flight", as `lil ls`
+ * reads it): the status reads "running (effect in flight: iteration 3,
+ * shell, 12 s)", the effect is shown "in flight" instead of uncertain, and
+ * the exit status is 0.
+ *
  * Exit status: 2 when the run is uncertain (a script can tell that a
  * person must decide), else 0; 1 when the run cannot be read.
  */
@@ -53,6 +59,7 @@ struct insp {
     bool nomem;       /* the first walk ran out of memory */
     size_t tail;      /* --tail: iterations of a loop run shown */
     struct loop_view loop;
+    json_t *flight; /* lil_run_facts' "in_flight", or NULL */
 };
 
 /* Copy the uncertain identities (their strings are valid only until the
@@ -77,6 +84,7 @@ static int load_uncertain(struct insp *in)
 static void insp_free(struct insp *in)
 {
     loop_view_free(&in->loop);
+    json_decref(in->flight);
     for (size_t i = 0; i < in->nunc; i++) {
         free(in->unc[i].id);
         free(in->unc[i].note);
@@ -158,7 +166,9 @@ static const char *row_status(const struct insp *in, const lil_record *rec)
     case LIL_REC_RUN_FAILED:
         return "failed";
     case LIL_REC_INTENT:
-        return is_uncertain(in, rec) ? "UNCERTAIN" : "intent";
+        if (!is_uncertain(in, rec))
+            return "intent";
+        return in->flight ? "IN FLIGHT" : "UNCERTAIN";
     case LIL_REC_RESOLVE:
         return "resolved";
     case LIL_REC_RUN_DONE:
@@ -192,7 +202,9 @@ static void intent_note(const struct insp *in, const lil_record *rec, char *buf,
             snprintf(note, sizeof(note), "  note: %s", text);
     }
     snprintf(buf, cap, "request sha256 %s...%s%s", hex, note,
-             is_uncertain(in, rec) ? "  outcome unknown: see `lil resolve`" : "");
+             !is_uncertain(in, rec) ? ""
+             : in->flight           ? "  in flight: its holder is running it"
+                                    : "  outcome unknown: see `lil resolve`");
 }
 
 /* The note column: reason, result, request hash, resolution. */
@@ -307,20 +319,60 @@ static void print_uncertain(const struct insp *in, size_t i, const char *label)
         cli_fmt_printable(u->note, u->note_len, 120, text, sizeof(text));
         snprintf(note, sizeof(note), "note: %s  ", text);
     }
+    if (in->flight) { /* its holder is running it */
+        printf("%-14s%s  %s\n", label, key, note);
+        return;
+    }
     printf("%-14s%s  %s(outcome unknown: lil resolve %s %s --retry|--assume-done|"
            "--abort)\n",
            label, key, note, lil_run_id(in->run), key);
 }
 
+/* "running (effect in flight: iteration 3, shell, 12 s)"; a program
+ * run's: "running (effect in flight: charge, 12 s)". */
+static void flight_status(const json_t *f, char *buf, size_t cap)
+{
+    const json_t *it = json_object_get(f, "iteration");
+    const char *kind = json_string_value(json_object_get(f, "kind"));
+    const char *step = json_string_value(json_object_get(f, "step"));
+    long long secs =
+        (long long)json_integer_value(json_object_get(f, "elapsed_ms")) / 1000;
+    char what[200], safe[160];
+
+    if (json_is_integer(it) && json_integer_value(it) < 0)
+        snprintf(what, sizeof(what), "on_exit, %s", kind ? kind : "?");
+    else if (json_is_integer(it))
+        snprintf(what, sizeof(what), "iteration %lld, %s",
+                 (long long)json_integer_value(it), kind ? kind : "?");
+    else {
+        cli_fmt_printable(step ? step : "?", step ? strlen(step) : 1, 120, safe,
+                          sizeof(safe));
+        snprintf(what, sizeof(what), "%s", safe);
+    }
+    snprintf(buf, cap, "running (effect in flight: %s, %lld s)", what, secs);
+}
+
+/* The header's status: the engine's, or running with the effect in
+ * flight. */
+static void status_text(const struct insp *in, const lil_run_info *info, char *buf,
+                        size_t cap)
+{
+    if (in->flight)
+        flight_status(in->flight, buf, cap);
+    else
+        snprintf(buf, cap, "%s", lil_run_state_name(info->state));
+}
+
 static void print_header(const struct insp *in, const lil_run_info *info)
 {
     int64_t now = cli_now_ns();
-    char key[300];
+    char key[300], status[400];
 
     cli_fmt_printable(lil_run_id(in->run), strlen(lil_run_id(in->run)), 200, key,
                       sizeof(key));
     printf("%-14s%s\n", "run", key);
-    printf("%-14s%s\n", "status", lil_run_state_name(info->state));
+    status_text(in, info, status, sizeof(status));
+    printf("%-14s%s\n", "status", status);
     print_when("created", info->created_ns, now);
     print_when("last activity", info->last_ns, now);
     printf("%-14s%" PRIu64 " (steps: %" PRIu64 " done, %" PRIu64 " failed)\n",
@@ -338,7 +390,7 @@ static void print_header(const struct insp *in, const lil_run_info *info)
     else
         printf("%-14s-\n", "holder pid");
     for (size_t i = 0; i < in->nunc; i++)
-        print_uncertain(in, i, i ? "" : "uncertain");
+        print_uncertain(in, i, i ? "" : in->flight ? "in flight" : "uncertain");
 }
 
 /* ---- a loop run's section ------------------------------------------------------ */
@@ -492,7 +544,7 @@ static void print_in_doubt(const struct loop_view *v)
     loop_view_uncertain(v, kind, sizeof(kind), &identity);
     snprintf(text, sizeof(text), "%s %s %s", loop_view_str(v->uncertain, "slot", "?"),
              kind, identity);
-    print_text_line("in doubt", text);
+    print_text_line(strcmp(v->status, "running") == 0 ? "in flight" : "in doubt", text);
     if (strcmp(v->status, "uncertain") != 0)
         return;
     snprintf(text, sizeof(text),
@@ -532,7 +584,9 @@ static void print_slot(const struct loop_view_slot *s)
     cli_fmt_printable(s->step ? s->step : "-", s->step ? strlen(s->step) : 1, 40, step,
                       sizeof(step));
     cli_fmt_dur(s->dur_us, dur, sizeof(dur));
-    if (s->has_usage || s->attempts)
+    if (s->note)
+        cli_fmt_printable(s->note, strlen(s->note), 200, extra, sizeof(extra));
+    else if (s->has_usage || s->attempts)
         loop_view_fmt_call(s, extra, sizeof(extra));
     else if (s->wake_at_ms)
         cli_fmt_iso(cli_ms_to_ns(s->wake_at_ms), false, extra, sizeof(extra));
@@ -608,7 +662,9 @@ static json_t *header_json(const struct insp *in, const lil_run_info *info)
 
     cli_json_set(o, "run",
                  cli_json_str(lil_run_id(in->run), strlen(lil_run_id(in->run))));
-    cli_json_set(o, "status", json_string(lil_run_state_name(info->state)));
+    cli_json_set(o, "status",
+                 json_string(in->flight ? "running" : lil_run_state_name(info->state)));
+    cli_json_set(o, "in_flight", in->flight ? json_incref(in->flight) : json_null());
     cli_json_set(o, "created", cli_json_time(info->created_ns, false));
     cli_json_set(o, "created_ns", json_integer(info->created_ns));
     cli_json_set(o, "last_activity", cli_json_time(info->last_ns, false));
@@ -675,12 +731,37 @@ static int walk_failed(const struct cli_ctx *ctx, struct insp *in, lil_status rc
     return cli_fail(ctx, rc, "%s", lil_errmsg()); /* the run's or the store's */
 }
 
+/* The effect a live holder is running (lil_run_facts' "in_flight"), when
+ * the run is held and has an effect without an outcome. */
+static lil_status load_flight(lil_store *st, lil_run *run, const lil_run_info *info,
+                              struct insp *in)
+{
+    lil_bytes b = {NULL, 0};
+    json_t *f, *fl;
+    lil_status rc;
+
+    if (info->holder_pid == 0 || info->state != LIL_RUN_UNCERTAIN)
+        return LIL_OK;
+    rc = lil_run_facts(st, lil_run_id(run), &b);
+    if (rc != LIL_OK)
+        return rc;
+    f = json_loadb(b.data, b.len, 0, NULL);
+    lil_free(b.data);
+    if (!f)
+        return LIL_E_NOMEM;
+    fl = json_object_get(f, "in_flight");
+    in->flight = json_is_object(fl) ? json_incref(fl) : NULL;
+    json_decref(f);
+    return LIL_OK;
+}
+
 static int inspect_run(const struct cli_ctx *ctx, lil_store *st, lil_run *run,
                        size_t tail)
 {
     struct insp in;
     lil_run_info info;
     lil_status walked;
+    bool held;
     int rc = cli_run_info(ctx, run, &info);
 
     if (rc != CLI_EXIT_OK)
@@ -694,12 +775,16 @@ static int inspect_run(const struct cli_ctx *ctx, lil_store *st, lil_run *run,
         return walk_failed(ctx, &in, walked);
     if (load_uncertain(&in) != 0)
         return walk_failed(ctx, &in, LIL_E_NOMEM);
+    walked = load_flight(st, run, &info, &in);
+    if (walked != LIL_OK)
+        return walk_failed(ctx, &in, walked);
     walked = lil_run_foreach(run, first_walk, &in);
     if (in.nomem || walked != LIL_OK)
         return walk_failed(ctx, &in, in.nomem ? LIL_E_NOMEM : walked);
     rc = show(ctx, &in, &info);
+    held = in.flight != NULL;
     insp_free(&in);
-    if (rc == CLI_EXIT_OK && info.state == LIL_RUN_UNCERTAIN)
+    if (rc == CLI_EXIT_OK && info.state == LIL_RUN_UNCERTAIN && !held)
         return CLI_EXIT_UNCERTAIN;
     return rc;
 }
@@ -787,8 +872,13 @@ const struct cli_verb cli_verb_inspect = {
     "A damaged journal is not shown: the message says where the damage is and\n"
     "how many intact records and steps follow it (see `lil check`).\n"
     "\n"
+    "A run that a live process holds is running: an effect of it without an\n"
+    "outcome is in flight, not uncertain (status \"running (effect in flight:\n"
+    "iteration 3, shell, 12 s)\"; --json: \"in_flight\": {\"step\", \"started_ns\",\n"
+    "\"elapsed_ms\", \"iteration\", \"kind\"}, else null).\n"
+    "\n"
     "Exit status (the table is in `lil --help`): 0, or 2 when the run is\n"
-    "uncertain; 1 when the run cannot be read (no such run, damaged journal,\n"
+    "uncertain (and no process holds it); 1 when the run cannot be read (no such run, damaged journal,\n"
     "missing key); 64 on a usage error.  A held run is shown (no lock taken).\n",
     cmd_inspect,
 };

@@ -22,6 +22,15 @@
  * handle holds): the text line shows a summary of the payload ("shell
  * bump  {\"code\":0,...}") instead of the raw JSON, and the JSON objects
  * get "loop": {"kind", "iteration"?, "seq"?, "control"?, "n"?}.
+ *
+ * --follow (-f): the same lines (text or --jsonl), then each record as it is
+ * journaled, until the run ends.  It follows from a position: lil_run_wait
+ * says when the run grew past the last record shown, and only then is the
+ * run opened again, the names of the new records read from their events
+ * from that position on, and the records after it printed.  It ends when
+ * lil_run_facts says the run has ended (or, a loop run, is stopped and
+ * nobody holds it), with the exit status of its status (completed 0,
+ * failed 1, stopped 5); Ctrl-C ends it too.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -36,8 +45,9 @@
 
 /* What the library says each record is (from the run's events). */
 struct log_names {
-    struct loop_view_name *nm; /* by seq; kind NONE: no loop record */
-    uint64_t n;                /* entries (seq 0 to n - 1) */
+    struct loop_view_name *nm; /* by seq - base; kind NONE: no loop record */
+    uint64_t base;             /* the seq of nm[0] */
+    uint64_t n;                /* entries (seq base to base + n - 1) */
     uint64_t start;            /* seq of the loop's start record; 0: none */
 };
 
@@ -47,6 +57,8 @@ struct log_walk {
     json_t *records; /* --json */
     int out_rc;      /* first output error (an exit status) */
     struct log_names names;
+    uint64_t from; /* the first record shown (--follow: the first not yet) */
+    uint64_t last; /* the last record shown */
 };
 
 /* An intent's payload: the hash as payload (base64, as ever), in hex, and
@@ -138,10 +150,16 @@ static int each_record(void *ud, const lil_record *rec)
 {
     struct log_walk *w = ud;
     struct loop_view_name none, *nm = NULL;
+    const struct log_names *ln = &w->names;
 
-    if (w->names.start && rec->seq >= w->names.start) {
+    if (rec->seq < w->from)
+        return 0; /* shown before */
+    w->last = rec->seq;
+    if (ln->start && rec->seq >= ln->start) {
         memset(&none, 0, sizeof(none)); /* kind NONE: no loop record */
-        nm = rec->seq < w->names.n ? &w->names.nm[rec->seq] : &none;
+        nm = rec->seq >= ln->base && rec->seq - ln->base < ln->n
+                 ? &ln->nm[rec->seq - ln->base]
+                 : &none;
     }
     if (w->jsonl) {
         w->out_rc = cli_json_print(w->ctx, record_json(rec, nm), true);
@@ -163,14 +181,16 @@ static int name_event(void *ud, const json_t *ev)
 
     if (!ln->start && type && strcmp(type, "loop_start") == 0)
         ln->start = seq;
-    if (seq < ln->n && ln->nm[seq].kind == LOOP_VIEW_NONE)
-        (void)loop_view_event_name(ev, &ln->nm[seq]);
+    if (seq >= ln->base && seq - ln->base < ln->n &&
+        ln->nm[seq - ln->base].kind == LOOP_VIEW_NONE)
+        (void)loop_view_event_name(ev, &ln->nm[seq - ln->base]);
     return 0;
 }
 
-/* The names of run's records, as its events give them. */
+/* The names of run's records from seq from on, as its events give them
+ * (ln->start kept from an earlier call). */
 static int load_names(const struct cli_ctx *ctx, lil_store *st, lil_run *run,
-                      struct log_names *ln)
+                      uint64_t from, struct log_names *ln)
 {
     struct cli_events_query q = {NULL, LIL_EVENTS_BRIEF, 0, 0}; /* names only */
     lil_run_info info;
@@ -179,13 +199,18 @@ static int load_names(const struct cli_ctx *ctx, lil_store *st, lil_run *run,
 
     if (rc != CLI_EXIT_OK)
         return rc;
-    ln->n = info.records + 1;
-    ln->nm = calloc(ln->n, sizeof(*ln->nm));
+    free(ln->nm);
+    ln->base = from;
+    ln->n = info.records >= from ? info.records - from + 1 : 0;
+    ln->nm = calloc(ln->n + 1, sizeof(*ln->nm));
     if (!ln->nm) {
         cli_err(ctx, "out of memory");
         return CLI_EXIT_FAIL;
     }
-    lrc = cli_run_events_query(st, lil_run_id(run), info.records, &q, name_event, ln);
+    if (ln->n == 0)
+        return CLI_EXIT_OK;
+    lrc = cli_run_events_from(st, lil_run_id(run), from, info.records, &q, name_event,
+                              ln);
     if (lrc != LIL_OK)
         return cli_fail(ctx, lrc, "%s", lil_errmsg());
     return CLI_EXIT_OK;
@@ -219,8 +244,8 @@ static int log_walk(const struct cli_ctx *ctx, lil_run *run, struct log_walk *w)
 
 static int log_run(const struct cli_ctx *ctx, lil_store *st, lil_run *run, bool jsonl)
 {
-    struct log_walk w = {ctx, jsonl, NULL, CLI_EXIT_OK, {NULL, 0, 0}};
-    int rc = load_names(ctx, st, run, &w.names);
+    struct log_walk w = {ctx, jsonl, NULL, CLI_EXIT_OK, {NULL, 0, 0, 0}, 1, 0};
+    int rc = load_names(ctx, st, run, 1, &w.names);
 
     if (rc == CLI_EXIT_OK)
         rc = log_walk(ctx, run, &w);
@@ -228,21 +253,129 @@ static int log_run(const struct cli_ctx *ctx, lil_store *st, lil_run *run, bool 
     return rc;
 }
 
+/* ---- --follow ------------------------------------------------------------------ */
+
+#define FOLLOW_TICK_MS 1000 /* the longest lil_run_wait between looks at the end */
+
+/* The records of run after w->last: their names from their events (from
+ * that position on), then the walk, which shows only those. */
+static int follow_batch(const struct cli_ctx *ctx, lil_store *st, lil_run *run,
+                        struct log_walk *w)
+{
+    lil_status rc;
+    int ex;
+
+    w->from = w->last + 1;
+    ex = load_names(ctx, st, run, w->from, &w->names);
+    if (ex != CLI_EXIT_OK)
+        return ex;
+    rc = lil_run_foreach(run, each_record, w);
+    if (fflush(stdout) != 0 && w->out_rc == CLI_EXIT_OK)
+        w->out_rc = CLI_EXIT_FAIL;
+    if (w->out_rc != CLI_EXIT_OK)
+        return w->out_rc;
+    return rc == LIL_OK ? CLI_EXIT_OK : cli_fail(ctx, rc, "%s", lil_run_errmsg(run));
+}
+
+/* Whether run_id has ended (completed, failed, stopped: lil_run_facts'
+ * "ended"), and *code, the exit status its status gives.  An exit status:
+ * CLI_EXIT_OK, or the error's when the facts cannot be read. */
+static int run_ended(const struct cli_ctx *ctx, lil_store *st, const char *run_id,
+                     bool *ended, int *code)
+{
+    static const char *const words[][2] = {
+        {"completed", "0"}, {"failed", "1"}, {"stopped", "5"}};
+    lil_bytes b = {NULL, 0};
+    lil_status rc = lil_run_facts(st, run_id, &b);
+    json_t *f = rc == LIL_OK ? json_loadb(b.data, b.len, 0, NULL) : NULL;
+    const char *status = json_string_value(json_object_get(f, "status"));
+
+    lil_free(b.data);
+    /* a loop run stopped stays resumable ("ended" false), but nothing goes
+       on with it until an operator resumes it: the end of a follow too */
+    *ended = json_is_true(json_object_get(f, "ended")) ||
+             (status && strcmp(status, "stopped") == 0 &&
+              json_is_null(json_object_get(f, "holder")));
+    *code = CLI_EXIT_FAIL;
+    for (size_t i = 0; *ended && status && i < sizeof(words) / sizeof(*words); i++)
+        if (strcmp(status, words[i][0]) == 0)
+            *code = words[i][1][0] - '0';
+    json_decref(f);
+    if (rc != LIL_OK)
+        return cli_fail(ctx, rc, "%s", lil_store_errmsg(st));
+    return CLI_EXIT_OK;
+}
+
+/* Open run_id read-only again, show its new records, close it. */
+static int follow_grown(const struct cli_ctx *ctx, lil_store *st, const char *run_id,
+                        struct log_walk *w)
+{
+    lil_run *run = NULL;
+    int ex = cli_run_open(ctx, st, run_id, true, &run);
+
+    if (ex == CLI_EXIT_OK)
+        ex = follow_batch(ctx, st, run, w);
+    lil_run_close(run);
+    return ex;
+}
+
+/* --follow: what the run holds, then each record as it is journaled, until
+ * the run ends (the exit status of its status). */
+static int follow_run(const struct cli_ctx *ctx, lil_store *st, lil_run *run,
+                      bool jsonl)
+{
+    struct log_walk w = {ctx, jsonl, NULL, CLI_EXIT_OK, {NULL, 0, 0, 0}, 1, 0};
+    const char *id = lil_run_id(run);
+    bool ended = false;
+    int code = CLI_EXIT_OK, ex = follow_batch(ctx, st, run, &w);
+
+    while (ex == CLI_EXIT_OK) {
+        uint64_t seq = w.last;
+        lil_status rc;
+
+        ex = run_ended(ctx, st, id, &ended, &code);
+        if (ex != CLI_EXIT_OK)
+            break;
+        if (ended) { /* what came since the last look, then its end */
+            ex = follow_grown(ctx, st, id, &w);
+            ex = ex == CLI_EXIT_OK ? code : ex;
+            break;
+        }
+        rc = lil_run_wait(st, id, w.last, FOLLOW_TICK_MS, &seq);
+        if (rc != LIL_OK) {
+            ex = cli_fail(ctx, rc, "%s", lil_store_errmsg(st));
+            break;
+        }
+        ex = seq > w.last ? follow_grown(ctx, st, id, &w) : CLI_EXIT_OK;
+    }
+    free(w.names.nm);
+    return ex;
+}
+
 static int cmd_log(struct cli_ctx *ctx, int argc, char **argv)
 {
     static const char *const names[] = {"RUN", NULL};
     const char *pos[1] = {NULL};
-    bool jsonl = false;
+    bool jsonl = false, follow = false;
     const struct cli_flag flags[] = {{"jsonl", false, NULL, &jsonl},
+                                     {"follow", false, NULL, &follow},
                                      {NULL, false, NULL, NULL}};
     struct cli_args a = {flags, names, pos};
     lil_store *st = NULL;
     lil_run *run = NULL;
     bool help = false;
-    int rc = cli_open_run_arg(ctx, argc, argv, &a, &st, &run, &help);
+    int rc;
+    static char follow_flag[] = "--follow";
 
+    for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "-f") == 0)
+            argv[i] = follow_flag; /* -f: --follow's short form */
+    rc = cli_open_run_arg(ctx, argc, argv, &a, &st, &run, &help);
+    if (rc == CLI_EXIT_OK && !help && follow && ctx->json && !jsonl)
+        rc = cli_usage(ctx, "--follow prints records as they come: use --jsonl, "
+                            "not --json");
     if (rc == CLI_EXIT_OK && !help)
-        rc = log_run(ctx, st, run, jsonl);
+        rc = follow ? follow_run(ctx, st, run, jsonl) : log_run(ctx, st, run, jsonl);
     lil_run_close(run);
     lil_store_close(st);
     return rc;
@@ -251,7 +384,7 @@ static int cmd_log(struct cli_ctx *ctx, int argc, char **argv)
 const struct cli_verb cli_verb_log = {
     "log",
     "print every record of a run (--jsonl: one JSON object per line)",
-    "Usage: lil log RUN [--jsonl] [--dir DIR] [--json]\n"
+    "Usage: lil log RUN [--follow|-f] [--jsonl] [--dir DIR] [--json]\n"
     "\n"
     "Print every record of the run's journal, in order.  Text: one line per\n"
     "record with seq, @offset, time (UTC, ns), type, key, 'effect' flag,\n"
@@ -273,11 +406,17 @@ const struct cli_verb cli_verb_log = {
     "              \"effect\" | \"snapshot\" | \"control\", \"iteration\", \"seq\",\n"
     "              \"control\", \"n\"} (those that apply)\n"
     "  --json      the same objects as {\"run\": RUN, \"records\": [...]}\n"
+    "  --follow, -f  print what the run holds, then each record as it is\n"
+    "              journaled (text or --jsonl; not --json), until the run ends:\n"
+    "              completed (exit 0), failed (1) or stopped (5); any store, any\n"
+    "              run (a loop run or a program's).  A run that pauses, parks or\n"
+    "              is left uncertain is followed on (someone may approve, tick or\n"
+    "              recover it); Ctrl-C ends it (exit 130)\n"
     "  --dir DIR   store directory (default: $LIL_DIR, else .lil)\n"
     "\n"
     "The run is opened read-only (no lock, nothing written).\n"
     "\n"
     "Exit status (the table is in `lil --help`): 0; 1 when the run cannot be\n"
-    "read; 64 on a usage error.  A held run is read (no lock taken).\n",
+    "read; 64 on a usage error; --follow: the ended run's (0, 1 or 5).  A held run is read (no lock taken).\n",
     cmd_log,
 };

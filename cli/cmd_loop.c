@@ -330,6 +330,13 @@ static int cmd_recover(struct cli_ctx *ctx, int argc, char **argv)
     "\nExit status (the table is in `lil --help`): 0 completed, 1 failed, 2 uncertain,\n" \
     "3 paused, 4 waiting, 5 stopped, 64 usage, 75 held by another process.\n"
 
+#define PROGRESS_HELP                                                                   \
+    "  --progress plain|json|auto  what the run does, on stderr: a line (plain) or a\n" \
+    "                       JSON object (json) per event, or the terminal line\n"       \
+    "                       (auto on a terminal; default: the terminal line on a\n"     \
+    "                       terminal, else nothing).  Ctrl-C stops after the\n"         \
+    "                       current effect; a second abandons it (exit 130)\n"
+
 #define RUN_FLAGS_HELP                                                                   \
     "  --run-id ID          the run (default: the spec's id)\n"                          \
     "  --input NAME=VALUE   an input, converted to its declared type (repeatable)\n"     \
@@ -345,7 +352,7 @@ static int cmd_recover(struct cli_ctx *ctx, int argc, char **argv)
     "  --record FILE        write every shell, http and agent result to FILE (JSONL)\n"  \
     "  --replay FILE        answer every effect from FILE, run nothing (run id\n"        \
     "                       ID-replay unless --run-id)\n"                                \
-    "  --json               print the result as JSON\n" LOOP_EXIT_HELP
+    "  --json               print the result as JSON\n" PROGRESS_HELP LOOP_EXIT_HELP
 
 const struct cli_verb cli_verb_run = {
     "run", "run a loop spec until it completes, parks, pauses or stops",
@@ -368,7 +375,8 @@ const struct cli_verb cli_verb_resume = {
     "Journal who resumed and why (default \"explicit resume\"), then run as `lil run`.\n"
     "A spec other than the one the run is bound to is refused (exit 1, nothing\n"
     "written) unless --accept-spec-change accepts it (journaled).\n"
-    "A queued run (`lil submit`) goes back to the queue instead: a worker runs it.\n" LOOP_EXIT_HELP,
+    "A queued run (`lil submit`) goes back to the queue instead: a worker runs it.\n"
+    "\n" PROGRESS_HELP LOOP_EXIT_HELP,
     cmd_resume};
 
 const struct cli_verb cli_verb_stop = {
@@ -393,7 +401,8 @@ const struct cli_verb cli_verb_approve = {
     "refused (exit 1, nothing journaled), so a late approver never releases a\n"
     "later pause.  Without them, on a terminal, the pending action is shown and\n"
     "asked y/N; in a script (stdin not a terminal) --current approves whatever\n"
-    "pause is current, and without it approve refuses (exit 64) naming the pause.\n" LOOP_EXIT_HELP,
+    "pause is current, and without it approve refuses (exit 64) naming the pause.\n"
+    "\n" PROGRESS_HELP LOOP_EXIT_HELP,
     cmd_approve};
 
 const struct cli_verb cli_verb_recover = {
@@ -406,5 +415,6 @@ const struct cli_verb cli_verb_recover = {
     "counted at its reservation whatever is decided (the result's detail says\n"
     "how much); its retry reserves again, and --approve approves at once the\n"
     "token or usd budget cap (a breakpoint) that this retry's check trips,\n"
-    "journaled with the same actor and reason.\n" LOOP_EXIT_HELP,
+    "journaled with the same actor and reason.\n"
+    "\n" PROGRESS_HELP LOOP_EXIT_HELP,
     cmd_recover};

@@ -153,7 +153,10 @@ static void fill_row(lil_store *st, struct ls_row *row)
         loop_failed = rc != LIL_OK;
     }
     if (rc == LIL_OK) {
-        row->status = lil_run_state_name(row->info.state);
+        /* held and uncertain: its effect is in flight (lil_run_facts' rule) */
+        row->status = row->info.state == LIL_RUN_UNCERTAIN && row->info.holder_pid
+                          ? "running"
+                          : lil_run_state_name(row->info.state);
     } else {
         row->status = failure_word(rc);
         row->code = lil_status_name(rc);

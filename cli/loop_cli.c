@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "progress.h"
 #include "safe_out.h"
 #include "spec_cli.h"
 
@@ -69,6 +71,8 @@ static size_t add_flags(struct cli_flag *f, unsigned mask, struct loop_cli *lc)
     }
     if (mask & LOOP_OPT_APPROVE)
         f[n++] = (struct cli_flag){"approve", false, NULL, &lc->approve};
+    if (mask & (LOOP_OPT_APPROVE | LOOP_OPT_PAUSE)) /* the verbs that run the loop */
+        f[n++] = (struct cli_flag){"progress", true, &lc->progress, NULL};
     if (mask & LOOP_OPT_YES)
         f[n++] = (struct cli_flag){"yes", false, NULL, &lc->yes};
     if (mask & LOOP_OPT_WHO) {
@@ -91,6 +95,18 @@ static size_t add_flags(struct cli_flag *f, unsigned mask, struct loop_cli *lc)
     }
     f[n] = (struct cli_flag){NULL, false, NULL, NULL};
     return n;
+}
+
+/* --progress names a mode (a usage error printed otherwise). */
+static bool progress_ok(struct cli_ctx *ctx, const struct loop_cli *lc)
+{
+    enum progress_mode mode;
+
+    if (!lc->progress || progress_mode_of(lc->progress, &mode))
+        return true;
+    (void)cli_usage(ctx, "--progress must be plain, json or auto (not '%s')",
+                    lc->progress);
+    return false;
 }
 
 int loop_cli_parse(struct cli_ctx *ctx, int argc, char **argv, unsigned mask,
@@ -126,6 +142,8 @@ int loop_cli_parse(struct cli_ctx *ctx, int argc, char **argv, unsigned mask,
         return cli_usage(ctx, "--actor is empty");
     if ((lc->pause_id && !*lc->pause_id) || (lc->digest && !*lc->digest))
         return cli_usage(ctx, "--pause and --digest need a value");
+    if (!progress_ok(ctx, lc))
+        return CLI_EXIT_USAGE;
     if (lc->current && (lc->pause_id || lc->digest))
         return cli_usage(ctx, "--current accepts whatever pause is current: it goes "
                               "without --pause and --digest");
@@ -261,6 +279,19 @@ lil_sync loop_cli_sync(const char *s)
     return m;
 }
 
+/* The progress of this run on stderr (progress.h), and the command that
+ * decides an effect a second Ctrl-C leaves uncertain. */
+static void start_progress(const struct loop_cli *lc)
+{
+    enum progress_mode mode = PROGRESS_OFF;
+    char hint[600];
+
+    (void)progress_mode_of(lc->progress, &mode);
+    snprintf(hint, sizeof(hint), "lil recover %s%s%s", lc->spec_path,
+             lc->run_id ? " --run-id " : "", lc->run_id ? lc->run_id : "");
+    progress_start(mode, hint);
+}
+
 int loop_cli_open(struct cli_ctx *ctx, struct loop_cli *lc, unsigned flags)
 {
     lil_loop_opts o;
@@ -281,10 +312,9 @@ int loop_cli_open(struct cli_ctx *ctx, struct loop_cli *lc, unsigned flags)
     o.reason = lc->reason;
     o.record_path = lc->record;
     o.replay_path = lc->replay;
-    if (isatty(2)) {
-        o.progress = loop_cli_progress;
-        o.progress_ud = lc;
-    }
+    start_progress(lc);
+    o.progress = progress_event; /* kept even when nothing is shown: Ctrl-C */
+    o.progress_ud = lc;
     rc = lil_loop_open(lc->st, lc->spec, &o, &lc->lp);
     if (rc != LIL_OK)
         return cli_fail(ctx, rc, "%s", lil_store_errmsg(lc->st));
@@ -294,6 +324,7 @@ int loop_cli_open(struct cli_ctx *ctx, struct loop_cli *lc, unsigned flags)
 void loop_cli_close(struct loop_cli *lc)
 {
     loop_cli_signals_off();
+    progress_end(NULL);
     lil_loop_close(lc->lp);
     lil_store_close(lc->st);
     lil_spec_free(lc->spec);
@@ -361,6 +392,54 @@ static void print_pause(const struct loop_cli *lc, const lil_loop_result *res)
     json_decref(o);
 }
 
+/* "  step work: command not found: foo (iterations 0 to 9, 10 times)" for
+ * each of the result's step notes. */
+static void print_step_notes(const lil_loop_result *res)
+{
+    json_t *o = res->json ? json_loads(res->json, 0, NULL) : NULL;
+    json_t *n;
+    size_t i;
+
+    json_array_foreach(json_object_get(o, "step_notes"), i, n)
+    {
+        const char *step = json_string_value(json_object_get(n, "step"));
+        const char *note = json_string_value(json_object_get(n, "note"));
+        long long first = json_integer_value(json_object_get(n, "first_iteration"));
+        long long last = json_integer_value(json_object_get(n, "last_iteration"));
+        long long count = json_integer_value(json_object_get(n, "count"));
+        char safe_step[200], safe_note[400];
+
+        cli_fmt_printable(step ? step : "?", step ? strlen(step) : 1, 100, safe_step,
+                          sizeof(safe_step));
+        cli_fmt_printable(note ? note : "", note ? strlen(note) : 0, 300, safe_note,
+                          sizeof(safe_note));
+        if (count > 1)
+            printf("  step %s: %s (iterations %lld to %lld, %lld times)\n", safe_step,
+                   safe_note, first, last, count);
+        else
+            printf("  step %s: %s (iteration %lld)\n", safe_step, safe_note, first);
+    }
+    json_decref(o);
+}
+
+/* ms since the epoch as a local date, ISO 8601 with the local offset:
+ * "2026-12-02T15:30:00+01:00". */
+static void fmt_local(int64_t ms, char *buf, size_t cap)
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    char off[8];
+    size_t n;
+
+    if (!localtime_r(&t, &tm) || strftime(buf, cap, "%Y-%m-%dT%H:%M:%S", &tm) == 0 ||
+        strftime(off, sizeof(off), "%z", &tm) != 5) {
+        snprintf(buf, cap, "%lld ms", (long long)ms);
+        return;
+    }
+    n = strlen(buf);
+    snprintf(buf + n, cap - n, "%.3s:%.2s", off, off + 3);
+}
+
 static void print_summary(const struct loop_cli *lc, const lil_loop_result *res)
 {
     const char *id = lil_loop_run_id(lc->lp);
@@ -378,11 +457,15 @@ static void print_summary(const struct loop_cli *lc, const lil_loop_result *res)
     if (res->reason)
         printf("  reason: %s\n", res->reason);
     print_detail(res);
+    print_step_notes(res);
     if (res->wake_at_ms) {
         long long left =
             (long long)(res->wake_at_ms - (long long)(cli_now_ns() / 1000000));
-        printf("  wakes at %lld (in %llds): `lil tick` or `lil resume %s`\n",
-               (long long)res->wake_at_ms, left > 0 ? left / 1000 : 0, lc->spec_path);
+        char when[64];
+
+        fmt_local(res->wake_at_ms, when, sizeof(when));
+        printf("  wakes at %s (in %llds): `lil tick` or `lil resume %s`\n", when,
+               left > 0 ? left / 1000 : 0, lc->spec_path);
     }
     if (res->has_uncertain)
         print_uncertain(lc, res);
@@ -394,8 +477,7 @@ static void print_summary(const struct loop_cli *lc, const lil_loop_result *res)
 int loop_cli_report(const struct cli_ctx *ctx, const struct loop_cli *lc,
                     const lil_loop_result *res)
 {
-    if (isatty(2))
-        cli_term_raw(stderr, "\r\033[K"); /* the progress line */
+    progress_end(res); /* the terminal line cleared; plain and json: the end */
     if (ctx->json)
         printf("%s\n", res->json ? res->json : "{}");
     else
@@ -431,8 +513,11 @@ static void on_signal(int sig)
         return;
     if (sig == SIGINT && interrupts++ > 0) {
         lil_loop_interrupt(lc->lp, LIL_LOOP_INTERRUPT_KILL);
+        progress_say_abandoned();
         _exit(128 + SIGINT);
     }
+    if (sig == SIGINT)
+        progress_say_stopping();
     lil_loop_interrupt(lc->lp, LIL_LOOP_INTERRUPT_STOP);
 }
 
@@ -448,25 +533,4 @@ void loop_cli_signals_off(void)
     (void)signal(SIGINT, SIG_DFL);
     (void)signal(SIGTERM, SIG_DFL);
     running = NULL;
-}
-
-void loop_cli_progress(void *ud, const lil_loop_event *ev)
-{
-    (void)ud;
-    cli_term_raw(stderr, "\r\033[K"); /* the progress line, drawn again */
-    switch (ev->kind) {
-    case LIL_LOOP_EV_ITERATION:
-        fprintf(stderr, "iteration %lld  tokens %lld  usd %.4f  %llds",
-                (long long)ev->iteration, (long long)ev->tokens, ev->usd,
-                (long long)(ev->elapsed_ms / 1000));
-        break;
-    case LIL_LOOP_EV_EFFECT:
-        fprintf(stderr, "iteration %lld  %s %s", (long long)ev->iteration,
-                ev->effect ? ev->effect : "", ev->step ? ev->step : "");
-        break;
-    default:
-        fprintf(stderr, "sleeping %llds", (long long)(ev->value / 1000));
-        break;
-    }
-    (void)fflush(stderr);
 }

@@ -36,6 +36,7 @@ struct loop_cli {
     const char *sync, *env_allow, *actor, *reason, *result_json;
     const char *record, *replay;   /* cassettes: --record FILE, --replay FILE */
     const char *pause_id, *digest; /* approve: the pause it must be */
+    const char *progress;          /* --progress plain|json|auto, or NULL */
     bool approve, yes, wait, retry, assume_done, abort;
     bool current, accept_spec; /* --current, --accept-spec-change */
     bool reason_set, actor_set, result_set;
@@ -82,14 +83,14 @@ int loop_cli_fail(const struct cli_ctx *ctx, const struct loop_cli *lc, lil_stat
 int loop_cli_answer(const struct cli_ctx *ctx, const struct loop_cli *lc, lil_status rc,
                     lil_loop_result *res);
 
-/* SIGINT and SIGTERM ask lc->lp to stop after the current effect; a second
- * SIGINT kills the effect's process group and exits at once (130), leaving
- * the effect uncertain.  Progress goes to stderr when it is a terminal. */
+/* SIGINT and SIGTERM ask lc->lp to stop after the current effect (the
+ * first SIGINT says so on stderr); a second SIGINT kills the effect's
+ * process group and exits at once (130), leaving the effect uncertain, and
+ * says which effect and how to decide it.  Progress goes to stderr as
+ * --progress says (progress.h): by default the terminal line when stderr
+ * is a terminal, nothing otherwise. */
 void loop_cli_signals(struct loop_cli *lc);
 void loop_cli_signals_off(void);
-
-/* The progress callback (stderr, a terminal only). */
-void loop_cli_progress(void *ud, const lil_loop_event *ev);
 
 /* Close and free what loop_cli_* made. */
 void loop_cli_close(struct loop_cli *lc);

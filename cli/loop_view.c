@@ -376,6 +376,7 @@ static void iter_release(struct loop_view_iter *it)
         free(it->slots[i].step);
         free(it->slots[i].model);
         free(it->slots[i].unreported);
+        free(it->slots[i].note);
     }
     free(it->slots);
 }
@@ -495,6 +496,9 @@ static void slot_outcome(struct walk *w, struct loop_view_slot *s, const json_t 
         set_str(w, &s->step, step, strlen(step));
     if (json_is_object(usage))
         slot_usage(w, s, usage);
+    if (json_is_string(json_object_get(v, "note")))
+        set_str(w, &s->note, json_string_value(json_object_get(v, "note")),
+                json_string_length(json_object_get(v, "note")));
     s->wake_at_ms = int_of(v, "wake_at_ms");
     if (kind && strcmp(kind, "breakpoint") == 0)
         s->status = "approved";
@@ -960,6 +964,8 @@ static json_t *slot_json(const struct loop_view_slot *s)
     cli_json_set(o, "step", str_or_null(s->step));
     cli_json_set(o, "status", json_string(s->status));
     cli_json_set(o, "dur_us", json_integer(s->dur_us));
+    if (s->note)
+        cli_json_set(o, "note", json_string(s->note));
     if (s->has_usage) {
         cli_json_set(o, "tokens", json_integer(s->tokens));
         cli_json_set(o, "usd", s->has_usd ? json_real(s->usd) : json_null());

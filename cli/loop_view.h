@@ -108,6 +108,8 @@ struct loop_view_slot {
                                 reservation ("at_reservation") */
     char *unreported;        /* why its usage was not believed, or NULL */
     char *model;             /* the model that answered, or NULL */
+    char *note;              /* what a person must know of its outcome
+                                ("command not found: NAME"), or NULL */
     int64_t wake_at_ms;      /* a sleep's wake time, else 0 */
     int64_t attempts;        /* an agent call's reserve.N records (0: none) */
     int64_t reserved_tokens; /* what they reserved, summed */

@@ -59,7 +59,13 @@ static lil_status fetch_page(lil_store *st, const char *run_id, uint64_t from,
 lil_status cli_run_events_query(lil_store *st, const char *run_id, uint64_t upto,
                                 struct cli_events_query *q, cli_event_fn fn, void *ud)
 {
-    uint64_t from = 1;
+    return cli_run_events_from(st, run_id, 1, upto, q, fn, ud);
+}
+
+lil_status cli_run_events_from(lil_store *st, const char *run_id, uint64_t from,
+                               uint64_t upto, struct cli_events_query *q,
+                               cli_event_fn fn, void *ud)
+{
     bool more = true, first = true;
 
     while (more && (!upto || from <= upto)) {

@@ -39,6 +39,12 @@ struct cli_events_query {
 lil_status cli_run_events_query(lil_store *st, const char *run_id, uint64_t upto,
                                 struct cli_events_query *q, cli_event_fn fn, void *ud);
 
+/* cli_run_events_query from record from on (1: the first): a reader that
+ * follows a run asks only for what it has not seen. */
+lil_status cli_run_events_from(lil_store *st, const char *run_id, uint64_t from,
+                               uint64_t upto, struct cli_events_query *q,
+                               cli_event_fn fn, void *ud);
+
 /* The seq of event ev (the record it comes from). */
 uint64_t cli_event_seq(const json_t *ev);
 

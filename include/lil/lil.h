@@ -755,7 +755,10 @@ LIL_API lil_status lil_run_get_info(lil_run *run, lil_run_info *info);
  * ("running", "completed", "failed", "uncertain", "stopped"; "running"
  * also for an uncertain run that another process holds: its effect is in
  * flight) or, for a loop run, the runner's (lil_loop_facts' "status";
- * "damaged" when its fold refuses the journal, the reason saying why). */
+ * "damaged" when its fold refuses the journal, the reason saying why).
+ * "in_flight": the effect a process holding the run is in, {"step",
+ * "started_ns", "elapsed_ms", and in a loop run "iteration", "kind"}, or
+ * null (not held, or no effect without an outcome). */
 LIL_API lil_status lil_run_facts(lil_store *st, const char *run_id, lil_bytes *json);
 
 /* The run's history as typed, decoded events, from the record at seq
@@ -1140,6 +1143,13 @@ typedef enum lil_loop_event_kind {
     LIL_LOOP_EV_ITERATION = 1, /* an iteration starts */
     LIL_LOOP_EV_EFFECT = 2,    /* an effect starts (fresh, not replayed) */
     LIL_LOOP_EV_SLEEP = 3,     /* the runner sleeps in-process (ms in value) */
+    /* An effect ended (fresh, not replayed): value its milliseconds; text
+     * NULL when it did its work, else what a person must know of it --
+     * "command not found: NAME" (a shell step's exit 127), "not
+     * executable: NAME" (126), "exit N", "failed: REASON", "uncertain". */
+    LIL_LOOP_EV_EFFECT_END = 4,
+    LIL_LOOP_EV_PAUSE = 5, /* the run pauses at an approval: text the reason */
+    LIL_LOOP_EV_CAP = 6,   /* a cap tripped: text what it says */
 } lil_loop_event_kind;
 
 typedef struct lil_loop_event {
@@ -1151,6 +1161,7 @@ typedef struct lil_loop_event {
     int64_t tokens;     /* meters at that moment */
     double usd;
     int64_t elapsed_ms; /* since the run started (wallclock meter) */
+    const char *text;   /* EFFECT_END, PAUSE, CAP: see their kinds; else NULL */
 } lil_loop_event;
 
 typedef void (*lil_loop_progress_fn)(void *ud, const lil_loop_event *ev);

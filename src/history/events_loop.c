@@ -13,7 +13,9 @@
  *                                     from the note: kind, identity
  * I.S outcome,      effect            slot, iteration, kind, step, identity,
  *  I.S failure                        outcome ("ok", "failed"), dur_us, usage,
- *                                     result or reason, recovered, retries;
+ *                                     result or reason, recovered, retries,
+ *                                     note (a shell step's exit 127 or 126
+ *                                     in words: "command not found: NAME");
  *                                     decoded: false for a payload that is
  *                                     not a JSON object
  * I.S resolve       recovery          slot, iteration, how, actor, reason
@@ -45,6 +47,7 @@
 #include "base/hash.h"
 #include "engine/intent.h"
 #include "history/events_int.h"
+#include "loop/shell_note.h"
 
 /* ---- the "loop" object and the iteration ------------------------------------ */
 
@@ -154,7 +157,8 @@ static void slot_effect(struct hwalk *w, const lil_record *rec,
 {
     json_t *ev = event(w, rec, nm, "effect");
     json_t *usage = json_object_get(p, "usage");
-    char slot_name[48];
+    const char *kind = json_string_value(json_object_get(p, "kind"));
+    char slot_name[48], note[200];
     int64_t *n;
 
     set_slot(ev, rec, nm);
@@ -167,6 +171,9 @@ static void slot_effect(struct hwalk *w, const lil_record *rec,
     lil__hev_set(ev, "dur_us", json_integer(rec->dur_us));
     lil__hev_set(ev, "usage", usage ? json_incref(usage) : json_null());
     lil__hev_copy(ev, "result", p, "result");
+    if (kind && strcmp(kind, "shell") == 0 &&
+        lil__shell_note(json_object_get(p, "result"), NULL, note, sizeof(note)))
+        lil__hev_set(ev, "note", json_string(note));
     if (json_is_true(json_object_get(p, "recovered")))
         lil__hev_set(ev, "recovered", json_true());
     snprintf(slot_name, sizeof(slot_name), "%.*s", (int)rec->key_len, rec->key);

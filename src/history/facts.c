@@ -6,6 +6,12 @@
  * for a loop run, the runner's own fold (lil__loop_facts: the same
  * document as lil_loop_facts, under "loop", and its status, iteration,
  * meters, budget, pause and wake time at the top).
+ *
+ * "in_flight": the effect a live process is running now -- an uncertain
+ * effect of a run another process holds is in flight, not uncertain --
+ * {"step", "started_ns", "elapsed_ms"} and, in a loop run, "iteration" and
+ * "kind"; null when the run is not held or has no effect without an
+ * outcome.  `lil inspect` and `lil ls` read it alike.
  */
 #include <math.h>
 #include <string.h>
@@ -142,6 +148,67 @@ static lil_status place(struct lil_run *run, struct lil_err *err, json_t *o)
     lil__place_clear(run->env, &p);
     lil__place_free(&pw.f);
     return rc;
+}
+
+/* ---- the effect in flight ------------------------------------------------------ */
+
+struct flight_walk {
+    const char *step;
+    size_t step_len;
+    int64_t started_ns; /* its latest intent's time */
+};
+
+static int flight_record(void *ud, const lil_record *rec)
+{
+    struct flight_walk *fw = ud;
+
+    if (rec->type == LIL_REC_INTENT && rec->key_len == fw->step_len &&
+        memcmp(rec->key, fw->step, fw->step_len) == 0)
+        fw->started_ns = rec->ts_ns;
+    return 0;
+}
+
+/* "in_flight" of a held run (info's holder) with an effect without an
+ * outcome: its newest such effect, since when; null otherwise.  A loop
+ * run's iteration and kind are added by in_flight_loop. */
+static lil_status in_flight(struct lil_run *run, struct lil_err *err,
+                            const lil_run_info *info, int64_t now_ms, json_t *o)
+{
+    struct flight_walk fw = {0};
+    const struct ientry *e;
+    lil_status rc;
+    int64_t elapsed;
+
+    if (info->holder_pid == 0 || run->n_uncertain == 0) {
+        lil__hev_set(o, "in_flight", json_null());
+        return LIL_OK;
+    }
+    e = &run->index.entries[run->uncertain[run->n_uncertain - 1]];
+    fw.step = (const char *)e->key;
+    fw.step_len = e->key_len;
+    rc = lil__run_foreach(run, err, flight_record, &fw);
+    if (rc != LIL_OK)
+        return rc;
+    elapsed = fw.started_ns ? now_ms - fw.started_ns / 1000000 : 0;
+    lil__hev_set(o, "in_flight",
+                 json_pack("{s:o, s:I, s:I}", "step",
+                           lil__hev_text(fw.step, fw.step_len), "started_ns",
+                           (json_int_t)fw.started_ns, "elapsed_ms",
+                           (json_int_t)(elapsed > 0 ? elapsed : 0)));
+    return LIL_OK;
+}
+
+/* A loop run's in-flight effect: its iteration and kind, from the
+ * runner's "uncertain" (which a held run's facts call running). */
+static void in_flight_loop(json_t *o)
+{
+    json_t *f = json_object_get(o, "in_flight");
+    json_t *u = json_object_get(json_object_get(o, "loop"), "uncertain");
+
+    if (!json_is_object(f) || !json_is_object(u))
+        return;
+    lil__hev_copy(f, "iteration", u, "iteration");
+    lil__hev_copy(f, "kind", u, "kind");
 }
 
 /* ---- the usage its agent calls reported ------------------------------------------ */
@@ -310,8 +377,11 @@ lil_status lil__history_facts(struct lil_store *st, struct lil_err *err,
         rc = place(run, err, o);
     }
     if (rc == LIL_OK)
+        rc = in_flight(run, err, &info, now_ms, o);
+    if (rc == LIL_OK)
         rc = loop_facts(run, err, now_ms, o);
     if (rc == LIL_OK) {
+        in_flight_loop(o);
         lil__hev_set(o, "stop_request", stop_request(st, run_id));
         lil__hev_set(o, "queue", queue_state(st, run_id));
         *out = o;

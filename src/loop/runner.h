@@ -193,6 +193,8 @@ struct loop_clock {
     void *ud;
 };
 
+#define LOOP_NOTES_MAX 8 /* steps a call's result notes (runner_progress.c) */
+
 struct lil_loop {
     uint32_t magic;
     struct lil_store *st;
@@ -254,6 +256,16 @@ struct lil_loop {
 
     int64_t stop_poll_ns; /* monotonic time of the next look for a stop request
                              between iterations (runner_iter.c) */
+
+    /* what this call's fresh effects said a person must know at once (a
+       command not found), one entry per step (runner_progress.c) */
+    struct loop_note {
+        char step[LIL_LOOP_NAME_MAX];
+        char text[160];
+        int64_t first, last, count; /* iterations, and how many times */
+    } notes[LOOP_NOTES_MAX];
+
+    size_t nnotes;
 
     /* lil_loop_interrupt */
     int interrupted; /* LIL_LOOP_INTERRUPT_*; atomic (lil__loop_interrupted) */
@@ -503,6 +515,21 @@ lil_status lil__loop_recover(struct lil_loop *lp, lil_resolution how,
 lil_status lil__loop_status(struct lil_loop *lp, lil_loop_result *res);
 /* The status of lp as a word ("completed", ...) for messages. */
 const char *lil__loop_status_word(struct lil_loop *lp);
+
+/* Progress (runner_progress.c): an event of kind for the progress
+ * callback, if any (meters and elapsed filled in; text may be NULL). */
+void lil__loop_progress(struct lil_loop *lp, lil_loop_event_kind kind,
+                        int64_t iteration, const char *step, const char *effect,
+                        int64_t value, const char *text);
+/* A fresh effect ended after ms: its outcome (NULL: failed with why, or
+ * uncertain when why is NULL too) told to the callback, and a shell step's
+ * 127 or 126 noted for the result ("step_notes"). */
+void lil__loop_effect_end(struct lil_loop *lp, int64_t iteration, const char *step,
+                          const char *kind, int64_t ms, const json_t *outcome,
+                          const char *why);
+/* "step_notes" of the result: [{"step", "note", "first_iteration",
+ * "last_iteration", "count"}], or NULL when this call noted nothing. */
+json_t *lil__loop_notes_json(const struct lil_loop *lp);
 
 /* One pass of the body, then the gates without `after` (runner_body.c).
  * LIL_OK: the body ran through; LIL_E_DONE: it->why says what stopped it;

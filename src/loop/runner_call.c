@@ -44,6 +44,7 @@ lil_status lil__loop_call(struct lil_loop *lp, const struct lil_loop_req *req,
     memset(res, 0, sizeof(*res));
     lil__clearerr(&lp->err);
     lp->requeued = false;
+    lp->nnotes = 0;
     lil__json_begin(&sc, lp->env);
     rc = dispatch(lp, req, res);
     if (rc == LIL_OK && req->op != LIL_LOOP_OP_CURRENT)

@@ -356,6 +356,7 @@ static lil_status fresh(struct effect *ef, json_t **result)
     struct lil_step_req req = {0};
     lil_bytes out = {0};
     bool ran;
+    int64_t t0;
     lil_status rc;
 
     req.effect = true;
@@ -369,18 +370,24 @@ static lil_status fresh(struct effect *ef, json_t **result)
     if (ef->admit && (rc = ef->admit(ef)) != LIL_OK)
         return rc;
     announce(ef);
+    t0 = lil__loop_now(lp);
     rc = lil__run_step_req(lp->run, &lp->err, ef->name, &req, run_effect, ef, &out);
     if (rc == LIL_E_FAILED) {
         char why[LIL_ERRMSG_MAX];
 
         snprintf(why, sizeof(why), "%s", lp->err.msg);
+        lil__loop_effect_end(lp, ef->it->iteration, ef->step_id, ef->kind,
+                             lil__loop_now(lp) - t0, NULL, why);
         (void)add_usage(ef, NULL); /* a failed call counts at its reservation */
         return lil__iter_fail(ef->it, rc, "%s", why);
     }
     if (rc == LIL_E_NONDET)
         return diverged(ef, "another request");
-    if (rc == LIL_E_UNCERTAIN)
+    if (rc == LIL_E_UNCERTAIN) {
+        lil__loop_effect_end(lp, ef->it->iteration, ef->step_id, ef->kind,
+                             lil__loop_now(lp) - t0, NULL, NULL);
         return left_uncertain(ef);
+    }
     if (rc != LIL_OK)
         return lil__iter_fail(ef->it, rc, "%s", lp->err.msg);
     ran = ef->outcome != NULL; /* made by run_effect in this call */
@@ -396,6 +403,9 @@ static lil_status fresh(struct effect *ef, json_t **result)
         rc = lp->replay.recorder(lp->replay.recorder_ud, &lp->err, ef->outcome);
     if (rc != LIL_OK)
         return lil__iter_fail(ef->it, rc, "%s", lp->err.msg);
+    if (ran)
+        lil__loop_effect_end(lp, ef->it->iteration, ef->step_id, ef->kind,
+                             lil__loop_now(lp) - t0, ef->outcome, NULL);
     *result = json_incref(json_object_get(ef->outcome, "result"));
     return add_usage(ef, ef->outcome);
 }

@@ -165,6 +165,8 @@ static lil_status cap_hit(struct lil_loop *lp, struct lil_cap_trip trip,
 
     if (rc != LIL_OK)
         return rc;
+    lil__loop_progress(lp, LIL_LOOP_EV_CAP, lp->meters.iteration, NULL, NULL, 0,
+                       lil__cap_reason(trip.cap));
     return cap_action(lp, trip.cap, trip.action, res);
 }
 
@@ -389,6 +391,8 @@ static lil_status interrupted(struct lil_loop *lp, struct iter *it,
     case WHY_PARK:
         return park(lp, it, res);
     case WHY_PAUSE:
+        lil__loop_progress(lp, LIL_LOOP_EV_PAUSE, it->iteration, NULL, NULL, 0,
+                           lp->pause.reason);
         return lil__loop_result(lp, LIL_LOOP_PAUSED, lp->pause.reason, res);
     case WHY_CAP:
         return cap_hit(lp, it->cap, res);

@@ -208,6 +208,8 @@ static json_t *result_doc(struct lil_loop *lp, const lil_loop_result *res)
         json_object_set_new(o, "queued", json_true());
     if (res->has_uncertain)
         json_object_set_new(o, "uncertain", lil__loop_uncertain_json(res));
+    if (lp->nnotes)
+        json_object_set_new(o, "step_notes", lil__loop_notes_json(lp));
     add_detail(lp, res, o);
     if (res->status == LIL_LOOP_PAUSED)
         json_object_set_new(o, "pause", lil__loop_pause_json(lp));

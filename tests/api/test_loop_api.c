@@ -348,7 +348,7 @@ T_TEST(loop_calls_refuse_bad_handles)
  * --------------------------------------------------------------- */
 
 struct events {
-    int iterations, effects, sleeps, other;
+    int iterations, effects, ends, sleeps, other;
     long slept_ms;
     int64_t last_iteration;
 };
@@ -364,6 +364,9 @@ static void count_event(void *ud, const lil_loop_event *ev)
         break;
     case LIL_LOOP_EV_EFFECT:
         e->effects += ev->effect && strcmp(ev->effect, "shell") == 0 && ev->step;
+        break;
+    case LIL_LOOP_EV_EFFECT_END: /* each effect that started, done (no text) */
+        e->ends += ev->text == NULL && ev->value >= 0;
         break;
     case LIL_LOOP_EV_SLEEP:
         e->sleeps++;
@@ -404,6 +407,7 @@ T_TEST(loop_run_to_completion_with_progress)
     T_EQ_I64(ev.iterations, 4);
     T_EQ_I64(ev.last_iteration, 3);
     T_EQ_I64(ev.effects, 6);
+    T_EQ_I64(ev.ends, 6);
     T_EQ_I64(ev.sleeps, 3);
     T_CHECK(ev.slept_ms > 0 && ev.slept_ms <= 60);
     T_EQ_I64(ev.other, 0);
@@ -417,7 +421,7 @@ T_TEST(loop_run_to_completion_with_progress)
     T_OK(lil_loop_current(lp, &res));
     T_EQ_I64(res.status, LIL_LOOP_COMPLETED);
     lil_loop_result_free(&res);
-    T_EQ_I64(ev.iterations + ev.effects + ev.sleeps, 0);
+    T_EQ_I64(ev.iterations + ev.effects + ev.ends + ev.sleeps, 0);
     T_CHECK(side_all_once(6));
     T_EQ_I64(lil_loop_close(lp), LIL_OK);
     lil_spec_free(spec);
