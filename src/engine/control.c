@@ -7,12 +7,11 @@
  * calls are the engine's door to them, so the runner never reaches into
  * the store.
  */
-#include "engine/run.h"
-
 #include <stdio.h>
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "engine/run.h"
 
 lil_status lil__run_sync(struct lil_run *run, struct lil_err *err)
 {

@@ -115,15 +115,15 @@
 #include <stdint.h>
 #include <string.h>
 
-#define LIL_JF_MAGIC          "\x89LIL\r\n\x1a\n"
-#define LIL_JF_MAGIC_LEN      8
-#define LIL_JF_VERSION        1u
-#define LIL_JF_HEADER_LEN     64u
+#define LIL_JF_MAGIC            "\x89LIL\r\n\x1a\n"
+#define LIL_JF_MAGIC_LEN        8
+#define LIL_JF_VERSION          1u
+#define LIL_JF_HEADER_LEN       64u
 #define LIL_JF_INCOMPAT_KEYED   0x1u
 #define LIL_JF_INCOMPAT_SEGMENT 0x2u /* a later segment (SEGMENTS below) */
 #define LIL_JF_INCOMPAT_KNOWN   (LIL_JF_INCOMPAT_KEYED | LIL_JF_INCOMPAT_SEGMENT)
-#define LIL_JF_SALT_LEN       16u
-#define LIL_JF_KEYCHECK_LEN   12u
+#define LIL_JF_SALT_LEN         16u
+#define LIL_JF_KEYCHECK_LEN     12u
 
 #define LIL_JF_REC_FIXED    32u /* bytes before the key */
 #define LIL_JF_CHAIN_LEN    32u

@@ -1041,11 +1041,11 @@ static lil_status archive_old(struct journal *j, struct lil_err *err,
 /* The new segment, written and synced under a temporary name, locked, then
  * named: the old file archived first, then the rename. */
 static lil_status put_in_place(struct journal *j, struct lil_err *err,
-                               const char *archive, const struct lil_buf *img,
-                               int *fd)
+                               const char *archive, const struct lil_buf *img, int *fd)
 {
     char tmp[4200];
-    lil_status rc = lil__os_create_temp(j->env, err, j->path, "new", tmp, sizeof(tmp), fd);
+    lil_status rc =
+        lil__os_create_temp(j->env, err, j->path, "new", tmp, sizeof(tmp), fd);
 
     if (rc != LIL_OK)
         return rc;

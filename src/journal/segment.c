@@ -30,8 +30,9 @@ bool lil__seg_link_decode(const uint8_t *p, size_t n, struct journal_link *out)
     return true;
 }
 
-static lil_status add_record(struct lil_mac *mac, struct lil_err *err, struct lil_buf *b,
-                             uint8_t *chain, uint64_t seq, const struct lil_rec *rec)
+static lil_status add_record(struct lil_mac *mac, struct lil_err *err,
+                             struct lil_buf *b, uint8_t *chain, uint64_t seq,
+                             const struct lil_rec *rec)
 {
     size_t len = LIL_JF_REC_OVERHEAD + rec->key_len + rec->payload_len;
     struct lil_rec r = *rec;

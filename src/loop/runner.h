@@ -257,10 +257,10 @@ struct lil_loop {
 
     /* compaction (runner_compact.c) */
     struct {
-        bool read, off;           /* thresholds read; the store cannot */
+        bool read, off;            /* thresholds read; the store cannot */
         int64_t iterations, bytes; /* LIL_COMPACT_ITERATIONS, _BYTES */
-        int64_t from_iteration;   /* the live segment's first iteration
-                                     (its compacted.N record's, + 1) */
+        int64_t from_iteration;    /* the live segment's first iteration
+                                      (its compacted.N record's, + 1) */
     } compact;
 };
 

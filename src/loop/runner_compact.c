@@ -89,7 +89,8 @@ static bool quiet(const struct lil_loop *lp)
            !(lp->meters.reserved_usd > 0);
 }
 
-/* ---- what the new segment starts with ---------------------------------------------- */
+/* ---- what the new segment starts with ----------------------------------------------
+ */
 
 static int pick_of(const lil_record *rec)
 {

@@ -35,8 +35,8 @@ static bool seg_path(const char *dir, const char *run_id, uint32_t n, char *out,
 }
 
 lil_status lil__seg_archive(const struct lil_env *env, struct lil_err *err,
-                            const char *dir, const char *run_id, uint32_t n,
-                            char *out, size_t cap)
+                            const char *dir, const char *run_id, uint32_t n, char *out,
+                            size_t cap)
 {
     char d[4352];
 
@@ -152,8 +152,8 @@ lil_status lil__seg_walk(const struct lil_env *env, struct lil_err *err,
 static lil_status live_segment(struct lil_store *st, struct lil_err *err,
                                const char *run_id, uint32_t *n)
 {
-    struct journal_opts jo = {.readonly = true, .max_record = (size_t)-1 >> 1,
-                              .run_id = run_id};
+    struct journal_opts jo = {
+        .readonly = true, .max_record = (size_t)-1 >> 1, .run_id = run_id};
     char path[4400];
     struct journal *j = NULL;
     uint8_t *key = NULL;
@@ -166,7 +166,8 @@ static lil_status live_segment(struct lil_store *st, struct lil_err *err,
     jo.key = key;
     jo.key_len = key_len;
     snprintf(path, sizeof(path), "%s/%s.lil", st->where, run_id);
-    rc = lil__journal_open(st->env, err, st->where, path, &jo, NULL, NULL, &j, &created);
+    rc =
+        lil__journal_open(st->env, err, st->where, path, &jo, NULL, NULL, &j, &created);
     if (rc == LIL_OK)
         *n = lil__journal_segment(j);
     lil__journal_close(j, NULL);

@@ -349,9 +349,9 @@ static lil_status file_run_rotate(struct lil_srun *r, struct lil_err *err,
     struct file_run *fr = (struct file_run *)r;
     char archive[4400];
     struct journal_head h;
-    lil_status rc = lil__seg_archive(fr->env, err, fr->seg.dir, fr->seg.run_id,
-                                     lil__journal_segment(fr->j), archive,
-                                     sizeof(archive));
+    lil_status rc =
+        lil__seg_archive(fr->env, err, fr->seg.dir, fr->seg.run_id,
+                         lil__journal_segment(fr->j), archive, sizeof(archive));
 
     if (rc == LIL_OK)
         rc = lil__journal_rotate(fr->j, err, archive, recs, n);

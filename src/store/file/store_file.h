@@ -45,8 +45,8 @@ struct seg_walk_opts {
 /* The archive name of segment n of run_id into out, its directory
  * (<dir>/<run id>.seg) made (and its name synced) when missing. */
 lil_status lil__seg_archive(const struct lil_env *env, struct lil_err *err,
-                            const char *dir, const char *run_id, uint32_t n,
-                            char *out, size_t cap);
+                            const char *dir, const char *run_id, uint32_t n, char *out,
+                            size_t cap);
 /* Walk the archived segments of a run whose live segment is live (open,
  * read-only), oldest kept first, then live itself: records in order,
  * without the links and copies of later segments; each segment checked to
