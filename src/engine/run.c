@@ -22,6 +22,7 @@
 struct scan_ctx {
     struct lil_run *run;
     int last_open_pid;
+    bool seen; /* a record came before this one */
 };
 
 #define KEPT_CHUNK    (64u * 1024u)
@@ -159,10 +160,12 @@ static lil_status apply_step(struct lil_run *run, const struct lil_rec *rec,
     }
 }
 
+/* BEGIN names the run: the first record, seq 1, or a later segment's first
+ * (its link; the store checked it: docs/format.md, "Segments"). */
 static lil_status check_begin(struct lil_run *run, const struct lil_rec *rec,
-                              struct lil_err *err)
+                              bool first, struct lil_err *err)
 {
-    if (rec->seq == 1 && rec->key_len == strlen(run->id) &&
+    if ((rec->seq == 1 || first) && rec->key_len == strlen(run->id) &&
         memcmp(rec->key, run->id, rec->key_len) == 0)
         return LIL_OK;
     return lil__seterr(err, LIL_E_CORRUPT, 0,
@@ -178,9 +181,12 @@ static lil_status scan_record(void *ud, const struct lil_rec *rec, struct lil_er
     char text[32];
     int pid = 0;
 
+    bool first = !ctx->seen;
+
+    ctx->seen = true;
     switch (rec->type) {
     case LIL_REC_BEGIN:
-        return check_begin(run, rec, err);
+        return check_begin(run, rec, first, err);
     case LIL_REC_OPEN:
         if (rec->payload_len < sizeof(text)) {
             memcpy(text, rec->payload, rec->payload_len);
@@ -326,7 +332,7 @@ static lil_status open_in_store(struct lil_run *run, struct lil_err *err,
 {
     struct lil_store *st = run->st;
     struct lil_srun_opts so = {0};
-    struct scan_ctx ctx = {run, 0};
+    struct scan_ctx ctx = {run, 0, false};
     uint8_t *key = NULL;
     lil_status rc;
 

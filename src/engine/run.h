@@ -74,6 +74,9 @@ lil_status lil__run_close(struct lil_run *run, struct lil_err *err);
 /* control.c: what an operator leaves for a run outside its journal.
  * Make every record run appended so far durable (whatever the sync mode). */
 lil_status lil__run_sync(struct lil_run *run, struct lil_err *err);
+/* Go on in a new segment (control.c; store.h, run_rotate). */
+lil_status lil__run_rotate(struct lil_run *run, struct lil_err *err,
+                           const struct lil_rec *recs, size_t n, bool *done);
 /* The pending stop request of run_id into *out (lil_free); LIL_E_NOTFOUND
  * if none. */
 lil_status lil__stop_read(struct lil_store *st, struct lil_err *err, const char *run_id,

@@ -56,8 +56,10 @@ lil_status lil__journal_foreach(struct journal *j, struct lil_err *err,
     struct lil_rec sr;
     lil_status rc = lil__journal_view(j, &v);
 
-    /* the records the open scan checked are in memory: no read for them */
-    for (uint64_t at = off; rc == LIL_OK && lil__journal_next_scanned(j, &at, &sr);) {
+    /* the records the open scan checked are in memory: no read for them
+     * (unless the handle went on in a new segment since) */
+    for (uint64_t at = off; rc == LIL_OK && !lil__journal_rotated(j) &&
+                            lil__journal_next_scanned(j, &at, &sr);) {
         off = at;
         if (fn(ud, &sr) != 0)
             return LIL_OK;

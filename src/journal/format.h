@@ -10,7 +10,8 @@
  *   off size field
  *     0    8 magic        89 4c 49 4c 0d 0a 1a 0a  ("\x89LIL\r\n\x1a\n")
  *     8    4 version      format version, 1
- *    12    4 incompat     feature bits a reader must know (bit 0: keyed chain)
+ *    12    4 incompat     feature bits a reader must know (bit 0: keyed chain;
+ *                         bit 1: a later segment, below)
  *    16    4 compat       feature bits a reader may ignore (none yet)
  *    20    4 header_len   64
  *    24   16 salt         random, per file
@@ -35,6 +36,8 @@
  *    31    1 flags        bit 0 EFFECT: the step is an effect
  *                         bit 1 REQUEST: an intent whose note is in the
  *                               REQUEST record (type 10) before it
+ *                         bit 2 COPY: in a later segment, a copy of a record
+ *                               of an earlier one (SEGMENTS below)
  *                         bit 7 SETTLED: when this record was written, every
  *                               byte before it was durable: fdatasync'd, or
  *                               (sync off) found intact by the open before
@@ -86,6 +89,25 @@
  * journal (journal.c, restart).
  * A record whose CRC is right but whose chain is wrong is LIL_E_CORRUPT (it
  * was edited, removed or moved) wherever the chain is verified.
+ *
+ * SEGMENTS (compaction: journal/segment.h, docs/format.md "Segments")
+ *
+ * A long run's journal may go on in a new file, a later segment, whose
+ * header has incompat bit 1 and whose first record is BEGIN (key: the run
+ * id) with the seq that follows the last record of the segment before it,
+ * and this payload, the link (56 bytes):
+ *
+ *   off size field
+ *     0    4 segment      this segment's number, 1 for the second file
+ *     4    4 reserved     zero
+ *     8   16 prev_salt    the salt of the segment before (its header)
+ *    24   32 prev_chain   the chain value of that segment's last record
+ *
+ * The chain of a segment starts at H(its header), as in any journal, and
+ * covers the link, so the link is sealed like every record.  The records
+ * after it that carry COPY are copies of records of earlier segments
+ * (what a resumed run needs: its start, its bindings, its last snapshot);
+ * readers of the whole history pass them over.
  */
 #ifndef LIL_JOURNAL_FORMAT_H
 #define LIL_JOURNAL_FORMAT_H
@@ -93,14 +115,15 @@
 #include <stdint.h>
 #include <string.h>
 
-#define LIL_JF_MAGIC          "\x89LIL\r\n\x1a\n"
-#define LIL_JF_MAGIC_LEN      8
-#define LIL_JF_VERSION        1u
-#define LIL_JF_HEADER_LEN     64u
-#define LIL_JF_INCOMPAT_KEYED 0x1u
-#define LIL_JF_INCOMPAT_KNOWN LIL_JF_INCOMPAT_KEYED
-#define LIL_JF_SALT_LEN       16u
-#define LIL_JF_KEYCHECK_LEN   12u
+#define LIL_JF_MAGIC            "\x89LIL\r\n\x1a\n"
+#define LIL_JF_MAGIC_LEN        8
+#define LIL_JF_VERSION          1u
+#define LIL_JF_HEADER_LEN       64u
+#define LIL_JF_INCOMPAT_KEYED   0x1u
+#define LIL_JF_INCOMPAT_SEGMENT 0x2u /* a later segment (SEGMENTS below) */
+#define LIL_JF_INCOMPAT_KNOWN   (LIL_JF_INCOMPAT_KEYED | LIL_JF_INCOMPAT_SEGMENT)
+#define LIL_JF_SALT_LEN         16u
+#define LIL_JF_KEYCHECK_LEN     12u
 
 #define LIL_JF_REC_FIXED    32u /* bytes before the key */
 #define LIL_JF_CHAIN_LEN    32u
@@ -109,6 +132,7 @@
 
 #define LIL_JF_FLAG_EFFECT  0x01u
 #define LIL_JF_FLAG_REQUEST 0x02u
+#define LIL_JF_FLAG_COPY    0x04u /* a segment's copy of an earlier record */
 #define LIL_JF_FLAG_SETTLED 0x80u
 
 /* Header field offsets. */

@@ -53,6 +53,7 @@
 #include "journal/format.h"
 #include "journal/image.h"
 #include "journal/scan.h"
+#include "journal/segment.h"
 #include "os/group.h"
 #include "os/os.h"
 
@@ -110,6 +111,18 @@ struct journal {
     struct lil_buf enc;      /* normal, off: the record being written */
     struct lil_buf batch;    /* full: records appended, not yet written */
     struct lil_buf flushing; /* full: the batch a sync leader is writing */
+
+    /* segments (lil__journal_rotate) */
+    uint8_t salt[LIL_JF_SALT_LEN]; /* of the file open now */
+    uint32_t segment;              /* its number: 0 for a run's first file */
+    struct journal_link link;      /* a later segment's, as the open found it */
+    uint64_t base_seq;             /* and the seq of its BEGIN */
+    bool rotated;                  /* fd is a later segment than map's */
+    uint8_t *key;                  /* writable: a copy of the journal key */
+    size_t key_len;
+    /* After a rotation map stays the first file's mapping, and scanned its
+     * end: the records the open scanned stay readable until close (the
+     * engine's index points into them); fd is the new segment's. */
 };
 
 static const struct lil_group_ops group_ops; /* syncing, below */
@@ -286,6 +299,10 @@ static lil_status scan_file(struct journal *j, struct lil_err *err,
     j->torn_after = res->torn ? res->after_records : 0;
     j->created_ns = res->created_ns;
     j->last_ns = res->last_ns;
+    memcpy(j->salt, j->map + LIL_JF_H_SALT, LIL_JF_SALT_LEN);
+    j->segment = res->segment ? res->link.segment : 0;
+    j->link = res->link;
+    j->base_seq = res->base_seq;
     return LIL_OK;
 }
 
@@ -417,10 +434,15 @@ static struct journal *journal_new(const struct lil_env *env, const char *dir,
     return j;
 }
 
-/* Open the file (creating it when missing), lock it (writable) and scan it. */
+static bool still_in_place(struct journal *j);
+
+/* Open the file (creating it when missing), lock it (writable) and scan it.
+ * *moved: the name leads to another file now (a new segment put in place
+ * between this open and its lock): open again. */
 static lil_status open_scan(struct journal *j, struct lil_err *err,
                             const struct journal_opts *opts, journal_scan_fn scan,
-                            void *ud, struct scan_result *res, bool *created)
+                            void *ud, struct scan_result *res, bool *created,
+                            bool *moved)
 {
     lil_status rc = open_fd(j, err, opts, created);
 
@@ -428,6 +450,10 @@ static lil_status open_scan(struct journal *j, struct lil_err *err,
         rc = lil__os_lock_try(j->env, err, j->fd, j->path);
         if (rc == LIL_E_LOCKED)
             rc = holder_message(j, err, opts);
+    }
+    if (rc == LIL_OK && !j->readonly && !still_in_place(j)) {
+        *moved = true; /* a new segment took the name: open that one */
+        return LIL_OK;
     }
     if (rc == LIL_OK)
         rc = map_file(j, err);
@@ -520,6 +546,11 @@ static lil_status check_expect(struct journal *j, struct lil_err *err,
                            "run %s: journal %s rolled back to seq 0 (last known %llu): "
                            "it holds no record",
                            j->run_id, j->path, m);
+    if (res->segment && e->seq < res->base_seq &&
+        memcmp(res->link.prev_salt, e->salt, LIL_JF_SALT_LEN) == 0 &&
+        (e->seq + 1 < res->base_seq ||
+         memcmp(res->link.prev_chain, e->chain, LIL_SHA256_LEN) == 0))
+        return LIL_OK; /* known of the segment before: this one follows it */
     if (memcmp(j->map + LIL_JF_H_SALT, e->salt, LIL_JF_SALT_LEN) != 0)
         return lil__seterr(err, LIL_E_ROLLBACK, 0,
                            "run %s: journal %s was replaced by another journal (last "
@@ -564,8 +595,15 @@ lil_status lil__journal_open(const struct lil_env *env, struct lil_err *err,
     if (!j)
         return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
     memset(&res, 0, sizeof(res));
-    for (int round = 0; rc == LIL_OK; round++) {
-        rc = open_scan(j, err, opts, scan, ud, &res, created);
+    for (int round = 0, moves = 0; rc == LIL_OK; round++) {
+        bool moved = false;
+
+        rc = open_scan(j, err, opts, scan, ud, &res, created, &moved);
+        if (rc == LIL_OK && moved && moves++ < 100) {
+            let_go(j);
+            round--;
+            continue;
+        }
         if (rc == LIL_OK && opts->expect)
             rc = check_expect(j, err, opts->expect, &res);
         if (rc != LIL_OK || res.records > 0)
@@ -580,6 +618,14 @@ lil_status lil__journal_open(const struct lil_env *env, struct lil_err *err,
     }
     if (rc == LIL_OK && !j->readonly)
         rc = settle(j, err, &res);
+    if (rc == LIL_OK && !j->readonly && opts->key) {
+        j->key = lil__malloc(env, opts->key_len ? opts->key_len : 1);
+        if (!j->key)
+            rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+        else
+            memcpy(j->key, opts->key, opts->key_len);
+        j->key_len = opts->key_len;
+    }
     if (rc != LIL_OK) {
         j->poisoned = true; /* nothing to sync at close */
         lil__journal_close(j, NULL);
@@ -937,6 +983,10 @@ lil_status lil__journal_close(struct journal *j, struct lil_err *err)
             j->env->os->ftruncate(j->fd, (off_t)(j->end + keep));
     }
     lil__os_unload(j->env, j->map, j->map_len, !j->readonly);
+    if (j->key) {
+        explicit_bzero(j->key, j->key_len);
+        lil__free(j->env, j->key);
+    }
     lil__os_close(j->env, j->fd); /* releases the OFD lock */
     lil__mac_free(j->env, j->mac);
     lil__buf_free(&j->enc);
@@ -956,11 +1006,165 @@ void lil__journal_give_back_all(struct journal *j)
     j->give_back_all = true;
 }
 
+/* ---- a new segment (format.h, SEGMENTS) ------------------------------------ */
+
+/* Whether the file at path is the one open at fd. */
+static bool same_file(struct journal *j, const char *path)
+{
+    struct stat a, b;
+    int fd = j->env->os->open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
+    bool same;
+
+    if (fd < 0)
+        return false;
+    same = j->env->os->fstat(fd, &a) == 0 && j->env->os->fstat(j->fd, &b) == 0 &&
+           a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    j->env->os->close(fd);
+    return same;
+}
+
+/* The old file under its archive name too (a hard link), the name durable.
+ * A link there already to this very file is an earlier rotation that died
+ * before its rename. */
+static lil_status archive_old(struct journal *j, struct lil_err *err,
+                              const char *archive)
+{
+    if (j->env->os->link(j->path, archive) != 0 &&
+        (errno != EEXIST || !same_file(j, archive)))
+        return lil__seterr(err, errno == EEXIST ? LIL_E_CORRUPT : LIL_E_IO, errno,
+                           "link %s to %s: %s", j->path, archive,
+                           errno == EEXIST ? "another file has that name"
+                                           : lil__errstr(errno));
+    return lil__os_fsync_parent(j->env, err, archive);
+}
+
+/* The new segment, written and synced under a temporary name, locked, then
+ * named: the old file archived first, then the rename. */
+static lil_status put_in_place(struct journal *j, struct lil_err *err,
+                               const char *archive, const struct lil_buf *img, int *fd)
+{
+    char tmp[4200];
+    lil_status rc =
+        lil__os_create_temp(j->env, err, j->path, "new", tmp, sizeof(tmp), fd);
+
+    if (rc != LIL_OK)
+        return rc;
+    rc = lil__os_pwrite_all(j->env, err, *fd, img->data, img->len, 0, tmp);
+    if (rc == LIL_OK)
+        rc = lil__os_fdatasync(j->env, err, *fd, tmp);
+    lil__os_close(j->env, *fd); /* written only: the journal reads it too */
+    *fd = -1;
+    if (rc == LIL_OK)
+        rc = lil__os_open_regular(j->env, err, tmp, O_RDWR | O_CLOEXEC, 0, fd);
+    if (rc == LIL_OK)
+        rc = lil__os_lock_try(j->env, err, *fd, tmp);
+    if (rc == LIL_OK)
+        rc = archive_old(j, err, archive);
+    if (rc == LIL_OK && j->env->os->rename(tmp, j->path) != 0)
+        rc = lil__seterr(err, LIL_E_IO, errno, "rename %s to %s: %s", tmp, j->path,
+                         lil__errstr(errno));
+    if (rc != LIL_OK) {
+        j->env->os->unlink(tmp);
+        lil__os_close(j->env, *fd);
+        *fd = -1;
+    }
+    return rc;
+}
+
+/* Under mu, the new segment named: the handle goes on with it. */
+static void switch_to(struct journal *j, int fd, const struct lil_buf *img, size_t n,
+                      const uint8_t chain[32], const uint8_t salt[16])
+{
+    lil__os_close(j->env, j->fd); /* the old file's lock goes with it */
+    j->fd = fd;
+    j->end = j->written = j->alloc_end = j->zeroed = img->len;
+    j->seq += 1 + n;
+    j->records = 1 + n;
+    j->segment++;
+    j->rotated = true;
+    j->torn_off = j->torn_after = 0;
+    memcpy(j->chain, chain, LIL_SHA256_LEN);
+    memcpy(j->salt, salt, LIL_JF_SALT_LEN);
+    lil__group_settled(&j->group, img->len);
+}
+
+static lil_status rotate_locked(struct journal *j, struct lil_err *err,
+                                const char *archive, const struct lil_rec *recs,
+                                size_t n)
+{
+    uint8_t chain[LIL_SHA256_LEN], salt[LIL_JF_SALT_LEN];
+    struct journal_link link;
+    struct lil_buf img;
+    int fd = -1;
+    lil_status rc = check_writable(j, err);
+
+    if (rc != LIL_OK)
+        return rc;
+    link.segment = j->segment + 1;
+    memcpy(link.prev_salt, j->salt, LIL_JF_SALT_LEN);
+    memcpy(link.prev_chain, j->chain, LIL_SHA256_LEN);
+    lil__buf_init(&img, j->env, (size_t)-1);
+    rc = lil__seg_image(j->env, err, j->key, j->key_len, j->run_id, j->seq, &link, recs,
+                        n, &img, chain, salt);
+    if (rc == LIL_OK)
+        rc = put_in_place(j, err, archive, &img, &fd);
+    if (rc == LIL_OK) {
+        switch_to(j, fd, &img, n, chain, salt);
+        rc = lil__os_fsync_dir(j->env, err, j->dir);
+        if (rc != LIL_OK)
+            poison(j, err); /* the new name may not be durable */
+    }
+    lil__buf_free(&img);
+    return rc;
+}
+
+lil_status lil__journal_rotate(struct journal *j, struct lil_err *err,
+                               const char *archive, const struct lil_rec *recs,
+                               size_t n)
+{
+    lil_status rc = lil__journal_sync_all(j, err);
+
+    if (rc != LIL_OK)
+        return rc;
+    pthread_mutex_lock(&j->mu);
+    if (j->sync == LIL_SYNC_FULL)
+        rc = write_batch(j, err); /* waits for a sync in flight too */
+    else
+        lil__group_wait_idle(&j->group);
+    if (rc == LIL_OK && j->group.durable < j->end)
+        rc = lil__seterr(err, LIL_E_INVAL, 0,
+                         "%s: a record was appended while a new segment was being made",
+                         j->path);
+    if (rc == LIL_OK)
+        rc = rotate_locked(j, err, archive, recs, n);
+    pthread_mutex_unlock(&j->mu);
+    return rc;
+}
+
+bool lil__journal_rotated(const struct journal *j)
+{
+    return j->rotated;
+}
+
+uint32_t lil__journal_segment(const struct journal *j)
+{
+    return j->segment;
+}
+
+bool lil__journal_link(const struct journal *j, struct journal_link *link,
+                       uint64_t *base_seq)
+{
+    *link = j->link;
+    *base_seq = j->base_seq;
+    return j->base_seq > 0;
+}
+
 /* ---- facts -------------------------------------------------------------- */
 
 uint64_t lil__journal_records(const struct journal *j)
 {
-    return j->records;
+    return j->seq; /* == records in a first file; a later segment's seqs go on
+                      from the segments before it */
 }
 
 uint64_t lil__journal_end(const struct journal *j)
@@ -1026,11 +1230,8 @@ void lil__journal_head(struct journal *j, struct journal_head *out)
     pthread_mutex_lock(&j->mu);
     out->seq = j->seq;
     memcpy(out->chain, j->chain, LIL_SHA256_LEN);
+    memcpy(out->salt, j->salt, LIL_JF_SALT_LEN);
     pthread_mutex_unlock(&j->mu);
-    if (j->map && j->map_len >= LIL_JF_HEADER_LEN)
-        memcpy(out->salt, j->map + LIL_JF_H_SALT, LIL_JF_SALT_LEN);
-    else
-        memset(out->salt, 0, LIL_JF_SALT_LEN);
 }
 
 lil_sync lil__journal_sync_mode(const struct journal *j)

@@ -24,6 +24,7 @@
 
 #include "base/env.h"
 #include "base/record.h"
+#include "journal/segment.h"
 
 struct journal;
 
@@ -131,7 +132,8 @@ struct journal_view {
 
 lil_status lil__journal_view(const struct journal *j, struct journal_view *v);
 
-/* Facts about the journal. */
+/* Facts about the journal.  records: the seq of the last record (a first
+ * file's count; a later segment's counts the segments before it too). */
 uint64_t lil__journal_records(const struct journal *j);
 uint64_t lil__journal_end(const struct journal *j);
 
@@ -160,6 +162,30 @@ lil_sync lil__journal_sync_mode(const struct journal *j);
  * last opener) when that process still has the journal open, -1 another
  * process whose pid is not known (a child the opener forked, say). */
 int lil__journal_holder(const struct journal *j, int pid);
+
+/* Go on in a new segment (format.h, SEGMENTS; docs/format.md "Segments"):
+ * sync everything, write the new file (header, BEGIN with the link to this
+ * one, then recs, each flagged as the caller says) under a temporary name,
+ * fdatasync and lock it, link this file to archive (whose directory must
+ * exist; a link there already to this very file is accepted), fsync
+ * archive's directory, rename the new file over path, fsync the directory.
+ * The handle then appends to the new file; the records the open scanned
+ * stay readable (lil__journal_next_scanned).  A crash at any point leaves
+ * path naming either this file, whole, or the new one, whole.  Every step
+ * but the last fsync leaves the journal usable when it fails; that one
+ * poisons it.  The caller appends nothing meanwhile. */
+lil_status lil__journal_rotate(struct journal *j, struct lil_err *err,
+                               const char *archive, const struct lil_rec *recs,
+                               size_t n);
+/* Whether the handle went on in a new segment since its open: the records
+ * the open scanned are no longer the file's. */
+bool lil__journal_rotated(const struct journal *j);
+/* The number of the segment open now: 0 for a run's first file. */
+uint32_t lil__journal_segment(const struct journal *j);
+/* A later segment's link and the seq of its BEGIN, as the open found them;
+ * false for a run's first file. */
+bool lil__journal_link(const struct journal *j, struct journal_link *link,
+                       uint64_t *base_seq);
 
 /* Verify (and with repair, truncate at the first damage) the file at
  * path.  See lil_run_check in lil.h for the report. */

@@ -171,6 +171,7 @@ lil_status lil__scan_header(const struct lil_env *env, struct lil_err *err,
     lil__mac2(*mac, data, LIL_JF_HEADER_LEN, NULL, 0, res->chain);
     res->created_ns = (int64_t)lil__rd64(data + LIL_JF_H_CREATED);
     res->end = LIL_JF_HEADER_LEN;
+    res->segment = (lil__rd32(data + LIL_JF_H_INCOMPAT) & LIL_JF_INCOMPAT_SEGMENT) != 0;
     return LIL_OK;
 }
 
@@ -550,6 +551,35 @@ static lil_status chain_verdict(struct lil_err *err, const char *path,
     return rc;
 }
 
+/* A later segment starts with its link: BEGIN, whose seq (above 1) the
+ * records after it follow.  Anything else there is damage: a segment is
+ * written whole and synced before it is named. */
+static lil_status segment_start(struct lil_err *err, const char *path,
+                                const uint8_t *data, size_t len, uint64_t limit,
+                                struct scan_result *res)
+{
+    uint64_t off = res->end;
+    struct lil_rec r;
+
+    if (!res->segment || res->records)
+        return LIL_OK;
+    if (frame_ok(data, len, off, limit)) {
+        lil__jrec_parse(data + off, off, &r);
+        if (r.type == LIL_REC_BEGIN && r.seq > 1 &&
+            lil__seg_link_decode(r.payload, r.payload_len, &res->link)) {
+            res->base_seq = r.seq;
+            res->seq = r.seq - 1;
+            return LIL_OK;
+        }
+    }
+    res->damaged = true;
+    res->damage_off = off;
+    return lil__seterr(err, LIL_E_CORRUPT, 0,
+                       "%s: damaged record at offset %llu (a journal segment that does "
+                       "not start with its link to the segment before it)",
+                       path, (unsigned long long)off);
+}
+
 lil_status lil__scan_records(const struct lil_env *env, struct lil_err *err,
                              const char *path, const uint8_t *data, size_t len,
                              struct lil_mac *mac, bool verify_chain, size_t max_record,
@@ -561,6 +591,9 @@ lil_status lil__scan_records(const struct lil_env *env, struct lil_err *err,
     lil_status rc;
 
     (void)env;
+    rc = segment_start(err, path, data, len, limit, res);
+    if (rc != LIL_OK)
+        return rc;
     if (!verify_chain) { /* the next record chains to the last one's value */
         rc = scan_loop(err, path, data, len, mac, limit, false, fn, ud, res);
         if (rc == LIL_OK && res->records)

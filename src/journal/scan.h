@@ -12,6 +12,7 @@
 
 #include "base/hash.h"
 #include "journal/journal.h"
+#include "journal/segment.h"
 
 struct scan_result {
     uint64_t end; /* offset past the last valid record */
@@ -39,6 +40,11 @@ struct scan_result {
     uint64_t mark_seq;
     uint8_t mark_chain[LIL_SHA256_LEN];
     bool marked;
+    /* A later segment (header incompat bit 1): its first record, BEGIN,
+     * holds the link and may have any seq above 1 (format.h, SEGMENTS). */
+    bool segment;
+    struct journal_link link; /* segment: what its BEGIN says */
+    uint64_t base_seq;        /* segment: the seq of its BEGIN */
 };
 
 /* Whether data (len bytes) is a journal whose creation was cut short: it

@@ -270,6 +270,14 @@ struct lil_loop {
     /* lil_loop_interrupt */
     int interrupted; /* LIL_LOOP_INTERRUPT_*; atomic (lil__loop_interrupted) */
     int child_pgid;  /* process group of the running shell; atomic */
+
+    /* compaction (runner_compact.c) */
+    struct {
+        bool read, off;            /* thresholds read; the store cannot */
+        int64_t iterations, bytes; /* LIL_COMPACT_ITERATIONS, _BYTES */
+        int64_t from_iteration;    /* the live segment's first iteration
+                                      (its compacted.N record's, + 1) */
+    } compact;
 };
 
 /* The run of one iteration (or of on_exit, iteration -1). */
@@ -473,6 +481,11 @@ lil_status lil__loop_notice(struct lil_loop *lp, const char *kind, json_t *paylo
  * payload, a new reference). */
 lil_status lil__loop_plain(struct lil_loop *lp, const char *name, json_t *payload,
                            bool lazy, json_t **journaled);
+/* After a committed iteration: go on in a new journal segment when the
+ * live one is over a threshold and the run is at a quiet boundary
+ * (runner_compact.c). */
+lil_status lil__loop_compact_maybe(struct lil_loop *lp);
+
 /* Commit iteration it->iteration: the snapshot record, then the meters. */
 lil_status lil__loop_snapshot(struct lil_loop *lp, struct iter *it);
 /* The clock (runner_ctx.c).  Millisecond clock (epoch). */

@@ -477,6 +477,8 @@ static lil_status body_and_commit(struct lil_loop *lp, struct iter *it,
         *done = true;
         return lil__loop_result(lp, LIL_LOOP_STOPPED, stop_reason(lp), res);
     }
+    if (rc == LIL_OK)
+        rc = lil__loop_compact_maybe(lp);
     return rc;
 }
 

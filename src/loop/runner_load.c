@@ -240,6 +240,12 @@ static lil_status apply_control(struct lil_loop *lp, const char *k, size_t n,
     } else if (kind_is(k, n, "artifacts")) {
         json_decref(lp->artifacts);
         lp->artifacts = json_incref(v);
+    } else if (kind_is(k, n, "compacted")) { /* runner_compact.c */
+        int64_t at = 0;
+
+        if (!num_ok(lp, v, "a compacted record", "iteration", 0, &at))
+            return lp->err.code;
+        lp->compact.from_iteration = at + 1;
     } else if (kind_is(k, n, "parked")) {
         lp->parked = json_is_integer(json_object_get(v, "wakeAt"));
         if (!num_ok(lp, v, "a parked record", "wakeAt", 0, &lp->wake_at_ms))

@@ -108,6 +108,8 @@
 /* Record flags as the engine sees them (the public LIL_RECF_* bits). */
 #define LIL_SREC_EFFECT  LIL_RECF_EFFECT
 #define LIL_SREC_REQUEST LIL_RECF_REQUEST
+/* A later segment's copy of an earlier record (run_rotate). */
+#define LIL_SREC_COPY 0x04u
 
 /* Longest record key any backend must hold (a step identity, a run id). */
 #define LIL_SREC_KEY_MAX 65535u
@@ -371,6 +373,21 @@ struct lil_store_ops {
                              lil_run_id_fn fn, void *ud);
     lil_status (*sched_mark)(struct lil_store *st, struct lil_err *err, const char *id,
                              int64_t slot_ms);
+    /* Segments (compaction, docs/format.md "Segments"); NULL: the store
+     * keeps each run in one piece.  run_rotate: everything appended so far
+     * made durable, the run goes on in a new segment whose first records
+     * (after its link) are recs, in order (copies of earlier records carry
+     * LIL_SREC_COPY); a crash leaves the old segment or the whole new one.
+     * From then on a writable handle's walk and a new open's scan see the
+     * new segment only; a readonly handle's walk gives every segment kept,
+     * in order, without the copies and links of the later ones.
+     * run_drop_segments: remove the segments of run_id older than the
+     * newest keep (the live one counts; keep >= 1), into *dropped. */
+    lil_status (*run_rotate)(struct lil_srun *r, struct lil_err *err,
+                             const struct lil_rec *recs, size_t n);
+    lil_status (*run_drop_segments)(struct lil_store *st, struct lil_err *err,
+                                    const char *run_id, unsigned keep,
+                                    unsigned *dropped);
 };
 
 /* Settings a store reads once, at open (the environment's LIL_SYNC and

@@ -51,6 +51,11 @@ struct file_run {
     uint64_t head_seq;            /* the last record written, or found at open */
     struct journal_head at_close; /* taken before the close's last sync */
     int pid;                      /* the opener: a forked child writes no record */
+    /* segments (segments_file.c): a readonly handle walks them all */
+    bool readonly;
+    struct seg_walk_opts seg; /* its run_id and key: seg_id, seg_key */
+    char *seg_id;
+    uint8_t *seg_key;
 };
 
 /* ---- the store's name ------------------------------------------------------------ */
@@ -169,6 +174,8 @@ static lil_status record_at_close(struct file_run *fr, struct lil_err *e)
 
 static void file_run_free(struct file_run *fr)
 {
+    lil__store_key_free_env(fr->env, fr->seg_key, fr->seg.key_len);
+    lil__free(fr->env, fr->seg_id);
     lil__store_key_free_env(fr->env, fr->key, fr->key_len);
     lil__free(fr->env, fr->run_id);
     lil__free(fr->env, fr->path);
@@ -232,6 +239,26 @@ static lil_status keep_heads(struct lil_store *st, struct lil_err *err,
     return LIL_OK;
 }
 
+/* What a walk over the run's segments needs (segments_file.c). */
+static lil_status keep_seg(struct lil_store *st, struct lil_err *err,
+                           struct file_run *fr, const char *run_id,
+                           const struct lil_srun_opts *o)
+{
+    uint8_t *key = NULL;
+
+    fr->readonly = o->readonly;
+    fr->seg.dir = st->where;
+    fr->seg.max_record = o->max_record;
+    fr->seg.run_id = fr->seg_id = lil__strdup(st->env, run_id);
+    if (o->key && (key = lil__malloc(st->env, o->key_len ? o->key_len : 1)) != NULL)
+        memcpy(key, o->key, o->key_len);
+    fr->seg.key = fr->seg_key = key;
+    fr->seg.key_len = key ? o->key_len : 0;
+    if (!fr->seg.run_id || (o->key && !key))
+        return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    return LIL_OK;
+}
+
 static lil_status file_run_open(struct lil_store *st, struct lil_err *err,
                                 const char *run_id, const struct lil_srun_opts *o,
                                 lil_rec_scan_fn scan, void *ud, struct lil_srun **out)
@@ -262,6 +289,8 @@ static lil_status file_run_open(struct lil_store *st, struct lil_err *err,
                                &created);
     if (rc == LIL_OK)
         rc = keep_heads(st, err, fr, run_id, o, found ? &known : NULL);
+    if (rc == LIL_OK)
+        rc = keep_seg(st, err, fr, run_id, o);
     if (rc != LIL_OK) {
         file_run_close(&fr->base, NULL, false);
         return rc;
@@ -300,10 +329,38 @@ static lil_status file_run_sync(struct lil_srun *r, struct lil_err *err)
     return sync_and_record((struct file_run *)r, err);
 }
 
+/* A writable handle walks the live segment (what the run goes on from); a
+ * readonly one the whole history, every segment kept. */
 static lil_status file_run_walk(struct lil_srun *r, struct lil_err *err,
                                 lil_rec_walk_fn fn, void *ud)
 {
-    return lil__journal_foreach(((struct file_run *)r)->j, err, fn, ud);
+    struct file_run *fr = (struct file_run *)r;
+
+    if (!fr->readonly || lil__journal_segment(fr->j) == 0)
+        return lil__journal_foreach(fr->j, err, fn, ud);
+    return lil__seg_walk(fr->env, err, &fr->seg, fr->j, fn, ud);
+}
+
+/* The run goes on in a new segment, the old one archived (segments_file.c);
+ * a keyed run's rollback record follows it at once. */
+static lil_status file_run_rotate(struct lil_srun *r, struct lil_err *err,
+                                  const struct lil_rec *recs, size_t n)
+{
+    struct file_run *fr = (struct file_run *)r;
+    char archive[4400];
+    struct journal_head h;
+    lil_status rc =
+        lil__seg_archive(fr->env, err, fr->seg.dir, fr->seg.run_id,
+                         lil__journal_segment(fr->j), archive, sizeof(archive));
+
+    if (rc == LIL_OK)
+        rc = lil__journal_rotate(fr->j, err, archive, recs, n);
+    if (rc == LIL_OK && fr->key) {
+        lil__journal_head(fr->j, &h);
+        if (head_update(fr, err, &h) != LIL_OK)
+            rc = lil__journal_poison(fr->j, err);
+    }
+    return rc;
 }
 
 static bool file_run_next_scanned(const struct lil_srun *r, uint64_t *cursor,
@@ -621,7 +678,9 @@ static const struct lil_store_ops file_ops = {.version = LIL_STORE_OPS_VERSION,
                                               .sched_get = lil__sched_file_get,
                                               .sched_del = lil__sched_file_del,
                                               .sched_list = lil__sched_file_list,
-                                              .sched_mark = lil__sched_file_mark};
+                                              .sched_mark = lil__sched_file_mark,
+                                              .run_rotate = file_run_rotate,
+                                              .run_drop_segments = lil__seg_drop};
 
 /* ---- whose store it is -------------------------------------------------------------
  */

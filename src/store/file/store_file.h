@@ -33,6 +33,31 @@ lil_status lil__head_write(const struct lil_env *env, struct lil_err *err,
                            const char *dir, const struct lil_head_key *k,
                            const struct journal_head *h);
 
+/* A run's segments (segments_file.c; docs/format.md "Segments"). */
+struct seg_walk_opts {
+    const char *dir;    /* the store */
+    const char *run_id; /* its run */
+    const uint8_t *key; /* journal key or NULL */
+    size_t key_len;
+    size_t max_record;
+};
+
+/* The archive name of segment n of run_id into out, its directory
+ * (<dir>/<run id>.seg) made (and its name synced) when missing. */
+lil_status lil__seg_archive(const struct lil_env *env, struct lil_err *err,
+                            const char *dir, const char *run_id, uint32_t n, char *out,
+                            size_t cap);
+/* Walk the archived segments of a run whose live segment is live (open,
+ * read-only), oldest kept first, then live itself: records in order,
+ * without the links and copies of later segments; each segment checked to
+ * follow the one before. */
+lil_status lil__seg_walk(const struct lil_env *env, struct lil_err *err,
+                         const struct seg_walk_opts *o, struct journal *live,
+                         lil_rec_walk_fn fn, void *ud);
+/* run_drop_segments of the file store. */
+lil_status lil__seg_drop(struct lil_store *st, struct lil_err *err, const char *run_id,
+                         unsigned keep, unsigned *dropped);
+
 /* Make the store's own name durable, once per handle. */
 lil_status lil__store_file_sync_parent(struct file_store *fs, struct lil_err *err);
 

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""t_compact.py -- endless loops stay small (docs/loops.md, "Compaction";
+docs/format.md, "Segments"): past LIL_COMPACT_ITERATIONS iterations (or
+LIL_COMPACT_BYTES bytes) a loop run goes on in a new journal segment that
+starts with a sealed copy of what its resume needs; the older segments stay
+in <store>/<run>.seg/ and `lil log` still shows the whole history; a resume
+reads the live segment only and every effect runs once, SIGKILL at any
+moment included; a forged or cut segment is refused like any damaged
+record."""
+
+import os
+import random
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import loopt  # noqa: E402
+from loopt import check, eq, expect, named, test  # noqa: E402
+
+COUNTER = """
+    loopspec: "0.1"
+    id: tick
+    pattern: react
+    state:
+      vars:
+        n: {type: int, init: 0}
+    body:
+      - id: work
+        kind: shell
+        cmd: "echo ${state.n} >> @SIDE@"
+        on_done: {incr: n}
+    terminate: {signal: state-predicate, until: "${state.n >= @LIMIT@}"}
+    caps: {max_iterations: 1000, budget: {wallclock: 1h}}
+"""
+
+EVERY = {"LIL_COMPACT_ITERATIONS": "3"}
+
+
+def segments(t):
+    d = os.path.join(t.store, "tick.seg")
+    return sorted(os.listdir(d)) if os.path.isdir(d) else []
+
+
+def snaps(recs):
+    return [r.key for r in recs if r.type == "step" and r.key and r.key.endswith(".snap")]
+
+
+@test
+def compacts_and_keeps_history(t):
+    t.file_only()
+    t.spec(COUNTER, LIMIT=10)
+    expect(t.run(env=EVERY), 0, status="completed", iteration=10, state={"n": 10})
+    eq(t.side(), [str(i) for i in range(10)], "each effect ran once")
+    eq(segments(t), ["00000000.lil", "00000001.lil", "00000002.lil"], "archived segments")
+    recs = t.log("tick")
+    eq(snaps(recs), ["%d.snap" % i for i in range(10)], "the whole history, no copies")
+    eq([r.p for r in named(recs, "compacted")],
+       [{"iteration": 2}, {"iteration": 5}, {"iteration": 8}], "compacted records")
+    seqs = [r.seq for r in recs]
+    eq(seqs, sorted(seqs), "records in order")
+    eq(len(set(seqs)), len(seqs), "no seq twice")
+    res = t.lil("check", "tick")
+    eq(res.rc, 0, "lil check of the live segment")
+
+
+@test
+def without_compaction_one_file(t):
+    t.file_only()
+    t.spec(COUNTER, LIMIT=10)
+    expect(t.run(), 0, status="completed", state={"n": 10})
+    eq(segments(t), [], "no segment under the default thresholds")
+
+
+@test
+def resume_reads_the_live_segment(t):
+    t.file_only()
+    t.spec(COUNTER, LIMIT=8)
+    for i in range(5):
+        expect(t.run(verb="step", env=EVERY), 4, status="waiting", iteration=i + 1)
+    check(len(segments(t)) >= 1, "a segment after 3 iterations: %r" % segments(t))
+    live = t.journal_bytes("tick")
+    check(b'"iteration":0,' not in live, "the live segment holds no early snapshot")
+    expect(t.run(env=EVERY), 0, status="completed", iteration=8, state={"n": 8})
+    eq(t.side(), [str(i) for i in range(8)], "each effect ran once")
+    res = t.lil("inspect", "tick")
+    eq(res.rc, 0, "inspect")
+    check("8 committed" in res.out, "inspect counts every iteration: %r" % res.out)
+
+
+@test
+def sigkill_at_any_moment(t):
+    t.file_only()
+    t.spec(COUNTER, LIMIT=40)
+    env = {"LIL_COMPACT_ITERATIONS": "2"}
+    rnd = random.Random(7)
+    for _ in range(30):
+        p = t.spawn("run", t.spec_path, "--json", env=env)
+        time.sleep(rnd.uniform(0.0, 0.08))
+        if p.poll() is None:
+            os.kill(p.pid, signal.SIGKILL)
+        p.wait()
+        if len(t.side()) >= 40:
+            break
+    res = t.run(env=env)
+    if res.rc == 2:  # killed inside an effect: its outcome is unknown
+        expect(t.lil("recover", t.spec_path, "--retry", "--reason", "killed", "--json"), 0, status="completed")
+    else:
+        expect(res, 0, status="completed", state={"n": 40})
+    lines = t.side()
+    done = sorted(set(lines), key=int)
+    eq(done, [str(i) for i in range(40)], "every iteration's effect ran")
+    check(len(lines) - len(done) <= 30, "an effect ran twice only after a kill inside it")
+    recs = t.log("tick")
+    eq(snaps(recs), ["%d.snap" % i for i in range(40)], "the whole history")
+    check(not [f for f in os.listdir(t.store) if ".new." in f], "no temporary file left")
+
+
+def live_path(t):
+    return t.journal("tick")
+
+
+@test
+def forged_snapshot_refused(t):
+    t.file_only()
+    t.spec(COUNTER, LIMIT=6)
+    for i in range(4):
+        expect(t.run(verb="step", env=EVERY), 4, status="waiting")
+    with open(live_path(t), "rb") as f:
+        data = bytearray(f.read())
+    at = data.find(b'"state":{"n":3}')
+    check(at > 0, "the snapshot copy is in the live segment")
+    data[at + len(b'"state":{"n":')] = ord("7")
+    with open(live_path(t), "wb") as f:
+        f.write(data)
+    res = t.run(env=EVERY)
+    eq(res.rc, 1, "a forged snapshot is refused")
+    check("offset" in res.err, "the error names the offset: %r" % res.err)
+    eq(t.side(), [str(i) for i in range(4)], "nothing ran")
+
+
+@test
+def cut_segment_refused(t):
+    t.file_only()
+    t.spec(COUNTER, LIMIT=6)
+    for i in range(4):
+        expect(t.run(verb="step", env=EVERY), 4, status="waiting")
+    with open(live_path(t), "r+b") as f:
+        f.truncate(100)  # the header and part of the link
+    res = t.run(env=EVERY)
+    eq(res.rc, 1, "a segment without its link is refused, never started afresh")
+    check("offset 64" in res.err, "the error names the offset: %r" % res.err)
+    eq(t.side(), [str(i) for i in range(4)], "nothing ran")
+
+
+loopt.main()
