@@ -79,9 +79,10 @@ lil_status lil__seg_image(const struct lil_env *env, struct lil_err *err,
     rc = seg_header(err, key, key_len, h);
     if (rc == LIL_OK)
         rc = lil__mac_new(env, err, key, key_len, &mac);
-    if (rc == LIL_OK && (lil__buf_add(b, h, sizeof(h)) != LIL_OK ||
-                         lil__mac2(mac, h, sizeof(h), NULL, 0, chain) != LIL_OK))
+    if (rc == LIL_OK && lil__buf_add(b, h, sizeof(h)) != LIL_OK)
         rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    if (rc == LIL_OK)
+        lil__mac2(mac, h, sizeof(h), NULL, 0, chain);
     lil__seg_link_encode(link, lk);
     begin.type = LIL_REC_BEGIN;
     begin.key = (const uint8_t *)run_id;
