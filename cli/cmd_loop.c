@@ -330,12 +330,12 @@ static int cmd_recover(struct cli_ctx *ctx, int argc, char **argv)
     "\nExit status (the table is in `lil --help`): 0 completed, 1 failed, 2 uncertain,\n" \
     "3 paused, 4 waiting, 5 stopped, 64 usage, 75 held by another process.\n"
 
-#define PROGRESS_HELP                                                                   \
-    "  --progress plain|json|auto  what the run does, on stderr: a line (plain) or a\n" \
-    "                       JSON object (json) per event, or the terminal line\n"       \
-    "                       (auto on a terminal; default: the terminal line on a\n"     \
-    "                       terminal, else nothing).  Ctrl-C stops after the\n"         \
-    "                       current effect; a second abandons it (exit 130)\n"
+#define PROGRESS_HELP                                                                  \
+    "  --progress auto|plain|json|off  what the run does, on stderr: a line (plain)\n" \
+    "                       or a JSON object (json) per event, or nothing (off);\n"    \
+    "                       auto (the default): the terminal line on a terminal,\n"    \
+    "                       else plain.  Ctrl-C stops after the current effect;\n"     \
+    "                       a second abandons it (exit 130)\n"
 
 #define RUN_FLAGS_HELP                                                                   \
     "  --run-id ID          the run (default: the spec's id)\n"                          \

@@ -104,7 +104,7 @@ static bool progress_ok(struct cli_ctx *ctx, const struct loop_cli *lc)
 
     if (!lc->progress || progress_mode_of(lc->progress, &mode))
         return true;
-    (void)cli_usage(ctx, "--progress must be plain, json or auto (not '%s')",
+    (void)cli_usage(ctx, "--progress must be auto, plain, json or off (not '%s')",
                     lc->progress);
     return false;
 }

@@ -37,14 +37,14 @@ bool progress_mode_of(const char *word, enum progress_mode *out)
 {
     bool tty = isatty(2) != 0;
 
-    if (!word)
-        *out = tty ? PROGRESS_TERM : PROGRESS_OFF;
+    if (!word || strcmp(word, "auto") == 0)
+        *out = tty ? PROGRESS_TERM : PROGRESS_PLAIN;
+    else if (strcmp(word, "off") == 0)
+        *out = PROGRESS_OFF;
     else if (strcmp(word, "plain") == 0)
         *out = PROGRESS_PLAIN;
     else if (strcmp(word, "json") == 0)
         *out = PROGRESS_JSON;
-    else if (strcmp(word, "auto") == 0)
-        *out = tty ? PROGRESS_TERM : PROGRESS_PLAIN;
     else
         return false;
     return true;
