@@ -100,7 +100,8 @@ static int parse_fork(struct cli_ctx *ctx, int argc, char **argv, struct fork_ar
 }
 
 /* The stores: the source (--from, else --dir) and the destination (--to,
- * else the source's; a missing directory is created). */
+ * else --dir; a missing directory is created).  One store when neither
+ * --from nor --to is given. */
 static int open_stores(const struct cli_ctx *ctx, const struct fork_args *fa,
                        lil_store **from, lil_store **to)
 {
@@ -110,11 +111,11 @@ static int open_stores(const struct cli_ctx *ctx, const struct fork_args *fa,
     if (fa->from)
         c.dir = fa->from;
     rc = cli_store_open(&c, from);
-    if (rc != CLI_EXIT_OK || !fa->to) {
+    if (rc != CLI_EXIT_OK || (!fa->from && !fa->to)) {
         *to = *from;
         return rc;
     }
-    c.dir = fa->to;
+    c.dir = fa->to ? fa->to : ctx->dir;
     return cli_store_create(&c, to);
 }
 
@@ -123,7 +124,7 @@ static void print_hint(const struct cli_ctx *ctx, const struct fork_args *fa,
                        const json_t *doc)
 {
     const char *kind = json_string_value(json_object_get(doc, "kind"));
-    const char *dir = fa->to ? fa->to : fa->from ? fa->from : ctx->dir;
+    const char *dir = fa->to ? fa->to : ctx->dir;
     char where[4200] = "";
 
     if (dir)
@@ -217,7 +218,7 @@ const struct cli_verb cli_verb_fork = {
     "  --at-seq SEQ  cut before record SEQ (2 or more)\n"
     "  --at-step N   an ordinary run: cut before its N-th step (1 or more)\n"
     "  --to STORE    make NEW in this store (a directory, created when\n"
-    "                missing, or postgresql://...); default: RUN's store\n"
+    "                missing, or postgresql://...); default: --dir\n"
     "  --from STORE  RUN's store (default: --dir)\n"
     "  --actor WHO   who forks (default: $USER)\n"
     "  --reason TEXT why (journaled in the provenance record)\n"
