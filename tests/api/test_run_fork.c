@@ -106,6 +106,13 @@ T_TEST(fork_at_a_step_replays_before_it_and_runs_from_it)
     T_OK(lil_run_complete(run, "r", 1));
     T_OK(lil_run_close(run));
 
+    /* the read API's event of the provenance */
+    lil_bytes ev = {0};
+    T_OK(lil_run_events(st, "wf2", 0, 0, &ev));
+    T_CONTAINS(ev.data, "\"type\":\"forked\"");
+    T_CONTAINS(ev.data, "\"source\":\"wf\"");
+    lil_free(ev.data);
+
     /* diff: alike up to e3's outcome, which differs */
     lil_bytes d = {0};
     T_OK(lil_run_diff(st, "wf", st, "wf2", &d));
