@@ -210,10 +210,10 @@ lil_status lil_run_diff(lil_store *sa, const char *a, lil_store *sb, const char 
         return lil__api_to_store(sa, &e, rc);
     lil__api_scope_begin(&sc, sa->env);
     rc = lil__history_diff(sa, a, sb, b, &e, &doc);
-    if (rc == LIL_OK)
+    if (rc == LIL_OK && json)
         rc = dump_doc(sa->env, &e, doc, json);
     rc = lil__api_scope_end(&sc, &e, rc);
-    if (rc != LIL_OK) {
+    if (rc != LIL_OK && json) {
         lil__export_free(json->data);
         lil__api_clear_bytes(json);
     }

@@ -171,6 +171,11 @@ static json_t *divergence(const struct side *a, const struct side *b, size_t k)
 /* ---- steps ------------------------------------------------------------------------
  */
 
+/* A record in a sorted list of outcomes. */
+struct ref {
+    const struct drec *d;
+};
+
 static bool is_outcome(const struct drec *d)
 {
     return d->type == LIL_REC_STEP || d->type == LIL_REC_STEP_FAILED;
@@ -188,8 +193,8 @@ static int key_cmp(const struct drec *a, const struct drec *b)
 
 static int by_key_then_pos(const void *x, const void *y)
 {
-    const struct drec *a = *(const struct drec *const *)x;
-    const struct drec *b = *(const struct drec *const *)y;
+    const struct drec *a = ((const struct ref *)x)->d;
+    const struct drec *b = ((const struct ref *)y)->d;
     int c = key_cmp(a, b);
 
     if (c)
@@ -199,19 +204,19 @@ static int by_key_then_pos(const void *x, const void *y)
 
 /* Each identity's last outcome, sorted by identity, into *out (*n). */
 static lil_status last_outcomes(const struct side *s, struct lil_err *err,
-                                const struct drec ***out, size_t *n)
+                                struct ref **out, size_t *n)
 {
-    const struct drec **v = lil__calloc(s->image.env, s->n + 1, sizeof(*v));
+    struct ref *v = lil__calloc(s->image.env, s->n + 1, sizeof(*v));
     size_t m = 0, k = 0;
 
     if (!v)
         return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
     for (size_t i = 0; i < s->n; i++)
         if (is_outcome(&s->r[i]))
-            v[m++] = &s->r[i];
-    qsort((void *)v, m, sizeof(*v), by_key_then_pos);
+            v[m++].d = &s->r[i];
+    qsort(v, m, sizeof(*v), by_key_then_pos);
     for (size_t i = 0; i < m; i++)
-        if (i + 1 == m || key_cmp(v[i], v[i + 1]) != 0) /* the last of its key */
+        if (i + 1 == m || key_cmp(v[i].d, v[i + 1].d) != 0) /* the last of its key */
             v[k++] = v[i];
     *out = v;
     *n = k;
@@ -236,8 +241,12 @@ static json_t *outcome_json(const struct drec *d)
 static json_t *step_json(const struct drec *a, const struct drec *b, const char *change)
 {
     const struct drec *at = a ? a : b;
-    json_t *o = json_pack("{so ss so so}", "step", text_or_null(at->key, at->key_len),
-                          "change", change, "a", outcome_json(a), "b", outcome_json(b));
+    json_t *o;
+
+    if (!at) /* never: merge gives one side at least */
+        return NULL;
+    o = json_pack("{so ss so so}", "step", text_or_null(at->key, at->key_len), "change",
+                  change, "a", outcome_json(a), "b", outcome_json(b));
 
     if (o && at->iteration >= 0)
         json_object_set_new(o, "iteration", json_integer(at->iteration));
@@ -258,28 +267,33 @@ static int by_order(const void *x, const void *y)
 
 /* Merge the sorted outcomes va (na) and vb (nb) into changes (room for
  * na + nb); returns how many. */
-static size_t merge(const struct side *a, const struct drec **va, size_t na,
-                    const struct drec **vb, size_t nb, struct change *ch)
+static size_t merge(const struct side *a, const struct ref *va, size_t na,
+                    const struct ref *vb, size_t nb, struct change *ch)
 {
     size_t i = 0, j = 0, n = 0;
 
     while (i < na || j < nb) {
-        int c = i == na ? 1 : j == nb ? -1 : key_cmp(va[i], vb[j]);
+        const struct drec *x = i < na ? va[i].d : NULL;
+        const struct drec *y = j < nb ? vb[j].d : NULL;
+        int c = !x ? 1 : !y ? -1 : key_cmp(x, y);
         if (c < 0) {
-            ch[n].order = va[i]->pos;
-            ch[n++].v = step_json(va[i++], NULL, "only_a");
-        } else if (c > 0) {
-            ch[n].order = a->n + vb[j]->pos;
-            ch[n++].v = step_json(NULL, vb[j++], "only_b");
-        } else {
-            if (va[i]->type != vb[j]->type ||
-                !same_bytes(va[i]->payload, va[i]->payload_len, vb[j]->payload,
-                            vb[j]->payload_len)) {
-                ch[n].order = va[i]->pos;
-                ch[n++].v = step_json(va[i], vb[j], "differs");
+            ch[n].order = x->pos;
+            ch[n++].v = step_json(x, NULL, "only_a");
+            i++;
+        } else if (c > 0 && y) {
+            ch[n].order = a->n + y->pos;
+            ch[n++].v = step_json(NULL, y, "only_b");
+            j++;
+        } else if (x && y) {
+            if (x->type != y->type ||
+                !same_bytes(x->payload, x->payload_len, y->payload, y->payload_len)) {
+                ch[n].order = x->pos;
+                ch[n++].v = step_json(x, y, "differs");
             }
             i++;
             j++;
+        } else {
+            break; /* never: one of them is left */
         }
     }
     return n;
@@ -288,16 +302,18 @@ static size_t merge(const struct side *a, const struct drec **va, size_t na,
 static lil_status steps_json(const struct side *a, const struct side *b,
                              struct lil_err *err, json_t **out)
 {
-    const struct drec **va = NULL, **vb = NULL;
+    struct ref *va = NULL, *vb = NULL;
     struct change *ch = NULL;
     size_t na = 0, nb = 0, n;
     lil_status rc = last_outcomes(a, err, &va, &na);
 
     if (rc == LIL_OK)
         rc = last_outcomes(b, err, &vb, &nb);
-    if (rc == LIL_OK && !(ch = lil__calloc(a->image.env, na + nb + 1, sizeof(*ch))))
+    if (rc == LIL_OK)
+        ch = lil__calloc(a->image.env, na + nb + 1, sizeof(*ch));
+    if (rc == LIL_OK && (!ch || !va || !vb))
         rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
-    if (rc == LIL_OK) {
+    if (rc == LIL_OK && ch && va && vb) {
         n = merge(a, va, na, vb, nb, ch);
         qsort(ch, n, sizeof(*ch), by_order);
         *out = json_array();
@@ -305,8 +321,8 @@ static lil_status steps_json(const struct side *a, const struct side *b,
             json_array_append_new(*out, ch[i].v);
     }
     lil__free(a->image.env, ch);
-    lil__free(a->image.env, (void *)va);
-    lil__free(a->image.env, (void *)vb);
+    lil__free(a->image.env, va);
+    lil__free(a->image.env, vb);
     return rc;
 }
 

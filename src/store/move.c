@@ -287,7 +287,7 @@ lil_status lil__store_import(struct lil_store *st, struct lil_err *err,
 }
 
 lil_status lil__store_fork_in(struct lil_store *st, struct lil_err *err,
-                              const uint8_t *image, size_t cut, const char *new_id,
+                              const uint8_t *image, size_t len, const char *new_id,
                               const struct lil_rec *provenance)
 {
     struct lil_buf forked;
@@ -295,7 +295,7 @@ lil_status lil__store_fork_in(struct lil_store *st, struct lil_err *err,
     size_t dst_len = 0;
     lil_status rc = lil__run_id_check(err, new_id);
 
-    if (rc == LIL_OK && !is_journal(image, cut))
+    if (rc == LIL_OK && !is_journal(image, len))
         rc = lil__seterr(err, LIL_E_INVAL, 0, "not a lil journal");
     if (rc == LIL_OK)
         rc = lil__store_key_ensure(st, err);
@@ -304,7 +304,7 @@ lil_status lil__store_fork_in(struct lil_store *st, struct lil_err *err,
     if (rc != LIL_OK)
         return rc;
     lil__buf_init(&forked, st->env, (size_t)-1);
-    rc = rechain(st, err, image, cut, new_id, dst, dst_len, provenance, &forked);
+    rc = rechain(st, err, image, len, new_id, dst, dst_len, provenance, &forked);
     lil__store_key_free(st, dst, dst_len);
     if (rc == LIL_OK)
         rc = st->ops->run_import(st, err, new_id, forked.data, forked.len);

@@ -450,12 +450,12 @@ lil_status lil__store_import(struct lil_store *st, struct lil_err *err,
 lil_status lil__store_image(struct lil_store *st, struct lil_err *err,
                             const char *run_id, struct lil_buf *image, uint64_t *valid);
 
-/* A fork (lil_run_fork): a new run new_id made of the first cut bytes of a
- * verified image (its header and whole records), sealed under this store's
- * key, with provenance added after BEGIN as record 2 (the records after it
- * one seq higher).  LIL_E_INVAL when new_id exists. */
+/* A fork (lil_run_fork): a new run new_id made of the first len bytes of
+ * a verified image (its header and whole records), sealed under this
+ * store's key, with provenance added after BEGIN as record 2 (the records
+ * after it one seq higher).  LIL_E_INVAL when new_id exists. */
 lil_status lil__store_fork_in(struct lil_store *st, struct lil_err *err,
-                              const uint8_t *image, size_t cut, const char *new_id,
+                              const uint8_t *image, size_t len, const char *new_id,
                               const struct lil_rec *provenance);
 
 /* Backends (store.c's table: a predicate of the location, open, schema). */
