@@ -21,6 +21,7 @@ struct after {
     uint64_t iteration; /* loop: iterations committed (snapshots) */
     uint64_t steps;     /* ordinary run: outcomes */
     bool ok;            /* a cut after it is valid */
+    bool boundary;      /* loop: the start record or a snapshot (--at's cuts) */
 };
 
 /* An effect begun and not ended (ordinary runs). */
@@ -34,6 +35,7 @@ struct walk {
     struct after *rec; /* one per record, [seq - 1] */
     size_t n;
     bool loop, started, open; /* loop run, its start seen, an iteration begun */
+    bool boundary;            /* the record just walked: start or snapshot */
     uint64_t iteration, steps, start_seq;
     struct pending *pend;
     size_t npend, cappend;
@@ -56,10 +58,12 @@ static void loop_record(struct walk *w, const struct lil_rec *r)
 {
     struct lil_loop_name nm;
 
+    w->boundary = false;
     if (!w->started) {
         if (is_start(r)) {
             w->started = true;
             w->start_seq = r->seq;
+            w->boundary = true;
         }
         return;
     }
@@ -68,6 +72,7 @@ static void loop_record(struct walk *w, const struct lil_rec *r)
     if (nm.kind == LIL_LOOP_NAME_SNAP && r->type == LIL_REC_STEP) {
         w->open = false;
         w->iteration = (uint64_t)nm.iteration + 1;
+        w->boundary = true;
     } else if (nm.kind == LIL_LOOP_NAME_SLOT && is_slot_type(r->type)) {
         w->open = true;
     }
@@ -128,6 +133,7 @@ static int each(void *ud, const struct lil_rec *r)
     a->iteration = w->iteration;
     a->steps = w->steps;
     a->ok = w->loop ? w->started && !w->open : w->npend == 0;
+    a->boundary = w->boundary;
     return w->nomem;
 }
 
@@ -156,13 +162,16 @@ static lil_status walk_image(struct walk *w, struct lil_err *err, const uint8_t 
     return LIL_OK;
 }
 
-/* " --at-seq S (--at N)" or " --at-step N" for a valid cut S, into buf. */
+/* "--at-seq S (--at N)", "(on at iteration N)" or "(step N)" for a valid
+ * cut S, into buf. */
 static void name_cut(const struct walk *w, uint64_t s, char *buf, size_t cap)
 {
     const struct after *a = &w->rec[s - 2];
 
-    if (w->loop)
-        snprintf(buf, cap, "--at-seq %" PRIu64 " (iteration %" PRIu64 ")", s,
+    if (w->loop && a->boundary)
+        snprintf(buf, cap, "--at-seq %" PRIu64 " (--at %" PRIu64 ")", s, a->iteration);
+    else if (w->loop)
+        snprintf(buf, cap, "--at-seq %" PRIu64 " (on at iteration %" PRIu64 ")", s,
                  a->iteration);
     else
         snprintf(buf, cap, "--at-seq %" PRIu64 " (step %" PRIu64 ")", s, a->steps + 1);

@@ -126,7 +126,7 @@ def cut_inside_an_iteration_refused(t):
     counter_run(t)
     res = t.lil("fork", "counter", "bad", "--at-seq", "8")
     eq(res.rc, 1, "exit status")
-    check("--at-seq 7" in res.err and "--at-seq 10" in res.err,
+    check("--at-seq 7 (--at 1)" in res.err and "--at-seq 10 (--at 2)" in res.err,
           "the nearest valid cuts named: %r" % res.err)
     check(not t.has_run("bad"), "no fork made")
     res = t.lil("fork", "counter", "bad", "--at", "5")
