@@ -101,6 +101,8 @@ extern const struct cli_verb cli_verb_import;
 extern const struct cli_verb cli_verb_submit;
 extern const struct cli_verb cli_verb_worker;
 extern const struct cli_verb cli_verb_schedule;
+extern const struct cli_verb cli_verb_fork;
+extern const struct cli_verb cli_verb_diff;
 
 /* ------------------------------------------------------------------------ */
 /* Arguments (args.c)                                                        */

@@ -177,6 +177,8 @@ static const char *row_status(const struct insp *in, const lil_record *rec)
         return "closed";
     case LIL_REC_REQUEST:
         return "request";
+    case LIL_REC_FORK:
+        return "forked";
     default:
         return "?";
     }
@@ -219,6 +221,7 @@ static void row_note(const struct insp *in, const lil_record *rec, char *buf,
     case LIL_REC_RUN_FAILED:
     case LIL_REC_RESOLVE:
     case LIL_REC_OPEN:
+    case LIL_REC_FORK: /* the provenance: source, cut, actor, reason */
         cli_fmt_payload(rec->payload, rec->payload_len, 200, buf, cap);
         break;
     case LIL_REC_RUN_DONE:

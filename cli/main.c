@@ -21,7 +21,7 @@ static const struct cli_verb *const verbs[] = {
     &cli_verb_approve,  &cli_verb_recover,  &cli_verb_doctor, &cli_verb_tick,
     &cli_verb_verify,   &cli_verb_score,    &cli_verb_watch,  &cli_verb_db,
     &cli_verb_export,   &cli_verb_import,   &cli_verb_submit, &cli_verb_worker,
-    &cli_verb_schedule,
+    &cli_verb_schedule, &cli_verb_fork,     &cli_verb_diff,
 };
 
 #define NVERBS (sizeof(verbs) / sizeof(verbs[0]))
@@ -61,7 +61,8 @@ static const char help_tail[] =
     "      message names its pid when lil knows it; try again when it is done\n"
     "  watch: the program's status (128+N: killed by signal N), or 71 cannot\n"
     "      fork, 80 restart limit, 81 crash loop, 82 same step, 126 / 127 the\n"
-    "      program cannot be executed / is not found\n";
+    "      program cannot be executed / is not found\n"
+    "  diff: 10 the runs differ\n";
 
 static void print_main_help(FILE *f)
 {

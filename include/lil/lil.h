@@ -668,10 +668,12 @@ typedef enum lil_record_type {
     LIL_REC_REQUEST = 10,    /* an effect's note over 4 KiB, in full: the
                                 intent after it (LIL_RECF_REQUEST) holds its
                                 SHA-256, length and first bytes */
+    LIL_REC_FORK = 11,       /* record 2 of a fork (lil_run_fork): key the
+                                source run, payload its provenance (JSON) */
 } lil_record_type;
 
 /* "begin", "open", "step", "step-failed", "intent", "resolve", "run-done",
- * "run-failed", "close", "request", or "unknown". */
+ * "run-failed", "close", "request", "fork", or "unknown". */
 LIL_API const char *lil_record_type_name(int type);
 
 /* Record flag: the step is an effect (its intent precedes it). */
@@ -953,6 +955,60 @@ LIL_API lil_status lil_run_import(lil_store *st, const void *journal, size_t len
 LIL_API lil_status lil_run_import_keyed(lil_store *st, const void *journal, size_t len,
                                         const char *run_id, const void *source_key,
                                         size_t source_key_len, char **imported_id);
+
+/* ------------------------------------------------------------------------ */
+/* Forking and comparing runs (docs/api.md, "Forking and comparing runs")   */
+
+/* Where lil_run_fork cuts (lil_run_fork_opts.at_kind). */
+enum {
+    LIL_FORK_AT_ITERATION = 1, /* a loop run: iteration N and after dropped */
+    LIL_FORK_AT_SEQ = 2,       /* records from seq N on dropped */
+    LIL_FORK_AT_STEP = 3,      /* an ordinary run: step N (1, 2, ...) and
+                                  after dropped */
+};
+
+typedef struct lil_run_fork_opts {
+    size_t struct_size; /* sizeof(lil_run_fork_opts), set by the caller */
+    int at_kind;        /* LIL_FORK_AT_* */
+    uint64_t at;        /* the iteration (0, 1, ...), seq (2, ...) or step */
+    const char *actor;  /* who forks (journaled); NULL: "unknown" */
+    const char *reason; /* why (journaled); NULL: "" */
+} lil_run_fork_opts;
+
+/* Fork run_id of store from into a new run new_id of store to (the same
+ * store or another, any backend): the records of run_id before the cut,
+ * with a provenance record (type LIL_REC_FORK, key run_id, payload
+ * {"source", "sourceStore", "cut", "sourceRecords", "sourceHead", "actor",
+ * "osUser", "reason", "at"}: docs/format.md) added after BEGIN as record 2,
+ * the records after it one seq higher, every chain value computed anew for
+ * new_id under to's key.  run_id is read as lil_run_export reads it
+ * (verified under from's key, never written); the cut must sit between
+ * iterations of a loop run, or outside an effect of an ordinary run
+ * (docs/cli.md, "lil fork"); new_id must not exist.  *json, when not NULL,
+ * receives {"run", "store", "source", "sourceStore", "kind": "loop" |
+ * "program", "cut": {"seq", "iteration" | "step"}, "records", "dropped",
+ * "sourceHead"} (lil_free).  Errors (the message on to): LIL_E_INVAL (bad
+ * handles, ids or options, a cut at no valid point -- the message names the
+ * nearest valid ones --, new_id exists), LIL_E_NOTFOUND (no run_id),
+ * LIL_E_CORRUPT, LIL_E_KEY, LIL_E_VERSION, LIL_E_IO, LIL_E_PG, LIL_E_NOMEM. */
+LIL_API lil_status lil_run_fork(lil_store *from, const char *run_id,
+                                const lil_run_fork_opts *opts, lil_store *to,
+                                const char *new_id, lil_bytes *json);
+
+/* Compare run a (in store sa) with run b (in store sb): where their
+ * journals stop agreeing and how their steps' results differ, as
+ * {"identical", "a": {"run", "store", "records"}, "b": {...}, "common": the
+ * records both have alike before the first divergence, "divergence": null
+ * or {"iteration" (a loop run's, else null), "step": the identity there,
+ * "a": {"seq", "type", "key"} or null (the run ended), "b": ...}, "steps":
+ * [{"step", "iteration"?, "change": "differs" | "only_a" | "only_b", "a":
+ * {"seq", "type", "sha256", "result"} or null, "b": ...}]} in *json
+ * (lil_free).  Records are compared by type, effect flag, key and payload;
+ * BEGIN, OPEN, CLOSE and FORK records are left out (docs/api.md).  Errors
+ * (the message on sa): LIL_E_INVAL, LIL_E_NOTFOUND, LIL_E_CORRUPT,
+ * LIL_E_KEY, LIL_E_VERSION, LIL_E_IO, LIL_E_PG, LIL_E_NOMEM. */
+LIL_API lil_status lil_run_diff(lil_store *sa, const char *a, lil_store *sb,
+                                const char *b, lil_bytes *json);
 
 /* ------------------------------------------------------------------------ */
 /* Loop specs (LoopSpec v0.1)                                                */

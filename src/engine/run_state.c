@@ -33,7 +33,7 @@ const char *lil__record_type_name(int type)
 {
     static const char *const names[] = {
         "unknown", "begin",    "open",       "step",  "step-failed", "intent",
-        "resolve", "run-done", "run-failed", "close", "request",
+        "resolve", "run-done", "run-failed", "close", "request",     "fork",
     };
 
     if (type < 0 || (size_t)type >= sizeof(names) / sizeof(names[0]))

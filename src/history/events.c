@@ -12,6 +12,8 @@
  *                                        "dur_us", "result" | "reason"}
  *   recovery       RESOLVE              {"step", "how", "actor", "reason"}
  *   run_end        RUN_DONE, RUN_FAILED {"status", "result" | "reason"}
+ *   forked         FORK                 {"source", "source_store", "cut",
+ *                                        "actor", "reason", "os_user"}
  *
  * ("effect" for a record of an effect, "step" for a plain step; payloads
  * that are not UTF-8 text are left out.)
@@ -265,6 +267,17 @@ static void plain(struct hwalk *w, const lil_record *rec)
     case LIL_REC_RUN_DONE:
     case LIL_REC_RUN_FAILED:
         run_end(w, rec);
+        break;
+    case LIL_REC_FORK:
+        ev = lil__hev_new(w, rec, "forked");
+        p = lil__hev_payload(rec);
+        lil__hev_copy(ev, "source", p, "source");
+        lil__hev_copy(ev, "source_store", p, "sourceStore");
+        lil__hev_copy(ev, "cut", p, "cut");
+        lil__hev_copy(ev, "actor", p, "actor");
+        lil__hev_copy(ev, "reason", p, "reason");
+        lil__hev_copy(ev, "os_user", p, "osUser");
+        json_decref(p);
         break;
     default: /* a request record (its intent's event tells its size), a type
                 of a later version */

@@ -80,6 +80,19 @@ int lil__image_walk(const uint8_t *frames, size_t len, uint64_t off, lil_rec_wal
     return 0;
 }
 
+int lil__image_records(const uint8_t *image, size_t valid, lil_rec_walk_fn fn, void *ud)
+{
+    if (valid <= LIL_JF_HEADER_LEN)
+        return 0;
+    return lil__image_walk(image + LIL_JF_HEADER_LEN, valid - LIL_JF_HEADER_LEN,
+                           LIL_JF_HEADER_LEN, fn, ud);
+}
+
+const uint8_t *lil__image_head(const uint8_t *image, size_t valid)
+{
+    return image + valid - LIL_JF_CHAIN_LEN;
+}
+
 bool lil__image_next(const uint8_t *image, uint64_t end, uint64_t *cursor,
                      struct lil_rec *rec)
 {

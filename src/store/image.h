@@ -40,6 +40,15 @@ lil_status lil__image_scan(const struct lil_env *env, struct lil_err *err,
 int lil__image_walk(const uint8_t *frames, size_t len, uint64_t off, lil_rec_walk_fn fn,
                     void *ud);
 
+/* Call fn for each record of a whole image (its header, then records:
+ * valid bytes) until it returns non-zero; returns 1 then, else 0. */
+int lil__image_records(const uint8_t *image, size_t valid, lil_rec_walk_fn fn,
+                       void *ud);
+
+/* The chain value (LIL_SHA256_LEN bytes) of the last record of a whole
+ * image of valid bytes (at least one record). */
+const uint8_t *lil__image_head(const uint8_t *image, size_t valid);
+
 /* run_next_scanned over an image whose first end bytes were scanned. */
 bool lil__image_next(const uint8_t *image, uint64_t end, uint64_t *cursor,
                      struct lil_rec *rec);

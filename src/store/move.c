@@ -21,6 +21,11 @@
  * so every chain value after it: each record is encoded again with its
  * seq, time, flags, key and payload, chained from the header as a new
  * journal would be.  Otherwise the bytes go in unchanged.
+ *
+ * A fork (lil_run_fork, lil fork) is an import of the first records of a
+ * verified image under a new id, sealed the same way, with one record
+ * added after BEGIN (the fork's provenance, seq 2): the records after it
+ * keep their bytes and times, their seq one higher.
  */
 #include <string.h>
 
@@ -69,19 +74,27 @@ static lil_status verify(struct lil_store *st, struct lil_err *err, const char *
     return rc;
 }
 
+lil_status lil__store_image(struct lil_store *st, struct lil_err *err,
+                            const char *run_id, struct lil_buf *image, uint64_t *valid)
+{
+    lil_status rc = lil__run_id_check(err, run_id);
+
+    if (rc == LIL_OK)
+        rc = st->ops->run_image(st, err, run_id, image);
+    if (rc == LIL_OK)
+        rc = verify(st, err, run_id, image->data, image->len, valid);
+    return rc;
+}
+
 lil_status lil__store_export(struct lil_store *st, struct lil_err *err,
                              const char *run_id, lil_write_fn fn, void *ud)
 {
     struct lil_buf image;
     uint64_t valid = 0;
-    lil_status rc = lil__run_id_check(err, run_id);
+    lil_status rc;
 
-    if (rc != LIL_OK)
-        return rc;
     lil__buf_init(&image, st->env, (size_t)-1);
-    rc = st->ops->run_image(st, err, run_id, &image);
-    if (rc == LIL_OK)
-        rc = verify(st, err, run_id, image.data, image.len, &valid);
+    rc = lil__store_image(st, err, run_id, &image, &valid);
     if (rc == LIL_OK && fn(ud, image.data, (size_t)valid) != 0)
         rc = lil__seterr(err, LIL_E_IO, 0, "exporting run %s: the writer stopped",
                          run_id);
@@ -91,15 +104,31 @@ lil_status lil__store_export(struct lil_store *st, struct lil_err *err,
 
 /* ---- import ------------------------------------------------------------------- */
 
+/* Encode r as record seq of out, chained after chain. */
+static lil_status add_record(struct lil_mac *mac, uint8_t *chain, uint64_t seq,
+                             const struct lil_rec *r, struct lil_buf *out)
+{
+    size_t n = LIL_JF_REC_OVERHEAD + r->key_len + r->payload_len;
+    lil_status rc = lil__buf_reserve(out, n);
+
+    if (rc == LIL_OK)
+        rc = lil__encode_record(mac, chain, seq, r, r->flags, out->data + out->len, n);
+    out->len += rc == LIL_OK ? n : 0;
+    return rc;
+}
+
 /* image (valid bytes) sealed under key (NULL: none), with BEGIN naming
- * new_id and every chain computed again, into out. */
+ * new_id, extra (when not NULL) added after BEGIN and every chain computed
+ * again, into out. */
 static lil_status rechain(struct lil_store *st, struct lil_err *err,
                           const uint8_t *image, size_t len, const char *new_id,
-                          const uint8_t *key, size_t key_len, struct lil_buf *out)
+                          const uint8_t *key, size_t key_len,
+                          const struct lil_rec *extra, struct lil_buf *out)
 {
     uint8_t chain[LIL_SHA256_LEN], header[LIL_JF_HEADER_LEN];
     struct lil_mac *mac = NULL;
     size_t at = LIL_JF_HEADER_LEN;
+    uint64_t shift = 0;
     lil_status rc;
 
     memcpy(header, image, LIL_JF_HEADER_LEN);
@@ -111,21 +140,19 @@ static lil_status rechain(struct lil_store *st, struct lil_err *err,
         rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
     while (rc == LIL_OK && at < len) {
         struct lil_rec r;
-        size_t n;
         lil__jrec_parse(image + at, at, &r);
         at += r.len;
         if (r.type == LIL_REC_BEGIN) {
             r.key = (const uint8_t *)new_id;
             r.key_len = strlen(new_id);
         }
-        n = LIL_JF_REC_OVERHEAD + r.key_len + r.payload_len;
-        rc = lil__buf_reserve(out, n);
-        if (rc == LIL_OK)
-            rc = lil__encode_record(mac, chain, r.seq, &r, r.flags,
-                                    out->data + out->len, n);
+        rc = add_record(mac, chain, r.seq + shift, &r, out);
+        if (rc == LIL_OK && r.type == LIL_REC_BEGIN && extra && !shift) {
+            shift = 1;
+            rc = add_record(mac, chain, r.seq + shift, extra, out);
+        }
         if (rc != LIL_OK)
             rc = lil__seterr(err, rc, 0, "out of memory");
-        out->len += rc == LIL_OK ? n : 0;
     }
     lil__mac_free(st->env, mac);
     return rc;
@@ -245,7 +272,7 @@ lil_status lil__store_import(struct lil_store *st, struct lil_err *err,
         run_id = source;
     lil__buf_init(&moved, st->env, (size_t)-1);
     if (must_rechain(data, run_id, source, src, dst, dst_len))
-        rc = rechain(st, err, data, (size_t)valid, run_id, dst, dst_len, &moved);
+        rc = rechain(st, err, data, (size_t)valid, run_id, dst, dst_len, NULL, &moved);
     lil__store_key_free(st, dst, dst_len);
     if (rc == LIL_OK)
         rc = st->ops->run_import(st, err, run_id, moved.len ? moved.data : data,
@@ -256,5 +283,31 @@ lil_status lil__store_import(struct lil_store *st, struct lil_err *err,
         if (!*imported_id)
             rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
     }
+    return rc;
+}
+
+lil_status lil__store_fork_in(struct lil_store *st, struct lil_err *err,
+                              const uint8_t *image, size_t len, const char *new_id,
+                              const struct lil_rec *provenance)
+{
+    struct lil_buf forked;
+    uint8_t *dst = NULL;
+    size_t dst_len = 0;
+    lil_status rc = lil__run_id_check(err, new_id);
+
+    if (rc == LIL_OK && !is_journal(image, len))
+        rc = lil__seterr(err, LIL_E_INVAL, 0, "not a lil journal");
+    if (rc == LIL_OK)
+        rc = lil__store_key_ensure(st, err);
+    if (rc == LIL_OK)
+        rc = lil__store_key_copy(st, err, &dst, &dst_len);
+    if (rc != LIL_OK)
+        return rc;
+    lil__buf_init(&forked, st->env, (size_t)-1);
+    rc = rechain(st, err, image, len, new_id, dst, dst_len, provenance, &forked);
+    lil__store_key_free(st, dst, dst_len);
+    if (rc == LIL_OK)
+        rc = st->ops->run_import(st, err, new_id, forked.data, forked.len);
+    lil__buf_free(&forked);
     return rc;
 }

@@ -479,6 +479,21 @@ lil_status lil__store_import(struct lil_store *st, struct lil_err *err,
                              const uint8_t *data, size_t len, const char *run_id,
                              const struct lil_import_key *src, char **imported_id);
 
+/* The run as a journal image into image (lil__buf_init'd by the caller),
+ * verified under the store's key: *valid is the end of its last valid
+ * record (a torn tail past it).  LIL_E_NOTFOUND, LIL_E_CORRUPT, LIL_E_KEY
+ * and the backend's errors. */
+lil_status lil__store_image(struct lil_store *st, struct lil_err *err,
+                            const char *run_id, struct lil_buf *image, uint64_t *valid);
+
+/* A fork (lil_run_fork): a new run new_id made of the first len bytes of
+ * a verified image (its header and whole records), sealed under this
+ * store's key, with provenance added after BEGIN as record 2 (the records
+ * after it one seq higher).  LIL_E_INVAL when new_id exists. */
+lil_status lil__store_fork_in(struct lil_store *st, struct lil_err *err,
+                              const uint8_t *image, size_t len, const char *new_id,
+                              const struct lil_rec *provenance);
+
 /* Backends (store.c's table: a predicate of the location, open, schema). */
 lil_status lil__store_file_open(struct lil_env *env, struct lil_err *err,
                                 const char *dir, unsigned flags,

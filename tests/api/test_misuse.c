@@ -266,11 +266,11 @@ T_TEST(state_and_record_type_names)
     T_EQ_STR(lil_run_state_name((lil_run_state)77), "unknown");
     static const char *types[] = {"begin",  "open",    "step",     "step-failed",
                                   "intent", "resolve", "run-done", "run-failed",
-                                  "close",  "request"};
-    for (int t = 1; t <= 10; t++)
+                                  "close",  "request", "fork"};
+    for (int t = 1; t <= 11; t++)
         T_EQ_STR(lil_record_type_name(t), types[t - 1]);
     T_EQ_STR(lil_record_type_name(0), "unknown");
-    T_EQ_STR(lil_record_type_name(11), "unknown");
+    T_EQ_STR(lil_record_type_name(12), "unknown");
     T_EQ_STR(lil_record_type_name(-1), "unknown");
 }
 
