@@ -65,6 +65,21 @@ def compacts_and_keeps_history(t):
 
 
 @test
+def compacted_run_is_not_exported_or_forked(t):
+    t.file_only()
+    t.spec(COUNTER, LIMIT=10)
+    expect(t.run(env=EVERY), 0, status="completed")
+    before = open(os.path.join(t.store, "tick.lil"), "rb").read()
+    for args in (("export", "tick", "--out", os.path.join(t.dir, "x.lil")),
+                 ("fork", "tick", "copy", "--at", "4")):
+        res = t.lil(*args)
+        eq(res.rc, 1, " ".join(args[:1]) + " of a compacted run fails")
+        check("is compacted" in res.err, "the message says why: " + res.err)
+    eq(os.path.exists(os.path.join(t.store, "copy.lil")), False, "no fork made")
+    eq(open(os.path.join(t.store, "tick.lil"), "rb").read(), before, "the run untouched")
+
+
+@test
 def without_compaction_one_file(t):
     t.file_only()
     t.spec(COUNTER, LIMIT=10)

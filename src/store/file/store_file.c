@@ -609,6 +609,14 @@ static lil_status file_run_image(struct lil_store *st, struct lil_err *err,
     rc = lil__os_read_file(st->env, err, path, &bytes);
     if (rc == LIL_E_NOTFOUND)
         lil__seterr(err, rc, 0, "no run %s in %s", run_id, st->where);
+    if (rc == LIL_OK && bytes.len >= LIL_JF_HEADER_LEN &&
+        (lil__rd32((const uint8_t *)bytes.data + LIL_JF_H_INCOMPAT) &
+         LIL_JF_INCOMPAT_SEGMENT))
+        rc = lil__seterr(err, LIL_E_INVAL, 0,
+                         "run %s is compacted (its history is in several segments, "
+                         "docs/format.md \"Segments\"): it cannot be exported, "
+                         "imported or forked as one journal yet",
+                         run_id);
     if (rc == LIL_OK && lil__buf_add(out, bytes.data, bytes.len) != LIL_OK)
         rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory reading %s", path);
     lil__export_free(bytes.data);
