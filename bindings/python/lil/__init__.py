@@ -36,7 +36,8 @@ from ._core import (Workflow, StepInfo, WorkflowStatus, async_effect, async_step
 from ._errors import (CircuitBreakerError, CorruptJournalError,  # noqa: E402
                       DurableSerializationError, Error, JournalIOError, JournalKeyError,
                       NonDeterministicReplayError, NotFoundError, RunEndedError,
-                      RunLockedError, SpecError, StepFailed, TokenGateError,
+                      RunLockedError, SpecError, SpecNotFoundError, StepFailed,
+                      TokenGateError,
                       UncertainStepError, UsageError, WorkflowFailedError)
 from ._loop import Loop, RunResult  # noqa: E402
 from ._marker import Marker, atomic_marker, reset_marker  # noqa: E402
@@ -56,6 +57,6 @@ __all__ = [
     "Error", "UsageError", "DurableSerializationError", "UncertainStepError",
     "NonDeterministicReplayError", "NondeterminismError", "CircuitBreakerError",
     "RunLockedError", "RunEndedError", "CorruptJournalError", "JournalIOError",
-    "JournalKeyError", "NotFoundError", "SpecError", "StepFailed", "TokenGateError",
+    "JournalKeyError", "NotFoundError", "SpecError", "SpecNotFoundError", "StepFailed", "TokenGateError",
     "WorkflowFailedError",
 ]

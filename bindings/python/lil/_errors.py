@@ -10,6 +10,9 @@ letitloop programs catch keep their names: ``DurableSerializationError``
 
 from __future__ import annotations
 
+import errno
+import os
+
 from . import _lil
 
 
@@ -69,6 +72,18 @@ class SpecError(Error):
     def __init__(self, message: str = "", status: str | None = None, diagnostics=None):
         super().__init__(message, status)
         self.diagnostics = list(diagnostics or [])
+
+
+class SpecNotFoundError(SpecError, FileNotFoundError):
+    """The loop spec file does not exist (``lil.Loop('missing.yaml')``); also
+    a :class:`FileNotFoundError`, with ``errno`` ENOENT and ``filename``."""
+
+    def __init__(self, path: str):
+        super().__init__(f"{path}: no such loop spec file (No such file or directory)",
+                         "LIL_E_NOTFOUND")
+        self.errno = errno.ENOENT
+        self.strerror = os.strerror(errno.ENOENT)
+        self.filename = path
 
 
 class DurableSerializationError(Error, TypeError):

@@ -22,7 +22,7 @@ import os
 from dataclasses import dataclass, field
 
 from . import _core, _lil
-from ._errors import SpecError, UsageError
+from ._errors import JournalIOError, SpecError, SpecNotFoundError, UsageError
 
 _STATUS = {1: "completed", 2: "failed", 3: "uncertain", 4: "paused", 5: "waiting",
            6: "stopped"}
@@ -78,7 +78,12 @@ class Loop:
                  env_allow=None, cwd=None, actor=None, max_block_ms=0,
                  effect_timeout_ms=0, record=None, replay=None):
         self.path = os.fspath(path)
-        self.spec = _lil.Spec(self.path)
+        try:
+            self.spec = _lil.Spec(self.path)
+        except JournalIOError:
+            if not os.path.lexists(self.path):
+                raise SpecNotFoundError(self.path) from None
+            raise
         if not self.spec.ok:
             diags = self.spec.diagnostics()
             errors = [d for d in diags if d["severity"] == "error"]

@@ -4,6 +4,7 @@ next iteration, the uncertain effect) as `lil run` and its verbs do; every
 shell effect runs once (side file); a spec with errors raises SpecError
 with its diagnostics; inputs are passed as a dict."""
 
+import errno
 import json
 import os
 import unittest
@@ -154,8 +155,14 @@ class LoopTest(LilCase):
             lil.Loop(bad, dir=self.dir)
         self.assertTrue(any(d["severity"] == "error" for d in cm.exception.diagnostics))
         self.assertIn("bad.yaml", str(cm.exception))
-        with self.assertRaises(lil.Error):
-            lil.Loop(os.path.join(self.tmp, "missing.yaml"), dir=self.dir)
+        missing = os.path.join(self.tmp, "missing.yaml")
+        with self.assertRaises(FileNotFoundError) as nf:
+            lil.Loop(missing, dir=self.dir)
+        self.assertIsInstance(nf.exception, lil.SpecNotFoundError)
+        self.assertIsInstance(nf.exception, lil.SpecError)
+        self.assertEqual(nf.exception.errno, errno.ENOENT)
+        self.assertEqual(nf.exception.filename, missing)
+        self.assertNotIsInstance(nf.exception, lil.JournalIOError)
         with self.assertRaises(lil.UsageError):
             lil.Loop(self.spec(COUNTER), dir=self.dir).recover("maybe", reason="r")
 
