@@ -100,6 +100,8 @@ extern const struct cli_verb cli_verb_export;
 extern const struct cli_verb cli_verb_import;
 extern const struct cli_verb cli_verb_submit;
 extern const struct cli_verb cli_verb_worker;
+extern const struct cli_verb cli_verb_rm;
+extern const struct cli_verb cli_verb_gc;
 
 /* ------------------------------------------------------------------------ */
 /* Arguments (args.c)                                                        */
