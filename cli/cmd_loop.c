@@ -333,6 +333,8 @@ static int cmd_recover(struct cli_ctx *ctx, int argc, char **argv)
 
 #define RUN_FLAGS_HELP                                                                   \
     "  --run-id ID          the run (default: the spec's id)\n"                          \
+    "  --fresh              a new run under a new id (printed), the spec's run left\n"   \
+    "                       as it is\n"                                                  \
     "  --input NAME=VALUE   an input, converted to its declared type (repeatable)\n"     \
     "  --inputs FILE.json   inputs as a JSON object (--input wins)\n"                    \
     "  --sync full|normal|off  durability of the journal (default $LIL_SYNC, full)\n"    \

@@ -1,6 +1,6 @@
 /*
  * hint.h -- the commands lil prints as a next step (approve, recover,
- * resume, stop, rm, run --fresh, resume --retry-failed), written so that
+ * resume, stop, rm, run --fresh), written so that
  * pasting one in the same shell acts on the same run: `--dir DIR` when the
  * store is not the default one, the spec, `--run-id ID` when the run is
  * not the spec's default run, each word quoted for the shell when it needs

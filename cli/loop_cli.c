@@ -87,8 +87,6 @@ static size_t add_flags(struct cli_flag *f, unsigned mask, struct loop_cli *lc)
     }
     if (mask & LOOP_OPT_FRESH)
         f[n++] = (struct cli_flag){"fresh", false, NULL, &lc->fresh};
-    if (mask & LOOP_OPT_RETRY)
-        f[n++] = (struct cli_flag){"retry-failed", false, NULL, &lc->retry_failed};
     if (mask & LOOP_OPT_RECOVER) {
         f[n++] = (struct cli_flag){"retry", false, NULL, &lc->retry};
         f[n++] = (struct cli_flag){"assume-done", false, NULL, &lc->assume_done};
@@ -441,7 +439,7 @@ static bool ended_for_good(const struct loop_cli *lc, const char *id)
 static void print_next(const struct loop_cli *lc, const lil_loop_result *res)
 {
     const char *id = lil_loop_run_id(lc->lp);
-    char a[HINT_MAX], b[HINT_MAX], c[HINT_MAX];
+    char a[HINT_MAX], b[HINT_MAX];
     struct cli_hint_run rm = {lc->ctx, NULL, id, NULL};
     struct cli_hint_run fresh = {lc->ctx, lc->spec_path, NULL, NULL};
 
@@ -452,11 +450,10 @@ static void print_next(const struct loop_cli *lc, const lil_loop_result *res)
                cli_hint(&fresh, "run", "--fresh", a, sizeof(a)),
                cli_hint(&rm, "rm", NULL, b, sizeof(b)));
     else if (res->status == LIL_LOOP_FAILED)
-        printf("  next: fix the cause, then `%s` runs the failed iteration again; "
-               "`%s` starts a new run; `%s` retires this one\n",
-               loop_cli_hint(lc, "resume", "--retry-failed --reason R", a, sizeof(a)),
-               cli_hint(&fresh, "run", "--fresh", b, sizeof(b)),
-               cli_hint(&rm, "rm", NULL, c, sizeof(c)));
+        printf("  next: fix the cause, then `%s` starts a new run; `%s` retires this "
+               "one\n",
+               cli_hint(&fresh, "run", "--fresh", a, sizeof(a)),
+               cli_hint(&rm, "rm", NULL, b, sizeof(b)));
     else if (res->status == LIL_LOOP_STOPPED && ended_for_good(lc, id))
         printf("  next: `%s` starts a new run; `%s` retires this one\n",
                cli_hint(&fresh, "run", "--fresh", a, sizeof(a)),
