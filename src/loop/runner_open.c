@@ -399,7 +399,7 @@ static lil_status config_ready(struct lil_loop *lp, const lil_loop_opts *o)
     const struct lil_ir_action *ex = &lp->ir->terminate.on_exit;
     lil_status rc;
 
-    if (LIL_LOOP_OPT(o, replay_path))
+    if (!lp->check_config || LIL_LOOP_OPT(o, replay_path))
         return LIL_OK;
     rc = steps_ready(lp, lp->ir->body, lp->ir->nbody, 0);
     if (rc == LIL_OK && ex->present && ex->kind == LIL_ACT_AGENT)
@@ -465,9 +465,9 @@ static const char *run_id_of(const lil_loop_opts *o, const struct lil_ir_spec *i
     return buf;
 }
 
-lil_status lil__loop_open(struct lil_store *st, struct lil_err *err,
-                          const lil_spec *spec, const lil_loop_opts *o,
-                          struct lil_loop **out)
+static lil_status open_loop(struct lil_store *st, struct lil_err *err,
+                            const lil_spec *spec, const lil_loop_opts *o, bool check,
+                            struct lil_loop **out)
 {
     const struct lil_ir_spec *ir = lil__spec_ir(spec);
     char replay_id[256];
@@ -492,6 +492,7 @@ lil_status lil__loop_open(struct lil_store *st, struct lil_err *err,
     lp->spec_path = lil__spec_name(spec);
     lp->run_id = lil__strdup(lp->env, id);
     lp->opt.sync = o ? o->sync : LIL_SYNC_DEFAULT;
+    lp->check_config = check;
     rc = lp->run_id ? copy_opts(lp, o) : LIL_E_NOMEM;
     if (rc == LIL_OK)
         rc = surroundings(lp, o);
@@ -506,6 +507,20 @@ lil_status lil__loop_open(struct lil_store *st, struct lil_err *err,
     }
     *out = lp;
     return LIL_OK;
+}
+
+lil_status lil__loop_open(struct lil_store *st, struct lil_err *err,
+                          const lil_spec *spec, const lil_loop_opts *o,
+                          struct lil_loop **out)
+{
+    return open_loop(st, err, spec, o, true, out);
+}
+
+lil_status lil__loop_open_unchecked(struct lil_store *st, struct lil_err *err,
+                                    const lil_spec *spec, const lil_loop_opts *o,
+                                    struct lil_loop **out)
+{
+    return open_loop(st, err, spec, o, false, out);
 }
 
 lil_status lil__loop_close(struct lil_loop *lp)
