@@ -98,6 +98,15 @@ static size_t add_flags(struct cli_flag *f, unsigned mask, struct loop_cli *lc)
     return n;
 }
 
+/* --fresh (run, step: no pause flags there) names the run itself. */
+static int fresh_ok(struct cli_ctx *ctx, const struct loop_cli *lc)
+{
+    if (lc->run_id || lc->replay)
+        return cli_usage(ctx, "--fresh names a new run itself: it goes without "
+                              "--run-id and --replay");
+    return CLI_EXIT_OK;
+}
+
 int loop_cli_parse(struct cli_ctx *ctx, int argc, char **argv, unsigned mask,
                    struct loop_cli *lc)
 {
@@ -132,9 +141,8 @@ int loop_cli_parse(struct cli_ctx *ctx, int argc, char **argv, unsigned mask,
         return cli_usage(ctx, "--actor is empty");
     if ((lc->pause_id && !*lc->pause_id) || (lc->digest && !*lc->digest))
         return cli_usage(ctx, "--pause and --digest need a value");
-    if (lc->fresh && (lc->run_id || lc->replay))
-        return cli_usage(ctx, "--fresh names a new run itself: it goes without "
-                              "--run-id and --replay");
+    if (lc->fresh)
+        return fresh_ok(ctx, lc);
     if (lc->current && (lc->pause_id || lc->digest))
         return cli_usage(ctx, "--current accepts whatever pause is current: it goes "
                               "without --pause and --digest");
@@ -250,7 +258,9 @@ static int fresh_id(struct cli_ctx *ctx, struct loop_cli *lc)
             return CLI_EXIT_FAIL;
         }
         (void)fclose(f);
-        strftime(when, sizeof(when), "%Y%m%d-%H%M%S", gmtime_r(&now, &tm));
+        if (!gmtime_r(&now, &tm) ||
+            strftime(when, sizeof(when), "%Y%m%d-%H%M%S", &tm) == 0)
+            snprintf(when, sizeof(when), "%lld", (long long)now);
         snprintf(lc->fresh_id, sizeof(lc->fresh_id), "%.160s-%s-%02x%02x%02x", base,
                  when, rnd[0], rnd[1], rnd[2]);
         if (run_lookup(lc, lc->fresh_id) == LIL_E_NOTFOUND) {
@@ -442,20 +452,15 @@ static void print_next(const struct loop_cli *lc, const lil_loop_result *res)
     char a[HINT_MAX], b[HINT_MAX];
     struct cli_hint_run rm = {lc->ctx, NULL, id, NULL};
     struct cli_hint_run fresh = {lc->ctx, lc->spec_path, NULL, NULL};
+    bool over;
 
     if (!id)
         return;
-    if (res->status == LIL_LOOP_COMPLETED)
-        printf("  next: `%s` starts a new run; `%s` retires this one\n",
-               cli_hint(&fresh, "run", "--fresh", a, sizeof(a)),
-               cli_hint(&rm, "rm", NULL, b, sizeof(b)));
-    else if (res->status == LIL_LOOP_FAILED)
-        printf("  next: fix the cause, then `%s` starts a new run; `%s` retires this "
-               "one\n",
-               cli_hint(&fresh, "run", "--fresh", a, sizeof(a)),
-               cli_hint(&rm, "rm", NULL, b, sizeof(b)));
-    else if (res->status == LIL_LOOP_STOPPED && ended_for_good(lc, id))
-        printf("  next: `%s` starts a new run; `%s` retires this one\n",
+    over = res->status == LIL_LOOP_COMPLETED || res->status == LIL_LOOP_FAILED ||
+           (res->status == LIL_LOOP_STOPPED && ended_for_good(lc, id));
+    if (over)
+        printf("  next: %s`%s` starts a new run; `%s` retires this one\n",
+               res->status == LIL_LOOP_FAILED ? "fix the cause, then " : "",
                cli_hint(&fresh, "run", "--fresh", a, sizeof(a)),
                cli_hint(&rm, "rm", NULL, b, sizeof(b)));
     else if (res->status == LIL_LOOP_STOPPED)

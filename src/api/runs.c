@@ -255,7 +255,7 @@ lil_status lil_run_remove(lil_store *st, const char *run_id, unsigned flags)
     if (rc == LIL_OK && !st->ops->run_remove)
         rc = lil__seterr(&e, LIL_E_INVAL, 0, "the %s store cannot remove runs",
                          st->ops->name);
-    if (rc == LIL_OK)
+    else if (rc == LIL_OK)
         rc = st->ops->run_remove(st, &e, run_id);
     return lil__api_to_store(st, &e, rc);
 }

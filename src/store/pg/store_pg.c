@@ -345,7 +345,10 @@ static lil_status pg_run_remove(struct lil_store *st, struct lil_err *err,
         return rc;
     /* retried once on a lost connection: a removal committed before it was
      * lost is then LIL_E_NOTFOUND */
-    return lil__pg_with_conn(ps_of(st), err, remove_tx, (void *)(uintptr_t)run_id);
+    char id[LIL_RUN_ID_MAX + 1]; /* a copy: the work's ud is not const */
+
+    snprintf(id, sizeof(id), "%s", run_id);
+    return lil__pg_with_conn(ps_of(st), err, remove_tx, id);
 }
 
 /* ---- the store ----------------------------------------------------------------- */
