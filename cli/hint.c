@@ -62,19 +62,28 @@ static void without_password(const char *where, char *buf, size_t cap)
     snprintf(buf, cap, "%.*s%s", (int)(colon - where), where, at);
 }
 
+/* Whether --dir names the store lil uses without it (lil_store_location
+ * of both; asked here, not through cli_store_dir, whose one cached answer
+ * a caller may still hold). */
+static bool default_store(const char *dir)
+{
+    char *given = NULL, *dflt = NULL;
+    bool same = lil_store_location(dir, &given, NULL) == LIL_OK &&
+                lil_store_location(NULL, &dflt, NULL) == LIL_OK &&
+                strcmp(given, dflt) == 0;
+
+    lil_free(given);
+    lil_free(dflt);
+    return same;
+}
+
 /* " --dir DIR" when the store is not the one lil uses without --dir. */
 static void dir_part(const struct cli_ctx *ctx, char *buf, size_t cap)
 {
-    struct cli_ctx plain_ctx = {NULL, NULL, false, false};
     char dir[2048], quoted[4200];
-    const char *used, *dflt;
 
     buf[0] = '\0';
-    if (!ctx || !ctx->dir)
-        return;
-    used = cli_store_dir(ctx);
-    dflt = cli_store_dir(&plain_ctx);
-    if (used && dflt && strcmp(used, dflt) == 0)
+    if (!ctx || !ctx->dir || default_store(ctx->dir))
         return;
     if (cli_store_is_url(ctx->dir))
         without_password(ctx->dir, dir, sizeof(dir));
