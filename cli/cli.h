@@ -103,6 +103,8 @@ extern const struct cli_verb cli_verb_worker;
 extern const struct cli_verb cli_verb_schedule;
 extern const struct cli_verb cli_verb_fork;
 extern const struct cli_verb cli_verb_diff;
+extern const struct cli_verb cli_verb_rm;
+extern const struct cli_verb cli_verb_gc;
 
 /* ------------------------------------------------------------------------ */
 /* Arguments (args.c)                                                        */

@@ -36,6 +36,7 @@
 
 #include "artifacts_view.h"
 #include "cli.h"
+#include "hint.h"
 #include "loop_view.h"
 
 #define TAIL_DEFAULT 10
@@ -509,29 +510,40 @@ static void print_meters(const struct loop_view *v)
     print_budget(v);
 }
 
+/* The store and run the hints name (set by inspect_run). */
+static struct cli_hint_run hint_run;
+
+/* A command for the run inspected (hint.h), into buf. */
+static const char *hint(const struct loop_view *v, const char *verb, const char *tail,
+                        char *buf, size_t cap)
+{
+    struct cli_hint_run r = hint_run;
+
+    r.spec = loop_view_spec_path(v);
+    r.spec_id = loop_view_str(v->start, "loopId", NULL);
+    return cli_hint(&r, verb, tail, buf, cap);
+}
+
 /* The approval a paused run waits for, and how to give it. */
 static void print_approval(const struct loop_view *v)
 {
-    const char *spec = loop_view_spec_path(v);
     const json_t *p = v->paused;
-    char text[2400];
+    char text[2400], tail[300], cmd[2000];
 
     if (!p)
         return;
+    snprintf(tail, sizeof(tail), "--pause %s --reason R", loop_view_str(p, "id", "?"));
+    hint(v, "approve", tail, cmd, sizeof(cmd));
     if (strcmp(loop_view_str(p, "kind", ""), "cap") == 0)
         snprintf(text, sizeof(text),
-                 "cap %s tripped at iteration %" PRId64 " (breakpoint): lil approve %s "
-                 "--pause %s --reason R",
+                 "cap %s tripped at iteration %" PRId64 " (breakpoint): %s",
                  loop_view_str(p, "cap", "?"),
-                 (int64_t)json_integer_value(json_object_get(p, "iteration")), spec,
-                 loop_view_str(p, "id", "?"));
+                 (int64_t)json_integer_value(json_object_get(p, "iteration")), cmd);
     else
-        snprintf(text, sizeof(text),
-                 "approval of %s (iteration %" PRId64
-                 "): %s: lil approve %s --pause %s --reason R",
+        snprintf(text, sizeof(text), "approval of %s (iteration %" PRId64 "): %s: %s",
                  loop_view_str(p, "step", "?"),
                  (int64_t)json_integer_value(json_object_get(p, "iteration")),
-                 loop_view_str(p, "ask", ""), spec, loop_view_str(p, "id", "?"));
+                 loop_view_str(p, "ask", ""), cmd);
     print_text_line("waiting for", text);
     snprintf(text, sizeof(text), "%s, digest %s", loop_view_str(p, "id", "?"),
              loop_view_str(p, "digest", "?"));
@@ -550,10 +562,9 @@ static void print_in_doubt(const struct loop_view *v)
     print_text_line(strcmp(v->status, "running") == 0 ? "in flight" : "in doubt", text);
     if (strcmp(v->status, "uncertain") != 0)
         return;
-    snprintf(text, sizeof(text),
-             "lil recover %s --retry | --assume-done --result-json JSON | --abort "
-             "--reason R",
-             loop_view_spec_path(v));
+    hint(v, "recover",
+         "--retry | --assume-done --result-json JSON | --abort --reason R", text,
+         sizeof(text));
     print_text_line("recover", text);
 }
 
@@ -566,9 +577,12 @@ static void print_waits(const struct loop_view *v, int64_t now_ns)
     if (v->uncertain)
         print_in_doubt(v);
     if (v->stop) {
-        snprintf(text, sizeof(text), "requested by %s: %s (lil resume %s goes on)",
+        char cmd[2000];
+
+        snprintf(text, sizeof(text), "requested by %s: %s (%s goes on)",
                  loop_view_str(v->stop, "actor", "?"),
-                 loop_view_str(v->stop, "reason", ""), loop_view_spec_path(v));
+                 loop_view_str(v->stop, "reason", ""),
+                 hint(v, "resume", NULL, cmd, sizeof(cmd)));
         print_text_line("stop", text);
     }
     if (v->wake_at_ms) {
@@ -766,6 +780,8 @@ static int inspect_run(const struct cli_ctx *ctx, lil_store *st, lil_run *run,
     lil_status walked;
     bool held;
     int rc = cli_run_info(ctx, run, &info);
+
+    hint_run = (struct cli_hint_run){ctx, NULL, lil_run_id(run), NULL};
 
     if (rc != CLI_EXIT_OK)
         return rc;

@@ -13,7 +13,7 @@
 
 #define RUN_OPTS                                                     \
     (LOOP_OPT_RUN | LOOP_OPT_APPROVE | LOOP_OPT_YES | LOOP_OPT_WHO | \
-     LOOP_OPT_CASSETTE | LOOP_OPT_SPEC)
+     LOOP_OPT_CASSETTE | LOOP_OPT_SPEC | LOOP_OPT_FRESH)
 
 enum loop_call { CALL_RUN, CALL_STEP, CALL_RESUME };
 
@@ -114,6 +114,7 @@ static int parse_stop(struct cli_ctx *ctx, int argc, char **argv, struct loop_cl
 
 static int cmd_stop(struct cli_ctx *ctx, int argc, char **argv)
 {
+    char h1[8192], h2[8192];
     struct loop_cli lc;
     const char *id;
     bool started;
@@ -130,13 +131,13 @@ static int cmd_stop(struct cli_ctx *ctx, int argc, char **argv)
             ex = print_request(ctx, id, actor_of(&lc), lc.reason);
         else if (started)
             printf("stop requested for run '%s': it stops at its next iteration "
-                   "boundary; `lil resume %s` goes on\n",
-                   id, lc.spec_path);
+                   "boundary; `%s` goes on\n",
+                   id, loop_cli_hint(&lc, "resume", NULL, h1, sizeof(h1)));
         else
             printf("stop requested for run '%s', which has not started: its first "
-                   "`lil run %s` ends stopped before any step; `lil resume %s` "
-                   "then goes on\n",
-                   id, lc.spec_path, lc.spec_path);
+                   "`%s` ends stopped before any step; `%s` then goes on\n",
+                   id, loop_cli_hint(&lc, "run", NULL, h1, sizeof(h1)),
+                   loop_cli_hint(&lc, "resume", NULL, h2, sizeof(h2)));
     }
     loop_cli_close(&lc);
     return ex == CLI_PARSE_HELP ? CLI_EXIT_OK : ex;
@@ -339,6 +340,8 @@ static int cmd_recover(struct cli_ctx *ctx, int argc, char **argv)
 
 #define RUN_FLAGS_HELP                                                                   \
     "  --run-id ID          the run (default: the spec's id)\n"                          \
+    "  --fresh              a new run under a new id (printed), the spec's run left\n"   \
+    "                       as it is\n"                                                  \
     "  --input NAME=VALUE   an input, converted to its declared type (repeatable)\n"     \
     "  --inputs FILE.json   inputs as a JSON object (--input wins)\n"                    \
     "  --sync full|normal|off  durability of the journal (default $LIL_SYNC, full)\n"    \

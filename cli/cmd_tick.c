@@ -46,6 +46,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "hint.h"
 #include "sched_cli.h"
 #include "spec_cli.h"
 
@@ -318,14 +319,16 @@ static bool same_spec(const struct tick *t, const struct run_facts *f,
 
 static void resume(struct tick *t, const char *run_id, const struct run_facts *f)
 {
+    struct cli_hint_run r = {t->ctx, f->spec_path, run_id, NULL};
     lil_spec *spec = NULL;
-    char msg[1024], now[65];
+    char msg[1024], now[65], cmd[2000];
 
+    cli_hint(&r, "resume", NULL, cmd, sizeof(cmd));
     if (f->imported)
         refused(t, run_id,
                 "it was imported into this store and no operator has run it since "
-                "(`lil resume %s --run-id %s` once by hand)",
-                f->spec_path, run_id);
+                "(`%s` once by hand)",
+                cmd);
     else if (cli_spec_load(NULL, f->spec_path, &spec, msg, sizeof(msg)) != LIL_OK)
         failed(t, run_id, "cannot load its spec: %s", msg);
     else if (!lil_spec_ok(spec))
@@ -334,10 +337,8 @@ static void resume(struct tick *t, const char *run_id, const struct run_facts *f
     else if (!same_spec(t, f, spec, now))
         refused(t, run_id,
                 "its spec %s changed (sha256 %.16s, the run is bound to %.16s): "
-                "`lil resume %s --run-id %s` with the spec it runs, or with "
-                "--accept-spec-change",
-                f->spec_path, now, f->spec_sha ? f->spec_sha : "?", f->spec_path,
-                run_id);
+                "`%s` with the spec it runs, or with --accept-spec-change",
+                f->spec_path, now, f->spec_sha ? f->spec_sha : "?", cmd);
     else
         run_loop(t, run_id, spec, f->cwd);
     lil_spec_free(spec);

@@ -11,12 +11,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hint.h"
 #include "progress.h"
 #include "safe_out.h"
 #include "spec_cli.h"
 
 #define INPUTS_MAX     (16u << 20) /* --inputs FILE: 16 MiB */
 #define IDENTITY_SHOWN 300         /* bytes of an uncertain effect's identity shown */
+#define HINT_MAX       8192        /* a command printed as a next step */
 
 /* ---- parsing
  * ------------------------------------------------------------------------- */
@@ -86,6 +88,8 @@ static size_t add_flags(struct cli_flag *f, unsigned mask, struct loop_cli *lc)
         f[n++] = (struct cli_flag){"digest", true, &lc->digest, NULL};
         f[n++] = (struct cli_flag){"current", false, NULL, &lc->current};
     }
+    if (mask & LOOP_OPT_FRESH)
+        f[n++] = (struct cli_flag){"fresh", false, NULL, &lc->fresh};
     if (mask & LOOP_OPT_RECOVER) {
         f[n++] = (struct cli_flag){"retry", false, NULL, &lc->retry};
         f[n++] = (struct cli_flag){"assume-done", false, NULL, &lc->assume_done};
@@ -109,6 +113,15 @@ static bool progress_ok(struct cli_ctx *ctx, const struct loop_cli *lc)
     return false;
 }
 
+/* --fresh (run, step: no pause flags there) names the run itself. */
+static int fresh_ok(struct cli_ctx *ctx, const struct loop_cli *lc)
+{
+    if (lc->run_id || lc->replay)
+        return cli_usage(ctx, "--fresh names a new run itself: it goes without "
+                              "--run-id and --replay");
+    return CLI_EXIT_OK;
+}
+
 int loop_cli_parse(struct cli_ctx *ctx, int argc, char **argv, unsigned mask,
                    struct loop_cli *lc)
 {
@@ -122,6 +135,7 @@ int loop_cli_parse(struct cli_ctx *ctx, int argc, char **argv, unsigned mask,
         rc = take_inputs(ctx, &argc, argv, lc);
     if (rc != CLI_EXIT_OK)
         return rc;
+    lc->ctx = ctx;
     add_flags(flags, mask, lc);
     rc = cli_parse(ctx, argc, argv, &a);
     if (rc != CLI_EXIT_OK)
@@ -144,6 +158,8 @@ int loop_cli_parse(struct cli_ctx *ctx, int argc, char **argv, unsigned mask,
         return cli_usage(ctx, "--pause and --digest need a value");
     if (!progress_ok(ctx, lc))
         return CLI_EXIT_USAGE;
+    if (lc->fresh)
+        return fresh_ok(ctx, lc);
     if (lc->current && (lc->pause_id || lc->digest))
         return cli_usage(ctx, "--current accepts whatever pause is current: it goes "
                               "without --pause and --digest");
@@ -200,16 +216,19 @@ static int run_exists(struct cli_ctx *ctx, struct loop_cli *lc, const char *id)
     lil_status rc = run_lookup(lc, id);
     char stop[1400];
 
+    char run[HINT_MAX], resume[HINT_MAX];
+
     if (rc == LIL_E_NOTFOUND && cli_stop_pending(lc->st, id, stop, sizeof(stop))) {
         cli_err(ctx,
-                "no run '%s' in the store yet; %s: `lil run %s` ends stopped before "
-                "any step, then `lil resume %s` goes on",
-                id, stop, lc->spec_path, lc->spec_path);
+                "no run '%s' in the store yet; %s: `%s` ends stopped before any step, "
+                "then `%s` goes on",
+                id, stop, loop_cli_hint(lc, "run", NULL, run, sizeof(run)),
+                loop_cli_hint(lc, "resume", NULL, resume, sizeof(resume)));
         return CLI_EXIT_FAIL;
     }
     if (rc == LIL_E_NOTFOUND) {
-        cli_err(ctx, "no run '%s' in the store (start it with `lil run %s`)", id,
-                lc->spec_path);
+        cli_err(ctx, "no run '%s' in the store (start it with `%s`)", id,
+                loop_cli_hint(lc, "run", NULL, run, sizeof(run)));
         return CLI_EXIT_FAIL;
     }
     return rc == LIL_OK ? CLI_EXIT_OK
@@ -236,6 +255,42 @@ static int load_spec(struct cli_ctx *ctx, struct loop_cli *lc)
     return CLI_EXIT_OK;
 }
 
+/* --fresh: a run id of the spec's id, the time and random digits, that
+ * the store does not hold; lc->run_id set to it. */
+static int fresh_id(struct cli_ctx *ctx, struct loop_cli *lc)
+{
+    const char *base = lil_spec_id(lc->spec) ? lil_spec_id(lc->spec) : "run";
+    unsigned char rnd[3] = {0};
+    char when[32];
+    time_t now = time(NULL);
+    struct tm tm;
+
+    for (int tries = 0; tries < 16; tries++) {
+        FILE *f = fopen("/dev/urandom", "rb");
+
+        if (!f || fread(rnd, 1, sizeof(rnd), f) != sizeof(rnd)) {
+            if (f)
+                (void)fclose(f);
+            cli_err(ctx, "--fresh: cannot read /dev/urandom");
+            return CLI_EXIT_FAIL;
+        }
+        (void)fclose(f);
+        if (!gmtime_r(&now, &tm) ||
+            strftime(when, sizeof(when), "%Y%m%d-%H%M%S", &tm) == 0)
+            snprintf(when, sizeof(when), "%lld", (long long)now);
+        snprintf(lc->fresh_id, sizeof(lc->fresh_id), "%.160s-%s-%02x%02x%02x", base,
+                 when, rnd[0], rnd[1], rnd[2]);
+        if (run_lookup(lc, lc->fresh_id) == LIL_E_NOTFOUND) {
+            lc->run_id = lc->fresh_id;
+            fprintf(stderr, "fresh run '%s' (run '%s' is left as it is)\n",
+                    lc->fresh_id, base);
+            return CLI_EXIT_OK;
+        }
+    }
+    cli_err(ctx, "--fresh: no free run id found");
+    return CLI_EXIT_FAIL;
+}
+
 int loop_cli_prepare(struct cli_ctx *ctx, struct loop_cli *lc, bool create)
 {
     int ex = load_spec(ctx, lc);
@@ -249,6 +304,8 @@ int loop_cli_prepare(struct cli_ctx *ctx, struct loop_cli *lc, bool create)
         ex = create ? cli_store_create(ctx, &lc->st) : cli_store_open(ctx, &lc->st);
     if (ex == CLI_EXIT_OK && !create)
         ex = run_exists(ctx, lc, run_id_of(lc) ? run_id_of(lc) : "");
+    if (ex == CLI_EXIT_OK && lc->fresh)
+        ex = fresh_id(ctx, lc);
     return ex;
 }
 
@@ -364,15 +421,17 @@ static void print_uncertain(const struct loop_cli *lc, const lil_loop_result *re
 {
     const char *identity = res->uncertain_identity ? res->uncertain_identity : "";
     size_t len = strlen(identity);
-    char shown[4 * IDENTITY_SHOWN + 8], size[48] = "";
+    char shown[4 * IDENTITY_SHOWN + 8], size[48] = "", hint[HINT_MAX];
 
     cli_fmt_printable(identity, len, IDENTITY_SHOWN, shown, sizeof(shown));
     if (len > IDENTITY_SHOWN)
         snprintf(size, sizeof(size), " (%zu bytes)", len);
-    printf("  uncertain: iteration %lld effect %lld (%s) %s%s\n  decide with `lil "
-           "recover %s --retry|--assume-done --result-json J|--abort --reason R`\n",
+    printf("  uncertain: iteration %lld effect %lld (%s) %s%s\n  decide with `%s`\n",
            (long long)res->uncertain_iteration, (long long)res->uncertain_seq,
-           res->uncertain_kind, shown, size, lc->spec_path);
+           res->uncertain_kind, shown, size,
+           loop_cli_hint(lc, "recover",
+                         "--retry|--assume-done --result-json J|--abort --reason R",
+                         hint, sizeof(hint)));
 }
 
 /* The pause a paused result waits at, and the approval that names it. */
@@ -383,12 +442,20 @@ static void print_pause(const struct loop_cli *lc, const lil_loop_result *res)
     const char *id = json_string_value(json_object_get(p, "id"));
     const char *digest = json_string_value(json_object_get(p, "digest"));
 
-    if (id && digest)
-        printf("  pause: %s (digest %s)\n  approve with `lil approve %s --pause %s "
-               "--reason R`\n",
-               id, digest, lc->spec_path, id);
-    else
-        printf("  approve with `lil approve %s --reason R`\n", lc->spec_path);
+    char tail[300], hint[HINT_MAX];
+
+    if (id && digest) {
+        char q[200];
+
+        cli_hint_quote(id, q, sizeof(q));
+        snprintf(tail, sizeof(tail), "--pause %s --reason R", q);
+        printf("  pause: %s (digest %s)\n  approve with `%s`\n", id, digest,
+               loop_cli_hint(lc, "approve", tail, hint, sizeof(hint)));
+    } else {
+        printf(
+            "  approve with `%s`\n",
+            loop_cli_hint(lc, "approve", "--current --reason R", hint, sizeof(hint)));
+    }
     json_decref(o);
 }
 
@@ -440,6 +507,45 @@ static void fmt_local(int64_t ms, char *buf, size_t cap)
     snprintf(buf + n, cap - n, "%.3s:%.2s", off, off + 3);
 }
 
+/* Whether the run of lc has ended for good (its facts' loop "ended": a
+ * stop that cannot be resumed). */
+static bool ended_for_good(const struct loop_cli *lc, const char *id)
+{
+    lil_bytes facts = {0};
+    json_t *o = NULL;
+    bool ended = false;
+
+    if (lil_run_facts(lc->st, id, &facts) == LIL_OK)
+        o = json_loadb((const char *)facts.data, facts.len, 0, NULL);
+    ended = json_is_true(json_object_get(json_object_get(o, "loop"), "ended"));
+    json_decref(o);
+    lil_free(facts.data);
+    return ended;
+}
+
+/* The next useful command of a run that has ended (or stopped). */
+static void print_next(const struct loop_cli *lc, const lil_loop_result *res)
+{
+    const char *id = lil_loop_run_id(lc->lp);
+    char a[HINT_MAX], b[HINT_MAX];
+    struct cli_hint_run rm = {lc->ctx, NULL, id, NULL};
+    struct cli_hint_run fresh = {lc->ctx, lc->spec_path, NULL, NULL};
+    bool over;
+
+    if (!id)
+        return;
+    over = res->status == LIL_LOOP_COMPLETED || res->status == LIL_LOOP_FAILED ||
+           (res->status == LIL_LOOP_STOPPED && ended_for_good(lc, id));
+    if (over)
+        printf("  next: %s`%s` starts a new run; `%s` retires this one\n",
+               res->status == LIL_LOOP_FAILED ? "fix the cause, then " : "",
+               cli_hint(&fresh, "run", "--fresh", a, sizeof(a)),
+               cli_hint(&rm, "rm", NULL, b, sizeof(b)));
+    else if (res->status == LIL_LOOP_STOPPED)
+        printf("  next: `%s` goes on\n",
+               loop_cli_hint(lc, "resume", NULL, a, sizeof(a)));
+}
+
 static void print_summary(const struct loop_cli *lc, const lil_loop_result *res)
 {
     const char *id = lil_loop_run_id(lc->lp);
@@ -461,24 +567,45 @@ static void print_summary(const struct loop_cli *lc, const lil_loop_result *res)
     if (res->wake_at_ms) {
         long long left =
             (long long)(res->wake_at_ms - (long long)(cli_now_ns() / 1000000));
-        char when[64];
+        char when[64], hint[HINT_MAX];
 
         fmt_local(res->wake_at_ms, when, sizeof(when));
-        printf("  wakes at %s (in %llds): `lil tick` or `lil resume %s`\n", when,
-               left > 0 ? left / 1000 : 0, lc->spec_path);
+        printf("  wakes at %s (in %llds): `lil tick` or `%s`\n", when,
+               left > 0 ? left / 1000 : 0,
+               loop_cli_hint(lc, "resume", NULL, hint, sizeof(hint)));
     }
     if (res->has_uncertain)
         print_uncertain(lc, res);
     if (res->status == LIL_LOOP_PAUSED)
         print_pause(lc, res);
     printf("  state: %s\n", res->state_json ? res->state_json : "{}");
+    print_next(lc, res);
+}
+
+/* The result's JSON with "runId" added (a --fresh run's new id). */
+static void print_json_with_id(const lil_loop_result *res, const char *id)
+{
+    json_t *o = res->json ? json_loads(res->json, 0, NULL) : NULL;
+    char *text;
+
+    if (!json_is_object(o) || json_object_set_new(o, "runId", json_string(id)) != 0 ||
+        !(text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER))) {
+        printf("%s\n", res->json ? res->json : "{}");
+        json_decref(o);
+        return;
+    }
+    printf("%s\n", text);
+    free(text);
+    json_decref(o);
 }
 
 int loop_cli_report(const struct cli_ctx *ctx, const struct loop_cli *lc,
                     const lil_loop_result *res)
 {
     progress_end(res); /* the terminal line cleared; plain and json: the end */
-    if (ctx->json)
+    if (ctx->json && lc->fresh)
+        print_json_with_id(res, lc->fresh_id);
+    else if (ctx->json)
         printf("%s\n", res->json ? res->json : "{}");
     else
         print_summary(lc, res);
@@ -533,4 +660,14 @@ void loop_cli_signals_off(void)
     (void)signal(SIGINT, SIG_DFL);
     (void)signal(SIGTERM, SIG_DFL);
     running = NULL;
+}
+
+const char *loop_cli_hint(const struct loop_cli *lc, const char *verb, const char *tail,
+                          char *buf, size_t cap)
+{
+    const char *id = lc->lp ? lil_loop_run_id(lc->lp) : NULL;
+    struct cli_hint_run r = {lc->ctx, lc->spec_path, id ? id : lc->run_id,
+                             lc->spec ? lil_spec_id(lc->spec) : NULL};
+
+    return cli_hint(&r, verb, tail, buf, cap);
 }

@@ -25,9 +25,11 @@ enum {
     LOOP_OPT_SUBMIT = 1u << 6,   /* --input, --inputs, --sync (submit) */
     LOOP_OPT_SPEC = 1u << 7,     /* --accept-spec-change */
     LOOP_OPT_PAUSE = 1u << 8,    /* --pause ID, --digest D, --current (approve) */
+    LOOP_OPT_FRESH = 1u << 9,    /* --fresh (run, step) */
 };
 
 struct loop_cli {
+    const struct cli_ctx *ctx; /* set by loop_cli_parse: hints name its --dir */
     const char *spec_path;
     const char *run_id; /* --run-id, else the spec's id */
     const char *inputs_file;
@@ -38,7 +40,9 @@ struct loop_cli {
     const char *pause_id, *digest; /* approve: the pause it must be */
     const char *progress;          /* --progress plain|json|auto, or NULL */
     bool approve, yes, wait, retry, assume_done, abort;
-    bool current, accept_spec; /* --current, --accept-spec-change */
+    bool current, accept_spec;         /* --current, --accept-spec-change */
+    bool fresh;                        /* --fresh */
+    char fresh_id[LIL_RUN_ID_MAX + 1]; /* the new run of --fresh */
     bool reason_set, actor_set, result_set;
     /* made by loop_cli_open */
     lil_spec *spec;
@@ -91,6 +95,11 @@ int loop_cli_answer(const struct cli_ctx *ctx, const struct loop_cli *lc, lil_st
  * is a terminal, nothing otherwise. */
 void loop_cli_signals(struct loop_cli *lc);
 void loop_cli_signals_off(void);
+
+/* The command `verb` with tail (hint.h) for the run of lc, into buf: a
+ * next step that can be pasted.  Returns buf. */
+const char *loop_cli_hint(const struct loop_cli *lc, const char *verb, const char *tail,
+                          char *buf, size_t cap);
 
 /* Close and free what loop_cli_* made. */
 void loop_cli_close(struct loop_cli *lc);

@@ -956,6 +956,27 @@ LIL_API lil_status lil_run_import_keyed(lil_store *st, const void *journal, size
                                         const char *run_id, const void *source_key,
                                         size_t source_key_len, char **imported_id);
 
+/* Removing runs (`lil rm`, `lil gc`). */
+enum {
+    /* Remove a run that has not ended too (running, waiting, paused,
+     * uncertain); a run a live process holds is refused all the same. */
+    LIL_REMOVE_FORCE = 1u << 0,
+};
+
+/* Remove run run_id from st: its journal and everything the store keeps
+ * for it (the file store: <run id>.lil, .head and .stop; PostgreSQL: its
+ * rows, its stop request and its place in the queue), durably.  Markers
+ * are the store's, named by the program, not a run's: they stay.  Unless
+ * flags hold LIL_REMOVE_FORCE the run must have ended (lil_run_facts'
+ * "status" completed, failed or stopped), else LIL_E_INVAL naming its
+ * status, nothing removed.  Errors: LIL_E_NOTFOUND (no such run),
+ * LIL_E_LOCKED (a live process holds it: nothing removed), LIL_E_INVAL
+ * (bad handle, id or flags; not ended), the facts' errors (LIL_E_CORRUPT,
+ * LIL_E_KEY: a run whose journal cannot be read is removed only with
+ * LIL_REMOVE_FORCE), LIL_E_IO, LIL_E_PG, LIL_E_NOMEM; the message on the
+ * store. */
+LIL_API lil_status lil_run_remove(lil_store *st, const char *run_id, unsigned flags);
+
 /* ------------------------------------------------------------------------ */
 /* Forking and comparing runs (docs/api.md, "Forking and comparing runs")   */
 

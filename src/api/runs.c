@@ -2,13 +2,17 @@
  * runs.c -- the public calls of a run handle: open and close, its id,
  * error, state and sync, uncertain effects and their resolution, the
  * run's outcome (complete, fail, result), and inspection (records, info,
- * the names of states and record types).  A run handle is refused in a
- * process other than the one that opened it (entry.h).
+ * the names of states and record types), and removing a run from its
+ * store.  A run handle is refused in a process other than the one that
+ * opened it (entry.h).
  */
 #include <string.h>
 
 #include "api/entry.h"
 #include "engine/run.h"
+#include "history/history.h"
+#include "json/json.h"
+#include "loop/runner.h"
 
 lil_status lil_run_open(lil_store *st, const char *run_id, const lil_run_opts *opts,
                         lil_run **out)
@@ -198,4 +202,60 @@ lil_status lil_run_get_info(lil_run *run, lil_run_info *info)
                                lil__seterr(&e, LIL_E_INVAL, 0,
                                            "info is NULL or its struct_size is unset"));
     return lil__api_to_run(run, &e, lil__run_info(run, &e, info));
+}
+
+/* ---- removing runs --------------------------------------------------------------- */
+
+/* Whether the facts' status is one a run ends in. */
+static bool status_ended(const char *status)
+{
+    return status && (strcmp(status, "completed") == 0 ||
+                      strcmp(status, "failed") == 0 || strcmp(status, "stopped") == 0);
+}
+
+/* The run must have ended (its facts, read as lil_run_facts reads them). */
+static lil_status check_ended(lil_store *st, struct lil_err *e, const char *run_id)
+{
+    struct lil_json_scope sc;
+    json_t *doc = NULL;
+    const char *status;
+    lil_status rc;
+
+    lil__api_scope_begin(&sc, st->env);
+    rc = lil__history_facts(st, e, run_id, lil__loop_now_ms(), &doc);
+    status = rc == LIL_OK ? json_string_value(json_object_get(doc, "status")) : NULL;
+    if (rc == LIL_OK && json_is_object(json_object_get(doc, "holder")))
+        rc = lil__seterr(e, LIL_E_LOCKED, 0,
+                         "run %s is held by pid %lld: it is not removed", run_id,
+                         (long long)json_integer_value(
+                             json_object_get(json_object_get(doc, "holder"), "pid")));
+    else if (rc == LIL_OK && !status_ended(status))
+        rc = lil__seterr(e, LIL_E_INVAL, 0,
+                         "run %s is %s, not ended (completed, failed or stopped): it "
+                         "is not removed (force it to remove it all the same)",
+                         run_id, status ? status : "of no known status");
+    json_decref(doc);
+    return lil__api_scope_end(&sc, e, rc);
+}
+
+lil_status lil_run_remove(lil_store *st, const char *run_id, unsigned flags)
+{
+    struct lil_err e;
+    lil_status rc;
+
+    lil__clearerr(&e);
+    if (!lil__api_store_ok(st))
+        return lil__api_bad_handle("store");
+    rc = lil__run_id_check(&e, run_id);
+    if (rc == LIL_OK && (flags & ~(unsigned)LIL_REMOVE_FORCE))
+        rc = lil__seterr(&e, LIL_E_INVAL, 0, "lil_run_remove: unknown flags 0x%x",
+                         flags);
+    if (rc == LIL_OK && !(flags & LIL_REMOVE_FORCE))
+        rc = check_ended(st, &e, run_id);
+    if (rc == LIL_OK && !st->ops->run_remove)
+        rc = lil__seterr(&e, LIL_E_INVAL, 0, "the %s store cannot remove runs",
+                         st->ops->name);
+    else if (rc == LIL_OK)
+        rc = st->ops->run_remove(st, &e, run_id);
+    return lil__api_to_store(st, &e, rc);
 }

@@ -227,6 +227,7 @@ struct lil_loop {
                           "attempted" | "ok" | "failed"}}, or NULL (runner_notify.c) */
     json_t *artifacts; /* the last artifacts.N record's payload, or NULL
                           (runner_artifacts.c) */
+    bool check_config; /* a new run: its agent harnesses checked before it is made */
     bool has_start_caps, parked; /* parked: the last record (open and close
                                     aside) is parked.N (runner_facts.c) */
     bool requeued;               /* this call handed the run back to the queue
@@ -348,7 +349,8 @@ struct lil_loop_req {
  * env, fills *res (emptied first) with its JSON, and on failure releases
  * *res and publishes lp->err to the calling thread; lil__loop_step_call is
  * one iteration.  lil__loop_open_call opens in a json scope (errors in err,
- * not published); lil__loop_close_call closes in one (NULL: LIL_OK). */
+ * not published), unchecked (lil__loop_open_unchecked); lil__loop_close_call
+ * closes in one (NULL: LIL_OK). */
 lil_status lil__loop_call(struct lil_loop *lp, const struct lil_loop_req *req,
                           lil_loop_result *res);
 lil_status lil__loop_step_call(struct lil_loop *lp, lil_loop_result *res);
@@ -378,6 +380,12 @@ int lil__loop_exit_code(lil_loop_status s);
 lil_status lil__loop_open(struct lil_store *st, struct lil_err *err,
                           const lil_spec *spec, const lil_loop_opts *opts,
                           struct lil_loop **out);
+/* lil__loop_open without checking, for a new run, that its agent harnesses
+ * can run here (lil__loop_open_call: a dry run mocks every effect, a
+ * worker's runs exist already). */
+lil_status lil__loop_open_unchecked(struct lil_store *st, struct lil_err *err,
+                                    const lil_spec *spec, const lil_loop_opts *opts,
+                                    struct lil_loop **out);
 lil_status lil__loop_close(struct lil_loop *lp);
 
 /* After an operator's decision: the hooks' go_on, or lil__loop_run. */

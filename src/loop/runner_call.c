@@ -76,7 +76,7 @@ lil_status lil__loop_open_call(struct lil_store *st, struct lil_err *err,
 
     lil__clearerr(err);
     lil__json_begin(&sc, st->env);
-    rc = lil__loop_open(st, err, spec, opts, out);
+    rc = lil__loop_open_unchecked(st, err, spec, opts, out);
     if (lil__json_end(&sc) != LIL_OK && rc == LIL_OK) {
         lil__loop_close(*out);
         *out = NULL;

@@ -21,6 +21,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "agents/agent.h"
 #include "base/alloc.h"
 #include "base/hash.h"
 #include "base/settings/settings.h"
@@ -350,6 +351,66 @@ static lil_status queued_not_started(struct lil_loop *lp)
                        lp->run_id, lil__sq_state_name(state));
 }
 
+/* ---- configuration checked before a new run is created ---- */
+
+/* Can harness run here (lil__agent_ready, with this loop's surroundings)?
+ * Unknown harnesses are the iteration's to report, as before. */
+static lil_status harness_ready(struct lil_loop *lp, const char *harness,
+                                const char *where)
+{
+    struct lil_agent_call c;
+    char why[LIL_ERRMSG_MAX];
+
+    if (!harness || !lil__agent_known(harness))
+        return LIL_OK;
+    memset(&c, 0, sizeof(c));
+    c.harness = harness;
+    c.prompt = "";
+    c.cwd = lp->opt.cwd;
+    c.env_allow = (const char *const *)lp->fx.env_allow;
+    c.n_env_allow = 2;
+    if (lil__agent_ready(lp->env, &lp->err, &c) == LIL_OK)
+        return LIL_OK;
+    snprintf(why, sizeof(why), "%s", lp->err.msg);
+    return lil__seterr(&lp->err, lp->err.code, 0,
+                       "run %s not created, nothing journaled (set it, then run "
+                       "again): %s: %s",
+                       lp->run_id, where, why);
+}
+
+static lil_status steps_ready(struct lil_loop *lp, const struct lil_ir_step *steps,
+                              size_t n, int depth)
+{
+    lil_status rc = LIL_OK;
+
+    for (size_t i = 0; rc == LIL_OK && i < n && depth < 64; i++) {
+        const struct lil_ir_step *s = &steps[i];
+
+        if (s->kind == LIL_STEP_AGENT)
+            rc = harness_ready(lp, s->agent.harness.s, s->path ? s->path : s->id);
+        else if (s->kind == LIL_STEP_REDUCE)
+            rc = steps_ready(lp, s->reduce.body, s->reduce.nbody, depth + 1);
+    }
+    return rc;
+}
+
+/* A new run whose agent steps (or on_exit agent) cannot run here is
+ * refused before anything is created (docs/loops.md: an unconfigured
+ * harness "is refused before anything is journaled"): fixing the setting
+ * and running again starts the run.  A replay runs no harness. */
+static lil_status config_ready(struct lil_loop *lp, const lil_loop_opts *o)
+{
+    const struct lil_ir_action *ex = &lp->ir->terminate.on_exit;
+    lil_status rc;
+
+    if (!lp->check_config || LIL_LOOP_OPT(o, replay_path))
+        return LIL_OK;
+    rc = steps_ready(lp, lp->ir->body, lp->ir->nbody, 0);
+    if (rc == LIL_OK && ex->present && ex->kind == LIL_ACT_AGENT)
+        rc = harness_ready(lp, ex->harness.s, "terminate.on_exit");
+    return rc;
+}
+
 /* Open the run read-only and fold it; a new run (none yet, or one whose
  * start was never journaled) is opened for writing and started. */
 static lil_status journal_facts(struct lil_loop *lp, const lil_spec *spec,
@@ -362,7 +423,11 @@ static lil_status journal_facts(struct lil_loop *lp, const lil_spec *spec,
     lp->fx.given = json_incref(given); /* secret inputs unsealed from it */
     if (rc == LIL_OK)
         rc = open_run(lp, true);
-    if (rc == LIL_E_NOTFOUND)
+    if (rc == LIL_E_NOTFOUND) {
+        lil__clearerr(&lp->err);
+        rc = config_ready(lp, o);
+    }
+    if (rc == LIL_OK && !lp->run)
         rc = open_run(lp, false);
     if (rc == LIL_OK)
         rc = lil__loop_load(lp);
@@ -406,9 +471,9 @@ static const char *run_id_of(const lil_loop_opts *o, const struct lil_ir_spec *i
     return buf;
 }
 
-lil_status lil__loop_open(struct lil_store *st, struct lil_err *err,
-                          const lil_spec *spec, const lil_loop_opts *o,
-                          struct lil_loop **out)
+static lil_status open_loop(struct lil_store *st, struct lil_err *err,
+                            const lil_spec *spec, const lil_loop_opts *o, bool check,
+                            struct lil_loop **out)
 {
     const struct lil_ir_spec *ir = lil__spec_ir(spec);
     char replay_id[256];
@@ -433,6 +498,7 @@ lil_status lil__loop_open(struct lil_store *st, struct lil_err *err,
     lp->spec_path = lil__spec_name(spec);
     lp->run_id = lil__strdup(lp->env, id);
     lp->opt.sync = o ? o->sync : LIL_SYNC_DEFAULT;
+    lp->check_config = check;
     rc = lp->run_id ? copy_opts(lp, o) : LIL_E_NOMEM;
     if (rc == LIL_OK)
         rc = surroundings(lp, o);
@@ -447,6 +513,20 @@ lil_status lil__loop_open(struct lil_store *st, struct lil_err *err,
     }
     *out = lp;
     return LIL_OK;
+}
+
+lil_status lil__loop_open(struct lil_store *st, struct lil_err *err,
+                          const lil_spec *spec, const lil_loop_opts *o,
+                          struct lil_loop **out)
+{
+    return open_loop(st, err, spec, o, true, out);
+}
+
+lil_status lil__loop_open_unchecked(struct lil_store *st, struct lil_err *err,
+                                    const lil_spec *spec, const lil_loop_opts *o,
+                                    struct lil_loop **out)
+{
+    return open_loop(st, err, spec, o, false, out);
 }
 
 lil_status lil__loop_close(struct lil_loop *lp)

@@ -100,10 +100,11 @@
 #include "base/record.h"
 
 #define LIL_STORE_OPS_VERSION                      \
-    5 /* 2: run_append takes enum lil_append_sync; \
+    6 /* 2: run_append takes enum lil_append_sync; \
          3: run_image, run_import;                 \
          4: run_lease_check, the queue (queue_*);  \
-         5: the queue's payload and states */
+         5: the queue's payload and states;        \
+         6: run_remove */
 
 /* Record flags as the engine sees them (the public LIL_RECF_* bits). */
 #define LIL_SREC_EFFECT  LIL_RECF_EFFECT
@@ -388,6 +389,14 @@ struct lil_store_ops {
     lil_status (*run_drop_segments)(struct lil_store *st, struct lil_err *err,
                                     const char *run_id, unsigned keep,
                                     unsigned *dropped);
+    /* Remove run_id and everything the store keeps for it (its records, its
+     * rollback record, its stop request, its place in the queue), durable
+     * on return, unless a live process holds it (LIL_E_LOCKED, nothing
+     * removed).  LIL_E_NOTFOUND when there is no such run.  A crash in the
+     * middle leaves the run whole or gone, or its journal without the
+     * side files (which a run does without). */
+    lil_status (*run_remove)(struct lil_store *st, struct lil_err *err,
+                             const char *run_id);
 };
 
 /* Settings a store reads once, at open (the environment's LIL_SYNC and

@@ -332,7 +332,9 @@ T_TEST(paused_at_a_breakpoint)
     T_EQ_STR(line_of(out, "loop status"), "loop status   paused");
     T_CONTAINS(line_of(out, "waiting for"),
                "approval of ok (iteration 0): Go on after 1?");
-    T_CONTAINS(line_of(out, "waiting for"), "lil approve ");
+    /* a hint that can be pasted: the store and the pause named */
+    T_CONTAINS(line_of(out, "waiting for"), " approve ");
+    T_CONTAINS(line_of(out, "waiting for"), "--pause pause.1 --reason R");
     T_CONTAINS(out, "  iteration 0 (not committed)\n");
     lo = inspect_loop("ask", "", &rc);
     T_EQ_I64(rc, 0);
@@ -378,7 +380,8 @@ T_TEST(paused_at_a_cap)
     json_decref(lo);
     T_EQ_I64(lil("inspect capped"), 0);
     T_CONTAINS(line_of(out, "waiting for"),
-               "cap max_iterations tripped at iteration 2 (breakpoint): lil approve ");
+               "cap max_iterations tripped at iteration 2 (breakpoint): lil --dir ");
+    T_CONTAINS(line_of(out, "waiting for"), " approve ");
     lo = inspect_loop("capped", "", &rc);
     w = json_object_get(lo, "waiting_for");
     T_EQ_STR(jstr(w, "kind"), "cap");
@@ -466,7 +469,8 @@ T_TEST(stopped_by_a_request)
     T_EQ_STR(jstr(lo, "reason"), "enough");
     json_decref(lo);
     T_EQ_I64(lil("inspect halt"), 0);
-    T_CONTAINS(line_of(out, "stop "), "requested by tester: enough (lil resume ");
+    T_CONTAINS(line_of(out, "stop "), "requested by tester: enough (lil --dir ");
+    T_CONTAINS(line_of(out, "stop "), " resume ");
     lo = inspect_loop("halt", "", &rc);
     stop = json_object_get(lo, "stop");
     T_EQ_STR(jstr(stop, "actor"), "tester");
@@ -584,7 +588,7 @@ T_TEST(uncertain_after_sigkill)
     T_CONTAINS(out, "effect seq 0 (shell) crashed after starting");
     T_EQ_I64(lil("inspect unsure"), 2);
     T_EQ_STR(line_of(out, "in doubt"), "in doubt      0.0 shell {\"cmd\":\"sleep 5\"}");
-    T_CONTAINS(line_of(out, "recover "), "lil recover ");
+    T_CONTAINS(line_of(out, "recover "), " recover ");
     T_CONTAINS(line_of(out, "    0.0 "), "uncertain");
     lo = inspect_loop("unsure", "", &rc);
     T_EQ_I64(rc, 2);

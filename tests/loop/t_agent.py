@@ -92,9 +92,14 @@ def usd_budget_trips(t):
 def not_configured(t):
     clean_env(t)
     t.spec(SPEC)
-    res = expect(t.run("--run-id", "r2"), 1, status="failed")
-    check("needs an LLM configured" in (res.get("reason") or "") + t.last.err,
-          "the reason says what to set")
+    # refused before the run exists: nothing journaled, the message says what
+    # to set (docs/loops.md, "Effects")
+    res = t.run("--run-id", "r2")
+    eq(res.rc, 1, "exit status of a run whose harness is not configured")
+    eq(res.out, "", "no result: the run was never created")
+    check("needs an LLM configured" in res.err and "nothing journaled" in res.err,
+          "the message says what to set: %r" % res.err)
+    check(not t.has_run("r2"), "the run does not exist")
 
 
 RAW_CONTROLS = ("\x1b", "\x07", "\r", "\u0085", "\u202e")

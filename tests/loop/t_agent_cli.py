@@ -171,12 +171,16 @@ def codex_usage_is_estimated(t):
 def missing_cli_fails_before_the_intent(t):
     env = {"LIL_OPENCODE_BIN": "/nonexistent/opencode"}
     t.spec(SPEC, HARNESS="opencode", CAPS="{max_iterations: 3}")
-    expect(t.run(env=env), 1, status="failed")
-    said = t.last.out + t.last.err
-    check("LIL_OPENCODE_BIN or LOOPY_OPENCODE_BIN" in said,
-          "the message names the variable: %r" % said)
-    recs = t.log("agentic")
-    eq([r for r in recs if "effect" in r.flags], [], "effect records")
+    res = t.run(env=env)
+    eq(res.rc, 1, "exit status of a run whose harness cannot run here")
+    check("LIL_OPENCODE_BIN or LOOPY_OPENCODE_BIN" in res.err,
+          "the message names the variable: %r" % res.err)
+    check(not t.has_run("agentic"), "nothing journaled: the run does not exist")
+    # the cause fixed, the same command starts the run
+    env = {"LIL_OPENCODE_BIN": fake(t, '{"answer": 1}')}
+    t.run(env=env)
+    check(t.has_run("agentic"), "the run exists once the harness can run")
+    check(len(calls(t)) >= 1, "the harness ran: %r" % calls(t))
 
 
 @test

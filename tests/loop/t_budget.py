@@ -661,10 +661,12 @@ def a_bad_limit_fails_before_the_intent(t):
         env = llm(url)
         del env["LIL_AGENT_MAX_TOKENS"]
         env[var] = value
-        res = expect(t.run("--run-id", var, env=env), 1, status="failed")
+        # a new run: refused before it is created (docs/loops.md, "Effects")
+        res = t.run("--run-id", var, env=env)
+        eq(res.rc, 1, "exit status of a bad limit")
         want = "%s must be a positive integer; got '%s'" % (var, value)
-        check(want in (res.get("reason") or ""), "%r in %r" % (want, res.get("reason")))
-        eq(loopt.intents(t.log(var)), [], "no intent")
+        check(want in res.err, "%r in %r" % (want, res.err))
+        check(not t.has_run(var), "nothing journaled: no run %s" % var)
     eq(ledger(t), [], "no request")
 
 

@@ -101,7 +101,8 @@ def stop_before_the_run_exists(t):
     eq(expect(res, 0)["runs"], [], "lil ls lists no run")
     res = t.run(verb="resume")
     eq(res.rc, 1, "lil resume of a run that has not started")
-    check("a stop is requested" in res.err and "lil run" in res.err,
+    check("a stop is requested" in res.err and "lil --dir " in res.err and
+          (" run %s" % t.spec_path) in res.err,
           "lil resume says to run it first: %r" % res.err)
     # the first run: stopped at iteration 0, no effect, the request journaled
     expect(t.run(), 5, status="stopped", iteration=0, state={"n": 0},

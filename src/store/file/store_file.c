@@ -646,6 +646,69 @@ static lil_status file_run_import(struct lil_store *st, struct lil_err *err,
     return rc;
 }
 
+/* ---- removing runs -------------------------------------------------------------- */
+
+/* Unlink path; a missing file is no error. */
+static lil_status unlink_if_there(const struct lil_env *env, struct lil_err *err,
+                                  const char *path)
+{
+    if (env->os->unlink(path) == 0 || errno == ENOENT)
+        return LIL_OK;
+    return lil__seterr(err, LIL_E_IO, errno, "unlink %s: %s", path, lil__errstr(errno));
+}
+
+/* Under the run's lock: the rollback record and the stop request first,
+ * the journal last, so a crash in between leaves a journal that opens (a
+ * run does without its side files), never a rollback record of a run that
+ * is gone (which would refuse a new run of the same id). */
+static lil_status unlink_run(struct lil_store *st, struct lil_err *err,
+                             const char *run_id, const char *journal)
+{
+    static const char *const side[] = {".head", STOP_EXT};
+    lil_status rc = LIL_OK;
+
+    for (size_t i = 0; rc == LIL_OK && i < sizeof(side) / sizeof(*side); i++) {
+        char *path = file_of(st, run_id, side[i]);
+
+        rc = path ? unlink_if_there(st->env, err, path)
+                  : lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+        lil__free(st->env, path);
+    }
+    if (rc == LIL_OK)
+        rc = unlink_if_there(st->env, err, journal);
+    if (rc == LIL_OK)
+        rc = lil__os_fsync_dir(st->env, err, st->where);
+    return rc;
+}
+
+/* The journal's lock is taken first, as a writer takes it: a run that a
+ * live process holds is refused, and no writer can open it meanwhile. */
+static lil_status file_run_remove(struct lil_store *st, struct lil_err *err,
+                                  const char *run_id)
+{
+    lil_status rc = lil__run_id_check(err, run_id);
+    char *path = NULL;
+    int fd = -1;
+
+    if (rc == LIL_OK && !(path = run_path(st, run_id)))
+        rc = lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
+    if (rc == LIL_OK)
+        rc = lil__os_open_regular(st->env, err, path, O_RDWR | O_CLOEXEC, 0, &fd);
+    if (rc != LIL_OK && err->sys_errno == ENOENT)
+        rc = lil__seterr(err, LIL_E_NOTFOUND, ENOENT, "no run %s in %s", run_id,
+                         st->where);
+    if (rc == LIL_OK)
+        rc = lil__os_lock_try(st->env, err, fd, path);
+    if (rc == LIL_E_LOCKED)
+        lil__seterr(err, rc, 0, "run %s is held by another process: it is not removed",
+                    run_id);
+    if (rc == LIL_OK)
+        rc = unlink_run(st, err, run_id, path);
+    lil__os_close(st->env, fd);
+    lil__free(st->env, path);
+    return rc;
+}
+
 static void file_close(struct lil_store *st)
 {
     struct lil_env *env = st->env;
@@ -668,6 +731,7 @@ static const struct lil_store_ops file_ops = {.version = LIL_STORE_OPS_VERSION,
                                               .run_next_scanned = file_run_next_scanned,
                                               .run_info = file_run_info,
                                               .run_holder = file_run_holder,
+                                              .run_remove = file_run_remove,
                                               .stop_request = file_stop_request,
                                               .stop_read = file_stop_read,
                                               .stop_clear = file_stop_clear,

@@ -185,6 +185,33 @@ static lil_status mem_run_import(struct lil_store *st, struct lil_err *err,
     return rc;
 }
 
+/* Remove run_id: its image and stop request emptied (the entry stays, as
+ * for a run that has not started), unless a handle holds it. */
+static lil_status mem_run_remove(struct lil_store *st, struct lil_err *err,
+                                 const char *run_id)
+{
+    struct mem_space *sp = ((struct mem_store *)st)->sp;
+    lil_status rc = lil__run_id_check(err, run_id);
+    struct mem_run *r = NULL;
+
+    if (rc != LIL_OK)
+        return rc;
+    pthread_mutex_lock(&sp->mu);
+    rc = existing(st, err, run_id, &r);
+    if (rc == LIL_OK && r->held)
+        rc = lil__seterr(err, LIL_E_LOCKED, 0,
+                         "run %s is held by an open handle: it is not removed", run_id);
+    if (rc == LIL_OK) {
+        free(r->image.data);
+        free(r->stop_req.data);
+        r->image = (struct mem_bytes){0};
+        r->stop_req = (struct mem_bytes){0};
+        r->stop = false;
+    }
+    pthread_mutex_unlock(&sp->mu);
+    return rc;
+}
+
 /* ---- the store ------------------------------------------------------------------- */
 
 const struct lil_store_ops lil__mem_ops = {
@@ -215,6 +242,7 @@ const struct lil_store_ops lil__mem_ops = {
     .run_changed = mem_run_changed,
     .run_image = image_of,
     .run_import = mem_run_import,
+    .run_remove = mem_run_remove,
 };
 
 lil_status lil__store_mem_open(struct lil_env *env, struct lil_err *err,

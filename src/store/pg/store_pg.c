@@ -279,6 +279,78 @@ static lil_status pg_stop_clear(struct lil_store *st, struct lil_err *err,
     return stop_work(st, err, stop_delete, &x);
 }
 
+/* ---- removing runs ------------------------------------------------------------- */
+
+/* In the transaction: lock run_id's row; LIL_E_NOTFOUND without one,
+ * LIL_E_LOCKED when a live session holds its lease. */
+static lil_status remove_lock(struct pg_store *ps, struct pg_conn *c,
+                              struct lil_err *err, const char *run_id)
+{
+    struct pg_params p = {0};
+    PGresult *res;
+    lil_status rc;
+
+    lil__pg_param_text(&p, run_id);
+    rc = lil__pg_query(ps, c, err, "removing a run",
+                       "SELECT coalesce(lease_until > now() AND EXISTS (SELECT 1 FROM "
+                       "pg_stat_activity a WHERE a.pid = runs.holder_backend_pid), "
+                       "false) FROM @.runs WHERE run_id = $1 FOR UPDATE",
+                       &p, false, &res);
+    if (rc != LIL_OK)
+        return rc;
+    if (ps->pq->ntuples(res) == 0)
+        rc = lil__seterr(err, LIL_E_NOTFOUND, 0, "no run %s in %s", run_id,
+                         ps->base.where);
+    else if (strcmp(ps->pq->getvalue(res, 0, 0), "t") == 0)
+        rc =
+            lil__seterr(err, LIL_E_LOCKED, 0,
+                        "run %s is held by another process: it is not removed", run_id);
+    ps->pq->clear(res);
+    return rc;
+}
+
+static lil_status remove_tx(struct pg_store *ps, struct pg_conn *c, struct lil_err *err,
+                            void *ud)
+{
+    static const char *const deletes[] = {
+        "DELETE FROM @.records WHERE run_id = $1",
+        "DELETE FROM @.stop_requests WHERE run_id = $1",
+        "DELETE FROM @.runs WHERE run_id = $1",
+    };
+    const char *run_id = ud;
+    lil_status rc = lil__pg_simple(ps, c, err, "BEGIN", "starting a removal");
+    int64_t changed;
+
+    if (rc == LIL_OK)
+        rc = remove_lock(ps, c, err, run_id);
+    for (size_t i = 0; rc == LIL_OK && i < sizeof(deletes) / sizeof(*deletes); i++) {
+        struct pg_params p = {0};
+
+        lil__pg_param_text(&p, run_id);
+        rc = lil__pg_command(ps, c, err, "removing a run", deletes[i], &p, &changed);
+    }
+    if (rc == LIL_OK)
+        return lil__pg_simple(ps, c, err, "COMMIT", "committing a removal");
+    if (lil__pg_conn_ok(ps, c))
+        lil__pg_simple(ps, c, NULL, "ROLLBACK", "rolling back a removal");
+    return rc;
+}
+
+static lil_status pg_run_remove(struct lil_store *st, struct lil_err *err,
+                                const char *run_id)
+{
+    lil_status rc = lil__run_id_check(err, run_id);
+
+    if (rc != LIL_OK)
+        return rc;
+    /* retried once on a lost connection: a removal committed before it was
+     * lost is then LIL_E_NOTFOUND */
+    char id[LIL_RUN_ID_MAX + 1]; /* a copy: the work's ud is not const */
+
+    snprintf(id, sizeof(id), "%s", run_id);
+    return lil__pg_with_conn(ps_of(st), err, remove_tx, id);
+}
+
 /* ---- the store ----------------------------------------------------------------- */
 
 static void pg_close(struct lil_store *st)
@@ -313,6 +385,7 @@ static const struct lil_store_ops pg_ops = {
     .marker_leave = lil__pg_marker_leave,
     .run_image = pg_run_image,
     .run_import = pg_run_import,
+    .run_remove = pg_run_remove,
     .run_lease_check = lil__pg_run_lease_check,
     .queue_submit = lil__pg_queue_submit,
     .queue_claim = lil__pg_queue_claim,
