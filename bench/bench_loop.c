@@ -477,8 +477,112 @@ static void flatness(const struct bench_cfg *cfg, lil_store *st)
     flat_rows(&p);
 }
 
+/* ---- compaction: resume time of long runs
+ * --------------------------------------------- */
+
+/* Thresholds out of reach: the rows above measure an iteration, not the
+ * compaction that a long run meets now and then (its rows are below). */
+#define COMPACT_NEVER "1000000000000"
+#define COMPACT_EVERY 10000 /* LIL_COMPACT_ITERATIONS's default */
+#define COMPACT_RUNS  3
+
+/* Stops the run (resumable: it opens again to go on) at an iteration. */
+struct stop_at {
+    lil_loop *lp;
+    int64_t at;
+};
+
+static void stop_at_progress(void *ud, const lil_loop_event *ev)
+{
+    struct stop_at *s = ud;
+
+    if (ev->kind == LIL_LOOP_EV_ITERATION && ev->iteration == s->at && s->lp)
+        lil_loop_interrupt(s->lp, LIL_LOOP_INTERRUPT_STOP);
+}
+
+/* A run stopped after n iterations (so that an open resumes it), compacting
+ * every COMPACT_EVERY; the CPU µs per iteration of making it. */
+static double build_compacting(lil_store *st, const lil_spec *spec, const char *id,
+                               int64_t n)
+{
+    struct stop_at stop = {NULL, n};
+    lil_loop_result res = {0};
+    char every[32];
+    struct bench_mark m0;
+    lil_status rc;
+
+    snprintf(every, sizeof(every), "%d", COMPACT_EVERY);
+    setenv("LIL_COMPACT_ITERATIONS", every, 1);
+    stop.lp = bench_loop_open(st, spec, id, LIL_SYNC_OFF, stop_at_progress, &stop);
+    m0 = bench_mark_now();
+    rc = lil_loop_run(stop.lp, &res);
+    if (rc != LIL_OK || res.status != LIL_LOOP_STOPPED)
+        bench_die("lil_loop_run (to be stopped)", rc, lil_loop_errmsg(stop.lp));
+    lil_loop_result_free(&res);
+    if (lil_loop_close(stop.lp) != LIL_OK)
+        bench_die("lil_loop_close", LIL_E_IO, "");
+    setenv("LIL_COMPACT_ITERATIONS", COMPACT_NEVER, 1);
+    return cost_since(m0, (size_t)n).cpu_us;
+}
+
+/* The median CPU and wall ms of lil_loop_open + close of run id: the
+ * resume of a stopped run, the replay it needs before going on. */
+static struct cost reopen_ms(lil_store *st, const lil_spec *spec, const char *id)
+{
+    struct cost c[OPEN_REPS];
+
+    for (size_t r = 0; r < OPEN_REPS; r++) {
+        struct bench_mark m0 = bench_mark_now();
+        lil_loop *lp = bench_loop_open(st, spec, id, LIL_SYNC_OFF, NULL, NULL);
+
+        if (lil_loop_close(lp) != LIL_OK)
+            bench_die("lil_loop_close", LIL_E_IO, "");
+        c[r] = cost_since(m0, 1000);
+    }
+    return median_cost(c, OPEN_REPS);
+}
+
+static void compaction(const struct bench_cfg *cfg, lil_store *st)
+{
+    int64_t n[COMPACT_RUNS] = {10000, 100000, cfg->quick ? 200000 : 1000000};
+    struct cost open[COMPACT_RUNS];
+    char what[128], buf[200];
+
+    bench_section(
+        "loop runner: compaction every 10,000 iterations, resume of a stopped run");
+    for (int i = 0; i < COMPACT_RUNS; i++) {
+        int64_t until = n[i];
+        lil_spec *spec = bench_loop_spec("loop-compact", BENCH_LOOP_AGENT, 2 * until);
+        char id[48];
+        double build;
+
+        snprintf(id, sizeof(id), "loop-compact-%lld", (long long)until);
+        fprintf(stderr, "loop runner: a run of %lld iterations, compacting\n",
+                (long long)until);
+        build = build_compacting(st, spec, id, until);
+        open[i] = reopen_ms(st, spec, id);
+        snprintf(what, sizeof(what),
+                 "resume: lil_loop_open of a stopped %lld-iteration run",
+                 (long long)until);
+        snprintf(
+            buf, sizeof(buf),
+            "CPU %.2f ms, wall %.2f ms (p50 of %d); made at %.2f µs CPU per iteration, "
+            "compactions included",
+            open[i].cpu_us, open[i].wall_us, OPEN_REPS, build);
+        bench_row(what, buf, "", -1);
+        lil_spec_free(spec);
+    }
+    snprintf(what, sizeof(what), "resume at %lld iterations / at 10,000",
+             (long long)n[2]);
+    snprintf(buf, sizeof(buf), "%.2f× (CPU), %.2f× (wall)",
+             open[2].cpu_us / open[0].cpu_us, open[2].wall_us / open[0].wall_us);
+    bench_row(what, buf, "flat (≤ 1.5×, CPU)", open[2].cpu_us <= 1.5 * open[0].cpu_us);
+}
+
 void bench_loop(const struct bench_cfg *cfg, lil_store *st)
 {
+    setenv("LIL_COMPACT_ITERATIONS", COMPACT_NEVER, 1);
+    setenv("LIL_COMPACT_BYTES", COMPACT_NEVER, 1);
     bench_section("loop runner: one effect per iteration, beside the core");
     overhead(cfg, st);
     syncs(cfg);
@@ -486,4 +590,7 @@ void bench_loop(const struct bench_cfg *cfg, lil_store *st)
     bench_loop_resume(cfg, st);
     bench_loop_shell(cfg, st);
     bench_loop_big(cfg, st);
+    compaction(cfg, st);
+    unsetenv("LIL_COMPACT_ITERATIONS");
+    unsetenv("LIL_COMPACT_BYTES");
 }

@@ -340,6 +340,7 @@ static lil_status open_in_store(struct lil_run *run, struct lil_err *err,
     so.readonly = run->readonly;
     so.create = !(opts->flags & LIL_OPEN_EXISTING);
     so.verify_chain = (opts->flags & LIL_OPEN_VERIFY_CHAIN) != 0;
+    so.live_only = (opts->flags & LIL__OPEN_LIVE_SEGMENT) != 0;
     so.max_record = run->max_record;
     rc = so.readonly || !so.create ? LIL_OK : lil__store_key_ensure(st, err);
     if (rc == LIL_OK)

@@ -19,9 +19,14 @@
 #include "store/store.h"
 
 #define LIL_DEFAULT_MAX_RECORD (64u * 1024u * 1024u)
-#define LIL_OPEN_KNOWN_FLAGS                                     \
+#define LIL_OPEN_PUBLIC_FLAGS                                    \
     ((unsigned)LIL_OPEN_READONLY | (unsigned)LIL_OPEN_EXISTING | \
      (unsigned)LIL_OPEN_VERIFY_CHAIN)
+/* Inside the library only: a readonly handle that walks the live segment of
+ * a compacted run, as a writable one does (the loop runner's look before it
+ * opens to write: what the run goes on from, not its whole history). */
+#define LIL__OPEN_LIVE_SEGMENT (1u << 24)
+#define LIL_OPEN_KNOWN_FLAGS   (LIL_OPEN_PUBLIC_FLAGS | LIL__OPEN_LIVE_SEGMENT)
 
 /* Memory kept by the run for bytes the index refers to that are not in
  * the journal's mapping (names of new steps, resolved outcomes): a chain

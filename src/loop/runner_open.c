@@ -148,10 +148,12 @@ static lil_status given_inputs(struct lil_loop *lp, const lil_loop_opts *o,
 static lil_status open_run(struct lil_loop *lp, bool readonly)
 {
     unsigned verify = lp->opt.flags & LIL_LOOP_UNATTENDED ? LIL_OPEN_VERIFY_CHAIN : 0u;
-    lil_run_opts ro = {
-        sizeof(ro), lp->opt.sync,
-        (readonly ? (unsigned)(LIL_OPEN_READONLY | LIL_OPEN_EXISTING) : 0u) | verify,
-        0};
+    lil_run_opts ro = {sizeof(ro), lp->opt.sync,
+                       (readonly ? (unsigned)(LIL_OPEN_READONLY | LIL_OPEN_EXISTING |
+                                              LIL__OPEN_LIVE_SEGMENT)
+                                 : 0u) |
+                           verify,
+                       0};
 
     return lil__run_open(lp->st, &lp->err, lp->run_id, &ro, &lp->run);
 }

@@ -128,6 +128,7 @@ struct lil_srun_opts {
     bool readonly;      /* no hold, no create, no write */
     bool create;        /* create the run when missing (else LIL_E_NOTFOUND) */
     bool verify_chain;  /* verify the chain at open (keyed runs: always) */
+    bool live_only;     /* readonly: walk the live segment only (run_walk) */
     size_t max_record;  /* largest payload accepted, on read and write */
     const uint8_t *key; /* journal key or NULL */
     size_t key_len;

@@ -104,6 +104,28 @@ def resume_reads_the_live_segment(t):
 
 
 @test
+def resume_never_reads_the_older_segments(t):
+    # what the run goes on from is the live segment alone: with the older
+    # segments made unreadable, step and run still go on (a resume that
+    # walked the whole history would fail on them, and grow with the run)
+    t.file_only()
+    t.spec(COUNTER, LIMIT=8)
+    for i in range(5):
+        expect(t.run(verb="step", env=EVERY), 4, status="waiting", iteration=i + 1)
+    segs = segments(t)
+    check(len(segs) >= 1, "a segment: %r" % segs)
+    for name in segs:
+        with open(os.path.join(t.store, "tick.seg", name), "r+b") as f:
+            f.seek(64)
+            f.write(b"\xff" * 64)
+    expect(t.run(verb="step", env=EVERY), 4, status="waiting", iteration=6)
+    expect(t.run(env=EVERY), 0, status="completed", iteration=8, state={"n": 8})
+    eq(t.side(), [str(i) for i in range(8)], "each effect ran once")
+    res = t.lil("inspect", "tick")
+    check(res.rc != 0, "inspect, which reads the whole history, sees the damage")
+
+
+@test
 def sigkill_at_any_moment(t):
     t.file_only()
     t.spec(COUNTER, LIMIT=40)

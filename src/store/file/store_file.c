@@ -52,7 +52,7 @@ struct file_run {
     struct journal_head at_close; /* taken before the close's last sync */
     int pid;                      /* the opener: a forked child writes no record */
     /* segments (segments_file.c): a readonly handle walks them all */
-    bool readonly;
+    bool history;             /* readonly, not live_only: every segment kept */
     struct seg_walk_opts seg; /* its run_id and key: seg_id, seg_key */
     char *seg_id;
     uint8_t *seg_key;
@@ -246,7 +246,7 @@ static lil_status keep_seg(struct lil_store *st, struct lil_err *err,
 {
     uint8_t *key = NULL;
 
-    fr->readonly = o->readonly;
+    fr->history = o->readonly && !o->live_only;
     fr->seg.dir = st->where;
     fr->seg.max_record = o->max_record;
     fr->seg.run_id = fr->seg_id = lil__strdup(st->env, run_id);
@@ -336,7 +336,7 @@ static lil_status file_run_walk(struct lil_srun *r, struct lil_err *err,
 {
     struct file_run *fr = (struct file_run *)r;
 
-    if (!fr->readonly || lil__journal_segment(fr->j) == 0)
+    if (!fr->history || lil__journal_segment(fr->j) == 0)
         return lil__journal_foreach(fr->j, err, fn, ud);
     return lil__seg_walk(fr->env, err, &fr->seg, fr->j, fn, ud);
 }
