@@ -132,23 +132,30 @@ void bench_die_errno(const char *what)
 
 /* ---- the table -------------------------------------------------------- */
 
-#define MAX_ROWS 96
-
 struct row {
     char what[96];
-    char result[160];
+    char result[200];
     char target[48];
     int verdict; /* 1 PASS, 0 MISS, -1 none, -2 section title */
 };
 
-static struct row rows[MAX_ROWS];
-static size_t nrows;
+/* Every row of the run, in order; the table grows as rows come. */
+static struct row *rows;
+static size_t nrows, cap_rows;
 
 static void add(const char *what, const char *result, const char *target, int verdict)
 {
-    if (nrows == MAX_ROWS)
-        return;
-    struct row *r = &rows[nrows++];
+    struct row *r;
+
+    if (nrows == cap_rows) {
+        size_t cap = cap_rows ? 2 * cap_rows : 128;
+        struct row *grown = realloc(rows, cap * sizeof(*rows));
+        if (!grown)
+            bench_die_errno("realloc (the table's rows)");
+        rows = grown;
+        cap_rows = cap;
+    }
+    r = &rows[nrows++];
     snprintf(r->what, sizeof(r->what), "%s", what);
     snprintf(r->result, sizeof(r->result), "%s", result ? result : "");
     snprintf(r->target, sizeof(r->target), "%s", target ? target : "");
