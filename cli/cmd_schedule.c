@@ -299,13 +299,13 @@ static int run(const struct cli_ctx *ctx, lil_store *st, const struct sched_opts
     if (!ctx->json)
         printf("lil schedule run: firing the schedules of %s until SIGTERM\n",
                cli_store_dir(ctx));
-    fflush(stdout);
+    (void)fflush(stdout); /* a failed write shows at exit (main.c) */
     cli_catch_signals(cli_tick_signal);
     while (!cli_tick_stopping()) {
         int64_t now_ms = cli_now_ns() / 1000000;
 
         ok = cli_tick_pass(ctx, st, now_ms, NULL, false) && ok;
-        fflush(stdout);
+        (void)fflush(stdout);
         sleep_until(cli_sched_next(st, now_ms));
     }
     cli_catch_signals(NULL);
@@ -347,7 +347,7 @@ static int write_unit(const struct cli_ctx *ctx, const char *path, const char *t
 
     if (f) {
         n = fread(have, 1, sizeof(have) - 1, f);
-        fclose(f);
+        (void)fclose(f); /* read only */
         have[n] = '\0';
         if (strcmp(have, text) == 0)
             return CLI_EXIT_OK;
@@ -442,8 +442,8 @@ static int dispatch(struct cli_ctx *ctx, const char *action, const char *const *
     if (strcmp(action, "install") == 0)
         return npos == 1 ? install(ctx, o)
                          : cli_usage(ctx, "install takes no argument");
-    if (strcmp(action, "add") && strcmp(action, "rm") && strcmp(action, "ls") &&
-        strcmp(action, "run"))
+    if (strcmp(action, "add") != 0 && strcmp(action, "rm") != 0 &&
+        strcmp(action, "ls") != 0 && strcmp(action, "run") != 0)
         return cli_usage(ctx, "unknown action '%s' (add, ls, rm, run or install)",
                          action);
     if (npos != (needs_arg ? 2u : 1u))

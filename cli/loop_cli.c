@@ -122,25 +122,9 @@ static int fresh_ok(struct cli_ctx *ctx, const struct loop_cli *lc)
     return CLI_EXIT_OK;
 }
 
-int loop_cli_parse(struct cli_ctx *ctx, int argc, char **argv, unsigned mask,
-                   struct loop_cli *lc)
+/* The flags' values and how they go together, once parsed. */
+static int check_values(struct cli_ctx *ctx, const struct loop_cli *lc)
 {
-    static const char *const names[] = {"SPEC", NULL};
-    const char *pos[1] = {NULL};
-    struct cli_flag flags[24];
-    struct cli_args a = {flags, names, pos};
-    int rc = CLI_EXIT_OK;
-
-    if (mask & (LOOP_OPT_RUN | LOOP_OPT_SUBMIT))
-        rc = take_inputs(ctx, &argc, argv, lc);
-    if (rc != CLI_EXIT_OK)
-        return rc;
-    lc->ctx = ctx;
-    add_flags(flags, mask, lc);
-    rc = cli_parse(ctx, argc, argv, &a);
-    if (rc != CLI_EXIT_OK)
-        return rc;
-    lc->spec_path = pos[0];
     if (lc->run_id && cli_run_id_ok(ctx, lc->run_id) != CLI_EXIT_OK)
         return CLI_EXIT_USAGE;
     if (lc->sync && loop_cli_sync(lc->sync) == LIL_SYNC_DEFAULT)
@@ -164,6 +148,28 @@ int loop_cli_parse(struct cli_ctx *ctx, int argc, char **argv, unsigned mask,
         return cli_usage(ctx, "--current accepts whatever pause is current: it goes "
                               "without --pause and --digest");
     return CLI_EXIT_OK;
+}
+
+int loop_cli_parse(struct cli_ctx *ctx, int argc, char **argv, unsigned mask,
+                   struct loop_cli *lc)
+{
+    static const char *const names[] = {"SPEC", NULL};
+    const char *pos[1] = {NULL};
+    struct cli_flag flags[24];
+    struct cli_args a = {flags, names, pos};
+    int rc = CLI_EXIT_OK;
+
+    if (mask & (LOOP_OPT_RUN | LOOP_OPT_SUBMIT))
+        rc = take_inputs(ctx, &argc, argv, lc);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    lc->ctx = ctx;
+    add_flags(flags, mask, lc);
+    rc = cli_parse(ctx, argc, argv, &a);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    lc->spec_path = pos[0];
+    return check_values(ctx, lc);
 }
 
 /* ---- opening

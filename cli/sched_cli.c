@@ -62,7 +62,9 @@ void cli_sched_slot_text(int64_t slot_ms, char *buf, size_t cap)
         snprintf(buf, cap, "%lld", (long long)slot_ms);
         return;
     }
-    strftime(buf, cap, tm.tm_sec ? "%Y-%m-%dT%H:%M:%SZ" : "%Y-%m-%dT%H:%MZ", &tm);
+    if (strftime(buf, cap, tm.tm_sec ? "%Y-%m-%dT%H:%M:%SZ" : "%Y-%m-%dT%H:%MZ", &tm) ==
+        0)
+        snprintf(buf, cap, "%lld", (long long)slot_ms);
 }
 
 /* ---- one schedule --------------------------------------------------------------- */

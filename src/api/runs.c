@@ -28,10 +28,12 @@ lil_status lil_run_open(lil_store *st, const char *run_id, const lil_run_opts *o
     if (opts && opts->struct_size < offsetof(lil_run_opts, max_record))
         return lil__api_fail(LIL_E_INVAL,
                              "lil_run_open: opts->struct_size is too small");
-    if (opts && (opts->flags & ~LIL_OPEN_PUBLIC_FLAGS))
-        return lil__api_fail(LIL_E_INVAL, "unknown flags 0x%x in lil_run_opts",
-                             opts->flags & ~LIL_OPEN_PUBLIC_FLAGS);
-    rc = lil__api_to_store(st, &e, lil__run_open(st, &e, run_id, opts, out));
+    if (opts && (opts->flags & LIL__OPEN_LIVE_SEGMENT)) /* the library's own */
+        rc = lil__seterr(&e, LIL_E_INVAL, 0, "unknown flags 0x%x in lil_run_opts",
+                         opts->flags & ~LIL_OPEN_PUBLIC_FLAGS);
+    else
+        rc = lil__run_open(st, &e, run_id, opts, out);
+    rc = lil__api_to_store(st, &e, rc);
     if (rc == LIL_OK)
         __atomic_fetch_add(&st->env->runs_open, 1, __ATOMIC_SEQ_CST);
     return rc;

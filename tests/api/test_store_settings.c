@@ -140,6 +140,9 @@ T_TEST(unknown_open_flags_are_refused)
     T_EQ_I64(lil_run_open(st, "f", &o, &run), LIL_E_INVAL);
     T_CONTAINS(lil_store_errmsg(st), "0x80");
     T_CHECK(u_file_size(u_journal_path(U_STORE, "f")) < 0);
+    o.flags = LIL_OPEN_READONLY | (1u << 24); /* a bit the library keeps for itself */
+    T_EQ_I64(lil_run_open(st, "f", &o, &run), LIL_E_INVAL);
+    T_CONTAINS(lil_store_errmsg(st), "0x1000000");
     T_EQ_I64(lil_run_check(st, "f", 1u << 5, &rep), LIL_E_INVAL);
     lil_store_close(st);
 }
