@@ -38,6 +38,7 @@
  */
 #include "journal/journal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -435,6 +436,7 @@ static struct journal *journal_new(const struct lil_env *env, const char *dir,
 }
 
 static bool still_in_place(struct journal *j);
+static void sweep_rotation_temps(struct journal *j);
 
 /* Open the file (creating it when missing), lock it (writable) and scan it.
  * *moved: the name leads to another file now (a new segment put in place
@@ -455,6 +457,8 @@ static lil_status open_scan(struct journal *j, struct lil_err *err,
         *moved = true; /* a new segment took the name: open that one */
         return LIL_OK;
     }
+    if (rc == LIL_OK && !j->readonly)
+        sweep_rotation_temps(j);
     if (rc == LIL_OK)
         rc = map_file(j, err);
     if (rc == LIL_OK)
@@ -463,6 +467,38 @@ static lil_status open_scan(struct journal *j, struct lil_err *err,
 }
 
 /* ---- a journal whose creation was cut short ------------------------------ */
+
+/* A new segment is written under "<path>.rot.<random>" (put_in_place),
+ * only while the run's lock is held; so once this handle holds the lock,
+ * any such file is what a crash in the middle of a rotation left: remove
+ * it (best effort: what cannot be removed stays, harmless).  The files of
+ * a journal being created are named ".new." and are not touched. */
+#define ROTATION_TAG "rot"
+
+static void sweep_rotation_temps(struct journal *j)
+{
+    const char *slash = strrchr(j->path, '/');
+    const char *base = slash ? slash + 1 : j->path;
+    char dir[4200], prefix[512], path[4700];
+    size_t plen;
+    DIR *d;
+    struct dirent *e;
+
+    if (snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - j->path) : 1,
+                 slash ? j->path : ".") >= (int)sizeof(dir) ||
+        snprintf(prefix, sizeof(prefix), "%s.%s.", base, ROTATION_TAG) >=
+            (int)sizeof(prefix))
+        return;
+    plen = strlen(prefix);
+    d = opendir(dir);
+    if (!d)
+        return;
+    while ((e = readdir(d)) != NULL)
+        if (strncmp(e->d_name, prefix, plen) == 0 &&
+            snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < (int)sizeof(path))
+            (void)j->env->os->unlink(path);
+    (void)closedir(d);
+}
 
 /* Whether the name j->path still leads to the file open at j->fd. */
 static bool still_in_place(struct journal *j)
@@ -1045,7 +1081,7 @@ static lil_status put_in_place(struct journal *j, struct lil_err *err,
 {
     char tmp[4200];
     lil_status rc =
-        lil__os_create_temp(j->env, err, j->path, "new", tmp, sizeof(tmp), fd);
+        lil__os_create_temp(j->env, err, j->path, ROTATION_TAG, tmp, sizeof(tmp), fd);
 
     if (rc != LIL_OK)
         return rc;

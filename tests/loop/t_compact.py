@@ -150,7 +150,8 @@ def sigkill_at_any_moment(t):
     check(len(lines) - len(done) <= 30, "an effect ran twice only after a kill inside it")
     recs = t.log("tick")
     eq(snaps(recs), ["%d.snap" % i for i in range(40)], "the whole history")
-    check(not [f for f in os.listdir(t.store) if ".new." in f], "no temporary file left")
+    check(not [f for f in os.listdir(t.store) if ".new." in f or ".rot." in f],
+          "no temporary file left")
 
 
 def live_path(t):
