@@ -164,6 +164,12 @@ if ! scripts/pydeps.sh; then
     total_fail=$((total_fail + 1))
     summary+=("pydeps (scripts/pydeps.sh): FAILED")
 fi
+# The frameworks' venvs (bindings/python/requirements/*.txt): build/venvs/.
+if ! scripts/pyenv.sh --all; then
+    failed=1
+    total_fail=$((total_fail + 1))
+    summary+=("venvs (scripts/pyenv.sh --all): FAILED")
+fi
 if ! sanitizer_preflight; then
     failed=1
     total_fail=$((total_fail + 1))
