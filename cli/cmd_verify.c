@@ -319,8 +319,9 @@ const struct cli_verb cli_verb_verify = {
     "  bounded        the loop ends cleanly (completed, stopped, paused, or a cap)\n"
     "  deterministic  two dry runs end with the same status and state\n"
     "  resume-stable  restarting between iterations changes nothing\n"
-    "A sleep parks a dry run (lil verify does not skip real time yet), so a loop\n"
-    "that sleeps is not proven bounded.\n"
+    "Sleeps take no real time: a dry run has its own clock (from 0, 1 s more at\n"
+    "every reading) on which every sleep is over at once; only a sleep.until\n"
+    "whose guard stays false under the fixtures parks it (not bounded).\n"
     "\n" VERIFY_FLAGS_HELP,
     cmd_verify};
 

@@ -13,7 +13,8 @@
  *     budget (failed on a cap is bounded), breakpoints are approved;
  *   - without an exit the loop ends on its cap (bounded, with a note),
  *     above 1000 iterations at the ceiling (with a note);
- *   - a sleep parks the dry run: verify fails and says why;
+ *   - a sleep takes no time (the help says so); a sleep.until whose guard
+ *     stays false parks the dry run: verify fails and says why;
  *   - declared inputs without defaults get sample values;
  *   - score: the scorecard of a plain spec, a perfect 100, and an exit fed
  *     by an agent downgraded with the var named;
@@ -284,6 +285,14 @@ T_TEST(a_sleep_takes_no_time)
     T_EQ_I64(c_lil(out, err, "verify '%s'", spec), 0);
     T_CONTAINS(out, "\u2713 verify PASSED\n");
     T_CONTAINS(out, "bounded: \u2713");
+}
+
+T_TEST(the_help_says_what_a_sleep_does)
+{
+    T_EQ_I64(c_lil(out, err, "verify --help"), 0);
+    T_CONTAINS(out, "on which every sleep is over at once");
+    T_CONTAINS(out, "only a sleep.until\nwhose guard stays false");
+    T_CHECK(strstr(out, "does not skip real time") == NULL);
 }
 
 T_TEST(a_sleep_until_that_stays_false_parks_the_dry_run)

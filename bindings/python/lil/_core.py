@@ -262,14 +262,28 @@ def _outside(what: str, name, fn, args, kwargs):
         "LIL_LENIENT=1 runs it non-durably)")
 
 
-def _replayed(r):
-    """The value (or exception) of what begin returned on a replay."""
+def _replayed(r, name):
+    """The value (or exception) of what begin returned on a replay of the
+    step ``name``."""
+    if r == "":
+        raise DurableSerializationError(_NO_RESULT.format(name=name))
     if type(r) is str:
         return _decode(r)
     if type(r) is tuple:
         raise replayed_failure(*r)
     raise DurableSerializationError("the journal holds a step result that is not UTF-8 "
                                     "text: it was not written by this package")
+
+
+# Every value this package journals is JSON text, never empty: an empty
+# result is an effect decided "done" without one (`lil resolve --assume-done`
+# without --result), which has no value to return.
+_NO_RESULT = (
+    "step {name!r} was resolved as done without a result (`lil resolve "
+    "--assume-done` without --result): it has no value to return.  Give a "
+    "Python step its value when resolving it (`--result JSON`, `null` for None; "
+    "lil.resolve(..., result=...)); this run cannot replay past it: start a new "
+    "run (`fn.fresh(...)`)")
 
 
 def _failed(call, exc):
@@ -320,7 +334,7 @@ def _step(wf, name, fn, args, kwargs):
     r = wf._run.begin(name) if type(name) is str else _check_name(name)
     if type(r) is _Call:
         return _execute(r, fn, args, kwargs)
-    return _replayed(r)
+    return _replayed(r, name)
 
 
 def _effect(wf, name, fn, args, kwargs):
@@ -328,7 +342,7 @@ def _effect(wf, name, fn, args, kwargs):
     r = wf._run.begin_effect(name, _codec.encode_request(args, kwargs))
     if type(r) is _Call:
         return _execute(r, fn, args, kwargs)
-    return _replayed(r)
+    return _replayed(r, name)
 
 
 def step(name: str, fn, *args, **kwargs):
@@ -343,7 +357,7 @@ def step(name: str, fn, *args, **kwargs):
     r = wf._run.begin(name) if type(name) is str else _check_name(name)
     if type(r) is _Call:
         return _execute(r, fn, args, kwargs)
-    return _replayed(r)
+    return _replayed(r, name)
 
 
 def effect(name: str, fn, *args, **kwargs):
@@ -385,7 +399,7 @@ async def _async_step(wf, name, fn, args, kwargs):
     r = wf._run.begin(name) if type(name) is str else _check_name(name)
     if type(r) is _Call:
         return await _execute_async(wf, r, fn, args, kwargs)
-    return _replayed(r)
+    return _replayed(r, name)
 
 
 async def _async_effect(wf, name, fn, args, kwargs):
@@ -401,7 +415,7 @@ async def _async_effect(wf, name, fn, args, kwargs):
         r = wf._run.begin_effect(name, request)
     if type(r) is _Call:
         return await _execute_async(wf, r, fn, args, kwargs)
-    return _replayed(r)
+    return _replayed(r, name)
 
 
 async def _awaited(value):

@@ -8,6 +8,8 @@ assume_done, abort), and a replay with other arguments is refused."""
 
 import os
 import signal
+import subprocess
+import sys
 import time
 import unittest
 import warnings
@@ -278,6 +280,31 @@ class StepTest(LilCase):
         lil.resolve("pay", "charge", "assume_done", result={"receipt": 7},
                     reason="the bank says it went through", dir=self.dir)
         self.assertEqual(self.pay_again(lambda n: self.fail("must not run")), {"receipt": 7})
+
+    def cli_resolve(self, *flags):
+        """`lil resolve` (the package's command) of the goal pay's effect."""
+        run_id = lil.status("pay", dir=self.dir).run_id
+        p = subprocess.run([sys.executable, "-m", "lil", "resolve", run_id, "charge",
+                            *flags, "--reason", "the bank says so", "--dir", self.dir],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    def test_killed_effect_assumed_done_by_the_cli(self):
+        self.killed_effect()
+        self.cli_resolve("--assume-done", "--result", '{"receipt": 7}')
+        self.assertEqual(self.pay_again(lambda n: self.fail("must not run")), {"receipt": 7})
+
+    def test_killed_effect_assumed_done_by_the_cli_without_result(self):
+        self.killed_effect()
+        self.cli_resolve("--assume-done")
+        for _ in range(2):  # the same clear error on every replay
+            with self.assertRaises(lil.DurableSerializationError) as cm:
+                self.pay_again(lambda n: self.fail("must not run"))
+            self.assertIn("step 'charge' was resolved as done without a result",
+                          str(cm.exception))
+            self.assertIn("--result JSON", str(cm.exception))
+        self.assertEqual(read_lines(self.side)[0].split()[0], "charge")
+        self.assertEqual(len(read_lines(self.side)), 1)
 
     def test_killed_effect_aborted(self):
         self.killed_effect()
