@@ -53,6 +53,72 @@ void cli_print_help(const struct cli_verb *verb)
     fputs(verb->help, stdout);
 }
 
+size_t cli_edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), row[32];
+
+    if (la > 31 || lb > 31)
+        return 99;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+/* The suggestion for a mistyped name so far: the closest candidate. */
+struct nearest {
+    const char *name; /* the mistyped name */
+    const char *best; /* NULL: none close enough */
+    size_t best_d;
+};
+
+static void consider(struct nearest *n, const char *cand)
+{
+    size_t d = cli_edit_distance(n->name, cand);
+
+    if (d < n->best_d && d < strlen(n->name)) {
+        n->best = cand;
+        n->best_d = d;
+    }
+}
+
+/* The usage error of an unknown flag, with n's suggestion when it has one. */
+static int report_unknown(const struct cli_ctx *ctx, const char *word, size_t len,
+                          const struct nearest *n)
+{
+    if (n->best)
+        return cli_usage(ctx, "unknown flag '%.*s'; did you mean '--%s'?",
+                         len ? (int)len + 2 : (int)strlen(word), word, n->best);
+    return cli_usage(ctx, "unknown flag '%.*s'", len ? (int)len + 2 : (int)strlen(word),
+                     word);
+}
+
+int cli_unknown_flag(const struct cli_ctx *ctx, const char *word, size_t len,
+                     const char *const *names)
+{
+    char name[32] = "";
+    struct nearest n = {name, NULL, 3};
+
+    if (len > 0 && len < sizeof(name))
+        memcpy(name, word + 2, len);
+    for (size_t i = 0; name[0] && names && names[i]; i++)
+        consider(&n, names[i]);
+    return report_unknown(ctx, word, len, &n);
+}
+
 /* The flag named by word (after "--", up to '=' when there is one). */
 static const struct cli_flag *find_flag(const struct cli_flag *flags, const char *word,
                                         size_t len)
@@ -127,6 +193,23 @@ static int take_value(const struct cli_ctx *ctx, const struct cli_flag *f,
     return CLI_EXIT_OK;
 }
 
+/* The usage error of the unknown flag word (its name the len bytes after
+ * "--"), suggesting the verb's or the global flag closest to it. */
+static int unknown_flag(const struct cli_ctx *ctx, const struct globals *g,
+                        const struct cli_args *a, const char *word, size_t len)
+{
+    char name[32] = "";
+    struct nearest n = {name, NULL, 3};
+
+    if (len < sizeof(name))
+        memcpy(name, word + 2, len);
+    for (const struct cli_flag *f = a->flags; name[0] && f && f->name; f++)
+        consider(&n, f->name);
+    for (const struct cli_flag *f = g->table; name[0] && f->name; f++)
+        consider(&n, f->name);
+    return report_unknown(ctx, word, len, &n);
+}
+
 /* Handle the flag word argv[*i] ("--name" or "--name=value" or "-h"). */
 static int parse_flag(const struct cli_ctx *ctx, struct globals *g,
                       const struct cli_args *a, int argc, char **argv, int *i)
@@ -148,7 +231,7 @@ static int parse_flag(const struct cli_ctx *ctx, struct globals *g,
     if (!f)
         f = find_flag(g->table, name, len);
     if (!f)
-        return cli_usage(ctx, "unknown flag '--%.*s'", (int)len, name);
+        return unknown_flag(ctx, g, a, word, len);
     return take_value(ctx, f, eq, argc, argv, i);
 }
 

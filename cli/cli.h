@@ -149,6 +149,18 @@ void cli_err(const struct cli_ctx *ctx, const char *fmt, ...)
 int cli_usage(const struct cli_ctx *ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* The edit distance between a and b (insertions, deletions,
+ * substitutions), for names of at most 31 bytes; 99 for longer ones. */
+size_t cli_edit_distance(const char *a, const char *b);
+
+/* The usage error of an unknown flag word ("--dri", "--dri=x", "-x"): its
+ * name is the len bytes after "--" (len 0: the whole word is named).  When
+ * a name of names (NULL-terminated, without "--") is close -- at most 2 edits, fewer than the name's length -- the
+ * message asks "did you mean '--dir'?", as for a mistyped verb.  Returns
+ * CLI_EXIT_USAGE. */
+int cli_unknown_flag(const struct cli_ctx *ctx, const char *word, size_t len,
+                     const char *const *names);
+
 /* Print the verb's help text to stdout. */
 void cli_print_help(const struct cli_verb *verb);
 

@@ -83,33 +83,6 @@ static const struct cli_verb *find_verb(const char *name)
     return NULL;
 }
 
-/* The edit distance between a and b (insertions, deletions, substitutions),
- * for names of at most 31 bytes; 99 for longer ones. */
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b), row[32];
-
-    if (la > 31 || lb > 31)
-        return 99;
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j];
-            size_t best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
 /* The verb closest to a mistyped name (at most 2 edits, fewer than the
  * name's length), or NULL. */
 static const char *nearest_verb(const char *name)
@@ -118,7 +91,7 @@ static const char *nearest_verb(const char *name)
     size_t best_d = 3;
 
     for (size_t i = 0; i < NVERBS; i++) {
-        size_t d = edit_distance(name, verbs[i]->name);
+        size_t d = cli_edit_distance(name, verbs[i]->name);
         if (d < best_d && d < strlen(name)) {
             best = verbs[i]->name;
             best_d = d;
@@ -156,6 +129,10 @@ static int cmd_help(int argc, char **argv)
     return CLI_EXIT_OK;
 }
 
+/* The flags known before the verb, for a mistyped one. */
+static const char *const global_names[] = {"dir",  "json",         "help",
+                                           "version", "shared-store", NULL};
+
 /* A global flag before the verb, at argv[*i].  Returns -1 to go on, or an
  * exit status (help, version, usage error). */
 static int global_flag(struct cli_ctx *ctx, int argc, char **argv, int *i)
@@ -188,7 +165,8 @@ static int global_flag(struct cli_ctx *ctx, int argc, char **argv, int *i)
         ctx->dir = argv[++*i];
         return -1;
     }
-    return cli_usage(NULL, "unknown flag '%s'", w);
+    return cli_unknown_flag(NULL, w, w[1] == '-' ? strcspn(w + 2, "=") : 0,
+                            global_names);
 }
 
 static int dispatch(int argc, char **argv)

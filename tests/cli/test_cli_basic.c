@@ -93,6 +93,27 @@ T_TEST(mistyped_verb_gets_the_nearest_one)
     T_EQ_STR(out, "");
 }
 
+T_TEST(mistyped_flag_gets_the_nearest_one)
+{
+    T_EQ_I64(c_lil(out, err, "run --dri x loop.yaml"), 64);
+    T_EQ_STR(err, "lil: run: unknown flag '--dri'; did you mean '--dir'?\n"
+                  "Try 'lil run --help'.\n");
+    T_EQ_I64(c_lil(out, err, "run loop.yaml --dri=x"), 64);
+    T_CONTAINS(err, "unknown flag '--dri'; did you mean '--dir'?");
+    T_EQ_I64(c_lil(out, err, "--dri x ls"), 64);
+    T_EQ_STR(err, "lil: unknown flag '--dri'; did you mean '--dir'?\n"
+                  "Try 'lil --help'.\n");
+    T_EQ_I64(c_lil(out, err, "resolve r s --asume-done --reason x"), 64);
+    T_CONTAINS(err, "did you mean '--assume-done'?");
+    T_EQ_I64(c_lil(out, err, "ls --jsn"), 64);
+    T_CONTAINS(err, "lil: ls: unknown flag '--jsn'; did you mean '--json'?");
+    T_EQ_I64(c_lil(out, err, "ls --frobnicate"), 64);
+    T_CHECK(strstr(err, "did you mean") == NULL); /* nothing close: no guess */
+    T_EQ_I64(c_lil(out, err, "ls --d"), 64); /* as many edits as letters */
+    T_CHECK(strstr(err, "did you mean") == NULL);
+    T_EQ_STR(out, "");
+}
+
 T_TEST(missing_and_extra_arguments)
 {
     T_EQ_I64(c_lil(out, err, "inspect"), 64);
