@@ -5,8 +5,8 @@ against its schema in docs/schemas/ (JSON Schema draft 2020-12).
 The one place that says which output has which schema (schema_of) and
 validates it (check).  tests/loop/loopt.py calls check() for every lil
 command a loop test runs; the C tests of tests/cli log each command and its
-stdout (cli_util.c, $LIL_TEST_JSON_LOG) and the test cli_json_schemas runs
-this file over that log:
+stdout (cli_util.c, $LIL_TEST_JSON_LOG) and the tests cli_json_log_check
+and cli_json_schemas (tests/cli/CMakeLists.txt) run this file over that log:
 
     python3 schema_check.py LOGDIR      # every DIR/*.jsonl line checked
 
