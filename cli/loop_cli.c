@@ -343,16 +343,16 @@ lil_sync loop_cli_sync(const char *s)
 }
 
 /* The progress of this run on stderr (progress.h), and the command that
- * decides an effect a second Ctrl-C leaves uncertain. */
+ * decides an effect a second Ctrl-C leaves uncertain: a hint (hint.h), so
+ * it names the store and the run as every other hint does.  Once the run
+ * is open, so that a new run's id (--fresh) is known. */
 static void start_progress(const struct loop_cli *lc)
 {
     enum progress_mode mode = PROGRESS_OFF;
     char hint[600];
 
     (void)progress_mode_of(lc->progress, &mode);
-    snprintf(hint, sizeof(hint), "lil recover %s%s%s", lc->spec_path,
-             lc->run_id ? " --run-id " : "", lc->run_id ? lc->run_id : "");
-    progress_start(mode, hint);
+    progress_start(mode, loop_cli_hint(lc, "recover", NULL, hint, sizeof(hint)));
 }
 
 int loop_cli_open(struct cli_ctx *ctx, struct loop_cli *lc, unsigned flags)
@@ -375,12 +375,12 @@ int loop_cli_open(struct cli_ctx *ctx, struct loop_cli *lc, unsigned flags)
     o.reason = lc->reason;
     o.record_path = lc->record;
     o.replay_path = lc->replay;
-    start_progress(lc);
     o.progress = progress_event; /* kept even when nothing is shown: Ctrl-C */
     o.progress_ud = lc;
     rc = lil_loop_open(lc->st, lc->spec, &o, &lc->lp);
     if (rc != LIL_OK)
         return cli_fail(ctx, rc, "%s", lil_store_errmsg(lc->st));
+    start_progress(lc);
     return CLI_EXIT_OK;
 }
 

@@ -33,7 +33,8 @@ bool progress_mode_of(const char *word, enum progress_mode *out);
 
 /* Start showing the progress of a run in mode (the ticking thread of term).
  * hint: the command that decides an uncertain effect of it, for the
- * second Ctrl-C ("lil recover loop.yaml"). */
+ * second Ctrl-C, as hint.h writes it ("lil --dir s recover loop.yaml
+ * --run-id r2"). */
 void progress_start(enum progress_mode mode, const char *hint);
 
 /* The runner's progress callback (ud unused). */

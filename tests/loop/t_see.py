@@ -198,9 +198,21 @@ def ctrl_c_says_what_happens(t):
     eq(res.rc, 130, "exit status after a second SIGINT")
     check("stopping after the current effect (Ctrl-C again to abandon it)" in res.err, "the first Ctrl-C")
     check("abandoned shell work of iteration 0" in res.err, "the second names the effect")
-    check("lil recover %s --retry" % t.spec_path in res.err, "and how to recover it")
+    check("lil --dir %s recover %s --retry" % (t.store, t.spec_path) in res.err,
+          "and how to recover it, in the store it is in: %r" % res.err)
     p = t.spawn("run", t.spec_path, "--json")
     expect(t.finish(p), 2, status="uncertain")
+    # another run of the spec (--run-id): the hint names it
+    t.write("side.txt", "")
+    p = t.spawn("run", t.spec_path, "--run-id", "other")
+    t.wait_for(started(t), "the effect of run other to start", proc=p)
+    p.send_signal(signal.SIGINT)
+    time.sleep(0.2)
+    p.send_signal(signal.SIGINT)
+    res = t.finish(p, timeout=5)
+    eq(res.rc, 130, "exit status after a second SIGINT")
+    check("lil --dir %s recover %s --run-id other --retry" % (t.store, t.spec_path)
+          in res.err, "the hint names the run: %r" % res.err)
 
 
 @test
