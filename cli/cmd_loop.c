@@ -371,24 +371,41 @@ const struct cli_verb cli_verb_step = {
     "with next.iteration.\n\n" RUN_FLAGS_HELP,
     cmd_step};
 
+/* resume's flags, one a line (the parser's: cmd_resume's mask). */
+#define RESUME_FLAGS_HELP                                                                \
+    "Flags:\n"                                                                           \
+    "  --run-id ID          the run (default: the spec's id)\n"                          \
+    "  --actor A, --reason R  who resumes and why, journaled (default: $USER,\n"         \
+    "                       \"explicit resume\")\n"                                      \
+    "  --approve            approve a cap that paused the run (rebases that meter)\n"    \
+    "  --yes                approve every breakpoint and gate reached\n"                 \
+    "  --accept-spec-change  run on with a spec other than the one the run is bound\n"   \
+    "                       to (refused otherwise); journaled with who and why\n"        \
+    "  --json               print the result as JSON\n" PROGRESS_HELP
+
 const struct cli_verb cli_verb_resume = {
     "resume", "clear an honoured stop request and run on",
-    "Usage: lil resume SPEC [--run-id ID] [--actor A] [--reason R] [--approve] [--yes]\n"
-    "                  [--accept-spec-change]\n\n"
-    "Journal who resumed and why (default \"explicit resume\"), then run as `lil run`.\n"
-    "A spec other than the one the run is bound to is refused (exit 1, nothing\n"
-    "written) unless --accept-spec-change accepts it (journaled).\n"
-    "A queued run (`lil submit`) goes back to the queue instead: a worker runs it.\n"
-    "\n" PROGRESS_HELP LOOP_EXIT_HELP,
+    "Usage: lil resume SPEC [FLAGS]\n\n"
+    "Journal who resumed and why, then run as `lil run`.  A spec other than the\n"
+    "one the run is bound to is refused (exit 1, nothing written) unless\n"
+    "--accept-spec-change accepts it.  A queued run (`lil submit`) goes back to\n"
+    "the queue instead: a worker runs it (exit 4).\n"
+    "\n" RESUME_FLAGS_HELP LOOP_EXIT_HELP,
     cmd_resume};
 
 const struct cli_verb cli_verb_stop = {
     "stop", "ask a loop run to stop at its next iteration boundary",
-    "Usage: lil stop SPEC [--run-id ID] --reason R [--actor A]\n\n"
+    "Usage: lil stop SPEC [--run-id ID] --reason R [--actor A] [--json]\n\n"
     "Publish a stop request beside the run's journal; no lock is needed, so it\n"
     "works while another process runs the loop.  A second request is refused, so is\n"
     "one for a run that has ended.  A run that has not started yet may be asked\n"
-    "too: its first `lil run` (or step, or worker) ends stopped before any step.\n" LOOP_EXIT_HELP,
+    "too: its first `lil run` (or step, or worker) ends stopped before any step.\n"
+    "\n"
+    "Exit status (the table is in `lil --help`): 0 the request is published (the\n"
+    "run stops at its next iteration boundary); 1 a stop is already requested, the\n"
+    "run has ended, the spec cannot be read or is invalid, an I/O error; 65 the\n"
+    "run's keyed journal is behind its rollback record; 64 usage error.  stop\n"
+    "waits for nothing and takes no lock: it never exits 2 to 5 or 75.\n",
     cmd_stop};
 
 const struct cli_verb cli_verb_approve = {

@@ -6,10 +6,13 @@ honours the request at its next start or iteration boundary (stopped, exit
 a stop may come before the run exists (its first run ends stopped, before
 any effect);
 a second request while one is pending is refused; SIGTERM to `lil run`
-stops it after the current effect, whose outcome is journaled."""
+stops it after the current effect, whose outcome is journaled.  stop's
+exit statuses and resume's flags are the same in `--help`, in docs/cli.md
+and in what the command does."""
 
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -218,6 +221,76 @@ def sigint_twice_kills_the_effect(t):
     expect(t.run(), 2, status="uncertain", iteration=0,
            uncertain={"iteration": 0, "seq": 0, "kind": "shell",
                       "identity": json.dumps({"cmd": cmd}, separators=(",", ":"))})
+
+
+CLI_MD = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "docs", "cli.md")
+
+
+def cli_md_section(verb):
+    """The text of docs/cli.md's section "## lil VERB"."""
+    with open(CLI_MD, encoding="utf-8") as f:
+        text = f.read()
+    m = re.search(r"^## lil %s\n(.*?)(?=^## )" % verb, text, re.S | re.M)
+    return m.group(1) if m else ""
+
+
+def exit_codes(text):
+    """The statuses an "Exit status" sentence lists (0, 1, 64, ...)."""
+    m = re.search(r"Exit status[^:]*:(.*)", " ".join(text.split()))
+    if not m:
+        return []
+    return sorted({int(n) for n in re.findall(r"(?:^|[;:] )(\d+) ", m.group(1).strip())})
+
+
+@test
+def stop_has_its_own_exit_statuses(t):
+    t.spec(COUNTER, CMD="true", LIMIT=1)
+    res = t.lil("stop", "--help")
+    eq(res.rc, 0, "stop --help")
+    check("3 paused" not in res.out and "130" not in res.out,
+          "not the exit statuses of the verbs that run the loop: %r" % res.out)
+    eq(exit_codes(res.out), [0, 1, 64, 65], "the statuses stop's help lists")
+    eq(exit_codes(cli_md_section("stop")), [0, 1, 64, 65],
+       "the statuses docs/cli.md lists for stop")
+    eq(t.stop("--reason", "first").rc, 0, "a request is published")
+    eq(t.stop("--reason", "second").rc, 1, "a second one is refused")
+    eq(t.stop().rc, 64, "no --reason")
+    eq(t.stop("--reason", "x", spec=t.path("missing.yaml")).rc, 1, "no spec")
+    expect(t.run(), 5, status="stopped")
+    expect(t.run(verb="resume"), 0, status="completed")
+    res = t.stop("--reason", "late")
+    eq(res.rc, 1, "a run that has ended: %r" % res.err)
+
+
+def help_flags(text):
+    """{flag: takes a value} of the lines of a "Flags:" list."""
+    flags = {}
+    for line in text.split("Flags:", 1)[1].splitlines():
+        for m in re.finditer(r"(?:^  |, )(--[a-z-]+)( [A-Za-z|]+)?", line):
+            flags[m.group(1)] = bool(m.group(2))
+    return flags
+
+
+@test
+def resume_flags_are_the_same_in_help_docs_and_parser(t):
+    res = t.lil("resume", "--help")
+    eq(res.rc, 0, "resume --help")
+    flags = help_flags(res.out)
+    documented = set(re.findall(r"^\| `(--[a-z-]+)|, `(--[a-z-]+)",
+                                cli_md_section("resume"), re.M))
+    documented = {a or b for a, b in documented}
+    eq(sorted(flags), sorted(documented), "resume's flags: --help and docs/cli.md")
+    check({"--run-id", "--actor", "--reason", "--approve", "--yes",
+           "--accept-spec-change", "--json", "--progress"} <= set(flags),
+          "the flags the parser takes: %r" % sorted(flags))
+    values = {"--run-id": "r", "--actor": "a", "--reason": "r", "--progress": "plain"}
+    for flag, has_value in sorted(flags.items()):
+        words = [flag, values[flag]] if has_value else [flag]
+        res = t.lil("resume", t.path("missing.yaml"), *words)
+        eq(res.rc, 1, "resume %s: parsed, then the missing spec (%r)" % (flag, res.err))
+    res = t.lil("resume", t.path("missing.yaml"), "--input", "a=1")
+    eq(res.rc, 64, "resume takes no --input")
 
 
 if __name__ == "__main__":
