@@ -780,6 +780,40 @@ T_TEST(new_from_shell_awkward_text)
     T_EQ_I64(c_lil(out, err, "new p3 --from-shell true --until 'state.polls >= 3'"), 0);
 }
 
+/* A --from-shell spec has no no_progress cap on purpose: validate and run
+ * print the LoopSpec warning no-fingerprint (docs/cli.md, "lil new"), and
+ * nothing else changes -- validate's exit 0 and JSON, run's exit status
+ * and JSON result. */
+T_TEST(new_from_shell_spec_warns_no_fingerprint_only)
+{
+    const char *p = t_path("ready.yaml");
+    json_error_t jerr;
+    json_t *doc;
+
+    T_EQ_I64(c_lil(out, err, "new ready --from-shell true --until 'state.code == 0' "
+                             "--out %s",
+                   shq(p)),
+             0);
+    T_EQ_I64(c_lil(out, err, "validate --json %s", shq(p)), 0);
+    doc = json_loads(out, 0, &jerr);
+    T_REQUIRE(doc != NULL);
+    T_CHECK(json_is_true(json_object_get(doc, "ok")));
+    T_EQ_I64(json_integer_value(json_object_get(doc, "warnings")), 1);
+    T_EQ_STR(json_string_value(json_object_get(
+                 json_array_get(json_object_get(doc, "diagnostics"), 0), "code")),
+             "no-fingerprint");
+    json_decref(doc);
+    T_EQ_I64(c_lil(out, err, "--dir %s run %s --json --progress off",
+                   shq(t_path("store")), shq(p)),
+             0);
+    T_CONTAINS(err, "warning: pattern poll-until should set caps.no_progress");
+    T_CONTAINS(err, "[no-fingerprint]");
+    doc = json_loads(out, 0, &jerr);
+    T_REQUIRE(doc != NULL);
+    T_EQ_STR(json_string_value(json_object_get(doc, "status")), "completed");
+    json_decref(doc);
+}
+
 T_TEST(new_from_shell_bad_expr)
 {
     const char *p = t_path("bad.yaml");
