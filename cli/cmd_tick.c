@@ -173,50 +173,34 @@ static void add(struct tick *t, json_t *e)
 }
 
 /* A run tick could not or would not resume: stderr (and --json), and the
- * exit status 1, since an operator must look at it.  ACTION is "failed"
- * (resuming it went wrong) or "refused" (docs/loops.md, "What a run is bound
- * to"); KEY names the JSON member that carries the text. */
-static void report_problem(struct tick *t, const char *run_id, const char *action,
-                           const char *key, const char *text)
+ * exit status 1, since an operator must look at it.  FAILED: resuming it
+ * went wrong ("action": "failed", the text in "error"); REFUSED: tick would
+ * not resume it (docs/loops.md, "What a run is bound to"; "action":
+ * "refused", the text in "reason"). */
+enum problem { FAILED, REFUSED };
+
+static void problem(struct tick *t, const char *run_id, enum problem kind,
+                    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void problem(struct tick *t, const char *run_id, enum problem kind,
+                    const char *fmt, ...)
 {
+    char text[2048];
+    va_list ap;
     json_t *e;
 
-    cli_err(t->ctx, "run '%s': %s%s", run_id,
-            strcmp(action, "refused") == 0 ? "not resumed: " : "", text);
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    cli_err(t->ctx, "run '%s': %s%s", run_id, kind == REFUSED ? "not resumed: " : "",
+            text);
     t->failed = true;
     if (!t->runs)
         return;
-    e = entry(run_id, action);
-    cli_json_set(e, key, cli_json_str(text, strlen(text)));
+    e = entry(run_id, kind == REFUSED ? "refused" : "failed");
+    cli_json_set(e, kind == REFUSED ? "reason" : "error",
+                 cli_json_str(text, strlen(text)));
     add(t, e);
-}
-
-static void failed(struct tick *t, const char *run_id, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void failed(struct tick *t, const char *run_id, const char *fmt, ...)
-{
-    char text[2048];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof(text), fmt, ap);
-    va_end(ap);
-    report_problem(t, run_id, "failed", "error", text);
-}
-
-static void refused(struct tick *t, const char *run_id, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void refused(struct tick *t, const char *run_id, const char *fmt, ...)
-{
-    char text[2048];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof(text), fmt, ap);
-    va_end(ap);
-    report_problem(t, run_id, "refused", "reason", text);
 }
 
 static void resumed(struct tick *t, const char *run_id, const lil_loop_result *res)
@@ -288,23 +272,23 @@ static void run_loop(struct tick *t, const char *run_id, const lil_spec *spec,
         return;
     }
     if (rc == LIL_E_KEY || rc == LIL_E_INVAL || rc == LIL_E_CORRUPT) {
-        refused(t, run_id, "%s", lil_store_errmsg(t->st));
+        problem(t, run_id, REFUSED, "%s", lil_store_errmsg(t->st));
         return;
     }
     if (rc != LIL_OK) {
-        failed(t, run_id, "%s", lil_store_errmsg(t->st));
+        problem(t, run_id, FAILED, "%s", lil_store_errmsg(t->st));
         return;
     }
     current = lp;
     rc = stopping ? LIL_OK : lil_loop_run(lp, &res);
     current = NULL;
     if (rc != LIL_OK)
-        failed(t, run_id, "%s", lil_loop_errmsg(lp));
+        problem(t, run_id, FAILED, "%s", lil_loop_errmsg(lp));
     else if (res.json)
         resumed(t, run_id, &res);
     lil_loop_result_free(&res);
     if (lil_loop_close(lp) != LIL_OK)
-        failed(t, run_id, "closing the run: %s", lil_errmsg());
+        problem(t, run_id, FAILED, "closing the run: %s", lil_errmsg());
 }
 
 /* Does spec still have the digest the run is bound to (f->spec_sha)? */
@@ -325,17 +309,17 @@ static void resume(struct tick *t, const char *run_id, const struct run_facts *f
 
     cli_hint(&r, "resume", NULL, cmd, sizeof(cmd));
     if (f->imported)
-        refused(t, run_id,
+        problem(t, run_id, REFUSED,
                 "it was imported into this store and no operator has run it since "
                 "(`%s` once by hand)",
                 cmd);
     else if (cli_spec_load(NULL, f->spec_path, &spec, msg, sizeof(msg)) != LIL_OK)
-        failed(t, run_id, "cannot load its spec: %s", msg);
+        problem(t, run_id, FAILED, "cannot load its spec: %s", msg);
     else if (!lil_spec_ok(spec))
-        failed(t, run_id, "its spec %s is no longer valid (`lil validate %s`)",
-               f->spec_path, f->spec_path);
+        problem(t, run_id, FAILED, "its spec %s is no longer valid (`lil validate %s`)",
+                f->spec_path, f->spec_path);
     else if (!same_spec(t, f, spec, now))
-        refused(t, run_id,
+        problem(t, run_id, REFUSED,
                 "its spec %s changed (sha256 %.16s, the run is bound to %.16s): "
                 "`%s` with the spec it runs, or with --accept-spec-change",
                 f->spec_path, now, f->spec_sha ? f->spec_sha : "?", cmd);
@@ -354,11 +338,11 @@ static int tick_one(void *ud, const char *run_id)
         return 1;
     rc = read_facts(t->st, run_id, &f);
     if (rc == LIL_E_KEY || rc == LIL_E_CORRUPT)
-        refused(t, run_id, "its journal does not verify: %s", f.error);
+        problem(t, run_id, REFUSED, "its journal does not verify: %s", f.error);
     else if (rc != LIL_OK)
-        failed(t, run_id, "cannot read its journal: %s", f.error);
+        problem(t, run_id, FAILED, "cannot read its journal: %s", f.error);
     else if (f.is_loop && f.parked && !f.spec_path)
-        failed(t, run_id, "its start record names no spec");
+        problem(t, run_id, FAILED, "its start record names no spec");
     else if (f.is_loop && f.parked && f.wake_at > t->now_ms)
         not_due(t, run_id, f.wake_at);
     else if (f.is_loop && f.parked)
