@@ -19,6 +19,12 @@
  * before the file that would take the total past max_bytes, and says so.
  * A file that cannot be read is listed with its error; nothing here fails
  * the run (only the journal's own errors are returned).
+ *
+ * Files are opened, stat'ed, read and closed through the env's system-call
+ * table (os/os.h: openat and fstatat relative to the directory walked), so
+ * tests can fail them; the directory streams are libc's (fdopendir,
+ * readdir, closedir, which closes its descriptor), as the journal's own
+ * directory scans are.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -28,11 +34,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "base/alloc.h"
 #include "base/hash.h"
 #include "loop/runner.h"
+#include "os/os.h"
 
 #define ARTIFACT_DEPTH_MAX 64
 #define ARTIFACT_PATH_MAX  4096
@@ -97,10 +103,12 @@ static void add_error(struct walk *w, const char *path, int e)
 static int digest_file(struct walk *w, int dirfd, const char *name, char hex[65],
                        long long *size)
 {
+    const struct lil_env *env = w->lp->env;
     uint8_t sum[LIL_SHA256_LEN];
     struct lil_mac *m = NULL;
     char *buf = NULL;
-    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY), e = 0;
+    int fd = env->os->openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0);
+    int e = 0;
     ssize_t got = 0;
 
     *size = 0;
@@ -111,7 +119,7 @@ static int digest_file(struct walk *w, int dirfd, const char *name, char hex[65]
         e = ENOMEM;
     if (!e)
         lil__mac_begin(m);
-    while (!e && (got = read(fd, buf, ARTIFACT_CHUNK)) != 0) {
+    while (!e && (got = env->os->read(fd, buf, ARTIFACT_CHUNK)) != 0) {
         if (got < 0 && errno != EINTR)
             e = errno;
         if (got > 0) {
@@ -125,7 +133,7 @@ static int digest_file(struct walk *w, int dirfd, const char *name, char hex[65]
     }
     lil__mac_free(w->lp->env, m);
     lil__free(w->lp->env, buf);
-    close(fd);
+    lil__os_close(env, fd);
     return e;
 }
 
@@ -201,21 +209,22 @@ static void visit(struct walk *w, int dirfd, const char *name, const char *prefi
     int sub;
 
     if (snprintf(path, sizeof(path), "%s%s", prefix, name) >= (int)sizeof(path) ||
-        fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
+        w->lp->env->os->fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
         return;
     if (S_ISREG(sb.st_mode)) {
         add_file(w, dirfd, name, path, &sb);
     } else if (S_ISDIR(sb.st_mode) && depth < ARTIFACT_DEPTH_MAX &&
                strcmp(name, ".git") != 0 && strcmp(name, "node_modules") != 0) {
-        sub = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        sub = w->lp->env->os->openat(dirfd, name,
+                                     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
         size_t len = strlen(path);
 
         if (sub >= 0 && len + 2 < sizeof(path)) {
             path[len] = '/';
             path[len + 1] = '\0';
             walk_dir(w, sub, path, depth + 1);
-        } else if (sub >= 0) {
-            close(sub);
+        } else {
+            lil__os_close(w->lp->env, sub); /* -1 is a no-op */
         }
     }
 }
@@ -228,7 +237,7 @@ static void walk_dir(struct walk *w, int fd, const char *prefix, int depth)
     size_t n = 0;
 
     if (!dir) {
-        close(fd);
+        lil__os_close(w->lp->env, fd);
         return;
     }
     names = names_of(w, dir, &n);
@@ -253,7 +262,8 @@ lil_status lil__loop_artifacts(struct lil_loop *lp)
     w.files = json_array();
     if (!w.files)
         return lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
-    fd = open(lp->opt.cwd ? lp->opt.cwd : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    fd = lp->env->os->open(lp->opt.cwd ? lp->opt.cwd : ".",
+                           O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
     if (fd >= 0)
         walk_dir(&w, fd, "", 0);
     if (w.rc != LIL_OK) {

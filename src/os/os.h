@@ -58,6 +58,10 @@ struct lil_os {
     int (*waitid)(idtype_t type, id_t id, siginfo_t *info, int options);
     int (*kill)(pid_t pid, int sig);
     pid_t (*fork)(void); /* the supervisor's children (fork.c) */
+    /* relative to a directory's descriptor (the artifacts' walk, which
+       never follows a link it did not check) */
+    int (*openat)(int dirfd, const char *path, int flags, mode_t mode);
+    int (*fstatat)(int dirfd, const char *path, struct stat *st, int flags);
 };
 
 extern const struct lil_os lil__os_posix;

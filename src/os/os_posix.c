@@ -15,6 +15,11 @@ static int posix_open(const char *path, int flags, mode_t mode)
     return open(path, flags, mode);
 }
 
+static int posix_openat(int dirfd, const char *path, int flags, mode_t mode)
+{
+    return openat(dirfd, path, flags, mode);
+}
+
 static int posix_fcntl_lock(int fd, int cmd, struct flock *fl)
 {
     return fcntl(fd, cmd, fl);
@@ -65,6 +70,8 @@ const struct lil_os lil__os_posix = {
     .waitid = waitid,
     .kill = kill,
     .fork = fork,
+    .openat = posix_openat,
+    .fstatat = fstatat,
 };
 
 void lil__os_env_init(struct lil_env *env)

@@ -638,6 +638,25 @@ static int f_fstat(int fd, struct stat *st)
     return lil__os_posix.fstat(fd, st);
 }
 
+/* Counted as opens; only reads go through it (the artifacts' walk), so
+ * nothing is created to remember for a power cut. */
+static int f_openat(int dirfd, const char *path, int flags, mode_t mode)
+{
+    enum t_action act = fault_before(T_K_OPEN);
+    int fd;
+
+    if (act == T_ACT_ERR)
+        return -1;
+    fd = lil__os_posix.openat(dirfd, path, flags, mode);
+    crash_after(act);
+    return fd;
+}
+
+static int f_fstatat(int dirfd, const char *path, struct stat *st, int flags)
+{
+    return lil__os_posix.fstatat(dirfd, path, st, flags);
+}
+
 static int f_rename(const char *from, const char *to)
 {
     enum t_action act = decide(T_K_RENAME);
@@ -873,6 +892,8 @@ static const struct lil_os faults_os = {
     .waitid = f_waitid,
     .kill = f_kill,
     .fork = fork, /* not counted: only the supervisor forks */
+    .openat = f_openat,
+    .fstatat = f_fstatat,
 };
 
 const struct lil_os *t_faults_os(void)
