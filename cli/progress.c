@@ -27,6 +27,7 @@ static struct {
     bool in_effect;
     int64_t effect_t0_ns; /* monotonic */
     int64_t tokens;
+    int64_t call_tokens; /* the streamed agent call in flight's, or 0 */
     double usd;
     char stopping[160];      /* the first Ctrl-C's line */
     char abandoned[SAY_MAX]; /* the second's, as of the last event */
@@ -66,6 +67,10 @@ void progress_fmt_usd(double usd, char *buf, size_t cap)
             digits++;
         }
         digits++;
+        if (scaled < 1) { /* below $0.000000000001: the digits would be 0 */
+            snprintf(buf, cap, "$%.1e", usd);
+            return;
+        }
     }
     snprintf(buf, cap, "$%.*f", digits, usd);
 }
@@ -125,7 +130,7 @@ void progress_say_abandoned(void)
 /* Draw the line (under mu). */
 static void draw(void)
 {
-    char usd[32], clock[32] = "", what[300];
+    char usd[32], clock[32] = "", what[300], streamed[48] = "";
     int64_t s;
 
     progress_fmt_usd(pg.usd, usd, sizeof(usd));
@@ -137,8 +142,11 @@ static void draw(void)
     } else {
         snprintf(what, sizeof(what), "%s%s", pg.note[0] ? "  " : "", pg.note);
     }
-    fprintf(stderr, "\r\033[Klil: iteration %lld%s%s  tokens %lld  %s",
-            (long long)pg.iteration, what, clock, (long long)pg.tokens, usd);
+    if (pg.in_effect && pg.call_tokens > 0)
+        snprintf(streamed, sizeof(streamed), " (+%lld streaming)",
+                 (long long)pg.call_tokens);
+    fprintf(stderr, "\r\033[Klil: iteration %lld%s%s  tokens %lld%s  %s",
+            (long long)pg.iteration, what, clock, (long long)pg.tokens, streamed, usd);
     (void)fflush(stderr);
 }
 
@@ -190,6 +198,8 @@ static const char *event_name(lil_loop_event_kind k)
         return "pause";
     case LIL_LOOP_EV_CAP:
         return "cap";
+    case LIL_LOOP_EV_TOKENS:
+        return "tokens";
     }
     return "event";
 }
@@ -209,6 +219,8 @@ static void print_json(const lil_loop_event *ev)
     if (ev->kind == LIL_LOOP_EV_EFFECT_END || ev->kind == LIL_LOOP_EV_SLEEP)
         json_object_set_new(o, ev->kind == LIL_LOOP_EV_SLEEP ? "ms" : "dur_ms",
                             json_integer(ev->value));
+    if (ev->kind == LIL_LOOP_EV_TOKENS)
+        json_object_set_new(o, "call_tokens", json_integer(ev->value));
     if (ev->text)
         json_object_set_new(o, ev->kind == LIL_LOOP_EV_EFFECT_END ? "note" : "reason",
                             json_string(ev->text));
@@ -253,6 +265,11 @@ static void print_plain(const lil_loop_event *ev)
     case LIL_LOOP_EV_CAP:
         fprintf(stderr, "cap tripped: %s\n", safe);
         break;
+    case LIL_LOOP_EV_TOKENS:
+        fprintf(stderr, "iteration %lld: %s %s streaming: %lld tokens so far\n",
+                (long long)ev->iteration, ev->effect ? ev->effect : "?", step,
+                (long long)ev->value);
+        break;
     }
 }
 
@@ -262,6 +279,11 @@ static void keep(const lil_loop_event *ev)
     pg.iteration = ev->iteration;
     pg.tokens = ev->tokens;
     pg.usd = ev->usd;
+    if (ev->kind == LIL_LOOP_EV_TOKENS) { /* the effect in flight's so far */
+        pg.call_tokens = ev->value;
+        return;
+    }
+    pg.call_tokens = 0;
     if (ev->kind == LIL_LOOP_EV_EFFECT) {
         pg.in_effect = true;
         pg.effect_t0_ns = mono_ns();

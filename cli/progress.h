@@ -5,11 +5,13 @@
  *
  *  - plain: one line per event: an iteration starts, an effect starts and
  *    ends (with its duration, and what a person must know of it: "command
- *    not found: NAME"), a pause, a cap, a sleep, the end;
+ *    not found: NAME"), a streamed agent call's running tokens, a pause, a
+ *    cap, a sleep, the end;
  *  - json: one JSON object per event, {"event", "iteration", ...};
  *  - term: one status line redrawn in place -- iteration, the step in
  *    flight with a clock ticking each second (a thread redraws it), the
- *    tokens and spend so far (usd with enough digits to be non-zero) --
+ *    tokens and spend so far (usd with enough digits to be non-zero), and
+ *    a streamed agent call's running tokens ("+340 streaming") --
  *    cleared before the result is printed;
  *  - auto: term when stderr is a terminal, else plain.
  *
@@ -51,7 +53,7 @@ void progress_say_stopping(void);
 void progress_say_abandoned(void);
 
 /* "$0.000042": usd with enough digits to be non-zero ("$0" for 0, two
- * digits from $0.01 up). */
+ * digits from $0.01 up, "$1.0e-13" below $0.000000000001). */
 void progress_fmt_usd(double usd, char *buf, size_t cap);
 
 #endif

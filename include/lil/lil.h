@@ -1227,14 +1227,26 @@ typedef enum lil_loop_event_kind {
     LIL_LOOP_EV_EFFECT_END = 4,
     LIL_LOOP_EV_PAUSE = 5, /* the run pauses at an approval: text the reason */
     LIL_LOOP_EV_CAP = 6,   /* a cap tripped: text what it says */
+    /* A streamed agent call (llm with LLM_STREAM) is under way: value its
+     * running tokens, the prompt's and the reply's so far at about 4 bytes
+     * a token (the provider's count once it reports one); told at the
+     * first token and then each time they grew by LIL_LOOP_TOKENS_STEP.
+     * The meters (tokens, usd) count the call only when its outcome is
+     * journaled. */
+    LIL_LOOP_EV_TOKENS = 7,
 } lil_loop_event_kind;
+
+/* How many more running tokens a streamed call needs before the next
+ * LIL_LOOP_EV_TOKENS. */
+#define LIL_LOOP_TOKENS_STEP 100
 
 typedef struct lil_loop_event {
     lil_loop_event_kind kind;
     int64_t iteration;  /* -1 for terminate.on_exit's effects */
     const char *step;   /* step id, or NULL */
     const char *effect; /* "shell", "http", "agent", or NULL */
-    int64_t value;      /* LIL_LOOP_EV_SLEEP: milliseconds */
+    int64_t value;      /* LIL_LOOP_EV_SLEEP: milliseconds; LIL_LOOP_EV_TOKENS:
+                           the call's running tokens */
     int64_t tokens;     /* meters at that moment */
     double usd;
     int64_t elapsed_ms; /* since the run started (wallclock meter) */

@@ -113,6 +113,13 @@ struct lil_agent_call {
     const char *cwd;    /* CLI harnesses' working directory; NULL: lil's */
     int *running_pgid;  /* NULL, or set (atomically) to a CLI child's
                            process group while it runs (effect_shell.h) */
+    /* NULL, or told a streamed call's running tokens as its reply comes
+       (llm with LLM_STREAM): the prompt's and the answer's so far at about
+       4 bytes a token, the provider's total once its usage arrives; each
+       time they change, on the calling thread, inside lil__agent_call.
+       The other harnesses know a call's tokens only at its end. */
+    void (*on_tokens)(void *ud, int64_t tokens);
+    void *tokens_ud;
 };
 
 struct lil_agent_usage {

@@ -680,6 +680,10 @@ lil_status lil__agent_llm_call(const struct lil_env *env, struct lil_err *err,
         return rc;
     memset(&t, 0, sizeof(t));
     lil__llm_reply_init(&t.reply, env, cfg.stream, cfg.max_bytes);
+    t.reply.on_tokens = call->on_tokens;
+    t.reply.tokens_ud = call->tokens_ud;
+    t.reply.prompt_bytes =
+        (call->prompt ? strlen(call->prompt) : 0) + sizeof(LIL_LLM_SYSTEM) - 1;
     lil__buf_init(&t.err_body, env, BUF_UNCAPPED);
     lil__buf_init(&body, env, BUF_UNCAPPED);
     rc = request_body(env, err, &cfg, call->prompt ? call->prompt : "", &body);

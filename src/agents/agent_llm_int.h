@@ -49,6 +49,11 @@ struct llm_reply {
     struct lil_buf text; /* a stream: the content deltas, in order */
     json_t *usage;       /* a stream: the last usage object, owned */
     struct lil_err err;  /* what a failed feed says */
+    /* a stream: told the running tokens (agent.h, on_tokens), or NULL */
+    void (*on_tokens)(void *ud, int64_t tokens);
+    void *tokens_ud;
+    size_t prompt_bytes; /* what was sent, for the estimate */
+    int64_t told;        /* the tokens last told (0: none yet) */
 };
 
 void lil__llm_reply_init(struct llm_reply *r, const struct lil_env *env, bool stream,

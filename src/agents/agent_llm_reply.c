@@ -61,6 +61,24 @@ static lil_status take_event(struct llm_reply *r, json_t *ev)
     return rc;
 }
 
+/* The stream's running tokens: the provider's total when its usage says
+ * one, else the prompt's and the answer's so far at about 4 bytes a token
+ * (lil__agent_estimate's rule); told when they changed. */
+static void tell_tokens(struct llm_reply *r)
+{
+    json_t *total = json_object_get(r->usage, "total_tokens");
+    int64_t n = (int64_t)((r->prompt_bytes + 3) / 4 + (r->text.len + 3) / 4);
+
+    if (!r->on_tokens)
+        return;
+    if (json_is_integer(total) && json_integer_value(total) > 0)
+        n = (int64_t)json_integer_value(total);
+    if (n != r->told) {
+        r->told = n;
+        r->on_tokens(r->tokens_ud, n);
+    }
+}
+
 /* One line of the stream (without its newline): a `data:` line is an
  * event (JSON) or [DONE]; a line that does not parse is skipped, as are
  * comments and other fields. */
@@ -88,7 +106,11 @@ static lil_status take_line(struct llm_reply *r, const char *s, size_t len)
     lil__json_begin(&sc, r->env);
     rc = take_event(r, ev);
     json_decref(ev);
-    return lil__json_end(&sc) != LIL_OK ? LIL_E_NOMEM : rc;
+    if (lil__json_end(&sc) != LIL_OK)
+        return LIL_E_NOMEM;
+    if (rc == LIL_OK)
+        tell_tokens(r); /* outside the scope: the host's code may run */
+    return rc;
 }
 
 /* Cut data into lines, the first one continuing r->line. */

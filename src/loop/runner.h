@@ -548,6 +548,12 @@ void lil__loop_progress(struct lil_loop *lp, lil_loop_event_kind kind,
 void lil__loop_effect_end(struct lil_loop *lp, int64_t iteration, const char *step,
                           const char *kind, int64_t ms, const json_t *outcome,
                           const char *why);
+/* A streamed agent call of step at iteration has run to tokens so far
+ * (agent.h, on_tokens): LIL_LOOP_EV_TOKENS at the first count and then
+ * each time it grew by LIL_LOOP_TOKENS_STEP since the last one told
+ * (*told: -1 before the first). */
+void lil__loop_call_tokens(struct lil_loop *lp, int64_t iteration, const char *step,
+                           int64_t tokens, int64_t *told);
 /* "step_notes" of the result: [{"step", "note", "first_iteration",
  * "last_iteration", "count"}], or NULL when this call noted nothing. */
 json_t *lil__loop_notes_json(const struct lil_loop *lp);

@@ -708,15 +708,34 @@ static json_t *usage_json(const struct lil_agent_usage *u)
     return o;
 }
 
+/* A streamed call's running tokens, for the progress callback. */
+struct call_tokens {
+    struct effect *ef;
+    int64_t told; /* -1: none yet */
+};
+
+static void on_call_tokens(void *ud, int64_t tokens)
+{
+    struct call_tokens *ct = ud;
+
+    lil__loop_call_tokens(ct->ef->it->lp, ct->ef->it->iteration, ct->ef->step_id,
+                          tokens, &ct->told);
+}
+
 static lil_status exec_agent(struct effect *ef, json_t **result, json_t **usage)
 {
     struct lil_loop *lp = ef->it->lp;
     struct lil_agent_call c;
     struct lil_agent_usage u;
+    struct call_tokens ct = {ef, -1};
     const char *tools[64];
     lil_status rc;
 
     agent_call_of(ef, &c, tools, sizeof(tools) / sizeof(*tools));
+    if (lp->opt.progress) {
+        c.on_tokens = on_call_tokens;
+        c.tokens_ud = &ct;
+    }
     /* the result holds the reported usage, never what the model wrote */
     rc = lil__agent_call(lp->env, &lp->err, &c, result, &u);
     if (rc == LIL_OK)

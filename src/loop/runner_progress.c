@@ -1,7 +1,8 @@
 /*
  * runner_progress.c -- what the runner tells the host while it runs (the
  * progress callback of lil_loop_opts: an iteration starts, an effect
- * starts and ends, a pause, a cap, a sleep) and what a call's result notes
+ * starts and ends, a streamed agent call's running tokens, a pause, a cap,
+ * a sleep) and what a call's result notes
  * of its steps: a shell step whose command was not found (exit 127) or is
  * not executable (126), by step, with the first and last iteration it
  * happened in and how many times ("step_notes"), so a loop that spins on
@@ -32,6 +33,15 @@ void lil__loop_progress(struct lil_loop *lp, lil_loop_event_kind kind,
     ev.usd = lp->meters.usd;
     ev.elapsed_ms = lil__loop_now(lp) - lp->meters.wallclock_base_ms;
     lp->opt.progress(lp->opt.progress_ud, &ev);
+}
+
+void lil__loop_call_tokens(struct lil_loop *lp, int64_t iteration, const char *step,
+                           int64_t tokens, int64_t *told)
+{
+    if (*told >= 0 && tokens < *told + LIL_LOOP_TOKENS_STEP)
+        return;
+    *told = tokens;
+    lil__loop_progress(lp, LIL_LOOP_EV_TOKENS, iteration, step, "agent", tokens, NULL);
 }
 
 /* Note text for step at iteration (one entry per step; the first

@@ -6,9 +6,12 @@ usage metering the run until a usd budget trips (1M + 1M tokens of
 gpt-4o-mini cost $0.75 a call), the API key in no output and no journal
 byte, a loop whose LLM is not configured failing before any call, and the
 result `save` reads carrying the reported usage ({"tokens", "usd"}), also
-when it is replayed."""
+when it is replayed; a streamed call's running tokens in the progress
+lines (plain and json), not in a call that is not streamed."""
 
+import json
 import os
+import re
 import subprocess
 import sys
 
@@ -84,6 +87,61 @@ def usd_budget_trips(t):
         for out in (t.last.out, t.last.err, log, t.lil("inspect", "r1", "--json").out):
             check(KEY not in out, "the key is in an output")
         check(KEY.encode() not in t.journal_bytes("r1"), "the key is in the journal")
+    finally:
+        stop(t)
+
+
+STREAM_SPEC = """
+    loopspec: "0.1"
+    id: long
+    pattern: react
+    state:
+      vars:
+        n: {type: int, init: 0}
+    body:
+      - id: write
+        kind: agent
+        harness: llm
+        prompt: "write a long answer"
+        on_done: {incr: n}
+    terminate: {signal: state-predicate, until: "${state.n >= 1}"}
+    caps: {max_iterations: 3, budget: {tokens: 100000}}
+"""
+
+
+@test
+def streamed_call_shows_its_running_tokens(t):
+    clean_env(t)
+    url = llm_server(t)
+    try:
+        env = {"LIL_LLM_BASE_URL": url + "/big/2000/v1", "LIL_LLM_API_KEY": KEY,
+               "LIL_LLM_MODEL": "gpt-4o-mini", "LIL_LLM_STREAM": "on"}
+        t.spec(STREAM_SPEC)
+        res = t.lil("run", t.spec_path, "--run-id", "p1", "--progress", "plain", env=env)
+        eq(res.rc, 0, "the run completes: %r" % res.err)
+        got = [int(n) for n in re.findall(
+            r"iteration 0: agent write streaming: (\d+) tokens so far", res.err)]
+        check(len(got) >= 4, "running tokens told as the reply came: %r" % res.err)
+        check(all(b - a >= 100 for a, b in zip(got, got[1:])),
+              "each at least 100 more than the last: %r" % got)
+        check(got[-1] > 2000 // 4 - 100, "up to the reply's 2000 bytes: %r" % got)
+        check(re.search(r"iteration 1 starts  tokens 5  \$0\.0*[1-9]\d?\n", res.err),
+              "the spend of 5 tokens ($0.00000165) shown non-zero: %r" % res.err)
+        res = t.lil("run", t.spec_path, "--run-id", "p2", "--progress", "json", env=env)
+        eq(res.rc, 0, "the run completes (json progress)")
+        events = [json.loads(line) for line in res.err.splitlines()
+                  if line.startswith("{")]
+        toks = [e for e in events if e["event"] == "tokens"]
+        check(len(toks) >= 4, "tokens events: %r" % events)
+        eq({(e["effect"], e["step"], e["iteration"]) for e in toks},
+           {("agent", "write", 0)}, "the call they belong to")
+        check(all(e["tokens"] == 0 for e in toks),
+              "the meters count the call only once it is journaled")
+        eq([e["call_tokens"] for e in toks][:1], [got[0]], "the same first count")
+        env["LIL_LLM_STREAM"] = "off"
+        res = t.lil("run", t.spec_path, "--run-id", "p3", "--progress", "plain", env=env)
+        eq(res.rc, 0, "the run completes (not streamed)")
+        check("streaming" not in res.err, "no running tokens without a stream")
     finally:
         stop(t)
 
