@@ -155,9 +155,9 @@ size_t cli_edit_distance(const char *a, const char *b);
 
 /* The usage error of an unknown flag word ("--dri", "--dri=x", "-x"): its
  * name is the len bytes after "--" (len 0: the whole word is named).  When
- * a name of names (NULL-terminated, without "--") is close -- at most 2 edits, fewer than the name's length -- the
- * message asks "did you mean '--dir'?", as for a mistyped verb.  Returns
- * CLI_EXIT_USAGE. */
+ * a name of names (NULL-terminated, without "--") is close -- at most 2 edits, fewer
+ * than the name's length -- the message asks "did you mean '--dir'?", as for a mistyped
+ * verb.  Returns CLI_EXIT_USAGE. */
 int cli_unknown_flag(const struct cli_ctx *ctx, const char *word, size_t len,
                      const char *const *names);
 

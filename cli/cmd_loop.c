@@ -372,15 +372,15 @@ const struct cli_verb cli_verb_step = {
     cmd_step};
 
 /* resume's flags, one a line (the parser's: cmd_resume's mask). */
-#define RESUME_FLAGS_HELP                                                                \
-    "Flags:\n"                                                                           \
-    "  --run-id ID          the run (default: the spec's id)\n"                          \
-    "  --actor A, --reason R  who resumes and why, journaled (default: $USER,\n"         \
-    "                       \"explicit resume\")\n"                                      \
-    "  --approve            approve a cap that paused the run (rebases that meter)\n"    \
-    "  --yes                approve every breakpoint and gate reached\n"                 \
-    "  --accept-spec-change  run on with a spec other than the one the run is bound\n"   \
-    "                       to (refused otherwise); journaled with who and why\n"        \
+#define RESUME_FLAGS_HELP                                                              \
+    "Flags:\n"                                                                         \
+    "  --run-id ID          the run (default: the spec's id)\n"                        \
+    "  --actor A, --reason R  who resumes and why, journaled (default: $USER,\n"       \
+    "                       \"explicit resume\")\n"                                    \
+    "  --approve            approve a cap that paused the run (rebases that meter)\n"  \
+    "  --yes                approve every breakpoint and gate reached\n"               \
+    "  --accept-spec-change  run on with a spec other than the one the run is bound\n" \
+    "                       to (refused otherwise); journaled with who and why\n"      \
     "  --json               print the result as JSON\n" PROGRESS_HELP
 
 const struct cli_verb cli_verb_resume = {

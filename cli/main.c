@@ -130,7 +130,7 @@ static int cmd_help(int argc, char **argv)
 }
 
 /* The flags known before the verb, for a mistyped one. */
-static const char *const global_names[] = {"dir",  "json",         "help",
+static const char *const global_names[] = {"dir",     "json",         "help",
                                            "version", "shared-store", NULL};
 
 /* A global flag before the verb, at argv[*i].  Returns -1 to go on, or an

@@ -107,7 +107,8 @@ static int digest_file(struct walk *w, int dirfd, const char *name, char hex[65]
     uint8_t sum[LIL_SHA256_LEN];
     struct lil_mac *m = NULL;
     char *buf = NULL;
-    int fd = env->os->openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0);
+    int fd =
+        env->os->openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0);
     int e = 0;
     ssize_t got = 0;
 
@@ -215,8 +216,8 @@ static void visit(struct walk *w, int dirfd, const char *name, const char *prefi
         add_file(w, dirfd, name, path, &sb);
     } else if (S_ISDIR(sb.st_mode) && depth < ARTIFACT_DEPTH_MAX &&
                strcmp(name, ".git") != 0 && strcmp(name, "node_modules") != 0) {
-        sub = w->lp->env->os->openat(dirfd, name,
-                                     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+        sub = w->lp->env->os->openat(
+            dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
         size_t len = strlen(path);
 
         if (sub >= 0 && len + 2 < sizeof(path)) {

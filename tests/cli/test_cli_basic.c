@@ -109,7 +109,7 @@ T_TEST(mistyped_flag_gets_the_nearest_one)
     T_CONTAINS(err, "lil: ls: unknown flag '--jsn'; did you mean '--json'?");
     T_EQ_I64(c_lil(out, err, "ls --frobnicate"), 64);
     T_CHECK(strstr(err, "did you mean") == NULL); /* nothing close: no guess */
-    T_EQ_I64(c_lil(out, err, "ls --d"), 64); /* as many edits as letters */
+    T_EQ_I64(c_lil(out, err, "ls --d"), 64);      /* as many edits as letters */
     T_CHECK(strstr(err, "did you mean") == NULL);
     T_EQ_STR(out, "");
 }

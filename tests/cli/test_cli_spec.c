@@ -790,8 +790,9 @@ T_TEST(new_from_shell_spec_warns_no_fingerprint_only)
     json_error_t jerr;
     json_t *doc;
 
-    T_EQ_I64(c_lil(out, err, "new ready --from-shell true --until 'state.code == 0' "
-                             "--out %s",
+    T_EQ_I64(c_lil(out, err,
+                   "new ready --from-shell true --until 'state.code == 0' "
+                   "--out %s",
                    shq(p)),
              0);
     T_EQ_I64(c_lil(out, err, "validate --json %s", shq(p)), 0);

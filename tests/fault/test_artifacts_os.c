@@ -102,7 +102,8 @@ static json_t *run_with(lil_env *env, const char *run_id)
     o.cwd = t_tmpdir();
     T_OK(lil_store_open(env, t_path("store"), &st));
     if (st)
-        T_OK(lil_spec_parse(env, "arts.yaml", spec_text, strlen(spec_text), NULL, &spec));
+        T_OK(lil_spec_parse(env, "arts.yaml", spec_text, strlen(spec_text), NULL,
+                            &spec));
     if (spec)
         T_OK(lil_loop_open(st, spec, &o, &lp));
     if (lp) {
@@ -157,7 +158,8 @@ T_TEST(a_failed_open_is_the_files_error)
     T_EQ_I64(json_array_size(json_object_get(arts, "files")), 2);
     T_EQ_STR(json_string_value(json_object_get(file_at(arts, 0), "path")), "a.txt");
     T_EQ_I64(json_integer_value(json_object_get(file_at(arts, 0), "size")), 6);
-    T_EQ_I64(strlen(json_string_value(json_object_get(file_at(arts, 0), "sha256"))), 64);
+    T_EQ_I64(strlen(json_string_value(json_object_get(file_at(arts, 0), "sha256"))),
+             64);
     T_EQ_STR(json_string_value(json_object_get(file_at(arts, 1), "path")), "b.txt");
     T_CHECK(json_object_get(file_at(arts, 1), "sha256") == NULL);
     T_CONTAINS(json_string_value(json_object_get(file_at(arts, 1), "error")),
