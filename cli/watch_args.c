@@ -88,9 +88,10 @@ static int leading_options(const struct cli_flag *flags, int argc, char **argv,
 static int refuse(const struct cli_ctx *ctx, const char *word, const char *target)
 {
     return cli_usage(ctx,
-                     "unknown option '%s' after the command (lil watch's options may "
-                     "follow it; the program's own go after '--': lil watch %s -- %s)",
-                     word, target, word);
+                     "unknown option '%s' after the command '%s': the command's own "
+                     "options go after '--' (lil watch %s -- %s ..., or lil watch "
+                     "[OPTIONS] -- %s %s ...)",
+                     word, target, target, word, target, word);
 }
 
 /* After the command's first word: lil watch's options anywhere until "--",
