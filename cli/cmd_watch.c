@@ -43,8 +43,8 @@ struct watch_flags {
 /* What the event printer needs. */
 struct watch_state {
     const struct cli_ctx *ctx;
-    bool is_lil;     /* the command is lil itself */
-    int last_code;   /* the last death's exit code, -1 for a signal */
+    bool is_lil;           /* the command is lil itself */
+    int last_code;         /* the last death's exit code, -1 for a signal */
     int codes[EXIT_CODES]; /* the no-restart codes passed to lil_supervise */
 };
 
@@ -328,8 +328,8 @@ static void on_event(void *ud, const lil_supervise_event *ev)
 
 /* Split argv, parse lil watch's options into *f.  CLI_EXIT_OK with the
  * command in *sp (free it), CLI_PARSE_HELP, or a failure status. */
-static int parse_words(struct cli_ctx *ctx, int argc, char **argv, struct watch_flags *f,
-                       struct watch_split *sp)
+static int parse_words(struct cli_ctx *ctx, int argc, char **argv,
+                       struct watch_flags *f, struct watch_split *sp)
 {
     const struct cli_flag flags[] = {
         {"restart", true, &f->restart, NULL},

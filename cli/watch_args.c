@@ -19,7 +19,8 @@
 static const struct {
     const char *name;
     bool has_value;
-} globals[] = {{"dir", true}, {"json", false}, {"help", false}, {"shared-store", false}};
+} globals[] = {
+    {"dir", true}, {"json", false}, {"help", false}, {"shared-store", false}};
 
 /* Is word ("-h", "--name" or "--name=value") one of lil watch's options?
  * *takes_value: its value is the next word. */

@@ -1727,8 +1727,8 @@ typedef struct lil_supervise_options {
     unsigned crash_loop_k; /* 0 = off */
     double crash_loop_t_s; /* 0 with crash_loop_k: healthy_s (a quick death is
                               one before the child was healthy) */
-    unsigned same_step;              /* 0 = off; needs dir */
-    const char *dir;                 /* store read after each death; NULL = none */
+    unsigned same_step;    /* 0 = off; needs dir */
+    const char *dir;       /* store read after each death; NULL = none */
     lil_supervise_event_fn on_event; /* NULL: nothing reported (never printed) */
     void *ud;
     double healthy_s; /* a child that ran this long resets the doubling; 0 = 30 s */

@@ -7,8 +7,8 @@
 #include <errno.h>
 #include <lil/lil.h>
 #include <math.h>
-#include <stddef.h>
 #include <signal.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "supervise/policy.h"
@@ -104,7 +104,8 @@ T_TEST(no_restart_codes)
     o.no_restart_count = 6;
     T_OK(lil__sv_policy_init(NULL, &o, &p));
     for (int c = 0; c < 256; c++)
-        T_EQ_I64(lil__sv_no_restart_code(&p, c), (c >= 2 && c <= 5) || c == 126 || c == 127);
+        T_EQ_I64(lil__sv_no_restart_code(&p, c),
+                 (c >= 2 && c <= 5) || c == 126 || c == 127);
     o.struct_size = offsetof(lil_supervise_options, env) + sizeof(lil_env *);
     T_OK(lil__sv_policy_init(NULL, &o, &p)); /* an older layout: the default */
     T_CHECK(!lil__sv_no_restart_code(&p, 3));
@@ -165,8 +166,7 @@ T_TEST(restart_decisions)
     lil_supervise_options o = base();
     char buf[64];
 
-    T_EQ_STR(no_restart(LIL_RESTART_ON_FAILURE, &ok),
-             "the child exited with 0");
+    T_EQ_STR(no_restart(LIL_RESTART_ON_FAILURE, &ok), "the child exited with 0");
     T_CHECK(no_restart(LIL_RESTART_ON_FAILURE, &one) == NULL);
     T_CHECK(no_restart(LIL_RESTART_ON_FAILURE, &kill9) == NULL);
     T_EQ_STR(no_restart(LIL_RESTART_ON_CRASH, &ok), "the child exited with 0");
@@ -175,10 +175,8 @@ T_TEST(restart_decisions)
     T_CHECK(no_restart(LIL_RESTART_ALWAYS, &ok) == NULL);
     T_CHECK(no_restart(LIL_RESTART_ALWAYS, &one) == NULL);
     for (int pol = 0; pol <= 2; pol++) {
-        T_EQ_STR(no_restart((lil_restart_policy)pol, &intr),
-                 "interrupted by SIGINT");
-        T_EQ_STR(no_restart((lil_restart_policy)pol, &stop),
-                 "stopped by the user");
+        T_EQ_STR(no_restart((lil_restart_policy)pol, &intr), "interrupted by SIGINT");
+        T_EQ_STR(no_restart((lil_restart_policy)pol, &stop), "stopped by the user");
     }
     for (int pol = 0; pol <= 2; pol++) {
         T_EQ_STR(no_restart((lil_restart_policy)pol, &e127),
@@ -192,7 +190,8 @@ T_TEST(restart_decisions)
     o.no_restart_codes = three;
     o.no_restart_count = 1;
     T_OK(lil__sv_policy_init(NULL, &o, &p));
-    T_EQ_STR(lil__sv_no_restart(&p, &e3, buf, sizeof(buf)), "exit 3 is a no-restart code");
+    T_EQ_STR(lil__sv_no_restart(&p, &e3, buf, sizeof(buf)),
+             "exit 3 is a no-restart code");
     T_CHECK(lil__sv_no_restart(&p, &e127, buf, sizeof(buf)) == NULL);
     T_EQ_I64(lil__sv_exit_status(&ok), 0);
     T_EQ_I64(lil__sv_exit_status(&one), 1);

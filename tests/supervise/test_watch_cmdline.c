@@ -73,7 +73,8 @@ T_TEST(lil_child_paused_not_restarted)
     json_t *ev;
 
     T_REQUIRE(spec);
-    T_EQ_I64(sv_watch(err, "--json --backoff 0 -- '%s' run '%s'", t_lil_bin(), spec), 3);
+    T_EQ_I64(sv_watch(err, "--json --backoff 0 -- '%s' run '%s'", t_lil_bin(), spec),
+             3);
     ev = sv_events(err);
     T_EQ_I64(sv_count_kind(ev, "start"), 1);
     T_EQ_I64(sv_count_kind(ev, "backoff"), 0);
@@ -104,8 +105,9 @@ T_TEST(lil_child_by_executable_or_name)
     T_REQUIRE(mkdir(t_path("bin"), 0755) == 0);
     T_REQUIRE(script("bin/lil", "exit \"$1\""));
     for (int code = 2; code <= 5; code++) {
-        T_EQ_I64(sv_watch(err, "--json --backoff 0 -- '%s' %d", t_path("bin/lil"), code),
-                 code);
+        T_EQ_I64(
+            sv_watch(err, "--json --backoff 0 -- '%s' %d", t_path("bin/lil"), code),
+            code);
         T_CONTAINS(err, "(lil's status ");
         T_CONTAINS(err, "; not restarted)");
     }
@@ -132,8 +134,9 @@ T_TEST(no_restart_on_option)
 
     T_REQUIRE(mkdir(t_path("bin"), 0755) == 0);
     T_REQUIRE(script("bin/lil", "exit 3"));
-    T_EQ_I64(sv_watch(err, "--json --backoff 0 --max-restarts 1 --no-restart-on none -- "
-                           "'%s'",
+    T_EQ_I64(sv_watch(err,
+                      "--json --backoff 0 --max-restarts 1 --no-restart-on none -- "
+                      "'%s'",
                       t_path("bin/lil")),
              LIL_SUPERVISE_EXIT_RESTARTS);
     ev = sv_events(err);
@@ -262,8 +265,9 @@ T_TEST(letitloop_breaker_names)
     const char *fail = script("fail.sh", "exit 1");
 
     T_REQUIRE(fail);
-    T_EQ_I64(sv_watch(err, "'%s' --max-rapid-failures 3 --healthy-threshold 5 "
-                           "--backoff 0",
+    T_EQ_I64(sv_watch(err,
+                      "'%s' --max-rapid-failures 3 --healthy-threshold 5 "
+                      "--backoff 0",
                       fail),
              LIL_SUPERVISE_EXIT_CRASH_LOOP);
     T_CONTAINS(err, "giving up: crash loop: 3 deaths in a row, each less than 5s after "
@@ -283,18 +287,24 @@ T_TEST(unknown_options_refused)
     } cases[] = {
         {"./args.sh --verbose", "unknown option '--verbose' after the command"},
         {"./args.sh a -x", "unknown option '-x' after the command"},
-        {"./args.sh --max-restart 2", "unknown option '--max-restart' after the command"},
-        {"./args.sh --healthy 3 --healthy-threshold 4", "--healthy and --healthy-threshold"},
-        {"./args.sh --crash-loop 3/5 --max-rapid-failures 2", "both set the crash-loop"},
-        {"./args.sh --max-rapid-failures 0", "--max-rapid-failures: '0' is not a whole"},
+        {"./args.sh --max-restart 2",
+         "unknown option '--max-restart' after the command"},
+        {"./args.sh --healthy 3 --healthy-threshold 4",
+         "--healthy and --healthy-threshold"},
+        {"./args.sh --crash-loop 3/5 --max-rapid-failures 2",
+         "both set the crash-loop"},
+        {"./args.sh --max-rapid-failures 0",
+         "--max-rapid-failures: '0' is not a whole"},
         {"./args.sh --healthy-threshold x", "--healthy-threshold: 'x' is not a number"},
-        {"--no-restart-on 300 -- ./args.sh", "--no-restart-on: '300' is not none or a list"},
+        {"--no-restart-on 300 -- ./args.sh",
+         "--no-restart-on: '300' is not none or a list"},
         {"--no-restart-on 5-2 -- ./args.sh", "--no-restart-on: '5-2' is not none"},
         {"--no-restart-on 3, -- ./args.sh", "--no-restart-on: '3,' is not none"},
         {"--no-restart-on '' -- ./args.sh", "--no-restart-on: '' is not none"},
         {"--bogus 1 ./args.sh", "unknown flag '--bogus'"},
         {"./args.sh --backoff", "flag --backoff needs a value"},
     };
+
     const char *args = script("args.sh", "echo ran > ran.txt");
 
     T_REQUIRE(args);
