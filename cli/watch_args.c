@@ -2,8 +2,9 @@
  * watch_args.c -- `lil watch`'s command line split between lil watch and
  * the command, and the command made ready to run (watch_args.h).
  *
- * The environment read here (VIRTUAL_ENV, PATH) is the one the command
- * inherits: PATH is where its exec looks for a program without '/'.
+ * The settings read here (VIRTUAL_ENV, PATH, through lil_setting) are
+ * those of the environment the command inherits: PATH is where its exec
+ * looks for a program without '/'.
  */
 #include "watch_args.h"
 
@@ -165,12 +166,20 @@ static bool is_executable_file(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
 }
 
-/* The first PATH entry holding an executable `name` (malloc'd), or NULL.
- * An empty entry is the working directory, as for exec. */
-static char *path_lookup(const char *name)
+/* The setting's value (lil_setting: the variable, else its default), or
+ * NULL; free with lil_free. */
+static char *setting(const char *name)
 {
-    const char *path = getenv("PATH"); /* NOLINT(concurrency-mt-unsafe): one thread */
+    char *v = NULL;
 
+    return lil_setting(name, &v) == LIL_OK ? v : NULL;
+}
+
+/* In the directories of path ("a:b:c"), the first that holds an
+ * executable `name` (malloc'd), or NULL.  An empty entry is the working
+ * directory, as for exec. */
+static char *search(const char *path, const char *name)
+{
     for (const char *p = path; p && *p;) {
         const char *colon = strchr(p, ':');
         size_t len = colon ? (size_t)(colon - p) : strlen(p);
@@ -187,10 +196,20 @@ static char *path_lookup(const char *name)
     return NULL;
 }
 
+/* `name` looked up in PATH (malloc'd), or NULL. */
+static char *path_lookup(const char *name)
+{
+    char *path = setting("PATH");
+    char *found = search(path, name);
+
+    lil_free(path);
+    return found;
+}
+
 /* The python3 of the environment lil watch was started from. */
 static char *find_python(void)
 {
-    const char *venv = getenv("VIRTUAL_ENV"); /* NOLINT(concurrency-mt-unsafe) */
+    char *venv = setting("VIRTUAL_ENV");
     char *p = NULL;
 
     if (venv && *venv) {
@@ -198,11 +217,14 @@ static char *find_python(void)
         p = malloc(cap);
         if (p)
             snprintf(p, cap, "%s/bin/python3", venv);
-        if (p && is_executable_file(p))
-            return p;
-        free(p);
+        if (p && !is_executable_file(p)) {
+            free(p);
+            p = NULL;
+        }
     }
-    p = path_lookup("python3");
+    lil_free(venv);
+    if (!p)
+        p = path_lookup("python3");
     return p ? p : strdup("python3");
 }
 

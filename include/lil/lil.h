@@ -248,7 +248,7 @@ LIL_API lil_status lil_store_location(const char *dir, char **out, int *is_pg);
 /* The value in force of one of the environment variables the library
  * reads (docs/api.md, "Settings"), as the library reads it: name is its
  * LIL_ name, its LOOPY_ alias (the LIL_ one wins when set and not empty)
- * or a host variable the library consults (USER, TMPDIR, PATH).  *value
+ * or a host variable the library consults (USER, TMPDIR, PATH, VIRTUAL_ENV).  *value
  * gets a copy (free with lil_free) of the variable's value, or of the
  * default when it is unset or empty, or NULL when it has no default.
  * Errors: LIL_E_NOTFOUND (no such setting), LIL_E_INVAL (name or value
