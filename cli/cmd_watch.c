@@ -1,19 +1,19 @@
 /*
- * cmd_watch.c -- `lil watch [OPTIONS] -- CMD [ARGS...]` (and `lil watch
- * SCRIPT.py [ARGS...]`, run with python3): restart a command that dies,
- * with backoff and breakers, naming the run and step of each death.
+ * cmd_watch.c -- `lil watch [OPTIONS] -- CMD [ARGS...]` and `lil watch CMD
+ * [ARGS...] [OPTIONS]` (SCRIPT.py: run with the environment's python3):
+ * restart a command that dies, with backoff and breakers, naming the run
+ * and step of each death.
  *
  * A thin user of lil_supervise (lil.h, "Supervision"; docs/supervise.md):
- * this file only parses the flags into lil_supervise_options, passes the
- * store directory (--dir, $LIL_DIR, else .lil: read after each death, never
- * created), and prints the supervisor's events on stderr -- one line
- * "lil watch: <message>" each, or with --json one JSON object per line
- * (stdout is the child's).  lil_supervise does not return: the process
- * ends with the child's status or a give-up status (cli.h).
- *
- * Parsing: the words up to the first one that is not a flag (or up to
- * "--") are lil watch's flags; everything after is the command, passed
- * untouched.  A malformed value exits 64 naming the flag.
+ * this file parses the options into lil_supervise_options (watch_args.h
+ * splits the words between lil watch and the command), chooses the exit
+ * codes never restarted (126 and 127; lil's own 2 to 5 too when the
+ * command is lil), passes the store directory (--dir, $LIL_DIR, else .lil:
+ * read after each death, never created), and prints the supervisor's
+ * events on stderr -- one line "lil watch: <message>" each, or with --json
+ * one JSON object per line (stdout is the child's).  lil_supervise does
+ * not return: the process ends with the child's status or a give-up
+ * status (cli.h).  A malformed value exits 64 naming the option.
  */
 #include <errno.h>
 #include <limits.h>
@@ -26,15 +26,41 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "watch_args.h"
 
 #define MAX_SECONDS 86400.0 /* lil_supervise's limit for any time */
 /* Events: one line each; times to 9 significant digits (ns of noise off). */
 #define EVENT_JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(9))
 
+#define EXIT_CODES 256 /* exit codes 0..255 */
+
 struct watch_flags {
     const char *restart, *max_restarts, *backoff, *max_backoff, *jitter, *healthy,
-        *crash_loop, *same_step;
+        *healthy_threshold, *crash_loop, *max_rapid_failures, *same_step,
+        *no_restart_on;
 };
+
+/* What the event printer needs. */
+struct watch_state {
+    const struct cli_ctx *ctx;
+    bool is_lil;           /* the command is lil itself */
+    int last_code;         /* the last death's exit code, -1 for a signal */
+    int codes[EXIT_CODES]; /* the no-restart codes passed to lil_supervise */
+};
+
+/* lil's statuses that a restart cannot change (docs/cli.md, "Exit status"):
+ * what each says, for the report of a lil command that ends with one. */
+static const char *const lil_status_text[] = {
+    NULL,
+    NULL,
+    "uncertain: an effect's outcome is unknown (lil resolve)",
+    "paused: the run waits for an approval (lil approve)",
+    "waiting: the run is parked until its wake time (lil tick, lil resume)",
+    "stopped: the run was stopped",
+};
+
+#define LIL_FIRST_KEPT 2 /* lil's uncertain .. stopped: 2 to 5 */
+#define LIL_LAST_KEPT  5
 
 /* ---- values -------------------------------------------------------------- */
 
@@ -129,10 +155,64 @@ static int parse_zero_none(const struct cli_ctx *ctx, const char *flag,
     return rc;
 }
 
+/* --no-restart-on: "none", or codes and ranges "2-5,126,127"; each once. */
+static int parse_no_restart(const struct cli_ctx *ctx, const char *text, int *codes,
+                            size_t *n)
+{
+    bool seen[EXIT_CODES] = {false};
+    const char *p = text;
+
+    *n = 0;
+    if (strcmp(text, "none") == 0)
+        return CLI_EXIT_OK;
+    for (;;) {
+        char *end = NULL;
+        long lo = *p >= '0' && *p <= '9' ? strtol(p, &end, 10) : -1, hi = lo;
+        if (end && *end == '-' && end[1] >= '0' && end[1] <= '9')
+            hi = strtol(end + 1, &end, 10);
+        if (!end || (*end != ',' && *end) || lo < 0 || hi < lo || hi >= EXIT_CODES)
+            return cli_usage(ctx,
+                             "--no-restart-on: '%s' is not none or a list of exit "
+                             "codes 0 to 255 and ranges (e.g. 2-5,126,127)",
+                             text);
+        for (long c = lo; c <= hi; c++)
+            if (!seen[c]) {
+                seen[c] = true;
+                codes[(*n)++] = (int)c;
+            }
+        if (!*end)
+            return CLI_EXIT_OK;
+        p = end + 1;
+    }
+}
+
+/* The letitloop names: --healthy-threshold is --healthy; --max-rapid-failures
+ * N is the crash-loop breaker with N deaths in a row, each before the
+ * child was healthy (lil_supervise's crash_loop_t_s 0). */
+static int letitloop_names(const struct cli_ctx *ctx, const struct watch_flags *f,
+                           lil_supervise_options *o)
+{
+    int rc = CLI_EXIT_OK;
+
+    if (f->healthy && f->healthy_threshold)
+        return cli_usage(ctx, "--healthy and --healthy-threshold are one option: give "
+                              "one");
+    if (f->crash_loop && f->max_rapid_failures)
+        return cli_usage(ctx, "--crash-loop and --max-rapid-failures both set the "
+                              "crash-loop breaker: give one");
+    if (f->healthy_threshold)
+        rc = parse_seconds(ctx, "healthy-threshold", f->healthy_threshold, false,
+                           &o->healthy_s);
+    if (rc == CLI_EXIT_OK && f->max_rapid_failures)
+        rc = parse_count(ctx, "max-rapid-failures", f->max_rapid_failures, 1000000,
+                         &o->crash_loop_k);
+    return rc;
+}
+
 static int to_options(const struct cli_ctx *ctx, const struct watch_flags *f,
                       lil_supervise_options *o)
 {
-    int rc = CLI_EXIT_OK;
+    int rc = letitloop_names(ctx, f, o);
 
     if (f->restart)
         rc = parse_restart(ctx, f->restart, &o->restart);
@@ -154,61 +234,6 @@ static int to_options(const struct cli_ctx *ctx, const struct watch_flags *f,
     return rc;
 }
 
-/* ---- the command line ---------------------------------------------------- */
-
-static bool flag_takes_value(const struct cli_flag *flags, const char *word)
-{
-    const char *name = word + 2;
-
-    if (word[0] != '-' || word[1] != '-' || strchr(name, '='))
-        return false;
-    if (strcmp(name, "dir") == 0)
-        return true;
-    for (const struct cli_flag *f = flags; f->name; f++)
-        if (strcmp(f->name, name) == 0)
-            return f->has_value;
-    return false;
-}
-
-/* Where the command starts in argv (argc when there is none); *nflags: the
- * words before it that are lil watch's flags ("--" excluded). */
-static int command_start(const struct cli_flag *flags, int argc, char **argv,
-                         int *nflags)
-{
-    int i = 0;
-
-    for (; i < argc; i++) {
-        const char *w = argv[i];
-        if (strcmp(w, "--") == 0) {
-            *nflags = i;
-            return i + 1;
-        }
-        if (w[0] != '-' || w[1] == '\0')
-            break;
-        if (flag_takes_value(flags, w) && i + 1 < argc)
-            i++;
-    }
-    *nflags = i;
-    return i;
-}
-
-/* The command to run: argv as given, or python3 first for a .py script. */
-static const char **command_argv(char **cmd, int n)
-{
-    size_t len = strlen(cmd[0]);
-    bool py = len > 3 && strcmp(cmd[0] + len - 3, ".py") == 0;
-    const char **v = calloc((size_t)n + 2, sizeof(*v));
-    int k = 0;
-
-    if (!v)
-        return NULL;
-    if (py)
-        v[k++] = "python3";
-    for (int i = 0; i < n; i++)
-        v[k++] = cmd[i];
-    return v;
-}
-
 /* ---- events -------------------------------------------------------------- */
 
 static void set_str(json_t *o, const char *key, const char *v)
@@ -217,10 +242,10 @@ static void set_str(json_t *o, const char *key, const char *v)
         cli_json_set(o, key, json_string(v));
 }
 
-static json_t *event_json(const lil_supervise_event *ev)
+static json_t *event_json(const lil_supervise_event *ev, const char *message)
 {
     json_t *o = json_object();
-    bool death = strcmp(ev->kind, "death") == 0;
+    bool death = strcmp(ev->kind, "death") == 0 || strcmp(ev->kind, "done") == 0;
     char name[32];
 
     if (!o)
@@ -252,23 +277,42 @@ static json_t *event_json(const lil_supervise_event *ev)
     if (strcmp(ev->kind, "backoff") == 0)
         cli_json_set(o, "delay_s", json_real(ev->delay_s));
     cli_json_set(o, "restarts", json_integer(ev->restarts));
-    set_str(o, "message", ev->message);
+    set_str(o, "message", message);
     return o;
+}
+
+/* The exit event of a lil command that ended with one of lil's statuses
+ * 2 to 5 (a no-restart code): say what the status means. */
+static const char *exit_message(const struct watch_state *st,
+                                const lil_supervise_event *ev, char *buf, size_t cap)
+{
+    int c = ev->exit_code;
+
+    if (!st->is_lil || strcmp(ev->kind, "exit") != 0 || c != st->last_code ||
+        c < LIL_FIRST_KEPT || c > LIL_LAST_KEPT || !strstr(ev->message, "no-restart"))
+        return ev->message;
+    snprintf(buf, cap, "exiting with %d (lil's status %d, %s; not restarted)", c, c,
+             lil_status_text[c]);
+    return buf;
 }
 
 static void on_event(void *ud, const lil_supervise_event *ev)
 {
-    const struct cli_ctx *ctx = ud;
-    char line[8192];
+    struct watch_state *st = ud;
+    char line[8192], text[512];
+    const char *message;
     json_t *o;
     size_t n;
 
-    if (!ctx->json) {
-        fprintf(stderr, "lil watch: %s\n", ev->message);
+    if (strcmp(ev->kind, "death") == 0 || strcmp(ev->kind, "done") == 0)
+        st->last_code = ev->signal ? -1 : ev->exit_code;
+    message = exit_message(st, ev, text, sizeof(text));
+    if (!st->ctx->json) {
+        fprintf(stderr, "lil watch: %s\n", message);
         return;
     }
     /* One line in one write: the child writes to the same stderr. */
-    o = event_json(ev);
+    o = event_json(ev, message);
     n = o ? json_dumpb(o, line, sizeof(line) - 1, EVENT_JSON_FLAGS) : 0;
     if (n > 0 && n < sizeof(line) - 1) {
         line[n++] = '\n';
@@ -282,57 +326,115 @@ static void on_event(void *ud, const lil_supervise_event *ev)
 
 /* ---- the verb ------------------------------------------------------------ */
 
-static int watch_run(struct cli_ctx *ctx, int argc, char **argv)
+/* Split argv, parse lil watch's options into *f.  CLI_EXIT_OK with the
+ * command in *sp (free it), CLI_PARSE_HELP, or a failure status. */
+static int parse_words(struct cli_ctx *ctx, int argc, char **argv,
+                       struct watch_flags *f, struct watch_split *sp)
 {
-    struct watch_flags f = {0};
     const struct cli_flag flags[] = {
-        {"restart", true, &f.restart, NULL},
-        {"max-restarts", true, &f.max_restarts, NULL},
-        {"backoff", true, &f.backoff, NULL},
-        {"max-backoff", true, &f.max_backoff, NULL},
-        {"jitter", true, &f.jitter, NULL},
-        {"healthy", true, &f.healthy, NULL},
-        {"crash-loop", true, &f.crash_loop, NULL},
-        {"same-step", true, &f.same_step, NULL},
+        {"restart", true, &f->restart, NULL},
+        {"max-restarts", true, &f->max_restarts, NULL},
+        {"backoff", true, &f->backoff, NULL},
+        {"max-backoff", true, &f->max_backoff, NULL},
+        {"jitter", true, &f->jitter, NULL},
+        {"healthy", true, &f->healthy, NULL},
+        {"healthy-threshold", true, &f->healthy_threshold, NULL},
+        {"crash-loop", true, &f->crash_loop, NULL},
+        {"max-rapid-failures", true, &f->max_rapid_failures, NULL},
+        {"same-step", true, &f->same_step, NULL},
+        {"no-restart-on", true, &f->no_restart_on, NULL},
         {NULL, false, NULL, NULL},
     };
     struct cli_args a = {flags, NULL, NULL};
-    lil_supervise_options o = {.struct_size = sizeof(o)};
-    int nflags, start = command_start(flags, argc, argv, &nflags);
-    int rc = cli_parse(ctx, nflags, argv, &a);
-    const char **cmd;
+    int rc = watch_split(ctx, flags, argc, argv, sp);
+
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    rc = cli_parse(ctx, sp->nopts, sp->opts, &a);
+    if (rc == CLI_EXIT_OK && sp->ncmd == 0)
+        rc = cli_usage(ctx, "missing COMMAND (lil watch [OPTIONS] -- CMD [ARGS...], or "
+                            "lil watch CMD [ARGS...] [OPTIONS])");
+    if (rc != CLI_EXIT_OK)
+        watch_split_free(sp);
+    return rc;
+}
+
+/* The exit codes never restarted: --no-restart-on's; else, for a lil
+ * command, lil's 2 to 5 and 126, 127; else the library's (126, 127). */
+static int no_restart_codes(const struct cli_ctx *ctx, const struct watch_flags *f,
+                            struct watch_state *st, lil_supervise_options *o)
+{
+    size_t n = 0;
+
+    if (f->no_restart_on) {
+        if (parse_no_restart(ctx, f->no_restart_on, st->codes, &n) != CLI_EXIT_OK)
+            return CLI_EXIT_USAGE;
+    } else if (st->is_lil) {
+        for (int c = LIL_FIRST_KEPT; c <= LIL_LAST_KEPT; c++)
+            st->codes[n++] = c;
+        st->codes[n++] = 126;
+        st->codes[n++] = 127;
+    } else {
+        return CLI_EXIT_OK;
+    }
+    o->no_restart_codes = st->codes;
+    o->no_restart_count = n;
+    return CLI_EXIT_OK;
+}
+
+/* Run the command under lil_supervise; returns only when it cannot start. */
+static int supervise(struct cli_ctx *ctx, char **words, int n,
+                     const struct watch_flags *f, lil_supervise_options *o)
+{
+    struct watch_state st = {ctx, false, 0, {0}};
+    struct watch_command cmd;
     lil_status s;
+    int rc;
+
+    if (!watch_command(words, n, &cmd)) {
+        cli_err(ctx, "out of memory");
+        return CLI_EXIT_FAIL;
+    }
+    st.is_lil = cmd.is_lil;
+    rc = no_restart_codes(ctx, f, &st, o);
+    if (rc != CLI_EXIT_OK) {
+        watch_command_free(&cmd);
+        return rc;
+    }
+    o->argv = cmd.argv;
+    o->dir = cli_store_dir(ctx);
+    o->on_event = on_event;
+    o->ud = &st;
+    (void)signal(SIGPIPE, SIG_IGN); /* a closed stderr must not end the supervisor */
+    s = lil_supervise(o);           /* returns only when it could not start */
+    watch_command_free(&cmd);
+    cli_err(ctx, "%s", lil_errmsg());
+    return s == LIL_E_INVAL ? CLI_EXIT_USAGE : CLI_EXIT_OSERR;
+}
+
+static int watch_run(struct cli_ctx *ctx, int argc, char **argv)
+{
+    struct watch_flags f = {0};
+    struct watch_split sp;
+    lil_supervise_options o = {.struct_size = sizeof(o)};
+    int rc = parse_words(ctx, argc, argv, &f, &sp);
 
     if (rc == CLI_PARSE_HELP)
         return CLI_EXIT_OK;
     if (rc != CLI_EXIT_OK)
         return rc;
-    if (start >= argc)
-        return cli_usage(ctx, "missing COMMAND (lil watch [OPTIONS] -- CMD [ARGS...])");
     rc = to_options(ctx, &f, &o);
-    if (rc != CLI_EXIT_OK)
-        return rc;
-    cmd = command_argv(argv + start, argc - start);
-    if (!cmd) {
-        cli_err(ctx, "out of memory");
-        return CLI_EXIT_FAIL;
-    }
-    o.argv = cmd;
-    o.dir = cli_store_dir(ctx);
-    o.on_event = on_event;
-    o.ud = ctx;
-    (void)signal(SIGPIPE, SIG_IGN); /* a closed stderr must not end the supervisor */
-    s = lil_supervise(&o);          /* returns only when it could not start */
-    free(cmd);
-    cli_err(ctx, "%s", lil_errmsg());
-    return s == LIL_E_INVAL ? CLI_EXIT_USAGE : CLI_EXIT_OSERR;
+    if (rc == CLI_EXIT_OK)
+        rc = supervise(ctx, sp.cmd, sp.ncmd, &f, &o);
+    watch_split_free(&sp);
+    return rc;
 }
 
 const struct cli_verb cli_verb_watch = {
     "watch",
     "run a command and restart it when it dies (a supervisor)",
     "Usage: lil watch [OPTIONS] -- CMD [ARGS...]\n"
-    "       lil watch [OPTIONS] SCRIPT.py [ARGS...]    (run with python3)\n"
+    "       lil watch [OPTIONS] CMD [ARGS...] [OPTIONS] [-- ARGS...]\n"
     "\n"
     "Run CMD and start it again when it dies, with a growing delay, until it\n"
     "exits 0 or a limit stops it.  The restarted program resumes from its\n"
@@ -341,12 +443,26 @@ const struct cli_verb cli_verb_watch = {
     "LIL_SUPERVISED=1 and LIL_ATTEMPT=<n>; it runs in a process group of its own\n"
     "and gets SIGTERM if lil watch dies.  docs/supervise.md has the details.\n"
     "\n"
+    "The command line: after '--', every word is the command's, untouched.\n"
+    "Without '--' before the command, lil watch's options may also follow it\n"
+    "(argparse style): they are lil watch's wherever they stand, a '--' after\n"
+    "the command ends them (the rest goes to the command), and any other word\n"
+    "that starts with '-' is a usage error.  CMD ending in .py runs with the\n"
+    "environment's python3 ($VIRTUAL_ENV/bin/python3, else the first python3 in\n"
+    "PATH).\n"
+    "\n"
     "Options:\n"
     "  --restart on-failure|on-crash|always\n"
     "                      on-failure (default): after a death by a signal or a\n"
     "                      non-zero exit; on-crash: after a signal only; always:\n"
     "                      after exit 0 too.  Never after SIGINT, or after lil\n"
     "                      watch itself was told to stop\n"
+    "  --no-restart-on CODES|none\n"
+    "                      exit codes that are never restarted: lil watch exits\n"
+    "                      with the code at once (a list and ranges: 2-5,126,127).\n"
+    "                      Default 126,127 (cannot be executed, not found); when\n"
+    "                      CMD is lil itself, 2-5,126,127 (lil's uncertain,\n"
+    "                      paused, waiting, stopped)\n"
     "  --max-restarts N|unlimited\n"
     "                      give up after N restarts (default 10): exit 80\n"
     "  --backoff S         delay before the first restart, doubling with each\n"
@@ -355,9 +471,11 @@ const struct cli_verb cli_verb_watch = {
     "  --jitter F          take up to F of each delay off at random, 0 to 1\n"
     "                      (default 0.2; 0: none)\n"
     "  --healthy S         a program that ran S seconds starts the doubling over\n"
-    "                      (default 30)\n"
+    "                      (default 30); --healthy-threshold S is the same\n"
     "  --crash-loop K/T    give up after K deaths in a row, each less than T\n"
     "                      seconds after its start: exit 81 (default: off)\n"
+    "  --max-rapid-failures K\n"
+    "                      --crash-loop K/T with T the --healthy time\n"
     "  --same-step K       give up after K deaths in a row at the same step of the\n"
     "                      same run (a poison input): exit 82 (default: off)\n"
     "  --dir DIR           the store the program writes (default $LIL_DIR, .lil)\n"
@@ -367,8 +485,9 @@ const struct cli_verb cli_verb_watch = {
     "group and stop the supervision (a second one kills the group); SIGUSR1,\n"
     "SIGUSR2, SIGWINCH, SIGCONT and SIGTSTP are passed on.\n"
     "\n"
-    "Exit status: the program's (128 + N for a death by signal N); 80 restart\n"
-    "limit, 81 crash loop, 82 same step; 126 / 127 when CMD cannot be executed /\n"
-    "is not found; 71 when lil watch cannot fork; 64 on a usage error.\n",
+    "Exit status: the program's (128 + N for a death by signal N), at once for\n"
+    "a no-restart code; 80 restart limit, 81 crash loop, 82 same step; 126 / 127\n"
+    "when CMD cannot be executed / is not found; 71 when lil watch cannot fork;\n"
+    "64 on a usage error.\n",
     watch_run,
 };

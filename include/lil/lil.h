@@ -248,7 +248,7 @@ LIL_API lil_status lil_store_location(const char *dir, char **out, int *is_pg);
 /* The value in force of one of the environment variables the library
  * reads (docs/api.md, "Settings"), as the library reads it: name is its
  * LIL_ name, its LOOPY_ alias (the LIL_ one wins when set and not empty)
- * or a host variable the library consults (USER, TMPDIR, PATH).  *value
+ * or a host variable the library consults (USER, TMPDIR, PATH, VIRTUAL_ENV).  *value
  * gets a copy (free with lil_free) of the variable's value, or of the
  * default when it is unset or empty, or NULL when it has no default.
  * Errors: LIL_E_NOTFOUND (no such setting), LIL_E_INVAL (name or value
@@ -1632,7 +1632,9 @@ LIL_API lil_status lil_spec_verify(lil_env *env, const lil_spec *spec,
  *    caller caught and for SIGPIPE and SIGXFSZ, an empty signal mask, and
  *    exactly descriptors 0, 1 and 2 (argv[0] without '/' is looked up in
  *    PATH).  A program that cannot be executed ends the supervision at once
- *    with 127 (not found) or 126 (found, not executable), as a shell would.
+ *    with 127 (not found) or 126 (found, not executable), as a shell would;
+ *    so does, by default, a child that exits 126 or 127 (a shell's way of
+ *    saying the same: see no_restart_codes).
  *
  * The supervisor:
  *  - forwards SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH
@@ -1646,6 +1648,8 @@ LIL_API lil_status lil_spec_verify(lil_env *env, const lil_spec *spec,
  *    with each restart up to max_backoff_s, less a random part of up to
  *    jitter of it; a child that ran for healthy_s or longer starts the
  *    doubling over;
+ *  - never restarts a child whose exit code is one of no_restart_codes
+ *    (default 126 and 127): it ends with that status;
  *  - gives up, with the exit statuses below, after max_restarts restarts,
  *    after crash_loop_k deaths in a row each less than crash_loop_t_s
  *    seconds after their start, or after same_step deaths in a row at the
@@ -1696,6 +1700,7 @@ typedef enum lil_restart_policy {
  * call.  kind is one of:
  *   "start"   a child was started (attempt, pid)
  *   "death"   it died (pid, exit_code or signal, uptime_s, run_id, step)
+ *   "done"    it exited with 0: the fields of a death; not a death
  *   "backoff" the next start waits delay_s seconds
  *   "giveup"  supervision stops: restart limit, crash loop, same step, a
  *             program that cannot be run, fork failed (exit_code: the status)
@@ -1731,16 +1736,23 @@ typedef struct lil_supervise_options {
     double max_backoff_s;  /* ceiling of the delay; 0 = 60 s */
     double jitter;         /* 0..1: a random part of the delay taken off; 0 = 0.2;
                               LIL_SUPERVISE_NONE */
-    unsigned crash_loop_k; /* 0 = off; else with crash_loop_t_s > 0 */
-    double crash_loop_t_s;
-    unsigned same_step;              /* 0 = off; needs dir */
-    const char *dir;                 /* store read after each death; NULL = none */
+    unsigned crash_loop_k; /* 0 = off */
+    double crash_loop_t_s; /* 0 with crash_loop_k: healthy_s (a quick death is
+                              one before the child was healthy) */
+    unsigned same_step;    /* 0 = off; needs dir */
+    const char *dir;       /* store read after each death; NULL = none */
     lil_supervise_event_fn on_event; /* NULL: nothing reported (never printed) */
     void *ud;
     double healthy_s; /* a child that ran this long resets the doubling; 0 = 30 s */
     const char *const *argv; /* NULL: fork (the call returns in each child);
                                 else the program each child runs */
     lil_env *env;            /* allocator for the supervisor; NULL = default */
+    /* Exit codes (0..255) that are never restarted: the supervision ends at
+     * once with that status.  NULL: 126 and 127 (the program cannot be
+     * executed / is not found: a restart would not change that); else
+     * exactly the no_restart_count codes given (0 of them: none). */
+    const int *no_restart_codes;
+    size_t no_restart_count;
 } lil_supervise_options;
 
 LIL_API lil_status lil_supervise(const lil_supervise_options *opts);

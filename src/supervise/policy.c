@@ -12,6 +12,9 @@
 /* The size of the first layout of lil_supervise_options (lil 0.1): every
  * caller's struct holds at least this much. */
 #define OPTS_V1_SIZE (offsetof(lil_supervise_options, env) + sizeof(lil_env *))
+/* The size of a layout that holds no_restart_codes and no_restart_count. */
+#define NO_RESTART_END \
+    (offsetof(lil_supervise_options, no_restart_count) + sizeof(size_t))
 
 /* ---- options ------------------------------------------------------------- */
 
@@ -52,11 +55,10 @@ static lil_status check_jitter(struct lil_err *err, double v, double *out)
 
 static lil_status check_breakers(struct lil_err *err, const lil_supervise_options *o)
 {
-    if ((o->crash_loop_k == 0) != (o->crash_loop_t_s == 0))
+    if (o->crash_loop_k == 0 && o->crash_loop_t_s != 0)
         return lil__seterr(err, LIL_E_INVAL, 0,
-                           "lil_supervise: crash_loop_k and crash_loop_t_s go together "
-                           "(both 0: off)");
-    if (o->crash_loop_k &&
+                           "lil_supervise: crash_loop_t_s needs crash_loop_k (0: off)");
+    if (o->crash_loop_k && o->crash_loop_t_s != 0 &&
         !(o->crash_loop_t_s > 0 && o->crash_loop_t_s <= LIL_SV_MAX_SECONDS))
         return lil__seterr(err, LIL_E_INVAL, 0,
                            "lil_supervise: crash_loop_t_s must be between 0 and %.0f "
@@ -86,6 +88,38 @@ static lil_status check_shape(struct lil_err *err, const lil_supervise_options *
     return LIL_OK;
 }
 
+static void add_code(struct lil_sv_policy *p, int code)
+{
+    p->no_restart[code / 8] |= (unsigned char)(1u << (code % 8));
+}
+
+/* The no-restart codes: 126 and 127 unless the caller's struct has the
+ * field and sets it. */
+static lil_status check_codes(struct lil_err *err, const lil_supervise_options *o,
+                              struct lil_sv_policy *p)
+{
+    if (o->struct_size < NO_RESTART_END || !o->no_restart_codes) {
+        if (o->struct_size >= NO_RESTART_END && o->no_restart_count)
+            return lil__seterr(err, LIL_E_INVAL, 0,
+                               "lil_supervise: no_restart_count is %zu and "
+                               "no_restart_codes is NULL",
+                               o->no_restart_count);
+        add_code(p, 126);
+        add_code(p, 127);
+        return LIL_OK;
+    }
+    for (size_t i = 0; i < o->no_restart_count; i++) {
+        int c = o->no_restart_codes[i];
+        if (c < 0 || c >= LIL_SV_EXIT_CODES)
+            return lil__seterr(err, LIL_E_INVAL, 0,
+                               "lil_supervise: no_restart_codes[%zu] is %d, not an "
+                               "exit code (0 to 255)",
+                               i, c);
+        add_code(p, c);
+    }
+    return LIL_OK;
+}
+
 lil_status lil__sv_policy_init(struct lil_err *err, const lil_supervise_options *o,
                                struct lil_sv_policy *p)
 {
@@ -105,12 +139,14 @@ lil_status lil__sv_policy_init(struct lil_err *err, const lil_supervise_options 
                      &p->healthy_s);
     if (rc == LIL_OK)
         rc = check_jitter(err, o->jitter, &p->jitter);
+    if (rc == LIL_OK)
+        rc = check_codes(err, o, p);
     if (rc != LIL_OK)
         return rc;
     p->restart = o->restart;
     p->max_restarts = o->max_restarts ? o->max_restarts : LIL_SV_DEFAULT_MAX_RESTARTS;
     p->crash_loop_k = o->crash_loop_k;
-    p->crash_loop_t_s = o->crash_loop_t_s;
+    p->crash_loop_t_s = o->crash_loop_t_s != 0 ? o->crash_loop_t_s : p->healthy_s;
     p->same_step = o->same_step;
     return LIL_OK;
 }
@@ -122,7 +158,14 @@ int lil__sv_exit_status(const struct lil_sv_death *d)
     return d->signal ? 128 + d->signal : d->code;
 }
 
-const char *lil__sv_no_restart(lil_restart_policy policy, const struct lil_sv_death *d)
+bool lil__sv_no_restart_code(const struct lil_sv_policy *p, int code)
+{
+    return code >= 0 && code < LIL_SV_EXIT_CODES &&
+           (p->no_restart[code / 8] & (1u << (code % 8))) != 0;
+}
+
+const char *lil__sv_no_restart(const struct lil_sv_policy *p,
+                               const struct lil_sv_death *d, char *buf, size_t cap)
 {
     if (d->interrupted)
         return "stopped by the user";
@@ -130,9 +173,17 @@ const char *lil__sv_no_restart(lil_restart_policy policy, const struct lil_sv_de
         return "interrupted by SIGINT";
     if (d->signal)
         return NULL; /* a crash: every policy restarts it */
+    if (lil__sv_no_restart_code(p, d->code)) {
+        if (d->code == 127)
+            return "the command was not found: exit 127 is not restarted";
+        if (d->code == 126)
+            return "the command is not executable: exit 126 is not restarted";
+        snprintf(buf, cap, "exit %d is a no-restart code", d->code);
+        return buf;
+    }
     if (d->code == 0)
-        return policy == LIL_RESTART_ALWAYS ? NULL : "the child exited with 0";
-    return policy == LIL_RESTART_ON_CRASH
+        return p->restart == LIL_RESTART_ALWAYS ? NULL : "the child exited with 0";
+    return p->restart == LIL_RESTART_ON_CRASH
                ? "the child's non-zero exit is not a crash (on-crash)"
                : NULL;
 }

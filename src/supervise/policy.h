@@ -25,6 +25,7 @@
 #define LIL_SV_DEFAULT_JITTER       0.2
 #define LIL_SV_DEFAULT_HEALTHY_S    30.0
 #define LIL_SV_MAX_SECONDS          86400.0 /* one day: any longer is a mistake */
+#define LIL_SV_EXIT_CODES           256     /* exit codes 0..255 */
 
 /* The options with the defaults applied (lil__sv_policy_init). */
 struct lil_sv_policy {
@@ -37,6 +38,8 @@ struct lil_sv_policy {
     unsigned crash_loop_k; /* 0: off */
     double crash_loop_t_s;
     unsigned same_step; /* 0: off */
+    /* exit codes never restarted: bit c % 8 of no_restart[c / 8] */
+    unsigned char no_restart[LIL_SV_EXIT_CODES / 8];
 };
 
 /* Check o (LIL_E_INVAL naming the field and the value) and fill *p. */
@@ -54,11 +57,18 @@ struct lil_sv_death {
 /* The status a shell would give: the exit code, or 128 + the signal. */
 int lil__sv_exit_status(const struct lil_sv_death *d);
 
-/* Why a death is not restarted, or NULL when the policy restarts it:
- * "stopped by the user" (interrupted), "interrupted by SIGINT" (only a
- * user sends it), "the child exited with 0" (unless always), "the child's
- * non-zero exit is not a crash (on-crash)".  Static text. */
-const char *lil__sv_no_restart(lil_restart_policy policy, const struct lil_sv_death *d);
+/* Is exit code `code` one of the policy's no-restart codes? */
+bool lil__sv_no_restart_code(const struct lil_sv_policy *p, int code);
+
+/* Why a death is not restarted, or NULL when the policy restarts it, in
+ * this order: "stopped by the user" (interrupted), "interrupted by SIGINT"
+ * (only a user sends it), a no-restart exit code ("the command was not
+ * found: exit 127 is not restarted", the same for 126, else
+ * "exit N is a no-restart code", formatted in buf), "the child exited with
+ * 0" (unless always), "the child's non-zero exit is not a crash
+ * (on-crash)".  Static text or buf. */
+const char *lil__sv_no_restart(const struct lil_sv_policy *p,
+                               const struct lil_sv_death *d, char *buf, size_t cap);
 
 /* The delay before restart number `streak` (1 for the first restart since
  * the last healthy run): backoff_s * 2^(streak-1), at most max_backoff_s,

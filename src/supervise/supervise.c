@@ -147,7 +147,9 @@ static void report_death(struct sv *s, const struct lil_sv_death *d,
                          const struct lil_sv_where *w)
 {
     char msg[MSG_MAX], how[64], place[MSG_MAX / 2], name[32];
-    lil_supervise_event ev = {.kind = "death", .pid = s->pid, .exit_code = d->code};
+    bool clean = !d->signal && d->code == 0; /* an end, not a death */
+    lil_supervise_event ev = {
+        .kind = clean ? "done" : "death", .pid = s->pid, .exit_code = d->code};
 
     if (d->signal)
         snprintf(how, sizeof(how), "was killed by %s",
@@ -365,6 +367,7 @@ static void check_limits(struct sv *s, const struct lil_sv_death *d, bool trippe
 static void decide(struct sv *s, const struct lil_sv_death *d)
 {
     struct lil_sv_where w = {0};
+    char code_why[64];
     const char *why;
     bool tripped;
 
@@ -372,7 +375,7 @@ static void decide(struct sv *s, const struct lil_sv_death *d)
         lil__sv_where(s->env, NULL, s->o.dir, s->start_wall_ns, &w) != LIL_OK)
         memset(&w, 0, sizeof(w)); /* the report goes without the place */
     report_death(s, d, &w);
-    why = lil__sv_no_restart(s->pol.restart, d);
+    why = lil__sv_no_restart(&s->pol, d, code_why, sizeof(code_why));
     if (why) {
         char stop[64], name[32];
         lil__sv_where_free(s->env, &w);

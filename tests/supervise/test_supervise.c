@@ -173,7 +173,8 @@ T_TEST(returns_in_each_child_and_resumes)
                "code=-1 sig=9 run=api step=s started=0 restarts=0 msg=attempt 1: pid ");
     T_CONTAINS(events, "sig=9 run=api step=s#3 started=0 restarts=1");
     T_CONTAINS(events, "backoff attempt=3 ");
-    T_CONTAINS(events, "death attempt=4 ");
+    T_CONTAINS(events, "done attempt=4 "); /* exit 0: not a death */
+    T_CHECK(!strstr(events, "death attempt=4 "));
     T_CONTAINS(events, "code=0 sig=0 run=api step=s#6 started=0 restarts=3");
     T_CONTAINS(events, "exit attempt=4 ");
     T_CONTAINS(events, "msg=exiting with 0 (the child exited with 0)\n");
@@ -225,6 +226,7 @@ T_TEST(child_gets_caller_state)
 T_TEST(invalid_options)
 {
     const char *const empty_argv[] = {NULL};
+    const int bad_code[] = {-1};
 
     struct {
         const char *msg;
@@ -240,10 +242,14 @@ T_TEST(invalid_options)
         {"max_backoff_s",
          {.struct_size = sizeof(lil_supervise_options), .max_backoff_s = 1e9}},
         {"healthy_s", {.struct_size = sizeof(lil_supervise_options), .healthy_s = -1}},
-        {"go together",
-         {.struct_size = sizeof(lil_supervise_options), .crash_loop_k = 3}},
-        {"go together",
+        {"crash_loop_t_s needs crash_loop_k",
          {.struct_size = sizeof(lil_supervise_options), .crash_loop_t_s = 3}},
+        {"no_restart_codes[0] is -1",
+         {.struct_size = sizeof(lil_supervise_options),
+          .no_restart_codes = bad_code,
+          .no_restart_count = 1}},
+        {"no_restart_codes is NULL",
+         {.struct_size = sizeof(lil_supervise_options), .no_restart_count = 1}},
         {"same_step needs dir",
          {.struct_size = sizeof(lil_supervise_options), .same_step = 2}},
         {"argv holds no program",

@@ -8,6 +8,7 @@
 #include <lil/lil.h>
 #include <math.h>
 #include <signal.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "supervise/policy.h"
@@ -74,32 +75,124 @@ T_TEST(option_errors_name_the_field)
     T_EQ_I64(lil__sv_policy_init(&err, &o, &p), LIL_E_INVAL);
     T_CONTAINS(err.msg, "crash_loop_t_s");
     o = base();
-    o.struct_size = sizeof(o) - 1;
+    o.crash_loop_t_s = 5;
+    T_EQ_I64(lil__sv_policy_init(&err, &o, &p), LIL_E_INVAL);
+    T_CONTAINS(err.msg, "crash_loop_t_s needs crash_loop_k");
+    o = base();
+    o.struct_size = offsetof(lil_supervise_options, env) + sizeof(lil_env *) - 1;
     T_EQ_I64(lil__sv_policy_init(&err, &o, &p), LIL_E_INVAL);
     T_CONTAINS(err.msg, "struct_size");
+}
+
+/* The no-restart codes: 126 and 127 by default (also for a caller whose
+ * struct ends before the field, whatever follows it), else exactly those
+ * given; out of 0..255 or NULL with a count is refused. */
+T_TEST(no_restart_codes)
+{
+    static const int lil_codes[] = {2, 3, 4, 5, 126, 127};
+    static const int bad[] = {3, 256};
+    struct lil_err err;
+    struct lil_sv_policy p;
+    lil_supervise_options o = base();
+
+    T_OK(lil__sv_policy_init(NULL, &o, &p));
+    for (int c = 0; c < 256; c++)
+        T_EQ_I64(lil__sv_no_restart_code(&p, c), c == 126 || c == 127);
+    T_CHECK(!lil__sv_no_restart_code(&p, -1));
+    T_CHECK(!lil__sv_no_restart_code(&p, 256));
+    o.no_restart_codes = lil_codes;
+    o.no_restart_count = 6;
+    T_OK(lil__sv_policy_init(NULL, &o, &p));
+    for (int c = 0; c < 256; c++)
+        T_EQ_I64(lil__sv_no_restart_code(&p, c),
+                 (c >= 2 && c <= 5) || c == 126 || c == 127);
+    o.struct_size = offsetof(lil_supervise_options, env) + sizeof(lil_env *);
+    T_OK(lil__sv_policy_init(NULL, &o, &p)); /* an older layout: the default */
+    T_CHECK(!lil__sv_no_restart_code(&p, 3));
+    T_CHECK(lil__sv_no_restart_code(&p, 127));
+    o = base();
+    o.no_restart_codes = lil_codes;
+    o.no_restart_count = 0; /* none */
+    T_OK(lil__sv_policy_init(NULL, &o, &p));
+    T_CHECK(!lil__sv_no_restart_code(&p, 127));
+    o.no_restart_codes = bad;
+    o.no_restart_count = 2;
+    T_EQ_I64(lil__sv_policy_init(&err, &o, &p), LIL_E_INVAL);
+    T_CONTAINS(err.msg, "no_restart_codes[1] is 256");
+    o.no_restart_codes = NULL;
+    T_EQ_I64(lil__sv_policy_init(&err, &o, &p), LIL_E_INVAL);
+    T_CONTAINS(err.msg, "no_restart_codes is NULL");
+}
+
+/* --max-rapid-failures: crash_loop_k without a time takes healthy_s. */
+T_TEST(crash_loop_time_defaults_to_healthy)
+{
+    struct lil_sv_policy p;
+    lil_supervise_options o = base();
+
+    o.crash_loop_k = 3;
+    T_OK(lil__sv_policy_init(NULL, &o, &p));
+    T_CHECK(near(p.crash_loop_t_s, 30.0));
+    o.healthy_s = 7;
+    T_OK(lil__sv_policy_init(NULL, &o, &p));
+    T_CHECK(near(p.crash_loop_t_s, 7.0));
+    o.crash_loop_t_s = 2;
+    T_OK(lil__sv_policy_init(NULL, &o, &p));
+    T_CHECK(near(p.crash_loop_t_s, 2.0));
+}
+
+/* lil__sv_no_restart under a restart policy and the default codes. */
+static const char *no_restart(lil_restart_policy policy, const struct lil_sv_death *d)
+{
+    static char buf[64];
+    struct lil_sv_policy p;
+    lil_supervise_options o = base();
+
+    o.restart = policy;
+    if (lil__sv_policy_init(NULL, &o, &p) != LIL_OK)
+        return "(invalid options)";
+    return lil__sv_no_restart(&p, d, buf, sizeof(buf));
 }
 
 T_TEST(restart_decisions)
 {
     const struct lil_sv_death ok = {0, 0, 1, false}, one = {1, 0, 1, false},
                               kill9 = {-1, SIGKILL, 1, false},
-                              intr = {-1, SIGINT, 1, false}, stop = {1, 0, 1, true};
+                              intr = {-1, SIGINT, 1, false}, stop = {1, 0, 1, true},
+                              e126 = {126, 0, 1, false}, e127 = {127, 0, 1, false},
+                              e3 = {3, 0, 1, false};
+    static const int three[] = {3};
+    struct lil_sv_policy p;
+    lil_supervise_options o = base();
+    char buf[64];
 
-    T_EQ_STR(lil__sv_no_restart(LIL_RESTART_ON_FAILURE, &ok),
-             "the child exited with 0");
-    T_CHECK(lil__sv_no_restart(LIL_RESTART_ON_FAILURE, &one) == NULL);
-    T_CHECK(lil__sv_no_restart(LIL_RESTART_ON_FAILURE, &kill9) == NULL);
-    T_EQ_STR(lil__sv_no_restart(LIL_RESTART_ON_CRASH, &ok), "the child exited with 0");
-    T_CONTAINS(lil__sv_no_restart(LIL_RESTART_ON_CRASH, &one), "not a crash");
-    T_CHECK(lil__sv_no_restart(LIL_RESTART_ON_CRASH, &kill9) == NULL);
-    T_CHECK(lil__sv_no_restart(LIL_RESTART_ALWAYS, &ok) == NULL);
-    T_CHECK(lil__sv_no_restart(LIL_RESTART_ALWAYS, &one) == NULL);
+    T_EQ_STR(no_restart(LIL_RESTART_ON_FAILURE, &ok), "the child exited with 0");
+    T_CHECK(no_restart(LIL_RESTART_ON_FAILURE, &one) == NULL);
+    T_CHECK(no_restart(LIL_RESTART_ON_FAILURE, &kill9) == NULL);
+    T_EQ_STR(no_restart(LIL_RESTART_ON_CRASH, &ok), "the child exited with 0");
+    T_CONTAINS(no_restart(LIL_RESTART_ON_CRASH, &one), "not a crash");
+    T_CHECK(no_restart(LIL_RESTART_ON_CRASH, &kill9) == NULL);
+    T_CHECK(no_restart(LIL_RESTART_ALWAYS, &ok) == NULL);
+    T_CHECK(no_restart(LIL_RESTART_ALWAYS, &one) == NULL);
     for (int pol = 0; pol <= 2; pol++) {
-        T_EQ_STR(lil__sv_no_restart((lil_restart_policy)pol, &intr),
-                 "interrupted by SIGINT");
-        T_EQ_STR(lil__sv_no_restart((lil_restart_policy)pol, &stop),
-                 "stopped by the user");
+        T_EQ_STR(no_restart((lil_restart_policy)pol, &intr), "interrupted by SIGINT");
+        T_EQ_STR(no_restart((lil_restart_policy)pol, &stop), "stopped by the user");
     }
+    for (int pol = 0; pol <= 2; pol++) {
+        T_EQ_STR(no_restart((lil_restart_policy)pol, &e127),
+                 "the command was not found: exit 127 is not restarted");
+        T_EQ_STR(no_restart((lil_restart_policy)pol, &e126),
+                 "the command is not executable: exit 126 is not restarted");
+        T_CHECK(no_restart((lil_restart_policy)pol, &e3) == NULL ||
+                pol == LIL_RESTART_ON_CRASH);
+    }
+    o.restart = LIL_RESTART_ALWAYS;
+    o.no_restart_codes = three;
+    o.no_restart_count = 1;
+    T_OK(lil__sv_policy_init(NULL, &o, &p));
+    T_EQ_STR(lil__sv_no_restart(&p, &e3, buf, sizeof(buf)),
+             "exit 3 is a no-restart code");
+    T_CHECK(lil__sv_no_restart(&p, &e127, buf, sizeof(buf)) == NULL);
     T_EQ_I64(lil__sv_exit_status(&ok), 0);
     T_EQ_I64(lil__sv_exit_status(&one), 1);
     T_EQ_I64(lil__sv_exit_status(&kill9), 137);

@@ -33,12 +33,13 @@ Options (None: lil's default, the same as ``lil watch``'s):
   dir           the store read after each death, to name its run and step:
                 default the @durable function's store, else $LIL_DIR/.lil
   on_event      called in the supervisor with a dict per event ("start",
-                "death", "backoff", "giveup", "exit"; see lil.h)
+                "death", "done", "backoff", "giveup", "exit"; see lil.h)
 letitloop's names are accepted: ``healthy_threshold_sec`` (healthy) and
 ``max_rapid_failures`` (crash_loop=(K, healthy_threshold_sec or 5.0)).
 
-Every event is also logged (logger ``lil.supervise``: start and backoff at
-INFO, a death at WARNING, giving up at ERROR); the supervisor flushes
+Every event is also logged (logger ``lil.supervise``: start, backoff and a
+clean exit ("done": exit 0, not a death) at INFO, a death at WARNING, giving
+up at ERROR); the supervisor flushes
 Python's stdout and stderr after each, since it ends with ``_exit``.  Call it
 early, before threads are started and outside any workflow: a forked child
 has only the calling thread and must not share an open run's lock.  The
@@ -63,7 +64,7 @@ log = logging.getLogger("lil.supervise")
 _RESTART = {"on-failure": _lil.RESTART_ON_FAILURE, "on-crash": _lil.RESTART_ON_CRASH,
             "always": _lil.RESTART_ALWAYS}
 _LEVEL = {"start": logging.INFO, "backoff": logging.INFO, "death": logging.WARNING,
-          "giveup": logging.ERROR, "exit": logging.INFO}
+          "done": logging.INFO, "giveup": logging.ERROR, "exit": logging.INFO}
 _NONE = -1.0  # LIL_SUPERVISE_NONE: no backoff, no jitter
 
 

@@ -55,10 +55,11 @@ class SuperviseTest(LilCase):
         events = [line for line in lines if line.startswith("event")]
         self.assertEqual([e.split()[1] for e in events],
                          ["start", "death", "backoff", "start", "death", "backoff", "start",
-                          "death", "exit"])
+                          "done", "exit"])
         self.assertEqual(events[1], "event death sv s1")
         self.assertEqual(events[4], "event death sv s2")
         self.assertIn("was killed by SIGKILL", p.stderr)  # logged at WARNING
+        self.assertNotIn("exited with 0", p.stderr)  # an end, not a death: INFO
 
     def test_crash_loop_gives_up(self):
         for opts in ("crash_loop=(3, 5.0)", "max_rapid_failures=3, healthy_threshold_sec=5.0"):

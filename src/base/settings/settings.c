@@ -90,7 +90,9 @@ static const struct lil_setting_def table[] = {
     {"TMPDIR", NULL, "/tmp", LIL_SETK_HOST, "an absolute directory",
      "where lil_spec_verify makes its temporary store"},
     {"PATH", NULL, "/bin:/usr/bin", LIL_SETK_HOST, "directories",
-     "where agent harness binaries are looked up"},
+     "where agent harness binaries and lil watch's command are looked up"},
+    {"VIRTUAL_ENV", NULL, NULL, LIL_SETK_HOST, "a directory",
+     "the virtualenv whose python3 runs lil watch's SCRIPT.py"},
 };
 /* clang-format on */
 
