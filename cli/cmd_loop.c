@@ -17,27 +17,34 @@
 
 enum loop_call { CALL_RUN, CALL_STEP, CALL_RESUME };
 
+/* The call of a verb whose arguments lc holds. */
+static int run_parsed(struct cli_ctx *ctx, struct loop_cli *lc, enum loop_call call)
+{
+    lil_loop_result res = {0};
+    lil_status rc;
+    int ex = loop_cli_prepare(ctx, lc, call != CALL_RESUME);
+
+    if (ex == CLI_EXIT_OK) /* a queued run goes back to the queue (its workers) */
+        ex = loop_cli_open(ctx, lc, call == CALL_RESUME ? LIL_LOOP_REQUEUE : 0u);
+    if (ex != CLI_EXIT_OK)
+        return ex;
+    loop_cli_signals(lc);
+    rc = call == CALL_RUN    ? lil_loop_run(lc->lp, &res)
+         : call == CALL_STEP ? lil_loop_step(lc->lp, &res)
+                             : lil_loop_resume(lc->lp, &res);
+    return loop_cli_answer(ctx, lc, rc, &res);
+}
+
 static int run_like(struct cli_ctx *ctx, int argc, char **argv, unsigned mask,
                     enum loop_call call)
 {
     struct loop_cli lc;
-    lil_loop_result res = {0};
-    lil_status rc;
     int ex;
 
     memset(&lc, 0, sizeof(lc));
     ex = loop_cli_parse(ctx, argc, argv, mask, &lc);
     if (ex == CLI_EXIT_OK)
-        ex = loop_cli_prepare(ctx, &lc, call != CALL_RESUME);
-    if (ex == CLI_EXIT_OK) /* a queued run goes back to the queue (its workers) */
-        ex = loop_cli_open(ctx, &lc, call == CALL_RESUME ? LIL_LOOP_REQUEUE : 0u);
-    if (ex == CLI_EXIT_OK) {
-        loop_cli_signals(&lc);
-        rc = call == CALL_RUN    ? lil_loop_run(lc.lp, &res)
-             : call == CALL_STEP ? lil_loop_step(lc.lp, &res)
-                                 : lil_loop_resume(lc.lp, &res);
-        ex = loop_cli_answer(ctx, &lc, rc, &res);
-    }
+        ex = run_parsed(ctx, &lc, call);
     loop_cli_close(&lc);
     return ex == CLI_PARSE_HELP ? CLI_EXIT_OK : ex;
 }
@@ -52,11 +59,41 @@ static int cmd_step(struct cli_ctx *ctx, int argc, char **argv)
     return run_like(ctx, argc, argv, RUN_OPTS, CALL_STEP);
 }
 
+static const char *actor_of(const struct loop_cli *lc);
+
+/* `lil resume --retry-failed`: the failed run re-opened, then run. */
+static int retry_failed(struct cli_ctx *ctx, struct loop_cli *lc)
+{
+    lil_loop_result res = {0};
+    lil_status rc;
+    int ex = loop_cli_prepare(ctx, lc, false);
+
+    if (ex == CLI_EXIT_OK)
+        ex = loop_cli_open(ctx, lc, LIL_LOOP_REQUEUE | LIL_LOOP_RETRY_FAILED);
+    if (ex != CLI_EXIT_OK)
+        return ex;
+    loop_cli_signals(lc);
+    rc = lil_loop_retry_failed(lc->lp, actor_of(lc), lc->reason, &res);
+    return loop_cli_answer(ctx, lc, rc, &res);
+}
+
 static int cmd_resume(struct cli_ctx *ctx, int argc, char **argv)
 {
-    return run_like(ctx, argc, argv,
-                    LOOP_OPT_APPROVE | LOOP_OPT_YES | LOOP_OPT_WHO | LOOP_OPT_SPEC,
-                    CALL_RESUME);
+    struct loop_cli lc;
+    int ex;
+
+    memset(&lc, 0, sizeof(lc));
+    ex = loop_cli_parse(ctx, argc, argv,
+                        LOOP_OPT_APPROVE | LOOP_OPT_YES | LOOP_OPT_WHO | LOOP_OPT_SPEC |
+                            LOOP_OPT_RETRY,
+                        &lc);
+    if (ex == CLI_EXIT_OK && lc.retry_failed && lc.approve)
+        ex = cli_usage(ctx, "--retry-failed goes without --approve: a failed run "
+                            "has no pause to approve");
+    if (ex == CLI_EXIT_OK)
+        ex = lc.retry_failed ? retry_failed(ctx, &lc) : run_parsed(ctx, &lc, CALL_RESUME);
+    loop_cli_close(&lc);
+    return ex == CLI_PARSE_HELP ? CLI_EXIT_OK : ex;
 }
 
 /* ---- stop
@@ -374,11 +411,20 @@ const struct cli_verb cli_verb_step = {
 const struct cli_verb cli_verb_resume = {
     "resume", "clear an honoured stop request and run on",
     "Usage: lil resume SPEC [--run-id ID] [--actor A] [--reason R] [--approve] [--yes]\n"
-    "                  [--accept-spec-change]\n\n"
+    "                  [--accept-spec-change] [--retry-failed]\n\n"
     "Journal who resumed and why (default \"explicit resume\"), then run as `lil run`.\n"
     "A spec other than the one the run is bound to is refused (exit 1, nothing\n"
     "written) unless --accept-spec-change accepts it (journaled).\n"
-    "A queued run (`lil submit`) goes back to the queue instead: a worker runs it.\n"
+    "A queued run (`lil submit`) goes back to the queue instead: a worker runs it.\n\n"
+    "  --retry-failed       re-open a failed run from the iteration it failed in:\n"
+    "                       the effects that failed run again, the iterations and\n"
+    "                       effects that completed are kept (replayed, not run);\n"
+    "                       journaled (retried.N) with --actor and --reason.  A run\n"
+    "                       that a cap failed goes on only when the cap allows it\n"
+    "                       now (its limit raised in the spec: --accept-spec-change).\n"
+    "                       Refused (exit 1, nothing written) for a run that has\n"
+    "                       not failed or that a cap still stops; 75 when another\n"
+    "                       process holds the run\n"
     "\n" PROGRESS_HELP LOOP_EXIT_HELP,
     cmd_resume};
 
