@@ -361,10 +361,9 @@ static lil_status never_fits(struct lil_loop *lp, const char *where, const char 
                              const char *budget, const char *call)
 {
     return lil__seterr(&lp->err, LIL_E_INVAL, 0,
-                       "run %s not created, nothing journaled: %s can never start: "
-                       "%s is %s and one call reserves %s before its prompt "
-                       "(docs/loops.md, \"Budgets\"): raise %s or lower the limit",
-                       lp->run_id, where, key, budget, call, key);
+                       "run %s not created, nothing journaled: %s can never start: one "
+                       "call reserves %s, more than %s %s: raise it or lower the limit",
+                       lp->run_id, where, call, key, budget);
 }
 
 lil_status lil__budget_preflight(struct lil_loop *lp, const char *harness,
@@ -390,14 +389,16 @@ lil_status lil__budget_preflight(struct lil_loop *lp, const char *harness,
         return LIL_OK; /* the call says what is wrong, as ever */
     if (lim->has_tokens && w.tokens > lim->tokens) {
         snprintf(budget, sizeof(budget), "%lld", (long long)lim->tokens);
-        snprintf(call, sizeof(call), "%lld tokens (%s %lld%s)", (long long)w.tokens,
-                 w.limit_var, (long long)w.limit,
-                 w.tokens > w.limit ? " plus the chat framing" : "");
+        snprintf(call, sizeof(call), "%lld tokens before its prompt (%.39s %lld%s)",
+                 (long long)w.tokens, w.limit_var, (long long)w.limit,
+                 w.tokens > w.limit ? " and the chat framing" : "");
         return never_fits(lp, where, "caps.budget.tokens", budget, call);
     }
     if (lim->has_usd && w.priced && w.usd > lim->usd) {
         snprintf(budget, sizeof(budget), "$%g", lim->usd);
-        snprintf(call, sizeof(call), "$%.6g (%.39s %lld at $%g per 1M output tokens of %.127s)",
+        snprintf(call, sizeof(call),
+                 "$%.6g before its prompt (%.39s %lld at $%g per 1M output tokens of "
+                 "%.127s)",
                  w.usd, w.limit_var, (long long)w.limit, w.price_out,
                  w.model[0] ? w.model : "its model");
         return never_fits(lp, where, "caps.budget.usd", budget, call);

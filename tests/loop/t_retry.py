@@ -9,13 +9,12 @@ by another process) write nothing; the record (retried.N) in `lil log` and
 the history; the hints of a failed run; a budget smaller than one agent
 call refused before the run exists."""
 
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import loopt  # noqa: E402
-from loopt import check, eq, expect, has, named, test  # noqa: E402
+from loopt import check, eq, expect, named, test  # noqa: E402
 
 # Two effects an iteration: a shell step that counts itself in the side
 # file, then an http call the test's server drops until it is told not to.
@@ -37,6 +36,10 @@ FLAKY = """
     terminate: {signal: state-predicate, until: "${state.n >= 3}"}
     caps: {max_iterations: 10}
 """
+
+
+def has(text, part, what):
+    check(part in (text or ""), "%s: %r does not hold %r" % (what, text, part))
 
 
 def flaky_server(t):
@@ -77,7 +80,8 @@ def effect_failure_retried(t):
     check("hints" not in res, "a completed run has no hints")
     # iteration 1's shell step completed before the failure: replayed, not run
     eq(t.side(), ["count-0", "count-1", "count-2"], "side file after the retry")
-    eq(srv.count("/flip"), 3, "/flip calls: the failed one, then iterations 1 and 2")
+    eq(srv.count("/flip"), 4, "/flip calls: iteration 0, the failed one, then "
+       "iterations 1 and 2")
     recs = t.log("flaky")
     retried = named(recs, "retried")
     eq(len(retried), 1, "retried records")
@@ -227,7 +231,7 @@ def failed_result_hints(t):
 def run_id_in_hint(t):
     srv, ok = flaky_server(t)
     t.spec(FLAKY, URL=srv.url("/flip"))
-    expect(t.run("--run-id", "other"), 1, status="failed", iteration=0)
+    expect(t.run("--run-id", "other"), 1, status="failed", iteration=1)
     res = t.run("--run-id", "other")
     eq(res.json["hints"]["retry"],
        "lil --dir %s resume %s --run-id other --retry-failed" % (t.store, t.spec_path),
@@ -243,7 +247,7 @@ AGENT = """
     pattern: react
     state:
       vars:
-        done: {type: bool, init: false}
+        done: {type: boolean, init: false}
     body:
       - id: think
         kind: agent
@@ -262,8 +266,8 @@ def budget_below_one_call_refused(t):
            "LIL_LLM_MODEL": "gpt-4o-mini", "LIL_LLM_API_KEY": "k"}
     res = t.run(env=env)
     eq(res.rc, 1, "exit")
-    has(res.err, "caps.budget.tokens is 500", "the key and the budget")
-    has(res.err, "2016 tokens", "the reservation")
+    has(res.err, "more than caps.budget.tokens 500", "the key and the budget")
+    has(res.err, "tokens before its prompt (LIL_AGENT_MAX_TOKENS 2000", "the reservation")
     has(res.err, "nothing journaled", "nothing written")
     check(not t.has_run("thinker"), "no run was created")
     res = t.run(env=dict(env, LIL_AGENT_MAX_TOKENS="100"))
