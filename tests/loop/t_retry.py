@@ -110,12 +110,10 @@ def retried_run_shows_in_inspect_and_events(t):
     res = t.lil("log", "flaky")
     eq(res.rc, 0, "log exit")
     has(res.out, "failed run retried by ops at iteration 1", "lil log's line")
-    res = t.lil("log", "flaky", "--events", "--json")
-    if res.rc == 0:
-        events = [e for e in res.json.get("events", []) if e.get("type") == "retried"]
-        eq(len(events), 1, "retried events")
-        eq((events[0].get("actor"), events[0].get("reason"), events[0].get("slots")),
-           ("ops", "retry of the failed run", ["1.1"]), "retried event")
+    res = t.lil("inspect", "flaky", "--json")
+    ids = [(e.get("type"), e.get("identity")) for e in res.json["timeline"]]
+    check(("step", "retried.1") in ids and ("resolve", "1.1") in ids,
+          "the timeline shows the retry: %r" % ids)
 
 
 @test
