@@ -91,7 +91,8 @@ static int cmd_resume(struct cli_ctx *ctx, int argc, char **argv)
         ex = cli_usage(ctx, "--retry-failed goes without --approve: a failed run "
                             "has no pause to approve");
     if (ex == CLI_EXIT_OK)
-        ex = lc.retry_failed ? retry_failed(ctx, &lc) : run_parsed(ctx, &lc, CALL_RESUME);
+        ex = lc.retry_failed ? retry_failed(ctx, &lc)
+                             : run_parsed(ctx, &lc, CALL_RESUME);
     loop_cli_close(&lc);
     return ex == CLI_PARSE_HELP ? CLI_EXIT_OK : ex;
 }

@@ -627,7 +627,8 @@ static void print_json_with(const lil_loop_result *res, const char *id, json_t *
     if (json_is_object(o) && hints)
         json_object_set(o, "hints", hints);
     json_decref(hints);
-    if (!json_is_object(o) || !(text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER))) {
+    if (!json_is_object(o) ||
+        !(text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER))) {
         printf("%s\n", res->json ? res->json : "{}");
         json_decref(o);
         return;

@@ -72,7 +72,7 @@ _Static_assert(LIL_LOOP_NAME_MAX > 2 * LIL_I64_TEXT_MAX + 5,
           between iterations (runner_iter.c) */
 #define LIL_LOOP_KNOWN_FLAGS                                                   \
     (LIL_LOOP_APPROVE_CAPS | LIL_LOOP_YES | LIL_LOOP_WAIT | LIL_LOOP_REQUEUE | \
-     LIL_LOOP_ACCEPT_SPEC_CHANGE | LIL_LOOP_UNATTENDED | LIL_LOOP_NEW_RUN |   \
+     LIL_LOOP_ACCEPT_SPEC_CHANGE | LIL_LOOP_UNATTENDED | LIL_LOOP_NEW_RUN |    \
      LIL_LOOP_RETRY_FAILED)
 
 /* How the journal says the run ended (sticky). */
@@ -111,9 +111,9 @@ struct loop_binding {
  * when the run is not retried (runner_bind.c). */
 struct loop_respec {
     bool on;
-    char to[65];    /* the new spec's digest (hex) */
-    char *to_id;    /* its loop id */
-    json_t *parts;  /* its parts' digests */
+    char to[65];     /* the new spec's digest (hex) */
+    char *to_id;     /* its loop id */
+    json_t *parts;   /* its parts' digests */
     json_t *changed; /* the parts that differ */
 };
 
@@ -128,8 +128,8 @@ struct loop_slot {
     uint8_t note_hash[LIL_SHA256_LEN];
     uint64_t note_len;
     /* an agent call's reservations (runner_budget.c) */
-    bool failed; /* its outcome is a failure (the run failed there); a
-                    retry of the failed run runs it again (runner_retry.c) */
+    bool failed;                /* its outcome is a failure (the run failed there); a
+                                   retry of the failed run runs it again (runner_retry.c) */
     struct lil_reserve pending; /* journaled; its intent is not (yet) */
     struct lil_reserve held;    /* counted: the intent is journaled, no outcome */
     bool has_pending, has_held;

@@ -279,7 +279,7 @@ static lil_status control(struct walk *w, const lil_record *rec, size_t klen)
         (void)lil__loop_bind_control(lp, k, klen, name, NULL);
     if (kind_is(k, klen, "cap") || kind_is(k, klen, "cap_cleared") ||
         kind_is(k, klen, "reserve"))
-        return keep(w, rec); /* the meters, in order, after the walk */
+        return keep(w, rec);           /* the meters, in order, after the walk */
     if (kind_is(k, klen, "retried")) { /* runner_retry.c */
         lil__loop_retried_fold(lp);
         return keep(w, rec); /* and the meters and slots, in order */

@@ -36,7 +36,8 @@
 
 #define DEFAULT_REASON "retry of the failed run"
 
-/* ---- the fold ---------------------------------------------------------------------- */
+/* ---- the fold ----------------------------------------------------------------------
+ */
 
 void lil__loop_retried_fold(struct lil_loop *lp)
 {
@@ -70,7 +71,8 @@ lil_status lil__loop_retried_settle(struct lil_loop *lp)
     return lil__run_reopen(lp->run, &lp->err);
 }
 
-/* ---- refusals ---------------------------------------------------------------------- */
+/* ---- refusals ----------------------------------------------------------------------
+ */
 
 static lil_status not_failed(struct lil_loop *lp)
 {
@@ -142,7 +144,8 @@ static lil_status retry_allowed(struct lil_loop *lp)
     return cap_allows(lp);
 }
 
-/* ---- the records ------------------------------------------------------------------- */
+/* ---- the records -------------------------------------------------------------------
+ */
 
 /* The resolve record of a retry for each failed slot, listed in slots. */
 static lil_status retry_slots(struct lil_loop *lp, const char *actor,
