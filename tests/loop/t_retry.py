@@ -10,6 +10,7 @@ the history; the hints of a failed run; a budget smaller than one agent
 call refused before the run exists."""
 
 import os
+import shlex
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -213,15 +214,15 @@ def failed_result_hints(t):
     eq(res.rc, 1, "exit")
     hints = res.json.get("hints")
     check(isinstance(hints, dict), "a failed result has hints")
-    eq(hints["retry"], "lil --dir %s resume %s --retry-failed" % (t.store, t.spec_path),
+    eq(hints["retry"], "lil --dir %s resume %s --retry-failed" % (shlex.quote(t.store), t.spec_path),
        "retry hint")
-    eq(hints["rm"], "lil --dir %s rm flaky" % t.store, "rm hint")
+    eq(hints["rm"], "lil --dir %s rm flaky" % shlex.quote(t.store), "rm hint")
     has(hints["fresh"], "run %s --fresh" % t.spec_path, "fresh hint")
     res = t.lil("run", t.spec_path)
     has(res.out, "`lil --dir %s resume %s --retry-failed` goes on from the failed "
-        "iteration" % (t.store, t.spec_path), "text hint")
+        "iteration" % (shlex.quote(t.store), t.spec_path), "text hint")
     res = t.lil("inspect", "flaky")
-    has(res.out, "lil --dir %s resume %s --retry-failed" % (t.store, t.spec_path),
+    has(res.out, "lil --dir %s resume %s --retry-failed" % (shlex.quote(t.store), t.spec_path),
         "inspect's hint")
 
 
@@ -232,7 +233,8 @@ def run_id_in_hint(t):
     expect(t.run("--run-id", "other"), 1, status="failed", iteration=1)
     res = t.run("--run-id", "other")
     eq(res.json["hints"]["retry"],
-       "lil --dir %s resume %s --run-id other --retry-failed" % (t.store, t.spec_path),
+       "lil --dir %s resume %s --run-id other --retry-failed"
+       % (shlex.quote(t.store), t.spec_path),
        "retry hint with the run id")
     ok[0] = True
     expect(t.run("--run-id", "other", "--retry-failed", verb="resume"), 0,
