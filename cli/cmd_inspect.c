@@ -585,6 +585,14 @@ static void print_waits(const struct loop_view *v, int64_t now_ns)
                  hint(v, "resume", NULL, cmd, sizeof(cmd)));
         print_text_line("stop", text);
     }
+    if (strcmp(v->status, "failed") == 0) {
+        char cmd[2000];
+
+        snprintf(text, sizeof(text),
+                 "fix the cause, then %s (goes on from the failed iteration)",
+                 hint(v, "resume", "--retry-failed", cmd, sizeof(cmd)));
+        print_text_line("retry", text);
+    }
     if (v->wake_at_ms) {
         cli_fmt_iso(cli_ms_to_ns(v->wake_at_ms), false, when, sizeof(when));
         cli_fmt_ago(cli_ms_to_ns(v->wake_at_ms), now_ns, ago, sizeof(ago));

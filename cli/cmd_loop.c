@@ -17,27 +17,34 @@
 
 enum loop_call { CALL_RUN, CALL_STEP, CALL_RESUME };
 
+/* The call of a verb whose arguments lc holds. */
+static int run_parsed(struct cli_ctx *ctx, struct loop_cli *lc, enum loop_call call)
+{
+    lil_loop_result res = {0};
+    lil_status rc;
+    int ex = loop_cli_prepare(ctx, lc, call != CALL_RESUME);
+
+    if (ex == CLI_EXIT_OK) /* a queued run goes back to the queue (its workers) */
+        ex = loop_cli_open(ctx, lc, call == CALL_RESUME ? LIL_LOOP_REQUEUE : 0u);
+    if (ex != CLI_EXIT_OK)
+        return ex;
+    loop_cli_signals(lc);
+    rc = call == CALL_RUN    ? lil_loop_run(lc->lp, &res)
+         : call == CALL_STEP ? lil_loop_step(lc->lp, &res)
+                             : lil_loop_resume(lc->lp, &res);
+    return loop_cli_answer(ctx, lc, rc, &res);
+}
+
 static int run_like(struct cli_ctx *ctx, int argc, char **argv, unsigned mask,
                     enum loop_call call)
 {
     struct loop_cli lc;
-    lil_loop_result res = {0};
-    lil_status rc;
     int ex;
 
     memset(&lc, 0, sizeof(lc));
     ex = loop_cli_parse(ctx, argc, argv, mask, &lc);
     if (ex == CLI_EXIT_OK)
-        ex = loop_cli_prepare(ctx, &lc, call != CALL_RESUME);
-    if (ex == CLI_EXIT_OK) /* a queued run goes back to the queue (its workers) */
-        ex = loop_cli_open(ctx, &lc, call == CALL_RESUME ? LIL_LOOP_REQUEUE : 0u);
-    if (ex == CLI_EXIT_OK) {
-        loop_cli_signals(&lc);
-        rc = call == CALL_RUN    ? lil_loop_run(lc.lp, &res)
-             : call == CALL_STEP ? lil_loop_step(lc.lp, &res)
-                                 : lil_loop_resume(lc.lp, &res);
-        ex = loop_cli_answer(ctx, &lc, rc, &res);
-    }
+        ex = run_parsed(ctx, &lc, call);
     loop_cli_close(&lc);
     return ex == CLI_PARSE_HELP ? CLI_EXIT_OK : ex;
 }
@@ -52,11 +59,42 @@ static int cmd_step(struct cli_ctx *ctx, int argc, char **argv)
     return run_like(ctx, argc, argv, RUN_OPTS, CALL_STEP);
 }
 
+static const char *actor_of(const struct loop_cli *lc);
+
+/* `lil resume --retry-failed`: the failed run re-opened, then run. */
+static int retry_failed(struct cli_ctx *ctx, struct loop_cli *lc)
+{
+    lil_loop_result res = {0};
+    lil_status rc;
+    int ex = loop_cli_prepare(ctx, lc, false);
+
+    if (ex == CLI_EXIT_OK)
+        ex = loop_cli_open(ctx, lc, LIL_LOOP_REQUEUE | LIL_LOOP_RETRY_FAILED);
+    if (ex != CLI_EXIT_OK)
+        return ex;
+    loop_cli_signals(lc);
+    rc = lil_loop_retry_failed(lc->lp, actor_of(lc), lc->reason, &res);
+    return loop_cli_answer(ctx, lc, rc, &res);
+}
+
 static int cmd_resume(struct cli_ctx *ctx, int argc, char **argv)
 {
-    return run_like(ctx, argc, argv,
-                    LOOP_OPT_APPROVE | LOOP_OPT_YES | LOOP_OPT_WHO | LOOP_OPT_SPEC,
-                    CALL_RESUME);
+    struct loop_cli lc;
+    int ex;
+
+    memset(&lc, 0, sizeof(lc));
+    ex = loop_cli_parse(ctx, argc, argv,
+                        LOOP_OPT_APPROVE | LOOP_OPT_YES | LOOP_OPT_WHO | LOOP_OPT_SPEC |
+                            LOOP_OPT_RETRY,
+                        &lc);
+    if (ex == CLI_EXIT_OK && lc.retry_failed && lc.approve)
+        ex = cli_usage(ctx, "--retry-failed goes without --approve: a failed run "
+                            "has no pause to approve");
+    if (ex == CLI_EXIT_OK)
+        ex = lc.retry_failed ? retry_failed(ctx, &lc)
+                             : run_parsed(ctx, &lc, CALL_RESUME);
+    loop_cli_close(&lc);
+    return ex == CLI_PARSE_HELP ? CLI_EXIT_OK : ex;
 }
 
 /* ---- stop
@@ -381,6 +419,7 @@ const struct cli_verb cli_verb_step = {
     "  --yes                approve every breakpoint and gate reached\n"               \
     "  --accept-spec-change  run on with a spec other than the one the run is bound\n" \
     "                       to (refused otherwise); journaled with who and why\n"      \
+    "  --retry-failed       re-open a failed run from its failed iteration\n"          \
     "  --json               print the result as JSON\n" PROGRESS_HELP
 
 const struct cli_verb cli_verb_resume = {
@@ -389,7 +428,13 @@ const struct cli_verb cli_verb_resume = {
     "Journal who resumed and why, then run as `lil run`.  A spec other than the\n"
     "one the run is bound to is refused (exit 1, nothing written) unless\n"
     "--accept-spec-change accepts it.  A queued run (`lil submit`) goes back to\n"
-    "the queue instead: a worker runs it (exit 4).\n"
+    "the queue instead: a worker runs it (exit 4).  --retry-failed re-opens a\n"
+    "failed run from the iteration it failed in: the effects that failed run\n"
+    "again, what completed is kept (replayed, not run); journaled (retried.N).\n"
+    "A run that a cap failed goes on only when the cap allows it now (its limit\n"
+    "raised in the spec: --accept-spec-change).  Refused (exit 1, nothing\n"
+    "written) for a run that has not failed or that a cap still stops; 75 when\n"
+    "another process holds the run.\n"
     "\n" RESUME_FLAGS_HELP LOOP_EXIT_HELP,
     cmd_resume};
 

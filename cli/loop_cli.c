@@ -90,6 +90,8 @@ static size_t add_flags(struct cli_flag *f, unsigned mask, struct loop_cli *lc)
     }
     if (mask & LOOP_OPT_FRESH)
         f[n++] = (struct cli_flag){"fresh", false, NULL, &lc->fresh};
+    if (mask & LOOP_OPT_RETRY)
+        f[n++] = (struct cli_flag){"retry-failed", false, NULL, &lc->retry_failed};
     if (mask & LOOP_OPT_RECOVER) {
         f[n++] = (struct cli_flag){"retry", false, NULL, &lc->retry};
         f[n++] = (struct cli_flag){"assume-done", false, NULL, &lc->assume_done};
@@ -542,12 +544,20 @@ static void print_next(const struct loop_cli *lc, const lil_loop_result *res)
         return;
     over = res->status == LIL_LOOP_COMPLETED || res->status == LIL_LOOP_FAILED ||
            (res->status == LIL_LOOP_STOPPED && ended_for_good(lc, id));
-    if (over)
-        printf("  next: %s`%s` starts a new run; `%s` retires this one\n",
-               res->status == LIL_LOOP_FAILED ? "fix the cause, then " : "",
+    if (res->status == LIL_LOOP_FAILED) {
+        char c[HINT_MAX];
+
+        printf("  next: fix the cause, then `%s` goes on from the failed iteration "
+               "(a changed spec: add --accept-spec-change); `%s` starts a new run; "
+               "`%s` retires this one\n",
+               loop_cli_hint(lc, "resume", "--retry-failed", c, sizeof(c)),
                cli_hint(&fresh, "run", "--fresh", a, sizeof(a)),
                cli_hint(&rm, "rm", NULL, b, sizeof(b)));
-    else if (res->status == LIL_LOOP_STOPPED)
+    } else if (over) {
+        printf("  next: `%s` starts a new run; `%s` retires this one\n",
+               cli_hint(&fresh, "run", "--fresh", a, sizeof(a)),
+               cli_hint(&rm, "rm", NULL, b, sizeof(b)));
+    } else if (res->status == LIL_LOOP_STOPPED)
         printf("  next: `%s` goes on\n",
                loop_cli_hint(lc, "resume", NULL, a, sizeof(a)));
 }
@@ -588,13 +598,36 @@ static void print_summary(const struct loop_cli *lc, const lil_loop_result *res)
     print_next(lc, res);
 }
 
-/* The result's JSON with "runId" added (a --fresh run's new id). */
-static void print_json_with_id(const lil_loop_result *res, const char *id)
+/* A failed run's next commands, for --json ("hints": retry, a new run,
+ * retire it), or NULL. */
+static json_t *failed_hints(const struct loop_cli *lc, const lil_loop_result *res)
+{
+    const char *id = lil_loop_run_id(lc->lp);
+    struct cli_hint_run rm = {lc->ctx, NULL, id, NULL};
+    struct cli_hint_run fresh = {lc->ctx, lc->spec_path, NULL, NULL};
+    char a[HINT_MAX], b[HINT_MAX], c[HINT_MAX];
+
+    if (res->status != LIL_LOOP_FAILED || !id)
+        return NULL;
+    return json_pack("{s:s, s:s, s:s}", "retry",
+                     loop_cli_hint(lc, "resume", "--retry-failed", a, sizeof(a)),
+                     "fresh", cli_hint(&fresh, "run", "--fresh", b, sizeof(b)), "rm",
+                     cli_hint(&rm, "rm", NULL, c, sizeof(c)));
+}
+
+/* The result's JSON with "runId" (id: a --fresh run's new id) and "hints"
+ * (may be NULL; stolen) added. */
+static void print_json_with(const lil_loop_result *res, const char *id, json_t *hints)
 {
     json_t *o = res->json ? json_loads(res->json, 0, NULL) : NULL;
     char *text;
 
-    if (!json_is_object(o) || json_object_set_new(o, "runId", json_string(id)) != 0 ||
+    if (json_is_object(o) && id)
+        json_object_set_new(o, "runId", json_string(id));
+    if (json_is_object(o) && hints)
+        json_object_set(o, "hints", hints);
+    json_decref(hints);
+    if (!json_is_object(o) ||
         !(text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER))) {
         printf("%s\n", res->json ? res->json : "{}");
         json_decref(o);
@@ -609,10 +642,8 @@ int loop_cli_report(const struct cli_ctx *ctx, const struct loop_cli *lc,
                     const lil_loop_result *res)
 {
     progress_end(res); /* the terminal line cleared; plain and json: the end */
-    if (ctx->json && lc->fresh)
-        print_json_with_id(res, lc->fresh_id);
-    else if (ctx->json)
-        printf("%s\n", res->json ? res->json : "{}");
+    if (ctx->json)
+        print_json_with(res, lc->fresh ? lc->fresh_id : NULL, failed_hints(lc, res));
     else
         print_summary(lc, res);
     return lil_loop_exit_code(res->status);

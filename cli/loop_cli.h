@@ -26,6 +26,7 @@ enum {
     LOOP_OPT_SPEC = 1u << 7,     /* --accept-spec-change */
     LOOP_OPT_PAUSE = 1u << 8,    /* --pause ID, --digest D, --current (approve) */
     LOOP_OPT_FRESH = 1u << 9,    /* --fresh (run, step) */
+    LOOP_OPT_RETRY = 1u << 10,   /* --retry-failed (resume) */
 };
 
 struct loop_cli {
@@ -42,6 +43,7 @@ struct loop_cli {
     bool approve, yes, wait, retry, assume_done, abort;
     bool current, accept_spec;         /* --current, --accept-spec-change */
     bool fresh;                        /* --fresh */
+    bool retry_failed;                 /* --retry-failed */
     char fresh_id[LIL_RUN_ID_MAX + 1]; /* the new run of --fresh */
     bool reason_set, actor_set, result_set;
     /* made by loop_cli_open */

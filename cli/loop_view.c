@@ -267,6 +267,9 @@ static void sum_control(struct line *l, const char *kind, const json_t *v)
     else if (strcmp(kind, "stop_cleared") == 0)
         put(l, "stop cleared by %s: %s", str_of(v, "actor", "?"),
             str_of(v, "reason", ""));
+    else if (strcmp(kind, "retried") == 0)
+        put(l, "failed run retried by %s at iteration %" PRId64 ": %s",
+            str_of(v, "actor", "?"), int_of(v, "iteration"), str_of(v, "reason", ""));
     else if (strcmp(kind, "terminated") == 0)
         put(l, "terminated at iteration %" PRId64, int_of(v, "iteration"));
     else if (strcmp(kind, "observer") == 0)

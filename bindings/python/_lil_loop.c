@@ -176,6 +176,8 @@ static lil_status loop_op(lil_loop *lp, const struct loop_args *a, lil_loop_resu
     if (strcmp(op, "recover") == 0)
         return lil_loop_recover(lp, (lil_resolution)a->how, a->result_json,
                                 a->approve_actor, a->opts.reason, res);
+    if (strcmp(op, "retry_failed") == 0)
+        return lil_loop_retry_failed(lp, a->approve_actor, a->opts.reason, res);
     return lil_loop_current(lp, res);
 }
 

@@ -1213,6 +1213,12 @@ enum {
      * ("exists already") and nothing is written; one held by another
      * process is LIL_E_LOCKED as ever. */
     LIL_LOOP_NEW_RUN = 1u << 6,
+    /* The open is for lil_loop_retry_failed: with
+     * LIL_LOOP_ACCEPT_SPEC_CHANGE, a failed run's change of spec is kept
+     * instead of refused, and journaled by the retry (spec_changed.N after
+     * retried.N); nothing is written when the run is not retried (`lil
+     * resume --retry-failed`). */
+    LIL_LOOP_RETRY_FAILED = 1u << 7,
 };
 
 /* What the progress callback is told. */
@@ -1380,6 +1386,24 @@ LIL_API lil_status lil_loop_approve_pause(lil_loop *lp, const char *pause_id,
 LIL_API lil_status lil_loop_recover(lil_loop *lp, lil_resolution how,
                                     const char *result_json, const char *actor,
                                     const char *reason, lil_loop_result *res);
+
+/* Re-open a failed run from the iteration it failed in (`lil resume
+ * --retry-failed`; docs/loops.md, "Retrying a failed run"): the effects
+ * that failed there run again (a resolve record of a retry each), a
+ * retried.N record is journaled with actor (NULL: opts' actor), the OS
+ * user and reason (NULL: "retry of the failed run"), and the run goes on
+ * as lil_loop_run does -- its committed iterations and the effects of the
+ * failed iteration that completed are replayed, never run again.  A run
+ * that a cap failed (on_cap_exceeded: fail) is retried only when that cap
+ * no longer stops it at the iteration's start (its limit raised in the
+ * spec, accepted with LIL_LOOP_RETRY_FAILED and
+ * LIL_LOOP_ACCEPT_SPEC_CHANGE at the open).  A queued run goes back to the
+ * queue (LIL_LOOP_REQUEUE).  Errors, nothing written: LIL_E_INVAL (the run
+ * has not failed -- completed, stopped, running, paused, uncertain ... --
+ * or a cap still stops it; the message names the cap and its limit),
+ * LIL_E_LOCKED (another process holds the run); else as lil_loop_run. */
+LIL_API lil_status lil_loop_retry_failed(lil_loop *lp, const char *actor,
+                                         const char *reason, lil_loop_result *res);
 
 /* The run's status as journaled, without running anything (lil_loop_run
  * of a run that is not runnable gives the same). */

@@ -140,6 +140,20 @@ lil_status lil_loop_recover(lil_loop *lp, lil_resolution how, const char *result
     return loop_call(lp, &req, res);
 }
 
+lil_status lil_loop_retry_failed(lil_loop *lp, const char *actor, const char *reason,
+                                 lil_loop_result *res)
+{
+    struct lil_loop_req req = {.op = LIL_LOOP_OP_RETRY_FAILED};
+
+    if ((actor && !lil__api_text_ok(actor, 200)) ||
+        (reason && !lil__api_text_ok(reason, 1000)))
+        return lil__api_fail(LIL_E_INVAL, "a retry's actor (1-200 bytes) and reason "
+                                          "(1-1000 bytes), when given, are text");
+    req.actor = actor;
+    req.reason = reason;
+    return loop_call(lp, &req, res);
+}
+
 /* ---- on the store: stop requests and the queue -------------------------------- */
 
 lil_status lil_loop_request_stop(lil_store *st, const char *run_id, const char *actor,

@@ -619,6 +619,66 @@ lil_status lil__run_resolve(struct lil_run *run, struct lil_err *err,
     return rc;
 }
 
+/* ---- going on after a failure ------------------------------------------------- */
+
+lil_status lil__run_reopen(struct lil_run *run, struct lil_err *err)
+{
+    lil_status rc = LIL_OK;
+
+    pthread_mutex_lock(&run->mu);
+    if (run->state != LIL_RUN_FAILED)
+        rc = lil__seterr(err, LIL_E_INVAL, 0, "run %s has not failed (%s)", run->id,
+                         lil__run_state_name(run->state));
+    if (rc == LIL_OK) {
+        run->state = LIL_RUN_RUNNING;
+        run->outcome = NULL;
+        run->outcome_len = 0;
+    }
+    pthread_mutex_unlock(&run->mu);
+    return rc;
+}
+
+static lil_status retry_failed_locked(struct lil_run *run, struct lil_err *err,
+                                      const char *identity, const char *actor,
+                                      const char *reason)
+{
+    struct ientry *e;
+    lil_status rc = writable(run, err);
+
+    if (rc == LIL_OK && run->state != LIL_RUN_RUNNING)
+        rc = ended_err(run, err);
+    if (rc == LIL_OK)
+        rc = lil__run_index(run, err);
+    if (rc != LIL_OK)
+        return rc;
+    e = lil__imap_find(&run->index, identity, strlen(identity));
+    if (!e || e->state != IE_FAILED || !e->effect)
+        return lil__seterr(err, LIL_E_NOTFOUND, 0, "run %s has no failed effect '%s'",
+                           run->id, identity);
+    rc = resolve_record(run, err, identity, "retry", actor, reason);
+    if (rc == LIL_OK)
+        rc = lil__run_sync(run, err);
+    if (rc == LIL_OK) {
+        e->state = IE_RETRY;
+        lil__log(run->env, LIL_LOG_INFO,
+                 "event=resolve run=%s step=%s action=retry-failed actor=%s", run->id,
+                 identity, actor);
+    }
+    return rc;
+}
+
+lil_status lil__run_retry_failed(struct lil_run *run, struct lil_err *err,
+                                 const char *identity, const char *actor,
+                                 const char *reason)
+{
+    lil_status rc;
+
+    pthread_mutex_lock(&run->mu);
+    rc = retry_failed_locked(run, err, identity, actor, reason);
+    pthread_mutex_unlock(&run->mu);
+    return rc;
+}
+
 /* ---- inspection ------------------------------------------------------------ */
 
 lil_status lil__run_info(struct lil_run *run, struct lil_err *err, lil_run_info *info)

@@ -165,6 +165,20 @@ lil_status lil__run_resolve(struct lil_run *run, struct lil_err *err,
                             const char *identity, lil_resolution how,
                             const void *result, size_t result_len, const char *actor,
                             const char *reason);
+/* A layer above journaled that a failed run goes on (the loop runner's
+ * retried.N, docs/loops.md): the run is running again in this handle's
+ * memory -- no record of the engine's; the journal's run-failed stays,
+ * and the next open finds the run failed until that layer reopens it
+ * again.  LIL_E_INVAL when the run has not failed. */
+lil_status lil__run_reopen(struct lil_run *run, struct lil_err *err);
+/* Journal that the failed effect identity runs again (the resolve record
+ * of a retry, with actor and reason, synced): its next call runs it, with
+ * a new intent, as after the retry of an uncertain effect.  The run must be
+ * running (lil__run_reopen).  LIL_E_NOTFOUND when identity is no effect
+ * whose outcome is a failure. */
+lil_status lil__run_retry_failed(struct lil_run *run, struct lil_err *err,
+                                 const char *identity, const char *actor,
+                                 const char *reason);
 lil_status lil__run_end(struct lil_run *run, struct lil_err *err, bool completed,
                         const void *data, size_t len);
 lil_status lil__run_result(struct lil_run *run, struct lil_err *err, lil_bytes *out);

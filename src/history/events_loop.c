@@ -34,6 +34,8 @@
  *  record after)
  * stop_requested.N  stop              actor, reason, requested_at_ms
  * stop_cleared.N    stop_cleared      actor, reason
+ * retried.N         retried           actor, reason, iteration, failure, cap,
+ *                                     slots, at_ms
  * terminated.N      terminated        iteration
  * observer.N        observer          event, status, error
  * reserve.N         reserve           slot, iteration, slot_seq, step, tokens,
@@ -294,6 +296,15 @@ static const struct control_map controls[] = {
       {"reason", "why"}}},
     {"parked", "park", {{"iteration", "iteration"}, {"wake_at_ms", "wakeAt"}}},
     {"stop_cleared", "stop_cleared", {{"actor", "actor"}, {"reason", "reason"}}},
+    {"retried",
+     "retried",
+     {{"actor", "actor"},
+      {"reason", "reason"},
+      {"iteration", "iteration"},
+      {"failure", "failure"},
+      {"cap", "cap"},
+      {"slots", "slots"},
+      {"at_ms", "at"}}},
     {"terminated", "terminated", {{"iteration", "iteration"}}},
     {"observer",
      "observer",

@@ -515,6 +515,12 @@ lil_status lil__meters_trip(struct lil_loop_meters *m, struct lil_err *err,
     return LIL_OK;
 }
 
+void lil__meters_reopen(struct lil_loop_meters *m)
+{
+    m->ended = LIL_CAP_NONE;
+    m->ended_action = LIL_CAPACT_FAIL; /* as fresh meters have it */
+}
+
 static void rebase(struct lil_loop_meters *m, enum lil_cap cap, int64_t at_iteration,
                    int64_t ts_ms)
 {

@@ -278,6 +278,11 @@ lil_status lil__meters_note_snapshot(struct lil_loop_meters *m, struct lil_err *
 lil_status lil__meters_trip(struct lil_loop_meters *m, struct lil_err *err,
                             enum lil_cap cap, enum lil_ir_cap_action action);
 
+/* A run that a cap ended (fail) goes on: retried by an operator once the
+ * cap allows progress (retried.N; the runner checks it first).  No cap has
+ * ended the run any more; nothing else changes. */
+void lil__meters_reopen(struct lil_loop_meters *m);
+
 /* The pending cap `cap` was approved at iteration at_iteration (which must
  * be m->iteration), at time ts_ms: no cap pending any more, and only cap's
  * meter rebased.  LIL_E_INVAL when cap is not the pending one. */

@@ -72,7 +72,8 @@ _Static_assert(LIL_LOOP_NAME_MAX > 2 * LIL_I64_TEXT_MAX + 5,
           between iterations (runner_iter.c) */
 #define LIL_LOOP_KNOWN_FLAGS                                                   \
     (LIL_LOOP_APPROVE_CAPS | LIL_LOOP_YES | LIL_LOOP_WAIT | LIL_LOOP_REQUEUE | \
-     LIL_LOOP_ACCEPT_SPEC_CHANGE | LIL_LOOP_UNATTENDED | LIL_LOOP_NEW_RUN)
+     LIL_LOOP_ACCEPT_SPEC_CHANGE | LIL_LOOP_UNATTENDED | LIL_LOOP_NEW_RUN |    \
+     LIL_LOOP_RETRY_FAILED)
 
 /* How the journal says the run ended (sticky). */
 enum loop_end { LOOP_LIVE = 0, LOOP_COMPLETED, LOOP_FAILED, LOOP_STOPPED };
@@ -104,6 +105,18 @@ struct loop_binding {
     char cap_pause[LIL_LOOP_NAME_MAX]; /* the last cap.N record's name */
 };
 
+/* A change of spec accepted for the retry of a failed run
+ * (LIL_LOOP_RETRY_FAILED with LIL_LOOP_ACCEPT_SPEC_CHANGE): found at the
+ * open, journaled (spec_changed.N) by the retry once it is decided, never
+ * when the run is not retried (runner_bind.c). */
+struct loop_respec {
+    bool on;
+    char to[65];     /* the new spec's digest (hex) */
+    char *to_id;     /* its loop id */
+    json_t *parts;   /* its parts' digests */
+    json_t *changed; /* the parts that differ */
+};
+
 /* A slot record journaled after the last snapshot ("I.S"). */
 struct loop_slot {
     char name[LIL_LOOP_NAME_MAX];
@@ -115,6 +128,8 @@ struct loop_slot {
     uint8_t note_hash[LIL_SHA256_LEN];
     uint64_t note_len;
     /* an agent call's reservations (runner_budget.c) */
+    bool failed;                /* its outcome is a failure (the run failed there); a
+                                   retry of the failed run runs it again (runner_retry.c) */
     struct lil_reserve pending; /* journaled; its intent is not (yet) */
     struct lil_reserve held;    /* counted: the intent is journaled, no outcome */
     bool has_pending, has_held;
@@ -218,6 +233,9 @@ struct lil_loop {
     json_t *stop; /* an honoured stop request not yet cleared */
     struct loop_pause pause;
     struct loop_binding bound;  /* what the run is bound to (runner_bind.c) */
+    struct loop_respec respec;  /* a change of spec a retry journals */
+    bool retried;               /* the fold: a retried.N lifted the failure
+                                   (runner_retry.c) */
     char *cap_detail;           /* what the last cap's record says of it beyond
                                    its word (runner_budget_admit.c), until the
                                    cap is cleared; or NULL */
@@ -331,15 +349,16 @@ enum lil_loop_op {
     LIL_LOOP_OP_RESUME,
     LIL_LOOP_OP_CURRENT,
     LIL_LOOP_OP_APPROVE,
-    LIL_LOOP_OP_RECOVER
+    LIL_LOOP_OP_RECOVER,
+    LIL_LOOP_OP_RETRY_FAILED
 };
 
 struct lil_loop_req {
     enum lil_loop_op op;
     lil_resolution how;      /* recover */
     const char *result_json; /* recover */
-    const char *actor;       /* approve, recover */
-    const char *reason;      /* approve, recover */
+    const char *actor;       /* approve, recover, retry (NULL: the open's) */
+    const char *reason;      /* approve, recover, retry (NULL: the default) */
     const char *pause_id;    /* approve: the pause it must be, or NULL */
     const char *digest;      /* approve: the pause's digest, or NULL */
 };
@@ -451,6 +470,10 @@ void lil__loop_bind_forget(struct lil_loop *lp);
  * accepted (then journal it), refuse what an unattended open must not run,
  * and journal an operator's first open of an imported run. */
 lil_status lil__loop_bind_check(struct lil_loop *lp, const lil_spec *spec);
+/* Journal the change of spec kept for a retry (lp->respec), if any, and
+ * bind the run to it; then forget it. */
+lil_status lil__loop_bind_respec(struct lil_loop *lp);
+void lil__loop_respec_forget(struct lil_loop *lp);
 /* The pause lp waits at: false when none; else its id ("pause.N",
  * "cap.N") and digest (hex) in the buffers. */
 bool lil__loop_pause_ident(const struct lil_loop *lp, char id[LIL_LOOP_NAME_MAX],
@@ -534,6 +557,22 @@ lil_status lil__loop_recover(struct lil_loop *lp, lil_resolution how,
                              const char *result, const char *actor, const char *reason,
                              lil_loop_result *res);
 lil_status lil__loop_status(struct lil_loop *lp, lil_loop_result *res);
+
+/* The retry of a failed run (runner_retry.c, docs/loops.md "Retrying a
+ * failed run"): refused (LIL_E_INVAL, nothing written) unless the run
+ * failed and no cap still stops it; else its failed effects journaled to
+ * run again, retried.N, a change of spec accepted for it, then the run
+ * goes on (lil__loop_decided).  actor NULL: the open's; reason NULL:
+ * "retry of the failed run". */
+lil_status lil__loop_retry_failed(struct lil_loop *lp, const char *actor,
+                                  const char *reason, lil_loop_result *res);
+/* The fold's part: retried.N read as it comes (the failure lifted), and
+ * again in journal order with the slots and the meters (the cap that ended
+ * the run forgotten, the failed slots' notes dropped: they run again). */
+void lil__loop_retried_fold(struct lil_loop *lp);
+void lil__loop_retried_replay(struct lil_loop *lp);
+/* After the fold: a retried run is running again in its run handle too. */
+lil_status lil__loop_retried_settle(struct lil_loop *lp);
 /* The status of lp as a word ("completed", ...) for messages. */
 const char *lil__loop_status_word(struct lil_loop *lp);
 
@@ -662,6 +701,12 @@ bool lil__budget_uncertain_detail(const struct lil_loop *lp, const char *slot,
  * that is not the provider's word ("unreported": it counts at the
  * reservation), else "overran": true to one that is more than it. */
 void lil__budget_mark_usage(const struct lil_loop *lp, const char *slot, json_t *usage);
+/* Before a new run is created: refuse (LIL_E_INVAL, the message naming the
+ * budget's key, the budget and what one call reserves) an agent call of
+ * harness, at where, that the spec's token or usd budget can never admit
+ * -- its worst case with an empty prompt is more than the whole budget. */
+lil_status lil__budget_preflight(struct lil_loop *lp, const char *harness,
+                                 const char *where);
 
 /* ---- secrets (runner_secrets.c) ---- */
 /* The run's digest key (its start record's "digestKey", hex) into key:

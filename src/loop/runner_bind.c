@@ -364,6 +364,41 @@ static bool in_queue(struct lil_loop *lp)
     return lil__queue_state(lp->st, &e, lp->run_id, &state) == LIL_OK;
 }
 
+void lil__loop_respec_forget(struct lil_loop *lp)
+{
+    lil__free(lp->env, lp->respec.to_id);
+    json_decref(lp->respec.parts);
+    json_decref(lp->respec.changed);
+    memset(&lp->respec, 0, sizeof(lp->respec));
+}
+
+/* A failed run opened for its retry: the change is kept, written by the
+ * retry (after its retried.N), or never. */
+static lil_status keep_for_retry(struct lil_loop *lp, const char *now_hex,
+                                 const char *now_id, json_t *parts, json_t *changed)
+{
+    lil__loop_respec_forget(lp);
+    lp->respec.to_id = lil__strdup(lp->env, now_id);
+    if (!lp->respec.to_id)
+        return lil__seterr(&lp->err, LIL_E_NOMEM, 0, "out of memory");
+    snprintf(lp->respec.to, sizeof(lp->respec.to), "%s", now_hex);
+    lp->respec.parts = json_incref(parts);
+    lp->respec.changed = json_incref(changed);
+    lp->respec.on = true;
+    return LIL_OK;
+}
+
+lil_status lil__loop_bind_respec(struct lil_loop *lp)
+{
+    lil_status rc = LIL_OK;
+
+    if (lp->respec.on && strcmp(lp->respec.to, lp->bound.spec) != 0)
+        rc = journal_change(lp, lp->respec.to, lp->respec.to_id, lp->respec.parts,
+                            lp->respec.changed);
+    lil__loop_respec_forget(lp);
+    return rc;
+}
+
 static lil_status accept_change(struct lil_loop *lp, const char *now_hex,
                                 const char *now_id, json_t *parts, json_t *changed)
 {
@@ -373,6 +408,8 @@ static lil_status accept_change(struct lil_loop *lp, const char *now_hex,
     if (in_queue(lp))
         return accept_refused(lp, "the run is in the store's queue, whose workers run "
                                   "the spec it was submitted with");
+    if (lp->end == LOOP_FAILED && (lp->opt.flags & LIL_LOOP_RETRY_FAILED))
+        return keep_for_retry(lp, now_hex, now_id, parts, changed);
     while (rc == LIL_OK && refolded) {
         if (lp->end != LOOP_LIVE)
             return accept_refused(lp, "the run has ended");

@@ -354,3 +354,54 @@ bool lil__budget_uncertain_detail(const struct lil_loop *lp, const char *slot,
              slot, held);
     return true;
 }
+
+/* ---- before the run is created ------------------------------------------------- */
+
+static lil_status never_fits(struct lil_loop *lp, const char *where, const char *key,
+                             const char *budget, const char *call)
+{
+    return lil__seterr(&lp->err, LIL_E_INVAL, 0,
+                       "run %s not created, nothing journaled: %s can never start: one "
+                       "call reserves %s, more than %s %s: raise it or lower the limit",
+                       lp->run_id, where, call, key, budget);
+}
+
+lil_status lil__budget_preflight(struct lil_loop *lp, const char *harness,
+                                 const char *where)
+{
+    struct lil_cap_limits limits;
+    const struct lil_cap_limits *lim = &limits;
+    struct lil_agent_call c;
+    struct lil_agent_worst w;
+    struct lil_err e;
+    char budget[64], call[320];
+
+    lil__clearerr(&e);
+    if (!harness || !lil__agent_known(harness) || strcmp(harness, "internal") == 0 ||
+        lil__cap_limits_from_ir(lp->ir, &e, &limits) != LIL_OK ||
+        (!lim->has_tokens && !lim->has_usd))
+        return LIL_OK;
+    memset(&c, 0, sizeof(c));
+    c.harness = harness;
+    c.prompt = "";
+    lil__clearerr(&e);
+    if (lil__agent_worst_case(&c, &e, &w) != LIL_OK)
+        return LIL_OK; /* the call says what is wrong, as ever */
+    if (lim->has_tokens && w.tokens > lim->tokens) {
+        snprintf(budget, sizeof(budget), "%lld", (long long)lim->tokens);
+        snprintf(call, sizeof(call), "%lld tokens before its prompt (%.39s %lld%s)",
+                 (long long)w.tokens, w.limit_var, (long long)w.limit,
+                 w.tokens > w.limit ? " and the chat framing" : "");
+        return never_fits(lp, where, "caps.budget.tokens", budget, call);
+    }
+    if (lim->has_usd && w.priced && w.usd > lim->usd) {
+        snprintf(budget, sizeof(budget), "$%g", lim->usd);
+        snprintf(call, sizeof(call),
+                 "$%.6g before its prompt (%.39s %lld at $%g per 1M output tokens of "
+                 "%.127s)",
+                 w.usd, w.limit_var, (long long)w.limit, w.price_out,
+                 w.model[0] ? w.model : "its model");
+        return never_fits(lp, where, "caps.budget.usd", budget, call);
+    }
+    return LIL_OK;
+}

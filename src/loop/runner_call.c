@@ -31,6 +31,8 @@ static lil_status dispatch(struct lil_loop *lp, const struct lil_loop_req *req,
     case LIL_LOOP_OP_RECOVER:
         return lil__loop_recover(lp, req->how, req->result_json, req->actor,
                                  req->reason, res);
+    case LIL_LOOP_OP_RETRY_FAILED:
+        return lil__loop_retry_failed(lp, req->actor, req->reason, res);
     }
     return lil__seterr(&lp->err, LIL_E_INVAL, 0, "unknown loop operation");
 }

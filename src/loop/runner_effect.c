@@ -374,6 +374,10 @@ static lil_status fresh(struct effect *ef, json_t **result)
     rc = lil__run_step_req(lp->run, &lp->err, ef->name, &req, run_effect, ef, &out);
     if (rc == LIL_E_FAILED) {
         char why[LIL_ERRMSG_MAX];
+        struct loop_slot *s = lil__loop_slot_get(lp, ef->name);
+
+        if (s) /* what a retry of the failed run runs again */
+            s->failed = true;
 
         snprintf(why, sizeof(why), "%s", lp->err.msg);
         lil__loop_effect_end(lp, ef->it->iteration, ef->step_id, ef->kind,

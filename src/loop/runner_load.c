@@ -279,7 +279,11 @@ static lil_status control(struct walk *w, const lil_record *rec, size_t klen)
         (void)lil__loop_bind_control(lp, k, klen, name, NULL);
     if (kind_is(k, klen, "cap") || kind_is(k, klen, "cap_cleared") ||
         kind_is(k, klen, "reserve"))
-        return keep(w, rec); /* the meters, in order, after the walk */
+        return keep(w, rec);           /* the meters, in order, after the walk */
+    if (kind_is(k, klen, "retried")) { /* runner_retry.c */
+        lil__loop_retried_fold(lp);
+        return keep(w, rec); /* and the meters and slots, in order */
+    }
     v = parse(lp, rec->payload, rec->payload_len);
     if (!v)
         return lp->err.code;
@@ -469,6 +473,7 @@ static lil_status add_slot(struct lil_loop *lp, const struct kept_rec *r,
 
     if (!s)
         return lp->err.code;
+    s->failed = r->type == LIL_REC_STEP_FAILED; /* a retry runs it again */
     if (r->type == LIL_REC_INTENT)
         return slot_note(lp, s, r, payload);
     if (r->type == LIL_REC_STEP_FAILED)
@@ -526,6 +531,9 @@ static lil_status replay_kept(struct lil_loop *lp, struct walk *w)
 
         if (is_slot_name(r->name, strlen(r->name))) {
             rc = replay_slot(lp, r, p);
+        } else if (strncmp(r->name, "retried.", 8) == 0) {
+            lil__loop_retried_replay(lp);
+            rc = LIL_OK;
         } else {
             json_t *v = parse(lp, p, r->len);
 
@@ -610,6 +618,7 @@ lil_status lil__loop_load(struct lil_loop *lp)
     if (rc == LIL_OK) {
         settle_end(lp);
         settle_pause(lp);
+        rc = lil__loop_retried_settle(lp);
     }
     if (rc == LIL_OK && lp->started)
         rc = lil__inputs_unseal(lp); /* a runner's: the values of secret inputs */

@@ -181,6 +181,7 @@ void lil__loop_forget(struct lil_loop *lp)
     lil__free(lp->env, lp->pause.reason);
     memset(&lp->pause, 0, sizeof(lp->pause));
     lp->terminated = false;
+    lp->retried = false;
     lp->observer_started = false;
     lp->has_start_caps = false;
     lp->parked = false;
@@ -380,6 +381,15 @@ static lil_status harness_ready(struct lil_loop *lp, const char *harness,
                        lp->run_id, where, why);
 }
 
+/* Can the budgets ever admit a call of agent step s (runner_budget_admit.c)? */
+static lil_status step_admitted(struct lil_loop *lp, const struct lil_ir_step *s)
+{
+    char where[160];
+
+    snprintf(where, sizeof(where), "agent step '%s'", s->id ? s->id : "?");
+    return lil__budget_preflight(lp, s->agent.harness.s, where);
+}
+
 static lil_status steps_ready(struct lil_loop *lp, const struct lil_ir_step *steps,
                               size_t n, int depth)
 {
@@ -390,6 +400,8 @@ static lil_status steps_ready(struct lil_loop *lp, const struct lil_ir_step *ste
 
         if (s->kind == LIL_STEP_AGENT)
             rc = harness_ready(lp, s->agent.harness.s, s->path ? s->path : s->id);
+        if (rc == LIL_OK && s->kind == LIL_STEP_AGENT)
+            rc = step_admitted(lp, s);
         else if (s->kind == LIL_STEP_REDUCE)
             rc = steps_ready(lp, s->reduce.body, s->reduce.nbody, depth + 1);
     }
@@ -410,6 +422,8 @@ static lil_status config_ready(struct lil_loop *lp, const lil_loop_opts *o)
     rc = steps_ready(lp, lp->ir->body, lp->ir->nbody, 0);
     if (rc == LIL_OK && ex->present && ex->kind == LIL_ACT_AGENT)
         rc = harness_ready(lp, ex->harness.s, "terminate.on_exit");
+    if (rc == LIL_OK && ex->present && ex->kind == LIL_ACT_AGENT)
+        rc = lil__budget_preflight(lp, ex->harness.s, "the exit action's agent call");
     return rc;
 }
 
@@ -565,6 +579,7 @@ lil_status lil__loop_close(struct lil_loop *lp)
     lil__free(env, lp->opt.cwd);
     lil__free(env, lp->opt.os_user);
     lil__loop_bind_forget(lp);
+    lil__loop_respec_forget(lp);
     lil__free(env, lp);
     return rc;
 }

@@ -305,6 +305,16 @@ def never_sentence(tokens_budget):
             % (RESERVE + 1900, RESERVE - LIMIT, tokens_budget))
 
 
+def made_then_stopped(t, env, *args):
+    """The run made with a token limit the budget admits (a new run whose
+    budget can never admit a call is refused before it exists) and stopped
+    before its first step: the limit of env applies at the call of the
+    resume that follows."""
+    eq(t.lil("stop", t.spec_path, "--reason", "made first", *args).rc, 0, "stop")
+    expect(t.run(*args, env=dict(env, LIL_AGENT_MAX_TOKENS="1")), 5, status="stopped",
+           iteration=0)
+
+
 @test
 def worst_case_above_the_whole_token_budget_is_the_cap(t):
     """The cap of the budget, with what to change as its detail: the spec's
@@ -313,7 +323,13 @@ def worst_case_above_the_whole_token_budget_is_the_cap(t):
     for action, code, status in (("fail", 1, "failed"), ("exit-clean", 5, "stopped"),
                                  ("breakpoint", 3, "paused")):
         spec(t, "{tokens: 200}", action)
-        res = expect(t.run("--run-id", action, env=llm(url, LIL_AGENT_MAX_TOKENS="")),
+        res = t.run("--run-id", action, env=llm(url, LIL_AGENT_MAX_TOKENS=""))
+        eq(res.rc, 1, action + ": a new run is refused")
+        check("more than caps.budget.tokens 200" in res.err and
+              not t.has_run(action), action + ": refused before it exists: " + res.err)
+        made_then_stopped(t, llm(url), "--run-id", action)
+        res = expect(t.run("--run-id", action, env=llm(url, LIL_AGENT_MAX_TOKENS=""),
+                           verb="resume"),
                      code, status=status, reason="token-budget", iteration=0,
                      detail=never_sentence(200))
         recs = t.log(action)
@@ -338,7 +354,8 @@ def worst_case_above_the_whole_budget_breakpoint_raise_and_approve(t):
     url = server(t, max_tokens=None)
     env = llm(url, LIL_AGENT_MAX_TOKENS="")
     spec(t, "{tokens: 200}", "breakpoint", n=1)
-    expect(t.run(env=env), 3, status="paused", reason="token-budget",
+    made_then_stopped(t, env)
+    expect(t.run(env=env, verb="resume"), 3, status="paused", reason="token-budget",
            detail=never_sentence(200))
     res = expect(t.run("--reason", "no budget", env=env, verb="approve"), 3,
                  status="paused", reason="token-budget", detail=never_sentence(200))
@@ -366,8 +383,10 @@ def worst_case_above_the_whole_budget_breakpoint_raise_and_approve(t):
 def worst_case_above_the_whole_usd_budget_is_the_cap(t):
     url = server(t, max_tokens=None)
     spec(t, "{usd: 0.01}", "breakpoint")
+    made_then_stopped(t, llm(url, LIL_LLM_MODEL="gpt-4o"))
     # gpt-4o: 172 tokens of prompt at $2.5 and 2000 at $10 per million: $0.02043
-    res = expect(t.run(env=llm(url, LIL_LLM_MODEL="gpt-4o", LIL_AGENT_MAX_TOKENS="")),
+    res = expect(t.run(env=llm(url, LIL_LLM_MODEL="gpt-4o", LIL_AGENT_MAX_TOKENS=""),
+                       verb="resume"),
                  3, status="paused", reason="usd-budget")
     eq(res.get("detail"),
        "agent step 'think' cannot start: its worst case, $0.02043 (172 tokens at "

@@ -153,6 +153,16 @@ class Loop:
         return self._call("recover", how=_RECOVER[how], result_json=rj, reason=reason,
                           actor=actor)
 
+    def retry_failed(self, *, reason=None, actor=None,
+                     accept_spec_change=False) -> RunResult:
+        """Re-open a failed run from the iteration it failed in and run on
+        (``lil resume --retry-failed``): the effects that failed run again,
+        what completed is kept.  A run that has not failed, or that a cap
+        still stops, raises (nothing written)."""
+        flags = _lil.LOOP_RETRY_FAILED | (
+            _lil.LOOP_ACCEPT_SPEC_CHANGE if accept_spec_change else 0)
+        return self._call("retry_failed", flags, reason=reason, actor=actor)
+
     def current(self) -> RunResult:
         """The run's status as journaled; runs nothing."""
         return self._call("current")
