@@ -58,6 +58,7 @@ struct lil_os {
     int (*waitid)(idtype_t type, id_t id, siginfo_t *info, int options);
     int (*kill)(pid_t pid, int sig);
     pid_t (*fork)(void); /* the supervisor's children (fork.c) */
+    int (*rmdir)(const char *path); /* an emptied directory (a run's segments) */
 };
 
 extern const struct lil_os lil__os_posix;

@@ -65,6 +65,7 @@ const struct lil_os lil__os_posix = {
     .waitid = waitid,
     .kill = kill,
     .fork = fork,
+    .rmdir = rmdir,
 };
 
 void lil__os_env_init(struct lil_env *env)

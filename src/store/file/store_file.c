@@ -498,6 +498,10 @@ static lil_status file_check_run(struct lil_store *st, struct lil_err *err,
                                 report);
     if (rc == LIL_OK && repair && report->repaired)
         rc = check_head(st, err, run_id, path, key, key_len, repair, true);
+    if (rc == LIL_OK) {
+        struct seg_walk_opts so = {st->where, run_id, key, key_len, (size_t)-1 >> 1};
+        rc = lil__seg_check(st, err, &so, report);
+    }
     lil__free(st->env, path);
     return rc;
 }
@@ -657,15 +661,17 @@ static lil_status unlink_if_there(const struct lil_env *env, struct lil_err *err
     return lil__seterr(err, LIL_E_IO, errno, "unlink %s: %s", path, lil__errstr(errno));
 }
 
-/* Under the run's lock: the rollback record and the stop request first,
- * the journal last, so a crash in between leaves a journal that opens (a
- * run does without its side files), never a rollback record of a run that
- * is gone (which would refuse a new run of the same id). */
+/* Under the run's lock: its older segments, the rollback record and the
+ * stop request first, the journal last, so a crash in between leaves a
+ * journal that opens (a run does without its side files and its older
+ * segments, whose history then reads as dropped), never a rollback record
+ * of a run that is gone (which would refuse a new run of the same id), nor
+ * segments that a new run of that id would meet. */
 static lil_status unlink_run(struct lil_store *st, struct lil_err *err,
                              const char *run_id, const char *journal)
 {
     static const char *const side[] = {".head", STOP_EXT};
-    lil_status rc = LIL_OK;
+    lil_status rc = lil__seg_remove_all(st, err, run_id);
 
     for (size_t i = 0; rc == LIL_OK && i < sizeof(side) / sizeof(*side); i++) {
         char *path = file_of(st, run_id, side[i]);
@@ -752,7 +758,8 @@ static const struct lil_store_ops file_ops = {.version = LIL_STORE_OPS_VERSION,
                                               .sched_list = lil__sched_file_list,
                                               .sched_mark = lil__sched_file_mark,
                                               .run_rotate = file_run_rotate,
-                                              .run_drop_segments = lil__seg_drop};
+                                              .run_drop_segments = lil__seg_drop,
+                                              .run_segments = lil__seg_info};
 
 /* ---- whose store it is -------------------------------------------------------------
  */
