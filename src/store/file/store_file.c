@@ -129,13 +129,13 @@ static void journal_opts_of(struct file_store *fs, const char *run_id,
  * the caller, and a sync then poisons the run like any failed write (the
  * close has nothing left to poison). */
 static lil_status head_update(struct file_run *fr, struct lil_err *err,
-                              const struct journal_head *h)
+                              const struct journal_head *h, bool durable)
 {
     struct lil_head_key k = {fr->run_id, fr->key, fr->key_len};
 
     if (h->seq <= fr->head_seq)
         return LIL_OK;
-    if (lil__head_write(fr->env, err, fr->dir, &k, h) == LIL_OK) {
+    if (lil__head_write(fr->env, err, fr->dir, &k, h, durable) == LIL_OK) {
         fr->head_seq = h->seq;
         return LIL_OK;
     }
@@ -153,7 +153,7 @@ static lil_status sync_and_record(struct file_run *fr, struct lil_err *err)
     if (fr->key)
         lil__journal_head(fr->j, &h);
     rc = lil__journal_sync_all(fr->j, err);
-    if (rc == LIL_OK && fr->key && head_update(fr, err, &h) != LIL_OK)
+    if (rc == LIL_OK && fr->key && head_update(fr, err, &h, false) != LIL_OK)
         rc = lil__journal_poison(fr->j, err); /* a failed write: reopen */
     return rc;
 }
@@ -169,7 +169,7 @@ static lil_status record_at_close(struct file_run *fr, struct lil_err *e)
         return LIL_OK;
     if (lil__journal_sync_all(fr->j, e) != LIL_OK)
         return LIL_OK; /* the close reports it */
-    return head_update(fr, e, &fr->at_close);
+    return head_update(fr, e, &fr->at_close, false);
 }
 
 static void file_run_free(struct file_run *fr)
@@ -342,7 +342,8 @@ static lil_status file_run_walk(struct lil_srun *r, struct lil_err *err,
 }
 
 /* The run goes on in a new segment, the old one archived (segments_file.c);
- * a keyed run's rollback record follows it at once. */
+ * a keyed run's rollback record follows it at once, its name made durable
+ * (the record of a segment two back would refuse the run). */
 static lil_status file_run_rotate(struct lil_srun *r, struct lil_err *err,
                                   const struct lil_rec *recs, size_t n)
 {
@@ -357,7 +358,7 @@ static lil_status file_run_rotate(struct lil_srun *r, struct lil_err *err,
         rc = lil__journal_rotate(fr->j, err, archive, recs, n);
     if (rc == LIL_OK && fr->key) {
         lil__journal_head(fr->j, &h);
-        if (head_update(fr, err, &h) != LIL_OK)
+        if (head_update(fr, err, &h, true) != LIL_OK)
             rc = lil__journal_poison(fr->j, err);
     }
     return rc;
@@ -476,7 +477,7 @@ static lil_status check_head(struct lil_store *st, struct lil_err *err,
         lil__journal_open(st->env, err, st->where, path, &jo, NULL, NULL, &j, &created);
     if (rc == LIL_OK && repaired) {
         lil__journal_head(j, &now);
-        rc = lil__head_write(st->env, err, st->where, &k, &now);
+        rc = lil__head_write(st->env, err, st->where, &k, &now, false);
     }
     lil__journal_close(j, NULL);
     /* damage and the like are the check's to report, in its verdict */

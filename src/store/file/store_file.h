@@ -28,10 +28,12 @@ struct lil_head_key {
 lil_status lil__head_read(const struct lil_env *env, struct lil_err *err,
                           const char *dir, const struct lil_head_key *k,
                           struct journal_head *out, bool *found);
-/* Replace it with h (never over a symlink; synced, not its directory). */
+/* Replace it with h (never over a symlink), in place; durable (the file
+ * and its name synced) when asked: a rotation's, since a record lagging
+ * two segments behind the live one would refuse the run. */
 lil_status lil__head_write(const struct lil_env *env, struct lil_err *err,
                            const char *dir, const struct lil_head_key *k,
-                           const struct journal_head *h);
+                           const struct journal_head *h, bool durable);
 
 /* A run's segments (segments_file.c; docs/format.md "Segments"). */
 struct seg_walk_opts {
