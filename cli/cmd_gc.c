@@ -29,10 +29,10 @@ struct gc {
     int64_t before_ns; /* runs whose last record is older go */
     bool want[STATUSES];
     bool dry_run;
-    bool retention;             /* --older-than given */
-    unsigned keep;              /* --segments KEEP; 0: not given */
-    json_t *removed, *failed;   /* --json */
-    json_t *segments;           /* --json: [{"run", "dropped"}] */
+    bool retention;           /* --older-than given */
+    unsigned keep;            /* --segments KEEP; 0: not given */
+    json_t *removed, *failed; /* --json */
+    json_t *segments;         /* --json: [{"run", "dropped"}] */
     size_t n_removed, n_dropped;
     int exit;
 };
@@ -188,9 +188,9 @@ static void drop_segments(struct gc *g, const char *id)
     if (!dropped)
         return;
     g->n_dropped += dropped;
-    json_array_append_new(g->segments, json_pack("{s:o, s:I}", "run",
-                                                 cli_json_str(id, strlen(id)),
-                                                 "dropped", (json_int_t)dropped));
+    json_array_append_new(g->segments,
+                          json_pack("{s:o, s:I}", "run", cli_json_str(id, strlen(id)),
+                                    "dropped", (json_int_t)dropped));
     if (!g->ctx->json)
         printf("%s %u older segment%s of run '%s'\n",
                g->dry_run ? "would drop" : "dropped", dropped, dropped == 1 ? "" : "s",
@@ -240,8 +240,9 @@ static int gc_store(struct gc *g)
 
 static int cmd_gc(struct cli_ctx *ctx, int argc, char **argv)
 {
-    struct gc g = {ctx,          NULL,         0, {false}, false, false, 0,
-                   json_array(), json_array(), json_array(), 0, 0, 0};
+    struct gc g = {
+        ctx,          NULL,         0, {false}, false, false, 0, json_array(),
+        json_array(), json_array(), 0, 0,       0};
     const char *older = NULL, *segments = NULL;
     const struct cli_flag flags[] = {{"older-than", true, &older, NULL},
                                      {"segments", true, &segments, NULL},

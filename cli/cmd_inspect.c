@@ -60,7 +60,7 @@ struct insp {
     bool nomem;       /* the first walk ran out of memory */
     size_t tail;      /* --tail: iterations of a loop run shown */
     struct loop_view loop;
-    json_t *flight; /* lil_run_facts' "in_flight", or NULL */
+    json_t *flight;        /* lil_run_facts' "in_flight", or NULL */
     lil_segments_info seg; /* what is kept of a compacted run's history */
 };
 

@@ -50,9 +50,9 @@ lil_status lil_run_drop_segments(lil_store *st, const char *run_id, unsigned kee
     if (!lil__api_store_ok(st))
         return lil__api_bad_handle("store");
     if (!dropped)
-        return lil__api_to_store(st, &e,
-                                 lil__seterr(&e, LIL_E_INVAL, 0,
-                                             "lil_run_drop_segments: dropped is NULL"));
+        return lil__api_to_store(
+            st, &e,
+            lil__seterr(&e, LIL_E_INVAL, 0, "lil_run_drop_segments: dropped is NULL"));
     *dropped = 0;
     rc = lil__run_id_check(&e, run_id);
     if (rc == LIL_OK && keep < 1)

@@ -57,7 +57,7 @@ struct lil_os {
     int (*poll)(struct pollfd *fds, nfds_t n, int timeout_ms);
     int (*waitid)(idtype_t type, id_t id, siginfo_t *info, int options);
     int (*kill)(pid_t pid, int sig);
-    pid_t (*fork)(void); /* the supervisor's children (fork.c) */
+    pid_t (*fork)(void);            /* the supervisor's children (fork.c) */
     int (*rmdir)(const char *path); /* an emptied directory (a run's segments) */
 };
 

@@ -4,10 +4,10 @@
  *
  * The loop: iteration I runs one shell effect that appends "I" to side.txt
  * and increments state.n, until n reaches NIT; LIL_COMPACT_ITERATIONS=1,
- * so the run goes on in a new segment at every iteration boundary.  A calibration run (in a child, as every case) reports, through a
- * pipe, the fault table's call counts at each effect's end and at each
- * iteration's start: the calls between the two are the snapshot's commit
- * and the rotation (archive link, temporary segment, its sync, the
+ * so the run goes on in a new segment at every iteration boundary.  A calibration run
+ * (in a child, as every case) reports, through a pipe, the fault table's call counts at
+ * each effect's end and at each iteration's start: the calls between the two are the
+ * snapshot's commit and the rotation (archive link, temporary segment, its sync, the
  * rename, the directory syncs, the keyed run's rollback record).
  *
  * For every call of every file kind in those windows (the fault is armed
@@ -31,8 +31,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "t.h"
-
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -44,6 +42,7 @@
 #include <unistd.h>
 
 #include "faults.h"
+#include "t.h"
 #include "workload.h"
 
 #define NIT      3 /* iterations: two rotations */
@@ -156,8 +155,8 @@ static lil_status loop_life(const struct pcase *c, lil_env *env, int *status)
         bool ran = side_has(c, res.uncertain_iteration);
         lil_loop_result_free(&res);
         rc = lil_loop_recover(lp, ran ? LIL_RESOLVE_ASSUME_DONE : LIL_RESOLVE_RETRY,
-                              ran ? "{\"code\":0,\"stdout\":\"\"}" : NULL,
-                              "crash test", "the side file says", &res);
+                              ran ? "{\"code\":0,\"stdout\":\"\"}" : NULL, "crash test",
+                              "the side file says", &res);
     }
     if (rc == LIL_OK && report_fd < 0 && res.status != LIL_LOOP_COMPLETED)
         fprintf(stderr, "  [%s] ended %s: %s\n", c->ctx,
@@ -263,7 +262,8 @@ static int life(const struct pcase *c, const struct t_fault *f, int w,
     return 0;
 }
 
-/* ---- the checks ------------------------------------------------------------------- */
+/* ---- the checks -------------------------------------------------------------------
+ */
 
 struct hist {
     int starts, snaps[NIT + 1], bad, records;
@@ -378,7 +378,8 @@ static int temps_left(const struct pcase *c)
     return n;
 }
 
-/* ---- the cases -------------------------------------------------------------------- */
+/* ---- the cases --------------------------------------------------------------------
+ */
 
 static int case_init(struct pcase *c, const char *what)
 {
@@ -474,8 +475,8 @@ static int windows(const struct life_res *lr, long from[][T_KINDS], long to[][T_
 }
 
 static const enum t_kind kinds[T_KINDS] = {
-    T_K_OPEN,   T_K_PWRITE, T_K_FDATASYNC, T_K_FSYNC,  T_K_FTRUNCATE,
-    T_K_FALLOCATE, T_K_RENAME, T_K_LINK,   T_K_UNLINK, T_K_MKDIR};
+    T_K_OPEN,      T_K_PWRITE, T_K_FDATASYNC, T_K_FSYNC,  T_K_FTRUNCATE,
+    T_K_FALLOCATE, T_K_RENAME, T_K_LINK,      T_K_UNLINK, T_K_MKDIR};
 
 T_TEST(compact_points)
 {
@@ -499,8 +500,9 @@ T_TEST(compact_points)
                 for (int a = 0; a < 3 && errors == 0; a++) {
                     static const enum t_action acts[3] = {T_ACT_ERR, T_ACT_CRASH,
                                                           T_ACT_CRASH_AFTER};
-                    struct t_fault f = {kinds[k], (unsigned long)nth, acts[a], EIO, 0,
-                                        (uint64_t)(nth * 131 + w * 7 + a)};
+                    struct t_fault f = {kinds[k], (unsigned long)nth,
+                                        acts[a],  EIO,
+                                        0,        (uint64_t)(nth * 131 + w * 7 + a)};
                     char what[120];
                     snprintf(what, sizeof(what), "rotation %d: %s #%ld %s", w,
                              t_kind_name(kinds[k]), nth, t_action_name(acts[a]));

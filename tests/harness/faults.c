@@ -872,7 +872,7 @@ static const struct lil_os faults_os = {
     .poll = f_poll,
     .waitid = f_waitid,
     .kill = f_kill,
-    .fork = fork, /* not counted: only the supervisor forks */
+    .fork = fork,   /* not counted: only the supervisor forks */
     .rmdir = rmdir, /* not counted: only removing a run's segments */
 };
 

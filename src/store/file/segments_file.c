@@ -304,7 +304,8 @@ lil_status lil__seg_remove_all(struct lil_store *st, struct lil_err *err,
                                              lil__errstr(errno));
     while (rc == LIL_OK && (e = readdir(dir)) != NULL)
         if (seg_name(e->d_name) &&
-            (size_t)snprintf(path, sizeof(path), "%s/%s", d, e->d_name) < sizeof(path) &&
+            (size_t)snprintf(path, sizeof(path), "%s/%s", d, e->d_name) <
+                sizeof(path) &&
             st->env->os->unlink(path) != 0 && errno != ENOENT)
             rc = lil__seterr(err, LIL_E_IO, errno, "unlink %s: %s", path,
                              lil__errstr(errno));
@@ -343,8 +344,8 @@ static lil_status check_one(struct lil_store *st, struct lil_err *err,
     lil_status rc;
 
     seg_path(o->dir, o->run_id, i, path, sizeof(path));
-    rc = lil__journal_check(st->env, err, o->dir, path, o->key, o->key_len, false,
-                            &sub);
+    rc =
+        lil__journal_check(st->env, err, o->dir, path, o->key, o->key_len, false, &sub);
     if (rc == LIL_E_NOTFOUND || rc == LIL_E_IO) {
         snprintf(what, sizeof(what), "cannot be read: %s", err->msg);
         old_damage(rep, i, 0, NULL, what);
@@ -354,8 +355,7 @@ static lil_status check_one(struct lil_store *st, struct lil_err *err,
     if (rc != LIL_OK || (sub.intact && !sub.torn_tail))
         return rc;
     snprintf(what, sizeof(what), "%s", sub.message);
-    old_damage(rep, i, sub.torn_tail ? sub.valid_bytes : sub.damage_offset, &sub,
-               what);
+    old_damage(rep, i, sub.torn_tail ? sub.valid_bytes : sub.damage_offset, &sub, what);
     *bad = true;
     return LIL_OK;
 }
@@ -417,8 +417,7 @@ lil_status lil__seg_check(struct lil_store *st, struct lil_err *err,
     if (rc == LIL_OK && !bad && rep->first_segment < n) {
         size_t len = strnlen(rep->message, sizeof(rep->message));
         snprintf(rep->message + len, sizeof(rep->message) - len,
-                 "; segments %u..%u linked", (unsigned)rep->first_segment,
-                 (unsigned)n);
+                 "; segments %u..%u linked", (unsigned)rep->first_segment, (unsigned)n);
     }
     return rc;
 }
