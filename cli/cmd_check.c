@@ -53,9 +53,17 @@ static void print_text(const char *id, const lil_check_report *r)
         printf("the damage was: %s\n", r->message);
         return;
     }
-    if (!r->intact) {
+    if (!r->intact && r->live_segment) {
+        printf("%s: DAMAGED in segment %" PRIu32 "%s at offset %" PRIu64 ": %s\n", id,
+               r->damage_segment, r->old_damage ? " (an older one)" : " (the live one)",
+               r->damage_offset, r->message);
+        if (r->old_damage)
+            return; /* --repair cuts the live segment only */
+    } else if (!r->intact) {
         printf("%s: DAMAGED at offset %" PRIu64 ": %s\n", id, r->damage_offset,
                r->message);
+    }
+    if (!r->intact) {
         printf("%" PRIu64 " valid records (%" PRIu64 " bytes) before the damage; "
                "--repair would cut %" PRIu64 " bytes\n",
                r->records, r->valid_bytes, cut);
@@ -68,6 +76,11 @@ static void print_text(const char *id, const lil_check_report *r)
     }
     printf("%s: intact: %" PRIu64 " records, %" PRIu64 " bytes, chain verified\n", id,
            r->records, r->valid_bytes);
+    if (r->live_segment)
+        printf("segments %" PRIu32 "..%" PRIu32 " verified and linked (live: %" PRIu32
+               ")%s\n",
+               r->first_segment, r->live_segment, r->live_segment,
+               r->first_segment ? "; the ones before were dropped" : "");
     if (r->torn_tail)
         printf("torn tail at offset %" PRIu64 " (%" PRIu64
                " bytes), truncated on next open\n",
@@ -98,6 +111,11 @@ static json_t *report_json(const char *id, const lil_check_report *r)
     cli_json_set(o, "steps_after_damage", cli_json_u64(r->steps_after_damage));
     cli_json_set(o, "message",
                  cli_json_str(r->message, strnlen(r->message, sizeof(r->message))));
+    cli_json_set(o, "live_segment", cli_json_u64(r->live_segment));
+    cli_json_set(o, "first_segment", cli_json_u64(r->first_segment));
+    cli_json_set(o, "damage_segment",
+                 damaged ? cli_json_u64(r->damage_segment) : json_null());
+    cli_json_set(o, "old_damage", json_boolean(r->old_damage));
     return o;
 }
 

@@ -1,13 +1,18 @@
 /*
- * cmd_gc.c -- `lil gc --older-than DURATION [--status S]... [--dry-run]`:
- * retention.
+ * cmd_gc.c -- `lil gc [--older-than DURATION] [--status S]...
+ * [--segments KEEP] [--dry-run]`: retention.
  *
  * Every run of the store whose facts (lil_run_facts) say it has ended --
  * completed, failed or stopped -- and whose last record is older than
  * DURATION is removed with lil_run_remove (which checks again, under the
  * run's lock, that nobody holds it).  --status keeps only those statuses
  * (repeatable, or a comma-separated list).  A run that is live, held, not
- * ended or unreadable is never removed.  --dry-run names what would go.
+ * ended or unreadable is never removed.
+ *
+ * --segments KEEP: of every compacted run (any status, held or not: a run
+ * goes on from its live segment, never dropped) the segments older than
+ * the newest KEEP are dropped with lil_run_drop_segments.  --dry-run names
+ * what would go.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -24,8 +29,11 @@ struct gc {
     int64_t before_ns; /* runs whose last record is older go */
     bool want[STATUSES];
     bool dry_run;
+    bool retention;           /* --older-than given */
+    unsigned keep;            /* --segments KEEP; 0: not given */
     json_t *removed, *failed; /* --json */
-    size_t n_removed;
+    json_t *segments;         /* --json: [{"run", "dropped"}] */
+    size_t n_removed, n_dropped;
     int exit;
 };
 
@@ -61,6 +69,21 @@ static bool parse_duration(const char *s, int64_t *out)
             return true;
         }
     return false;
+}
+
+/* "1".."100000": segments to keep; false when not such. */
+static bool parse_keep(const char *s, unsigned *out)
+{
+    char *end = NULL;
+    long n;
+
+    if (!s || *s < '0' || *s > '9')
+        return false;
+    n = strtol(s, &end, 10);
+    if (!end || *end || n < 1 || n > 100000)
+        return false;
+    *out = (unsigned)n;
+    return true;
 }
 
 /* Take every --status S out of argv (a list "a,b" too) into g->want. */
@@ -141,6 +164,39 @@ static void gc_one(struct gc *g, const char *id)
         printf("%s run '%s'\n", g->dry_run ? "would remove" : "removed", id);
 }
 
+/* --segments: the segments of run id older than the newest g->keep. */
+static void drop_segments(struct gc *g, const char *id)
+{
+    lil_segments_info si = {.struct_size = sizeof(si)};
+    unsigned dropped = 0;
+    lil_status rc = lil_run_segments(g->st, id, &si);
+
+    if (rc == LIL_E_NOTFOUND || (rc == LIL_OK && si.live - si.first + 1 <= g->keep))
+        return; /* removed above, or nothing to drop */
+    if (rc == LIL_OK && g->dry_run)
+        dropped = si.live - si.first + 1 - g->keep;
+    else if (rc == LIL_OK)
+        rc = lil_run_drop_segments(g->st, id, g->keep, &dropped);
+    if (rc != LIL_OK) {
+        cli_err(g->ctx, "%s", lil_store_errmsg(g->st));
+        json_array_append_new(g->failed, json_pack("{s:o, s:s}", "run",
+                                                   cli_json_str(id, strlen(id)),
+                                                   "error", lil_store_errmsg(g->st)));
+        g->exit = CLI_EXIT_FAIL;
+        return;
+    }
+    if (!dropped)
+        return;
+    g->n_dropped += dropped;
+    json_array_append_new(g->segments,
+                          json_pack("{s:o, s:I}", "run", cli_json_str(id, strlen(id)),
+                                    "dropped", (json_int_t)dropped));
+    if (!g->ctx->json)
+        printf("%s %u older segment%s of run '%s'\n",
+               g->dry_run ? "would drop" : "dropped", dropped, dropped == 1 ? "" : "s",
+               id);
+}
+
 /* The ids first (removing while the store lists its runs is not asked of
  * a backend), then each judged and removed. */
 static int collect(void *ud, const char *run_id)
@@ -161,27 +217,35 @@ static int gc_store(struct gc *g)
     }
     json_array_foreach(ids, i, v)
     {
-        if (to_remove(g, json_string_value(v)))
+        bool removed = g->retention && to_remove(g, json_string_value(v));
+
+        if (removed)
             gc_one(g, json_string_value(v));
+        if (g->keep && !removed)
+            drop_segments(g, json_string_value(v));
     }
     json_decref(ids);
     if (g->ctx->json)
         return cli_json_print(g->ctx,
-                              json_pack("{s:O, s:O, s:b}", "removed", g->removed,
-                                        "failed", g->failed, "dry_run", g->dry_run),
+                              json_pack("{s:O, s:O, s:O, s:b}", "removed", g->removed,
+                                        "segments", g->segments, "failed", g->failed,
+                                        "dry_run", g->dry_run),
                               false) == CLI_EXIT_OK
                    ? g->exit
                    : CLI_EXIT_FAIL;
-    if (!g->n_removed)
+    if (!g->n_removed && !g->n_dropped)
         printf("nothing to remove\n");
     return g->exit;
 }
 
 static int cmd_gc(struct cli_ctx *ctx, int argc, char **argv)
 {
-    struct gc g = {ctx, NULL, 0, {false}, false, json_array(), json_array(), 0, 0};
-    const char *older = NULL;
+    struct gc g = {
+        ctx,          NULL,         0, {false}, false, false, 0, json_array(),
+        json_array(), json_array(), 0, 0,       0};
+    const char *older = NULL, *segments = NULL;
     const struct cli_flag flags[] = {{"older-than", true, &older, NULL},
+                                     {"segments", true, &segments, NULL},
                                      {"dry-run", false, NULL, &g.dry_run},
                                      {NULL, false, NULL, NULL}};
     const char *const names[] = {NULL};
@@ -192,9 +256,16 @@ static int cmd_gc(struct cli_ctx *ctx, int argc, char **argv)
 
     if (rc == CLI_EXIT_OK)
         rc = cli_parse(ctx, argc, argv, &args);
-    if (rc == CLI_EXIT_OK && !older)
-        rc = cli_usage(ctx, "gc requires --older-than DURATION (e.g. 30d, 12h)");
-    if (rc == CLI_EXIT_OK && !parse_duration(older, &secs))
+    if (rc == CLI_EXIT_OK && !older && !segments)
+        rc = cli_usage(ctx, "gc requires --older-than DURATION (e.g. 30d, 12h) or "
+                            "--segments KEEP");
+    if (rc == CLI_EXIT_OK && segments && !parse_keep(segments, &g.keep))
+        rc = cli_usage(ctx,
+                       "--segments '%s': how many of a run's newest segments to "
+                       "keep, 1 or more (the live one counts)",
+                       segments);
+    g.retention = older != NULL;
+    if (rc == CLI_EXIT_OK && older && !parse_duration(older, &secs))
         rc = cli_usage(ctx,
                        "--older-than '%s' is no duration: a number and s, m, h, d or "
                        "w (30d, 12h)",
@@ -208,21 +279,27 @@ static int cmd_gc(struct cli_ctx *ctx, int argc, char **argv)
     lil_store_close(g.st);
     json_decref(g.removed);
     json_decref(g.failed);
+    json_decref(g.segments);
     return rc == CLI_PARSE_HELP ? CLI_EXIT_OK : rc;
 }
 
 const struct cli_verb cli_verb_gc = {
-    "gc", "remove ended runs older than a duration (retention)",
-    "Usage: lil gc --older-than DURATION [--status S]... [--dry-run] [--json]\n"
+    "gc", "remove ended runs older than a duration, old segments (retention)",
+    "Usage: lil gc [--older-than DURATION] [--status S]... [--segments KEEP]\n"
+    "              [--dry-run] [--json]\n"
     "\n"
     "Remove every run that has ended -- completed, failed or stopped -- and\n"
     "whose last record is older than DURATION (a number and s, m, h, d or w:\n"
     "30d, 12h), as `lil rm` removes it.  --status keeps only runs of that\n"
     "status (repeatable, or completed,failed).  A run that has not ended, is\n"
     "held by a live process or cannot be read is never removed.  --dry-run\n"
-    "only names what would be removed.  Prints one line per run removed;\n"
-    "--json prints {\"removed\": [RUN...], \"failed\": [{\"run\", \"error\"}],\n"
-    "\"dry_run\"}.\n"
+    "only names what would be removed.\n"
+    "--segments KEEP drops the older segments of every compacted run (any\n"
+    "status, held or not), keeping its newest KEEP (the live one counts);\n"
+    "the history before them is gone, the run goes on unaffected.\n"
+    "Prints one line per run removed or dropped from; --json prints\n"
+    "{\"removed\": [RUN...], \"segments\": [{\"run\", \"dropped\"}],\n"
+    "\"failed\": [{\"run\", \"error\"}], \"dry_run\"}.\n"
     "\n"
     "Exit status: 0 (also when nothing was old enough); 1 a run could not be\n"
     "removed, or no such store; 64 usage.\n",

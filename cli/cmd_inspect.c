@@ -60,7 +60,8 @@ struct insp {
     bool nomem;       /* the first walk ran out of memory */
     size_t tail;      /* --tail: iterations of a loop run shown */
     struct loop_view loop;
-    json_t *flight; /* lil_run_facts' "in_flight", or NULL */
+    json_t *flight;        /* lil_run_facts' "in_flight", or NULL */
+    lil_segments_info seg; /* what is kept of a compacted run's history */
 };
 
 /* Copy the uncertain identities (their strings are valid only until the
@@ -384,6 +385,10 @@ static void print_header(const struct insp *in, const lil_run_info *info)
     printf("%-14s%" PRIu64 "\n", "bytes", info->journal_bytes);
     printf("%-14s%s\n", "sync", cli_sync_name(info->sync));
     printf("%-14s%s\n", "keyed", info->keyed ? "yes" : "no");
+    if (in->seg.first)
+        printf("%-14sbefore seq %" PRIu64 " dropped (segments 0..%" PRIu32
+               " are gone; the run goes on from segment %" PRIu32 ")\n",
+               "history", in->seg.first_seq, in->seg.first - 1, in->seg.live);
     if (info->torn_offset)
         printf("%-14sat offset %" PRIu64 ", never acknowledged; the next writable "
                "open truncates it%s\n",
@@ -797,6 +802,9 @@ static int inspect_run(const struct cli_ctx *ctx, lil_store *st, lil_run *run,
     in.run = run;
     in.key_w = 8;
     in.tail = tail;
+    in.seg.struct_size = sizeof(in.seg);
+    if (lil_run_segments(st, lil_run_id(run), &in.seg) != LIL_OK)
+        in.seg.first = 0; /* the walk below reports what is wrong */
     walked = loop_view_load(st, run, &info, tail, &in.loop);
     if (walked != LIL_OK)
         return walk_failed(ctx, &in, walked);

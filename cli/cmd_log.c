@@ -242,11 +242,25 @@ static int log_walk(const struct cli_ctx *ctx, lil_run *run, struct log_walk *w)
     return cli_json_print(ctx, doc, false);
 }
 
+/* A compacted run whose oldest segments were dropped (lil gc --segments):
+ * its history starts later, which is no error. */
+static void print_dropped(lil_store *st, lil_run *run)
+{
+    lil_segments_info si = {.struct_size = sizeof(si)};
+
+    if (lil_run_segments(st, lil_run_id(run), &si) == LIL_OK && si.first)
+        printf("(history before seq %" PRIu64 " was dropped: segments 0..%" PRIu32
+               " are gone)\n",
+               si.first_seq, si.first - 1);
+}
+
 static int log_run(const struct cli_ctx *ctx, lil_store *st, lil_run *run, bool jsonl)
 {
     struct log_walk w = {ctx, jsonl, NULL, CLI_EXIT_OK, {NULL, 0, 0, 0}, 1, 0};
     int rc = load_names(ctx, st, run, 1, &w.names);
 
+    if (rc == CLI_EXIT_OK && !ctx->json && !jsonl)
+        print_dropped(st, run);
     if (rc == CLI_EXIT_OK)
         rc = log_walk(ctx, run, &w);
     free(w.names.nm);

@@ -857,6 +857,16 @@ typedef struct lil_check_report {
     uint64_t records_after_damage;
     uint64_t steps_after_damage; /* of them, step outcomes (steps and effects,
                                     completed or failed) */
+    /* A compacted run (docs/format.md, "Segments"): every segment kept is
+     * verified, and the links between them.  Offsets above are bytes of
+     * the segment damage_segment names. */
+    uint32_t live_segment;   /* the live segment's number; 0: never compacted */
+    uint32_t first_segment;  /* the oldest kept (> 0: the ones before were
+                                dropped, lil_run_drop_segments) */
+    uint32_t damage_segment; /* the segment the damage is in (when !intact) */
+    int old_damage;          /* 1: the damage is in an older segment: the run
+                                goes on from its live one all the same, and
+                                LIL_CHECK_REPAIR does not touch it */
 } lil_check_report;
 
 /* Verify a run's journal: header, every record's framing and checksum, the
@@ -976,6 +986,37 @@ enum {
  * LIL_REMOVE_FORCE), LIL_E_IO, LIL_E_PG, LIL_E_NOMEM; the message on the
  * store. */
 LIL_API lil_status lil_run_remove(lil_store *st, const char *run_id, unsigned flags);
+
+/* Segments (docs/api.md, "Segments").  A long loop run goes on in a new
+ * journal segment now and then (docs/loops.md, "Compaction"); the older
+ * ones stay beside it, read only by the calls that walk the whole history
+ * (lil_run_records on a read-only handle, lil_run_facts, `lil log`). */
+typedef struct lil_segments_info {
+    size_t struct_size; /* sizeof(lil_segments_info), set by the caller */
+    uint32_t live;      /* the live segment's number; 0: never compacted */
+    uint32_t first;     /* the oldest segment kept; > 0: the history before
+                           it was dropped (lil_run_drop_segments) */
+    uint64_t first_seq; /* seq of the first record of the history kept; 1:
+                           nothing was dropped */
+} lil_segments_info;
+
+/* Fill *info for run_id (opened read-only: no hold taken, nothing
+ * written).  A store that keeps runs in one piece reports live 0, first 0,
+ * first_seq 1.  LIL_E_INVAL (bad handle, id or info), LIL_E_NOTFOUND,
+ * LIL_E_CORRUPT, LIL_E_KEY, LIL_E_IO; the message on the store. */
+LIL_API lil_status lil_run_segments(lil_store *st, const char *run_id,
+                                    lil_segments_info *info);
+
+/* Drop the oldest segments of run_id, keeping the newest keep (the live one
+ * counts: keep >= 1), oldest first, so a crash in the middle leaves the
+ * newest.  *dropped gets how many went (0: nothing older than the newest
+ * keep, or a store that keeps runs in one piece).  The run may be held
+ * meanwhile: what it goes on from is its live segment, never dropped.  A
+ * reader walking the whole history while segments are dropped may fail
+ * with LIL_E_NOTFOUND; read again.  Errors: LIL_E_INVAL (bad handle, id, keep
+ * 0, dropped NULL), LIL_E_NOTFOUND, LIL_E_CORRUPT, LIL_E_KEY, LIL_E_IO. */
+LIL_API lil_status lil_run_drop_segments(lil_store *st, const char *run_id,
+                                         unsigned keep, unsigned *dropped);
 
 /* ------------------------------------------------------------------------ */
 /* Forking and comparing runs (docs/api.md, "Forking and comparing runs")   */

@@ -155,8 +155,8 @@ lil_status lil__journal_check_image(const struct lil_env *env, struct lil_err *e
     lil_status rc;
 
     lil__clearerr(&scan_err);
+    memset(&res, 0, sizeof(res));
     if (lil__scan_header_cut(data, (size_t)len)) { /* no record: a torn tail */
-        memset(&res, 0, sizeof(res));
         report_verdict(report, &res, LIL_OK, &scan_err);
         return LIL_OK;
     }
@@ -175,6 +175,7 @@ lil_status lil__journal_check_image(const struct lil_env *env, struct lil_err *e
         return rc;
     }
     report_verdict(report, &res, rc, &scan_err);
+    report->live_segment = report->damage_segment = res.segment ? res.link.segment : 0;
     return LIL_OK;
 }
 

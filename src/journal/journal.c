@@ -1060,17 +1060,22 @@ static bool same_file(struct journal *j, const char *path)
 }
 
 /* The old file under its archive name too (a hard link), the name durable.
- * A link there already to this very file is an earlier rotation that died
- * before its rename. */
+ * A file there already is what an earlier rotation of this same segment
+ * left when it died before its rename took effect: the same file (its
+ * link survived), or, after a power cut that undid the rename, a name of
+ * the segment as it was then.  Readers never read the archive numbered as
+ * the live segment (segments_file.c), so it is replaced by the live file. */
 static lil_status archive_old(struct journal *j, struct lil_err *err,
                               const char *archive)
 {
-    if (j->env->os->link(j->path, archive) != 0 &&
-        (errno != EEXIST || !same_file(j, archive)))
-        return lil__seterr(err, errno == EEXIST ? LIL_E_CORRUPT : LIL_E_IO, errno,
-                           "link %s to %s: %s", j->path, archive,
-                           errno == EEXIST ? "another file has that name"
-                                           : lil__errstr(errno));
+    int rc = j->env->os->link(j->path, archive);
+
+    if (rc != 0 && errno == EEXIST && !same_file(j, archive) &&
+        j->env->os->unlink(archive) == 0)
+        rc = j->env->os->link(j->path, archive);
+    if (rc != 0 && (errno != EEXIST || !same_file(j, archive)))
+        return lil__seterr(err, LIL_E_IO, errno, "link %s to %s: %s", j->path, archive,
+                           lil__errstr(errno));
     return lil__os_fsync_parent(j->env, err, archive);
 }
 

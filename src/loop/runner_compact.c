@@ -10,6 +10,8 @@
  *   copies (LIL_SREC_COPY) of the start record "loop" (identity, inputs,
  *   spec digests, caps), of the last spec_changed, imported or adopted
  *   record and of the last observer record (what the run is bound to),
+ *   of the last notify record (the event last notified, which the
+ *   on-change policy compares the next one with),
  *   and of the snapshot just committed (state, meters, budget spent, the
  *   no-progress streak and fingerprint); then a new control record
  *   "compacted.N", whose number keeps the control records' count.
@@ -32,7 +34,15 @@
 #define COMPACT_ITERATIONS_DEFAULT 10000
 #define COMPACT_BYTES_DEFAULT      (64LL << 20)
 
-enum pick_slot { PICK_START, PICK_SPEC, PICK_IMPORT, PICK_OBSERVER, PICK_SNAP, PICKS };
+enum pick_slot {
+    PICK_START,
+    PICK_SPEC,
+    PICK_IMPORT,
+    PICK_OBSERVER,
+    PICK_NOTIFY,
+    PICK_SNAP,
+    PICKS
+};
 
 struct picked {
     bool has;
@@ -108,6 +118,8 @@ static int pick_of(const lil_record *rec)
         return PICK_SPEC;
     if (strcmp(nm.control, "imported") == 0 || strcmp(nm.control, "adopted") == 0)
         return PICK_IMPORT;
+    if (strcmp(nm.control, "notify") == 0)
+        return PICK_NOTIFY;
     return strcmp(nm.control, "observer") == 0 ? PICK_OBSERVER : -1;
 }
 
@@ -150,8 +162,8 @@ static void to_rec(const struct picked *p, struct lil_rec *r)
 static size_t segment_records(const struct picks *ps, struct lil_rec *recs,
                               const char *name, const char *payload)
 {
-    static const int order[] = {PICK_START, PICK_SPEC, PICK_IMPORT, PICK_OBSERVER,
-                                PICK_SNAP};
+    static const int order[] = {PICK_START,    PICK_SPEC,   PICK_IMPORT,
+                                PICK_OBSERVER, PICK_NOTIFY, PICK_SNAP};
     size_t n = 0;
 
     for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)

@@ -62,6 +62,7 @@ struct lil_os {
        never follows a link it did not check) */
     int (*openat)(int dirfd, const char *path, int flags, mode_t mode);
     int (*fstatat)(int dirfd, const char *path, struct stat *st, int flags);
+    int (*rmdir)(const char *path); /* an emptied directory (a run's segments) */
 };
 
 extern const struct lil_os lil__os_posix;

@@ -72,6 +72,7 @@ const struct lil_os lil__os_posix = {
     .fork = fork,
     .openat = posix_openat,
     .fstatat = fstatat,
+    .rmdir = rmdir,
 };
 
 void lil__os_env_init(struct lil_env *env)

@@ -146,6 +146,13 @@ struct lil_srun_info {
     uint64_t torn_records; /* intact records (OPEN, CLOSE) dropped with it */
 };
 
+/* What is kept of a run in segments (run_segments). */
+struct lil_sseg_info {
+    uint32_t live;      /* the live segment's number (0: never compacted) */
+    uint32_t first;     /* the oldest kept; > 0: the ones before were dropped */
+    uint64_t first_seq; /* seq of the first record kept (1: nothing dropped) */
+};
+
 /* What every backend's run handle starts with. */
 struct lil_srun {
     const struct lil_store_ops *ops;
@@ -384,12 +391,16 @@ struct lil_store_ops {
      * new segment only; a readonly handle's walk gives every segment kept,
      * in order, without the copies and links of the later ones.
      * run_drop_segments: remove the segments of run_id older than the
-     * newest keep (the live one counts; keep >= 1), into *dropped. */
+     * newest keep (the live one counts; keep >= 1), into *dropped.
+     * run_segments: the live segment's number and the oldest kept (NULL:
+     * the run is in one piece). */
     lil_status (*run_rotate)(struct lil_srun *r, struct lil_err *err,
                              const struct lil_rec *recs, size_t n);
     lil_status (*run_drop_segments)(struct lil_store *st, struct lil_err *err,
                                     const char *run_id, unsigned keep,
                                     unsigned *dropped);
+    lil_status (*run_segments)(struct lil_store *st, struct lil_err *err,
+                               const char *run_id, struct lil_sseg_info *out);
     /* Remove run_id and everything the store keeps for it (its records, its
      * rollback record, its stop request, its place in the queue), durable
      * on return, unless a live process holds it (LIL_E_LOCKED, nothing

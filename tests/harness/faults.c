@@ -894,6 +894,7 @@ static const struct lil_os faults_os = {
     .fork = fork, /* not counted: only the supervisor forks */
     .openat = f_openat,
     .fstatat = f_fstatat,
+    .rmdir = rmdir, /* not counted: only removing a run's segments */
 };
 
 const struct lil_os *t_faults_os(void)

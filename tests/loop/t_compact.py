@@ -8,6 +8,7 @@ reads the live segment only and every effect runs once, SIGKILL at any
 moment included; a forged or cut segment is refused like any damaged
 record."""
 
+import json
 import os
 import random
 import signal
@@ -189,6 +190,95 @@ def cut_segment_refused(t):
     eq(res.rc, 1, "a segment without its link is refused, never started afresh")
     check("offset 64" in res.err, "the error names the offset: %r" % res.err)
     eq(t.side(), [str(i) for i in range(4)], "nothing ran")
+
+
+@test
+def gc_drops_old_segments(t):
+    t.file_only()
+    t.spec(COUNTER, LIMIT=8)
+    for i in range(7):
+        expect(t.run(verb="step", env=EVERY), 4, status="waiting", iteration=i + 1)
+    eq(segments(t), ["00000000.lil", "00000001.lil"], "two older segments")
+    res = t.lil("gc", "--segments", "2", "--dry-run")
+    eq(res.rc, 0, "gc --dry-run")
+    check("would drop 1 older segment of run 'tick'" in res.out, res.out)
+    eq(len(segments(t)), 2, "nothing dropped by --dry-run")
+    res = t.lil("gc", "--segments", "1", "--json")
+    eq(res.rc, 0, "gc --segments 1")
+    eq(json.loads(res.out)["segments"], [{"run": "tick", "dropped": 2}], "--json")
+    eq(segments(t), [], "every older segment dropped")
+    res = t.lil("log", "tick")
+    eq(res.rc, 0, "log of a run whose history was partly dropped")
+    check(res.out.startswith("(history before seq "), "log says so: %r" % res.out[:200])
+    recs = t.log("tick")
+    eq(snaps(recs), ["5.snap", "6.snap"], "the history kept: from the live segment's snapshot copy")
+    check(recs[0].seq > 1, "the history starts later")
+    res = t.lil("inspect", "tick")
+    eq(res.rc, 0, "inspect")
+    check("dropped (segments 0..1 are gone" in res.out, res.out)
+    check("7 committed" in res.out, "inspect still counts every iteration: %r" % res.out)
+    res = t.lil("check", "tick", "--json")
+    eq(res.rc, 0, "check after the drop")
+    rep = json.loads(res.out)
+    eq((rep["live_segment"], rep["first_segment"], rep["intact"]), (2, 2, True), "check")
+    expect(t.run(env=EVERY), 0, status="completed", iteration=8, state={"n": 8})
+    eq(t.side(), [str(i) for i in range(8)], "each effect ran once after the drop")
+    eq(t.lil("gc", "--segments", "0").rc, 64, "--segments 0 is a usage error")
+    eq(t.lil("gc").rc, 64, "gc needs --older-than or --segments")
+
+
+@test
+def rm_and_gc_remove_segments(t):
+    t.file_only()
+    t.spec(COUNTER, LIMIT=7)
+    expect(t.run(env=EVERY), 0, status="completed")
+    check(os.path.isdir(os.path.join(t.store, "tick.seg")), "segments made")
+    eq(t.lil("rm", "tick").rc, 0, "rm")
+    eq(os.path.exists(os.path.join(t.store, "tick.seg")), False, "rm removes <run>.seg/")
+    # a new run of the same id starts afresh and compacts again
+    expect(t.run(env=EVERY), 0, status="completed", state={"n": 7})
+    eq(segments(t), ["00000000.lil", "00000001.lil"], "the new run's segments")
+    res = t.lil("gc", "--older-than", "0s")
+    eq(res.rc, 0, "gc of ended runs")
+    eq(t.has_run("tick"), False, "gc removed the run")
+    eq(os.path.exists(os.path.join(t.store, "tick.seg")), False, "gc removes <run>.seg/")
+
+
+@test
+def check_reports_a_damaged_older_segment(t):
+    t.file_only()
+    t.spec(COUNTER, LIMIT=9)
+    for i in range(7):
+        expect(t.run(verb="step", env=EVERY), 4, status="waiting", iteration=i + 1)
+    res = t.lil("check", "tick")
+    eq(res.rc, 0, "intact")
+    check("segments 0..2 verified and linked" in res.out, res.out)
+    path = os.path.join(t.store, "tick.seg", "00000001.lil")
+    with open(path, "r+b") as f:
+        data = f.read()
+        at = data.find(b'"state":{"n":')
+        check(at > 0, "a snapshot in segment 1")
+        f.seek(at + len(b'"state":{"n":'))
+        f.write(b"9")
+    res = t.lil("check", "tick", "--json")
+    eq(res.rc, 1, "check reports the damage")
+    rep = json.loads(res.out)
+    eq((rep["intact"], rep["damage_segment"], rep["old_damage"]), (False, 1, True),
+       "the segment")
+    check(0 < rep["damage_offset"] <= at, "the offset in that segment: %r" % rep)
+    res = t.lil("check", "tick")
+    check("DAMAGED in segment 1 (an older one) at offset" in res.out, res.out)
+    eq(t.lil("check", "tick", "--repair").rc, 1, "--repair leaves older segments")
+    # resume goes on from the live segment all the same
+    expect(t.run(env=EVERY), 0, status="completed", iteration=9, state={"n": 9})
+    eq(t.side(), [str(i) for i in range(9)], "each effect ran once")
+    # a segment replaced by another whole file: the link names the damage
+    os.unlink(path)
+    os.link(os.path.join(t.store, "tick.seg", "00000000.lil"), path)
+    rep = json.loads(t.lil("check", "tick", "--json").out)
+    eq((rep["intact"], rep["old_damage"]), (False, True), "a forged segment: %r" % rep)
+    eq(t.lil("gc", "--segments", "1").rc, 0, "dropping the older segments")
+    eq(t.lil("check", "tick").rc, 0, "intact again")
 
 
 loopt.main()

@@ -184,7 +184,7 @@ static lil_status open_head(const struct lil_env *env, struct lil_err *err,
 
 lil_status lil__head_write(const struct lil_env *env, struct lil_err *err,
                            const char *dir, const struct lil_head_key *k,
-                           const struct journal_head *h)
+                           const struct journal_head *h, bool durable)
 {
     char path[4400];
     uint8_t b[HEAD_LEN];
@@ -196,6 +196,10 @@ lil_status lil__head_write(const struct lil_env *env, struct lil_err *err,
         rc = open_head(env, err, path, &fd);
     if (rc == LIL_OK)
         rc = lil__os_pwrite_all(env, err, fd, b, HEAD_LEN, 0, path);
+    if (rc == LIL_OK && durable)
+        rc = lil__os_fdatasync(env, err, fd, path);
     lil__os_close(env, fd);
+    if (rc == LIL_OK && durable)
+        rc = lil__os_fsync_dir(env, err, dir);
     return rc;
 }

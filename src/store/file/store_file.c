@@ -129,13 +129,13 @@ static void journal_opts_of(struct file_store *fs, const char *run_id,
  * the caller, and a sync then poisons the run like any failed write (the
  * close has nothing left to poison). */
 static lil_status head_update(struct file_run *fr, struct lil_err *err,
-                              const struct journal_head *h)
+                              const struct journal_head *h, bool durable)
 {
     struct lil_head_key k = {fr->run_id, fr->key, fr->key_len};
 
     if (h->seq <= fr->head_seq)
         return LIL_OK;
-    if (lil__head_write(fr->env, err, fr->dir, &k, h) == LIL_OK) {
+    if (lil__head_write(fr->env, err, fr->dir, &k, h, durable) == LIL_OK) {
         fr->head_seq = h->seq;
         return LIL_OK;
     }
@@ -153,7 +153,7 @@ static lil_status sync_and_record(struct file_run *fr, struct lil_err *err)
     if (fr->key)
         lil__journal_head(fr->j, &h);
     rc = lil__journal_sync_all(fr->j, err);
-    if (rc == LIL_OK && fr->key && head_update(fr, err, &h) != LIL_OK)
+    if (rc == LIL_OK && fr->key && head_update(fr, err, &h, false) != LIL_OK)
         rc = lil__journal_poison(fr->j, err); /* a failed write: reopen */
     return rc;
 }
@@ -169,7 +169,7 @@ static lil_status record_at_close(struct file_run *fr, struct lil_err *e)
         return LIL_OK;
     if (lil__journal_sync_all(fr->j, e) != LIL_OK)
         return LIL_OK; /* the close reports it */
-    return head_update(fr, e, &fr->at_close);
+    return head_update(fr, e, &fr->at_close, false);
 }
 
 static void file_run_free(struct file_run *fr)
@@ -342,7 +342,8 @@ static lil_status file_run_walk(struct lil_srun *r, struct lil_err *err,
 }
 
 /* The run goes on in a new segment, the old one archived (segments_file.c);
- * a keyed run's rollback record follows it at once. */
+ * a keyed run's rollback record follows it at once, its name made durable
+ * (the record of a segment two back would refuse the run). */
 static lil_status file_run_rotate(struct lil_srun *r, struct lil_err *err,
                                   const struct lil_rec *recs, size_t n)
 {
@@ -357,7 +358,7 @@ static lil_status file_run_rotate(struct lil_srun *r, struct lil_err *err,
         rc = lil__journal_rotate(fr->j, err, archive, recs, n);
     if (rc == LIL_OK && fr->key) {
         lil__journal_head(fr->j, &h);
-        if (head_update(fr, err, &h) != LIL_OK)
+        if (head_update(fr, err, &h, true) != LIL_OK)
             rc = lil__journal_poison(fr->j, err);
     }
     return rc;
@@ -476,7 +477,7 @@ static lil_status check_head(struct lil_store *st, struct lil_err *err,
         lil__journal_open(st->env, err, st->where, path, &jo, NULL, NULL, &j, &created);
     if (rc == LIL_OK && repaired) {
         lil__journal_head(j, &now);
-        rc = lil__head_write(st->env, err, st->where, &k, &now);
+        rc = lil__head_write(st->env, err, st->where, &k, &now, false);
     }
     lil__journal_close(j, NULL);
     /* damage and the like are the check's to report, in its verdict */
@@ -498,6 +499,10 @@ static lil_status file_check_run(struct lil_store *st, struct lil_err *err,
                                 report);
     if (rc == LIL_OK && repair && report->repaired)
         rc = check_head(st, err, run_id, path, key, key_len, repair, true);
+    if (rc == LIL_OK) {
+        struct seg_walk_opts so = {st->where, run_id, key, key_len, (size_t)-1 >> 1};
+        rc = lil__seg_check(st, err, &so, report);
+    }
     lil__free(st->env, path);
     return rc;
 }
@@ -657,15 +662,17 @@ static lil_status unlink_if_there(const struct lil_env *env, struct lil_err *err
     return lil__seterr(err, LIL_E_IO, errno, "unlink %s: %s", path, lil__errstr(errno));
 }
 
-/* Under the run's lock: the rollback record and the stop request first,
- * the journal last, so a crash in between leaves a journal that opens (a
- * run does without its side files), never a rollback record of a run that
- * is gone (which would refuse a new run of the same id). */
+/* Under the run's lock: its older segments, the rollback record and the
+ * stop request first, the journal last, so a crash in between leaves a
+ * journal that opens (a run does without its side files and its older
+ * segments, whose history then reads as dropped), never a rollback record
+ * of a run that is gone (which would refuse a new run of the same id), nor
+ * segments that a new run of that id would meet. */
 static lil_status unlink_run(struct lil_store *st, struct lil_err *err,
                              const char *run_id, const char *journal)
 {
     static const char *const side[] = {".head", STOP_EXT};
-    lil_status rc = LIL_OK;
+    lil_status rc = lil__seg_remove_all(st, err, run_id);
 
     for (size_t i = 0; rc == LIL_OK && i < sizeof(side) / sizeof(*side); i++) {
         char *path = file_of(st, run_id, side[i]);
@@ -752,7 +759,8 @@ static const struct lil_store_ops file_ops = {.version = LIL_STORE_OPS_VERSION,
                                               .sched_list = lil__sched_file_list,
                                               .sched_mark = lil__sched_file_mark,
                                               .run_rotate = file_run_rotate,
-                                              .run_drop_segments = lil__seg_drop};
+                                              .run_drop_segments = lil__seg_drop,
+                                              .run_segments = lil__seg_info};
 
 /* ---- whose store it is -------------------------------------------------------------
  */

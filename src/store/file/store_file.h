@@ -28,10 +28,12 @@ struct lil_head_key {
 lil_status lil__head_read(const struct lil_env *env, struct lil_err *err,
                           const char *dir, const struct lil_head_key *k,
                           struct journal_head *out, bool *found);
-/* Replace it with h (never over a symlink; synced, not its directory). */
+/* Replace it with h (never over a symlink), in place; durable (the file
+ * and its name synced) when asked: a rotation's, since a record lagging
+ * two segments behind the live one would refuse the run. */
 lil_status lil__head_write(const struct lil_env *env, struct lil_err *err,
                            const char *dir, const struct lil_head_key *k,
-                           const struct journal_head *h);
+                           const struct journal_head *h, bool durable);
 
 /* A run's segments (segments_file.c; docs/format.md "Segments"). */
 struct seg_walk_opts {
@@ -57,6 +59,19 @@ lil_status lil__seg_walk(const struct lil_env *env, struct lil_err *err,
 /* run_drop_segments of the file store. */
 lil_status lil__seg_drop(struct lil_store *st, struct lil_err *err, const char *run_id,
                          unsigned keep, unsigned *dropped);
+
+/* run_segments of the file store: the live segment, the oldest kept. */
+lil_status lil__seg_info(struct lil_store *st, struct lil_err *err, const char *run_id,
+                         struct lil_sseg_info *out);
+/* Remove every segment file of run_id and their directory (a missing one
+ * is no error); the journal itself is the caller's. */
+lil_status lil__seg_remove_all(struct lil_store *st, struct lil_err *err,
+                               const char *run_id);
+/* After the live segment's check in rep (its live_segment set): the older
+ * segments kept, each verified, and the links between all of them; the
+ * first damage found replaces an intact verdict (old_damage set). */
+lil_status lil__seg_check(struct lil_store *st, struct lil_err *err,
+                          const struct seg_walk_opts *o, lil_check_report *rep);
 
 /* Make the store's own name durable, once per handle. */
 lil_status lil__store_file_sync_parent(struct file_store *fs, struct lil_err *err);
