@@ -197,7 +197,7 @@ T_TEST(a_worker_claims_runs_until_none_is_left)
     lil_spec *spec = spec_of(spec_text);
     lil_loop_opts o = opts_for("w1");
     const char *pairs[] = {"k=7"};
-    lil_worker_opts wo = {sizeof(wo), "test-worker", NULL, NULL, NULL, 0, 0};
+    lil_worker_opts wo = {sizeof(wo), "test-worker", NULL, NULL, NULL, 0, 0, NULL, NULL};
     lil_worker *w = NULL;
     lil_worker_result r;
 
@@ -417,7 +417,7 @@ T_TEST(misuse)
     lil_worker_result r;
     lil_worker *w = (lil_worker *)&w;
     lil_store *st = u_store(NULL);
-    lil_worker_opts wo = {sizeof(wo) - 1, NULL, NULL, NULL, NULL, 0, 0};
+    lil_worker_opts wo = {sizeof(wo) - 1, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL};
 
     T_EQ_I64(lil_worker_new(NULL, NULL, &w), LIL_E_INVAL);
     T_CHECK(w == NULL);
