@@ -46,7 +46,7 @@ struct ls_row {
     char *id;
     const char *status;
     json_t *queue; /* its row of the store's queue (lil_queue_list), or NULL */
-    char *reason; /* NULL when the run opened */
+    char *reason;  /* NULL when the run opened */
     const char *code;
     lil_run_info info;
     struct ls_loop loop;
@@ -152,9 +152,10 @@ static lil_status fill_loop(lil_store *st, lil_run *run, struct ls_row *row)
  * own status says where it is (paused, uncertain, stopped, ended). */
 static const char *queue_word(const json_t *q)
 {
-    static const char *const words[][2] = {
-        {"queued", "queued"}, {"running", "claimed"}, {"parked", "parked"},
-        {"error", "error"}};
+    static const char *const words[][2] = {{"queued", "queued"},
+                                           {"running", "claimed"},
+                                           {"parked", "parked"},
+                                           {"error", "error"}};
     const char *state = json_string_value(json_object_get(q, "state"));
 
     for (size_t i = 0; state && i < sizeof(words) / sizeof(words[0]); i++)
@@ -206,7 +207,7 @@ static void worker_column(const struct ls_row *r, char *buf, size_t cap)
 
 static json_t *queue_json(const json_t *q)
 {
-    static const char *const keys[] = {"state", "worker", "held",
+    static const char *const keys[] = {"state",    "worker",     "held",
                                        "attempts", "wake_at_ms", "error"};
     json_t *o;
 

@@ -152,11 +152,10 @@ static void print_line(json_t *o)
 
 static void print_json(const lil_worker_result *r)
 {
-    json_t *o = json_pack("{s:s, s:o, s:s, s:s, s:I, s:I, s:i, s:b}", "event", "end",
-                          "time", now_json(), "run", r->run_id, "state", r->state,
-                          "iteration", (json_int_t)r->iterations, "epoch",
-                          (json_int_t)r->epoch, "attempt", r->attempt, "takeover",
-                          r->takeover);
+    json_t *o = json_pack(
+        "{s:s, s:o, s:s, s:s, s:I, s:I, s:i, s:b}", "event", "end", "time", now_json(),
+        "run", r->run_id, "state", r->state, "iteration", (json_int_t)r->iterations,
+        "epoch", (json_int_t)r->epoch, "attempt", r->attempt, "takeover", r->takeover);
 
     if (!o)
         return;

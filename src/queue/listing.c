@@ -33,7 +33,8 @@ static int set(json_t *o, const char *key, json_t *v)
     return json_object_set_new(o, key, v);
 }
 
-/* ---- the queue --------------------------------------------------------------------- */
+/* ---- the queue ---------------------------------------------------------------------
+ */
 
 static int add_row(void *ud, const struct lil_squeue_row *r)
 {
@@ -70,7 +71,8 @@ lil_status lil__queue_list_doc(struct lil_store *st, struct lil_err *err, json_t
     return *out ? LIL_OK : lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
 }
 
-/* ---- the workers ------------------------------------------------------------------- */
+/* ---- the workers -------------------------------------------------------------------
+ */
 
 struct workers_ctx {
     json_t *workers;
@@ -128,6 +130,7 @@ lil_status lil__workers_doc(struct lil_store *st, struct lil_err *err, int64_t n
         json_decref(x.workers);
         return rc;
     }
-    *out = json_pack("{s:I, s:o}", "now_ms", (json_int_t)x.now_ms, "workers", x.workers);
+    *out =
+        json_pack("{s:I, s:o}", "now_ms", (json_int_t)x.now_ms, "workers", x.workers);
     return *out ? LIL_OK : lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
 }

@@ -7,8 +7,9 @@
 #ifndef LIL_QUEUE_LISTING_H
 #define LIL_QUEUE_LISTING_H
 
-#include <jansson.h>
 #include <stdint.h>
+
+#include <jansson.h>
 
 #include "base/err.h"
 #include "queue/queue.h"

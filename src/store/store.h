@@ -235,6 +235,7 @@ struct lil_squeue_row {
     bool held;          /* that lease is live and its holder connected */
     const char *error;  /* the last error a worker met, or "" */
 };
+
 typedef int (*lil_squeue_row_fn)(void *ud, const struct lil_squeue_row *row);
 
 /* A worker process of the store's registry (worker_list): pointers valid
@@ -250,6 +251,7 @@ struct lil_sworker {
     const char *const *runs; /* the runs it claimed and holds, by id */
     size_t n_runs;
 };
+
 typedef int (*lil_sworker_fn)(void *ud, const struct lil_sworker *w);
 
 /* Where a queued run stands now. */

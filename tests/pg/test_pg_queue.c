@@ -193,9 +193,10 @@ T_TEST(workers_are_registered_and_queued_runs_listed)
     lil_spec *spec = spec_of(spec_text);
     lil_loop_opts o = opts_for("l1");
     struct claim_seen seen = {0};
-    lil_worker_opts wo = {sizeof(wo), "lister", NULL, NULL, NULL, 0, 0, on_claim, &seen};
-    lil_worker_opts old = {offsetof(lil_worker_opts, on_claim), "old", NULL, NULL, NULL,
-                           0, 0, NULL, NULL};
+    lil_worker_opts wo = {sizeof(wo), "lister", NULL,     NULL, NULL,
+                          0,          0,        on_claim, &seen};
+    lil_worker_opts old = {
+        offsetof(lil_worker_opts, on_claim), "old", NULL, NULL, NULL, 0, 0, NULL, NULL};
     lil_worker *w = NULL, *w2 = NULL, *w3 = NULL;
     lil_worker_result r;
     lil_bytes b = {NULL, 0};
@@ -301,7 +302,8 @@ T_TEST(a_worker_claims_runs_until_none_is_left)
     lil_spec *spec = spec_of(spec_text);
     lil_loop_opts o = opts_for("w1");
     const char *pairs[] = {"k=7"};
-    lil_worker_opts wo = {sizeof(wo), "test-worker", NULL, NULL, NULL, 0, 0, NULL, NULL};
+    lil_worker_opts wo = {sizeof(wo), "test-worker", NULL, NULL, NULL, 0,
+                          0,          NULL,          NULL};
     lil_worker *w = NULL;
     lil_worker_result r;
 

@@ -146,9 +146,9 @@ static lil_status list_on(struct pg_store *ps, struct pg_conn *c, struct lil_err
 {
     const struct sched_ctx *x = ud;
     PGresult *res;
-    lil_status rc = lil__pg_query(ps, c, err, "listing the schedules",
-                                  "SELECT id FROM @.schedules ORDER BY id", NULL,
-                                  false, &res);
+    lil_status rc =
+        lil__pg_query(ps, c, err, "listing the schedules",
+                      "SELECT id FROM @.schedules ORDER BY id", NULL, false, &res);
 
     if (rc != LIL_OK)
         return rc;
