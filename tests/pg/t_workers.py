@@ -410,6 +410,23 @@ def a_paused_worker_is_fenced_between_effects(t):
     check(len(epochs) >= 2, "two holders opened it: %r" % epochs)
 
 
+@test
+def tick_leaves_queued_runs_to_the_workers(t):
+    spec = t.spec(NAP, FOR="2s")
+    eq(t.lil("submit", spec).rc, 0, "submit")
+    eq([(o["run"], o["state"]) for o in w.drain(t)], [("nap", "parked")], "parked")
+    t.wait_for(lambda: w.row(t, "nap")["state"] == "parked" and
+               time.time() * 1000 > w.drain_wake(t, "nap"), "due", timeout=10)
+    res = t.lil("tick", "--json")
+    eq(res.rc, 0, "tick (stderr: %s)" % res.err)
+    eq([(r["run"], r["action"]) for r in res.json["runs"]], [("nap", "skipped")],
+       "a queued run is the workers'")
+    check("queue" in res.json["runs"][0]["reason"], "says why: %r" % res.json)
+    eq(w.states(t)["nap"], "parked", "tick left it parked")
+    eq([(o["run"], o["state"]) for o in w.drain(t)], [("nap", "completed")],
+       "a worker claims it")
+
+
 # ---------------------------------------------------------------------------
 # What operators see: `lil ls` and `lil workers`
 

@@ -113,6 +113,13 @@ def row(case, run_id):
                      "has_wake", "holder_pid"], rows[0]))
 
 
+def drain_wake(case, run_id):
+    """The wake time of a queued run, epoch ms (0 when it has none)."""
+    rows = sql(case, "SELECT coalesce((extract(epoch FROM wake_at) * 1000)::bigint, 0)"
+               " FROM @.runs WHERE run_id = '%s'" % run_id)
+    return int(rows[0][0]) if rows else 0
+
+
 def terminate_backends(case, where="backend_type = 'client backend'"):
     """pg_terminate_backend of the sessions where says (not psql's own)."""
     uri, _ = _split(case.store)
