@@ -100,6 +100,7 @@ extern const struct cli_verb cli_verb_export;
 extern const struct cli_verb cli_verb_import;
 extern const struct cli_verb cli_verb_submit;
 extern const struct cli_verb cli_verb_worker;
+extern const struct cli_verb cli_verb_workers;
 extern const struct cli_verb cli_verb_schedule;
 extern const struct cli_verb cli_verb_fork;
 extern const struct cli_verb cli_verb_diff;

@@ -15,6 +15,12 @@
  * were estimated, "+?" after usd when some calls were unpriced) and a last
  * column with its committed iterations and what is left of its budgets,
  * reservations counted; --json adds a "loop" object.
+ *
+ * A store with a queue (PostgreSQL) is asked once for it (lil_queue_list):
+ * a run the queue has shows its queue state -- queued, claimed (a worker
+ * holds it), parked, error -- in STATUS, a WORKER column names the worker
+ * that claimed it ("(lost)" once its lease is gone), and --json adds a
+ * "queue" object (null for a run that was never queued).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -39,7 +45,8 @@ struct ls_loop {
 struct ls_row {
     char *id;
     const char *status;
-    char *reason; /* NULL when the run opened */
+    json_t *queue; /* its row of the store's queue (lil_queue_list), or NULL */
+    char *reason;  /* NULL when the run opened */
     const char *code;
     lil_run_info info;
     struct ls_loop loop;
@@ -49,6 +56,7 @@ struct ls_list {
     struct ls_row *rows;
     size_t n, cap;
     bool oom;
+    bool has_queue; /* the store keeps a queue: a WORKER column */
 };
 
 static int collect_id(void *ud, const char *run_id)
@@ -84,6 +92,7 @@ static void list_free(struct ls_list *l)
         free(l->rows[i].loop.id);
         free(l->rows[i].loop.reason);
         json_decref(l->rows[i].loop.pause);
+        json_decref(l->rows[i].queue);
     }
     free(l->rows);
 }
@@ -135,6 +144,83 @@ static lil_status fill_loop(lil_store *st, lil_run *run, struct ls_row *row)
     return rc;
 }
 
+/* ---- the queue --------------------------------------------------------------- */
+
+/* The status a queued run shows while the queue has it: queued, claimed
+ * (a worker holds it, or held it and is gone: its lease decides who takes
+ * it next), parked, error (a worker could not run it); NULL once the run's
+ * own status says where it is (paused, uncertain, stopped, ended). */
+static const char *queue_word(const json_t *q)
+{
+    static const char *const words[][2] = {{"queued", "queued"},
+                                           {"running", "claimed"},
+                                           {"parked", "parked"},
+                                           {"error", "error"}};
+    const char *state = json_string_value(json_object_get(q, "state"));
+
+    for (size_t i = 0; state && i < sizeof(words) / sizeof(words[0]); i++)
+        if (strcmp(state, words[i][0]) == 0)
+            return words[i][1];
+    return NULL;
+}
+
+/* The store's queue (one query for every run) into the rows. */
+static void fill_queue(lil_store *st, struct ls_list *l)
+{
+    lil_bytes b = {NULL, 0};
+    json_t *doc = NULL, *byid = json_object(), *q;
+    size_t i;
+
+    if (lil_queue_list(st, &b) == LIL_OK)
+        doc = json_loadb(b.data, b.len, 0, NULL);
+    lil_free(b.data);
+    l->has_queue = json_is_true(json_object_get(doc, "queue"));
+    json_array_foreach(json_object_get(doc, "runs"), i, q)
+    {
+        const char *id = json_string_value(json_object_get(q, "run"));
+        if (id && byid)
+            json_object_set(byid, id, q);
+    }
+    for (i = 0; i < l->n; i++)
+        l->rows[i].queue = json_incref(json_object_get(byid, l->rows[i].id));
+    json_decref(byid);
+    json_decref(doc);
+}
+
+/* The WORKER column: the worker that claimed the run, "(lost)" after it
+ * when its lease is gone. */
+static void worker_column(const struct ls_row *r, char *buf, size_t cap)
+{
+    const char *w = json_string_value(json_object_get(r->queue, "worker"));
+    const char *state = json_string_value(json_object_get(r->queue, "state"));
+    bool claimed = state && strcmp(state, "running") == 0;
+
+    snprintf(buf, cap, "-");
+    if (!w || !claimed)
+        return;
+    cli_fmt_printable(w, strlen(w), 40, buf, cap > 60 ? 60 : cap);
+    if (!json_is_true(json_object_get(r->queue, "held"))) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, cap - n, " (lost)");
+    }
+}
+
+static json_t *queue_json(const json_t *q)
+{
+    static const char *const keys[] = {"state",    "worker",     "held",
+                                       "attempts", "wake_at_ms", "error"};
+    json_t *o;
+
+    if (!q)
+        return json_null();
+    o = json_object();
+    for (size_t i = 0; o && i < sizeof(keys) / sizeof(keys[0]); i++)
+        json_object_set(o, keys[i], json_object_get(q, keys[i]));
+    return o;
+}
+
+/* ---- a run ------------------------------------------------------------------- */
+
 /* Open one run read-only and fill its row. */
 static void fill_row(lil_store *st, struct ls_row *row)
 {
@@ -157,6 +243,8 @@ static void fill_row(lil_store *st, struct ls_row *row)
         row->status = row->info.state == LIL_RUN_UNCERTAIN && row->info.holder_pid
                           ? "running"
                           : lil_run_state_name(row->info.state);
+        if (queue_word(row->queue))
+            row->status = queue_word(row->queue);
     } else {
         row->status = failure_word(rc);
         row->code = lil_status_name(rc);
@@ -218,6 +306,7 @@ static json_t *row_json(const struct ls_row *r)
     cli_json_set(o, "holder_pid",
                  in->holder_pid ? json_integer(in->holder_pid) : json_null());
     cli_json_set(o, "loop", loop_json(&r->loop));
+    cli_json_set(o, "queue", queue_json(r->queue));
     return o;
 }
 
@@ -310,18 +399,22 @@ static void loop_column(const struct ls_loop *lo, int64_t now, char *buf, size_t
     }
 }
 
-static void print_row(const struct ls_row *r, int w, int64_t now)
+static void print_row(const struct ls_row *r, int w, int64_t now, bool worker)
 {
     const lil_run_info *in = &r->info;
-    char id[900], iso[40], ago[32], pid[16], loop[300], usage[64] = "-";
+    char id[900], iso[40], ago[32], pid[16], loop[300], usage[64] = "-", who[80];
+    const char *status = queue_word(r->queue);
 
     cli_fmt_printable(r->id, strlen(r->id), LIL_RUN_ID_MAX, id, sizeof(id));
     if (r->code) {
         char why[600];
         cli_fmt_printable(r->reason, r->reason ? strlen(r->reason) : 0, 500, why,
                           sizeof(why));
-        printf("%-*s  %-10s %5s %6s %8s  %-30s  %-7s  %-22s  %s\n", w, id, r->status,
-               "-", "-", "-", "-", "-", "-", why);
+        printf("%-*s  %-10s %5s %6s %8s  %-30s  %-7s  ", w, id, r->status, "-", "-",
+               "-", "-", "-");
+        if (worker)
+            printf("%-24s  ", "-");
+        printf("%-22s  %s\n", "-", why);
         return;
     }
     cli_fmt_iso(in->last_ns, false, iso, sizeof(iso));
@@ -332,11 +425,15 @@ static void print_row(const struct ls_row *r, int w, int64_t now)
     loop_column(&r->loop, now, loop, sizeof(loop));
     if (r->loop.is_loop)
         loop_view_fmt_usage_compact(&r->loop.usage, usage, sizeof(usage));
-    printf("%-*s  %-10s %5" PRIu64 " %6" PRIu64 " %8" PRIu64
-           "  %-30s  %-7s  %-22s  %s\n",
-           w, id, r->loop.is_loop ? r->loop.status : r->status, in->steps_done,
-           in->steps_failed, in->journal_bytes, iso, in->holder_pid ? pid : "-", usage,
-           loop);
+    if (!status)
+        status = r->loop.is_loop ? r->loop.status : r->status;
+    printf("%-*s  %-10s %5" PRIu64 " %6" PRIu64 " %8" PRIu64 "  %-30s  %-7s  ", w, id,
+           status, in->steps_done, in->steps_failed, in->journal_bytes, iso,
+           in->holder_pid ? pid : "-");
+    worker_column(r, who, sizeof(who));
+    if (worker)
+        printf("%-24s  ", who);
+    printf("%-22s  %s\n", usage, loop);
 }
 
 static void print_text(lil_store *st, const struct ls_list *l)
@@ -348,15 +445,18 @@ static void print_text(lil_store *st, const struct ls_list *l)
         printf("no runs in store '%s'\n", lil_store_path(st));
         return;
     }
-    printf("%-*s  %-10s %5s %6s %8s  %-30s  %-7s  %-22s  %s\n", w, "RUN", "STATUS",
-           "DONE", "FAILED", "BYTES", "LAST ACTIVITY", "PID", "USAGE", "LOOP");
+    printf("%-*s  %-10s %5s %6s %8s  %-30s  %-7s  ", w, "RUN", "STATUS", "DONE",
+           "FAILED", "BYTES", "LAST ACTIVITY", "PID");
+    if (l->has_queue)
+        printf("%-24s  ", "WORKER");
+    printf("%-22s  %s\n", "USAGE", "LOOP");
     for (size_t i = 0; i < l->n; i++)
-        print_row(&l->rows[i], w, now);
+        print_row(&l->rows[i], w, now, l->has_queue);
 }
 
 static int list_runs(const struct cli_ctx *ctx, lil_store *st)
 {
-    struct ls_list l = {NULL, 0, 0, false};
+    struct ls_list l = {NULL, 0, 0, false, false};
     lil_status rc = lil_store_foreach_run(st, collect_id, &l);
     int ret = CLI_EXIT_OK;
 
@@ -367,6 +467,7 @@ static int list_runs(const struct cli_ctx *ctx, lil_store *st)
         cli_err(ctx, "out of memory");
         return CLI_EXIT_FAIL;
     }
+    fill_queue(st, &l);
     for (size_t i = 0; i < l.n; i++)
         fill_row(st, &l.rows[i]);
     if (ctx->json)
@@ -412,6 +513,12 @@ const struct cli_verb cli_verb_ls = {
     "paused, waiting, stopped, running while a process holds it, or damaged\n"
     "when its journal holds records the runner never writes.\n"
     "\n"
+    "On a PostgreSQL store, a run of the queue (`lil submit`) shows its queue\n"
+    "state while the queue has it: queued, claimed (a worker holds it), parked\n"
+    "(a worker claims it at its wake time) or error (a worker could not run it);\n"
+    "a WORKER column names the worker that claimed it, \"(lost)\" after the name\n"
+    "once that worker's lease is gone (`lil workers`).\n"
+    "\n"
     "A run that cannot be opened is listed with the reason and the status\n"
     "locked, damaged (see `lil check`), key? (LIL_JOURNAL_KEY missing or\n"
     "wrong), version? (written by a newer lil), unborn (no complete record:\n"
@@ -424,7 +531,8 @@ const struct cli_verb cli_verb_ls = {
     "              \"last_activity\", \"holder_pid\", \"loop\": null or {\"id\",\n"
     "              \"status\", \"reason\", \"iterations\", \"tokens\", \"usd\",\n"
     "              \"estimated\", \"usage\", \"counted_at_reservations\",\n"
-    "              \"budget\", \"wake_at_ms\"}, ...}]}\n"
+    "              \"budget\", \"wake_at_ms\"}, \"queue\": null or {\"state\",\n"
+    "              \"worker\", \"held\", \"attempts\", \"wake_at_ms\", \"error\"}}]}\n"
     "\n"
     "Exit status (the table is in `lil --help`): 0 when the store could be\n"
     "listed (whatever the runs' states: a held run is listed with its pid); 1\n"

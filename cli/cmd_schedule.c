@@ -21,6 +21,7 @@
  *            the user's home), atomically, refusing to replace a different
  *            file there.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -394,10 +395,62 @@ static int unit_dir(const struct cli_ctx *ctx, const struct sched_opts *o, char 
     return CLI_EXIT_OK;
 }
 
+/* Whether s is one word to a shell as it is (shlex's safe characters). */
+static bool shell_safe(const char *s)
+{
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && !strchr("_@%+=:,./-", *s))
+            return false;
+    return true;
+}
+
+/* The store for a crontab line: one shell word (a URI's '?' and '&'
+ * quoted), '%' escaped (cron reads it as a newline). */
+static void cron_word(const char *s, char *out, size_t cap)
+{
+    size_t n = 0;
+    bool quote = !shell_safe(s);
+
+    if (quote && n + 1 < cap)
+        out[n++] = '\'';
+    for (; *s && n + 6 < cap; s++) {
+        if (*s == '\'' && quote) {
+            memcpy(out + n, "'\"'\"'", 5);
+            n += 5;
+            continue;
+        }
+        if (*s == '%')
+            out[n++] = '\\';
+        out[n++] = *s;
+    }
+    if (quote && n + 1 < cap)
+        out[n++] = '\'';
+    out[n] = '\0';
+}
+
+/* The store for a unit's ExecStart: double-quoted when a shell would need
+ * quotes, '%' doubled (systemd's specifiers). */
+static void unit_word(const char *s, char *out, size_t cap)
+{
+    size_t n = 0;
+    bool quote = !shell_safe(s);
+
+    if (quote && n + 1 < cap)
+        out[n++] = '"';
+    for (; *s && n + 4 < cap; s++) {
+        if (*s == '%' || (quote && (*s == '"' || *s == '\\')))
+            out[n++] = *s == '%' ? '%' : '\\';
+        out[n++] = *s;
+    }
+    if (quote && n + 1 < cap)
+        out[n++] = '"';
+    out[n] = '\0';
+}
+
 static int install(const struct cli_ctx *ctx, const struct sched_opts *o)
 {
-    char exe[PATH_MAX], dir[PATH_MAX], cwd[PATH_MAX], service[5 * PATH_MAX],
-        units[PATH_MAX], path[PATH_MAX + 32];
+    char exe[PATH_MAX], dir[PATH_MAX], cwd[PATH_MAX], service[8 * PATH_MAX],
+        units[PATH_MAX], path[PATH_MAX + 32], word[3 * PATH_MAX];
     const char *where = cli_store_dir(ctx);
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     int ex;
@@ -407,10 +460,12 @@ static int install(const struct cli_ctx *ctx, const struct sched_opts *o)
     exe[n] = '\0';
     if (cli_store_is_url(where) || !realpath(where, dir))
         snprintf(dir, sizeof(dir), "%s", where);
-    snprintf(service, sizeof(service), service_fmt, dir, cwd, exe, dir);
+    unit_word(dir, word, sizeof(word));
+    snprintf(service, sizeof(service), service_fmt, dir, cwd, exe, word);
     if (!o->write) {
+        cron_word(dir, word, sizeof(word));
         printf("# crontab -e: one line\n* * * * * cd %s && %s tick --dir %s\n\n", cwd,
-               exe, dir);
+               exe, word);
         printf("# ~/.config/systemd/user/lil-tick.service\n%s\n", service);
         printf("# ~/.config/systemd/user/lil-tick.timer\n%s\n", timer_text);
         printf("# then: systemctl --user daemon-reload && systemctl --user enable "

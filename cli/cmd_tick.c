@@ -22,7 +22,9 @@
  * and when lil_loop_open, asked with LIL_LOOP_UNATTENDED, refuses it (a
  * journal without a key in a keyed store, and the same checks again).
  *
- * A run that another process holds is skipped (it is running already).  A
+ * A run that another process holds is skipped (it is running already), and
+ * so is a run of a PostgreSQL store's queue (lil_queue_list): its workers
+ * claim it when it is due (docs/postgres.md, "Workers").  A
  * spec that no longer loads or is invalid, a journal that cannot be read,
  * a loop call that fails, and a resumed run that ends failed are reported
  * on stderr and make the exit status 1; otherwise it is 0.  Text output:
@@ -71,6 +73,7 @@ struct tick {
     json_t *runs; /* --json */
     bool failed;
     bool accept_spec; /* --accept-spec-change */
+    json_t *queued;   /* ids of the runs of the store's queue (a set), or NULL */
 };
 
 /* ---- signals
@@ -345,6 +348,8 @@ static int tick_one(void *ud, const char *run_id)
         problem(t, run_id, FAILED, "its start record names no spec");
     else if (f.is_loop && f.parked && f.wake_at > t->now_ms)
         not_due(t, run_id, f.wake_at);
+    else if (f.is_loop && f.parked && json_object_get(t->queued, run_id))
+        skipped(t, run_id, "in the queue: a worker claims it");
     else if (f.is_loop && f.parked)
         resume(t, run_id, &f);
     free(f.spec_path);
@@ -356,13 +361,37 @@ static int tick_one(void *ud, const char *run_id)
 /* ---- the verb
  * -------------------------------------------------------------------------------- */
 
+/* The ids of the runs of st's queue, as the keys of an object (NULL when
+ * the store keeps no queue or it cannot be read: the runs' opens decide). */
+static json_t *queued_runs(lil_store *st)
+{
+    lil_bytes b = {NULL, 0};
+    json_t *doc = NULL, *set = NULL, *r;
+    size_t i;
+
+    if (lil_queue_list(st, &b) == LIL_OK)
+        doc = json_loadb(b.data, b.len, 0, NULL);
+    lil_free(b.data);
+    if (json_is_true(json_object_get(doc, "queue")))
+        set = json_object();
+    json_array_foreach(json_object_get(doc, "runs"), i, r)
+    {
+        const char *id = json_string_value(json_object_get(r, "run"));
+        if (set && id)
+            json_object_set_new(set, id, json_true());
+    }
+    json_decref(doc);
+    return set;
+}
+
 bool cli_tick_pass(const struct cli_ctx *ctx, lil_store *st, int64_t now_ms,
                    json_t *runs, bool accept_spec)
 {
-    struct tick t = {ctx, st, now_ms, runs, false, accept_spec};
+    struct tick t = {ctx, st, now_ms, runs, false, accept_spec, queued_runs(st)};
     lil_status rc;
 
     rc = lil_store_foreach_run(t.st, tick_one, &t);
+    json_decref(t.queued);
     if (rc != LIL_OK) {
         cli_err(ctx, "%s", lil_store_errmsg(t.st));
         t.failed = true;
@@ -417,7 +446,8 @@ const struct cli_verb cli_verb_tick = {
     "and run it on, as `lil resume` would.  Meant for cron or a systemd timer\n"
     "(examples/tick.crontab, examples/lil-tick.timer); shell steps run in the\n"
     "working directory the run was started in (journaled with it), wherever\n"
-    "tick is started.  A run held by another process is skipped.\n"
+    "tick is started.  A run held by another process is skipped, and so is a\n"
+    "run of a PostgreSQL store's queue (`lil submit`: `lil worker` claims it).\n"
     "Prints one line per resumed run with its new status; nothing when nothing\n"
     "was due.\n"
     "\n"

@@ -13,10 +13,16 @@
  * machines.  An error of the claim itself (the server restarting) is
  * printed and retried at the next poll.
  *
- * Output: one line per run handled, "run R: STATE at iteration I (epoch E,
- * attempt A)" and the reason or error; --json: one JSON object per line,
- * {"run", "state", "status", "iteration", "epoch", "attempt", "takeover",
- * "wakeAt"?, "message"?}.  Lines are flushed as they are printed.
+ * Output, on stdout: one line per claim, "run R: claimed (epoch E, attempt
+ * A)", and one per run handled when it leaves the worker -- completed,
+ * failed, lost (fenced: its lease was taken over), or parked, paused,
+ * stopped, uncertain, queued (handed back), error -- "run R: STATE at
+ * iteration I (epoch E, attempt A)" and the reason or error; --json: one
+ * JSON object per line (docs/schemas/worker-event.schema.json), {"event":
+ * "claim", "time", "run", "epoch", "attempt", "takeover"} and {"event":
+ * "end", "time", "run", "state", "status", "iteration", "epoch", "attempt",
+ * "takeover", "wakeAt"?, "message"?}.  Lines are flushed as they are
+ * printed; errors of the claim itself go to stderr.
  *
  * Stopping: --once (each thread takes at most one run and stops when none
  * is runnable), --idle-exit S (a thread stops after S seconds without a
@@ -130,12 +136,26 @@ static int parse(struct cli_ctx *ctx, int argc, char **argv, struct worker_cli *
 /* ---- reporting ---------------------------------------------------------------------
  */
 
+/* Now as "2026-12-02T14:05:00Z". */
+static json_t *now_json(void)
+{
+    return cli_json_time(cli_now_ns(), false);
+}
+
+static void print_line(json_t *o)
+{
+    /* json_dumpf: what jansson allocates is the library's (lil.h, json.h) */
+    if (json_dumpf(o, stdout, JSON_COMPACT) == 0)
+        putchar('\n');
+    json_decref(o);
+}
+
 static void print_json(const lil_worker_result *r)
 {
-    json_t *o =
-        json_pack("{s:s, s:s, s:I, s:I, s:i, s:b}", "run", r->run_id, "state", r->state,
-                  "iteration", (json_int_t)r->iterations, "epoch", (json_int_t)r->epoch,
-                  "attempt", r->attempt, "takeover", r->takeover);
+    json_t *o = json_pack(
+        "{s:s, s:o, s:s, s:s, s:I, s:I, s:i, s:b}", "event", "end", "time", now_json(),
+        "run", r->run_id, "state", r->state, "iteration", (json_int_t)r->iterations,
+        "epoch", (json_int_t)r->epoch, "attempt", r->attempt, "takeover", r->takeover);
 
     if (!o)
         return;
@@ -146,10 +166,29 @@ static void print_json(const lil_worker_result *r)
         cli_json_set(o, "wakeAt", json_integer(r->wake_at_ms));
     if (r->message[0])
         cli_json_set(o, "message", json_string(r->message));
-    /* json_dumpf: what jansson allocates is the library's (lil.h, json.h) */
-    if (json_dumpf(o, stdout, JSON_COMPACT) == 0)
-        putchar('\n');
-    json_decref(o);
+    print_line(o);
+}
+
+/* lil_worker_opts.on_claim: the claim's line, before the run runs. */
+static void report_claim(void *ud, const lil_worker_result *r)
+{
+    const struct cli_ctx *ctx = ((const struct thread *)ud)->ctx;
+    json_t *o;
+
+    flockfile(stdout);
+    if (ctx->json) {
+        o = json_pack("{s:s, s:o, s:s, s:I, s:i, s:b}", "event", "claim", "time",
+                      now_json(), "run", r->run_id, "epoch", (json_int_t)r->epoch,
+                      "attempt", r->attempt, "takeover", r->takeover);
+        if (o)
+            print_line(o);
+    } else {
+        printf("run %s: claimed (epoch %lld, attempt %d%s)\n", r->run_id,
+               (long long)r->epoch, r->attempt,
+               r->takeover ? ", taken over from a worker that died or lost it" : "");
+    }
+    (void)fflush(stdout);
+    funlockfile(stdout);
 }
 
 static void report(const struct cli_ctx *ctx, const lil_worker_result *r)
@@ -246,7 +285,9 @@ static int start_threads(const struct cli_ctx *ctx, lil_store *st,
     o.struct_size = sizeof(o);
     o.name = wc->name;
     o.env_allow = wc->env_allow;
+    o.on_claim = report_claim;
     for (long i = 0; i < wc->concurrency; i++) {
+        o.on_claim_ud = &th[i];
         th[i].ctx = ctx;
         th[i].wc = wc;
         if (lil_worker_new(st, &o, &th[i].w) != LIL_OK)
@@ -309,7 +350,12 @@ const struct cli_verb cli_verb_worker = {
     "  --poll-ms MS      look for runnable runs this often when idle (default 500)\n"
     "  --name NAME       this worker's name in the queue (default: pid and host)\n"
     "  --env-allow A,B   more variables shell steps and agents see (NAME, PREFIX*)\n"
-    "  --json            one JSON object per run handled\n\n"
+    "  --json            one JSON object per line: {\"event\": \"claim\", ...} and\n"
+    "                    {\"event\": \"end\", \"state\", ...}\n\n"
+    "Prints on stdout one line per claim (\"run R: claimed (epoch E, attempt A)\")\n"
+    "and one when the run leaves the worker (\"run R: STATE at iteration I ...\"):\n"
+    "completed, failed, lost (its lease was taken over: nothing recorded), parked,\n"
+    "paused, stopped, uncertain, queued (handed back) or error.\n"
     "SIGINT/SIGTERM hand the runs in progress back at their next iteration boundary\n"
     "and exit 0; a second signal exits at once.\n"
     "Exit status: 0 stopped as asked; 1 the store cannot be opened; 64 usage, also\n"

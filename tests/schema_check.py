@@ -80,6 +80,8 @@ def schema_of(args):
     verb, flags = _verb_and_flags(args)
     if verb == "log" and "--jsonl" in flags:
         return "log-event", True
+    if verb == "worker" and "--json" in flags:
+        return "worker-event", True
     if "--json" not in flags:
         return None
     if verb in RESULT_VERBS:

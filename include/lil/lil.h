@@ -1554,6 +1554,7 @@ LIL_API lil_status lil_loop_submit(lil_store *st, const lil_spec *spec,
                                    const lil_loop_opts *opts, char **run_id);
 
 typedef struct lil_worker lil_worker;
+typedef struct lil_worker_result lil_worker_result; /* below */
 
 typedef struct lil_worker_opts {
     size_t struct_size; /* sizeof(lil_worker_opts) */
@@ -1567,10 +1568,16 @@ typedef struct lil_worker_opts {
     const char *actor;
     int64_t max_block_ms;
     int64_t effect_timeout_ms;
+    /* Called on the worker's thread after each claim, before the run runs,
+     * with the claim as far as it goes (run_id, epoch, attempt, takeover;
+     * state "claimed"); NULL: not called.  (A struct_size that ends before
+     * on_claim is taken, as from a caller built before it.) */
+    void (*on_claim)(void *ud, const lil_worker_result *claim);
+    void *on_claim_ud;
 } lil_worker_opts;
 
 /* What lil_worker_next did with the run it claimed. */
-typedef struct lil_worker_result {
+struct lil_worker_result {
     char run_id[LIL_RUN_ID_MAX + 1];
     /* The run's queue state as the worker recorded it: "completed",
      * "failed", "stopped", "paused" (lil_loop_approve goes on),
@@ -1586,7 +1593,7 @@ typedef struct lil_worker_result {
     int64_t wake_at_ms;     /* parked: its wake time */
     int64_t iterations;     /* iterations committed (loop's result) */
     char message[256];      /* the loop's reason, or the error; "" if none */
-} lil_worker_result;
+};
 
 /* A worker on st (which must be a PostgreSQL store and outlive it), for one
  * thread: several threads each use a worker of their own over one store.
@@ -1616,6 +1623,31 @@ LIL_API const char *lil_worker_errmsg(const lil_worker *w);
 
 /* Free the worker (not while lil_worker_next runs).  NULL is harmless. */
 LIL_API void lil_worker_free(lil_worker *w);
+
+/* What operators see of the queue and its workers (`lil ls`, `lil
+ * workers`).  A worker is registered from lil_worker_new to lil_worker_free
+ * (one row per process: its host, pid, number of workers, start and last
+ * heartbeat, kept every lease/3 by the store's lease renewer); a process
+ * that died stays listed as "lost" (heartbeat older than its lease) for an
+ * hour.  Documents are compact JSON in *json (lil_free); errors: LIL_E_INVAL
+ * (bad handle, json NULL), LIL_E_PG, LIL_E_NOMEM, the message on the
+ * store.
+ *
+ * lil_queue_list: {"queue" (true: the store keeps a queue),
+ * "runs": [{"run", "state" (lil_worker_result's words but "lost", or
+ * "running": claimed), "wake_at_ms" (or null), "attempts", "worker" (the
+ * name of the worker that claimed it last, or null), "owner" (its lease's
+ * holder, "pid P on HOST since T", or null), "held" (that lease is live),
+ * "error" (the last error a worker met, or null)}]}, in run id order; a
+ * store without a queue lists no run.
+ *
+ * lil_workers_list: {"now_ms" (the server's clock), "workers": [{"name",
+ * "owner", "host", "pid", "threads", "state": "live" | "lost",
+ * "started_ms", "heartbeat_ms", "age_ms" (since the heartbeat), "lease_ms",
+ * "runs": [the run ids it claimed and holds]}]}, by name.  LIL_E_INVAL for
+ * a store without a queue. */
+LIL_API lil_status lil_queue_list(lil_store *st, lil_bytes *json);
+LIL_API lil_status lil_workers_list(lil_store *st, lil_bytes *json);
 
 /* Can an agent step with harness run in this process's environment (the
  * harness is known, configured -- an LLM key or base URL, LIL_AGENT_CMD for

@@ -29,6 +29,9 @@ struct lil_worker {
     struct lil_store *st;
     char *name, *env_allow, *cwd, *actor;
     int64_t max_block_ms, effect_timeout_ms;
+    void (*on_claim)(void *ud, const lil_worker_result *claim);
+    void *on_claim_ud;
+    bool joined;  /* counted in the store's registry of workers */
     int draining; /* atomic: lil_worker_drain */
     struct lil_err err;
 };

@@ -5,7 +5,8 @@
  * calls (runner_call.c), record where it ended, and give it back.
  *
  * One claim, in order:
- *   1. queue_claim: the run's lease taken with a new epoch (store.h);
+ *   1. queue_claim: the run's lease taken with a new epoch (store.h), and
+ *      the caller's on_claim told;
  *   2. the spec parsed from the text of the run's payload (payload.h:
  *      the store keeps it unread; lil_spec_parse), its digest compared with the
  * submitted one (another lil that would normalize it otherwise must not run it as if it
@@ -28,10 +29,14 @@
  * puts it in state error for an operator.  A fenced handle (its lease lost)
  * is the other worker's to record.
  *
+ * A worker is in the store's registry of workers (worker_join) from new
+ * to free: its process's row, whose heartbeat the store keeps.
+ *
  * Threads: a worker is one thread's; draining is an atomic flag, so a
  * signal handler may set it.
  */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -68,9 +73,14 @@ static lil_status copy_opts(struct lil_worker *w, const lil_worker_opts *o)
 
     if (!o)
         return LIL_OK;
-    if (o->struct_size < sizeof(lil_worker_opts))
+    if (o->struct_size != offsetof(lil_worker_opts, on_claim) &&
+        o->struct_size < sizeof(lil_worker_opts))
         return lil__seterr(&w->err, LIL_E_INVAL, 0,
                            "lil_worker_new: opts->struct_size is too small");
+    if (o->struct_size >= sizeof(lil_worker_opts)) {
+        w->on_claim = o->on_claim;
+        w->on_claim_ud = o->on_claim_ud;
+    }
     if (o->max_block_ms < 0 || o->effect_timeout_ms < 0)
         return lil__seterr(
             &w->err, LIL_E_INVAL, 0,
@@ -92,6 +102,8 @@ void lil__worker_free(lil_worker *w)
         return;
     env = w->st->env;
     w->magic = 0;
+    if (w->joined)
+        w->st->ops->worker_leave(w->st);
     lil__free(env, w->name);
     lil__free(env, w->env_allow);
     lil__free(env, w->cwd);
@@ -118,6 +130,10 @@ lil_status lil__worker_new(lil_store *st, struct lil_err *err,
     w->st = st;
     w->magic = LIL_WORKER_MAGIC;
     rc = copy_opts(w, opts);
+    if (rc == LIL_OK && st->ops->worker_join) {
+        rc = st->ops->worker_join(st, &w->err, w->name);
+        w->joined = rc == LIL_OK;
+    }
     if (rc != LIL_OK) {
         lil__copyerr(err, &w->err);
         lil__worker_free(w);
@@ -330,6 +346,11 @@ lil_status lil__worker_next(lil_worker *w, lil_worker_result *res)
     res->epoch = c->epoch;
     res->attempt = c->attempts;
     res->takeover = c->was == LIL_SQ_RUNNING;
+    if (w->on_claim) {
+        snprintf(res->state, sizeof(res->state), "claimed");
+        w->on_claim(w->on_claim_ud, res);
+        res->state[0] = '\0';
+    }
     spec = claim_spec(w, c, &job, &out);
     if (spec)
         run_claim(w, c, &job, spec, &lp, &out, res);

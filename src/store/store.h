@@ -100,11 +100,13 @@
 #include "base/record.h"
 
 #define LIL_STORE_OPS_VERSION                      \
-    6 /* 2: run_append takes enum lil_append_sync; \
+    7 /* 2: run_append takes enum lil_append_sync; \
          3: run_image, run_import;                 \
          4: run_lease_check, the queue (queue_*);  \
          5: the queue's payload and states;        \
-         6: run_remove */
+         6: run_remove;                            \
+         7: queue_list, worker_join, worker_leave, \
+            worker_list */
 
 /* Record flags as the engine sees them (the public LIL_RECF_* bits). */
 #define LIL_SREC_EFFECT  LIL_RECF_EFFECT
@@ -227,6 +229,37 @@ struct lil_sclaim {
     size_t payload_len;
     lil_sync sync;
 };
+
+/* A queued run as operators see it (queue_list): pointers valid during the
+ * callback only. */
+struct lil_squeue_row {
+    const char *run_id;
+    enum lil_sq_state state;
+    int64_t wake_at_ms; /* not to be claimed before (epoch ms); 0: none */
+    int attempts;       /* claims so far */
+    const char *worker; /* the worker that claimed it last, or "" */
+    const char *owner;  /* its lease's holder ("pid P on HOST since T"), or "" */
+    bool held;          /* that lease is live and its holder connected */
+    const char *error;  /* the last error a worker met, or "" */
+};
+
+typedef int (*lil_squeue_row_fn)(void *ud, const struct lil_squeue_row *row);
+
+/* A worker process of the store's registry (worker_list): pointers valid
+ * during the callback only.  Times are the server's, epoch ms. */
+struct lil_sworker {
+    const char *owner; /* "pid P on HOST since T": its runs' lease owner */
+    const char *name;  /* its name in the queue (claimed_by) */
+    const char *host;
+    int pid;
+    int threads;      /* its workers (lil_worker handles) */
+    int64_t lease_ms; /* its lease: a heartbeat older than this is lost */
+    int64_t started_ms, heartbeat_ms, now_ms;
+    const char *const *runs; /* the runs it claimed and holds, by id */
+    size_t n_runs;
+};
+
+typedef int (*lil_sworker_fn)(void *ud, const struct lil_sworker *w);
 
 /* Where a queued run stands now. */
 struct lil_squeue_end {
@@ -363,6 +396,22 @@ struct lil_store_ops {
      * (or does not exist). */
     lil_status (*queue_state)(struct lil_store *st, struct lil_err *err,
                               const char *run_id, enum lil_sq_state *state);
+
+    /* The queued runs (state set), in run id order, to fn until it
+     * returns non-zero. */
+    lil_status (*queue_list)(struct lil_store *st, struct lil_err *err,
+                             lil_squeue_row_fn fn, void *ud);
+    /* The registry of workers: worker_join counts one more worker of this
+     * process under name (NULL: the lease owner) -- the first one registers
+     * the process, whose heartbeat the store keeps from then on;
+     * worker_leave counts one less, and the last one removes the row.
+     * worker_list: every registered process, by name, to fn until it
+     * returns non-zero.  NULL: no queue. */
+    lil_status (*worker_join)(struct lil_store *st, struct lil_err *err,
+                              const char *name);
+    void (*worker_leave)(struct lil_store *st);
+    lil_status (*worker_list)(struct lil_store *st, struct lil_err *err,
+                              lil_sworker_fn fn, void *ud);
 
     /* Schedules (src/queue/schedule.h): documents by id (run-id rule),
      * each with the last slot it fired (its mark, epoch ms); NULL: the

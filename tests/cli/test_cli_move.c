@@ -262,10 +262,10 @@ T_TEST(db_init_migrate_status)
     T_EQ_I64(c_lil(json, err, "--dir '%s' db status --json", c_store()), 0);
     doc = c_json(json);
     T_EQ_STR(json_string_value(json_object_get(doc, "backend")), backend);
-    /* the file store's journal format, 1; PostgreSQL's schema (3: the queue's
-     * payload) */
-    T_EQ_I64(json_integer_value(json_object_get(doc, "version")), t_store_pg() ? 3 : 1);
-    T_EQ_I64(json_integer_value(json_object_get(doc, "latest")), t_store_pg() ? 3 : 1);
+    /* the file store's journal format, 1; PostgreSQL's schema (4: workers and
+     * schedules) */
+    T_EQ_I64(json_integer_value(json_object_get(doc, "version")), t_store_pg() ? 4 : 1);
+    T_EQ_I64(json_integer_value(json_object_get(doc, "latest")), t_store_pg() ? 4 : 1);
     T_CHECK(json_is_false(json_object_get(doc, "changed")));
     json_decref(doc);
     T_EQ_I64(c_lil(out, err, "--dir '%s' db frobnicate", c_store()), 64);

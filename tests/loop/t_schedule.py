@@ -14,6 +14,7 @@ on SIGTERM; `schedule install` prints and writes the ticker's units.
 
 import json
 import os
+import shlex
 import signal
 import sys
 import time
@@ -180,7 +181,6 @@ def add_rm_errors(t):
 
 @test
 def schedule_run_fires_and_stops(t):
-    t.file_only()
     cron_spec(t, cron="* * * * * *")  # every second
     res = t.lil("schedule", "add", t.spec_path)
     eq(res.rc, 0, "add (stderr: %s)" % res.err)
@@ -190,8 +190,8 @@ def schedule_run_fires_and_stops(t):
     res = t.finish(p)
     eq(res.rc, 0, "schedule run ends cleanly on SIGTERM (stderr: %s)" % res.err)
     check("stopped" in res.out, "says it stopped: %s" % res.out)
-    runs = [n for n in os.listdir(t.store) if n.startswith("nightly@")
-            and n.endswith(".lil")]
+    res = t.lil("ls", "--json")
+    runs = [r["id"] for r in res.json["runs"] if r["id"].startswith("nightly@")]
     check(len(runs) >= 2, "one run per slot: %s" % runs)
 
 
@@ -199,13 +199,18 @@ def schedule_run_fires_and_stops(t):
 def install_prints_and_writes(t):
     res = t.lil("schedule", "install")
     eq(res.rc, 0, "install exit status")
-    check(" tick --dir %s" % t.store in res.out and "OnCalendar=" in res.out,
+    # the store as one word of the crontab's shell and of the unit's
+    # ExecStart (a PostgreSQL URI's '?' and '&' quoted)
+    unit_store = t.store if shlex.quote(t.store) == t.store else '"%s"' % t.store
+    check(" tick --dir %s\n" % shlex.quote(t.store) in res.out and "OnCalendar=" in res.out,
           "crontab line and units: %s" % res.out)
+    check("ExecStart=" in res.out and " tick --dir %s\n" % unit_store in res.out,
+          "the unit's line: %s" % res.out)
     units = ("--unit-dir", t.path("units"))
     eq(t.lil("schedule", "install", "--write", *units).rc, 0, "install --write")
     unit = t.path("units", "lil-tick.service")
     with open(unit, encoding="utf-8") as f:
-        check("tick --dir %s" % t.store in f.read(), "the service runs tick")
+        check("tick --dir %s\n" % unit_store in f.read(), "the service runs tick")
     eq(t.lil("schedule", "install", "--write", *units).rc, 0, "again: same files")
     with open(unit, "a", encoding="utf-8") as f:
         f.write("# mine\n")

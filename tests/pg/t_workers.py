@@ -80,11 +80,19 @@ def worker_text_output_and_concurrency(t):
     w.submit(t, spec, ["a", "b", "c", "d"])
     res = t.lil("worker", "--concurrency", "3", "--idle-exit", "0.3", "--poll-ms", "20")
     eq(res.rc, 0, "worker's exit status")
-    got = sorted(res.out.splitlines())
-    eq(len(got), 4, "one line per run: %r" % got)
+    claims = sorted(x for x in res.out.splitlines() if ": claimed (" in x)
+    got = sorted(x for x in res.out.splitlines() if ": claimed (" not in x)
+    eq(claims, ["run %s: claimed (epoch 1, attempt 1)" % rid for rid in "abcd"],
+       "one line per claim")
+    eq(len(got), 4, "one line per run handled: %r" % got)
     for rid, line in zip("abcd", got):
         check(line.startswith("run %s: completed at iteration 2 (epoch 1, attempt 1)"
                               % rid), "text line %r" % line)
+    out = res.out.splitlines()
+    for rid in "abcd":  # each run's claim comes before its end
+        check(out.index("run %s: claimed (epoch 1, attempt 1)" % rid) <
+              [i for i, x in enumerate(out) if x.startswith("run %s: completed" % rid)][0],
+              "the claim of %s first: %r" % (rid, out))
     w.check_exactly_once(t, list("abcd"), 2)
 
 
@@ -94,7 +102,7 @@ def bad_input_of_the_new_verbs(t):
     d = t.path("files")
     # a store directory keeps no queue: refused before it is made, naming
     # what to use
-    for verb in (("worker",), ("submit", spec)):
+    for verb in (("worker",), ("workers",), ("submit", spec)):
         res = t.lil("--dir", d, *verb)
         w.loopt.expect_usage(res, verb[0])
         check("PostgreSQL store" in res.err and "postgresql://" in res.err,
@@ -400,6 +408,126 @@ def a_paused_worker_is_fenced_between_effects(t):
     w.check_exactly_once(t, ["f"], 4)
     epochs = [r.p.get("pid") for r in t.log("f") if r.type == "open"]
     check(len(epochs) >= 2, "two holders opened it: %r" % epochs)
+
+
+@test
+def tick_leaves_queued_runs_to_the_workers(t):
+    spec = t.spec(NAP, FOR="2s")
+    eq(t.lil("submit", spec).rc, 0, "submit")
+    eq([(o["run"], o["state"]) for o in w.drain(t)], [("nap", "parked")], "parked")
+    t.wait_for(lambda: w.row(t, "nap")["state"] == "parked" and
+               time.time() * 1000 > w.drain_wake(t, "nap"), "due", timeout=10)
+    res = t.lil("tick", "--json")
+    eq(res.rc, 0, "tick (stderr: %s)" % res.err)
+    eq([(r["run"], r["action"]) for r in res.json["runs"]], [("nap", "skipped")],
+       "a queued run is the workers'")
+    check("queue" in res.json["runs"][0]["reason"], "says why: %r" % res.json)
+    eq(w.states(t)["nap"], "parked", "tick left it parked")
+    eq([(o["run"], o["state"]) for o in w.drain(t)], [("nap", "completed")],
+       "a worker claims it")
+
+
+# ---------------------------------------------------------------------------
+# What operators see: `lil ls` and `lil workers`
+
+
+def ls_rows(t):
+    """run id -> (status, queue object) of `lil ls --json`."""
+    res = t.lil("ls", "--json")
+    eq(res.rc, 0, "lil ls --json (stderr: %s)" % res.err)
+    return {r["id"]: (r["status"], r.get("queue")) for r in res.json["runs"]}
+
+
+def workers_of(t):
+    """`lil workers --json`'s workers."""
+    res = t.lil("workers", "--json")
+    eq(res.rc, 0, "lil workers --json (stderr: %s)" % res.err)
+    return res.json["workers"]
+
+
+@test
+def ls_and_workers_show_the_queue(t):
+    w.submit(t, w.spec(t, 1, name="one.yaml"), ["first"])
+    eq([(o["run"], o["state"]) for o in w.drain(t)], [("first", "completed")], "first")
+    long_spec = t.spec(LONG.replace("sleep 0.05", "sleep 0.3"))
+    nap_spec = t.spec(NAP, FOR="1h", name="nap.yaml")
+    eq(t.lil("submit", long_spec).rc, 0, "submit long")
+    eq(t.lil("submit", nap_spec).rc, 0, "submit nap")
+    rows = ls_rows(t)
+    eq(rows["first"], ("completed", {"state": "completed", "worker": w.OWNER_ANY,
+                                     "held": False, "attempts": 1, "wake_at_ms": None,
+                                     "error": None}), "an ended run: its own status")
+    eq(rows["long"][0], "queued", "a submitted run is queued, not running")
+    eq(rows["long"][1], {"state": "queued", "worker": None, "held": False,
+                         "attempts": 0, "wake_at_ms": None, "error": None}, "its queue")
+    eq(workers_of(t), [], "no worker yet")
+    res = t.lil("ls")
+    check("WORKER" in res.out.splitlines()[0], "a WORKER column: %r" % res.out)
+    # nap parks for an hour; long is claimed and held while it runs
+    p = w.worker(t, "--name", "ops-1", "--concurrency", "2")
+    t.wait_for(lambda: len([x for x in t.side() if x.startswith("long")]) >= 2,
+               "long runs", proc=p)
+    rows = ls_rows(t)
+    eq((rows["long"][0], rows["long"][1]["worker"], rows["long"][1]["held"]),
+       ("claimed", "ops-1", True), "long is claimed by ops-1")
+    t.wait_for(lambda: ls_rows(t)["nap"][0] == "parked", "nap parked", proc=p)
+    check(ls_rows(t)["nap"][1]["wake_at_ms"] > time.time() * 1000, "its wake time")
+    text = [x for x in t.lil("ls").out.splitlines() if x.startswith("long ")]
+    check(text and " claimed " in text[0] and " ops-1 " in text[0],
+          "text: status and worker: %r" % text)
+    ws = workers_of(t)
+    eq(len(ws), 1, "one worker process: %r" % ws)
+    eq((ws[0]["name"], ws[0]["state"], ws[0]["pid"], ws[0]["threads"], ws[0]["runs"]),
+       ("ops-1", "live", p.pid, 2, ["long"]), "the worker, its threads and its run")
+    check(ws[0]["age_ms"] < ws[0]["lease_ms"], "a fresh heartbeat: %r" % ws[0])
+    text = t.lil("workers").out.splitlines()
+    check(len(text) == 2 and text[1].startswith("ops-1 ") and " live " in text[1]
+          and text[1].rstrip().endswith("long"), "text: %r" % text)
+    w.kill(p, signal.SIGTERM)
+    eq(t.finish(p).rc, 0, "the worker drains")
+    eq(workers_of(t), [], "a worker that exits leaves the registry")
+    rows = ls_rows(t)
+    eq((rows["long"][0], rows["long"][1]["state"]), ("queued", "queued"),
+       "handed back: queued again")
+
+
+@test
+def a_dead_worker_is_listed_lost(t):
+    spec = t.spec(LONG)
+    eq(t.lil("submit", spec).rc, 0, "submit")
+    p = w.worker(t, "--name", "doomed", env=LEASE)
+    t.wait_for(lambda: len(t.side()) >= 1, "the run started", proc=p)
+    check([x["state"] for x in workers_of(t)] == ["live"], "live while it runs")
+    w.kill(p, signal.SIGKILL)
+    t.finish(p)
+    # its lease (1.5 s) passes without a heartbeat: lost, its run still named
+    t.wait_for(lambda: [x["state"] for x in workers_of(t)] == ["lost"], "lost",
+               timeout=20)
+    ws = workers_of(t)
+    eq((ws[0]["name"], ws[0]["runs"]), ("doomed", ["long"]), "the run it held")
+    check(ws[0]["age_ms"] >= ws[0]["lease_ms"], "older than its lease: %r" % ws[0])
+    check(" lost " in t.lil("workers").out, "text says lost")
+    eq(ls_rows(t)["long"][1]["held"], False, "its run's lease is gone")
+    # a row an hour silent goes when the next worker registers
+    w.sql(t, "UPDATE @.workers SET heartbeat = now() - interval '2 hours'")
+    out = w.drain(t)
+    # killed in an effect or between two: uncertain or completed
+    eq([(o["run"], o["takeover"]) for o in out], [("long", True)], "taken over")
+    check(out[0]["state"] in ("completed", "uncertain"), "its end: %r" % out[0])
+    eq(workers_of(t), [], "the dead worker's row expired")
+
+
+@test
+def worker_lines_are_claims_and_ends(t):
+    spec = w.spec(t, 1)
+    w.submit(t, spec, ["e1"])
+    res = t.lil("worker", "--json", "--idle-exit", "0", "--name", "ev")
+    eq(res.rc, 0, "worker")
+    evs = w.events(res)  # each line checked against worker-event.schema.json
+    eq([(o["event"], o["run"], o["epoch"], o["attempt"]) for o in evs],
+       [("claim", "e1", 1, 1), ("end", "e1", 1, 1)], "a claim, then its end")
+    eq(evs[1]["state"], "completed", "the end's state")
+    check(evs[0]["time"].endswith("Z"), "a time in UTC: %r" % evs[0])
 
 
 # ---------------------------------------------------------------------------

@@ -15,13 +15,17 @@
  *   - LIL_LOOP_REQUEUE: a queued run's approval goes back to the queue,
  *     a run that is not queued runs as without the flag;
  *   - a spec the queue keeps that no longer loads puts the run in state
- *     error, with the reason.
+ *     error, with the reason;
+ *   - the registry of workers (one row per process, threads counted, gone
+ *     with the last worker), lil_queue_list, and on_claim told of a claim
+ *     before the run runs.
  *
  * The server is the suite's (tests/pg, LIL_TEST_PG); each test's store a
  * schema of its own (t_store).
  */
 #include <lil/lil.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +132,7 @@ T_TEST(a_file_store_has_no_queue)
     lil_spec *spec = spec_of(spec_text);
     lil_worker *w = (lil_worker *)&w;
     char *id = (char *)&id;
+    lil_bytes b = {NULL, 0};
 
     T_REQUIRE(spec);
     snprintf(dir, sizeof(dir), "files");
@@ -138,8 +143,108 @@ T_TEST(a_file_store_has_no_queue)
     T_EQ_I64(lil_worker_new(st, NULL, &w), LIL_E_INVAL);
     T_CHECK(w == NULL);
     T_CONTAINS(lil_errmsg(), "postgresql://");
+    T_OK(lil_queue_list(st, &b)); /* no queue: no run queued */
+    T_EQ_STR((const char *)b.data, "{\"queue\":false,\"runs\":[]}");
+    lil_free(b.data);
+    T_EQ_I64(lil_workers_list(st, &b), LIL_E_INVAL);
+    T_CHECK(b.data == NULL);
+    T_CONTAINS(lil_store_errmsg(st), "no workers");
+    T_CONTAINS(lil_store_errmsg(st), "postgresql://");
     lil_store_close(st);
     lil_spec_free(spec);
+}
+
+/* on_claim: the claim before the run runs, with the queue saying so. */
+struct claim_seen {
+    int calls;
+    char run_id[LIL_RUN_ID_MAX + 1], state[16], queue_state[64];
+    int64_t epoch;
+};
+
+static void on_claim(void *ud, const lil_worker_result *claim)
+{
+    struct claim_seen *c = ud;
+
+    c->calls++;
+    snprintf(c->run_id, sizeof(c->run_id), "%s", claim->run_id);
+    snprintf(c->state, sizeof(c->state), "%s", claim->state);
+    snprintf(c->queue_state, sizeof(c->queue_state), "%s", state_of(claim->run_id));
+    c->epoch = claim->epoch;
+}
+
+static int count_workers(lil_store *st, char *doc, size_t cap)
+{
+    lil_bytes b = {NULL, 0};
+    int n = -1;
+
+    if (lil_workers_list(st, &b) == LIL_OK) {
+        snprintf(doc, cap, "%s", (const char *)b.data);
+        n = 0;
+        for (const char *p = doc; (p = strstr(p, "\"owner\":")) != NULL; p++)
+            n++;
+    }
+    lil_free(b.data);
+    return n;
+}
+
+T_TEST(workers_are_registered_and_queued_runs_listed)
+{
+    lil_store *st = u_store(NULL);
+    lil_spec *spec = spec_of(spec_text);
+    lil_loop_opts o = opts_for("l1");
+    struct claim_seen seen = {0};
+    lil_worker_opts wo = {sizeof(wo), "lister", NULL,     NULL, NULL,
+                          0,          0,        on_claim, &seen};
+    lil_worker_opts old = {
+        offsetof(lil_worker_opts, on_claim), "old", NULL, NULL, NULL, 0, 0, NULL, NULL};
+    lil_worker *w = NULL, *w2 = NULL, *w3 = NULL;
+    lil_worker_result r;
+    lil_bytes b = {NULL, 0};
+    char doc[4096];
+
+    T_REQUIRE(st && spec);
+    T_EQ_I64(count_workers(st, doc, sizeof(doc)), 0);
+    T_CONTAINS(doc, "\"workers\":[]");
+    T_OK(lil_loop_submit(st, spec, &o, NULL));
+    T_OK(lil_queue_list(st, &b));
+    T_EQ_STR((const char *)b.data,
+             "{\"queue\":true,\"runs\":[{\"run\":\"l1\",\"state\":\"queued\","
+             "\"wake_at_ms\":null,\"attempts\":0,\"worker\":null,\"owner\":null,"
+             "\"held\":false,\"error\":null}]}");
+    lil_free(b.data);
+    /* two workers of one process: one row, two threads */
+    T_OK(lil_worker_new(st, &wo, &w));
+    T_OK(lil_worker_new(st, &wo, &w2));
+    T_EQ_I64(count_workers(st, doc, sizeof(doc)), 1);
+    T_CONTAINS(doc, "\"name\":\"lister\"");
+    T_CONTAINS(doc, "\"threads\":2");
+    T_CONTAINS(doc, "\"state\":\"live\"");
+    lil_worker_free(w2);
+    T_EQ_I64(count_workers(st, doc, sizeof(doc)), 1);
+    T_CONTAINS(doc, "\"threads\":1");
+    /* the claim is told before the run runs: the queue says running */
+    T_OK(lil_worker_next(w, &r));
+    T_EQ_I64(seen.calls, 1);
+    T_EQ_STR(seen.run_id, "l1");
+    T_EQ_STR(seen.state, "claimed");
+    T_EQ_STR(seen.queue_state, "running");
+    T_EQ_I64(seen.epoch, 1);
+    T_EQ_STR(r.state, "completed");
+    T_OK(lil_queue_list(st, &b));
+    T_CONTAINS((const char *)b.data, "\"state\":\"completed\"");
+    T_CONTAINS((const char *)b.data, "\"worker\":\"lister\"");
+    T_CONTAINS((const char *)b.data, "\"attempts\":1");
+    lil_free(b.data);
+    /* a caller built before on_claim: its smaller options are taken */
+    T_OK(lil_worker_new(st, &old, &w3));
+    lil_worker_free(w3);
+    lil_worker_free(w);
+    T_EQ_I64(count_workers(st, doc, sizeof(doc)), 0); /* the last one left */
+    T_EQ_I64(lil_workers_list(NULL, &b), LIL_E_INVAL);
+    T_EQ_I64(lil_workers_list(st, NULL), LIL_E_INVAL);
+    T_EQ_I64(lil_queue_list(st, NULL), LIL_E_INVAL);
+    lil_spec_free(spec);
+    lil_store_close(st);
 }
 
 T_TEST(submit_queues_a_run_and_refuses_what_it_cannot)
@@ -197,7 +302,8 @@ T_TEST(a_worker_claims_runs_until_none_is_left)
     lil_spec *spec = spec_of(spec_text);
     lil_loop_opts o = opts_for("w1");
     const char *pairs[] = {"k=7"};
-    lil_worker_opts wo = {sizeof(wo), "test-worker", NULL, NULL, NULL, 0, 0};
+    lil_worker_opts wo = {sizeof(wo), "test-worker", NULL, NULL, NULL, 0,
+                          0,          NULL,          NULL};
     lil_worker *w = NULL;
     lil_worker_result r;
 
@@ -388,14 +494,14 @@ T_TEST(a_run_queued_under_schema_2_runs_after_the_migration)
                   "spec_sha256 = j->>'sha256', inputs = (j->'inputs')::text FROM "
                   "(SELECT run_id AS id, convert_from(payload, 'UTF8')::json AS j FROM "
                   "@.runs) AS p WHERE run_id = p.id; ALTER TABLE @.runs DROP COLUMN "
-                  "payload; UPDATE @.lil_meta SET value = '2' WHERE key = "
-                  "'schema_version';") == 0);
+                  "payload; DROP TABLE @.workers, @.schedules; UPDATE @.lil_meta "
+                  "SET value = '2' WHERE key = 'schema_version';") == 0);
     T_EQ_I64(lil_store_open(NULL, U_STORE, &st), LIL_E_PG);
     T_CONTAINS(lil_errmsg(), "run `lil db migrate`");
     memset(&info, 0, sizeof(info));
     info.struct_size = sizeof(info);
     T_OK(lil_store_schema(NULL, U_STORE, LIL_SCHEMA_MIGRATE, &info));
-    T_CONTAINS(info.message, "from version 2 to 3");
+    T_CONTAINS(info.message, "from version 2 to 4");
     T_EQ_STR(state_of("old"), "queued");
     st = u_store(NULL);
     T_REQUIRE(st);
@@ -417,7 +523,7 @@ T_TEST(misuse)
     lil_worker_result r;
     lil_worker *w = (lil_worker *)&w;
     lil_store *st = u_store(NULL);
-    lil_worker_opts wo = {sizeof(wo) - 1, NULL, NULL, NULL, NULL, 0, 0};
+    lil_worker_opts wo = {sizeof(wo) - 1, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL};
 
     T_EQ_I64(lil_worker_new(NULL, NULL, &w), LIL_E_INVAL);
     T_CHECK(w == NULL);

@@ -78,7 +78,7 @@ T_TEST(schema_init_status_migrate)
     T_OK(lil_store_schema(NULL, where, LIL_SCHEMA_STATUS, &info));
     T_EQ_STR(info.backend, "postgresql");
     T_EQ_I64(info.version, 0);
-    T_EQ_I64(info.latest, 3);
+    T_EQ_I64(info.latest, 4);
     T_CONTAINS(info.message, "`lil db init` creates it");
     T_EQ_I64(lil_store_open(NULL, where, &st), LIL_E_PG);
     T_CONTAINS(lil_errmsg(), "run `lil db init`");
@@ -87,7 +87,7 @@ T_TEST(schema_init_status_migrate)
     info = schema_info();
     T_OK(lil_store_schema(NULL, where, LIL_SCHEMA_INIT, &info));
     T_EQ_I64(info.changed, 1);
-    T_EQ_I64(info.version, 3);
+    T_EQ_I64(info.version, 4);
     T_CONTAINS(info.message, "created schema");
     info = schema_info();
     T_OK(lil_store_schema(NULL, where, LIL_SCHEMA_INIT, &info));
@@ -118,14 +118,15 @@ T_TEST(a_version_1_schema_migrates_keeping_its_runs)
     lil_store_close(st);
     T_REQUIRE(sql("DROP INDEX @.runs_queue; ALTER TABLE @.runs DROP COLUMN payload, "
                   "DROP COLUMN submitted_at, DROP COLUMN attempts, DROP COLUMN "
-                  "claimed_by, DROP COLUMN last_error; UPDATE @.lil_meta SET value = "
-                  "'1' WHERE key = 'schema_version';") == 0);
+                  "claimed_by, DROP COLUMN last_error; DROP TABLE @.workers, "
+                  "@.schedules; UPDATE @.lil_meta SET value = '1' WHERE key = "
+                  "'schema_version';") == 0);
     T_EQ_I64(lil_store_open(NULL, U_STORE, &st), LIL_E_PG);
     T_CONTAINS(lil_errmsg(), "run `lil db migrate`");
     T_OK(lil_store_schema(NULL, U_STORE, LIL_SCHEMA_MIGRATE, &info));
     T_EQ_I64(info.changed, 1);
-    T_EQ_I64(info.version, 3);
-    T_CONTAINS(info.message, "from version 1 to 3");
+    T_EQ_I64(info.version, 4);
+    T_CONTAINS(info.message, "from version 1 to 4");
     st = u_store(NULL);
     run = u_run(st, "old");
     T_REQUIRE(run);

@@ -113,6 +113,13 @@ def row(case, run_id):
                      "has_wake", "holder_pid"], rows[0]))
 
 
+def drain_wake(case, run_id):
+    """The wake time of a queued run, epoch ms (0 when it has none)."""
+    rows = sql(case, "SELECT coalesce((extract(epoch FROM wake_at) * 1000)::bigint, 0)"
+               " FROM @.runs WHERE run_id = '%s'" % run_id)
+    return int(rows[0][0]) if rows else 0
+
+
 def terminate_backends(case, where="backend_type = 'client backend'"):
     """pg_terminate_backend of the sessions where says (not psql's own)."""
     uri, _ = _split(case.store)
@@ -150,14 +157,44 @@ def worker(case, *args, env=None):
     return case.spawn("worker", "--json", "--poll-ms", "50", *args, env=env)
 
 
-def lines(res):
-    """The JSON objects a finished worker printed."""
+class _Any:
+    """Equal to any string (a worker's default name names its pid)."""
+
+    def __eq__(self, other):
+        return isinstance(other, str)
+
+    def __repr__(self):
+        return "<any name>"
+
+
+OWNER_ANY = _Any()
+
+
+def events(res):
+    """Every JSON object a finished worker printed: claims and ends."""
     import json
     out = []
     for line in res.out.splitlines():
         line = line.strip()
         if line:
             out.append(json.loads(line))
+    return out
+
+
+def lines(res):
+    """The runs a finished worker handled: its "end" lines, each after the
+    "claim" line of the same run and epoch."""
+    out, claimed = [], set()
+    for o in events(res):
+        key = (o["run"], o["epoch"])
+        if o["event"] == "claim":
+            check(key not in claimed, "one claim line per claim: %r" % (o,))
+            claimed.add(key)
+        else:
+            eq(o["event"], "end", "a worker's line is a claim or an end")
+            check(key in claimed, "the end of %r follows its claim" % (key,))
+            claimed.discard(key)
+            out.append(o)
     return out
 
 

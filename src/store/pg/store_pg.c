@@ -393,6 +393,15 @@ static const struct lil_store_ops pg_ops = {
     .queue_release = lil__pg_queue_release,
     .queue_set = lil__pg_queue_set,
     .queue_state = lil__pg_queue_state,
+    .queue_list = lil__pg_queue_list,
+    .worker_join = lil__pg_worker_join,
+    .worker_leave = lil__pg_worker_leave,
+    .worker_list = lil__pg_worker_list,
+    .sched_put = lil__pg_sched_put,
+    .sched_get = lil__pg_sched_get,
+    .sched_del = lil__pg_sched_del,
+    .sched_list = lil__pg_sched_list,
+    .sched_mark = lil__pg_sched_mark,
 };
 
 _Static_assert(PG_LEASE_MS == LIL_SETTING_PG_LEASE_MS, "one default lease");

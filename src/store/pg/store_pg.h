@@ -10,7 +10,7 @@
  * names itself (lil_store_path, messages) with the location as given but for
  * a password, which reads "***".
  *
- * SCHEMA (version 3; store_pg_schema.c creates and migrates it)
+ * SCHEMA (version 4; store_pg_schema.c creates and migrates it)
  *
  *   lil_meta(key PK, value)        schema_version, lil_version (the lil that
  *                                  last migrated it)
@@ -24,6 +24,9 @@
  *   stop_requests(run_id PK, request bytea, created)
  *   markers(name PK, state 'pending'|'done', owner bytea, result bytea,
  *           updated)
+ *   workers(owner PK, name, host, pid, threads, lease_ms, started,
+ *           heartbeat)                                     workers (4)
+ *   schedules(id PK, doc bytea, mark_ms, updated)          schedules (4)
  *
  * A run's records keep the journal's bytes: runs.header is the 64-byte
  * file header a journal of the run would start with, and each frame is
@@ -102,7 +105,7 @@
 #include "store/store.h"
 
 #define PG_SCHEMA_MAX     63
-#define PG_SCHEMA_VERSION 3     /* the schema this lil creates and reads */
+#define PG_SCHEMA_VERSION 4     /* the schema this lil creates and reads */
 #define PG_LEASE_MS       30000 /* default lease (LIL_PG_LEASE_MS) */
 #define PG_BATCH_MAX      32    /* records in one append statement */
 #define PG_POOL_MAX       8     /* idle connections a store keeps */
@@ -169,6 +172,9 @@ struct pg_store {
     unsigned renewer_gen; /* a renewer runs while this is the one it began with */
     int renewer_pid;
     pthread_t renewer;
+
+    int workers;     /* under held_mu: worker_join's of workers_pid not left */
+    int workers_pid; /* the process registered (workers table) */
 
     pthread_mutex_t claims_mu; /* guards claims */
     struct pg_claim *claims;   /* runs claimed from the queue (store_pg_queue.c) */
@@ -413,6 +419,37 @@ void lil__pg_claim_return(struct pg_store *ps, struct pg_claim *c,
 bool lil__pg_claim_pending(struct pg_store *ps, const char *run_id);
 /* Free every claim left (store close). */
 void lil__pg_claims_free(struct pg_store *ps);
+
+/* The registry of workers and what operators list (store_pg_workers.c;
+ * store.h has the operations). */
+lil_status lil__pg_worker_join(struct lil_store *st, struct lil_err *err,
+                               const char *name);
+void lil__pg_worker_leave(struct lil_store *st);
+lil_status lil__pg_worker_list(struct lil_store *st, struct lil_err *err,
+                               lil_sworker_fn fn, void *ud);
+lil_status lil__pg_queue_list(struct lil_store *st, struct lil_err *err,
+                              lil_squeue_row_fn fn, void *ud);
+/* The renewer's heartbeat of this process's row, on c (its connection). */
+lil_status lil__pg_worker_beat(struct pg_store *ps, struct pg_conn *c);
+/* Under held_mu: whether this process has a worker registered. */
+bool lil__pg_has_workers(const struct pg_store *ps);
+/* Under held_mu: start the renewer of this process unless it runs
+ * (store_pg_lease.c). */
+lil_status lil__pg_renewer_ensure(struct pg_store *ps, struct lil_err *err);
+/* Stop this process's renewer when it has nothing left to renew (held_mu
+ * free on entry). */
+void lil__pg_renewer_idle(struct pg_store *ps);
+
+/* Schedules (store_pg_sched.c; store.h has the operations). */
+lil_status lil__pg_sched_put(struct lil_store *st, struct lil_err *err, const char *id,
+                             const void *doc, size_t len, bool replace);
+lil_status lil__pg_sched_get(struct lil_store *st, struct lil_err *err, const char *id,
+                             lil_bytes *doc, int64_t *mark_ms);
+lil_status lil__pg_sched_del(struct lil_store *st, struct lil_err *err, const char *id);
+lil_status lil__pg_sched_list(struct lil_store *st, struct lil_err *err,
+                              lil_run_id_fn fn, void *ud);
+lil_status lil__pg_sched_mark(struct lil_store *st, struct lil_err *err, const char *id,
+                              int64_t slot_ms);
 
 /* Markers (store_pg_marker.c). */
 lil_status lil__pg_marker_enter(struct lil_store *st, struct lil_err *err,

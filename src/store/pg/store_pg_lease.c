@@ -11,7 +11,9 @@
  * is logged, and the run's next append finds it fenced.  The thread stops
  * when the process holds no run of the store any more (so that a process
  * that forks between runs forks with one thread, as it would with the file
- * store) and when the store closes.  It blocks every signal (they are the
+ * store) and when the store closes; while a worker of this process is
+ * registered (store_pg_workers.c) it also keeps the worker's heartbeat,
+ * and runs without a run held.  It blocks every signal (they are the
  * host's), and a child forked since renews nothing of its parent's: it
  * starts a thread of its own for the runs it opens itself.
  *
@@ -107,13 +109,14 @@ static lil_status renew_one(struct pg_store *ps, struct pg_conn *c,
     return LIL_OK;
 }
 
-/* Renew each lease of the copy; a lost connection is made anew next time. */
+/* Renew each lease of the copy, and the heartbeat of this process's
+ * workers (beat); a lost connection is made anew next time. */
 static void renew_all(struct pg_store *ps, struct pg_conn **c,
-                      const struct lease_copy *l, size_t n)
+                      const struct lease_copy *l, size_t n, bool beat)
 {
     struct lil_err err;
 
-    if (n && !*c && lil__pg_connect(ps, &err, c) == LIL_OK &&
+    if ((n || beat) && !*c && lil__pg_connect(ps, &err, c) == LIL_OK &&
         lil__pg_simple(ps, *c, &err, "SET synchronous_commit TO off", "renewing") !=
             LIL_OK) {
         lil__pg_disconnect(ps, *c);
@@ -124,6 +127,11 @@ static void renew_all(struct pg_store *ps, struct pg_conn **c,
             lil__pg_disconnect(ps, *c);
             *c = NULL;
         }
+    }
+    if (beat && *c && lil__pg_worker_beat(ps, *c) != LIL_OK &&
+        !lil__pg_conn_ok(ps, *c)) {
+        lil__pg_disconnect(ps, *c);
+        *c = NULL;
     }
 }
 
@@ -155,6 +163,7 @@ static void *renewer_main(void *arg)
     while (ps->renewer_gen == a.gen) {
         struct lease_copy *l;
         size_t n = 0;
+        bool beat;
 
         deadline_after(&until, ps->lease_ms / 3);
         while (ps->renewer_gen == a.gen &&
@@ -163,8 +172,9 @@ static void *renewer_main(void *arg)
         if (ps->renewer_gen != a.gen)
             break;
         l = copy_held(ps, &n);
+        beat = lil__pg_has_workers(ps);
         pthread_mutex_unlock(&ps->held_mu);
-        renew_all(ps, &c, l, n);
+        renew_all(ps, &c, l, n, beat);
         lil__free(ps->base.env, l);
         pthread_mutex_lock(&ps->held_mu);
     }
@@ -213,7 +223,8 @@ static bool stop_renewer(struct pg_store *ps, pthread_t *t)
     return mine;
 }
 
-/* Under held_mu: whether this process holds a run of the store. */
+/* Under held_mu: whether this process holds a run of the store, or has a
+ * worker to keep alive. */
 static bool holds_any(const struct pg_store *ps)
 {
     int pid = lil__os_self_pid();
@@ -221,7 +232,27 @@ static bool holds_any(const struct pg_store *ps)
     for (const struct pg_held *h = ps->held; h; h = h->next)
         if (h->pid == pid)
             return true;
-    return false;
+    return lil__pg_has_workers(ps);
+}
+
+lil_status lil__pg_renewer_ensure(struct pg_store *ps, struct lil_err *err)
+{
+    if (ps->renewer_on && ps->renewer_pid == lil__os_self_pid())
+        return LIL_OK;
+    return start_renewer(ps, err);
+}
+
+void lil__pg_renewer_idle(struct pg_store *ps)
+{
+    pthread_t t;
+    bool join = false;
+
+    pthread_mutex_lock(&ps->held_mu);
+    if (!holds_any(ps) && ps->renewer_on && ps->renewer_pid == lil__os_self_pid())
+        join = stop_renewer(ps, &t);
+    pthread_mutex_unlock(&ps->held_mu);
+    if (join)
+        pthread_join(t, NULL);
 }
 
 lil_status lil__pg_hold(struct pg_store *ps, struct lil_err *err, const char *run_id,
@@ -238,8 +269,7 @@ lil_status lil__pg_hold(struct pg_store *ps, struct lil_err *err, const char *ru
     h->pid = lil__os_self_pid();
     snprintf(h->run_id, sizeof(h->run_id), "%s", run_id);
     pthread_mutex_lock(&ps->held_mu);
-    if (!ps->renewer_on || ps->renewer_pid != h->pid)
-        rc = start_renewer(ps, err);
+    rc = lil__pg_renewer_ensure(ps, err);
     if (rc == LIL_OK) {
         h->next = ps->held;
         ps->held = h;

@@ -79,6 +79,24 @@ static const char *const migrations[PG_SCHEMA_VERSION] = {
     " 'UTF8') WHERE state IS NOT NULL;"
     "ALTER TABLE @.runs DROP COLUMN spec_name, DROP COLUMN spec_text,"
     " DROP COLUMN spec_sha256, DROP COLUMN inputs;",
+    /* 3 -> 4: the workers that run (store_pg_workers.c: one row per
+     * process, its heartbeat kept by the lease renewer) and the schedules
+     * of cron loops (store_pg_sched.c: the document and the last slot
+     * fired) */
+    "CREATE TABLE @.workers ("
+    " owner text COLLATE \"C\" PRIMARY KEY,"
+    " name text NOT NULL,"
+    " host text NOT NULL,"
+    " pid integer NOT NULL,"
+    " threads integer NOT NULL,"
+    " lease_ms bigint NOT NULL,"
+    " started timestamptz NOT NULL DEFAULT now(),"
+    " heartbeat timestamptz NOT NULL DEFAULT now());"
+    "CREATE TABLE @.schedules ("
+    " id text COLLATE \"C\" PRIMARY KEY,"
+    " doc bytea NOT NULL,"
+    " mark_ms bigint NOT NULL DEFAULT 0,"
+    " updated timestamptz NOT NULL DEFAULT now());",
 };
 
 /* What lil_meta says: the version (0 when there is no schema), and the lil
