@@ -263,8 +263,8 @@ def _outside(what: str, name, fn, args, kwargs):
                       stacklevel=3)
         return fn(*args, **kwargs)
     raise RuntimeError(
-        f"{what}({name!r}) called outside a @durable workflow (outside a {context} "
-        "context; in another thread, bind it: `with workflow.bind():`, workflow = "
+        f"{what}({name!r}) called outside a {context} context: outside a @durable "
+        "workflow (in another thread, bind it: `with workflow.bind():`, workflow = "
         "lil.current(); LIL_LENIENT=1, or letitloop's LETITLOOP_LENIENT=1, runs it "
         "non-durably)")
 
