@@ -54,11 +54,10 @@ EXIT_SAME_STEP = 82
 EXIT_OSERR = 71
 
 
-def _exec_attempt(command, cwd, env):
+def _exec_attempt(command, cwd, env, attempt: int):
     """In an attempt's process: become command (never returns)."""
     env = dict(os.environ if env is None else env)
-    env.update(LIL_SUPERVISED="1", LETITLOOP_SUPERVISED="1",
-               LIL_ATTEMPT=os.environ.get("LIL_ATTEMPT", "1"))
+    env.update(LIL_SUPERVISED="1", LETITLOOP_SUPERVISED="1", LIL_ATTEMPT=str(attempt))
     for sig in (signal.SIGPIPE, signal.SIGXFSZ):  # Python ignores them
         signal.signal(sig, signal.SIG_DFL)
     if cwd is not None:
@@ -74,10 +73,10 @@ def _supervisor_main(w, opts, command, cwd, env):
     status = EXIT_OSERR
     try:
         os.setpgid(0, 0)
-        _lil.supervise(on_event=report, **opts)
+        attempt = _lil.supervise(on_event=report, **opts)
         os.close(w)  # an attempt from here on
         status = 127
-        _exec_attempt(command, cwd, env)
+        _exec_attempt(command, cwd, env, attempt)
     except BaseException:  # noqa: BLE001 -- a forked process must end here
         traceback.print_exc()
     finally:
