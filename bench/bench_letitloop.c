@@ -85,13 +85,15 @@ void bench_letitloop(const struct bench_cfg *cfg)
     bench_section("letitloop 0.7.0 beside lil (the same Python workflow)");
     snprintf(ext_dir, sizeof(ext_dir), "%s/../bindings/python/lil", cfg->bin_dir);
     if (stat(ext_dir, &sb) != 0) {
-        bench_row("lil's Python package", "not built (no Python headers: python3-dev)", "",
-                  -1);
+        bench_row("lil's Python package", "not built (no Python headers: python3-dev)",
+                  "", -1);
         return;
     }
     if (!venv_python(py, sizeof(py))) {
-        bench_row("letitloop 0.7.0", "its venv could not be made (scripts/pyenv.sh: "
-                  "is the package index reachable?)", "", 0);
+        bench_row("letitloop 0.7.0",
+                  "its venv could not be made (scripts/pyenv.sh: "
+                  "is the package index reachable?)",
+                  "", 0);
         return;
     }
     fprintf(stderr, "== letitloop: the same workflow in lil and letitloop 0.7.0\n");
