@@ -71,8 +71,18 @@ _NAME_MAX = 200  # bytes, lil's rule for step and marker names
 
 
 def _plain(name: str) -> bool:
-    """True when lil takes the name as it is: no '#', no control character."""
+    """True when lil takes the name as it is: valid UTF-8 (no lone
+    surrogate), no '#', no control character."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
     return not any(c == "#" or c < " " or c == "\x7f" for c in name)
+
+
+def _size(name: str) -> int:
+    """Bytes of name's UTF-8 (lone surrogates as 3 bytes each)."""
+    return len(name.encode("utf-8", "surrogatepass"))
 
 
 def _hashed(name: str) -> str:
@@ -95,11 +105,11 @@ def _marker_name(name: str, store_wide: bool) -> str:
     prefix = ""
     if wf is not None and not store_wide:
         prefix = f"{wf.run_id}/"
-        if "#" in wf.run_id or len(f"{prefix}{name}".encode("utf-8", "surrogatepass")) > _NAME_MAX:
+        if "#" in wf.run_id or _size(prefix + name) > _NAME_MAX:
             digest = hashlib.sha256(wf.run_id.encode("utf-8")).hexdigest()[:16]
             prefix = f"run-{digest}/"
     full = prefix + name
-    if not _plain(name) or len(full.encode("utf-8", "surrogatepass")) > _NAME_MAX:
+    if not _plain(name) or _size(full) > _NAME_MAX:
         full = prefix + _hashed(name)
     return full
 
