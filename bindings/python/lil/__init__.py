@@ -43,6 +43,12 @@ from ._loop import Loop, RunResult  # noqa: E402
 from ._marker import Marker, atomic_marker, reset_marker  # noqa: E402
 from ._supervise import supervise  # noqa: E402
 from ._tokens import CHARS_PER_TOKEN, HARD_CAP_TOTAL, approx_tokens, preflight  # noqa: E402
+from ._tokens import EXIT_GATE, StreamGuard, check_usage_authoritative  # noqa: E402
+from ._liveness import (EXIT_CLEAN, EXIT_CRASH_LOOP, EXIT_RESTARTS,  # noqa: E402
+                        EXIT_SAME_STEP, EXIT_SIGINT, EXIT_SIGKILL, EXIT_SIGSEGV,
+                        EXIT_SIGTERM, LivenessSupervisor)
+from ._procguard import (DEFAULT_GUARD, ProcessGuard, install_signal_handlers,  # noqa: E402
+                         kill_process_tree, pid_alive, uninstall_signal_handlers)
 
 __version__ = _lil.version()
 
@@ -59,4 +65,8 @@ __all__ = [
     "RunLockedError", "RunEndedError", "CorruptJournalError", "JournalIOError",
     "JournalKeyError", "NotFoundError", "SpecError", "SpecNotFoundError", "StepFailed", "TokenGateError",
     "WorkflowFailedError",
+    "StreamGuard", "check_usage_authoritative", "EXIT_GATE", "LivenessSupervisor",
+    "EXIT_CLEAN", "EXIT_SIGINT", "EXIT_SIGKILL", "EXIT_SIGSEGV", "EXIT_SIGTERM",
+    "EXIT_RESTARTS", "EXIT_CRASH_LOOP", "EXIT_SAME_STEP", "ProcessGuard", "DEFAULT_GUARD",
+    "kill_process_tree", "pid_alive", "install_signal_handlers", "uninstall_signal_handlers",
 ]

@@ -52,10 +52,11 @@ _INT_MAX = (1 << 63) - 1
 class _Unsupported(Exception):
     """Raised inside the encoder with the offending object."""
 
-    def __init__(self, obj, why: str = ""):
+    def __init__(self, obj, why: str = "", type_name: str | None = None):
         super().__init__(obj)
         self.obj = obj
         self.why = why
+        self.type_name = type_name if type_name is not None else _type_name(obj)
 
 
 def _type_name(obj) -> str:
@@ -71,7 +72,8 @@ def _class_spec(cls) -> str:
     qual = cls.__qualname__
     if "<locals>" in qual:
         raise _Unsupported(cls, "a class defined inside a function cannot be found on "
-                                "replay: register it with lil.register(cls)")
+                                "replay: register it with lil.register(cls)",
+                           f"{cls.__module__}.{qual}")
     return f"{cls.__module__}:{qual}"
 
 
@@ -339,8 +341,8 @@ def encode(value, what: str) -> str:
     except _Unsupported as e:
         why = f": {e.why}" if e.why else ""
         raise DurableSerializationError(
-            f"{what} returned a value of type {_type_name(e.obj)} that cannot be "
-            f"journaled{why} (see lil.register)") from None
+            f"{what} returned non-serializable object: a value of type {e.type_name} "
+            f"cannot be journaled{why} (see lil.register)") from None
     except RecursionError:
         raise DurableSerializationError(
             f"{what} returned a value nested too deeply, or holding a reference to "

@@ -250,16 +250,23 @@ class Workflow:
 
 # ---- steps ------------------------------------------------------------------------
 
+def _lenient() -> bool:
+    """LIL_LENIENT=1 (or letitloop's LETITLOOP_LENIENT=1)."""
+    return "1" in (os.environ.get("LIL_LENIENT"), os.environ.get("LETITLOOP_LENIENT"))
+
+
 def _outside(what: str, name, fn, args, kwargs):
-    if os.environ.get("LIL_LENIENT") == "1":
-        warnings.warn(f"lil: {what}({name!r}) called outside a @durable workflow: "
+    context = "@durable_async" if what.startswith("async_") else "@durable"
+    if _lenient():
+        warnings.warn(f"lil: {what}({name!r}) called outside a {context} context: "
                       "running it non-durably (LIL_LENIENT=1)", RuntimeWarning,
                       stacklevel=3)
         return fn(*args, **kwargs)
     raise RuntimeError(
-        f"{what}({name!r}) called outside a @durable workflow (in another thread, "
-        "bind it: `with workflow.bind():`, workflow = lil.current(); "
-        "LIL_LENIENT=1 runs it non-durably)")
+        f"{what}({name!r}) called outside a {context} context: outside a @durable "
+        "workflow (in another thread, bind it: `with workflow.bind():`, workflow = "
+        "lil.current(); LIL_LENIENT=1, or letitloop's LETITLOOP_LENIENT=1, runs it "
+        "non-durably)")
 
 
 def _replayed(r, name):
@@ -581,20 +588,31 @@ def _decorate(fn, goal_id, dir, sync, fresh, force_async: bool):
     return wrapper
 
 
-def _decorator(target, goal_id, dir, sync, fresh, wal_dir, is_async):
+def _decorator(target, goal_id, dir, sync, fresh, wal_dir, is_async, positional_dir=None):
     """``durable``'s work, used bare (target is the function) or called
     (target is the goal id, or None)."""
-    if dir is None and wal_dir is not None:
-        dir = wal_dir
+    dir = _one_dir(dir, wal_dir, positional_dir)
     if callable(target):
+        if positional_dir is not None:
+            raise UsageError("durable(fn, dir): a store directory goes with a goal id, "
+                             "durable(goal_id, dir)", "LIL_E_INVAL")
         return _decorate(target, goal_id, dir, sync, fresh, is_async)
     if target is not None:
         goal_id = target
     return lambda fn: _decorate(fn, goal_id, dir, sync, fresh, is_async)
 
 
-def durable(target=None, /, *, goal_id=None, dir=None, sync=None, fresh=False,
-            wal_dir=None):
+def _one_dir(dir, wal_dir, positional_dir):
+    """The store directory given as dir=, wal_dir= or durable(goal_id, DIR)."""
+    given = [d for d in (dir, wal_dir, positional_dir) if d is not None]
+    if len(given) > 1:
+        raise UsageError("durable: give the store directory once (dir, or letitloop's "
+                         "wal_dir)", "LIL_E_INVAL")
+    return given[0] if given else None
+
+
+def durable(target=None, wal_dir_=None, /, *, goal_id=None, dir=None, sync=None,
+            fresh=False, wal_dir=None):
     """Make a function a durable workflow: ``@durable``, ``@durable("goal")`` or
     ``@durable(goal_id=None, dir=None, sync=None, fresh=False)``.
 
@@ -606,17 +624,18 @@ def durable(target=None, /, *, goal_id=None, dir=None, sync=None, fresh=False,
     (default, or $LIL_SYNC), "normal" or "off".  A goal whose run completed
     returns its journaled result without running the function; ``fresh=True``
     (or ``fn.fresh(...)`` for one call) starts a new run instead.  Coroutine
-    functions get the behaviour of ``durable_async``.
+    functions get the behaviour of ``durable_async``.  letitloop's
+    ``durable(goal_id, wal_dir)`` (both positional) works too.
     """
-    return _decorator(target, goal_id, dir, sync, fresh, wal_dir, False)
+    return _decorator(target, goal_id, dir, sync, fresh, wal_dir, False, wal_dir_)
 
 
-def durable_async(target=None, /, *, goal_id=None, dir=None, sync=None, fresh=False,
-                  wal_dir=None):
+def durable_async(target=None, wal_dir_=None, /, *, goal_id=None, dir=None, sync=None,
+                  fresh=False, wal_dir=None):
     """``durable`` for coroutine functions (``@durable_async`` or
     ``@durable_async(...)``): opening, completing and closing the run go to
     a thread, and so do the synced commits of its steps."""
-    return _decorator(target, goal_id, dir, sync, fresh, wal_dir, True)
+    return _decorator(target, goal_id, dir, sync, fresh, wal_dir, True, wal_dir_)
 
 
 # ---- inspection and resolution -------------------------------------------------

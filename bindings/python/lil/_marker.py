@@ -67,30 +67,72 @@ class Marker:
                 f"attempt={self.attempt})")
 
 
+_NAME_MAX = 200  # bytes, lil's rule for step and marker names
+
+
+def _plain(name: str) -> bool:
+    """True when lil takes the name as it is: valid UTF-8 (no lone
+    surrogate), no '#', no control character."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return not any(c == "#" or c < " " or c == "\x7f" for c in name)
+
+
+def _size(name: str) -> int:
+    """Bytes of name's UTF-8 (lone surrogates as 3 bytes each)."""
+    return len(name.encode("utf-8", "surrogatepass"))
+
+
+def _hashed(name: str) -> str:
+    """The fixed-length name of a marker whose own name lil cannot take:
+    "marker-" and the first 40 hex digits of the SHA-256 of its UTF-8."""
+    data = name.encode("utf-8", "surrogatepass")
+    return "marker-" + hashlib.sha256(data).hexdigest()[:40]
+
+
 def _marker_name(name: str, store_wide: bool) -> str:
+    """The store's name of marker ``name``: the name itself, under the
+    workflow's run id inside a workflow (a run id with '#' or too long for
+    the pair: "run-" and 16 hex digits of its SHA-256).  A name with '#' or a
+    control character, or one that would make the whole name longer than 200
+    bytes, is replaced by its hash (_hashed): names of any length work, and
+    a name that fits is kept as it is."""
     if not isinstance(name, str) or not name:
         raise UsageError("a marker name is a non-empty str", "LIL_E_INVAL")
     wf = _core.current()
-    if wf is None or store_wide:
-        return name
-    full = f"{wf.run_id}/{name}"
-    if "#" in wf.run_id or len(full.encode("utf-8")) > 200:
-        digest = hashlib.sha256(wf.run_id.encode("utf-8")).hexdigest()[:16]
-        full = f"run-{digest}/{name}"
+    prefix = ""
+    if wf is not None and not store_wide:
+        prefix = f"{wf.run_id}/"
+        if "#" in wf.run_id or _size(prefix + name) > _NAME_MAX:
+            digest = hashlib.sha256(wf.run_id.encode("utf-8")).hexdigest()[:16]
+            prefix = f"run-{digest}/"
+    full = prefix + name
+    if not _plain(name) or _size(full) > _NAME_MAX:
+        full = prefix + _hashed(name)
     return full
 
 
 class atomic_marker:
     """``with atomic_marker(name, *, dir=None, policy="retry",
     store_wide=False) as m:`` -- see the module's docstring.  Also an
-    ``async with`` (waiting and publishing on a thread)."""
+    ``async with`` (waiting and publishing on a thread).  letitloop's words
+    work too: ``atomic_marker(marker_id, run_dir)``, by position or keyword
+    (run_dir is the store directory, as dir)."""
 
-    def __init__(self, name: str, *, dir=None, policy: str = "retry",
-                 store_wide: bool = False, run_dir=None):
+    def __init__(self, name: str | None = None, run_dir=None, *, dir=None,
+                 policy: str = "retry", store_wide: bool = False, marker_id=None):
         if policy not in _POLICIES:
             raise UsageError(f"policy must be one of {sorted(_POLICIES)}, not {policy!r}",
                              "LIL_E_INVAL")
-        self._name = name
+        if (name is None) == (marker_id is None):
+            raise UsageError("atomic_marker: give the marker's name once (name, or "
+                             "letitloop's marker_id)", "LIL_E_INVAL")
+        if dir is not None and run_dir is not None:
+            raise UsageError("atomic_marker: give the store directory once (dir, or "
+                             "letitloop's run_dir)", "LIL_E_INVAL")
+        self._name = name if name is not None else marker_id
         self._dir = dir if dir is not None else run_dir
         self._policy = _POLICIES[policy]
         self._store_wide = store_wide

@@ -43,7 +43,8 @@ up at ERROR); the supervisor flushes
 Python's stdout and stderr after each, since it ends with ``_exit``.  Call it
 early, before threads are started and outside any workflow: a forked child
 has only the calling thread and must not share an open run's lock.  The
-child has ``LIL_SUPERVISED=1`` and ``LIL_ATTEMPT=<n>`` in ``os.environ``.
+child has ``LIL_SUPERVISED=1`` (and letitloop's ``LETITLOOP_SUPERVISED=1``)
+and ``LIL_ATTEMPT=<n>`` in ``os.environ``.
 """
 
 from __future__ import annotations
@@ -144,6 +145,7 @@ def _run(fn, opts, on_event, args, kwargs):
     attempt = _lil.supervise(on_event=_reporter(on_event), **opts)
     # a child from here on
     os.environ["LIL_SUPERVISED"] = "1"
+    os.environ["LETITLOOP_SUPERVISED"] = "1"
     os.environ["LIL_ATTEMPT"] = str(attempt)
     return fn(*args, **kwargs)
 
