@@ -6,7 +6,7 @@
  *     lil_bench --dir DIR [--quick] [--only NAME]... [--lil PATH]
  *
  * NAME: raw, sync, bytes, resume, record, group, replay, spec, shell, loop, agent,
- * watch, pg, python, workers (default: all).  PATH: the `lil` command the loop group
+ * watch, pg, python, langgraph, workers (default: all).  PATH: the `lil` command the loop group
  * starts (default: the one built beside lil_bench, ../cli/lil).  URL: the PostgreSQL
  * server of the pg and workers groups (bench_pg.c, bench_workers.c; run.sh starts one).
  * DIR must be on the disk under test (the raw loops and the store live there) and is
@@ -213,6 +213,8 @@ int main(int argc, char **argv)
         bench_pg(&cfg);
     if (WANT("python"))
         bench_python(&cfg, st);
+    if (WANT("langgraph"))
+        bench_langgraph(&cfg);
     if (WANT("workers"))
         bench_workers(&cfg);
 #undef WANT

@@ -111,12 +111,12 @@ class _Thread:
                 continue
             try:
                 self._load_step(rec)
-            except (ValueError, KeyError, TypeError, IndexError) as e:
+            except (ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
                 raise _bad_record(self.run_id, rec, f"{type(e).__name__}: {e}") from None
 
     def _load_step(self, rec: dict) -> None:
         key = rec["key"]
-        body = json.loads(rec["payload"])
+        body = json.loads(rec["payload"].decode("utf-8"))
         if key == HEADER_STEP:
             if body["format"] != FORMAT:
                 raise ValueError(f"format {body['format']!r}, this version reads {FORMAT}")
@@ -217,14 +217,17 @@ class LilSaver(BaseCheckpointSaver[str]):
     def _open_thread(self, run_id: str, thread_id: str | None, create: bool):
         """The thread of run_id: open and cached, a snapshot (held by another
         process), or None (no such run and not create).  Called with _lock."""
-        if not create and not self._store.exists(run_id):
-            return None
         try:
-            run = self._store.open_run(run_id, sync=self._sync)
+            run = self._store.open_run(run_id, sync=self._sync,
+                                       flags=0 if create else _lil.OPEN_EXISTING)
         except RunLockedError:
             if create:
                 raise
             return self._snapshot(run_id)
+        except Error as e:
+            if e.status == "LIL_E_NOTFOUND":
+                return None
+            raise
         t = _Thread(run_id, run, True)
         try:
             t.load(run.records())
