@@ -2,9 +2,10 @@
 SIGKILLed and run again.
 
 The graph (GRAPH below, run in a child process) is four nodes in a line,
-n1 -> n2 -> n3 -> n4.  Each node appends "start nK" to a side file when it
-starts and "end nK" when it returns, and adds 10**(K-1) to the state's
-total and its name to the state's list, so the final state shows a node
+n1 -> n2 -> n3 -> n4 (or, "fan", n2 and n3 side by side after n1).  Each
+node appends "start nK" to a side file when it starts and "end nK" when it
+returns, and adds 10**(K-1) to the state's total and its name to the
+state's list (both summed by reducers), so the final state shows a node
 counted twice.  The child reads the thread's state and starts the graph,
 resumes it (invoke(None)) or prints the finished state.
 
@@ -12,6 +13,8 @@ resumes it (invoke(None)) or prints the finished state.
   the graph resumes at n3; n1 and n2 never start again; the state is right.
 - time travel: get_state_history lists the checkpoints; invoking from the
   checkpoint before n3 runs n3 and n4 again, not n1 and n2.
+- fan: killed inside n3 after n2 returned and its writes were journaled,
+  the graph runs n3 again and not n2.
 - killed at random moments (LIL_LG_CRASH_KILLS times, 5 by default): the
   nodes' starts never go back (a node whose successor started never runs
   again; only the node in flight may run twice) and the final state is
@@ -45,7 +48,7 @@ from langgraph.graph import END, START, StateGraph
 
 from lil.adapters.langgraph import LilSaver
 
-store, thread, side, hold, nap = sys.argv[1:6]
+store, thread, side, hold, nap, shape = sys.argv[1:7]
 nap = float(nap)
 
 
@@ -57,7 +60,7 @@ def note(line):
 
 class State(TypedDict):
     visited: Annotated[list, operator.add]
-    total: int
+    total: Annotated[int, operator.add]
 
 
 def node(name, add):
@@ -68,17 +71,19 @@ def node(name, add):
             time.sleep(120)  # the test kills the process here
         time.sleep(random.uniform(0, nap))
         note(f"end {name}")
-        return {"visited": [name], "total": state["total"] + add}
+        return {"visited": [name], "total": add}
     return run
 
 
 builder = StateGraph(State)
-prev = START
 for k, name in enumerate(["n1", "n2", "n3", "n4"]):
     builder.add_node(name, node(name, 10 ** k))
-    builder.add_edge(prev, name)
-    prev = name
-builder.add_edge(prev, END)
+if shape == "line":
+    edges = [(START, "n1"), ("n1", "n2"), ("n2", "n3"), ("n3", "n4"), ("n4", END)]
+else:  # "fan": n2 and n3 in one super-step
+    edges = [(START, "n1"), ("n1", "n2"), ("n1", "n3"), (["n2", "n3"], "n4"), ("n4", END)]
+for a, b in edges:
+    builder.add_edge(a, b)
 
 with LilSaver(store) as saver:
     graph = builder.compile(checkpointer=saver)
@@ -96,12 +101,14 @@ print(json.dumps(out))
 
 class GraphCase(LilCase):
     thread = "crash-thread"
+    shape = "line"
 
     def run_graph(self, hold="-", nap=0.0):
-        return self.run_py(GRAPH, self.dir, self.thread, self.side, hold, nap, timeout=120)
+        return self.run_py(GRAPH, self.dir, self.thread, self.side, hold, nap, self.shape,
+                           timeout=120)
 
     def spawn_graph(self, hold="-", nap=0.0):
-        return self.spawn_py(GRAPH, self.dir, self.thread, self.side, hold, nap)
+        return self.spawn_py(GRAPH, self.dir, self.thread, self.side, hold, nap, self.shape)
 
     def starts(self):
         return [line.split()[1] for line in self.lines() if line.startswith("start ")]
@@ -189,6 +196,42 @@ class KilledInNode3Test(GraphCase):
         graph.checkpointer.close()
 
 
+class KilledBesideAFinishedBranchTest(GraphCase):
+    """n2 and n3 run in one super-step; killed while n3 runs and after n2
+    returned and its writes were journaled, the graph runs n3 again, not
+    n2: the writes of a finished task are kept (put_writes)."""
+    shape = "fan"
+
+    def n2_writes_journaled(self):
+        st = lil._core.get_store(self.dir)
+        run_id = LilSaver(self.dir).run_id(self.thread)
+        if not st.exists(run_id):
+            return False
+        run = st.open_run(run_id, flags=lil._lil.OPEN_READONLY | lil._lil.OPEN_EXISTING)
+        try:
+            return any(r["key"].startswith("writes ") and
+                       json.loads(r["payload"])["path"].endswith("n2")
+                       for r in run.records() if r["type"] == "step")
+        finally:
+            run.close()
+
+    def test_finished_branch_not_run_again(self):
+        proc = self.spawn_graph(hold="n3")
+        self.wait_for("ready n3", proc)
+        while not self.n2_writes_journaled():
+            self.assertIsNone(proc.poll(), "the graph exited before n2's writes")
+            time.sleep(0.01)
+        self.kill(proc)
+        self.assertEqual(sorted(self.starts()), ["n1", "n2", "n3"])
+
+        out = self.run_graph()
+        self.assert_final(json.loads(out.stdout))
+        self.assertEqual(self.starts().count("n2"), 1)
+        self.assertEqual(self.starts().count("n3"), 2)
+        self.assertEqual(self.starts()[-1], "n4")
+        self.assert_journal_intact()
+
+
 def _compile_here(store, side):
     """The same graph as GRAPH, in this process (its nodes note nothing: a
     replay that ran n1 or n2 here would show in the state's total)."""
@@ -199,13 +242,13 @@ def _compile_here(store, side):
 
     class State(TypedDict):
         visited: Annotated[list, operator.add]
-        total: int
+        total: Annotated[int, operator.add]
 
     def node(name, add):
         def run(state):
             with open(side, "a") as f:
                 f.write(f"start {name}\nend {name}\n")
-            return {"visited": [name], "total": state["total"] + add}
+            return {"visited": [name], "total": add}
         return run
 
     builder = StateGraph(State)
