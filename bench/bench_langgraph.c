@@ -28,9 +28,10 @@ static bool venv_python(char *py, size_t cap)
     FILE *f;
     bool ok;
 
-    snprintf(cmd, sizeof(cmd),
-             "bash '%s/scripts/pyenv.sh' '%s/bindings/python/requirements/langgraph.txt'",
-             BENCH_SOURCE_DIR, BENCH_SOURCE_DIR);
+    snprintf(
+        cmd, sizeof(cmd),
+        "bash '%s/scripts/pyenv.sh' '%s/bindings/python/requirements/langgraph.txt'",
+        BENCH_SOURCE_DIR, BENCH_SOURCE_DIR);
     f = popen(cmd, "r");
     if (!f)
         return false;
@@ -42,7 +43,8 @@ static bool venv_python(char *py, size_t cap)
 }
 
 /* Run bench_langgraph.py; its JSON object, or NULL when it failed. */
-static json_t *run_bench(const struct bench_cfg *cfg, const char *py, const char *ext_dir)
+static json_t *run_bench(const struct bench_cfg *cfg, const char *py,
+                         const char *ext_dir)
 {
     char cmd[16384], line[2048];
     size_t steps = cfg->quick ? 100 : 300, history = cfg->quick ? 300 : 1000;
@@ -84,8 +86,8 @@ static void langgraph_rows(const json_t *r, size_t history)
     bench_row("LangGraph super-step, LilSaver sync=full", buf, "", -1);
     snprintf(buf, sizeof(buf), "%.0f µs: %.2f× SqliteSaver", normal, normal / sq_step);
     bench_row("LangGraph super-step, LilSaver sync=normal", buf, "", -1);
-    snprintf(what, sizeof(what), "LangGraph resume: new saver, get_state of %zu checkpoints",
-             history);
+    snprintf(what, sizeof(what),
+             "LangGraph resume: new saver, get_state of %zu checkpoints", history);
     snprintf(buf, sizeof(buf), "LilSaver %.1f ms, SqliteSaver %.2f ms: %.0f×",
              num(r, "resume_ms_lil_full"), sq_resume,
              num(r, "resume_ms_lil_full") / sq_resume);
