@@ -80,7 +80,7 @@ class _Reopening(LilSaver):
     """A saver whose reads go through a second saver opened after each
     write closed the first one's runs: every read comes from the journal."""
 
-    def __init__(self, writer, make_reader):  # noqa: D107 -- no super().__init__
+    def __init__(self, writer, make_reader):  # the writer's state, shared: no super()
         self.__dict__.update(writer.__dict__)
         self._make_reader = make_reader
 
