@@ -126,6 +126,7 @@ void bench_watch(const struct bench_cfg *cfg);
 void bench_pg(const struct bench_cfg *cfg);
 void bench_python(const struct bench_cfg *cfg, lil_store *st);
 void bench_letitloop(const struct bench_cfg *cfg);
+void bench_langgraph(const struct bench_cfg *cfg);
 void bench_workers(const struct bench_cfg *cfg);
 
 #endif

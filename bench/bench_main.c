@@ -6,8 +6,9 @@
  *     lil_bench --dir DIR [--quick] [--only NAME]... [--lil PATH]
  *
  * NAME: raw, sync, bytes, resume, record, group, replay, spec, shell, loop, agent,
- * watch, pg, python, letitloop, workers (default: all).  PATH: the `lil` command the
- * loop group starts (default: the one built beside lil_bench, ../cli/lil).  URL: the
+ * watch, pg, python, letitloop, langgraph, workers (default: all).  PATH: the `lil`
+ * command the loop group starts (default: the one built beside lil_bench, ../cli/lil).
+ * URL: the
  * PostgreSQL server of the pg and workers groups (bench_pg.c, bench_workers.c; run.sh
  * starts one). DIR must be on the disk under test (the raw loops and the store live
  * there) and is left with nothing in it but the stores and the runs the benchmarks made
@@ -215,6 +216,8 @@ int main(int argc, char **argv)
         bench_python(&cfg, st);
     if (WANT("letitloop"))
         bench_letitloop(&cfg);
+    if (WANT("langgraph"))
+        bench_langgraph(&cfg);
     if (WANT("workers"))
         bench_workers(&cfg);
 #undef WANT

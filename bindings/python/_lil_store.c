@@ -1,8 +1,8 @@
 /*
  * _lil_store.c -- lil._lil.Store: a lil store (a directory of runs and
  * markers) and what is asked of the store itself: opening runs, whether a
- * run exists, markers begun in two calls, listing and checking runs, stop
- * requests for loop runs.
+ * run exists, markers begun in two calls, listing, checking and removing
+ * runs, stop requests for loop runs.
  *
  * A Store lives as long as the Python object: the package keeps one per
  * directory per process.  Runs keep their Store alive, so the lil_store is
@@ -209,6 +209,25 @@ static PyObject *store_check(lilpy_store *self, PyObject *args)
         (unsigned long long)r.steps_after_damage);
 }
 
+/* remove_run(run_id, force=False) -> True, or False when there was no such
+ * run: lil_run_remove (force: LIL_REMOVE_FORCE, a run that has not ended
+ * too).  A run a live process holds is refused (RunLockedError). */
+static PyObject *store_remove_run(lilpy_store *self, PyObject *args, PyObject *kwargs)
+{
+    const char *id;
+    int force = 0;
+    PyThreadState *ts;
+    lil_status rc;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|p:remove_run",
+                                     LILPY_KW("run_id", "force"), &id, &force))
+        return NULL;
+    ts = PyEval_SaveThread();
+    rc = lil_run_remove(self->st, id, force ? LIL_REMOVE_FORCE : 0u);
+    PyEval_RestoreThread(ts);
+    return found(rc);
+}
+
 /* request_stop(run_id, actor, reason): ask a loop run to stop. */
 static PyObject *store_request_stop(lilpy_store *self, PyObject *args)
 {
@@ -248,6 +267,9 @@ static PyMethodDef store_methods[] = {
     {"run_ids", (PyCFunction)store_run_ids, METH_NOARGS, "run_ids() -> [str]."},
     {"check", (PyCFunction)store_check, METH_VARARGS,
      "check(run_id, repair=False) -> dict: verify a journal."},
+    {"remove_run", (PyCFunction)(void (*)(void))store_remove_run,
+     METH_VARARGS | METH_KEYWORDS,
+     "remove_run(run_id, force=False) -> bool: remove a run and its journal."},
     {"request_stop", (PyCFunction)store_request_stop, METH_VARARGS,
      "request_stop(run_id, actor, reason): ask a loop run to stop."},
     {NULL, NULL, 0, NULL},
