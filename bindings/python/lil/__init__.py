@@ -43,6 +43,7 @@ from ._loop import Loop, RunResult  # noqa: E402
 from ._marker import Marker, atomic_marker, reset_marker  # noqa: E402
 from ._supervise import supervise  # noqa: E402
 from ._tokens import CHARS_PER_TOKEN, HARD_CAP_TOTAL, approx_tokens, preflight  # noqa: E402
+from ._tool import durable_tool  # noqa: E402
 
 __version__ = _lil.version()
 
@@ -53,7 +54,7 @@ __all__ = [
     "durable", "durable_async", "step", "async_step", "effect", "async_effect",
     "atomic_marker", "reset_marker", "Marker", "supervise", "current", "current_step", "Workflow",
     "StepInfo", "status", "resolve", "WorkflowStatus", "register", "Loop", "RunResult",
-    "preflight", "approx_tokens", "HARD_CAP_TOTAL", "CHARS_PER_TOKEN",
+    "preflight", "approx_tokens", "HARD_CAP_TOTAL", "CHARS_PER_TOKEN", "durable_tool",
     "Error", "UsageError", "DurableSerializationError", "UncertainStepError",
     "NonDeterministicReplayError", "NondeterminismError", "CircuitBreakerError",
     "RunLockedError", "RunEndedError", "CorruptJournalError", "JournalIOError",

@@ -1,0 +1,1 @@
+"""Adapters that make agent frameworks resume through lil (docs/adapters.md)."""
