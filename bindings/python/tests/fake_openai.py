@@ -78,7 +78,11 @@ class _Handler(BaseHTTPRequestHandler):
         messages = request.get("messages", [])
         digest = messages_digest(messages)
         append_line(fake.log_path, f"{digest} {len(messages)}")
-        reply = fake.script(request)
+        try:
+            reply = fake.script(request)
+        except Exception as exc:  # a broken script: the client sees why
+            self._send(500, {"error": {"message": f"fake model script: {exc!r}"}})
+            return
         seq = digest[:8]  # ids that depend on the request only
         if fake.delay:
             time.sleep(fake.delay)
