@@ -8,6 +8,9 @@ and ``result <json>`` at the end.  Its tools append ``tool <name> <args>``
 lines to SIDE (one per real call); the fake server appends one line per
 model call to SIDE + ".llm".
 
+``LIL_PY_ADAPTER_KILLS`` sets the number of random kills (the slow tests
+python_adapter_<framework>_long: 40); ``LIL_PY_CRASH_SEED`` the seed.
+
 ``LIL_TEST_KILL_AT=<kind>:<n>`` makes the worker SIGKILL itself at the n-th
 event of a kind (1-based, counted in that process): ``step`` when the
 framework reports a finished step (after the adapter journaled it),
@@ -102,7 +105,8 @@ class AdapterCrashCase(LilCase):
 
     WORKER = None     # the test module's file
     DELAY = 0.02      # seconds the fake model takes to answer
-    RANDOM_KILLS = 6
+    RANDOM_KILLS = 6  # kills of check_random_kills ($LIL_PY_ADAPTER_KILLS overrides)
+    KILL_WINDOW = 1.2  # a random kill comes within this many seconds of "ready"
 
     def script(self, request):
         raise NotImplementedError
@@ -111,6 +115,7 @@ class AdapterCrashCase(LilCase):
         super().setUp()
         self.fake = FakeOpenAI(self.script, self.side + ".llm", delay=self.DELAY)
         self.rnd = random.Random(int(os.environ.get("LIL_PY_CRASH_SEED", "20240601")))
+        self.random_kills = int(os.environ.get("LIL_PY_ADAPTER_KILLS", self.RANDOM_KILLS))
 
     def tearDown(self):
         self.fake.close()
@@ -146,7 +151,7 @@ class AdapterCrashCase(LilCase):
         line = p.stdout.readline()
         self.assertEqual(line.strip(), "ready", p.stderr.read() if not line else line)
         try:
-            out, err = p.communicate(timeout=self.rnd.uniform(0.0, 1.2))
+            out, err = p.communicate(timeout=self.rnd.uniform(0.0, self.KILL_WINDOW))
             self.assertEqual(p.returncode, 0, err)
             return False, self._result(out)
         except subprocess.TimeoutExpired:
@@ -204,12 +209,12 @@ class AdapterCrashCase(LilCase):
         most the one model call and the one tool call in flight, and the
         result is right; a run after completion runs nothing."""
         kills, result = 0, None
-        for _ in range(self.RANDOM_KILLS * 4):
+        for _ in range(self.random_kills * 4):
             killed, result = self.run_killed_at_random()
             if not killed:
                 break
             kills += 1
-            if kills >= self.RANDOM_KILLS:
+            if kills >= self.random_kills:
                 rc, result, err = self.run_worker()
                 self.assert_done_right(rc, result, err)
                 break

@@ -84,7 +84,7 @@ def worker(store, side, url):
     print("result " + json.dumps(asyncio.run(run())), flush=True)
 
 
-class AutogenCrash(AdapterCrashCase):
+class Crash(AdapterCrashCase):
     WORKER = __file__
 
     def script(self, request):

@@ -59,7 +59,7 @@ def worker(store, side, url):
     print("result " + json.dumps(run()), flush=True)
 
 
-class SmolagentsCrash(AdapterCrashCase):
+class Crash(AdapterCrashCase):
     WORKER = __file__
 
     def script(self, request):
