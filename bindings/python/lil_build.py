@@ -26,6 +26,7 @@ which `python -m lil` runs too).
 import base64
 import hashlib
 import os
+import posixpath
 import re
 import shutil
 import subprocess
@@ -53,10 +54,27 @@ def _tag() -> str:
     return f"{impl}-{impl}-{plat}"
 
 
+def _extras() -> str:
+    """Provides-Extra and Requires-Dist lines of pyproject.toml's
+    [project.optional-dependencies] (read with tomllib: Python 3.11 or
+    later; an older Python writes a wheel without extras)."""
+    try:
+        import tomllib
+    except ImportError:
+        return ""
+    with open(os.path.join(HERE, "pyproject.toml"), "rb") as f:
+        extras = tomllib.load(f).get("project", {}).get("optional-dependencies", {})
+    lines = []
+    for extra, requirements in sorted(extras.items()):
+        lines.append(f"Provides-Extra: {extra}\n")
+        lines += [f'Requires-Dist: {r}; extra == "{extra}"\n' for r in requirements]
+    return "".join(lines)
+
+
 def _metadata() -> str:
     return (f"Metadata-Version: 2.1\nName: {NAME}\nVersion: {_version()}\n"
             "Summary: Durable execution: @durable workflows whose steps run once, "
-            "on lil's C engine\nRequires-Python: >=3.8\n")
+            "on lil's C engine\nRequires-Python: >=3.8\n" + _extras())
 
 
 def _dist_info() -> str:
@@ -102,10 +120,11 @@ def _record_line(arcname: str, data: bytes) -> str:
 def _files(module: str, command: str):
     """(arcname, bytes) of every file of the wheel but RECORD."""
     pkg = os.path.join(HERE, NAME)
-    for name in sorted(os.listdir(pkg)):
-        if name.endswith(".py"):
-            with open(os.path.join(pkg, name), "rb") as f:
-                yield f"{NAME}/{name}", f.read()
+    for sub in ("", "adapters"):  # the package and its subpackages
+        for name in sorted(os.listdir(os.path.join(pkg, sub))):
+            if name.endswith(".py"):
+                with open(os.path.join(pkg, sub, name), "rb") as f:
+                    yield posixpath.join(NAME, sub, name), f.read()
     with open(module, "rb") as f:
         yield f"{NAME}/{os.path.basename(module)}", f.read()
     with open(command, "rb") as f:
