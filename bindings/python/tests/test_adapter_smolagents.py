@@ -9,7 +9,9 @@ smolagents' OpenAIServerModel, SIGKILLed and run again
   (at least once), nothing else does;
 - killed at random moments: each kill repeats at most what was in flight;
 - the final answer is right, and a run after completion runs nothing;
-- a replay that rebuilds another step raises NonDeterministicReplayError.
+- a CodeAgent's tools, called from its code's own thread, replay too;
+- a replay that rebuilds another memory step raises
+  NonDeterministicReplayError.
 
 Run as ``python test_adapter_smolagents.py worker STORE SIDE URL`` it is
 the worker.
@@ -22,6 +24,7 @@ import unittest
 
 from adapter_crash import (AdapterCrashCase, add_tool_body, adding_step, kill_point,
                            quiet_env)
+from helpers import LilCase, lil
 
 
 def final_answer(total):
@@ -79,6 +82,72 @@ class Crash(AdapterCrashCase):
 
     def test_random_kills(self):
         self.check_random_kills()
+
+
+class CodeAgentReplay(LilCase):
+    """A CodeAgent runs its code, and so its tools, on a thread of its own:
+    the tools still take their steps in the workflow, and a second
+    execution replays them (a Model subclass scripts the code)."""
+
+    def test_code_tools_replay(self):
+        import smolagents
+        from smolagents.models import ChatMessage, MessageRole, Model
+
+        from lil.adapters import smolagents as lil_smolagents
+
+        @smolagents.tool
+        def add(a: int, b: int) -> str:
+            """Adds two numbers.
+
+            Args:
+                a: the first number
+                b: the second number
+            """
+            self.record(f"add {a} {b}")
+            return f"total={a + b}"
+
+        class Scripted(Model):
+            def generate(self, messages, stop_sequences=None, **kwargs):
+                done = any("total=3" in str(m.content) for m in messages)
+                code = "final_answer('three')" if done else "print(add(a=1, b=2))"
+                return ChatMessage(role=MessageRole.ASSISTANT,
+                                   content=f"Thought: add\n```py\n{code}\n```")
+
+        @lil.durable(goal_id="code-agent", dir=self.dir)
+        def run(stop):
+            agent = smolagents.CodeAgent(tools=[add], model=Scripted(), verbosity_level=0)
+            answer = str(lil_smolagents.durable(agent).run("Add one and two."))
+            if stop:
+                raise RuntimeError("stopped before the end")
+            return answer
+
+        with self.assertRaises(RuntimeError):
+            run(True)
+        self.assertEqual(self.lines(), ["add 1 2"])
+        self.assertEqual(run(False), "three")
+        self.assertEqual(self.lines(), ["add 1 2"])
+
+
+    def test_another_step_on_replay_is_refused(self):
+        from smolagents.memory import ActionStep
+        from smolagents.monitoring import Timing
+
+        from lil.adapters import smolagents as lil_smolagents
+
+        @lil.durable(goal_id="steps", dir=self.dir)
+        def run(observations, stop):
+            lil_smolagents._journal_step(ActionStep(step_number=1, timing=Timing(start_time=0.0),
+                                                    model_output="go",
+                                                    observations=observations))
+            if stop:
+                raise RuntimeError("stopped before the end")
+            return observations
+
+        with self.assertRaises(RuntimeError):
+            run("total=3", True)
+        with self.assertRaisesRegex(lil.NonDeterministicReplayError, "step 1 replayed"):
+            run("total=4", False)
+        self.assertEqual(run("total=3", False), "total=3")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,8 @@ silently (the workflow becomes uncertain, lil.resolve decides).
   list of deltas and replayed as the same deltas.
 - A tool call is ``tool:<tool name>:<digest>`` over its arguments, for each
   tool of the agent but ``final_answer``, and for its managed agents'
-  tools.
+  tools.  A CodeAgent's code calls its tools from a thread of its own:
+  they take their steps in the workflow of the agent's last model call.
 - Each finished action or planning step is journaled (``smolagents:step``:
   its number, model output, observations and error); a replay that rebuilds
   a different step raises NonDeterministicReplayError.
@@ -61,7 +62,15 @@ def _without_raw(message):
     return message
 
 
-def _wrap_model(model):
+class _Seen:
+    """The workflow the agent's last model call ran in: a CodeAgent runs
+    its code, and so its tools, on a thread of its own, which does not see
+    the workflow (a ContextVar); its tools bind this one."""
+
+    workflow = None
+
+
+def _wrap_model(model, seen):
     if getattr(model, _MARK, False):
         return
     name = getattr(model, "model_id", None) or type(model).__name__
@@ -71,6 +80,7 @@ def _wrap_model(model):
     def durable_generate(messages, *args, **kwargs):
         def call():
             return _without_raw(generate(messages, *args, **kwargs))
+        seen.workflow = current()
         return _tool.call_once("llm", name, call, (), {}, key=_request_key(messages, kwargs))
 
     model.generate = durable_generate
@@ -81,6 +91,7 @@ def _wrap_model(model):
         def durable_generate_stream(messages, *args, **kwargs):
             def call():
                 return list(generate_stream(messages, *args, **kwargs))
+            seen.workflow = current()
             yield from _tool.call_once("llm", name, call, (), {},
                                        key=_request_key(messages, kwargs))
 
@@ -88,13 +99,18 @@ def _wrap_model(model):
     setattr(model, _MARK, True)
 
 
-def _wrap_tool(tool):
+def _wrap_tool(tool, seen):
+    tool._lil_seen = seen  # the agent that uses it now (a tool may serve many)
     if getattr(tool, _MARK, False):
         return
     forward = tool.forward
 
     @functools.wraps(forward)
     def durable_forward(*args, **kwargs):
+        workflow = tool._lil_seen.workflow
+        if current() is None and workflow is not None:
+            with workflow.bind():
+                return _tool.call_once("tool", tool.name, forward, args, kwargs)
         return _tool.call_once("tool", tool.name, forward, args, kwargs)
 
     tool.forward = durable_forward
@@ -139,10 +155,11 @@ def durable(agent):
 
     if getattr(agent, _MARK, False):
         return agent
-    _wrap_model(agent.model)
+    seen = _Seen()
+    _wrap_model(agent.model, seen)
     for name, tool in agent.tools.items():
         if name != "final_answer":
-            _wrap_tool(tool)
+            _wrap_tool(tool, seen)
     for managed in getattr(agent, "managed_agents", {}).values():
         durable(managed)
     agent.step_callbacks.register(ActionStep, _journal_step)
