@@ -54,7 +54,8 @@ def build_team(side, url):
     client = lil_autogen.durable_client(OpenAIChatCompletionClient(
         model="fake-model", base_url=url, api_key="sk-fake", model_info=MODEL_INFO,
         max_retries=0))
-    adder = AssistantAgent("adder", model_client=client, tools=lil_autogen.durable_tools([add]) + [double],
+    adder = AssistantAgent("adder", model_client=client,
+                           tools=lil_autogen.durable_tools([add]) + [double],
                            system_message="You add numbers with the add tool.")
     return RoundRobinGroupChat([adder], termination_condition=TextMentionTermination("TERMINATE"),
                                max_turns=12)

@@ -28,7 +28,6 @@ AutoGen is imported when these are called, never by ``import lil``.
 import functools
 
 from .. import _tool
-from .._core import async_step
 
 _MARK = "_lil_durable"
 
