@@ -222,6 +222,8 @@ class AdapterCrashCase(LilCase):
         self.assertIn(f"total={EXPECTED_TOTAL}", str(result))
         self.assertLessEqual(self.repeats(self.llm_calls()), kills, self.llm_calls())
         self.assertLessEqual(self.repeats(self.tool_calls()), kills, self.tool_calls())
+        print(f"random kills: {kills}, repeated model calls: {self.repeats(self.llm_calls())}, "
+              f"repeated tool calls: {self.repeats(self.tool_calls())}", file=sys.stderr)
         llm, tools = len(self.llm_calls()), len(self.tool_calls())
         rc, again, err = self.run_worker()
         self.assertEqual((rc, again), (0, result), err[-3000:])

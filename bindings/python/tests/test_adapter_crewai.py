@@ -71,14 +71,10 @@ class Crash(AdapterCrashCase):
                                                                     "assistant"))))
         return adding_step(request, final_text)
 
-    def test_run_once(self):
-        rc, result, err = self.run_worker()
-        self.assert_done_right(rc, result, err)
-        self.assertEqual(result, ["total=10", "again: total=10"])
-        self.assertEqual(self.repeats(self.llm_calls()), 0)
-
     def test_kill_after_step(self):
-        self.check_kill_at_step(2)
+        # (no test of a run without a kill: a CrewAI process takes seconds)
+        result = self.check_kill_at_step(2)
+        self.assertEqual(result, ["total=10", "again: total=10"])
 
     def test_kill_inside_tool(self):
         self.check_kill_in_tool(3)
