@@ -113,9 +113,11 @@ class CodeAgentReplay(LilCase):
                 return ChatMessage(role=MessageRole.ASSISTANT,
                                    content=f"Thought: add\n```py\n{code}\n```")
 
+        model = Scripted()  # the model and the tool serve both executions' agents
+
         @lil.durable(goal_id="code-agent", dir=self.dir)
         def run(stop):
-            agent = smolagents.CodeAgent(tools=[add], model=Scripted(), verbosity_level=0)
+            agent = smolagents.CodeAgent(tools=[add], model=model, verbosity_level=0)
             answer = str(lil_smolagents.durable(agent).run("Add one and two."))
             if stop:
                 raise RuntimeError("stopped before the end")

@@ -71,6 +71,7 @@ class _Seen:
 
 
 def _wrap_model(model, seen):
+    model._lil_seen = seen  # the agent that uses it now (a model may serve many)
     if getattr(model, _MARK, False):
         return
     name = getattr(model, "model_id", None) or type(model).__name__
@@ -80,7 +81,7 @@ def _wrap_model(model, seen):
     def durable_generate(messages, *args, **kwargs):
         def call():
             return _without_raw(generate(messages, *args, **kwargs))
-        seen.workflow = current()
+        model._lil_seen.workflow = current()
         return _tool.call_once("llm", name, call, (), {}, key=_request_key(messages, kwargs))
 
     model.generate = durable_generate
@@ -91,7 +92,7 @@ def _wrap_model(model, seen):
         def durable_generate_stream(messages, *args, **kwargs):
             def call():
                 return list(generate_stream(messages, *args, **kwargs))
-            seen.workflow = current()
+            model._lil_seen.workflow = current()
             yield from _tool.call_once("llm", name, call, (), {},
                                        key=_request_key(messages, kwargs))
 
