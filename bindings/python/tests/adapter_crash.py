@@ -205,25 +205,37 @@ class AdapterCrashCase(LilCase):
         self.assertEqual(self.repeats(self.llm_calls()), 0, self.llm_calls())
 
     def check_random_kills(self):
-        """Killed at random moments until it finishes: each kill repeats at
-        most the one model call and the one tool call in flight, and the
-        result is right; a run after completion runs nothing."""
+        """Rounds of a worker killed at random moments until it finishes,
+        each round with a new store and new logs, until random_kills kills:
+        each kill repeats at most the one model call and the one tool call
+        in flight, the result is right, and a run after completion runs
+        nothing."""
+        kills = rounds = 0
+        while kills < self.random_kills:
+            rounds += 1
+            self.new_round(rounds)
+            kills += self.random_round(self.random_kills - kills)
+        print(f"{kills} random kills in {rounds} rounds", file=sys.stderr)
+        return kills
+
+    def new_round(self, n):
+        self.dir = os.path.join(self.tmp, f"store-{n}")
+        self.side = os.path.join(self.tmp, f"side-{n}.log")
+        self.fake.log_path = self.side + ".llm"
+
+    def random_round(self, at_most):
+        """One round: at most at_most kills, then a run to the end."""
         kills, result = 0, None
-        for _ in range(self.random_kills * 4):
+        while result is None:
             killed, result = self.run_killed_at_random()
-            if not killed:
-                break
-            kills += 1
-            if kills >= self.random_kills:
+            kills += killed
+            if kills >= at_most and result is None:
                 rc, result, err = self.run_worker()
                 self.assert_done_right(rc, result, err)
-                break
-        self.assertIsNotNone(result)
         self.assertIn(f"total={EXPECTED_TOTAL}", str(result))
         self.assertLessEqual(self.repeats(self.llm_calls()), kills, self.llm_calls())
         self.assertLessEqual(self.repeats(self.tool_calls()), kills, self.tool_calls())
-        print(f"random kills: {kills}, repeated model calls: {self.repeats(self.llm_calls())}, "
-              f"repeated tool calls: {self.repeats(self.tool_calls())}", file=sys.stderr)
+        self.assertEqual(len(set(self.tool_calls())), N_ADDS)
         llm, tools = len(self.llm_calls()), len(self.tool_calls())
         rc, again, err = self.run_worker()
         self.assertEqual((rc, again), (0, result), err[-3000:])

@@ -61,7 +61,7 @@ def worker(store, side, url):
 
 class Crash(AdapterCrashCase):
     WORKER = __file__
-    RANDOM_KILLS = 3  # a CrewAI process takes seconds to start
+    RANDOM_KILLS = 2  # a CrewAI process takes seconds to start
     KILL_WINDOW = 3.0
 
     def script(self, request):
