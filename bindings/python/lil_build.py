@@ -26,6 +26,7 @@ which `python -m lil` runs too).
 import base64
 import hashlib
 import os
+import posixpath
 import re
 import shutil
 import subprocess

@@ -49,6 +49,7 @@ from ._liveness import (EXIT_CLEAN, EXIT_CRASH_LOOP, EXIT_RESTARTS,  # noqa: E40
                         EXIT_SIGTERM, LivenessSupervisor)
 from ._procguard import (DEFAULT_GUARD, ProcessGuard, install_signal_handlers,  # noqa: E402
                          kill_process_tree, pid_alive, uninstall_signal_handlers)
+from ._tool import durable_tool  # noqa: E402
 
 __version__ = _lil.version()
 
@@ -59,7 +60,7 @@ __all__ = [
     "durable", "durable_async", "step", "async_step", "effect", "async_effect",
     "atomic_marker", "reset_marker", "Marker", "supervise", "current", "current_step", "Workflow",
     "StepInfo", "status", "resolve", "WorkflowStatus", "register", "Loop", "RunResult",
-    "preflight", "approx_tokens", "HARD_CAP_TOTAL", "CHARS_PER_TOKEN",
+    "preflight", "approx_tokens", "HARD_CAP_TOTAL", "CHARS_PER_TOKEN", "durable_tool",
     "Error", "UsageError", "DurableSerializationError", "UncertainStepError",
     "NonDeterministicReplayError", "NondeterminismError", "CircuitBreakerError",
     "RunLockedError", "RunEndedError", "CorruptJournalError", "JournalIOError",

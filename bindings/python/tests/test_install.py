@@ -53,6 +53,23 @@ class InstallTest(LilCase):
         self.assertTrue(p.stdout.startswith("(1, {2}) (1, {2}) "), p.stdout)
         version = p.stdout.split()[-1]
         self.check_command(venv, env, version)
+        self.check_adapters(py, env)
+
+    def check_adapters(self, py, env):
+        """The wheel has lil.adapters and names the frameworks' extras
+        (pyproject.toml), none of which was installed."""
+        code = ("import importlib.metadata as m, sys\n"
+                "import lil.adapters.autogen, lil.adapters.crewai, lil.adapters.smolagents\n"
+                "print(sorted(m.metadata('lil').get_all('Provides-Extra') or []))\n"
+                "print(any(x in sys.modules for x in ('crewai', 'smolagents')))\n")
+        p = subprocess.run([py, "-c", code], env=env, cwd=self.tmp, timeout=120,
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        extras, imported = p.stdout.split("\n")[:2]
+        if sys.version_info >= (3, 11):
+            for extra in ("autogen", "crewai", "smolagents"):
+                self.assertIn(repr(extra), extras)
+        self.assertEqual(imported, "False", p.stdout)
 
     def check_command(self, venv, env, version):
         """`lil` on the venv's PATH and `python -m lil` run the installed
