@@ -126,6 +126,8 @@ class LivenessSupervisor:
             quick = ev["uptime_s"] < self._quick_s
             self.rapid_failure_count = self.rapid_failure_count + 1 if quick else 0
             self.current_pid = None
+        elif ev["kind"] == "done":
+            self.current_pid = None
 
     def _report(self, ev):
         self._count(ev)
