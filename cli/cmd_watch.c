@@ -382,11 +382,14 @@ static int no_restart_codes(const struct cli_ctx *ctx, const struct watch_flags 
     return CLI_EXIT_OK;
 }
 
-/* Run the command under lil_supervise; returns only when it cannot start. */
+/* Run the command under lil_supervise, with a copy of the options `base`
+   (the copy points into this frame); returns only when it cannot start. */
 static int supervise(struct cli_ctx *ctx, char **words, int n,
-                     const struct watch_flags *f, lil_supervise_options *o)
+                     const struct watch_flags *f, const lil_supervise_options *base)
 {
     struct watch_state st = {ctx, false, 0, {0}};
+    lil_supervise_options opts = *base;
+    lil_supervise_options *o = &opts;
     struct watch_command cmd;
     lil_status s;
     int rc;
