@@ -114,7 +114,7 @@ static int add_worker(void *ud, const struct lil_sworker *w)
 lil_status lil__workers_doc(struct lil_store *st, struct lil_err *err, int64_t now_ms,
                             json_t **out)
 {
-    struct workers_ctx x = {json_array(), now_ms};
+    struct workers_ctx x = {NULL, now_ms};
     lil_status rc;
 
     *out = NULL;
@@ -123,6 +123,7 @@ lil_status lil__workers_doc(struct lil_store *st, struct lil_err *err, int64_t n
                            "%s is %s: it keeps no queue, so it has no workers "
                            "(workers need a PostgreSQL store, postgresql://...)",
                            st->where, lil__queue_less_kind(st));
+    x.workers = json_array();
     if (!x.workers)
         return lil__seterr(err, LIL_E_NOMEM, 0, "out of memory");
     rc = st->ops->worker_list(st, err, add_worker, &x);
