@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/env.h"
 #include "base/handles.h"
 #include "engine/call.h"
@@ -164,5 +165,22 @@ lil_status lil__api_scope_end(struct lil_json_scope *sc, struct lil_err *e,
 {
     if (lil__json_end(sc) != LIL_OK && rc == LIL_OK)
         return lil__seterr(e, LIL_E_NOMEM, 0, "out of memory");
+    return rc;
+}
+
+lil_status lil__api_dump_doc(const struct lil_env *env, struct lil_err *e, json_t *doc,
+                             size_t flags, lil_bytes *out)
+{
+    struct lil_buf text;
+    lil_status rc;
+
+    if (!doc)
+        return lil__seterr(e, LIL_E_NOMEM, 0, "out of memory");
+    lil__buf_init(&text, env, SIZE_MAX);
+    rc = lil__json_dump(env, e, doc, flags, &text);
+    json_decref(doc);
+    if (rc == LIL_OK && lil__buf_export(&text, out) != LIL_OK)
+        rc = lil__seterr(e, LIL_E_NOMEM, 0, "out of memory");
+    lil__buf_free(&text);
     return rc;
 }

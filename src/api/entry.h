@@ -74,6 +74,11 @@ bool lil__api_text_ok(const char *s, size_t max);
 
 /* ---- json scope ---------------------------------------------------------- */
 
+/* doc (released; NULL: out of memory) dumped with jansson's flags into
+ *out, which the caller frees with lil_free. */
+lil_status lil__api_dump_doc(const struct lil_env *env, struct lil_err *e, json_t *doc,
+                             size_t flags, lil_bytes *out);
+
 /* Bind env to the calling thread for the call (json.h, scopes). */
 void lil__api_scope_begin(struct lil_json_scope *sc, const struct lil_env *env);
 

@@ -18,24 +18,6 @@
 
 #define TEXT_MAX 4096 /* an actor's or reason's bytes */
 
-/* doc (released) as compact JSON, keys sorted, into *out. */
-static lil_status dump_doc(const struct lil_env *env, struct lil_err *e, json_t *doc,
-                           lil_bytes *out)
-{
-    struct lil_buf text;
-    lil_status rc;
-
-    if (!doc)
-        return lil__seterr(e, LIL_E_NOMEM, 0, "out of memory");
-    lil__buf_init(&text, env, SIZE_MAX);
-    rc = lil__json_dump(env, e, doc, JSON_COMPACT | JSON_SORT_KEYS, &text);
-    json_decref(doc);
-    if (rc == LIL_OK && lil__buf_export(&text, out) != LIL_OK)
-        rc = lil__seterr(e, LIL_E_NOMEM, 0, "out of memory");
-    lil__buf_free(&text);
-    return rc;
-}
-
 static lil_status check_text(struct lil_err *e, const char *what, const char *s)
 {
     if (s && *s && !lil__api_text_ok(s, TEXT_MAX))
@@ -178,7 +160,7 @@ lil_status lil_run_fork(lil_store *from, const char *run_id,
     lil__api_scope_begin(&sc, to->env);
     rc = fork_run(from, run_id, opts, to, new_id, &e, &doc);
     if (rc == LIL_OK && json)
-        rc = dump_doc(to->env, &e, doc, json);
+        rc = lil__api_dump_doc(to->env, &e, doc, JSON_COMPACT | JSON_SORT_KEYS, json);
     else
         json_decref(doc);
     rc = lil__api_scope_end(&sc, &e, rc);
@@ -211,7 +193,7 @@ lil_status lil_run_diff(lil_store *sa, const char *a, lil_store *sb, const char 
     lil__api_scope_begin(&sc, sa->env);
     rc = lil__history_diff(sa, a, sb, b, &e, &doc);
     if (rc == LIL_OK && json)
-        rc = dump_doc(sa->env, &e, doc, json);
+        rc = lil__api_dump_doc(sa->env, &e, doc, JSON_COMPACT | JSON_SORT_KEYS, json);
     rc = lil__api_scope_end(&sc, &e, rc);
     if (rc != LIL_OK && json) {
         lil__export_free(json->data);

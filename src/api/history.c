@@ -26,28 +26,12 @@ static lil_status check(lil_store *st, const char *run_id, struct lil_err *e)
     return lil__api_to_store(st, e, lil__run_id_check(e, run_id));
 }
 
-/* doc (released) as compact JSON into *out. */
-static lil_status dump_doc(const struct lil_env *env, struct lil_err *e, json_t *doc,
-                           lil_bytes *out)
-{
-    struct lil_buf text;
-    lil_status rc;
-
-    lil__buf_init(&text, env, SIZE_MAX);
-    rc = lil__json_dump(env, e, doc, JSON_COMPACT, &text);
-    json_decref(doc);
-    if (rc == LIL_OK && lil__buf_export(&text, out) != LIL_OK)
-        rc = lil__seterr(e, LIL_E_NOMEM, 0, "out of memory");
-    lil__buf_free(&text);
-    return rc;
-}
-
 /* End the call's json scope: doc (released) dumped into *out on success. */
 static lil_status finish(lil_store *st, struct lil_err *e, struct lil_json_scope *sc,
                          lil_status rc, json_t *doc, lil_bytes *out)
 {
     if (rc == LIL_OK)
-        rc = dump_doc(st->env, e, doc, out);
+        rc = lil__api_dump_doc(st->env, e, doc, JSON_COMPACT, out);
     else
         json_decref(doc);
     rc = lil__api_scope_end(sc, e, rc);

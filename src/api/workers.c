@@ -51,22 +51,6 @@ const char *lil_worker_errmsg(const lil_worker *w)
 
 /* ---- listings ---------------------------------------------------------------- */
 
-/* doc (released) as compact JSON into *out. */
-static lil_status dump_doc(const struct lil_env *env, struct lil_err *e, json_t *doc,
-                           lil_bytes *out)
-{
-    struct lil_buf text;
-    lil_status rc;
-
-    lil__buf_init(&text, env, SIZE_MAX);
-    rc = lil__json_dump(env, e, doc, JSON_COMPACT, &text);
-    json_decref(doc);
-    if (rc == LIL_OK && lil__buf_export(&text, out) != LIL_OK)
-        rc = lil__seterr(e, LIL_E_NOMEM, 0, "out of memory");
-    lil__buf_free(&text);
-    return rc;
-}
-
 typedef lil_status (*listing_fn)(struct lil_store *st, struct lil_err *err,
                                  json_t **out);
 
@@ -98,7 +82,7 @@ static lil_status listing(lil_store *st, lil_bytes *json, const char *fn,
     lil__api_scope_begin(&sc, st->env);
     rc = make(st, &e, &doc);
     if (rc == LIL_OK)
-        rc = dump_doc(st->env, &e, doc, json);
+        rc = lil__api_dump_doc(st->env, &e, doc, JSON_COMPACT, json);
     else
         json_decref(doc);
     rc = lil__api_scope_end(&sc, &e, rc);
