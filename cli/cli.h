@@ -106,6 +106,7 @@ extern const struct cli_verb cli_verb_fork;
 extern const struct cli_verb cli_verb_diff;
 extern const struct cli_verb cli_verb_rm;
 extern const struct cli_verb cli_verb_gc;
+extern const struct cli_verb cli_verb_mcp;
 
 /* ------------------------------------------------------------------------ */
 /* Arguments (args.c)                                                        */
