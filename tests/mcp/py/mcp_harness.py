@@ -304,10 +304,11 @@ def text_of(result):
 
 
 def pause_of(facts):
-    """The pause a paused run waits at: the facts' paused (or loop.paused),
-    which names its id and digest."""
+    """The pause a paused run waits at: the facts' paused or pause (or the
+    loop facts'), which names its id and digest."""
     for doc in (facts, facts.get("loop") or {}):
-        paused = doc.get("paused")
-        if isinstance(paused, dict) and paused.get("id"):
-            return paused
+        for key in ("paused", "pause"):
+            paused = doc.get(key)
+            if isinstance(paused, dict) and paused.get("id"):
+                return paused
     raise AssertionError(f"no pause with an id in the facts: {facts}")
