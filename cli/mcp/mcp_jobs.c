@@ -79,15 +79,18 @@ static char *env_entry(const char *name, const char *a, const char *b)
  * the entries this file made are the last ones (freed by free_env). */
 static char **child_env(const struct mcp_server *srv, size_t *n_made)
 {
-    const char *effect_env = getenv("LIL_EFFECT_ENV"), *allow = srv->opts.env_allow;
+    const char *allow = srv->opts.env_allow;
+    char *effect_env = NULL; /* the value in force (its LOOPY_ name too) */
     size_t n = 0, k = 0;
     char **env;
 
     while (environ[n])
         n++;
     env = calloc(n + 4, sizeof(*env));
-    if (!env)
+    if (!env || lil_setting("LIL_EFFECT_ENV", &effect_env) == LIL_E_NOMEM) {
+        free(env);
         return NULL;
+    }
     for (size_t i = 0; i < n; i++)
         if (!replaced(environ[i]))
             env[k++] = environ[i];
@@ -102,6 +105,7 @@ static char **child_env(const struct mcp_server *srv, size_t *n_made)
                                    : env_entry("LIL_EFFECT_ENV", allow, NULL);
     else if (effect_env)
         env[k + (*n_made)++] = env_entry("LIL_EFFECT_ENV", effect_env, NULL);
+    lil_free(effect_env);
     for (size_t i = 0; i < *n_made; i++)
         if (!env[k + i]) {
             for (size_t j = 0; j < *n_made; j++)

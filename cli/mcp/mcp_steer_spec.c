@@ -172,14 +172,15 @@ char *steer_run_spec(struct mcp_req *r, const char *run_id)
 
 char *steer_inputs_file(struct mcp_req *r, json_t *inputs)
 {
-    const char *tmp = getenv("TMPDIR");
-    char path[PATH_MAX];
+    char path[PATH_MAX], *tmp = NULL;
     char *text = json_dumps(inputs, JSON_COMPACT);
     int fd = -1, n;
     size_t len, done = 0;
 
+    (void)lil_setting("TMPDIR", &tmp); /* the default: /tmp */
     n = snprintf(path, sizeof(path), "%s/lil-mcp-inputs-XXXXXX.json",
                  tmp && *tmp ? tmp : "/tmp");
+    lil_free(tmp);
     if (text && n > 0 && (size_t)n < sizeof(path))
         fd = mkstemps(path, 5); /* mode 0600: inputs may hold secrets */
     len = text ? strlen(text) : 0;
@@ -194,7 +195,6 @@ char *steer_inputs_file(struct mcp_req *r, json_t *inputs)
         return text;
     if (fd >= 0)
         (void)unlink(path);
-    mcp_req_tool_error(r, NULL, "cannot write the inputs to a file in %s",
-                       tmp && *tmp ? tmp : "/tmp");
+    mcp_req_tool_error(r, NULL, "cannot write the inputs to a file: %s", path);
     return NULL;
 }
