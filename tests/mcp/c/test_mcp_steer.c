@@ -74,8 +74,9 @@ static void write_file(const char *path, const char *text)
     }
 }
 
-/* `lil --dir store mcp --spec-root specs FLAGS` in the test's directory. */
-static bool srv_start(struct srv *s, const char *flag)
+/* `lil --dir store mcp --spec-root specs [FLAG [FLAG2]]` in the test's
+ * directory. */
+static bool srv_start2(struct srv *s, const char *flag, const char *flag2)
 {
     int in[2], out[2];
 
@@ -88,7 +89,7 @@ static bool srv_start(struct srv *s, const char *flag)
         dup2(out[1], 1);
         close(in[0]), close(in[1]), close(out[0]), close(out[1]);
         execl(t_lil_bin(), "lil", "--dir", "store", "mcp", "--spec-root", "specs", flag,
-              (char *)NULL);
+              flag2, (char *)NULL);
         _exit(127);
     }
     close(in[0]);
@@ -102,6 +103,11 @@ static bool srv_start(struct srv *s, const char *flag)
 
 /* Write msg (stolen) as one line.  (The harness's jansson allocates from
  * lil's hooks: json_dumpb writes into our buffer instead.) */
+static bool srv_start(struct srv *s, const char *flag)
+{
+    return srv_start2(s, flag, NULL);
+}
+
 static void srv_send(struct srv *s, json_t *msg)
 {
     static char text[1 << 16];
@@ -193,7 +199,8 @@ static void srv_end(struct srv *s)
 {
     int status = 0;
 
-    close(s->in);
+    if (s->in >= 0)
+        close(s->in);
     if (s->pid > 0 && waitpid(s->pid, &status, 0) == s->pid)
         T_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     close(s->out);
@@ -589,6 +596,68 @@ T_TEST(offered_without_allow_run)
     T_EQ_I64(starters, 0);
     json_decref(res);
     srv_end(&s);
+}
+
+static const char env_spec[] =
+    "loopspec: \"0.1\"\n"
+    "id: env\n"
+    "pattern: react\n"
+    "state:\n"
+    "  vars:\n"
+    "    n: {type: int, init: 0}\n"
+    "body:\n"
+    "  - id: look\n"
+    "    kind: shell\n"
+    "    cmd: \"echo allowed=$MCP_T_ALLOWED other=$MCP_T_OTHER > "
+    "env.txt; sleep 3\"\n"
+    "    on_done: {incr: n}\n"
+    "terminate: {signal: state-predicate, until: \"${state.n "
+    ">= 1}\"}\n"
+    "caps: {max_iterations: 3}\n";
+
+/* Shell steps of runs started through MCP see the scrubbed environment
+ * plus --env-allow; a request cancelled while its child runs is dropped
+ * and the child goes on (the server leaves at EOF without waiting). */
+T_TEST(env_allow_and_cancel)
+{
+    struct srv s;
+    json_t *f, *msg;
+    char text[256] = "";
+    FILE *in;
+
+    specs_dir();
+    write_file("specs/env.yaml", env_spec);
+    setenv("MCP_T_ALLOWED", "yes", 1);
+    setenv("MCP_T_OTHER", "leak", 1);
+    T_REQUIRE(srv_start2(&s, "--allow-run", "--env-allow=MCP_T_ALLOWED") &&
+              srv_init(&s));
+    unsetenv("MCP_T_ALLOWED");
+    unsetenv("MCP_T_OTHER");
+    srv_send(&s, json_pack("{s:s, s:i, s:s, s:{s:s, s:{s:s, s:b}}}", "jsonrpc", "2.0",
+                           "id", 99, "method", "tools/call", "params", "name",
+                           "start_run", "arguments", "spec", "env.yaml", "wait", 1));
+    json_decref(wait_status("env", "running", true));
+    srv_send(&s, json_pack("{s:s, s:s, s:{s:i, s:s}}", "jsonrpc", "2.0", "method",
+                           "notifications/cancelled", "params", "requestId", 99,
+                           "reason", "changed my mind"));
+    close(s.in); /* EOF: the server leaves without answering request 99 */
+    s.in = -1;
+    while ((msg = srv_read(&s))) {
+        T_CHECK(json_integer_value(json_object_get(msg, "id")) != 99);
+        json_decref(msg);
+    }
+    f = facts("env");
+    T_EQ_STR(or_empty(json_string_value(json_object_get(f, "status"))), "running");
+    json_decref(f);
+    srv_end(&s);
+    f = wait_status("env", "completed", false);
+    T_CHECK(f != NULL);
+    json_decref(f);
+    in = fopen("env.txt", "r");
+    T_CHECK(in && fgets(text, sizeof(text), in));
+    if (in)
+        fclose(in);
+    T_EQ_STR(text, "allowed=yes other=\n");
 }
 
 T_MAIN()
