@@ -128,5 +128,6 @@ void bench_python(const struct bench_cfg *cfg, lil_store *st);
 void bench_letitloop(const struct bench_cfg *cfg);
 void bench_langgraph(const struct bench_cfg *cfg);
 void bench_workers(const struct bench_cfg *cfg);
+void bench_mcp(const struct bench_cfg *cfg);
 
 #endif

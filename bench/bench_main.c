@@ -6,13 +6,12 @@
  *     lil_bench --dir DIR [--quick] [--only NAME]... [--lil PATH]
  *
  * NAME: raw, sync, bytes, resume, record, group, replay, spec, shell, loop, agent,
- * watch, pg, python, letitloop, langgraph, workers (default: all).  PATH: the `lil`
- * command the loop group starts (default: the one built beside lil_bench, ../cli/lil).
- * URL: the
- * PostgreSQL server of the pg and workers groups (bench_pg.c, bench_workers.c; run.sh
- * starts one). DIR must be on the disk under test (the raw loops and the store live
- * there) and is left with nothing in it but the stores and the runs the benchmarks made
- * (run.sh removes it).
+ * watch, pg, python, letitloop, langgraph, workers, mcp (default: all).  PATH: the
+ * `lil` command the loop group starts (default: the one built beside lil_bench,
+ * ../cli/lil). URL: the PostgreSQL server of the pg and workers groups (bench_pg.c,
+ * bench_workers.c; run.sh starts one). DIR must be on the disk under test (the raw
+ * loops and the store live there) and is left with nothing in it but the stores and the
+ * runs the benchmarks made (run.sh removes it).
  */
 #define _GNU_SOURCE
 #include <libgen.h>
@@ -220,6 +219,8 @@ int main(int argc, char **argv)
         bench_langgraph(&cfg);
     if (WANT("workers"))
         bench_workers(&cfg);
+    if (WANT("mcp"))
+        bench_mcp(&cfg);
 #undef WANT
     lil_store_close(st);
 
