@@ -66,9 +66,42 @@ static const char *str(json_t *o, const char *key, const char *dflt)
 
 /* ---- triage-uncertain ---------------------------------------------------- */
 
-/* The uncertain effect: the facts' "uncertain" entries, and a loop's own
- * account of it (slot, iteration, kind, rendered request). */
-static void add_uncertain_effect(struct text *t, json_t *facts)
+/* The request_sha256 of the last start of effect step among run id's last
+ * records (a program run journals the request's digest, and its note), or
+ * NULL; a new string. */
+static char *request_digest(lil_store *st, const char *id, json_t *facts,
+                            const char *step)
+{
+    json_int_t last = json_integer_value(json_object_get(facts, "last_seq"));
+    lil_events_opts o = {.struct_size = sizeof(o),
+                         .from_seq = last > 64 ? (uint64_t)(last - 64) : 0,
+                         .types = "effect_start"};
+    lil_bytes b = {NULL, 0};
+    json_t *page, *ev;
+    char *digest = NULL;
+    size_t i;
+
+    if (lil_run_events_with(st, id, &o, &b) != LIL_OK)
+        return NULL;
+    page = json_loadb(b.data, b.len, 0, NULL);
+    lil_free(b.data);
+    json_array_foreach(json_object_get(page, "events"), i, ev)
+    {
+        const char *sha = str(ev, "request_sha256", NULL);
+
+        if (sha && strcmp(str(ev, "step", ""), step) == 0) {
+            free(digest);
+            digest = strdup(sha);
+        }
+    }
+    json_decref(page);
+    return digest;
+}
+
+/* The uncertain effect: a loop's own account of it (slot, iteration, kind,
+ * rendered request), else the facts' "uncertain" entries. */
+static void add_uncertain_effect(struct text *t, lil_store *st, const char *id,
+                                 json_t *facts)
 {
     json_t *loop_u = json_object_get(json_object_get(facts, "loop"), "uncertain");
     json_t *u;
@@ -76,7 +109,7 @@ static void add_uncertain_effect(struct text *t, json_t *facts)
 
     add(t, "The effect without an outcome:\n");
     if (json_is_object(loop_u)) {
-        add(t, "- step slot %s (iteration %lld), kind %s\n", str(loop_u, "slot", "?"),
+        add(t, "- slot %s (iteration %lld), kind %s\n", str(loop_u, "slot", "?"),
             (long long)json_integer_value(json_object_get(loop_u, "iteration")),
             str(loop_u, "kind", "?"));
         add(t, "- its rendered request (identity): %s\n", str(loop_u, "identity", "?"));
@@ -84,10 +117,15 @@ static void add_uncertain_effect(struct text *t, json_t *facts)
     }
     json_array_foreach(json_object_get(facts, "uncertain"), i, u)
     {
+        char *digest = request_digest(st, id, facts, str(u, "step", ""));
+
         add(t, "- step %s", str(u, "step", "?"));
         if (json_object_get(u, "request"))
-            add(t, ", its request: %s", str(u, "request", "?"));
+            add(t, ", its request's note: %s", str(u, "request", "?"));
+        if (digest)
+            add(t, ", its request's sha256: %s", digest);
         add(t, "\n");
+        free(digest);
     }
 }
 
@@ -113,7 +151,7 @@ static void add_recovery_actions(struct text *t, const char *id)
         id, id);
 }
 
-static void triage_text(struct text *t, const char *id, json_t *facts)
+static void triage_text(struct text *t, lil_store *st, const char *id, json_t *facts)
 {
     const char *status = str(facts, "status", "unknown");
 
@@ -136,7 +174,7 @@ static void triage_text(struct text *t, const char *id, json_t *facts)
     if (json_object_get(facts, "reason"))
         add(t, "The run says: %s\n", str(facts, "reason", ""));
     add(t, "\n");
-    add_uncertain_effect(t, facts);
+    add_uncertain_effect(t, st, id, facts);
     add_recovery_actions(t, id);
 }
 
@@ -182,11 +220,12 @@ static void add_meters(struct text *t, json_t *facts)
     add(t, "\n");
 }
 
-static void review_text(struct text *t, const char *id, json_t *facts)
+static void review_text(struct text *t, lil_store *st, const char *id, json_t *facts)
 {
     json_t *paused = json_object_get(facts, "paused");
     const char *pause_id = str(paused, "id", "?");
 
+    (void)st;
     if (!json_is_object(paused)) {
         add(t,
             "Run %s is not paused (its status: %s): no pause waits for an approval, "
@@ -213,7 +252,7 @@ static void review_text(struct text *t, const char *id, json_t *facts)
 
 struct prompt {
     const char *name, *title, *description, *arg_description;
-    void (*build)(struct text *t, const char *id, json_t *facts);
+    void (*build)(struct text *t, lil_store *st, const char *id, json_t *facts);
 };
 
 static const struct prompt prompts[] = {
@@ -303,7 +342,7 @@ static void answer_prompt(struct mcp_req *r, const struct prompt *p, const char 
     struct text t = {calloc(1, 1), 0};
 
     if (facts && t.s)
-        p->build(&t, id, facts);
+        p->build(&t, r->srv->store, id, facts);
     if (facts && t.s)
         mcp_req_result(r, prompt_result(p, id, t.s, b));
     else
