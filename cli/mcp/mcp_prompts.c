@@ -133,11 +133,12 @@ static void add_recovery_actions(struct text *t, const char *id)
 {
     add(t,
         "\nlil will not guess whether it happened: the run waits for a decision. "
-        "recover_run (run_id \"%s\", a reason saying why you chose) offers three:\n"
+        "recover_run (run_id \"%s\", action, and a reason saying why you chose) "
+        "offers three actions:\n"
         "- retry: runs the effect again.  Safe only if the effect is idempotent "
         "(doing it twice does no harm: a GET, a write of the same file, a request "
         "carrying an idempotency key) or you have made sure it did not happen.\n"
-        "- assume_done, with the result: journals that result as the effect's "
+        "- assume_done, with result: journals that result as the effect's "
         "outcome without running it.  Choose it when the effect did happen.  "
         "Check first, where the effect acts: the file it writes, the record or "
         "message it creates, the charge it makes, the command's own log.  Give "
@@ -240,10 +241,11 @@ static void review_text(struct text *t, lil_store *st, const char *id, json_t *f
     add_meters(t, facts);
     add(t,
         "\nDecide from the question, the state and what the budget has left.  To "
-        "approve, call approve_run with run_id \"%s\", pause_id \"%s\" (or the "
-        "digest %s) and a reason: naming the pause means the approval cannot let "
-        "another pause through.  Not to approve: leave it (the run keeps waiting) "
-        "and tell the user why, or call stop_run with a reason to stop the run.  "
+        "approve, call approve_run with run_id \"%s\", pause_id \"%s\" (or, "
+        "instead, digest \"%s\") and a reason: naming the pause means the "
+        "approval cannot let another pause through.  Not to approve: leave it (the "
+        "run keeps waiting) and tell the user why, or call stop_run with a reason "
+        "to stop the run.  "
         "When the question is the user's to answer, ask them.\n",
         id, pause_id, str(paused, "digest", "?"));
 }
