@@ -305,17 +305,21 @@ static int append_lines(json_t *page, char **text, size_t *len, size_t *count)
     return 0;
 }
 
-/* Where a read of events stopped: {"lil/next", "lil/more", "lil/nextUri"?}. */
+/* Where a read of events stopped: {"lil/next", "lil/more", and with more
+ * "lil/nextUri"}. */
 static json_t *events_meta(const struct res_uri *u, uint64_t next, bool more)
 {
     char from[40];
     char *uri;
-    json_t *meta;
+    json_t *meta =
+        json_pack("{s:I, s:b}", "lil/next", (json_int_t)next, "lil/more", more);
 
+    if (!meta || !more)
+        return meta;
     snprintf(from, sizeof(from), "/events?from=%llu", (unsigned long long)next);
-    uri = more ? run_uri(u->id, from) : NULL;
-    meta = json_pack("{s:I, s:b, s:s?}", "lil/next", (json_int_t)next, "lil/more", more,
-                     "lil/nextUri", uri);
+    uri = run_uri(u->id, from);
+    if (uri)
+        json_object_set_new(meta, "lil/nextUri", json_string(uri));
     free(uri);
     return meta;
 }

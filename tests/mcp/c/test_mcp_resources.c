@@ -241,6 +241,28 @@ static void program_run(const char *id, int steps, bool complete)
     lil_store_close(st);
 }
 
+/* Program run id with n steps, written without syncs (a long history made
+ * quickly). */
+static void long_run(const char *id, int n)
+{
+    lil_store *st = NULL;
+    lil_run *run = NULL;
+    lil_run_opts o;
+    lil_bytes out = {NULL, 0};
+
+    memset(&o, 0, sizeof(o));
+    o.struct_size = sizeof(o);
+    o.sync = LIL_SYNC_OFF;
+    T_REQUIRE(lil_store_open(NULL, t_store(STORE_DIR), &st) == LIL_OK);
+    T_REQUIRE(lil_run_open(st, id, &o, &run) == LIL_OK);
+    for (int i = 0; i < n; i++) {
+        T_OK(lil_step(run, "s", fn_text, NULL, &out));
+        lil_free(out.data);
+    }
+    T_OK(lil_run_close(run));
+    lil_store_close(st);
+}
+
 /* A run whose process died inside effect "charge": uncertain. */
 static void uncertain_run(const char *id)
 {
@@ -471,6 +493,59 @@ T_TEST(templates_and_reads)
     expect_not_found("resources/subscribe", "\"lil://runs/nosuch\"");
     a = request("resources/read", "{}");
     T_EQ_I64(error_code(a), -32602);
+    json_decref(a);
+    stop_server();
+}
+
+/* Count the lines of text; the seq of the last one into *last. */
+static size_t count_lines(const char *text, json_int_t *last)
+{
+    size_t n = 0;
+
+    for (const char *p = text; *p; n++) {
+        const char *nl = strchr(p, '\n');
+        json_t *ev = json_loadb(p, nl ? (size_t)(nl - p) : strlen(p), 0, NULL);
+
+        T_CHECK(ev != NULL);
+        *last = json_integer_value(json_object_get(ev, "seq"));
+        json_decref(ev);
+        p = nl ? nl + 1 : p + strlen(p);
+    }
+    return n;
+}
+
+/* A read of events stops at 10000, its _meta saying where to read on;
+ * reading on from there gives the rest, nothing twice. */
+T_TEST(a_long_history_is_read_in_parts)
+{
+    json_t *a, *c, *meta;
+    json_int_t last = 0, next;
+    size_t first;
+    char uri[128], params[256];
+
+    long_run("long", 10500);
+    start_server();
+    initialize();
+    a = request("resources/read", "{\"uri\":\"lil://runs/long/events\"}");
+    c = json_array_get(json_object_get(result_of(a), "contents"), 0);
+    meta = json_object_get(c, "_meta");
+    first = count_lines(json_string_value(json_object_get(c, "text")), &last);
+    T_CHECK(first >= 10000 && first < 10010);
+    T_CHECK(json_is_true(json_object_get(meta, "lil/more")));
+    next = json_integer_value(json_object_get(meta, "lil/next"));
+    T_EQ_I64(next, last + 1);
+    snprintf(uri, sizeof(uri), "lil://runs/long/events?from=%lld", (long long)next);
+    T_EQ_STR(json_string_value(json_object_get(meta, "lil/nextUri")), uri);
+    json_decref(a);
+
+    snprintf(params, sizeof(params), "{\"uri\":\"%s\"}", uri);
+    a = request("resources/read", params);
+    c = json_array_get(json_object_get(result_of(a), "contents"), 0);
+    meta = json_object_get(c, "_meta");
+    T_CHECK(count_lines(json_string_value(json_object_get(c, "text")), &last) > 400);
+    T_CHECK(json_is_false(json_object_get(meta, "lil/more")));
+    T_CHECK(json_object_get(meta, "lil/nextUri") == NULL);
+    T_EQ_I64(json_integer_value(json_object_get(meta, "lil/next")), last + 1);
     json_decref(a);
     stop_server();
 }
