@@ -1,13 +1,15 @@
 /*
  * test_mcp_resources.c -- the resources and prompts of `lil mcp`, driven
  * over stdio as a client drives them: the binary spawned, JSON-RPC on its
- * stdin and stdout one message a line, runs made and grown through lil.h
- * beside it.
+ * stdin and stdout one message a line, program runs made and grown through
+ * lil.h beside it, loop runs by `lil run`.
  *
  * What it proves: resources/list pages run ids 100 at a time in order,
  * every run once; the templates name both uris; resources/read gives a
  * run's facts (lil_run_facts' document) and its events as JSON lines
- * (?from=SEQ reads on); a bad uri, a bad id and a missing run are -32002
+ * (?from=SEQ reads on; a history past 10000 events is read in parts, the
+ * content's _meta naming the next); a bad uri, a bad id and a missing run
+ * are -32002
  * with the uri in data; a subscribed run's facts and events uris get
  * notifications/resources/updated within 2 s of a step appended to the
  * run, and nothing once unsubscribed; a new run brings
