@@ -9,14 +9,14 @@
  * run's facts (lil_run_facts' document) and its events as JSON lines
  * (?from=SEQ reads on; a history past 10000 events is read in parts, the
  * content's _meta naming the next); a bad uri, a bad id and a missing run
- * are -32002
- * with the uri in data; a subscribed run's facts and events uris get
- * notifications/resources/updated within 2 s of a step appended to the
- * run, and nothing once unsubscribed; a new run brings
+ * are -32002 with the uri in data; a subscribed run's facts and events
+ * uris get notifications/resources/updated within 2 s of a step appended
+ * to the run, and nothing once unsubscribed; a new run brings
  * notifications/resources/list_changed; the prompts are listed, and built
- * from the facts of an uncertain run (its request, the three recoveries),
- * a paused loop run (its pause id and digest, approve_run) and a run that
- * is neither (said so); a missing run_id or an unknown prompt is -32602.
+ * from the facts of uncertain runs (a program's step and request digest, a
+ * loop's slot and rendered request; the three recoveries), a paused loop
+ * run (its pause id and digest, approve_run) and a run that is neither
+ * (said so); a missing run_id or an unknown prompt is -32602.
  */
 #include <errno.h>
 #include <fcntl.h>
