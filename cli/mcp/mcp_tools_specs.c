@@ -160,8 +160,8 @@ static const char *store_shown(const char *where)
 void mcp_read_doctor(struct mcp_req *r, json_t *args)
 {
     char *path = NULL, after[1200];
-    lil_spec *spec = load_spec(r, args, &path);
     const char *where = r->srv->opts.store ? r->srv->opts.store : ".lil";
+    lil_spec *spec = load_spec(r, args, &path); /* NULL: r is answered and gone */
     json_t *doc;
 
     if (!spec)
