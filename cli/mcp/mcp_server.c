@@ -254,13 +254,6 @@ void mcp_req_progress(struct mcp_req *r, double progress, double total,
     json_decref(msg);
 }
 
-void mcp_out_abandon(struct mcp_server *srv, struct mcp_out *out)
-{
-    for (struct mcp_req *r = srv->reqs; r; r = r->next)
-        if (r->out == out)
-            r->out = NULL;
-}
-
 /* notifications/cancelled: the request named is dropped unanswered. */
 void mcp_server_cancel(struct mcp_server *srv, struct mcp_session *s, json_t *id)
 {
@@ -281,6 +274,14 @@ struct batch_out {
     json_t *answers;
     struct mcp_server *srv;
 };
+
+static void batch_done(struct mcp_out *o);
+
+/* o is a batch's out whose answers go to outer. */
+static bool batch_of(struct mcp_out *o, struct mcp_out *outer)
+{
+    return o->done == batch_done && ((struct batch_out *)o)->outer == outer;
+}
 
 static void batch_send(struct mcp_out *o, json_t *msg)
 {
@@ -305,6 +306,18 @@ static void batch_done(struct mcp_out *o)
     out_answered(b->outer);
     json_decref(b->answers);
     free(b);
+}
+
+/* out is going away: its requests, and those of a batch answering to it,
+ * drop their answers. */
+void mcp_out_abandon(struct mcp_server *srv, struct mcp_out *out)
+{
+    for (struct mcp_req *r = srv->reqs; r; r = r->next) {
+        if (r->out == out)
+            r->out = NULL;
+        else if (r->out && batch_of(r->out, out))
+            ((struct batch_out *)r->out)->outer = NULL; /* gathered, then dropped */
+    }
 }
 
 static void take_one(struct mcp_server *srv, struct mcp_session *s, json_t *msg,
