@@ -150,9 +150,8 @@ static enum MHD_Result post_answer_now(struct http_req *req)
     if (n == 0)
         return http_reply(req, MHD_HTTP_ACCEPTED, NULL, NULL, 0);
     if (n > 1) {
-        json_t *msg;
-        size_t i;
-        json_array_foreach(req->gathered, i, msg) http_stream_event(req, msg);
+        for (size_t i = 0; i < n; i++)
+            http_stream_event(req, json_array_get(req->gathered, i));
         req->closed = true;
         return http_stream_start(req);
     }

@@ -278,7 +278,7 @@ struct batch_out {
 static void batch_done(struct mcp_out *o);
 
 /* o is a batch's out whose answers go to outer. */
-static bool batch_of(struct mcp_out *o, struct mcp_out *outer)
+static bool batch_of(struct mcp_out *o, const struct mcp_out *outer)
 {
     return o->done == batch_done && ((struct batch_out *)o)->outer == outer;
 }
