@@ -163,6 +163,16 @@ static enum MHD_Result post_answer_now(struct http_req *req)
     return ret;
 }
 
+/* Answer a POST whose answers are not all in: an event stream, what was
+ * gathered first (progress), the rest as it comes. */
+static enum MHD_Result post_answer_later(struct http_req *req)
+{
+    for (size_t i = 0; i < json_array_size(req->gathered); i++)
+        http_stream_event(req, json_array_get(req->gathered, i));
+    json_array_clear(req->gathered);
+    return http_stream_start(req);
+}
+
 /* The message is an initialize request (a lone one, not in a batch). */
 static bool is_initialize(json_t *msg, enum mcp_kind kind)
 {
@@ -239,7 +249,7 @@ static enum MHD_Result post_message(struct http_req *req)
     }
     if (req->out_done)
         return post_answer_now(req);
-    return http_stream_start(req); /* what was gathered goes first */
+    return post_answer_later(req);
 }
 
 /* ---- the handler ----------------------------------------------------------- */
