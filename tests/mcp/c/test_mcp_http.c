@@ -3,9 +3,9 @@
  * on 127.0.0.1:0, its port and token read from its stderr, requests made
  * with libcurl.  A session's life (initialize, tools/list, DELETE), every
  * refusal (token, Origin, Host, session, media types, size, method,
- * protocol version), the GET event stream, the token from LIL_MCP_TOKEN,
- * --no-token, the addresses refused, and SIGTERM / SIGINT ending it with
- * status 0.
+ * protocol version), the GET event stream, a full server making room,
+ * the token from LIL_MCP_TOKEN, --no-token, the addresses refused, and
+ * SIGTERM / SIGINT ending it with status 0.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -539,6 +539,24 @@ T_TEST(signal_with_stream_open)
     curl_slist_free_all(list);
     curl_multi_cleanup(m);
     free(s.body);
+}
+
+T_TEST(sessions_full)
+{
+    struct server sv;
+    struct resp r;
+    char first[128];
+    const char *sid;
+
+    T_REQUIRE(start(&sv, NULL, NULL, NULL));
+    sid = initialize(&sv);
+    T_REQUIRE(sid != NULL);
+    snprintf(first, sizeof(first), "%s", sid);
+    /* 64 more: the least recently used idle session ends to make room */
+    for (int i = 0; i < 64; i++)
+        T_REQUIRE(initialize(&sv) != NULL);
+    expect(404, -32001, &r, post(&sv, first, NULL, list_body, &r));
+    T_EQ_I64(stop(&sv, SIGTERM), 0);
 }
 
 T_TEST(token_from_environment)
