@@ -35,6 +35,7 @@ struct http_req {
     struct http_srv *h;
     struct MHD_Connection *conn;
     struct http_sess *sess; /* its session, or NULL (none, or it ended) */
+    const char *origin;     /* its Origin once allowed (libmicrohttpd's), or NULL */
     char method;            /* 'P'OST, 'G'ET or 'D'ELETE */
     /* POST: the body as it comes */
     char *body;
@@ -121,9 +122,12 @@ enum MHD_Result http_reply_error(struct http_req *req, unsigned status, int code
                                  const char *message);
 /* Queue a response: len bytes of body (len 0: none) of content_type (may
  * be NULL).  Every response names the request's session (Mcp-Session-Id)
- * when it has one. */
+ * when it has one, and carries CORS headers when the request came with an
+ * Origin allowed. */
 enum MHD_Result http_reply(struct http_req *req, unsigned status,
                            const char *content_type, const char *body, size_t len);
+/* Queue 204 with what a browser's preflight asks (methods, headers). */
+enum MHD_Result http_reply_preflight(struct http_req *req);
 /* Queue a 200 event stream for req; what is buffered goes first. */
 enum MHD_Result http_stream_start(struct http_req *req);
 /* Append one message as an event (`event: message`, `id:`, `data:`). */

@@ -1,7 +1,9 @@
 /*
  * mcp_http_check.c -- the checks of the Streamable HTTP transport
  * (mcp_http.h): what every request must show (a loopback Host, an Origin
- * allowed, the bearer token, the path, a method served), what a POST must
+ * allowed, the bearer token, the path, a method served; a browser's
+ * preflight OPTIONS from an Origin allowed is answered before the token is
+ * asked for, as it carries none), what a POST must
  * show before its body is read (JSON, an Accept of JSON and event
  * streams, a length under the cap), and the MCP-Protocol-Version header.
  * Each refusal is queued as a JSON-RPC error with id null.
@@ -157,6 +159,9 @@ enum MHD_Result http_check_common(struct http_req *req, const char *url,
             req, MHD_HTTP_FORBIDDEN, -32000,
             "Forbidden: Origin not allowed (the server's own, or one "
             "given with --allow-origin)");
+    req->origin = http_header(req, "Origin");
+    if (req->origin && strcmp(method, "OPTIONS") == 0 && strcmp(url, HTTP_PATH) == 0)
+        return http_reply_preflight(req); /* a browser asks before it sends */
     if (!token_ok(req))
         return http_reply_error(req, MHD_HTTP_UNAUTHORIZED, -32000,
                                 "Unauthorized: missing or wrong bearer token "

@@ -18,10 +18,18 @@
 
 #include "mcp_http.h"
 
-static void add_session_header(struct http_req *req, struct MHD_Response *resp)
+/* The session's id; for a browser's request from an Origin allowed, the
+ * CORS headers that let its page read the answer. */
+static void add_headers(struct http_req *req, struct MHD_Response *resp)
 {
     if (req->sess && req->sess->s->id[0])
         MHD_add_response_header(resp, "Mcp-Session-Id", req->sess->s->id);
+    if (req->origin) {
+        MHD_add_response_header(resp, "Access-Control-Allow-Origin", req->origin);
+        MHD_add_response_header(resp, "Access-Control-Expose-Headers",
+                                "Mcp-Session-Id, WWW-Authenticate");
+        MHD_add_response_header(resp, "Vary", "Origin");
+    }
 }
 
 static enum MHD_Result queue(struct http_req *req, unsigned status,
@@ -31,7 +39,7 @@ static enum MHD_Result queue(struct http_req *req, unsigned status,
 
     if (!resp)
         return MHD_NO;
-    add_session_header(req, resp);
+    add_headers(req, resp);
     ret = MHD_queue_response(req->conn, status, resp);
     MHD_destroy_response(resp);
     return ret;
@@ -53,6 +61,21 @@ enum MHD_Result http_reply(struct http_req *req, unsigned status,
     if (resp && content_type)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
     return queue(req, status, resp);
+}
+
+enum MHD_Result http_reply_preflight(struct http_req *req)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+
+    if (!resp)
+        return MHD_NO;
+    MHD_add_response_header(resp, "Access-Control-Allow-Methods", "GET, POST, DELETE");
+    MHD_add_response_header(resp, "Access-Control-Allow-Headers",
+                            "Authorization, Content-Type, Accept, Mcp-Session-Id, "
+                            "MCP-Protocol-Version, Last-Event-ID");
+    MHD_add_response_header(resp, "Access-Control-Max-Age", "600");
+    return queue(req, MHD_HTTP_NO_CONTENT, resp);
 }
 
 enum MHD_Result http_reply_error(struct http_req *req, unsigned status, int code,

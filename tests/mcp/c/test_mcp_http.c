@@ -591,11 +591,25 @@ T_TEST(allowed_origin)
     struct server sv;
     struct resp r;
 
+    const char *preflight[] = {"Origin: https://app.example",
+                               "Authorization:", "Access-Control-Request-Method: POST",
+                               NULL};
+    const char *other[] = {"Origin: https://other.example", "Authorization:", NULL};
+
     T_REQUIRE(start(&sv, "--allow-origin", "https://app.example", NULL));
+    /* a browser's preflight carries no token */
+    T_EQ_I64(request(&sv, "OPTIONS", preflight, NULL, 0, &r), 204);
+    T_EQ_STR(head_value(&r, "Access-Control-Allow-Origin"), "https://app.example");
+    T_CONTAINS(head_value(&r, "Access-Control-Allow-Headers"), "Mcp-Session-Id");
+    free(r.body);
     T_EQ_I64(post(&sv, NULL, "Origin: https://app.example", init_body, &r), 200);
+    T_EQ_STR(head_value(&r, "Access-Control-Allow-Origin"), "https://app.example");
+    T_CONTAINS(head_value(&r, "Access-Control-Expose-Headers"), "Mcp-Session-Id");
     free(r.body);
     expect(403, -32000, &r,
            post(&sv, NULL, "Origin: https://other.example", init_body, &r));
+    expect(403, -32000, &r, request(&sv, "OPTIONS", other, NULL, 0, &r));
+    expect(401, -32000, &r, request(&sv, "OPTIONS", preflight + 1, NULL, 0, &r));
     T_EQ_I64(stop(&sv, SIGTERM), 0);
 }
 
