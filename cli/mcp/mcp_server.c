@@ -254,7 +254,22 @@ void mcp_req_progress(struct mcp_req *r, double progress, double total,
     json_decref(msg);
 }
 
+static void batch_let_go(struct mcp_out *o, const struct mcp_out *outer);
+
+/* out is going away: its requests, and those of a batch answering to it,
+ * drop their answers. */
+void mcp_out_abandon(struct mcp_server *srv, struct mcp_out *out)
+{
+    for (struct mcp_req *r = srv->reqs; r; r = r->next) {
+        if (r->out == out)
+            r->out = NULL;
+        else if (r->out)
+            batch_let_go(r->out, out);
+    }
+}
+
 /* notifications/cancelled: the request named is dropped unanswered. */
+/* cppcheck-suppress constParameter ; s is a session the caller may change: mcp.h */
 void mcp_server_cancel(struct mcp_server *srv, struct mcp_session *s, json_t *id)
 {
     for (struct mcp_req *r = srv->reqs; r; r = r->next) {
@@ -274,14 +289,6 @@ struct batch_out {
     json_t *answers;
     struct mcp_server *srv;
 };
-
-static void batch_done(struct mcp_out *o);
-
-/* o is a batch's out whose answers go to outer. */
-static bool batch_of(struct mcp_out *o, const struct mcp_out *outer)
-{
-    return o->done == batch_done && ((struct batch_out *)o)->outer == outer;
-}
 
 static void batch_send(struct mcp_out *o, json_t *msg)
 {
@@ -308,16 +315,12 @@ static void batch_done(struct mcp_out *o)
     free(b);
 }
 
-/* out is going away: its requests, and those of a batch answering to it,
- * drop their answers. */
-void mcp_out_abandon(struct mcp_server *srv, struct mcp_out *out)
+/* When o is a batch's out whose answers go to outer, they go nowhere now
+ * (gathered, then dropped). */
+static void batch_let_go(struct mcp_out *o, const struct mcp_out *outer)
 {
-    for (struct mcp_req *r = srv->reqs; r; r = r->next) {
-        if (r->out == out)
-            r->out = NULL;
-        else if (r->out && batch_of(r->out, out))
-            ((struct batch_out *)r->out)->outer = NULL; /* gathered, then dropped */
-    }
+    if (o->done == batch_done && ((struct batch_out *)o)->outer == outer)
+        ((struct batch_out *)o)->outer = NULL;
 }
 
 static void take_one(struct mcp_server *srv, struct mcp_session *s, json_t *msg,
