@@ -3,7 +3,8 @@
  * on 127.0.0.1:0, its port and token read from its stderr, requests made
  * with libcurl.  A session's life (initialize, tools/list, DELETE), every
  * refusal (token, Origin, Host, session, media types, size, method,
- * protocol version), the GET event stream, a full server making room,
+ * protocol version), a tool's answer streamed (and lost by a client gone,
+ * the run going on), the GET event stream, a full server making room,
  * the token from LIL_MCP_TOKEN, --no-token, the addresses refused, and
  * SIGTERM / SIGINT ending it with status 0.
  */
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -102,10 +104,9 @@ static void spawn(struct server *sv, const char *const *args, const char *token_
 
 /* Start a server on 127.0.0.1:0 with extra flags; false if it did not say
  * where it listens. */
-static bool start(struct server *sv, const char *extra, const char *extra2,
-                  const char *token_env)
+static bool start3(struct server *sv, const char *const extra[3], const char *token_env)
 {
-    const char *args[] = {"--http", "127.0.0.1:0", extra, extra2, NULL};
+    const char *args[] = {"--http", "127.0.0.1:0", extra[0], extra[1], extra[2], NULL};
     const char *at;
 
     spawn(sv, args, token_env);
@@ -115,7 +116,7 @@ static bool start(struct server *sv, const char *extra, const char *extra2,
     if (!at ||
         sscanf(at, "lil mcp: listening on http://127.0.0.1:%u/mcp", &sv->port) != 1)
         return false;
-    if (!extra || strcmp(extra, "--no-token") != 0) {
+    if (!extra[0] || strcmp(extra[0], "--no-token") != 0) {
         if (!read_err_until(sv, "lil mcp: token ", 2000) ||
             !read_err_until(sv, "\n", 2000))
             return false;
@@ -124,6 +125,14 @@ static bool start(struct server *sv, const char *extra, const char *extra2,
             return false;
     }
     return true;
+}
+
+static bool start(struct server *sv, const char *extra, const char *extra2,
+                  const char *token_env)
+{
+    const char *const more[3] = {extra, extra2, NULL};
+
+    return start3(sv, more, token_env);
 }
 
 /* Send sig and wait (5 s at most): the exit status, or -1. */
@@ -556,6 +565,120 @@ T_TEST(sessions_full)
     for (int i = 0; i < 64; i++)
         T_REQUIRE(initialize(&sv) != NULL);
     expect(404, -32001, &r, post(&sv, first, NULL, list_body, &r));
+    T_EQ_I64(stop(&sv, SIGTERM), 0);
+}
+
+static const char nap_spec[] =
+    "loopspec: \"0.1\"\n"
+    "id: nap\n"
+    "pattern: react\n"
+    "state:\n"
+    "  vars:\n"
+    "    n: {type: int, init: 0}\n"
+    "body:\n"
+    "  - id: nap\n"
+    "    kind: shell\n"
+    "    cmd: \"sleep 0.3\"\n"
+    "    on_done: {incr: n}\n"
+    "terminate: {signal: state-predicate, until: \"${state.n >= 2}\"}\n"
+    "caps: {max_iterations: 5}\n";
+
+/* The data of the last event of an event stream, parsed. */
+static json_t *last_event(const char *body)
+{
+    const char *at = NULL;
+
+    for (const char *p = body; p && (p = strstr(p, "\ndata: ")); p++)
+        at = p + 7;
+    if (!at && body && strncmp(body, "data: ", 6) == 0)
+        at = body + 6;
+    return at ? json_loadb(at, strcspn(at, "\n"), 0, NULL) : NULL;
+}
+
+/* The status inspect_run gives run id, or "" (static buffer). */
+static const char *run_status(const struct server *sv, const char *sid, const char *id)
+{
+    static char status[32];
+    char body[256];
+    struct resp r;
+    json_t *doc;
+    const char *v;
+
+    snprintf(body, sizeof(body),
+             "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{"
+             "\"name\":\"inspect_run\",\"arguments\":{\"run_id\":\"%s\"}}}",
+             id);
+    status[0] = '\0';
+    post(sv, sid, NULL, body, &r);
+    doc = json_loads(r.body ? r.body : "", 0, NULL);
+    v = json_string_value(json_object_get(
+        json_object_get(json_object_get(doc, "result"), "structuredContent"),
+        "status"));
+    snprintf(status, sizeof(status), "%s", v ? v : "");
+    json_decref(doc);
+    free(r.body);
+    return status;
+}
+
+/* A tool that waits for its child answers on an event stream: progress
+ * first, the result last, then the stream ends.  A client that goes away
+ * mid-call loses the answer, not the run. */
+T_TEST(answer_streamed)
+{
+    const char *const flags[3] = {"--allow-run", "--spec-root", "specs"};
+    static const char call[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
+        "\"name\":\"start_run\",\"arguments\":{\"spec\":\"nap.yaml\",\"wait\":true},"
+        "\"_meta\":{\"progressToken\":\"t1\"}}}";
+    static const char call2[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{"
+        "\"name\":\"start_run\",\"arguments\":{\"spec\":\"nap.yaml\",\"run_id\":"
+        "\"gone\",\"wait\":true}}}";
+    struct server sv;
+    struct resp r;
+    char id[128];
+    const char *sid;
+    json_t *last;
+    FILE *f;
+    int64_t end;
+
+    T_REQUIRE(mkdir("specs", 0700) == 0 && (f = fopen("specs/nap.yaml", "w")) != NULL);
+    fputs(nap_spec, f);
+    fclose(f);
+    T_REQUIRE(start3(&sv, flags, NULL));
+    sid = initialize(&sv);
+    T_REQUIRE(sid != NULL);
+    snprintf(id, sizeof(id), "%s", sid);
+    T_EQ_I64(post(&sv, id, NULL, call, &r), 200);
+    T_EQ_STR(head_value(&r, "Content-Type"), "text/event-stream");
+    T_CONTAINS(r.body, "event: message\nid: ");
+    T_CONTAINS(r.body, "\"notifications/progress\"");
+    last = last_event(r.body);
+    T_EQ_I64(json_integer_value(json_object_get(last, "id")), 3);
+    T_EQ_STR(json_string_value(json_object_get(
+                 json_object_get(json_object_get(last, "result"), "structuredContent"),
+                 "status")),
+             "completed");
+    json_decref(last);
+    free(r.body);
+    {
+        struct curl_slist *list = NULL;
+        char sid_h[160];
+        const char *h[] = {"Content-Type: application/json",
+                           "Accept: application/json, text/event-stream", sid_h, NULL};
+        CURL *c = prepare(&sv, "POST", "/mcp", h, &list, &r);
+        snprintf(sid_h, sizeof(sid_h), "Mcp-Session-Id: %s", id);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, call2);
+        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 200L); /* gone before the answer */
+        T_CHECK(curl_easy_perform(c) == CURLE_OPERATION_TIMEDOUT);
+        curl_easy_cleanup(c);
+        curl_slist_free_all(list);
+        free(r.body);
+    }
+    end = now_ms() + 10000;
+    while (strcmp(run_status(&sv, id, "gone"), "completed") != 0 && now_ms() < end)
+        usleep(50000);
+    T_EQ_STR(run_status(&sv, id, "gone"), "completed");
     T_EQ_I64(stop(&sv, SIGTERM), 0);
 }
 
