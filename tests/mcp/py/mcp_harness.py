@@ -150,6 +150,7 @@ class HttpServer:
                 self.proc.kill()
                 self.proc.wait()
         self.reader.join(5)
+        self.proc.stderr.close()
         self.log.close()
         return self.proc.returncode
 
