@@ -196,9 +196,6 @@ static void show(const char *what, json_t *msg)
 
 static void out_send(struct mcp_out *o, json_t *msg)
 {
-    size_t i;
-    json_t *item;
-
     (void)o;
     show("<-", msg);
     if (!json_is_array(msg)) {
@@ -207,7 +204,8 @@ static void out_send(struct mcp_out *o, json_t *msg)
     }
     if (json_array_size(msg) == 0)
         fuzz_fail("sent an empty batch");
-    json_array_foreach(msg, i, item) check_message(item);
+    for (size_t i = 0; i < json_array_size(msg); i++)
+        check_message(json_array_get(msg, i));
 }
 
 static void out_done(struct mcp_out *o)
