@@ -1,0 +1,266 @@
+// test_sdk.mjs -- `lil mcp` driven by the official TypeScript SDK client.
+//
+//   node test_sdk.mjs stdio|http
+//
+// The same scenarios over the transport named (StdioClientTransport or
+// StreamableHTTPClientTransport), each with its own server and store in a
+// temporary directory: the tools and their schemas; a broken spec; a loop
+// that pauses at a breakpoint, followed through its resource and approved
+// by its pause id (a wrong id refused); a running loop stopped; an
+// uncertain step recovered by a retry and by assume_done; --read-only; the
+// actor journaled for steering; and over HTTP, requests without the token
+// or from a foreign Origin refused.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+
+import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+
+import {
+  INIT, READ_TOOLS, START_TOOLS, STEER_TOOLS, SPECS, ajv07, ajv2020, alive, connect,
+  loopStatus, pauseOf, rawPost, text, until,
+} from './lib.mjs';
+
+const transport = process.argv[2];
+if (transport !== 'stdio' && transport !== 'http') {
+  console.error('usage: node test_sdk.mjs stdio|http');
+  process.exit(64);
+}
+const RUN_FLAGS = ['--allow-run', '--spec-root', SPECS];
+const T = { timeout: 120000 };
+
+// Run body with a fresh server; close it whatever happens.
+async function withServer(opts, body) {
+  const srv = await connect({ transport, ...opts });
+  try {
+    await body(srv);
+  } catch (e) {
+    e.message += `\n--- lil mcp stderr ---\n${srv.stderr().slice(-4000)}`;
+    throw e;
+  } finally {
+    await srv.close();
+  }
+}
+
+const lines = (dir, f) => (existsSync(join(dir, f)) ? readFileSync(join(dir, f), 'utf8') : '');
+
+// inspect_run until the loop's status is one of want.
+async function awaitStatus(srv, runId, want, ms = 30000) {
+  const wanted = [].concat(want);
+  let facts;
+  try {
+    await until(`run ${runId} to be ${wanted.join(' or ')}`, async () => {
+      facts = await srv.ok('inspect_run', { run_id: runId });
+      return wanted.includes(loopStatus(facts));
+    }, ms);
+  } catch (e) {
+    e.message += `; last seen ${loopStatus(facts)}: ${JSON.stringify(facts?.loop ?? facts).slice(0, 2000)}`;
+    throw e;
+  }
+  return facts;
+}
+
+// start_run; the child's pid is tracked so that close() ends it.
+async function start(srv, args) {
+  const out = await srv.ok('start_run', { reason: 'test', ...args });
+  assert.equal(typeof out.run_id, 'string', `start_run answers a run_id: ${JSON.stringify(out)}`);
+  srv.track(out.pid);
+  return out;
+}
+
+test(`${transport}: tools/list -- names, schemas that compile, annotations`, T, async () => {
+  await withServer({ flags: RUN_FLAGS }, async (srv) => {
+    const names = srv.tools.map((t) => t.name).sort();
+    assert.deepEqual(names, [...READ_TOOLS, ...STEER_TOOLS, ...START_TOOLS].sort());
+    for (const t of srv.tools) {
+      assert.ok(t.description, `${t.name} has a description`);
+      for (const which of ['inputSchema', 'outputSchema']) {
+        const s = t[which];
+        assert.ok(s && s.type === 'object', `${t.name}.${which} is an object schema`);
+        for (const ajv of [ajv07, ajv2020]) {
+          assert.doesNotThrow(() => ajv.compile(s), `${t.name}.${which} compiles`);
+        }
+      }
+      const props = t.inputSchema.properties ?? {};
+      assert.equal(t.inputSchema.additionalProperties, false, `${t.name}: additionalProperties false`);
+      for (const [k, v] of Object.entries(props)) {
+        assert.ok(v.description, `${t.name}.${k} has a description`);
+      }
+      for (const k of t.inputSchema.required ?? []) {
+        assert.ok(k in props, `${t.name}: required ${k} is a property`);
+      }
+      const a = t.annotations ?? {};
+      for (const h of ['readOnlyHint', 'destructiveHint', 'idempotentHint']) {
+        assert.equal(typeof a[h], 'boolean', `${t.name}.annotations.${h} is a boolean`);
+      }
+      const reads = READ_TOOLS.includes(t.name);
+      assert.equal(a.readOnlyHint, reads, `${t.name}: readOnlyHint ${reads}`);
+      if (reads) {
+        assert.equal(a.destructiveHint, false, `${t.name}: not destructive`);
+        assert.equal(a.idempotentHint, true, `${t.name}: idempotent`);
+      }
+    }
+    // The read tools over an empty store and a valid spec answer what their
+    // output schemas say (srv.ok checks it, and so does the SDK).
+    const runs = await srv.ok('list_runs', {});
+    assert.deepEqual(runs.runs, []);
+    const v = await srv.ok('validate_spec', { spec: 'breakpoint.yaml' });
+    assert.equal(v.valid, true);
+    await srv.ok('explain_spec', { spec: 'breakpoint.yaml' });
+    await srv.ok('doctor', { spec: 'breakpoint.yaml' });
+  });
+});
+
+test(`${transport}: validate_spec of a broken spec -- file:line:column`, T, async () => {
+  await withServer({ flags: RUN_FLAGS }, async (srv) => {
+    const res = await srv.call('validate_spec', { spec: 'broken.yaml' });
+    assert.equal(res.isError, true, 'a broken spec is a tool error');
+    assert.match(text(res), /broken\.yaml:10:11: error: .*shel/);
+    const sc = res.structuredContent;
+    assert.ok(sc, 'the diagnostics are structured too');
+    assert.equal(sc.valid, false);
+    const d = sc.diagnostics.find((x) => x.severity === 'error');
+    assert.ok(d, `an error among ${JSON.stringify(sc.diagnostics)}`);
+    assert.match(d.file, /broken\.yaml$/);
+    assert.equal(d.line, 10);
+    assert.equal(d.column, 11);
+    // A spec outside --spec-root is refused in words, not read.
+    const out = await srv.call('validate_spec', { spec: '../node/package.json' });
+    assert.equal(out.isError, true);
+    assert.match(text(out), /outside --spec-root/);
+  });
+});
+
+test(`${transport}: a breakpoint -- resource update, approve by pause id, completes`, T, async () => {
+  const name = `ts-sdk-${transport}-approver`;
+  await withServer({ flags: RUN_FLAGS, name }, async (srv) => {
+    const updates = [];
+    let pausedSeen = false;
+    srv.client.setNotificationHandler(ResourceUpdatedNotificationSchema, async (n) => {
+      updates.push(n.params.uri);
+      const r = await srv.client.readResource({ uri: n.params.uri }).catch(() => null);
+      const facts = r ? JSON.parse(r.contents[0].text) : null;
+      if (pauseOf(facts) && loopStatus(facts) === 'paused') pausedSeen = true;
+    });
+    const run = await start(srv, { spec: 'breakpoint.yaml' });
+    const uri = `lil://runs/${encodeURIComponent(run.run_id)}`;
+    await srv.client.subscribeResource({ uri });
+    // The first step waits for `go`: the subscription is there before the
+    // loop reaches its breakpoint.
+    writeFileSync(join(srv.dir, 'go'), '');
+    await until('notifications/resources/updated of the run, reading it paused',
+      () => pausedSeen, 30000);
+    assert.ok(updates.every((u) => u === uri), `updates only for ${uri}: ${updates}`);
+
+    const facts = await awaitStatus(srv, run.run_id, 'paused');
+    const pause = pauseOf(facts);
+    assert.ok(pause, `inspect_run shows the pause: ${JSON.stringify(facts.loop ?? facts)}`);
+    assert.match(pause.id, /^pause\.\d+$/);
+    assert.match(pause.digest, /^[0-9a-f]{64}$/);
+    assert.equal(lines(srv.dir, 'side.txt'), 'before\n');
+
+    // A pause id that is not the current pause is refused; nothing changes.
+    const wrong = await srv.call('approve_run',
+      { run_id: run.run_id, pause_id: 'pause.999', reason: 'wrong pause' });
+    assert.equal(wrong.isError, true, `a wrong pause id is refused: ${JSON.stringify(wrong)}`);
+    assert.match(text(wrong), /pause/);
+    const still = await srv.ok('inspect_run', { run_id: run.run_id });
+    assert.equal(loopStatus(still), 'paused');
+    assert.equal(pauseOf(still).id, pause.id);
+    assert.equal(lines(srv.dir, 'side.txt'), 'before\n');
+
+    const before = updates.length;
+    const ok = await srv.ok('approve_run',
+      { run_id: run.run_id, pause_id: pause.id, reason: 'the step is safe' });
+    srv.track(ok.pid);
+    await awaitStatus(srv, run.run_id, 'completed');
+    assert.equal(lines(srv.dir, 'side.txt'), 'before\nafter\n');
+    await until('an update after the approval', () => updates.length > before, 10000);
+
+    // The approval is journaled with the actor mcp:<client name>.
+    const ev = await srv.ok('run_events', { run_id: run.run_id, limit: 10000 });
+    assert.ok(Array.isArray(ev.events));
+    const approval = ev.events.find((e) => JSON.stringify(e).includes('"the step is safe"'));
+    assert.ok(approval, `run_events holds the approval: ${JSON.stringify(ev.events).slice(0, 3000)}`);
+    assert.ok(JSON.stringify(approval).includes(`"mcp:${name}"`),
+      `the approval's actor is mcp:${name}: ${JSON.stringify(approval)}`);
+    assert.ok(!JSON.stringify(ev.events).includes('"wrong pause"'),
+      'the refused approval journaled nothing');
+  });
+});
+
+test(`${transport}: stop_run of a running loop -- it ends stopped`, T, async () => {
+  await withServer({ flags: RUN_FLAGS }, async (srv) => {
+    const run = await start(srv, { spec: 'slow.yaml' });
+    await awaitStatus(srv, run.run_id, 'running');
+    const out = await srv.ok('stop_run', { run_id: run.run_id, reason: 'enough' });
+    assert.equal(out.requested, true);
+    assert.equal(out.run_id, run.run_id);
+    const facts = await awaitStatus(srv, run.run_id, 'stopped', 20000);
+    assert.ok((facts.loop?.iterations ?? 0) < 300, 'stopped long before its end');
+    if (run.pid) await until(`the loop's process ${run.pid} to exit`, () => !alive(run.pid), 10000);
+  });
+});
+
+// Start sleepy.yaml with tag, SIGKILL its process mid-step: uncertain.
+async function uncertainRun(srv, tag) {
+  const run = await start(srv, { spec: 'sleepy.yaml', run_id: `sleepy-${tag}`, inputs: { tag } });
+  assert.ok(Number.isInteger(run.pid), `start_run answers the child's pid: ${JSON.stringify(run)}`);
+  await until('the step to start', () => lines(srv.dir, `count-${tag}.txt`) === 'ran\n');
+  process.kill(run.pid, 'SIGKILL');
+  const facts = await awaitStatus(srv, run.run_id, 'uncertain');
+  assert.ok(facts.loop.uncertain, `inspect_run names the uncertain effect: ${JSON.stringify(facts.loop)}`);
+  writeFileSync(join(srv.dir, `release-${tag}`), ''); // the orphaned step ends
+  return run;
+}
+
+test(`${transport}: recover_run of an uncertain step -- retry and assume_done`, T, async () => {
+  await withServer({ flags: RUN_FLAGS }, async (srv) => {
+    const a = await uncertainRun(srv, 'a');
+    const r1 = await srv.ok('recover_run', { run_id: a.run_id, action: 'retry', reason: 'did not happen' });
+    srv.track(r1.pid);
+    await awaitStatus(srv, a.run_id, 'completed');
+    assert.equal(lines(srv.dir, 'count-a.txt'), 'ran\nran\n', 'the retry ran the step again');
+
+    const b = await uncertainRun(srv, 'b');
+    const r2 = await srv.ok('recover_run', {
+      run_id: b.run_id, action: 'assume_done', reason: 'it ran',
+      result: { exit_code: 0, stdout: 'ran\n', stderr: '' },
+    });
+    srv.track(r2.pid);
+    await awaitStatus(srv, b.run_id, 'completed');
+    assert.equal(lines(srv.dir, 'count-b.txt'), 'ran\n', 'assume_done did not run it again');
+  });
+});
+
+test(`${transport}: --read-only offers the read tools only`, T, async () => {
+  await withServer({ flags: ['--read-only'] }, async (srv) => {
+    assert.deepEqual(srv.tools.map((t) => t.name).sort(), READ_TOOLS);
+    await assert.rejects(
+      srv.client.callTool({ name: 'stop_run', arguments: { run_id: 'x', reason: 'r' } }),
+      (e) => e.code === -32602 && /stop_run/.test(e.message),
+      'stop_run is an unknown tool (-32602)');
+    await assert.rejects(
+      srv.client.callTool({ name: 'start_run', arguments: { spec: 'slow.yaml' } }),
+      (e) => e.code === -32602);
+  });
+});
+
+if (transport === 'http') {
+  test('http: no token -> 401; a foreign Origin -> 403', T, async () => {
+    await withServer({ flags: [] }, async (srv) => {
+      const { url, token } = srv.server;
+      const auth = { Authorization: `Bearer ${token}` };
+      const none = await rawPost(url, {}, INIT);
+      assert.equal(none.status, 401, `without the token: ${none.status} ${none.body}`);
+      assert.match(none.headers.get('www-authenticate') ?? '', /^Bearer/);
+      const bad = await rawPost(url, { Authorization: 'Bearer 0123' }, INIT);
+      assert.equal(bad.status, 401, `a wrong token: ${bad.status} ${bad.body}`);
+      const evil = await rawPost(url, { ...auth, Origin: 'http://evil.example' }, INIT);
+      assert.equal(evil.status, 403, `a foreign Origin: ${evil.status} ${evil.body}`);
+      const own = await rawPost(url, { ...auth, Origin: new URL(url).origin }, INIT);
+      assert.equal(own.status, 200, `the server's own Origin with the token: ${own.status} ${own.body}`);
+    });
+  });
+}
