@@ -32,7 +32,7 @@ const T = { timeout: 120000 };
 
 // Run body with a fresh server; close it whatever happens.
 async function withServer(opts, body) {
-  const srv = await connect({ transport, ...opts });
+  const srv = await connect({ transport, name: `ts-sdk-${transport}`, ...opts });
   try {
     await body(srv);
   } catch (e) {
@@ -59,6 +59,16 @@ async function awaitStatus(srv, runId, want, ms = 30000) {
     throw e;
   }
   return facts;
+}
+
+// run_events holds one event of type with the actor mcp:<name> and reason.
+async function expectActor(srv, runId, type, name, reason) {
+  const ev = await srv.ok('run_events', { run_id: runId, limit: 10000 });
+  assert.ok(Array.isArray(ev.events), 'run_events answers events');
+  const e = ev.events.find((x) => x.type === type && x.reason === reason);
+  assert.ok(e, `run_events of ${runId} holds a ${type} event with reason "${reason}": ` +
+    JSON.stringify(ev.events.map((x) => x.type)));
+  assert.equal(e.actor, `mcp:${name}`, `the ${type}'s actor is mcp:<client name>`);
 }
 
 // start_run; the child's pid is tracked so that close() ends it.
@@ -178,13 +188,11 @@ test(`${transport}: a breakpoint -- resource update, approve by pause id, comple
     assert.equal(lines(srv.dir, 'side.txt'), 'before\nafter\n');
     await until('an update after the approval', () => updates.length > before, 10000);
 
-    // The approval is journaled with the actor mcp:<client name>.
+    // The approval is journaled with the actor mcp:<client name>; the
+    // refused one journaled nothing.
+    await expectActor(srv, run.run_id, 'approval', name, 'the step is safe');
     const ev = await srv.ok('run_events', { run_id: run.run_id, limit: 10000 });
-    assert.ok(Array.isArray(ev.events));
-    const approval = ev.events.find((e) => JSON.stringify(e).includes('"the step is safe"'));
-    assert.ok(approval, `run_events holds the approval: ${JSON.stringify(ev.events).slice(0, 3000)}`);
-    assert.ok(JSON.stringify(approval).includes(`"mcp:${name}"`),
-      `the approval's actor is mcp:${name}: ${JSON.stringify(approval)}`);
+    assert.equal(ev.events.filter((e) => e.type === 'approval').length, 1, 'one approval');
     assert.ok(!JSON.stringify(ev.events).includes('"wrong pause"'),
       'the refused approval journaled nothing');
   });
@@ -200,6 +208,30 @@ test(`${transport}: stop_run of a running loop -- it ends stopped`, T, async () 
     const facts = await awaitStatus(srv, run.run_id, 'stopped', 20000);
     assert.ok((facts.loop?.iterations ?? 0) < 300, 'stopped long before its end');
     if (run.pid) await until(`the loop's process ${run.pid} to exit`, () => !alive(run.pid), 10000);
+    await expectActor(srv, run.run_id, 'stop', srv.name, 'enough');
+  });
+});
+
+test(`${transport}: start_run with wait -- progress notifications, then the loop's result`, T, async () => {
+  await withServer({ flags: RUN_FLAGS }, async (srv) => {
+    const progress = [];
+    // The step waits for release-c: let it go once it has started.
+    const release = until('the step to start', () => lines(srv.dir, 'count-c.txt') === 'ran\n')
+      .then(() => writeFileSync(join(srv.dir, 'release-c'), ''));
+    const res = await srv.client.callTool(
+      { name: 'start_run', arguments: { spec: 'sleepy.yaml', run_id: 'sleepy-c', inputs: { tag: 'c' }, wait: true, reason: 'test' } },
+      undefined, { onprogress: (p) => progress.push(p), timeout: 60000 });
+    await release;
+    assert.ok(!res.isError, `start_run with wait: ${text(res)}`);
+    const out = res.structuredContent;
+    assert.equal(out.run_id, 'sleepy-c');
+    assert.equal(out.status, 'completed', `the loop's status: ${JSON.stringify(out)}`);
+    assert.equal(out.exit_code, 0);
+    assert.equal(out.result?.status, 'completed', `the loop's result: ${JSON.stringify(out.result)}`);
+    assert.ok(progress.length >= 1, 'progress notifications while the loop ran');
+    for (let i = 1; i < progress.length; i++) {
+      assert.ok(progress[i].progress > progress[i - 1].progress, `progress increases: ${JSON.stringify(progress)}`);
+    }
   });
 });
 
@@ -222,6 +254,7 @@ test(`${transport}: recover_run of an uncertain step -- retry and assume_done`, 
     srv.track(r1.pid);
     await awaitStatus(srv, a.run_id, 'completed');
     assert.equal(lines(srv.dir, 'count-a.txt'), 'ran\nran\n', 'the retry ran the step again');
+    await expectActor(srv, a.run_id, 'recovery', srv.name, 'did not happen');
 
     const b = await uncertainRun(srv, 'b');
     const r2 = await srv.ok('recover_run', {
@@ -231,6 +264,7 @@ test(`${transport}: recover_run of an uncertain step -- retry and assume_done`, 
     srv.track(r2.pid);
     await awaitStatus(srv, b.run_id, 'completed');
     assert.equal(lines(srv.dir, 'count-b.txt'), 'ran\n', 'assume_done did not run it again');
+    await expectActor(srv, b.run_id, 'recovery', srv.name, 'it ran');
   });
 });
 
