@@ -37,7 +37,8 @@
  * is lil_agent_settings's document.
  *
  * Doctor reads the spec and the environment and writes only its probe: it
- * never opens a journal and takes no lock.
+ * never opens a journal and takes no lock.  cli_doctor_json (spec_cli.h)
+ * makes the same checks for `lil mcp`'s doctor tool.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -495,15 +496,41 @@ static int load(const struct cli_ctx *ctx, const char *path, lil_spec **spec,
     return CLI_EXIT_OK;
 }
 
+/* The --json document of the checks made (NULL when out of memory). */
+static json_t *report_json(const struct doctor *d, const char *id, const char *path,
+                           const char *dir)
+{
+    return json_pack("{s:s, s:s, s:s, s:b, s:O, s:O?, s:s}", "loop", id, "spec", path,
+                     "store", dir, "ok", !d->failed, "checks", d->checks, "agents",
+                     d->agents, "version", lil_version());
+}
+
+json_t *cli_doctor_json(const lil_spec *spec, const char *file, const char *store)
+{
+    struct doctor d = {NULL, json_array(), false, false, NULL};
+    lil_bytes b = {0};
+    json_t *norm = NULL, *doc = NULL;
+
+    if (lil_spec_json(spec, &b) == LIL_OK)
+        norm = json_loadb(b.data, b.len, 0, NULL);
+    lil_free(b.data);
+    if (d.checks && norm) {
+        run_checks(&d, spec, file, norm, store);
+        doc = report_json(&d, lil_spec_id(spec) ? lil_spec_id(spec) : "?", file, store);
+    }
+    json_decref(d.checks);
+    json_decref(d.agents);
+    json_decref(norm);
+    return doc;
+}
+
 static int report(struct doctor *d, const char *id, const char *path, const char *dir)
 {
     json_t *doc;
 
     if (!d->checks)
         return d->failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
-    doc = json_pack("{s:s, s:s, s:s, s:b, s:O, s:O?, s:s}", "loop", id, "spec", path,
-                    "store", dir, "ok", !d->failed, "checks", d->checks, "agents",
-                    d->agents, "version", lil_version());
+    doc = report_json(d, id, path, dir);
     if (cli_json_print(d->ctx, doc, false) != CLI_EXIT_OK)
         return CLI_EXIT_FAIL;
     return d->failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;

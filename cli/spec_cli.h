@@ -1,7 +1,7 @@
 /*
- * spec_cli.h -- what the loop-spec verbs (validate, new, explain) share:
- * printing a spec's diagnostics (diag_print.c) and the built-in blueprints
- * of `lil new` (blueprints.c).
+ * spec_cli.h -- what the loop-spec verbs (validate, new, explain, doctor)
+ * share: printing a spec's diagnostics (diag_print.c), doctor's checks
+ * (cmd_doctor.c) and the built-in blueprints of `lil new` (blueprints.c).
  *
  * Like the rest of the command, these use only <lil/lil.h> and jansson.
  */
@@ -62,6 +62,16 @@ lil_status cli_spec_load(lil_env *env, const char *path, lil_spec **out, char *m
 
 /* The name a SPEC argument is shown as: "<stdin>" for "-", else path. */
 const char *cli_spec_name(const char *path);
+
+/* ------------------------------------------------------------------------ */
+/* Doctor (cmd_doctor.c)                                                     */
+
+/* The checks of `lil doctor` for a valid spec (file: the name it is shown
+ * as) and the store at store (a directory or a PostgreSQL URL): the
+ * document of `lil doctor --json`, {"loop", "spec", "store", "ok",
+ * "checks", "agents", "version"}; NULL when out of memory or the spec is
+ * not valid. */
+json_t *cli_doctor_json(const lil_spec *spec, const char *file, const char *store);
 
 /* ------------------------------------------------------------------------ */
 /* Blueprints of `lil new` (blueprints.c)                                    */

@@ -202,11 +202,11 @@ void mcp_receive(struct mcp_server *srv, struct mcp_session *s, const char *buf,
 
 /* notifications/cancelled: drop s's request id unanswered (not an
  * initialize). */
-void mcp_server_cancel(struct mcp_server *srv, struct mcp_session *s, json_t *id);
+void mcp_server_cancel(struct mcp_server *srv, const struct mcp_session *s, json_t *id);
 
 /* out is going away (an HTTP client disconnected): requests answering to it
  * keep going, their answers are dropped. */
-void mcp_out_abandon(struct mcp_server *srv, struct mcp_out *out);
+void mcp_out_abandon(struct mcp_server *srv, const struct mcp_out *out);
 
 /* Do what is due: reap children and answer the requests that waited for
  * them, send progress, look at subscribed runs and the list of runs.

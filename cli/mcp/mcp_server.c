@@ -254,7 +254,7 @@ void mcp_req_progress(struct mcp_req *r, double progress, double total,
     json_decref(msg);
 }
 
-void mcp_out_abandon(struct mcp_server *srv, struct mcp_out *out)
+void mcp_out_abandon(struct mcp_server *srv, const struct mcp_out *out)
 {
     for (struct mcp_req *r = srv->reqs; r; r = r->next)
         if (r->out == out)
@@ -262,7 +262,7 @@ void mcp_out_abandon(struct mcp_server *srv, struct mcp_out *out)
 }
 
 /* notifications/cancelled: the request named is dropped unanswered. */
-void mcp_server_cancel(struct mcp_server *srv, struct mcp_session *s, json_t *id)
+void mcp_server_cancel(struct mcp_server *srv, const struct mcp_session *s, json_t *id)
 {
     for (struct mcp_req *r = srv->reqs; r; r = r->next) {
         if (r->s == s && json_equal(r->id, id) && strcmp(r->method, "initialize") != 0) {
