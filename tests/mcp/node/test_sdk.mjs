@@ -15,7 +15,9 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 
 import {
   INIT, READ_TOOLS, START_TOOLS, STEER_TOOLS, SPECS, ajv07, ajv2020, alive, connect,
@@ -153,9 +155,16 @@ test(`${transport}: a breakpoint -- resource update, approve by pause id, comple
       const facts = r ? JSON.parse(r.contents[0].text) : null;
       if (pauseOf(facts) && loopStatus(facts) === 'paused') pausedSeen = true;
     });
+    let listChanged = 0;
+    srv.client.setNotificationHandler(ResourceListChangedNotificationSchema, () => { listChanged++; });
     const run = await start(srv, { spec: 'breakpoint.yaml' });
     const uri = `lil://runs/${encodeURIComponent(run.run_id)}`;
     await srv.client.subscribeResource({ uri });
+    await until('notifications/resources/list_changed for the new run', () => listChanged > 0);
+    const listed = await srv.client.listResources();
+    assert.ok(listed.resources.some((r) => r.uri === uri), `resources/list holds ${uri}`);
+    const templates = (await srv.client.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate);
+    assert.deepEqual(templates.sort(), ['lil://runs/{id}', 'lil://runs/{id}/events']);
     // The first step waits for `go`: the subscription is there before the
     // loop reaches its breakpoint.
     writeFileSync(join(srv.dir, 'go'), '');
@@ -169,6 +178,11 @@ test(`${transport}: a breakpoint -- resource update, approve by pause id, comple
     assert.match(pause.id, /^pause\.\d+$/);
     assert.match(pause.digest, /^[0-9a-f]{64}$/);
     assert.equal(lines(srv.dir, 'side.txt'), 'before\n');
+    // The review-pause prompt walks through this pause.
+    const prompt = await srv.client.getPrompt({ name: 'review-pause', arguments: { run_id: run.run_id } });
+    const words = JSON.stringify(prompt.messages);
+    assert.ok(words.includes(pause.id) && words.includes('approve_run'),
+      `review-pause names the pause and approve_run: ${words.slice(0, 1500)}`);
 
     // A pause id that is not the current pause is refused; nothing changes.
     const wrong = await srv.call('approve_run',
@@ -243,6 +257,11 @@ async function uncertainRun(srv, tag) {
   process.kill(run.pid, 'SIGKILL');
   const facts = await awaitStatus(srv, run.run_id, 'uncertain');
   assert.ok(facts.loop.uncertain, `inspect_run names the uncertain effect: ${JSON.stringify(facts.loop)}`);
+  // The triage-uncertain prompt walks through this effect.
+  const prompt = await srv.client.getPrompt({ name: 'triage-uncertain', arguments: { run_id: run.run_id } });
+  const words = JSON.stringify(prompt.messages);
+  assert.ok(words.includes('recover_run') && words.includes('count-'),
+    `triage-uncertain names the step's command and recover_run: ${words.slice(0, 1500)}`);
   writeFileSync(join(srv.dir, `release-${tag}`), ''); // the orphaned step ends
   return run;
 }
