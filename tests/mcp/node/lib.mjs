@@ -2,12 +2,12 @@
 // temporary directory reached over stdio or Streamable HTTP through the
 // official SDK client, tool calls whose structured answers are checked
 // against the tool's output schema, polls with a deadline, and cleanup of
-// every process a test started.
+// every process a test started (what runs in its directory at the end).
 //
 // The environment names the binary and the specs: LIL_BIN (the lil
 // executable) and LIL_MCP_SPECS (tests/mcp/specs, given as --spec-root).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -69,6 +69,20 @@ export function alive(pid) {
     return true;
   } catch {
     return false;
+  }
+}
+
+// SIGKILL what still runs in dir: the loops the server started run in its
+// directory (their shell steps in process groups of their own), and a test
+// that failed half-way may leave one behind.
+function killRunningIn(dir) {
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    let cwd;
+    try { cwd = readlinkSync(`/proc/${p}/cwd`); } catch { continue; }
+    if (cwd === dir || cwd.startsWith(`${dir}/`)) {
+      try { process.kill(Number(p), 'SIGKILL'); } catch { /* gone */ }
+    }
   }
 }
 
@@ -140,16 +154,16 @@ export async function connect(opts) {
       return res.structuredContent;
     },
     close: async () => {
-      for (const pid of pids) {
-        try { process.kill(-pid, 'SIGKILL'); } catch { /* gone */ }
-        try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
-      }
-      writeFileSync(join(dir, 'release'), ''); // a sleepy.yaml step ends
       await client.close().catch(() => {});
       if (server) {
         server.proc.kill('SIGTERM');
         if (!(await exited(server.proc, 5000))) server.proc.kill('SIGKILL');
       }
+      for (const pid of pids) {
+        try { process.kill(-pid, 'SIGKILL'); } catch { /* gone */ }
+        try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+      }
+      killRunningIn(dir);
       rmSync(dir, { recursive: true, force: true });
     },
   };

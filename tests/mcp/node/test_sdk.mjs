@@ -255,6 +255,12 @@ async function uncertainRun(srv, tag) {
   assert.ok(Number.isInteger(run.pid), `start_run answers the child's pid: ${JSON.stringify(run)}`);
   await until('the step to start', () => lines(srv.dir, `count-${tag}.txt`) === 'ran\n');
   process.kill(run.pid, 'SIGKILL');
+  // The step's shell is in a process group of its own: end it too, as a
+  // crash of the machine would.
+  for (const pid of lines(srv.dir, `pids-${tag}`).split('\n').filter(Boolean)) {
+    srv.track(Number(pid));
+    try { process.kill(-Number(pid), 'SIGKILL'); } catch { /* gone */ }
+  }
   const facts = await awaitStatus(srv, run.run_id, 'uncertain');
   assert.ok(facts.loop.uncertain, `inspect_run names the uncertain effect: ${JSON.stringify(facts.loop)}`);
   // The triage-uncertain prompt walks through this effect.
@@ -262,7 +268,7 @@ async function uncertainRun(srv, tag) {
   const words = JSON.stringify(prompt.messages);
   assert.ok(words.includes('recover_run') && words.includes('count-'),
     `triage-uncertain names the step's command and recover_run: ${words.slice(0, 1500)}`);
-  writeFileSync(join(srv.dir, `release-${tag}`), ''); // the orphaned step ends
+  writeFileSync(join(srv.dir, `release-${tag}`), ''); // a step run again ends at once
   return run;
 }
 
