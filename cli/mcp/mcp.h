@@ -64,17 +64,17 @@ extern const char *const mcp_protocol_versions[];
 
 /* What `lil mcp` was asked to do (cmd_mcp.c fills it from the flags). */
 struct mcp_opts {
-    const char *store;      /* --dir / URI: where the runs are */
-    bool shared_store;      /* --shared-store */
-    bool read_only;         /* --read-only: the read tools only */
-    bool allow_run;         /* --allow-run: start_run is offered */
-    const char *spec_root;  /* --spec-root, made absolute (realpath) */
-    const char *env_allow;  /* --env-allow, passed to the children */
-    const char *http;       /* --http HOST:PORT, or NULL: stdio */
-    bool no_token;          /* --no-token: HTTP without a bearer token */
-    bool allow_remote;      /* --allow-remote: HTTP may bind non-loopback */
+    const char *store;          /* --dir / URI: where the runs are */
+    bool shared_store;          /* --shared-store */
+    bool read_only;             /* --read-only: the read tools only */
+    bool allow_run;             /* --allow-run: start_run is offered */
+    const char *spec_root;      /* --spec-root, made absolute (realpath) */
+    const char *env_allow;      /* --env-allow, passed to the children */
+    const char *http;           /* --http HOST:PORT, or NULL: stdio */
+    bool no_token;              /* --no-token: HTTP without a bearer token */
+    bool allow_remote;          /* --allow-remote: HTTP may bind non-loopback */
     const char *const *origins; /* --allow-origin values, NULL-terminated */
-    const char *lil_exe;    /* this binary, for the children */
+    const char *lil_exe;        /* this binary, for the children */
 };
 
 struct mcp_server;
@@ -117,8 +117,8 @@ struct mcp_session {
 struct mcp_req {
     struct mcp_server *srv;
     struct mcp_session *s;
-    struct mcp_out *out;    /* NULL once its client went away */
-    json_t *id;             /* the request's id (string or integer) */
+    struct mcp_out *out; /* NULL once its client went away */
+    json_t *id;          /* the request's id (string or integer) */
     char *method;
     json_t *progress_token; /* params._meta.progressToken, or NULL */
     /* The handler's, for a request it answers later: on_drop is called
@@ -168,21 +168,22 @@ json_t *mcp_rpc_notification(const char *method, json_t *params);
 struct mcp_server {
     struct mcp_opts opts;
     lil_store *store;
-    bool is_pg;                 /* the store is PostgreSQL (a queue) */
+    bool is_pg; /* the store is PostgreSQL (a queue) */
     struct mcp_session **sessions;
     size_t n_sessions;
-    struct mcp_req *reqs;       /* requests in flight */
-    struct mcp_job *jobs;       /* children not yet reaped */
-    json_t *runs_seen;          /* resources: the run ids last listed, for
-                                   notifications/resources/list_changed */
-    int64_t runs_checked_ms;    /* when they were last listed */
-    bool draining;              /* stdin ended: finish what is in flight */
+    struct mcp_req *reqs;    /* requests in flight */
+    struct mcp_job *jobs;    /* children not yet reaped */
+    json_t *runs_seen;       /* resources: the run ids last listed, for
+                                notifications/resources/list_changed */
+    int64_t runs_checked_ms; /* when they were last listed */
+    bool draining;           /* stdin ended: finish what is in flight */
 };
 
 /* Make the server (*out, freed with mcp_server_free) over store, which it
  * takes (closed by mcp_server_free, also when this fails).  0, or -1 when
  * out of memory. */
-int mcp_server_new(const struct mcp_opts *opts, lil_store *store, struct mcp_server **out);
+int mcp_server_new(const struct mcp_opts *opts, lil_store *store,
+                   struct mcp_server **out);
 void mcp_server_free(struct mcp_server *srv);
 
 /* A new session (the transport sets notify and transport), or NULL when
@@ -313,9 +314,9 @@ char *mcp_spec_path(const struct mcp_server *srv, const char *spec, char *msg,
 
 /* What a finished child left. */
 struct mcp_job_end {
-    int exit_code;     /* its exit status; 128 + N when killed by signal N */
-    const char *out;   /* its stdout, NUL-terminated (at most 1 MiB kept) */
-    const char *err;   /* its stderr, NUL-terminated (at most 1 MiB kept) */
+    int exit_code;   /* its exit status; 128 + N when killed by signal N */
+    const char *out; /* its stdout, NUL-terminated (at most 1 MiB kept) */
+    const char *err; /* its stderr, NUL-terminated (at most 1 MiB kept) */
 };
 
 /* Called for each line the child writes to stderr (its --progress json
@@ -330,9 +331,9 @@ typedef void (*mcp_job_end_fn)(struct mcp_job *job, const struct mcp_job_end *en
  * store, stdin /dev/null and stdout and stderr captured.  The child outlives
  * the server.  0 and *out (owned by the server; reaped by tick), or -1
  * with a message in msg. */
-int mcp_job_start(struct mcp_server *srv, const char *const *argv, mcp_job_line_fn on_line,
-                  mcp_job_end_fn on_end, void *ud, struct mcp_job **out, char *msg,
-                  size_t msg_len);
+int mcp_job_start(struct mcp_server *srv, const char *const *argv,
+                  mcp_job_line_fn on_line, mcp_job_end_fn on_end, void *ud,
+                  struct mcp_job **out, char *msg, size_t msg_len);
 pid_t mcp_job_pid(const struct mcp_job *job);
 /* Stop calling job's callbacks (its request was answered or went away);
  * the child is still reaped. */

@@ -37,9 +37,9 @@ static const char *agreed_version(const char *asked)
 
 static json_t *capabilities(void)
 {
-    return json_pack("{s:{s:b}, s:{s:b, s:b}, s:{s:b}, s:{}, s:{}}", "tools", "listChanged",
-                     0, "resources", "subscribe", 1, "listChanged", 1, "prompts",
-                     "listChanged", 0, "logging", "completions");
+    return json_pack("{s:{s:b}, s:{s:b, s:b}, s:{s:b}, s:{}, s:{}}", "tools",
+                     "listChanged", 0, "resources", "subscribe", 1, "listChanged", 1,
+                     "prompts", "listChanged", 0, "logging", "completions");
 }
 
 static char *dup_str(json_t *v)
@@ -91,7 +91,8 @@ static void set_level(struct mcp_req *r, json_t *params)
 {
     const char *level = json_string_value(json_object_get(params, "level"));
 
-    for (int i = 0; level && i < (int)(sizeof(log_levels) / sizeof(log_levels[0])); i++) {
+    for (int i = 0; level && i < (int)(sizeof(log_levels) / sizeof(log_levels[0]));
+         i++) {
         if (strcmp(log_levels[i], level) == 0) {
             r->s->log_level = i;
             mcp_req_result(r, json_object());
@@ -132,8 +133,8 @@ static void complete(struct mcp_req *r, json_t *params)
     const char *value = json_string_value(json_object_get(arg, "value"));
     struct completion c = {value ? value : "", json_array(), 0};
 
-    if (!json_is_object(ref) || !json_is_string(json_object_get(ref, "type")) || !name ||
-        !value || !c.values) {
+    if (!json_is_object(ref) || !json_is_string(json_object_get(ref, "type")) ||
+        !name || !value || !c.values) {
         json_decref(c.values);
         mcp_req_error(r, MCP_INVALID_PARAMS, NULL,
                       "Invalid params: \"ref\" (with its \"type\") and \"argument\" "

@@ -113,7 +113,8 @@ int mcp_rpc_classify(json_t *msg, enum mcp_kind *kind, json_t **err)
         return invalid(msg, "Invalid Request: \"id\" must be a string or an integer",
                        err);
     if (!method) {
-        if (has_id && (json_object_get(msg, "result") || json_object_get(msg, "error"))) {
+        if (has_id &&
+            (json_object_get(msg, "result") || json_object_get(msg, "error"))) {
             *kind = MCP_MSG_RESPONSE;
             return 0;
         }
@@ -141,14 +142,15 @@ void mcp_rpc_decode(const char *buf, size_t len, json_t **msg, enum mcp_kind *ki
         return;
     }
     if (nesting(buf, len) > MCP_JSON_DEPTH) {
-        *err = mcp_rpc_error(NULL, MCP_PARSE_ERROR, "Parse error: nested too deep", NULL);
+        *err =
+            mcp_rpc_error(NULL, MCP_PARSE_ERROR, "Parse error: nested too deep", NULL);
         return;
     }
     doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
     if (!doc) {
-        *err = mcp_rpc_error(NULL, MCP_PARSE_ERROR, "Parse error",
-                             json_pack("{s:s, s:i}", "detail", jerr.text, "column",
-                                       jerr.position));
+        *err = mcp_rpc_error(
+            NULL, MCP_PARSE_ERROR, "Parse error",
+            json_pack("{s:s, s:i}", "detail", jerr.text, "column", jerr.position));
         return;
     }
     if (json_is_array(doc)) {

@@ -23,7 +23,8 @@ const char *const mcp_protocol_versions[] = {
     "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2024-10-07", NULL,
 };
 
-int mcp_server_new(const struct mcp_opts *opts, lil_store *store, struct mcp_server **out)
+int mcp_server_new(const struct mcp_opts *opts, lil_store *store,
+                   struct mcp_server **out)
 {
     struct mcp_server *srv = calloc(1, sizeof(*srv));
 
@@ -265,7 +266,8 @@ void mcp_out_abandon(struct mcp_server *srv, const struct mcp_out *out)
 void mcp_server_cancel(struct mcp_server *srv, const struct mcp_session *s, json_t *id)
 {
     for (struct mcp_req *r = srv->reqs; r; r = r->next) {
-        if (r->s == s && json_equal(r->id, id) && strcmp(r->method, "initialize") != 0) {
+        if (r->s == s && json_equal(r->id, id) &&
+            strcmp(r->method, "initialize") != 0) {
             drop_req(r);
             return;
         }
@@ -360,7 +362,8 @@ static void take_batch(struct mcp_server *srv, struct mcp_session *s, json_t *ba
     b->outer = out;
     b->srv = srv;
     out->pending++;
-    json_array_foreach(batch, i, item) {
+    json_array_foreach(batch, i, item)
+    {
         if (mcp_rpc_classify(item, &kind, &err) != 0 || kind == MCP_MSG_BATCH)
             json_array_append_new(b->answers, err);
         else

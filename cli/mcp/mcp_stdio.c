@@ -101,7 +101,8 @@ static bool append(struct stdio_state *st, const char *p, size_t n)
 }
 
 /* Split what was read into lines and take each. */
-static void feed(struct mcp_server *srv, struct stdio_state *st, const char *buf, size_t n)
+static void feed(struct mcp_server *srv, struct stdio_state *st, const char *buf,
+                 size_t n)
 {
     while (n > 0) {
         const char *nl = memchr(buf, '\n', n);

@@ -45,13 +45,13 @@ static json_t *tool_json(const struct mcp_tool *t)
 {
     json_t *in = json_loads(t->input_schema, 0, NULL);
     json_t *out = t->output_schema ? json_loads(t->output_schema, 0, NULL) : NULL;
-    json_t *tool = json_pack("{s:s, s:s, s:s, s:o, s:{s:s, s:b, s:b, s:b, s:b}}", "name",
-                             t->name, "title", t->title, "description", t->description,
-                             "inputSchema", in ? in : json_pack("{s:s}", "type", "object"),
-                             "annotations", "title", t->title, "readOnlyHint",
-                             t->cls == MCP_TOOL_READ, "destructiveHint", t->destructive,
-                             "idempotentHint", t->idempotent, "openWorldHint",
-                             t->open_world);
+    json_t *tool =
+        json_pack("{s:s, s:s, s:s, s:o, s:{s:s, s:b, s:b, s:b, s:b}}", "name", t->name,
+                  "title", t->title, "description", t->description, "inputSchema",
+                  in ? in : json_pack("{s:s}", "type", "object"), "annotations",
+                  "title", t->title, "readOnlyHint", t->cls == MCP_TOOL_READ,
+                  "destructiveHint", t->destructive, "idempotentHint", t->idempotent,
+                  "openWorldHint", t->open_world);
 
     if (tool && out)
         json_object_set_new(tool, "outputSchema", out);
@@ -102,7 +102,8 @@ static bool type_ok(json_t *v, json_t *type)
         return type_is(v, json_string_value(type));
     if (!json_is_array(type))
         return true;
-    json_array_foreach(type, i, t) {
+    json_array_foreach(type, i, t)
+    {
         if (json_is_string(t) && type_is(v, json_string_value(t)))
             return true;
     }
@@ -116,7 +117,8 @@ static bool in_enum(json_t *v, json_t *values)
 
     if (!json_is_array(values))
         return true;
-    json_array_foreach(values, i, e) {
+    json_array_foreach(values, i, e)
+    {
         if (json_equal(e, v))
             return true;
     }
@@ -130,12 +132,14 @@ static const char *bad_arg(json_t *schema, json_t *args, char *why, size_t len)
     const char *key;
     size_t i;
 
-    json_array_foreach(json_object_get(schema, "required"), i, req) {
+    json_array_foreach(json_object_get(schema, "required"), i, req)
+    {
         key = json_string_value(req);
         if (key && !json_object_get(args, key))
             return snprintf(why, len, "\"%s\" is required", key), why;
     }
-    json_object_foreach(args, key, v) {
+    json_object_foreach(args, key, v)
+    {
         p = json_object_get(props, key);
         if (!p) {
             if (json_is_false(json_object_get(schema, "additionalProperties")))
@@ -151,7 +155,8 @@ static const char *bad_arg(json_t *schema, json_t *args, char *why, size_t len)
                                 : "as the schema says"),
                    why;
         if (!in_enum(v, json_object_get(p, "enum")))
-            return snprintf(why, len, "\"%s\" is not one of the values it may take", key),
+            return snprintf(why, len, "\"%s\" is not one of the values it may take",
+                            key),
                    why;
     }
     return NULL;
@@ -204,8 +209,8 @@ void mcp_req_tool(struct mcp_req *r, json_t *structured)
         return;
     }
     mcp_req_result(r, json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text",
-                                "text", text, "structuredContent", structured, "isError",
-                                0));
+                                "text", text, "structuredContent", structured,
+                                "isError", 0));
     free(text);
 }
 
@@ -228,8 +233,8 @@ void mcp_req_tool_error(struct mcp_req *r, const char *code, const char *fmt, ..
 void mcp_req_tool_fail(struct mcp_req *r, json_t *structured, const char *text)
 {
     mcp_req_result(r, json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text",
-                                "text", text, "structuredContent", structured, "isError",
-                                1));
+                                "text", text, "structuredContent", structured,
+                                "isError", 1));
 }
 
 const char *mcp_arg_str(json_t *args, const char *key, const char *dflt)
