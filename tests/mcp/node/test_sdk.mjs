@@ -144,6 +144,25 @@ test(`${transport}: validate_spec of a broken spec -- file:line:column`, T, asyn
   });
 });
 
+test(`${transport}: bad arguments are -32602 naming the field; a failing tool is isError`, T, async () => {
+  await withServer({ flags: RUN_FLAGS }, async (srv) => {
+    const refused = (tool, args, field) => assert.rejects(
+      srv.client.callTool({ name: tool, arguments: args }),
+      (e) => e.code === -32602 && e.message.includes(`"${field}"`),
+      `${tool} ${JSON.stringify(args)}: -32602 naming "${field}"`);
+    await refused('inspect_run', { run_id: 5 }, 'run_id');
+    await refused('inspect_run', {}, 'run_id');
+    await refused('inspect_run', { run_id: 'r', bogus: 1 }, 'bogus');
+    await refused('list_runs', { limit: 0 }, 'limit');
+    await refused('approve_run', { run_id: 'r', reason: 'r' }, 'pause_id');
+    // No such run: a tool result with the CLI's words, not a protocol error.
+    const res = await srv.call('inspect_run', { run_id: 'nosuch' });
+    assert.equal(res.isError, true);
+    assert.match(text(res), /no run 'nosuch'/);
+    assert.equal(res.structuredContent, undefined, 'no structuredContent in an error');
+  });
+});
+
 test(`${transport}: a breakpoint -- resource update, approve by pause id, completes`, T, async () => {
   const name = `ts-sdk-${transport}-approver`;
   await withServer({ flags: RUN_FLAGS, name }, async (srv) => {
@@ -189,6 +208,10 @@ test(`${transport}: a breakpoint -- resource update, approve by pause id, comple
       { run_id: run.run_id, pause_id: 'pause.999', reason: 'wrong pause' });
     assert.equal(wrong.isError, true, `a wrong pause id is refused: ${JSON.stringify(wrong)}`);
     assert.match(text(wrong), /pause/);
+    const wrongDigest = await srv.call('approve_run',
+      { run_id: run.run_id, digest: '00000000', reason: 'wrong pause' });
+    assert.equal(wrongDigest.isError, true, 'a digest that is not the pause\'s is refused');
+    assert.match(text(wrongDigest), /nothing was approved/);
     const still = await srv.ok('inspect_run', { run_id: run.run_id });
     assert.equal(loopStatus(still), 'paused');
     assert.equal(pauseOf(still).id, pause.id);
