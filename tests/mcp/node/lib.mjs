@@ -218,6 +218,17 @@ export async function rawPost(url, headers, body) {
   return { status: res.status, headers: res.headers, body: await res.text() };
 }
 
+// The one JSON-RPC message of a rawPost answer: a JSON body, or the first
+// `data:` of an event stream.
+export function rpcOf(res) {
+  if ((res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+    const data = /^data: ?(.*)$/m.exec(res.body);
+    if (!data) throw new Error(`no data in the event stream: ${res.body}`);
+    return JSON.parse(data[1]);
+  }
+  return JSON.parse(res.body);
+}
+
 export const INIT = {
   jsonrpc: '2.0', id: 1, method: 'initialize',
   params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },

@@ -16,12 +16,13 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 
 import {
-  ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema,
+  LATEST_PROTOCOL_VERSION, ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema, SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 
 import {
   INIT, READ_TOOLS, START_TOOLS, STEER_TOOLS, SPECS, ajv07, ajv2020, alive, connect,
-  loopStatus, pauseOf, rawPost, text, until,
+  loopStatus, pauseOf, rawPost, rpcOf, text, until,
 } from './lib.mjs';
 
 const transport = process.argv[2];
@@ -343,6 +344,22 @@ if (transport === 'http') {
       assert.equal(evil.status, 403, `a foreign Origin: ${evil.status} ${evil.body}`);
       const own = await rawPost(url, { ...auth, Origin: new URL(url).origin }, INIT);
       assert.equal(own.status, 200, `the server's own Origin with the token: ${own.status} ${own.body}`);
+    });
+  });
+
+  test('http: every protocol version the SDK negotiates is agreed to', T, async () => {
+    await withServer({ flags: [] }, async (srv) => {
+      assert.equal(srv.client.transport.protocolVersion, LATEST_PROTOCOL_VERSION,
+        'the SDK client and lil agreed on the SDK\'s latest version');
+      const auth = { Authorization: `Bearer ${srv.server.token}` };
+      for (const v of SUPPORTED_PROTOCOL_VERSIONS) {
+        const init = { ...INIT, params: { ...INIT.params, protocolVersion: v } };
+        const res = await rawPost(srv.server.url, auth, init);
+        assert.equal(res.status, 200, `initialize ${v}: ${res.status} ${res.body}`);
+        const msg = rpcOf(res);
+        assert.equal(msg.result?.protocolVersion, v, `initialize ${v}: ${res.body}`);
+        assert.ok(res.headers.get('mcp-session-id'), `initialize ${v} makes a session`);
+      }
     });
   });
 }
