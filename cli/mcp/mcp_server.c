@@ -255,11 +255,18 @@ void mcp_req_progress(struct mcp_req *r, double progress, double total,
     json_decref(msg);
 }
 
+static void batch_let_go(struct mcp_out *o, const struct mcp_out *outer);
+
+/* out is going away: its requests, and those of a batch answering to it,
+ * drop their answers. */
 void mcp_out_abandon(struct mcp_server *srv, const struct mcp_out *out)
 {
-    for (struct mcp_req *r = srv->reqs; r; r = r->next)
+    for (struct mcp_req *r = srv->reqs; r; r = r->next) {
         if (r->out == out)
             r->out = NULL;
+        else if (r->out)
+            batch_let_go(r->out, out);
+    }
 }
 
 /* notifications/cancelled: the request named is dropped unanswered. */
@@ -307,6 +314,14 @@ static void batch_done(struct mcp_out *o)
     out_answered(b->outer);
     json_decref(b->answers);
     free(b);
+}
+
+/* When o is a batch's out whose answers go to outer, they go nowhere now
+ * (gathered, then dropped). */
+static void batch_let_go(struct mcp_out *o, const struct mcp_out *outer)
+{
+    if (o->done == batch_done && ((struct batch_out *)o)->outer == outer)
+        ((struct batch_out *)o)->outer = NULL;
 }
 
 static void take_one(struct mcp_server *srv, struct mcp_session *s, json_t *msg,

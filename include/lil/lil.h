@@ -814,10 +814,31 @@ LIL_API lil_status lil_run_events_with(lil_store *st, const char *run_id,
  * seq (more than after_seq: it grew, read lil_run_events from
  * after_seq + 1).  Cheap while nothing happens: the file store looks at
  * the journal's modification time every 20 ms and reads the run only when
- * it changed; PostgreSQL reads the run every 200 ms.  A new record is seen
- * within about that time of its commit.  Blocks the calling thread only. */
+ * it changed; PostgreSQL asks for the run's last seq every 200 ms.  A new
+ * record is seen within about that time of its commit.  Blocks the
+ * calling thread only. */
 LIL_API lil_status lil_run_wait(lil_store *st, const char *run_id, uint64_t after_seq,
                                 int timeout_ms, uint64_t *last_seq);
+
+/* Where a reader last saw a run (lil_run_poll): zero it before the first
+ * look.  last_seq: the run's last seq then; stamp: the store's own mark of
+ * when the run last changed (the file store: the journal's modification
+ * time, ns), opaque to the caller. */
+typedef struct lil_run_mark {
+    uint64_t last_seq;
+    int64_t stamp;
+} lil_run_mark;
+
+/* One look at run_id, without waiting: *changed = 1 when its last seq is no
+ * longer mark->last_seq (it grew; mark updated: read lil_run_events from the
+ * old last_seq + 1), else 0.  Cheap while nothing changes: the file store
+ * looks at the journal's modification time (one open and fstat) and reads
+ * the run only when it moved; PostgreSQL asks for the run's last seq (one
+ * indexed query).  The first look of a zeroed mark reports any run with
+ * records as changed.  Errors: LIL_E_INVAL (bad handle or run id, mark or
+ * changed NULL), LIL_E_NOTFOUND (no such run), and the open's. */
+LIL_API lil_status lil_run_poll(lil_store *st, const char *run_id, lil_run_mark *mark,
+                                int *changed);
 
 /* The journaled failure of the latest call of step name in this execution
  * of run (after lil_step, lil_effect, their _begin forms or lil_call_end

@@ -1,9 +1,9 @@
 /*
  * history.c -- the public read API of runs (lil.h, "Reading runs"):
- * lil_run_facts, lil_run_events and lil_run_wait.  Argument checks, one
- * json scope per call bound to the store's env, the document dumped to
- * the caller's bytes, errors published on the store and the thread; the
- * folds are src/history/'s.
+ * lil_run_facts, lil_run_events, lil_run_wait and lil_run_poll.  Argument
+ * checks, one json scope per call bound to the store's env, the document
+ * dumped to the caller's bytes, errors published on the store and the
+ * thread; the folds are src/history/'s.
  */
 #include "history/history.h"
 
@@ -141,6 +141,27 @@ lil_status lil_run_wait(lil_store *st, const char *run_id, uint64_t after_seq,
                                              WAIT_MAX_MS));
     return lil__api_to_store(
         st, &e, lil__history_wait(st, &e, run_id, after_seq, timeout_ms, last_seq));
+}
+
+lil_status lil_run_poll(lil_store *st, const char *run_id, lil_run_mark *mark,
+                        int *changed)
+{
+    struct lil_err e;
+    bool grew = false;
+    lil_status rc;
+
+    if (changed)
+        *changed = 0;
+    rc = check(st, run_id, &e);
+    if (rc != LIL_OK)
+        return rc;
+    if (!mark || !changed)
+        return lil__api_to_store(
+            st, &e,
+            lil__seterr(&e, LIL_E_INVAL, 0, "lil_run_poll: mark or changed is NULL"));
+    rc = lil__history_poll(st, &e, run_id, &mark->last_seq, &mark->stamp, &grew);
+    *changed = grew;
+    return lil__api_to_store(st, &e, rc);
 }
 
 lil_status lil_run_step_failure(lil_run *run, const char *name, char **identity,

@@ -66,6 +66,15 @@ lil_status lil__history_wait(struct lil_store *st, struct lil_err *err,
                              const char *run_id, uint64_t after_seq, int64_t timeout_ms,
                              uint64_t *last_seq);
 
+/* One look at run_id without waiting: when it may have changed since
+ * *stamp (the store's run_changed; *stamp brought up to date), its last seq
+ * is read, and *changed says whether it differs from *last_seq (which then
+ * takes it).  *changed false otherwise.  LIL_E_NOTFOUND when there is no
+ * such run. */
+lil_status lil__history_poll(struct lil_store *st, struct lil_err *err,
+                             const char *run_id, uint64_t *last_seq, int64_t *stamp,
+                             bool *changed);
+
 struct lil_run;
 
 /* The journaled failure of the latest call of step name in run's

@@ -1,19 +1,25 @@
 /*
- * wait.c -- waiting for a run to grow (lil_run_wait).
+ * wait.c -- waiting for a run to grow (lil_run_wait), and one look at
+ * whether it did (lil_run_poll).
  *
- * The run is opened once to learn its last seq; then, until it holds a
- * record after after_seq or the time is up, the store is asked cheaply
- * whether the run may have changed, and only then is the run opened again:
+ * The run's last seq is read once; then, until it holds a record after
+ * after_seq or the time is up, the store is asked cheaply whether the run
+ * may have changed, and only then is its last seq read again:
  *
  *   - a store with run_changed (the file store: the journal's modification
  *     time, one open and fstat, no read): a time that moved, or one so
  *     recent that the kernel's coarse clock could hide a later append in
- *     the same tick, means "open again";
- *   - a store without it (PostgreSQL): the run is opened again every
+ *     the same tick, means "read again";
+ *   - a store without it (PostgreSQL): the last seq is read again every
  *     POLL_SLOW_MS.
  *
  * An append is therefore seen within about POLL_MS (file store) of its
- * commit.  Nothing is written and no hold is taken.
+ * commit.  Nothing is written and no hold is taken.  The run's last seq
+ * comes from the store's run_last_seq when it has one (PostgreSQL: one
+ * indexed query), else from an open of the run.
+ *
+ * lil__history_poll is one such look, without waiting (lil_run_poll): the
+ * caller keeps the modification time and the last seq between looks.
  */
 #include <errno.h>
 #include <time.h>
@@ -32,7 +38,11 @@ static lil_status last_seq_of(struct lil_store *st, struct lil_err *err,
 {
     struct lil_run *run = NULL;
     lil_run_info info = {.struct_size = sizeof(info)};
-    lil_status rc = lil__history_open(st, err, run_id, &run);
+    lil_status rc;
+
+    if (st->ops->run_last_seq)
+        return st->ops->run_last_seq(st, err, run_id, out);
+    rc = lil__history_open(st, err, run_id, &run);
 
     if (rc == LIL_OK)
         rc = lil__run_info(run, err, &info);
@@ -67,6 +77,29 @@ static bool maybe_changed(struct lil_store *st, const char *run_id, int64_t *mti
     return false;
 }
 
+/* One look: *last_seq brought up to date when run_id may have changed
+ * since *mtime (left as it is otherwise). */
+static lil_status look(struct lil_store *st, struct lil_err *err, const char *run_id,
+                       int64_t *mtime, uint64_t *last_seq)
+{
+    if (!maybe_changed(st, run_id, mtime))
+        return LIL_OK;
+    return last_seq_of(st, err, run_id, last_seq);
+}
+
+lil_status lil__history_poll(struct lil_store *st, struct lil_err *err,
+                             const char *run_id, uint64_t *last_seq, int64_t *stamp,
+                             bool *changed)
+{
+    uint64_t seq = *last_seq;
+    lil_status rc = look(st, err, run_id, stamp, &seq);
+
+    *changed = rc == LIL_OK && seq != *last_seq;
+    if (*changed)
+        *last_seq = seq;
+    return rc;
+}
+
 lil_status lil__history_wait(struct lil_store *st, struct lil_err *err,
                              const char *run_id, uint64_t after_seq, int64_t timeout_ms,
                              uint64_t *last_seq)
@@ -83,8 +116,7 @@ lil_status lil__history_wait(struct lil_store *st, struct lil_err *err,
         if (left <= 0)
             break;
         nap(left < poll ? left : poll);
-        if (maybe_changed(st, run_id, &mtime))
-            rc = last_seq_of(st, err, run_id, last_seq);
+        rc = look(st, err, run_id, &mtime, last_seq);
     }
     return rc;
 }

@@ -100,13 +100,14 @@
 #include "base/record.h"
 
 #define LIL_STORE_OPS_VERSION                      \
-    7 /* 2: run_append takes enum lil_append_sync; \
+    8 /* 2: run_append takes enum lil_append_sync; \
          3: run_image, run_import;                 \
          4: run_lease_check, the queue (queue_*);  \
          5: the queue's payload and states;        \
          6: run_remove;                            \
          7: queue_list, worker_join, worker_leave, \
-            worker_list */
+            worker_list;                           \
+         8: run_last_seq */
 
 /* Record flags as the engine sees them (the public LIL_RECF_* bits). */
 #define LIL_SREC_EFFECT  LIL_RECF_EFFECT
@@ -458,6 +459,12 @@ struct lil_store_ops {
      * side files (which a run does without). */
     lil_status (*run_remove)(struct lil_store *st, struct lil_err *err,
                              const char *run_id);
+    /* The seq of run_id's last record (0: none yet) without opening the run
+     * (PostgreSQL: one indexed query).  May be NULL: the caller then opens
+     * the run.  LIL_E_NOTFOUND when there is no such run.  (lil_run_poll
+     * and lil_run_wait, on a store without run_changed.) */
+    lil_status (*run_last_seq)(struct lil_store *st, struct lil_err *err,
+                               const char *run_id, uint64_t *seq);
 };
 
 /* Settings a store reads once, at open (the environment's LIL_SYNC and

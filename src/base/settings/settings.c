@@ -44,6 +44,8 @@ static const struct lil_setting_def table[] = {
      "more variables passed to shell effects and agents (besides --env-allow)"},
     {"LIL_SPEC_MAX_BYTES", NULL, NULL, LIL_SETK_BYTES, "a positive number of bytes",
      "the largest spec the CLI reads (default: the library's limit)"},
+    {"LIL_MCP_TOKEN", NULL, NULL, LIL_SETK_TEXT, "any text",
+     "the bearer token of `lil mcp --http` (default: random, printed at start)"},
     {"LIL_COMPACT_ITERATIONS", NULL, "10000", LIL_SETK_POSINT, "a positive integer",
      "a loop run goes on in a new journal segment after this many iterations"},
     {"LIL_COMPACT_BYTES", NULL, "67108864", LIL_SETK_BYTES, "a positive number of bytes",

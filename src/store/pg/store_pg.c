@@ -279,6 +279,48 @@ static lil_status pg_stop_clear(struct lil_store *st, struct lil_err *err,
     return stop_work(st, err, stop_delete, &x);
 }
 
+/* ---- the last seq of a run ------------------------------------------------------ */
+
+struct last_seq_ctx {
+    const char *run_id;
+    uint64_t *seq;
+};
+
+static lil_status last_seq_select(struct pg_store *ps, struct pg_conn *c,
+                                  struct lil_err *err, void *ud)
+{
+    struct last_seq_ctx *x = ud;
+    struct pg_params p = {0};
+    PGresult *res;
+    lil_status rc;
+
+    lil__pg_param_text(&p, x->run_id);
+    rc = lil__pg_query(ps, c, err, "reading a run's last seq",
+                       "SELECT (SELECT max(seq) FROM @.records WHERE run_id = $1) "
+                       "FROM @.runs WHERE run_id = $1",
+                       &p, false, &res);
+    if (rc != LIL_OK)
+        return rc;
+    if (ps->pq->ntuples(res) == 0)
+        rc = lil__seterr(err, LIL_E_NOTFOUND, 0, "no run %s", x->run_id);
+    else if (!ps->pq->getisnull(res, 0, 0))
+        *x->seq = strtoull(ps->pq->getvalue(res, 0, 0), NULL, 10);
+    ps->pq->clear(res);
+    return rc;
+}
+
+static lil_status pg_run_last_seq(struct lil_store *st, struct lil_err *err,
+                                  const char *run_id, uint64_t *seq)
+{
+    struct last_seq_ctx x = {run_id, seq};
+    lil_status rc = lil__run_id_check(err, run_id);
+
+    *seq = 0;
+    if (rc != LIL_OK)
+        return rc;
+    return lil__pg_with_conn(ps_of(st), err, last_seq_select, &x);
+}
+
 /* ---- removing runs ------------------------------------------------------------- */
 
 /* In the transaction: lock run_id's row; LIL_E_NOTFOUND without one,
@@ -386,6 +428,7 @@ static const struct lil_store_ops pg_ops = {
     .run_image = pg_run_image,
     .run_import = pg_run_import,
     .run_remove = pg_run_remove,
+    .run_last_seq = pg_run_last_seq,
     .run_lease_check = lil__pg_run_lease_check,
     .queue_submit = lil__pg_queue_submit,
     .queue_claim = lil__pg_queue_claim,
