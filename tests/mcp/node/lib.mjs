@@ -134,6 +134,12 @@ export async function connect(opts) {
     stderr = server.stderr;
   }
   await client.connect(transport);
+  // How the server ends: stdio's at its stdin's end, HTTP's at SIGTERM.
+  const proc = server ? server.proc : transport._process;
+  const ended = new Promise((resolve) => {
+    if (proc.exitCode !== null || proc.signalCode !== null) resolve([proc.exitCode, proc.signalCode]);
+    else proc.once('exit', (code, sig) => resolve([code, sig]));
+  });
   const tools = (await client.listTools()).tools; // caches the output validators
   const self = {
     client, dir, store, tools, server, stderr, name,
@@ -153,18 +159,32 @@ export async function connect(opts) {
       }
       return res.structuredContent;
     },
+    // End everything; answer what went wrong with the server's end: it must
+    // exit 0 (at stdin's end over stdio, at SIGTERM over HTTP) and print no
+    // sanitizer's report.
     close: async () => {
+      const problems = [];
       await client.close().catch(() => {});
-      if (server) {
-        server.proc.kill('SIGTERM');
-        if (!(await exited(server.proc, 5000))) server.proc.kill('SIGKILL');
+      if (server) server.proc.kill('SIGTERM');
+      if (!(await exited(proc, 5000))) {
+        proc.kill('SIGKILL');
+        problems.push(`lil mcp did not exit within 5 s of ${server ? 'SIGTERM' : "stdin's end"}`);
+      } else {
+        const [code, sig] = await ended;
+        if (code !== 0) {
+          problems.push(`lil mcp ended with ${sig ?? `exit ${code}`} at ` +
+            `${server ? 'SIGTERM' : "stdin's end"}, not exit 0`);
+        }
       }
+      const report = /^.*(Sanitizer|runtime error:).*$/m.exec(stderr());
+      if (report) problems.push(`lil mcp's stderr has a sanitizer's report: ${report[0]}`);
       for (const pid of pids) {
         try { process.kill(-pid, 'SIGKILL'); } catch { /* gone */ }
         try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
       }
       killRunningIn(dir);
       rmSync(dir, { recursive: true, force: true });
+      return problems;
     },
   };
   return self;

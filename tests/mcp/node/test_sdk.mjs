@@ -33,16 +33,21 @@ if (transport !== 'stdio' && transport !== 'http') {
 const RUN_FLAGS = ['--allow-run', '--spec-root', SPECS];
 const T = { timeout: 120000 };
 
-// Run body with a fresh server; close it whatever happens.
+// Run body with a fresh server; close it whatever happens, and fail when
+// the server did not end cleanly.
 async function withServer(opts, body) {
   const srv = await connect({ transport, name: `ts-sdk-${transport}`, ...opts });
+  let problems;
   try {
     await body(srv);
   } catch (e) {
     e.message += `\n--- lil mcp stderr ---\n${srv.stderr().slice(-4000)}`;
     throw e;
   } finally {
-    await srv.close();
+    problems = await srv.close();
+  }
+  if (problems.length) {
+    throw new Error(`${problems.join('\n')}\n--- lil mcp stderr ---\n${srv.stderr().slice(-4000)}`);
   }
 }
 
