@@ -44,8 +44,9 @@ struct mcp_job {
     off_t err_read;     /* stderr bytes handed out as lines so far */
     char *line;         /* the stderr line being read */
     size_t line_len;
-    bool line_cut; /* the line passed STDERR_LINE_MAX: the rest is dropped */
-    bool attached; /* callbacks are called */
+    bool line_cut;     /* the line passed STDERR_LINE_MAX: the rest is dropped */
+    off_t err_dropped; /* stderr bytes given back to the system (trim_stderr) */
+    bool attached;     /* callbacks are called */
     mcp_job_line_fn on_line;
     mcp_job_end_fn on_end;
     void *ud;
@@ -341,6 +342,28 @@ static char *read_all(int fd, bool tail)
     return text;
 }
 
+/* A child that runs for days writes a progress line per event: give back
+ * the stderr bytes nobody will read again -- those before its last
+ * OUTPUT_MAX bytes and, while lines are handed out, already handed out --
+ * by punching them out of the memfd (they read as zeros after). */
+static void trim_stderr(struct mcp_job *job)
+{
+    struct stat sb;
+    off_t upto;
+
+    if (fstat(job->err_fd, &sb) != 0 || sb.st_size <= (off_t)(2 * OUTPUT_MAX))
+        return;
+    upto = sb.st_size - (off_t)OUTPUT_MAX;
+    if (job->attached && upto > job->err_read)
+        upto = job->err_read;
+    upto &= ~(off_t)(READ_STEP - 1);
+    if (upto < job->err_dropped + (off_t)OUTPUT_MAX)
+        return; /* not worth a call yet */
+    if (fallocate(job->err_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, upto) ==
+        0)
+        job->err_dropped = upto;
+}
+
 /* ---- reaping ---------------------------------------------------------------- */
 
 static void free_job(struct mcp_job *job)
@@ -394,6 +417,7 @@ void mcp_jobs_tick(struct mcp_server *srv)
         next = job->next; /* a callback may start jobs: they go before the head */
         if (job->attached)
             read_lines(job, false);
+        trim_stderr(job);
         got = waitpid(job->pid, &status, WNOHANG);
         if (got == job->pid)
             job_ended(job, status);
