@@ -18,6 +18,7 @@ PACKAGES=(
     python3
     passwd util-linux                      # useradd, setpriv: tests run lil as a second user
     python3-dev python3-venv               # the Python package: its extension, pip install test
+    nodejs                                 # the MCP tests' clients (scripts/nodeenv.sh)
 )
 
 installed() {
@@ -28,6 +29,10 @@ missing=()
 for p in "${PACKAGES[@]}"; do
     installed "$p" || missing+=("$p")
 done
+# npm comes with some builds of nodejs and is Debian's package npm with
+# Debian's.  Debian 12's nodejs is Node 18: the MCP conformance suite needs
+# 20.18.1 or newer (scripts/nodeenv.sh says so and fails).
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 
 if [ ${#missing[@]} -eq 0 ]; then
     echo "deps: all ${#PACKAGES[@]} packages present"

@@ -170,6 +170,13 @@ if ! scripts/pyenv.sh --all; then
     total_fail=$((total_fail + 1))
     summary+=("venvs (scripts/pyenv.sh --all): FAILED")
 fi
+# The npm packages of the MCP tests (tests/mcp/node/package-lock.json):
+# build/node/.
+if ! scripts/nodeenv.sh >/dev/null; then
+    failed=1
+    total_fail=$((total_fail + 1))
+    summary+=("node packages (scripts/nodeenv.sh): FAILED")
+fi
 if ! sanitizer_preflight; then
     failed=1
     total_fail=$((total_fail + 1))

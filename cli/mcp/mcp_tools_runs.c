@@ -315,7 +315,8 @@ void mcp_read_list_runs(struct mcp_req *r, json_t *args)
     if (rc != LIL_OK || l.oom) {
         read_failed(r, NULL, rc != LIL_OK ? rc : LIL_E_NOMEM);
     } else {
-        qsort(l.ids, l.n, sizeof(l.ids[0]), cmp_ids);
+        if (l.n > 1) /* an empty store has no array at all */
+            qsort(l.ids, l.n, sizeof(l.ids[0]), cmp_ids);
         list_page(r, &l, &q);
     }
     ids_free(&l);

@@ -666,8 +666,10 @@ T_TEST(answer_streamed)
         char sid_h[160];
         const char *h[] = {"Content-Type: application/json",
                            "Accept: application/json, text/event-stream", sid_h, NULL};
-        CURL *c = prepare(&sv, "POST", "/mcp", h, &list, &r);
+        CURL *c;
+
         snprintf(sid_h, sizeof(sid_h), "Mcp-Session-Id: %s", id);
+        c = prepare(&sv, "POST", "/mcp", h, &list, &r);
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, call2);
         curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 200L); /* gone before the answer */
         T_CHECK(curl_easy_perform(c) == CURLE_OPERATION_TIMEDOUT);

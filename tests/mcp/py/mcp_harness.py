@@ -36,7 +36,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 
 LIL_BIN = os.environ.get("LIL_BIN", "")
-SPECS = Path(__file__).resolve().parent / "specs"
+SPECS = Path(__file__).resolve().parent.parent / "specs"  # tests/mcp/specs/
 CLIENT_NAME = "lil-py-test"
 ACTOR = "mcp:" + CLIENT_NAME
 
@@ -206,9 +206,10 @@ class McpTestCase(unittest.IsolatedAsyncioTestCase):
                     os.kill(pid, signal.SIGKILL)
         for server in self.servers:
             server.stop()
-        for pidfile in self.tmp.rglob("step.pid"):
-            with contextlib.suppress(ValueError, ProcessLookupError):
-                os.kill(int(pidfile.read_text()), signal.SIGKILL)
+        for pidfile in self.tmp.glob("pids-*"):  # the shells of sleepy.yaml
+            for pid in pidfile.read_text().split():
+                with contextlib.suppress(ValueError, ProcessLookupError):
+                    os.kill(int(pid), signal.SIGKILL)
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def track(self, pid):

@@ -60,41 +60,39 @@ class Scenarios:
             # validates structuredContent against them).
             runs = await self.tool(s, "list_runs", {})
             self.assertEqual(runs["runs"], [])
-            await self.tool(s, "explain_spec", {"spec": "gate.yaml"})
-            await self.tool(s, "doctor", {"spec": "gate.yaml"})
+            await self.tool(s, "explain_spec", {"spec": "breakpoint.yaml"})
+            await self.tool(s, "doctor", {"spec": "breakpoint.yaml"})
 
     async def test_validate_broken_spec(self):
         async with self.session() as (s, _):
-            good = await self.tool(s, "validate_spec", {"spec": "gate.yaml"})
+            good = await self.tool(s, "validate_spec", {"spec": "breakpoint.yaml"})
             self.assertIs(good["valid"], True)
-            self.assertEqual(good["spec"], "py-gate")
+            self.assertEqual(good["spec"], "mcp-breakpoint")
 
             bad = await s.call_tool("validate_spec", {"spec": "broken.yaml"})
             self.assertTrue(bad.is_error, text_of(bad))
-            self.assertIn("broken.yaml:3:10: error:", text_of(bad))
-            self.assertIn("no-such-pattern", text_of(bad))
+            self.assertIn("broken.yaml:10:11: error:", text_of(bad))
+            self.assertIn("'shel'", text_of(bad))
             doc = bad.structured_content
             self.assertIs(doc["valid"], False)
             errors = [d for d in doc["diagnostics"] if d["severity"] == "error"]
-            self.assertTrue(any(d["file"].endswith("broken.yaml") and d["line"] == 3 and
-                                d["column"] == 10 for d in errors), errors)
+            self.assertTrue(any(d["file"].endswith("broken.yaml") and d["line"] == 10 and
+                                d["column"] == 11 for d in errors), errors)
 
-            outside = await s.call_tool("validate_spec", {"spec": "../test_mcp_sdk.py"})
+            outside = await s.call_tool("validate_spec", {"spec": "../py/test_mcp_sdk.py"})
             self.assertTrue(outside.is_error)
             self.assertIn("outside --spec-root", text_of(outside))
 
     async def test_pause_notified_then_approved(self):
-        gate = self.tmp / "gate"
-        gate.mkdir()
         async with self.session() as (s, notes):
             started = await self.tool(s, "start_run", {
-                "spec": "gate.yaml", "inputs": {"dir": str(gate)}, "reason": "py test"})
+                "spec": "breakpoint.yaml", "reason": "py test"})
             run = started["run_id"]
-            self.assertEqual(run, "py-gate")
+            self.assertEqual(run, "mcp-breakpoint")
             self.track(started.get("pid"))
             uri = f"lil://runs/{run}"
             await s.subscribe_resource(uri)
-            (gate / "go").touch()  # the shell step ends, the breakpoint pauses
+            (self.tmp / "go").touch()  # the first shell step ends, the breakpoint pauses
 
             facts = await self.wait_notified(s, notes, uri, "paused")
             pause = pause_of(facts)
@@ -112,6 +110,7 @@ class Scenarios:
             self.assertEqual(approved["status"], "completed", approved)
             facts = await self.wait_status(s, run, {"completed"})
             self.assertEqual(facts["loop"]["state"]["n"], 1)
+            self.assertEqual((self.tmp / "side.txt").read_text().split(), ["before", "after"])
             approvals = [e for e in await self.events(s, run) if e["type"] == "approval"]
             self.assertTrue(any(e.get("actor") == ACTOR and e.get("reason") == "n looks right"
                                 for e in approvals), approvals)
@@ -135,14 +134,14 @@ class Scenarios:
 
     async def test_stop_running_loop(self):
         async with self.session() as (s, _):
-            started = await self.tool(s, "start_run", {"spec": "ticker.yaml"})
+            started = await self.tool(s, "start_run", {"spec": "slow.yaml"})
             run = started["run_id"]
             self.track(started.get("pid"))
 
             async def iterating():
                 f = await self.facts(s, run)
                 return f["status"] == "running" and (f.get("iteration") or 0) >= 1, f
-            await apoll("the ticker to run an iteration", iterating)
+            await apoll("the slow loop to end an iteration", iterating)
 
             stop = await self.tool(s, "stop_run", {"run_id": run, "reason": "enough ticks"})
             self.assertIs(stop["requested"], True)
@@ -154,21 +153,19 @@ class Scenarios:
                              [(ACTOR, "enough ticks")])
 
     async def test_recover_uncertain(self):
-        work = self.tmp / "work"
-        work.mkdir()
+        pids, count = self.tmp / "pids-a", self.tmp / "count-a.txt"
         async with self.session() as (s, _):
-            started = await self.tool(s, "start_run", {
-                "spec": "uncertain.yaml", "inputs": {"dir": str(work)}})
+            started = await self.tool(s, "start_run", {"spec": "sleepy.yaml"})
             run, pid = started["run_id"], started["pid"]
             self.assertIsInstance(pid, int)
             self.track(pid)
-            pidfile = work / "step.pid"
-            poll("the shell step to start", pidfile.exists)
+            poll("the shell step to start", lambda: pids.exists() and pids.read_text().strip())
             os.kill(pid, signal.SIGKILL)  # the loop dies inside its effect
-            os.kill(int(pidfile.read_text()), signal.SIGKILL)
+            os.kill(int(pids.read_text().split()[0]), signal.SIGKILL)  # and its step
             poll("the killed child to exit", lambda: process_gone(pid))
             facts = await self.wait_status(s, run, {"uncertain"})
             self.assertTrue(facts["uncertain"], facts)
+            (self.tmp / "release-a").touch()  # the step run again ends at once
 
             progress = []
 
@@ -186,13 +183,14 @@ class Scenarios:
             self.assertFalse(facts["uncertain"])
             recoveries = [e for e in await self.events(s, run) if e["type"] == "recovery"]
             self.assertEqual([(e["how"], e["actor"]) for e in recoveries], [("retry", ACTOR)])
+            self.assertEqual(count.read_text().split(), ["ran", "ran"])  # killed, then again
 
     async def test_read_only_refuses_steering(self):
         async with self.session(("--read-only", "--spec-root", str(SPECS))) as (s, _):
             names = {t.name for t in (await s.list_tools()).tools}
             self.assertEqual(names, READ_TOOLS)
-            for name, args in (("stop_run", {"run_id": "py-ticker", "reason": "no"}),
-                               ("start_run", {"spec": "ticker.yaml"})):
+            for name, args in (("stop_run", {"run_id": "mcp-slow", "reason": "no"}),
+                               ("start_run", {"spec": "slow.yaml"})):
                 with self.subTest(tool=name):
                     with self.assertRaises(MCPError) as caught:
                         await s.call_tool(name, args)
