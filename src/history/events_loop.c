@@ -49,6 +49,7 @@
 #include "base/hash.h"
 #include "engine/intent.h"
 #include "history/events_int.h"
+#include "loop/runner.h"
 #include "loop/shell_note.h"
 
 /* ---- the "loop" object and the iteration ------------------------------------ */
@@ -204,7 +205,7 @@ static void slot_step(struct hwalk *w, const lil_record *rec,
         lil__hev_copy(ev, "step", p, "step");
         lil__hev_copy(ev, "actor", p, "actor");
         lil__hev_copy(ev, "reason", p, "reason");
-        lil__hev_copy(ev, "digest", p, "digest");
+        lil__hev_copy(ev, "ask_digest", p, "digest");
     } else {
         slot_effect(w, rec, nm, p);
     }
@@ -292,7 +293,7 @@ static const struct control_map controls[] = {
       {"step", "step"},
       {"ask", "ask"},
       {"strategy", "strategy"},
-      {"digest", "digest"},
+      {"ask_digest", "digest"},
       {"reason", "why"}}},
     {"parked", "park", {{"iteration", "iteration"}, {"wake_at_ms", "wakeAt"}}},
     {"stop_cleared", "stop_cleared", {{"actor", "actor"}, {"reason", "reason"}}},
@@ -357,6 +358,27 @@ static void note_reserve(struct hwalk *w, const lil_record *rec,
         (*n)++;
 }
 
+/* A pause's id (its record's name) and the digest an approval names, as
+ * the facts and the loop's result show them ("ask_digest" is the digest
+ * of what it asks, as journaled). */
+static void pause_ident(const struct hwalk *w, const lil_record *rec, json_t *ev,
+                        const json_t *p)
+{
+    char id[LIL_LOOP_NAME_MAX], digest[65];
+
+    if (!ev || rec->key_len == 0 || rec->key_len >= sizeof(id))
+        return;
+    memcpy(id, rec->key, rec->key_len);
+    id[rec->key_len] = '\0';
+    lil__loop_breakpoint_digest(
+        w->env, id, json_integer_value(json_object_get(p, "iteration")),
+        json_integer_value(json_object_get(p, "seq")),
+        json_string_value(json_object_get(p, "step")),
+        json_string_value(json_object_get(p, "digest")), digest);
+    lil__hev_set(ev, "pause_id", json_string(id));
+    lil__hev_set(ev, "digest", json_string(digest));
+}
+
 static void control(struct hwalk *w, const lil_record *rec,
                     const struct lil_loop_name *nm)
 {
@@ -383,6 +405,8 @@ static void control(struct hwalk *w, const lil_record *rec,
         lil__hev_copy(ev, controls[i].keys[k][0], p, controls[i].keys[k][1]);
     if (strcmp(nm->control, "reserve") == 0)
         note_reserve(w, rec, nm, ev, p);
+    else if (strcmp(nm->control, "pause") == 0)
+        pause_ident(w, rec, ev, p);
     json_decref(p);
 }
 

@@ -478,6 +478,12 @@ void lil__loop_respec_forget(struct lil_loop *lp);
  * "cap.N") and digest (hex) in the buffers. */
 bool lil__loop_pause_ident(const struct lil_loop *lp, char id[LIL_LOOP_NAME_MAX],
                            char digest[65]);
+/* The digest of breakpoint (or gate) pause id: what an approval names, from
+ * what its pause.N record holds (iteration, seq, step, and the digest of
+ * what it asks); the history's pause events show the same. */
+void lil__loop_breakpoint_digest(const struct lil_env *env, const char *id,
+                                 int64_t iteration, int64_t seq, const char *step,
+                                 const char *ask_digest, char digest[65]);
 /* The pause as the result's "pause" and the facts' "paused" show it:
  * {"kind": "breakpoint", "id", "digest", "iteration", "seq", "step",
  * "ask", "strategy"} or {"kind": "cap", "id", "digest", "cap",

@@ -544,7 +544,7 @@ static void digest_parts(const struct lil_env *env, const char *const *parts, si
 bool lil__loop_pause_ident(const struct lil_loop *lp, char id[LIL_LOOP_NAME_MAX],
                            char digest[65])
 {
-    char it[LIL_I64_TEXT_MAX + 1], seq[LIL_I64_TEXT_MAX + 1];
+    char it[LIL_I64_TEXT_MAX + 1];
 
     id[0] = digest[0] = '\0';
     if (lp->meters.pending != LIL_CAP_NONE) {
@@ -559,20 +559,24 @@ bool lil__loop_pause_ident(const struct lil_loop *lp, char id[LIL_LOOP_NAME_MAX]
     }
     if (!lp->pause.on)
         return false;
-    snprintf(it, sizeof(it), "%lld", (long long)lp->pause.iteration);
-    snprintf(seq, sizeof(seq), "%lld", (long long)lp->pause.seq);
-    {
-        const char *parts[6] = {"breakpoint",
-                                lp->pause.id,
-                                it,
-                                seq,
-                                lp->pause.step ? lp->pause.step : "",
-                                lp->pause.digest};
-
-        snprintf(id, LIL_LOOP_NAME_MAX, "%s", lp->pause.id);
-        digest_parts(lp->env, parts, 6, digest);
-    }
+    snprintf(id, LIL_LOOP_NAME_MAX, "%s", lp->pause.id);
+    lil__loop_breakpoint_digest(lp->env, lp->pause.id, lp->pause.iteration,
+                                lp->pause.seq, lp->pause.step, lp->pause.digest,
+                                digest);
     return true;
+}
+
+void lil__loop_breakpoint_digest(const struct lil_env *env, const char *id,
+                                 int64_t iteration, int64_t seq, const char *step,
+                                 const char *ask_digest, char digest[65])
+{
+    char it[LIL_I64_TEXT_MAX + 1], sq[LIL_I64_TEXT_MAX + 1];
+    const char *parts[6] = {
+        "breakpoint", id, it, sq, step ? step : "", ask_digest ? ask_digest : ""};
+
+    snprintf(it, sizeof(it), "%lld", (long long)iteration);
+    snprintf(sq, sizeof(sq), "%lld", (long long)seq);
+    digest_parts(env, parts, 6, digest);
 }
 
 json_t *lil__loop_pause_json(const struct lil_loop *lp)

@@ -366,6 +366,76 @@ T_TEST(loop_run_events)
     lil_store_close(st);
 }
 
+/* A paused loop's pause event names the pause as the facts do: its id and
+ * the digest an approval takes (lil_loop_approve_pause accepts it); the
+ * approval's event has the digest of what was asked, the pause's too. */
+static const char pause_spec[] =
+    "loopspec: \"0.1\"\n"
+    "id: halt\n"
+    "pattern: react\n"
+    "state:\n"
+    "  vars:\n"
+    "    n: {type: int, init: 0}\n"
+    "body:\n"
+    "  - id: ask\n"
+    "    kind: breakpoint\n"
+    "    ask: \"Go on?\"\n"
+    "  - id: bump\n"
+    "    kind: shell\n"
+    "    cmd: \"echo '{}'\"\n"
+    "    on_done: {incr: n}\n"
+    "terminate: {signal: state-predicate, until: \"${state.n >= 1}\"}\n"
+    "caps: {max_iterations: 3}\n";
+
+T_TEST(pause_event_names_the_pause_as_the_facts_do)
+{
+    lil_store *st = u_store(NULL);
+    lil_spec *spec = NULL;
+    lil_loop_opts o;
+    lil_loop *lp = NULL;
+    lil_loop_result res;
+    lil_bytes fb = {0};
+    json_t *facts, *paused, *page, *pause, *approval;
+
+    memset(&o, 0, sizeof(o));
+    memset(&res, 0, sizeof(res));
+    o.struct_size = sizeof(o);
+    o.actor = "tester";
+    T_REQUIRE(st != NULL);
+    T_OK(
+        lil_spec_parse(NULL, "halt.yaml", pause_spec, strlen(pause_spec), NULL, &spec));
+    T_OK(lil_loop_open(st, spec, &o, &lp));
+    T_OK(lil_loop_run(lp, &res));
+    lil_loop_result_free(&res);
+    T_OK(lil_loop_close(lp));
+    lp = NULL;
+    T_OK(lil_run_facts(st, "halt", &fb));
+    facts = parse_bytes(&fb);
+    paused = json_object_get(json_object_get(facts, "loop"), "paused");
+    page = events(st, "halt", 0, 0);
+    pause = find(page, "pause", NULL);
+    T_REQUIRE(paused != NULL && pause != NULL);
+    T_EQ_STR(str(pause, "pause_id"), str(paused, "id"));
+    T_EQ_STR(str(pause, "digest"), str(paused, "digest"));
+    T_EQ_I64(strlen(str(pause, "ask_digest")), 64);
+    T_CHECK(strcmp(str(pause, "ask_digest"), str(pause, "digest")) != 0);
+    T_OK(lil_loop_open(st, spec, &o, &lp));
+    T_OK(lil_loop_approve_pause(lp, str(pause, "pause_id"), str(pause, "digest"),
+                                "tester", "the event's digest", &res));
+    lil_loop_result_free(&res);
+    T_OK(lil_loop_close(lp));
+    json_decref(page);
+    page = events(st, "halt", 0, 0);
+    approval = find(page, "approval", NULL);
+    T_REQUIRE(approval != NULL);
+    T_EQ_STR(str(approval, "ask_digest"), str(find(page, "pause", NULL), "ask_digest"));
+    T_CHECK(json_object_get(approval, "digest") == NULL);
+    json_decref(page);
+    json_decref(facts);
+    lil_spec_free(spec);
+    lil_store_close(st);
+}
+
 T_TEST(loop_run_facts_are_the_runners)
 {
     lil_store *st = u_store(NULL);
