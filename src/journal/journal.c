@@ -457,7 +457,7 @@ static lil_status open_scan(struct journal *j, struct lil_err *err,
         *moved = true; /* a new segment took the name: open that one */
         return LIL_OK;
     }
-    if (rc == LIL_OK && !j->readonly)
+    if (rc == LIL_OK && !j->readonly && !opts->no_rotation)
         sweep_rotation_temps(j);
     if (rc == LIL_OK)
         rc = map_file(j, err);

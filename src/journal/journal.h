@@ -59,6 +59,11 @@ struct journal_opts {
     const uint8_t *key;         /* journal key or NULL */
     size_t key_len;
     const char *run_id; /* written in the BEGIN record of a new journal */
+    /* The caller vouches that no new segment of this journal was ever
+     * begun: no "<path>.rot.*" file a rotation cut short can be beside it,
+     * so a writable open does not read the directory to sweep them (which
+     * costs a store of n runs n names per open). */
+    bool no_rotation;
     /* The journal must reach this (or NULL): a missing or empty file, a
      * shorter journal, another file (salt) or another record at expect->seq
      * (chain) is LIL_E_ROLLBACK, and the open writes nothing (it neither

@@ -62,6 +62,15 @@ static bool seg_exists(const struct lil_env *env, const char *path)
     return true;
 }
 
+bool lil__seg_began(const struct lil_env *env, const char *dir, const char *run_id)
+{
+    char d[4352];
+
+    /* a name too long for a directory cannot have one: say yes, the sweep
+     * will tell */
+    return !seg_dir(dir, run_id, d, sizeof(d)) || seg_exists(env, d) || errno != ENOENT;
+}
+
 /* ---- the whole history ------------------------------------------------------ */
 
 struct filt {

@@ -110,15 +110,18 @@ static void journal_opts_of(struct file_store *fs, const char *run_id,
 {
     bool name_pending = !o->readonly && parent_pending(fs);
 
-    *jo = (struct journal_opts){.sync = o->sync,
-                                .readonly = o->readonly,
-                                .create = o->create,
-                                .max_record = o->max_record,
-                                .verify_chain = o->verify_chain,
-                                .sync_parent_of = name_pending ? fs->base.where : NULL,
-                                .key = o->key,
-                                .key_len = o->key_len,
-                                .run_id = run_id};
+    *jo = (struct journal_opts){
+        .sync = o->sync,
+        .readonly = o->readonly,
+        .create = o->create,
+        .max_record = o->max_record,
+        .verify_chain = o->verify_chain,
+        .sync_parent_of = name_pending ? fs->base.where : NULL,
+        .key = o->key,
+        .key_len = o->key_len,
+        .run_id = run_id,
+        .no_rotation =
+            !o->readonly && !lil__seg_began(fs->base.env, fs->base.where, run_id)};
 }
 
 /* ---- the rollback record (head_file.c) --------------------------------------------

@@ -49,6 +49,10 @@ struct seg_walk_opts {
 lil_status lil__seg_archive(const struct lil_env *env, struct lil_err *err,
                             const char *dir, const char *run_id, uint32_t n, char *out,
                             size_t cap);
+/* Whether a new segment of run_id may ever have been begun: its directory
+ * exists (lil__seg_archive makes it before the new segment's file), or
+ * cannot be told missing.  No: no rotation's temporary file can be there. */
+bool lil__seg_began(const struct lil_env *env, const char *dir, const char *run_id);
 /* Walk the archived segments of a run whose live segment is live (open,
  * read-only), oldest kept first, then live itself: records in order,
  * without the links and copies of later segments; each segment checked to
