@@ -138,6 +138,7 @@ run_preset() {
         return
     fi
     [ "$p" != ci ] || static_checks "$log"
+    wait_envs
     echo "== $p: ctest ${args[*]}"
     local rc=0
     "${prefix[@]}" ctest "${args[@]}" 2>&1 | tee "$log.ctest" || rc=$?
@@ -164,19 +165,37 @@ if ! scripts/pydeps.sh; then
     total_fail=$((total_fail + 1))
     summary+=("pydeps (scripts/pydeps.sh): FAILED")
 fi
-# The frameworks' venvs (bindings/python/requirements/*.txt): build/venvs/.
-if ! scripts/pyenv.sh --all; then
-    failed=1
-    total_fail=$((total_fail + 1))
-    summary+=("venvs (scripts/pyenv.sh --all): FAILED")
-fi
-# The npm packages of the MCP tests (tests/mcp/node/package-lock.json):
-# build/node/.
-if ! scripts/nodeenv.sh >/dev/null; then
-    failed=1
-    total_fail=$((total_fail + 1))
-    summary+=("node packages (scripts/nodeenv.sh): FAILED")
-fi
+# The frameworks' venvs (bindings/python/requirements/*.txt: build/venvs/)
+# and the npm packages of the MCP tests (tests/mcp/node/package-lock.json:
+# build/node/) are made in the background while the first preset builds
+# (mostly downloads); wait_envs waits for them before the first ctest.
+envs_log=$logdir/envs.log
+(
+    rc=0
+    scripts/pyenv.sh --all || rc=1
+    scripts/nodeenv.sh || rc=$((rc | 2))
+    exit $rc
+) >"$envs_log" 2>&1 &
+envs_pid=$!
+envs_waited=0
+wait_envs() {
+    local rc=0
+    [ $envs_waited -eq 0 ] || return 0
+    envs_waited=1
+    wait "$envs_pid" || rc=$?
+    if [ $((rc & 1)) -ne 0 ]; then
+        tail -n 20 "$envs_log"
+        failed=1
+        total_fail=$((total_fail + 1))
+        summary+=("venvs (scripts/pyenv.sh --all): FAILED (log: ${envs_log#"$root"/})")
+    fi
+    if [ $((rc & 2)) -ne 0 ]; then
+        tail -n 20 "$envs_log"
+        failed=1
+        total_fail=$((total_fail + 1))
+        summary+=("node packages (scripts/nodeenv.sh): FAILED (log: ${envs_log#"$root"/})")
+    fi
+}
 if ! sanitizer_preflight; then
     failed=1
     total_fail=$((total_fail + 1))
@@ -189,6 +208,7 @@ for p in "${presets[@]}"; do
     esac
 done
 
+wait_envs # when no preset got as far as its tests
 echo
 echo "== summary$([ $slow -eq 1 ] && echo " (with slow tests)" || echo " (slow tests excluded; --slow runs them)")"
 for s in "${summary[@]}"; do
