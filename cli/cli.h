@@ -194,6 +194,11 @@ const char *cli_store_dir(const struct cli_ctx *ctx);
  * dflt: the actor of a verb run without --actor. */
 const char *cli_user(const char *dflt);
 
+/* The status word `lil ls` (and `lil mcp`'s list_runs) shows for a run
+ * that could not be opened read-only: "locked", "damaged", "key?",
+ * "version?", "unborn" (listed, but no complete record) or "error". */
+const char *cli_failure_word(lil_status rc);
+
 /* Whether a store location is a PostgreSQL URI, as the library tells
  * (lil_store_location). */
 bool cli_store_is_url(const char *where);

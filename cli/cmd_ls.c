@@ -97,25 +97,6 @@ static void list_free(struct ls_list *l)
     free(l->rows);
 }
 
-/* The status word of a run that could not be opened read-only. */
-static const char *failure_word(lil_status rc)
-{
-    switch (rc) {
-    case LIL_E_LOCKED:
-        return "locked";
-    case LIL_E_CORRUPT:
-        return "damaged";
-    case LIL_E_KEY:
-        return "key?";
-    case LIL_E_VERSION:
-        return "version?";
-    case LIL_E_NOTFOUND: /* listed, but no complete record: a creation cut short */
-        return "unborn";
-    default:
-        return "error";
-    }
-}
-
 /* Read the loop facts of an opened run into row->loop. */
 static lil_status fill_loop(lil_store *st, lil_run *run, struct ls_row *row)
 {
@@ -246,7 +227,7 @@ static void fill_row(lil_store *st, struct ls_row *row)
         if (queue_word(row->queue))
             row->status = queue_word(row->queue);
     } else {
-        row->status = failure_word(rc);
+        row->status = cli_failure_word(rc);
         row->code = lil_status_name(rc);
         row->reason = strdup(rc == LIL_E_NOMEM ? "out of memory"
                              : loop_failed     ? lil_errmsg()

@@ -314,3 +314,21 @@ void cli_fmt_payload(const void *data, size_t len, size_t max, char *buf, size_t
     }
     buf[at] = '\0';
 }
+
+const char *cli_failure_word(lil_status rc)
+{
+    switch (rc) {
+    case LIL_E_LOCKED:
+        return "locked";
+    case LIL_E_CORRUPT:
+        return "damaged";
+    case LIL_E_KEY:
+        return "key?";
+    case LIL_E_VERSION:
+        return "version?";
+    case LIL_E_NOTFOUND: /* listed, but no complete record: a creation cut short */
+        return "unborn";
+    default:
+        return "error";
+    }
+}

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../cli.h"
 #include "mcp_read.h"
 
 #define LIST_DEFAULT   100
@@ -122,30 +123,12 @@ static void ids_free(struct id_list *l)
 
 /* ---- list_runs: a row --------------------------------------------------------- */
 
-/* The status of a run whose facts cannot be read (`lil ls`'s words). */
-static const char *failure_word(lil_status rc)
-{
-    switch (rc) {
-    case LIL_E_LOCKED:
-        return "locked";
-    case LIL_E_CORRUPT:
-        return "damaged";
-    case LIL_E_KEY:
-        return "key?";
-    case LIL_E_VERSION:
-        return "version?";
-    case LIL_E_NOTFOUND: /* listed, but no complete record: a creation cut short */
-        return "unborn";
-    default:
-        return "error";
-    }
-}
-
 /* The row of a run whose facts could not be read. */
 static json_t *failed_row(lil_store *st, const char *id, lil_status rc)
 {
     return json_pack("{s:s, s:n, s:s, s:{s:s, s:s}}", "run", id, "kind", "status",
-                     failure_word(rc), "error", "code", lil_status_name(rc), "message",
+                     cli_failure_word(rc), "error", "code", lil_status_name(rc),
+                     "message",
                      rc == LIL_E_NOMEM ? "out of memory" : lil_store_errmsg(st));
 }
 
