@@ -175,7 +175,8 @@ struct mcp_server {
     struct mcp_job *jobs;    /* children not yet reaped */
     json_t *runs_seen;       /* resources: the run ids last listed, for
                                 notifications/resources/list_changed */
-    int64_t runs_checked_ms; /* when they were last listed */
+    int64_t runs_checked_ms; /* when they were last looked at */
+    int64_t runs_stamp;      /* lil_store_poll's stamp of that look */
     bool draining;           /* stdin ended: finish what is in flight */
 };
 

@@ -13,10 +13,11 @@
  * (lil_run_poll: one fstat of the journal, or one indexed query, while
  * nothing changes) at most every LOOK_MS and sends
  * notifications/resources/updated when the run grew (or a stop was asked
- * of it, or it is gone).  The list of run ids is looked at once every
- * LIST_MS while a session is initialized; when it differs from the last
- * one, every initialized session gets
- * notifications/resources/list_changed.
+ * of it, or it is gone).  Once every LIST_MS while a session is
+ * initialized, lil_store_poll says whether runs may have been made or
+ * removed (one fstat of the store directory, or one query); only then is
+ * the list of run ids read, and when it differs from the last one, every
+ * initialized session gets notifications/resources/list_changed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -541,11 +542,15 @@ static void tick_list(struct mcp_server *srv, int64_t now)
 {
     json_t *ids;
     bool changed;
+    int moved = 1;
 
     if (srv->runs_seen &&
         (!any_initialized(srv) || now - srv->runs_checked_ms < LIST_MS))
         return;
     srv->runs_checked_ms = now;
+    if (lil_store_poll(srv->store, &srv->runs_stamp, &moved) == LIL_OK && !moved &&
+        srv->runs_seen)
+        return; /* no run made or removed: the list is not read */
     ids = run_ids(srv->store);
     if (!ids)
         return;

@@ -300,6 +300,19 @@ LIL_API const char *lil_store_errmsg(const lil_store *st);
 typedef int (*lil_run_id_fn)(void *ud, const char *run_id);
 LIL_API lil_status lil_store_foreach_run(lil_store *st, lil_run_id_fn fn, void *ud);
 
+/* A cheap look at whether the store's runs may have been created or removed
+ * since *stamp (the caller's: 0 before the first look), for a client that
+ * follows the list (a server telling its clients the list changed) without
+ * listing it each time: *changed is 1 when they may have (never 0 when one
+ * was), and *stamp is brought up to date.  The store directory: its
+ * modification time, one fstat (a time so recent that the kernel's coarse
+ * clock could hide a later change counts as changed); PostgreSQL: one query
+ * of the runs' count and newest creation; a memory store: always 1.  A run
+ * that only grew does not count (lil_run_poll).  Errors (the message on
+ * the store): LIL_E_INVAL (bad handle, stamp or changed NULL; *changed is
+ * then 1), LIL_E_IO, LIL_E_PG. */
+LIL_API lil_status lil_store_poll(lil_store *st, int64_t *stamp, int *changed);
+
 /* LIL_OK if run_id is acceptable, else LIL_E_INVAL (or LIL_E_TOOBIG when
  * it is longer than LIL_RUN_ID_MAX bytes).  A run id is 1 to 200 bytes of
  * UTF-8 (RFC 3629: no overlong forms, no surrogates), not "." or "..", and

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "api/entry.h"
+#include "base/clock.h"
 #include "base/env.h"
 #include "loop/runner.h"
 #include "store/store.h"
@@ -125,6 +126,35 @@ lil_status lil_store_foreach_run(lil_store *st, lil_run_id_fn fn, void *ud)
     if (!fn)
         return lil__api_fail(LIL_E_INVAL, "lil_store_foreach_run: fn is NULL");
     return lil__api_to_store(st, &e, st->ops->foreach_run(st, &e, fn, ud));
+}
+
+/* A stamp this recent may hide a later change in the same tick of the
+ * kernel's coarse clock: the list is read again. */
+#define STAMP_RECENT_NS 100000000
+
+lil_status lil_store_poll(lil_store *st, int64_t *stamp, int *changed)
+{
+    struct lil_err e;
+    int64_t now_stamp = 0;
+    bool coarse = false;
+    lil_status rc;
+
+    if (changed)
+        *changed = 1;
+    if (!lil__api_store_ok(st))
+        return lil__api_bad_handle("store");
+    if (!stamp || !changed)
+        return lil__api_fail(LIL_E_INVAL, "lil_store_poll: stamp or changed is NULL");
+    if (!st->ops->runs_stamp)
+        return LIL_OK; /* no cheap look: the caller lists the runs */
+    lil__clearerr(&e);
+    rc = st->ops->runs_stamp(st, &e, &now_stamp, &coarse);
+    if (rc != LIL_OK)
+        return lil__api_to_store(st, &e, rc);
+    *changed =
+        now_stamp != *stamp || (coarse && lil__wall_ns() - now_stamp < STAMP_RECENT_NS);
+    *stamp = now_stamp;
+    return LIL_OK;
 }
 
 lil_status lil_run_id_check(const char *run_id)

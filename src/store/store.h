@@ -100,14 +100,15 @@
 #include "base/record.h"
 
 #define LIL_STORE_OPS_VERSION                      \
-    8 /* 2: run_append takes enum lil_append_sync; \
+    9 /* 2: run_append takes enum lil_append_sync; \
          3: run_image, run_import;                 \
          4: run_lease_check, the queue (queue_*);  \
          5: the queue's payload and states;        \
          6: run_remove;                            \
          7: queue_list, worker_join, worker_leave, \
             worker_list;                           \
-         8: run_last_seq */
+         8: run_last_seq;                          \
+         9: runs_stamp */
 
 /* Record flags as the engine sees them (the public LIL_RECF_* bits). */
 #define LIL_SREC_EFFECT  LIL_RECF_EFFECT
@@ -465,6 +466,14 @@ struct lil_store_ops {
      * and lil_run_wait, on a store without run_changed.) */
     lil_status (*run_last_seq)(struct lil_store *st, struct lil_err *err,
                                const char *run_id, uint64_t *seq);
+    /* A value that changes when a run is created or removed, without
+     * listing the runs: the store directory's modification time (*coarse
+     * set: the kernel's coarse clock may leave it unchanged by a later
+     * change in the same tick), PostgreSQL's count of runs and newest
+     * creation.  May be NULL: the caller then lists the runs.
+     * (lil_store_poll.) */
+    lil_status (*runs_stamp)(struct lil_store *st, struct lil_err *err, int64_t *stamp,
+                             bool *coarse);
 };
 
 /* Settings a store reads once, at open (the environment's LIL_SYNC and

@@ -8,7 +8,11 @@
  * the file store a look whose journal's modification time has not moved
  * does not read the journal (a journal damaged behind an unchanged time
  * is not noticed, the same journal with a new time is); bad arguments are
- * LIL_E_INVAL and an unknown run LIL_E_NOTFOUND.  The suite runs against
+ * LIL_E_INVAL and an unknown run LIL_E_NOTFOUND.  lil_store_poll, the
+ * look at the list of runs: a run made or removed is seen at the next
+ * look; once the list has settled a look sees nothing, also after a run
+ * only grew (a memory store has no cheap look: always "changed").  The
+ * suite runs against
  * the file store, the memory store (mem_test_run_poll) and PostgreSQL
  * (pg_test_run_poll).
  */
@@ -187,6 +191,47 @@ T_TEST(bad_arguments_and_unknown_runs)
     T_EQ_I64(lil_run_poll(st, "nosuch", &mark, &changed), LIL_E_NOTFOUND);
     T_EQ_I64(changed, 0);
     T_CHECK(strlen(lil_store_errmsg(st)) > 0);
+    lil_store_close(st);
+}
+
+static void settle(void)
+{
+    struct timespec ts = {0, 150 * 1000000L}; /* past the coarse clock's slack */
+
+    nanosleep(&ts, NULL);
+}
+
+T_TEST(a_look_at_the_list_sees_runs_made_and_removed)
+{
+    lil_store *st = u_store(NULL);
+    int64_t stamp = 0;
+    int changed = 0;
+
+    T_REQUIRE(st != NULL);
+    append_step(st, "first", "one");
+    T_OK(lil_store_poll(st, &stamp, &changed));
+    T_EQ_I64(changed, 1); /* the first look */
+    settle();
+    T_OK(lil_store_poll(st, &stamp, &changed));
+    T_OK(lil_store_poll(st, &stamp, &changed));
+    T_EQ_I64(changed, t_store_mem() ? 1 : 0);
+    append_step(st, "first", "two"); /* grew: not the list */
+    settle();
+    T_OK(lil_store_poll(st, &stamp, &changed));
+    T_EQ_I64(changed, t_store_mem() ? 1 : 0);
+    append_step(st, "second", "one");
+    T_OK(lil_store_poll(st, &stamp, &changed));
+    T_EQ_I64(changed, 1);
+    settle();
+    T_OK(lil_store_poll(st, &stamp, &changed));
+    T_OK(lil_run_remove(st, "second", LIL_REMOVE_FORCE));
+    T_OK(lil_store_poll(st, &stamp, &changed));
+    T_EQ_I64(changed, 1);
+    changed = 0;
+    T_EQ_I64(lil_store_poll(NULL, &stamp, &changed), LIL_E_INVAL);
+    T_EQ_I64(changed, 1);
+    T_EQ_I64(lil_store_poll(st, NULL, &changed), LIL_E_INVAL);
+    T_EQ_I64(lil_store_poll(st, &stamp, NULL), LIL_E_INVAL);
     lil_store_close(st);
 }
 

@@ -576,6 +576,27 @@ static lil_status file_stop_clear(struct lil_store *st, struct lil_err *err,
     return rc;
 }
 
+/* runs_stamp: the directory's modification time, which every journal
+ * made, renamed into place or removed moves. */
+static lil_status file_runs_stamp(struct lil_store *st, struct lil_err *err,
+                                  int64_t *stamp, bool *coarse)
+{
+    struct stat sb;
+    int fd = -1;
+    lil_status rc = lil__os_open(st->env, err, st->where,
+                                 O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, &fd);
+
+    *stamp = 0;
+    *coarse = true;
+    if (rc == LIL_OK && st->env->os->fstat(fd, &sb) < 0)
+        rc = lil__seterr(err, LIL_E_IO, errno, "fstat %s: %s", st->where,
+                         lil__errstr(errno));
+    if (rc == LIL_OK)
+        *stamp = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+    lil__os_close(st->env, fd);
+    return rc;
+}
+
 static lil_status file_run_changed(struct lil_store *st, struct lil_err *err,
                                    const char *run_id, int64_t *ns)
 {
@@ -754,6 +775,7 @@ static const struct lil_store_ops file_ops = {.version = LIL_STORE_OPS_VERSION,
                                               .marker_clear = lil__marker_file_clear,
                                               .marker_leave = lil__marker_file_leave,
                                               .run_changed = file_run_changed,
+                                              .runs_stamp = file_runs_stamp,
                                               .run_image = file_run_image,
                                               .run_import = file_run_import,
                                               .sched_put = lil__sched_file_put,

@@ -321,6 +321,39 @@ static lil_status pg_run_last_seq(struct lil_store *st, struct lil_err *err,
     return lil__pg_with_conn(ps_of(st), err, last_seq_select, &x);
 }
 
+/* ---- the runs' stamp ----------------------------------------------------------- */
+
+static lil_status stamp_select(struct pg_store *ps, struct pg_conn *c,
+                               struct lil_err *err, void *ud)
+{
+    int64_t *stamp = ud;
+    PGresult *res;
+    lil_status rc = lil__pg_query(
+        ps, c, err, "reading the runs' count",
+        "SELECT count(*), coalesce((extract(epoch FROM max(created)) * 1000000)::bigint, 0) "
+        "FROM @.runs",
+        NULL, false, &res);
+
+    if (rc != LIL_OK)
+        return rc;
+    if (ps->pq->ntuples(res) == 1) {
+        uint64_t n = strtoull(ps->pq->getvalue(res, 0, 0), NULL, 10);
+        uint64_t newest = strtoull(ps->pq->getvalue(res, 0, 1), NULL, 10);
+        *stamp = (int64_t)((newest * 1000003u) ^ n);
+    }
+    ps->pq->clear(res);
+    return rc;
+}
+
+/* runs_stamp: how many runs there are and when the newest was made. */
+static lil_status pg_runs_stamp(struct lil_store *st, struct lil_err *err,
+                                int64_t *stamp, bool *coarse)
+{
+    *stamp = 0;
+    *coarse = false;
+    return lil__pg_with_conn(ps_of(st), err, stamp_select, stamp);
+}
+
 /* ---- removing runs ------------------------------------------------------------- */
 
 /* In the transaction: lock run_id's row; LIL_E_NOTFOUND without one,
@@ -429,6 +462,7 @@ static const struct lil_store_ops pg_ops = {
     .run_import = pg_run_import,
     .run_remove = pg_run_remove,
     .run_last_seq = pg_run_last_seq,
+    .runs_stamp = pg_runs_stamp,
     .run_lease_check = lil__pg_run_lease_check,
     .queue_submit = lil__pg_queue_submit,
     .queue_claim = lil__pg_queue_claim,
