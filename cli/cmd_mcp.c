@@ -86,7 +86,7 @@ static int serve(struct cli_ctx *ctx, struct mcp_opts *o)
         cli_err(ctx, "out of memory");
         return CLI_EXIT_FAIL;
     }
-    signal(SIGPIPE, SIG_IGN); /* a client gone is a failed write, not a death */
+    (void)signal(SIGPIPE, SIG_IGN); /* a client gone is a failed write, not a death */
     ex = o->http ? mcp_http_serve(srv) : mcp_stdio_serve(srv);
     mcp_server_free(srv);
     return ex;

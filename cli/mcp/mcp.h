@@ -54,7 +54,7 @@ enum {
 };
 
 /* Caps on what a client may send. */
-#define MCP_MESSAGE_MAX  (4 * 1024 * 1024) /* one message, bytes */
+#define MCP_MESSAGE_MAX  ((size_t)4 << 20) /* one message, bytes: 4 MiB */
 #define MCP_JSON_DEPTH   64                /* nesting of a message */
 #define MCP_SESSIONS_MAX 64                /* HTTP sessions at once */
 

@@ -219,6 +219,7 @@ static void note_bound(struct http_srv *h, const struct sockaddr_storage *ss)
         const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
         inet_ntop(AF_INET, &a->sin_addr, text, sizeof(text));
         snprintf(h->bind_host, sizeof(h->bind_host), "%s", text);
+        /* NOLINTNEXTLINE(clang-analyzer-core.CallAndMessage): getsockname filled it */
         h->port = ntohs(a->sin_port);
     }
 }
@@ -228,7 +229,7 @@ static int listen_on(struct http_srv *h, int *status)
 {
     const struct mcp_opts *o = &h->srv->opts;
     struct addrinfo *ai = NULL;
-    struct sockaddr_storage ss;
+    struct sockaddr_storage ss = {0};
     socklen_t sl = sizeof(ss);
     char host[256];
     unsigned port;
@@ -387,9 +388,12 @@ static void shut_down(struct http_srv *h)
     int64_t until = http_now_ms() + 1000;
 
     while (h->srv->n_sessions > 0) {
+        /* each end takes its session out of the array: read it again */
         struct mcp_session *s = h->srv->sessions[h->srv->n_sessions - 1];
-        if (s->transport)
-            http_sess_end(h, s->transport);
+        struct http_sess *hs = s->transport;
+
+        if (hs) /* NOLINTNEXTLINE(clang-analyzer-unix.Malloc): hs is s's, read anew */
+            http_sess_end(h, hs);
         else
             mcp_session_free(s);
     }
@@ -434,7 +438,7 @@ static void announce(const struct http_srv *h)
         fputs("lil mcp: warning: --allow-remote: clients of other hosts may connect; "
               "use TLS in front and keep the token secret\n",
               stderr);
-    fflush(stderr);
+    (void)fflush(stderr);
 }
 
 /* The daemon on its socket, the loop, the end: the exit status. */

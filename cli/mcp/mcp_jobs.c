@@ -34,8 +34,6 @@
 #define STDERR_LINE_MAX 65536      /* a longer stderr line is cut there */
 #define READ_STEP       65536
 
-extern char **environ;
-
 struct mcp_job {
     struct mcp_job *next;
     struct mcp_server *srv;

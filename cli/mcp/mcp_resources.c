@@ -138,7 +138,7 @@ static char *run_uri(const char *id, const char *suffix)
         else
             n += (size_t)sprintf(out + n, "%%%02X", *p);
     }
-    strcpy(out + n, suffix);
+    memcpy(out + n, suffix, strlen(suffix) + 1);
     return out;
 }
 

@@ -68,11 +68,11 @@ static void session_id(char *id, size_t len)
 
 struct mcp_session *mcp_session_new(struct mcp_server *srv)
 {
-    struct mcp_session *s, **grown;
+    struct mcp_session *s, **grown; /* an array of pointers (sizeof(void *)) */
 
     if (srv->n_sessions >= MCP_SESSIONS_MAX)
         return NULL;
-    grown = realloc(srv->sessions, (srv->n_sessions + 1) * sizeof(*grown));
+    grown = realloc(srv->sessions, (srv->n_sessions + 1) * sizeof(void *));
     if (!grown)
         return NULL;
     srv->sessions = grown;

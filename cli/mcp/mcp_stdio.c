@@ -84,6 +84,8 @@ static void too_long(struct stdio_state *st)
 
 static bool append(struct stdio_state *st, const char *p, size_t n)
 {
+    if (n == 0)
+        return true;
     if (st->len + n > st->cap) {
         size_t cap = st->cap ? st->cap : READ_CHUNK;
         char *grown;
