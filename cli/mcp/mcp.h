@@ -152,6 +152,12 @@ void mcp_rpc_decode(const char *buf, size_t len, json_t **msg, enum mcp_kind *ki
  * 0 and *kind, or -1 and *err (a new reference) as above. */
 int mcp_rpc_classify(json_t *msg, enum mcp_kind *kind, json_t **err);
 
+/* Append n bytes of p to the growable buffer (*data, *len, *cap), its
+ * capacity doubled from 4 KiB as needed: what the transports gather
+ * (stdio's line, a POST's body, an event stream's bytes).  false when out
+ * of memory, the buffer then unchanged. */
+bool mcp_append(char **data, size_t *len, size_t *cap, const void *p, size_t n);
+
 /* {"jsonrpc": "2.0", "id": id, "result": result}; steals result. */
 json_t *mcp_rpc_result(json_t *id, json_t *result);
 

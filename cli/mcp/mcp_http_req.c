@@ -122,21 +122,8 @@ static void post_body(struct http_req *req, const char *data, size_t len)
         req->too_big = true;
         return;
     }
-    if (req->body_len + len > req->body_cap) {
-        size_t cap = req->body_cap ? req->body_cap : 4096;
-        char *grown;
-        while (cap < req->body_len + len)
-            cap *= 2;
-        grown = realloc(req->body, cap);
-        if (!grown) {
-            req->too_big = true;
-            return;
-        }
-        req->body = grown;
-        req->body_cap = cap;
-    }
-    memcpy(req->body + req->body_len, data, len);
-    req->body_len += len;
+    if (!mcp_append(&req->body, &req->body_len, &req->body_cap, data, len))
+        req->too_big = true;
 }
 
 /* Answer a POST whose answers are all in: one JSON document, several as

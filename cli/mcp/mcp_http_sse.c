@@ -116,20 +116,7 @@ static bool buffer(struct http_req *req, const char *text, size_t len)
 {
     if (req->sse_off > 0 && req->sse_off == req->sse_len)
         req->sse_off = req->sse_len = 0;
-    if (req->sse_len + len > req->sse_cap) {
-        size_t cap = req->sse_cap ? req->sse_cap : 4096;
-        char *grown;
-        while (cap < req->sse_len + len)
-            cap *= 2;
-        grown = realloc(req->sse, cap);
-        if (!grown)
-            return false;
-        req->sse = grown;
-        req->sse_cap = cap;
-    }
-    memcpy(req->sse + req->sse_len, text, len);
-    req->sse_len += len;
-    return true;
+    return mcp_append(&req->sse, &req->sse_len, &req->sse_cap, text, len);
 }
 
 void http_stream_event(struct http_req *req, json_t *msg)

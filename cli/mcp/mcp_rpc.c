@@ -15,9 +15,12 @@
  *   that is no string or integer,
  *   params that are no object or array
  *
+ * mcp_append is the growable buffer the transports gather bytes in.
+ *
  * Nothing here allocates beyond jansson's own values, so a hostile message
  * costs at most its size (fuzz/fuzz_mcp.c).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "mcp.h"
@@ -46,6 +49,26 @@ static size_t nesting(const char *buf, size_t len)
         }
     }
     return deepest;
+}
+
+bool mcp_append(char **data, size_t *len, size_t *cap, const void *p, size_t n)
+{
+    if (n == 0)
+        return true;
+    if (*len + n > *cap) {
+        size_t grown_cap = *cap ? *cap : 4096;
+        char *grown;
+        while (grown_cap < *len + n)
+            grown_cap *= 2;
+        grown = realloc(*data, grown_cap);
+        if (!grown)
+            return false;
+        *data = grown;
+        *cap = grown_cap;
+    }
+    memcpy(*data + *len, p, n);
+    *len += n;
+    return true;
 }
 
 json_t *mcp_rpc_error(json_t *id, int code, const char *message, json_t *data)

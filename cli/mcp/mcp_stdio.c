@@ -84,22 +84,7 @@ static void too_long(struct stdio_state *st)
 
 static bool append(struct stdio_state *st, const char *p, size_t n)
 {
-    if (n == 0)
-        return true;
-    if (st->len + n > st->cap) {
-        size_t cap = st->cap ? st->cap : READ_CHUNK;
-        char *grown;
-        while (cap < st->len + n)
-            cap *= 2;
-        grown = realloc(st->line, cap);
-        if (!grown)
-            return false;
-        st->line = grown;
-        st->cap = cap;
-    }
-    memcpy(st->line + st->len, p, n);
-    st->len += n;
-    return true;
+    return mcp_append(&st->line, &st->len, &st->cap, p, n);
 }
 
 /* Split what was read into lines and take each. */
