@@ -172,7 +172,8 @@ class Sandbox {
     cpSync(new URL('./specs/', import.meta.url), this.dir, { recursive: true });
     this.servers = [];
     this.children = [];
-    this.problems = [];
+    this.problems = new Map(); // what went wrong -> how many times
+    this.pages = [];
     this.allowed = []; // console errors that the test expects: RegExps
     this.shots = [];
     this.browser = null;
@@ -269,10 +270,12 @@ class Sandbox {
   watch(page, label, ignore = false) {
     const note = (what) => {
       if (ignore || this.allowed.some((re) => re.test(what))) return;
-      this.problems.push(`${label}: ${what} (at ${page.url()})`);
+      const key = `${label}: ${what} (at ${page.url()})`;
+      this.problems.set(key, (this.problems.get(key) ?? 0) + 1);
     };
     page.on('console', (m) => { if (m.type() === 'error') note(`console error: ${m.text()}`); });
     page.on('pageerror', (e) => note(`uncaught exception: ${e.message}`));
+    if (!ignore) this.pages.push([label, page]);
     return page;
   }
 
@@ -323,16 +326,24 @@ class Sandbox {
     return file;
   }
 
+  // A screenshot of every page still open (after a failure).
+  async shotAll(name) {
+    let i = 0;
+    for (const [, page] of this.pages) {
+      if (!page.isClosed()) await this.shot(page, `${name}-${++i}`).catch(() => {});
+    }
+  }
+
   // End everything; throw with every problem seen.
-  async close(failed) {
-    const problems = [...this.problems];
+  async close() {
+    const problems = [...this.problems].map(([p, n]) => (n > 1 ? `${p} (${n} times)` : p));
     if (this.browser) await this.browser.close().catch(() => {});
     for (const srv of this.servers) problems.push(...await srv.stop());
     for (const c of this.children) {
       try { process.kill(-c.pid, 'SIGKILL'); } catch { /* gone */ }
     }
     killRunningIn(this.dir);
-    if (process.env.LIL_KEEP === '1' || failed) {
+    if (process.env.LIL_KEEP === '1') {
       console.error(`kept ${this.dir}`);
     } else {
       rmSync(this.dir, { recursive: true, force: true });
@@ -351,8 +362,9 @@ export async function sandbox(name, fn) {
     await fn(sb);
   } catch (e) {
     error = e;
+    await sb.shotAll('failure');
   }
-  const problems = await sb.close(error !== null);
+  const problems = await sb.close();
   if (error) {
     if (problems.length) error.message += `\nalso:\n  ${problems.join('\n  ')}`;
     for (const srv of sb.servers) {
