@@ -273,7 +273,11 @@ class Sandbox {
       const key = `${label}: ${what} (at ${page.url()})`;
       this.problems.set(key, (this.problems.get(key) ?? 0) + 1);
     };
-    page.on('console', (m) => { if (m.type() === 'error') note(`console error: ${m.text()}`); });
+    page.on('console', (m) => {
+      if (m.type() !== 'error') return;
+      const at = m.location()?.url; // for a failed request: its URL
+      note(`console error: ${m.text()}${at && !at.endsWith('.js') ? ` [${at}]` : ''}`);
+    });
     page.on('pageerror', (e) => note(`uncaught exception: ${e.message}`));
     if (!ignore) this.pages.push([label, page]);
     return page;
