@@ -28,13 +28,18 @@ function makeRuns(sb) {
 
 // Wait until the table shows n rows (and, when given, the total text).
 async function rowsShown(page, n, total) {
+  let seen = [];
   return until(`the runs table to show ${n} rows` + (total ? ` of ${total}` : ''), async () => {
     const rows = await runRows(page);
     const t = (await page.textContent('#runs-total').catch(() => ''))?.trim();
+    seen = rows.map((r) => `${r.run}:${r.kind}:${r.status}`);
     if (rows.length !== n) return false;
     if (total !== undefined && !new RegExp(`\\b${total}\\b`).test(t ?? '')) return false;
     return rows;
-  }, 15000);
+  }, 15000).catch((e) => {
+    e.message += ` (it shows ${seen.length} rows: ${seen.slice(0, 12).join(' ')})`;
+    throw e;
+  });
 }
 
 test(`runs page on a ${STORE_KIND} store: rows, filters, paging, a link, live rows`, { timeout: 500000 }, async () => {
@@ -76,9 +81,10 @@ test(`runs page on a ${STORE_KIND} store: rows, filters, paging, a link, live ro
 
     // Filters: kind, status, text; then none.
     await page.selectOption('#runs-filter-kind', 'loop');
-    const loops = await rowsShown(page, STORE_KIND === 'pg' ? 3 : 2);
-    assert.deepEqual(loops.map((r) => r.run).sort(),
-      ['loop-done', 'loop-paused', ...(STORE_KIND === 'pg' ? ['loop-queued'] : [])].sort());
+    // (A queued run that no worker started has no loop record yet: it is
+    // not a loop run until then, docs/api.md.)
+    const loops = await rowsShown(page, 2);
+    assert.deepEqual(loops.map((r) => r.run).sort(), ['loop-done', 'loop-paused']);
     await page.selectOption('#runs-filter-kind', '');
     await page.selectOption('#runs-filter-status', 'paused');
     const paused = await rowsShown(page, 1);
