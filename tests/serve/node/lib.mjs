@@ -321,8 +321,18 @@ class Sandbox {
   }
 
   // Screenshot of page as NAME.png in LIL_SCREENSHOTS, prefixed with the
-  // test's name.
+  // test's name.  The page is looked at too: two elements of one id (the
+  // DOM contract's ids must each name one element) are a problem.
   async shot(page, name) {
+    const twice = await page.evaluate(() => {
+      const seen = new Map();
+      for (const e of document.querySelectorAll('[id]')) seen.set(e.id, (seen.get(e.id) ?? 0) + 1);
+      return [...seen].filter(([, n]) => n > 1).map(([id, n]) => `#${id} (${n} elements)`);
+    }).catch(() => []);
+    for (const t of twice) {
+      const key = `${name}: one id on several elements: ${t} (at ${page.url()})`;
+      this.problems.set(key, (this.problems.get(key) ?? 0) + 1);
+    }
     mkdirSync(SHOTS, { recursive: true });
     const file = join(SHOTS, `${this.name}-${name}.png`);
     await page.screenshot({ path: file, fullPage: true });

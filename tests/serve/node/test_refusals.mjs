@@ -85,10 +85,15 @@ test('refused from a browser: no CSRF token, another origin, after logout, read-
       await evil.goto(other.origin + '/');
       const [resp] = await Promise.all([
         evil.waitForResponse((x) => x.url() === srv.origin + STOP, { timeout: 15000 }),
-        evil.evaluate(() => document.getElementById('f').submit()),
+        // (submitted after evaluate returns: the page then navigates)
+        evil.evaluate(() => { setTimeout(() => document.getElementById('f').submit(), 0); }),
       ]);
       assert.ok([403, 415].includes(resp.status()), `a form posted from another origin: ${resp.status()}`);
-      const fetched = await evil.evaluate(async ({ url, csrf, body }) => {
+      await evil.close();
+      const evil2 = await page.context().newPage();
+      sb.watch(evil2, 'the other origin', true);
+      await evil2.goto(other.origin + '/');
+      const fetched = await evil2.evaluate(async ({ url, csrf, body }) => {
         try {
           const x = await fetch(url, {
             method: 'POST', credentials: 'include', body,
@@ -100,11 +105,11 @@ test('refused from a browser: no CSRF token, another origin, after logout, read-
         }
       }, { url: srv.origin + STOP, csrf, body });
       assert.ok(fetched.error || fetched.status === 403, `a fetch from another origin: ${JSON.stringify(fetched)}`);
-      await evil.evaluate(async ({ url }) => {
+      await evil2.evaluate(async ({ url }) => {
         await fetch(url, { method: 'POST', mode: 'no-cors', credentials: 'include', body: '{"reason":"x"}' })
           .catch(() => {});
       }, { url: srv.origin + STOP });
-      await evil.close();
+      await evil2.close();
     } finally {
       other.server.close();
     }
@@ -126,9 +131,17 @@ test('refused from a browser: no CSRF token, another origin, after logout, read-
     assert.equal(session.status(), 401, 'GET /api/session with the old cookie');
     await sb.shot(page, 'logged-out');
 
-    // A used login URL is refused; the next one works.
-    const used = await page.goto(srv.loginUrls()[0]);
+    // A used login URL is refused (its token, at the login's POST); the
+    // next one works.
+    await page.goto(srv.loginUrls()[0]);
+    await page.fill('#login-user', 'alice');
+    const [used] = await Promise.all([
+      page.waitForResponse((x) => new URL(x.url()).pathname === '/login' && x.request().method() === 'POST'),
+      page.click('#login-submit'),
+    ]);
     assert.equal(used.status(), 403, 'the first login URL, used');
+    await until('the login page to say why', async () => (await page.textContent('#login-error'))?.trim());
+    assert.equal(new URL(page.url()).pathname, '/login', 'no session: still the login page');
     const page2 = await sb.login(srv, 'carol');
     await unchanged(page2, srv, 'after logout');
 
@@ -138,7 +151,8 @@ test('refused from a browser: no CSRF token, another origin, after logout, read-
     assert.equal(await roPage.getAttribute('body', 'data-read-only'), 'true');
     await route(roPage, '#/runs/slow', '#run-id');
     await awaitStatus(roPage, '#run-status', 'running');
-    for (const b of ['#action-stop', '#action-approve', '#action-recover', '#action-resume']) {
+    for (const b of ['button#action-stop', 'button#action-approve', 'button#action-recover',
+      'button#action-resume']) {
       const el = roPage.locator(b);
       const usable = (await el.count()) > 0 && await el.isVisible() && await el.isEnabled();
       assert.equal(usable, false, `${b} is hidden or disabled when read-only`);
