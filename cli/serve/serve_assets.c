@@ -1,10 +1,10 @@
 /*
  * serve_assets.c -- the page of `lil serve` (serve_http.h): the files of
  * cli/serve/assets/, compiled in (cmake/Embed.cmake writes them into
- * serve_assets.h with a table by name), served with a Content-Type by
- * extension.  GET / is index.html; GET /<file> any of them.
+ * serve_assets.h with a table by name), found by name, with a
+ * Content-Type by extension (serve_request.c answers GET / with
+ * index.html and GET /<file> with any of them).
  */
-#include <stdint.h>
 #include <string.h>
 #include <strings.h>
 
@@ -43,20 +43,4 @@ const char *serve_asset_type(const char *name)
         if (strcasecmp(dot, types[i].ext) == 0)
             return types[i].type;
     return "application/octet-stream";
-}
-
-enum MHD_Result serve_asset_reply(struct serve_req *req, const char *name)
-{
-    const struct serve_asset *a = serve_asset_find(name);
-    struct MHD_Response *resp;
-
-    if (!a)
-        return serve_reply_error(req, 404, "Not Found: no such file");
-    /* libmicrohttpd takes void *; it only reads a persistent buffer */
-    resp = MHD_create_response_from_buffer(a->len, (void *)(uintptr_t)a->data,
-                                           MHD_RESPMEM_PERSISTENT);
-    if (!resp)
-        return MHD_NO;
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, serve_asset_type(name));
-    return serve_queue(req, 200, resp, false);
 }

@@ -8,9 +8,9 @@
  * a random id sent as the cookie lil_session (HttpOnly, SameSite=Strict,
  * Path=/) and a random CSRF token the page reads from GET /api/session
  * and sends back as X-CSRF-Token.  Secrets are compared in constant time.
- * At most SERVE_SESSIONS_MAX sessions: a new one ends the least recently
- * used.  A session ends at logout (its event streams close with it) or
- * when the server stops.
+ * At most SERVE_SESSIONS_MAX sessions, kept most recently used first: a
+ * new one ends the least recently used.  A session ends at logout (its event streams
+ * close with it) or when the server stops.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -91,19 +91,32 @@ static void session_end(struct serve *srv, struct serve_session *sess)
     free(sess);
 }
 
-/* Make room for one more session: the least recently used ends. */
+/* Make room for one more session: the least recently used (the list's
+ * last: a session used moves to the front) ends. */
 static void make_room(struct serve *srv)
 {
     size_t n = 0;
-    struct serve_session *oldest = NULL;
+    struct serve_session *last = NULL;
 
     for (struct serve_session *s = srv->sessions; s; s = s->next) {
         n++;
-        if (!oldest || s->last_ms < oldest->last_ms)
-            oldest = s;
+        last = s;
     }
-    if (n >= SERVE_SESSIONS_MAX && oldest)
-        session_end(srv, oldest);
+    if (n >= SERVE_SESSIONS_MAX && last)
+        session_end(srv, last);
+}
+
+/* sess was used now: first on the list. */
+static void touch(struct serve *srv, struct serve_session *sess)
+{
+    sess->last_ms = serve_now_ms();
+    for (struct serve_session **p = &srv->sessions; *p; p = &(*p)->next)
+        if (*p == sess) {
+            *p = sess->next;
+            break;
+        }
+    sess->next = srv->sessions;
+    srv->sessions = sess;
 }
 
 static struct serve_session *session_new(struct serve *srv, const char *user)
@@ -157,7 +170,7 @@ struct serve_session *serve_auth_session(struct serve *srv, const char *cookie)
                 vlen--;
             s = find_session(srv, v, vlen);
             if (s) {
-                s->last_ms = serve_now_ms();
+                touch(srv, s);
                 return s;
             }
         }

@@ -91,6 +91,9 @@ enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *conn,
                                  size_t *upload_data_size, void **con_cls);
 void serve_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                         enum MHD_RequestTerminationCode toe);
+/* Queue the page's file name (GET /, GET /<file>); 404 when there is
+ * none. */
+enum MHD_Result serve_asset_reply(struct serve_req *req, const char *name);
 /* The media type of a Content-Type is want (parameters and case aside). */
 bool serve_media_is(const char *type, const char *want);
 
@@ -132,7 +135,5 @@ struct serve_asset {
 const struct serve_asset *serve_asset_find(const char *name);
 /* Its Content-Type, by the name's extension. */
 const char *serve_asset_type(const char *name);
-/* Queue the asset (GET /, GET /<file>); 404 when there is none. */
-enum MHD_Result serve_asset_reply(struct serve_req *req, const char *name);
 
 #endif

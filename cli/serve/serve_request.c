@@ -16,6 +16,7 @@
  * answer sent as JSON.
  */
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -271,6 +272,23 @@ static enum MHD_Result call_handler(struct serve_req *req, json_t *body)
     ret = serve_reply_json(req, a.status ? a.status : 200, a.json);
     json_decref(a.json);
     return ret;
+}
+
+/* Queue the page's file name (404 when there is none). */
+enum MHD_Result serve_asset_reply(struct serve_req *req, const char *name)
+{
+    const struct serve_asset *a = serve_asset_find(name);
+    struct MHD_Response *resp;
+
+    if (!a)
+        return serve_reply_error(req, 404, "Not Found: no such file");
+    /* libmicrohttpd takes void *; it only reads a persistent buffer */
+    resp = MHD_create_response_from_buffer(a->len, (void *)(uintptr_t)a->data,
+                                           MHD_RESPMEM_PERSISTENT);
+    if (!resp)
+        return MHD_NO;
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, serve_asset_type(name));
+    return serve_queue(req, 200, resp, false);
 }
 
 /* The routes served here rather than by a handler: the page's files, the

@@ -11,7 +11,8 @@
  * stream ends when its session ends (logout), when the server stops, or
  * when its client reads too slowly (more than STREAM_BUFFER_MAX bytes
  * waiting); a client gone is seen when a write fails.  At most
- * SERVE_STREAMS_MAX streams at once (503 past it).
+ * SERVE_STREAMS_MAX streams at once: past it, 503, and a write to every
+ * stream, so the slots of clients gone are free for the next try.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,6 +124,17 @@ static ssize_t read_stream(void *cls, uint64_t pos, char *buf, size_t max)
     return 0;
 }
 
+/* Write to every stream now: a client gone is seen at once rather than
+ * at its next keep-alive (a suspended connection is not watched). */
+static void probe(struct serve *srv)
+{
+    static const char comment[] = ": probe\n\n";
+
+    for (struct serve_stream *st = srv->streams->list; st; st = st->next)
+        if (!st->closed && append(st, comment, sizeof(comment) - 1))
+            wake(srv, st);
+}
+
 static struct serve_streams *streams_of(struct serve *srv)
 {
     if (!srv->streams)
@@ -170,11 +182,13 @@ enum MHD_Result serve_stream_open(struct serve_req *req, const struct serve_quer
 
     if (run && lil_run_id_check(run) != LIL_OK)
         return serve_reply_error(req, 400, "Bad Request: run: invalid run id");
-    if (all && all->n >= SERVE_STREAMS_MAX)
+    if (all && all->n >= SERVE_STREAMS_MAX) {
+        probe(req->srv); /* frees the slots of clients gone, for a retry */
         return serve_reply_error(req, 503,
-                                 "Service Unavailable: too many event "
-                                 "streams (at most %d)",
+                                 "Service Unavailable: too many event streams (at "
+                                 "most %d); try again",
                                  SERVE_STREAMS_MAX);
+    }
     st = stream_new(req, run);
     if (!st)
         return serve_reply_error(req, 500, "out of memory");
