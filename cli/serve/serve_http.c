@@ -321,6 +321,7 @@ enum MHD_Result serve_reply_error(struct serve_req *req, unsigned status,
     enum MHD_Result ret;
 
     va_start(ap, fmt);
+    /* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start above */
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     doc = json_pack("{s:s}", "error", msg);

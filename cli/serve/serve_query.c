@@ -45,7 +45,7 @@ static bool valid_utf8(const char *s, size_t len)
 /* Decode len bytes at raw into a new string: NULL with the reason in err. */
 static char *decode(const char *raw, size_t len, char *err, size_t err_len)
 {
-    char *out = malloc(len + 1);
+    unsigned char *out = malloc(len + 1);
     size_t n = 0;
 
     if (!out) {
@@ -55,7 +55,7 @@ static char *decode(const char *raw, size_t len, char *err, size_t err_len)
     for (size_t i = 0; i < len; i++) {
         int hi, lo;
         if (raw[i] != '%') {
-            out[n++] = raw[i] == '+' ? ' ' : raw[i];
+            out[n++] = (unsigned char)(raw[i] == '+' ? ' ' : raw[i]);
             continue;
         }
         hi = i + 2 < len ? hex_digit(raw[i + 1]) : -1;
@@ -65,16 +65,16 @@ static char *decode(const char *raw, size_t len, char *err, size_t err_len)
             free(out);
             return NULL;
         }
-        out[n++] = (char)(hi << 4 | lo);
+        out[n++] = (unsigned char)(hi << 4 | lo);
         i += 2;
     }
     out[n] = '\0';
-    if (memchr(out, '\0', n) || !valid_utf8(out, n)) {
+    if (memchr(out, '\0', n) || !valid_utf8((const char *)out, n)) {
         snprintf(err, err_len, "%s", memchr(out, '\0', n) ? "a NUL byte" : "not UTF-8");
         free(out);
         return NULL;
     }
-    return out;
+    return (char *)out;
 }
 
 /* Add the piece "key=value" (len bytes) to q: 0, or -1 with err. */
@@ -123,6 +123,8 @@ int serve_query_parse(const char *raw, size_t len, struct serve_query *q, char *
         const char *amp = memchr(raw + i, '&', len - i);
         size_t n = amp ? (size_t)(amp - (raw + i)) : len - i;
 
+        /* n is 0 between two '&' */
+        // cppcheck-suppress knownConditionTrueFalse
         if (n > 0 && add_piece(raw + i, n, q, err, err_len) != 0) {
             serve_query_free(q);
             return -1;

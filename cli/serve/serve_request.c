@@ -16,7 +16,6 @@
  * answer sent as JSON.
  */
 #include <ctype.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,13 +277,17 @@ static enum MHD_Result call_handler(struct serve_req *req, json_t *body)
 enum MHD_Result serve_asset_reply(struct serve_req *req, const char *name)
 {
     const struct serve_asset *a = serve_asset_find(name);
+
+    union {
+        const unsigned char *bytes;
+        void *buf;
+    } data; /* libmicrohttpd takes void *; it only reads a persistent buffer */
     struct MHD_Response *resp;
 
     if (!a)
         return serve_reply_error(req, 404, "Not Found: no such file");
-    /* libmicrohttpd takes void *; it only reads a persistent buffer */
-    resp = MHD_create_response_from_buffer(a->len, (void *)(uintptr_t)a->data,
-                                           MHD_RESPMEM_PERSISTENT);
+    data.bytes = a->data;
+    resp = MHD_create_response_from_buffer(a->len, data.buf, MHD_RESPMEM_PERSISTENT);
     if (!resp)
         return MHD_NO;
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, serve_asset_type(name));
