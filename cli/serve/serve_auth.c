@@ -16,9 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "../cli.h"
+#include "../net.h"
 #include "serve_http.h"
 
 #define LOGIN_REFUSED \
@@ -26,29 +26,12 @@
 
 int serve_random_hex(char out[SERVE_SECRET_HEX + 1])
 {
-    unsigned char raw[SERVE_SECRET_HEX / 2];
-    static const char digits[] = "0123456789abcdef";
-
-    if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
-        return -1;
-    for (size_t i = 0; i < sizeof(raw); i++) {
-        out[2 * i] = digits[raw[i] >> 4];
-        out[2 * i + 1] = digits[raw[i] & 15];
-    }
-    out[SERVE_SECRET_HEX] = '\0';
-    return 0;
+    return cli_net_random_hex(out, SERVE_SECRET_HEX / 2);
 }
 
 bool serve_same_secret(const char *a, const char *b)
 {
-    size_t n = strlen(a);
-    unsigned char diff = 0;
-
-    if (n != strlen(b))
-        return false;
-    for (size_t i = 0; i < n; i++)
-        diff |= (unsigned char)(a[i] ^ b[i]);
-    return diff == 0;
+    return cli_net_same_secret(a, b);
 }
 
 bool serve_user_ok(const char *user)

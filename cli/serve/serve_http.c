@@ -33,6 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../net.h"
+
 #define EXIT_USAGE 64 /* the CLI's usage status (cli.h) */
 #define EXIT_FAIL  1
 
@@ -53,70 +55,6 @@ int64_t serve_now_ms(void)
 }
 
 /* ---- the address ---------------------------------------------------------- */
-
-static bool is_loopback(const struct sockaddr *sa)
-{
-    if (sa->sa_family == AF_INET)
-        return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
-    if (sa->sa_family == AF_INET6)
-        return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
-    return false;
-}
-
-static bool is_wildcard(const struct sockaddr *sa)
-{
-    if (sa->sa_family == AF_INET)
-        return ((const struct sockaddr_in *)sa)->sin_addr.s_addr == htonl(INADDR_ANY);
-    if (sa->sa_family == AF_INET6)
-        return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)sa)->sin6_addr);
-    return false;
-}
-
-/* Split HOST:PORT ("[::1]:8080" too): 0, or -1. */
-static int split_address(const char *spec, char *host, size_t len, unsigned *port)
-{
-    const char *colon = strrchr(spec, ':');
-    const char *h = spec;
-    size_t n;
-    char *end;
-    unsigned long p;
-
-    if (!colon || colon == spec)
-        return -1;
-    n = (size_t)(colon - spec);
-    if (spec[0] == '[' && n >= 2 && colon[-1] == ']') {
-        h = spec + 1;
-        n -= 2;
-    }
-    if (colon[1] < '0' || colon[1] > '9')
-        return -1;
-    p = strtoul(colon + 1, &end, 10);
-    if (n == 0 || n >= len || *end || p > 65535 || memchr(h, '\0', n))
-        return -1;
-    memcpy(host, h, n);
-    host[n] = '\0';
-    *port = (unsigned)p;
-    return 0;
-}
-
-/* Note the address bound, as a URL prints it. */
-static void note_bound(struct serve_http *h, const struct sockaddr_storage *ss)
-{
-    char text[INET6_ADDRSTRLEN] = "";
-
-    if (ss->ss_family == AF_INET6) {
-        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
-        inet_ntop(AF_INET6, &a->sin6_addr, text, sizeof(text));
-        snprintf(h->bind_host, sizeof(h->bind_host), "[%s]", text);
-        h->port = ntohs(a->sin6_port);
-    } else {
-        const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
-        inet_ntop(AF_INET, &a->sin_addr, text, sizeof(text));
-        snprintf(h->bind_host, sizeof(h->bind_host), "%s", text);
-        /* NOLINTNEXTLINE(clang-analyzer-core.CallAndMessage): getsockname filled it */
-        h->port = ntohs(a->sin_port);
-    }
-}
 
 /* Resolve host: 0 and *out (freeaddrinfo), or -1 with a message. */
 static int resolve(const char *listen, const char *host, struct addrinfo **out)
@@ -166,7 +104,7 @@ static int listen_on(struct serve *srv, struct serve_http *h, int *status)
     int fd;
 
     *status = EXIT_USAGE;
-    if (split_address(listen, host, sizeof(host), &port) != 0) {
+    if (cli_net_split(listen, host, sizeof(host), &port) != 0) {
         fprintf(stderr,
                 "lil: serve: --listen %s: expected HOST:PORT (127.0.0.1:8420)\n",
                 listen);
@@ -185,15 +123,15 @@ static int listen_on(struct serve *srv, struct serve_http *h, int *status)
     if (fd < 0)
         fprintf(stderr, "lil: serve: --listen %s: cannot listen: %s\n", listen,
                 strerror(errno));
-    else if (!is_loopback(ai->ai_addr))
+    else if (!cli_net_is_loopback(ai->ai_addr))
         fprintf(stderr,
                 "lil serve: warning: listening on a non-loopback address (%s): "
                 "other hosts may connect; the traffic is not encrypted\n",
                 listen);
-    h->wildcard = is_wildcard(ai->ai_addr);
+    h->wildcard = cli_net_is_wildcard(ai->ai_addr);
     freeaddrinfo(ai);
     if (fd >= 0)
-        note_bound(h, &ss);
+        cli_net_bound(&ss, h->bind_host, sizeof(h->bind_host), &h->port);
     return fd;
 }
 
