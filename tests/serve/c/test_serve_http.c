@@ -4,9 +4,10 @@
  * login and the session cookie, the headers every answer carries, every
  * refusal (no session, CSRF, Origin, Host, a used token, read-only, bad
  * JSON, too large, media type, no such path or method, a bad query), the
- * page's files, the event stream (hello, its end at logout, the cap),
- * many sessions, the exit statuses (SIGTERM, SIGINT, a bad --listen, an
- * address in use) and the warning of a non-loopback address.
+ * page's files, the event stream (hello, its end at logout and at
+ * SIGTERM, the cap), many sessions, the exit statuses (SIGTERM, SIGINT, a
+ * bad --listen, an address in use), IPv6 loopback and the warning of a
+ * non-loopback address.
  */
 #include <lil/lil.h>
 #include <signal.h>
@@ -496,6 +497,41 @@ T_TEST(non_loopback_warns)
     T_OK(sc_request(&sv, "GET", "/api/session", NULL, 0, hdr, 0, &r));
     check_refused(&r, 403, "DNS rebinding");
     T_EQ_I64(sc_stop(&sv, SIGTERM), 0);
+}
+
+T_TEST(ipv6_loopback)
+{
+    struct sc_server sv;
+    struct sc_reply r;
+    const char *const extra[] = {"--listen", "[::1]:0", NULL};
+
+    T_REQUIRE(sc_start(&sv, t_path("store"), extra) == 0);
+    T_CONTAINS(sv.err, "lil serve: listening on http://[::1]:");
+    T_CHECK(strstr(sv.err, "warning") == NULL);
+    snprintf(sv.base, sizeof(sv.base), "http://[::1]:%u", sv.port);
+    T_REQUIRE(sc_login(&sv, "alice") == 0);
+    T_OK(sc_get(&sv, "/api/session", &r));
+    T_EQ_I64(r.status, 200);
+    sc_reply_free(&r);
+    T_EQ_I64(sc_stop(&sv, SIGTERM), 0);
+}
+
+T_TEST(sigterm_ends_open_streams)
+{
+    struct sc_server sv;
+    struct sc_stream *st[3] = {0};
+    long status;
+
+    T_REQUIRE(start_logged_in(&sv, NULL));
+    for (size_t i = 0; i < 3; i++) {
+        T_REQUIRE(sc_stream_open(&sv, i ? "r1" : NULL, &st[i], &status) == 0);
+        T_CHECK(sc_stream_wait(st[i], "hello", 3000, NULL));
+    }
+    T_EQ_I64(sc_stop(&sv, SIGTERM), 0);
+    for (size_t i = 0; i < 3; i++) {
+        T_CHECK(sc_stream_ended(st[i], 3000));
+        sc_stream_close(st[i]);
+    }
 }
 
 T_MAIN()
