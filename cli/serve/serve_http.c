@@ -205,6 +205,10 @@ enum MHD_Result serve_queue(struct serve_req *req, unsigned status,
     MHD_add_response_header(resp, "Server-Timing", timing);
     if (req->set_cookie[0])
         MHD_add_response_header(resp, MHD_HTTP_HEADER_SET_COOKIE, req->set_cookie);
+    if (req->allow[0])
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, req->allow);
+    if (req->retry_later)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
     req->answered = true;
     ret = MHD_queue_response(req->conn, status, resp);
     MHD_destroy_response(resp);

@@ -39,6 +39,8 @@ struct serve_req {
     char arg[SERVE_ARG_MAX + 1];
     struct serve_query query; /* the query string, parsed */
     char set_cookie[160];     /* a Set-Cookie the answer carries, or "" */
+    char allow[32];           /* an Allow the answer carries (405), or "" */
+    bool retry_later;         /* the answer carries Retry-After: 1 (503) */
     char *body;               /* a POST's body as it comes */
     size_t body_len, body_cap;
     bool too_big;                /* the body went over SERVE_BODY_MAX: dropped */
@@ -81,6 +83,11 @@ enum MHD_Result serve_reply_json(struct serve_req *req, unsigned status, json_t 
 enum MHD_Result serve_reply_error(struct serve_req *req, unsigned status,
                                   const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* ---- serve_route.c ------------------------------------------------------ */
+
+/* The methods path is served with ("GET, POST"), into out. */
+void serve_route_methods(const char *path, char *out, size_t len);
 
 /* ---- serve_request.c ---------------------------------------------------- */
 

@@ -150,10 +150,13 @@ static int check_route(struct serve_req *req, const char *url, const char *metho
     char err[256];
     int rc = serve_route_find(method, url, &req->route, req->arg, sizeof(req->arg));
 
+    if (rc == 405)
+        serve_route_methods(url, req->allow, sizeof(req->allow));
     if (rc == 404)
         *ret = serve_reply_error(req, 404, "Not Found: no such path");
     else if (rc == 405)
-        *ret = serve_reply_error(req, 405, "Method Not Allowed: not %s", method);
+        *ret = serve_reply_error(req, 405, "Method Not Allowed: not %s (%s)", method,
+                                 req->allow);
     else if ((req->route->flags & SERVE_RUN_ARG) &&
              lil_run_id_check(req->arg) != LIL_OK)
         *ret = serve_reply_error(req, 400, "Bad Request: invalid run id");

@@ -90,3 +90,16 @@ int serve_route_find(const char *method, const char *path,
     }
     return path_known ? 405 : 404;
 }
+
+void serve_route_methods(const char *path, char *out, size_t len)
+{
+    char seg[SERVE_ARG_MAX + 1];
+    size_t n = 0;
+
+    out[0] = '\0';
+    for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]) && n < len; i++)
+        if (path && matches(routes[i].pattern, path, seg, sizeof(seg)) &&
+            !strstr(out, routes[i].method))
+            n += (size_t)snprintf(out + n, len - n, "%s%s", n ? ", " : "",
+                                  routes[i].method);
+}

@@ -184,6 +184,7 @@ enum MHD_Result serve_stream_open(struct serve_req *req, const struct serve_quer
         return serve_reply_error(req, 400, "Bad Request: run: invalid run id");
     if (all && all->n >= SERVE_STREAMS_MAX) {
         probe(req->srv); /* frees the slots of clients gone, for a retry */
+        req->retry_later = true;
         return serve_reply_error(req, 503,
                                  "Service Unavailable: too many event streams (at "
                                  "most %d); try again",

@@ -227,6 +227,13 @@ T_TEST(refusals)
     T_OK(sc_get(&sv, "/nope.js", &r));
     check_refused(&r, 404, "Not Found");
     T_OK(sc_post(&sv, "/api/runs", "{}", &r));
+    T_EQ_STR(sc_header(&r, "Allow", origin, sizeof(origin)), "GET");
+    check_refused(&r, 405, "Method Not Allowed");
+    T_OK(sc_get(&sv, "/login?x=1", &r)); /* public, with a query */
+    T_EQ_I64(r.status, 200);
+    sc_reply_free(&r);
+    T_OK(sc_request(&sv, "PUT", "/login", NULL, 0, NULL, 0, &r));
+    T_EQ_STR(sc_header(&r, "Allow", origin, sizeof(origin)), "GET, POST");
     check_refused(&r, 405, "Method Not Allowed");
     T_OK(sc_request(&sv, "DELETE", "/api/session", NULL, 0, NULL, 0, &r));
     check_refused(&r, 405, "Method Not Allowed");
@@ -415,6 +422,7 @@ T_TEST(streams_cap)
     struct sc_reply r;
     long status = 0;
     size_t open = 0;
+    char v[64];
 
     T_REQUIRE(start_logged_in(&sv, NULL));
     for (size_t i = 0; i < STREAMS_MAX; i++) {
@@ -425,6 +433,7 @@ T_TEST(streams_cap)
     }
     T_EQ_I64(open, STREAMS_MAX);
     T_OK(sc_get(&sv, "/api/stream", &r));
+    T_EQ_STR(sc_header(&r, "Retry-After", v, sizeof(v)), "1");
     check_refused(&r, 503, "too many");
     /* one closed makes room */
     sc_stream_close(st[0]);
