@@ -20,7 +20,6 @@
  *                    explain_spec, doctor
  *   mcp_tools_steer.c start_run, step_run, resume_run, stop_run,
  *                    approve_run, recover_run, submit_run
- *   mcp_paths.c      spec paths held under --spec-root
  *   mcp_resources.c  runs as resources, subscriptions, list_changed
  *   mcp_prompts.c    triage-uncertain, review-pause
  *   mcp_stdio.c      newline-delimited JSON-RPC on stdin/stdout
@@ -307,15 +306,6 @@ void mcp_req_tool_fail(struct mcp_req *r, json_t *structured, const char *text);
 const char *mcp_arg_str(json_t *args, const char *key, const char *dflt);
 int64_t mcp_arg_int(json_t *args, const char *key, int64_t dflt);
 bool mcp_arg_bool(json_t *args, const char *key, bool dflt);
-
-/* ---- mcp_paths.c: spec paths ---------------------------------------------- */
-
-/* The real path of spec (relative to --spec-root when not absolute) when it
- * is a regular file under --spec-root: a new string (free), or NULL with a
- * message in msg ("spec PATH is outside --spec-root DIR", "no such spec
- * PATH"). */
-char *mcp_spec_path(const struct mcp_server *srv, const char *spec, char *msg,
-                    size_t msg_len);
 
 /* ---- mcp_resources.c, mcp_prompts.c --------------------------------------- */
 
