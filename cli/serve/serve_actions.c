@@ -456,9 +456,9 @@ static void recover_program(struct action *act, const struct recovery *r)
     }
     rc = lil_run_resolve(run, step, r->how, r->result,
                          r->result ? strlen(r->result) : 0, act->actor, act->reason);
-    if (rc != LIL_OK)
-        serve_fail(act->a, status_code(rc), "run %s: %s", act->run,
-                   lil_run_errmsg(run));
+    if (rc != LIL_OK) /* LIL_E_NOTFOUND: decided since the facts were read */
+        serve_fail(act->a, rc == LIL_E_NOTFOUND ? 409 : status_code(rc), "run %s: %s",
+                   act->run, lil_run_errmsg(run));
     else
         serve_ok(act->a, json_pack("{s:o?}", "job",
                                    serve_job_done(
