@@ -3,15 +3,15 @@
  * binary (serve_client.h), loops run by the real `lil run`, what the runs
  * became read through lil.h.
  *
- * A paused loop approved by its pause id completes (its job's events, the
- * approval journaled with actor web:alice and the reason); a wrong pause
- * id is 409 naming the pause; a running loop asked to stop ends stopped
- * (actor and reason journaled) and resume runs it to its end; a loop whose
- * process is SIGKILLed during a shell step is uncertain and is recovered
- * with retry and with assume-done; a program run's uncertain effect is
- * resolved in the server; a missing reason is 400, --read-only 403, a run
- * whose spec lies outside --spec-root 403, what a run's state does not
- * allow 409.
+ * A paused loop approved by its pause id (or its digest) completes (its job's events,
+ * the approval journaled with actor web:alice and the reason); a wrong pause id is 409
+ * naming the pause; a running loop asked to stop ends stopped (actor and reason
+ * journaled) and resume runs it to its end; a loop whose process is SIGKILLed during a
+ * shell step is uncertain and is recovered with retry and with assume-done; a program
+ * run's uncertain effect is resolved in the server; a child that refuses ends its job
+ * with the CLI's words as its error; a missing reason is 400,
+ * --read-only 403, a run whose spec lies outside --spec-root 403, what a run's state
+ * does not allow 409.
  */
 #include <fcntl.h>
 #include <lil/lil.h>
@@ -376,6 +376,8 @@ T_TEST(approve_paused_loop)
     struct sc_server sv;
     struct sc_stream *st = NULL;
     struct sc_reply r;
+    char digest[16];
+    json_t *f;
 
     T_ONE_PROCESS();
     specs_dir();
@@ -419,6 +421,20 @@ T_TEST(approve_paused_loop)
     T_EQ_I64(action(&sv, "bp", "resume", json_pack("{s:s}", "reason", "again"), &r),
              409); /* completed */
     sc_reply_free(&r);
+
+    /* another run of the spec, approved by the first digits of its digest */
+    T_EQ_I64(lil_run_fg("specs/bp.yaml", "bp2"), 3);
+    f = facts("bp2");
+    snprintf(digest, sizeof(digest), "%.12s",
+             or_empty(json_string_value(
+                 json_object_get(json_object_get(f, "paused"), "digest"))));
+    json_decref(f);
+    T_EQ_I64((json_int_t)strlen(digest), 12);
+    action(&sv, "bp2", "approve",
+           json_pack("{s:s, s:s}", "reason", "by digest", "digest", digest), &r);
+    job_ends(st, &r, "approve", "completed");
+    sc_reply_free(&r);
+    T_CHECK(events_hold("bp2", "by digest"));
     sc_stream_close(st);
     T_EQ_I64(sc_stop(&sv, SIGTERM), 0);
 }
