@@ -144,6 +144,10 @@ T_TEST(login_cookie_and_tokens)
     T_REQUIRE(sc_login(&sv, "carol") == 0);
     T_CHECK(strcmp(sv.token, old) != 0);
     T_EQ_STR(sv.sess.user, "carol");
+    /* the form decoded: '+' a space, %XX a byte, UTF-8 kept */
+    T_REQUIRE(sc_login(&sv, "Ren%C3%A9e+O%27Hara%2B1") == 0);
+    T_EQ_STR(sv.sess.user, "Ren\xc3\xa9"
+                           "e O'Hara+1");
     /* JSON login for scripts */
     snprintf(form, sizeof(form), "{\"token\":\"%s\",\"user\":\"dave\"}", sv.token);
     T_OK(sc_request(&sv, "POST", "/login", form, strlen(form), NULL,
