@@ -23,7 +23,7 @@
 #define SEQ_MAX              INT64_C(4611686018427387904) /* 2^62 */
 #define ITERATION_MAX        INT64_C(1000000000000)
 
-/* ---- shared ------------------------------------------------------------------ */
+/* ---- shared -------------------------------------------------------------- */
 
 /* Answer the failure rc of a read of the call's run. */
 static void read_failed(struct serve_call *c, struct serve_answer *a, lil_status rc)
@@ -77,7 +77,7 @@ static int check_list(const char *list, const char *const *words, char *bad,
     return 0;
 }
 
-/* ---- GET /api/runs -------------------------------------------------------------- */
+/* ---- GET /api/runs ------------------------------------------------------- */
 
 /* The filter of a page of runs from the query: 0, or -1 and a's 400. */
 static int runs_filter(const struct serve_query *q, struct serve_filter *f,
@@ -126,7 +126,7 @@ void serve_get_runs(struct serve_call *c, struct serve_answer *a)
     serve_ok(a, serve_index_page(c->srv, &f));
 }
 
-/* ---- GET /api/runs/{id} ---------------------------------------------------------- */
+/* ---- GET /api/runs/{id} -------------------------------------------------- */
 
 void serve_get_run(struct serve_call *c, struct serve_answer *a)
 {
@@ -140,7 +140,7 @@ void serve_get_run(struct serve_call *c, struct serve_answer *a)
     serve_ok(a, take_doc(&b));
 }
 
-/* ---- GET /api/runs/{id}/events --------------------------------------------------- */
+/* ---- GET /api/runs/{id}/events ------------------------------------------- */
 
 /* types: a comma list of event type names (lowercase letters and '_'). */
 static bool types_ok(const char *types)
@@ -184,9 +184,7 @@ void serve_get_run_events(struct serve_call *c, struct serve_answer *a)
     serve_ok(a, take_doc(&b));
 }
 
-/* ---- GET /api/runs/{id}/state ------------------------------------------------------
- */
-
+/* ---- GET /api/runs/{id}/state -------------------------------------------- */
 /* One page of iteration_end events from *from (flags as asked): the
  * document, or NULL with *rc. */
 static json_t *iteration_ends(lil_store *st, const char *id, uint64_t from, size_t max,
@@ -298,9 +296,7 @@ void serve_get_run_state(struct serve_call *c, struct serve_answer *a)
     json_decref(page);
 }
 
-/* ---- GET /api/runs/{id}/spec
- * ---------------------------------------------------------- */
-
+/* ---- GET /api/runs/{id}/spec --------------------------------------------- */
 void serve_get_run_spec(struct serve_call *c, struct serve_answer *a)
 {
     (void)c;

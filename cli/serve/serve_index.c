@@ -58,7 +58,7 @@ int64_t index_clock_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* ---- entries ---------------------------------------------------------------- */
+/* ---- entries ------------------------------------------------------------- */
 
 static void run_clear(struct index_run *e)
 {
@@ -90,7 +90,7 @@ static bool find_run(const struct serve_index *ix, const char *id, size_t *at)
     return false;
 }
 
-/* ---- the queue (PostgreSQL) ------------------------------------------------------ */
+/* ---- the queue (PostgreSQL) ---------------------------------------------- */
 
 /* The queue's row of id (lil_queue_list), read once a tick at most; NULL
  * for a store without a queue or a run it does not have. */
@@ -137,7 +137,7 @@ static const char *queue_word(const json_t *q)
     return NULL;
 }
 
-/* ---- a row -------------------------------------------------------------------- */
+/* ---- a row --------------------------------------------------------------- */
 
 static json_t *or_null(json_t *v)
 {
@@ -247,7 +247,7 @@ static json_t *read_row(struct serve *srv, const char *id)
     return row;
 }
 
-/* ---- an entry's row ------------------------------------------------------------ */
+/* ---- an entry's row ------------------------------------------------------ */
 
 static void copy_word(char *dst, const json_t *row, const char *key)
 {
@@ -353,7 +353,7 @@ static bool is_hot(const struct index_run *e, unsigned tick, int64_t now_ns)
     return !e->ended && now_ns - e->last_ns < INDEX_RECENT_NS;
 }
 
-/* ---- the list ------------------------------------------------------------------ */
+/* ---- the list ------------------------------------------------------------ */
 
 struct id_list {
     char **ids;
@@ -470,9 +470,7 @@ static void follow_list(struct serve *srv)
         (void)relist(srv, err, sizeof(err)); /* failed: the index stays as it was */
 }
 
-/* ---- the passes of a tick -----------------------------------------------------------
- */
-
+/* ---- the passes of a tick ------------------------------------------------ */
 static void note_watched(const char *run_id, void *ud)
 {
     struct serve *srv = ud;
@@ -553,9 +551,7 @@ static void broadcast_changes(struct serve *srv)
     json_array_clear(ix->removed);
 }
 
-/* ---- serve.h
- * -------------------------------------------------------------------------- */
-
+/* ---- serve.h ------------------------------------------------------------- */
 int serve_index_open(struct serve *srv, char *err, size_t err_len)
 {
     struct serve_index *ix = calloc(1, sizeof(*ix));

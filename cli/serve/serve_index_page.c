@@ -15,7 +15,7 @@
 #include "serve.h"
 #include "serve_index.h"
 
-/* ---- the filter ----------------------------------------------------------------- */
+/* ---- the filter ---------------------------------------------------------- */
 
 /* Is the len bytes at item one of the comma list's items? */
 static bool word_in_list(const char *list, const char *word)
@@ -70,7 +70,7 @@ static bool kept(const struct index_run *e, const struct serve_filter *f)
     return true;
 }
 
-/* ---- the order and the counts, kept between pages ----------------------------- */
+/* ---- the order and the counts, kept between pages ------------------------ */
 
 /* An entry to sort: its time and its place in the index (id order). */
 struct by_time {
@@ -136,9 +136,7 @@ static int keep_order(struct serve_index *ix)
     return 0;
 }
 
-/* ---- the page -----------------------------------------------------------------------
- */
-
+/* ---- the page ------------------------------------------------------------ */
 struct walk {
     const struct serve_filter *f;
     json_t *rows;
