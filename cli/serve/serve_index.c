@@ -14,9 +14,11 @@
  *      have not ended and may move: held by a process, queued, paused,
  *      waiting, uncertain, or with a record in the last INDEX_RECENT_NS:
  *      one lil_run_poll each (one fstat, or one indexed query), the row
- *      read again only when the run grew; a run a process holds, or the
- *      queue has, is also read again every INDEX_REFRESH_US (its holder
- *      may die, a worker may claim it, without a record);
+ *      read again only when the run grew (and no sooner than 20 times what
+ *      its last read took after it: a long journal that grows every tick
+ *      costs the server at most a twentieth of its time); a run a process
+ *      holds, or the queue has, is also read again every INDEX_REFRESH_US
+ *      (its holder may die, a worker may claim it, without a record);
  *   3. runs not read yet (the index is filled a budget at a time);
  *   4. the others -- ended runs, and "running" ones nobody holds that have
  *      been quiet for a while (a program that died) -- round robin, at most
@@ -44,6 +46,7 @@
 #define INDEX_REFRESH_US   1000000 /* a held or queued run: read again so often */
 #define INDEX_SWEEP_MAX    600     /* quiet runs looked at per tick */
 #define INDEX_RECENT_NS    INT64_C(60000000000) /* a record this recent: active */
+#define INDEX_COST_FACTOR  20 /* a run is read again after 20 times its last read */
 
 const char *const serve_index_words[] = {
     "running", "completed", "failed",   "uncertain", "stopped", "paused",
@@ -287,10 +290,13 @@ static void note_row(struct serve_index *ix, struct index_run *e, const json_t *
 static void refresh_row(struct serve *srv, struct index_run *e)
 {
     struct serve_index *ix = srv->index;
+    int64_t start = index_clock_us();
     json_t *row = read_row(srv, e->id);
     char *text;
 
     e->read_us = index_clock_us();
+    e->read_cost_us = e->read_us - start;
+    e->stale = false;
     if (!row)
         return;
     text = json_dumps(row, JSON_COMPACT);
@@ -301,6 +307,7 @@ static void refresh_row(struct serve *srv, struct index_run *e)
     if (!e->row)
         ix->nread++;
     if (!e->row || strcmp(e->row, text) != 0) {
+        ix->version++;
         note_row(ix, e, row);
         if (ix->changed)
             json_array_append(ix->changed, row);
@@ -313,26 +320,38 @@ static void refresh_row(struct serve *srv, struct index_run *e)
     json_decref(row);
 }
 
+/* A watched run that grew: a "run" event to the streams that watch it. */
+static void tell_watchers(struct serve *srv, const struct index_run *e)
+{
+    json_t *doc =
+        json_pack("{s:s, s:I}", "run", e->id, "last_seq", (json_int_t)e->mark.last_seq);
+
+    if (doc)
+        serve_broadcast(srv, "run", e->id, doc);
+    json_decref(doc);
+}
+
 /* One look at e (lil_run_poll); its row read again when it grew, or when
- * it is due a refresh.  A watched run that grew gets a "run" event. */
+ * it is due a refresh -- but not sooner than INDEX_COST_FACTOR times what
+ * its last read cost after that read (a long run that grows every tick is
+ * read again less often; e->stale remembers it is owed one). */
 static void look_at(struct serve *srv, struct index_run *e)
 {
     int changed = 0;
     lil_status rc = lil_run_poll(srv->store, e->id, &e->mark, &changed);
-    bool due = e->refresh && index_clock_us() - e->read_us >= INDEX_REFRESH_US;
+    int64_t since = index_clock_us() - e->read_us;
 
     if (rc != LIL_OK && rc != LIL_E_NOTFOUND)
-        changed = index_clock_us() - e->read_us >= INDEX_REFRESH_US;
-    if (!changed && !due)
+        changed = since >= INDEX_REFRESH_US;
+    if (changed && e->watched == srv->index->tick)
+        tell_watchers(srv, e);
+    if (!changed && !e->stale && !(e->refresh && since >= INDEX_REFRESH_US))
         return;
-    refresh_row(srv, e);
-    if (changed && e->watched == srv->index->tick) {
-        json_t *doc = json_pack("{s:s, s:I}", "run", e->id, "last_seq",
-                                (json_int_t)e->mark.last_seq);
-        if (doc)
-            serve_broadcast(srv, "run", e->id, doc);
-        json_decref(doc);
+    if (since < INDEX_COST_FACTOR * e->read_cost_us) {
+        e->stale = true;
+        return;
     }
+    refresh_row(srv, e);
 }
 
 static int64_t wall_ns(void)
@@ -399,6 +418,7 @@ static void drop_run(struct serve_index *ix, struct index_run *e)
         json_array_append_new(ix->removed, json_string(e->id));
     if (e->row)
         ix->nread--;
+    ix->version++;
     run_clear(e);
 }
 
@@ -434,6 +454,7 @@ static int merge_ids(struct serve_index *ix, struct id_list *l)
     ix->n = k;
     ix->read_at = ix->live_at = ix->sweep_at = 0;
     ix->dirty = true;
+    ix->version++;
     return 0;
 }
 

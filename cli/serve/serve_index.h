@@ -18,7 +18,8 @@
 
 #include <jansson.h>
 
-#define INDEX_WORD_MAX 16 /* bytes of a status word and its NUL */
+#define INDEX_WORD_MAX   16 /* bytes of a status word and its NUL */
+#define INDEX_PAGES_KEPT 8  /* pages kept for the same request again */
 
 /* One run. */
 struct index_run {
@@ -28,13 +29,15 @@ struct index_run {
     char status[INDEX_WORD_MAX]; /* the row's "status" */
     char word[INDEX_WORD_MAX];   /* the row's "word" */
     bool is_loop;
-    bool ended;       /* the row says so */
-    bool pinned;      /* held, queued, paused, waiting or uncertain: looked at
-                         each tick (lil_run_poll), like a run active lately */
-    bool refresh;     /* held or queued: also read again every INDEX_REFRESH_US */
-    int64_t last_ns;  /* the row's "last_ns" (0: none) */
-    int64_t read_us;  /* when the row was read (index_clock_us) */
-    unsigned watched; /* the tick that found an event stream watching it */
+    bool ended;           /* the row says so */
+    bool pinned;          /* held, queued, paused, waiting or uncertain: looked at
+                             each tick (lil_run_poll), like a run active lately */
+    bool refresh;         /* held or queued: also read again every INDEX_REFRESH_US */
+    int64_t last_ns;      /* the row's "last_ns" (0: none) */
+    int64_t read_us;      /* when the row was read (index_clock_us) */
+    int64_t read_cost_us; /* what that read took */
+    bool stale;           /* it grew since: to be read again */
+    unsigned watched;     /* the tick that found an event stream watching it */
     lil_run_mark mark;
 };
 
@@ -56,7 +59,18 @@ struct serve_index {
     bool dirty;
     size_t *by_last; /* the read entries' indexes, last activity first */
     size_t nby_last;
-    json_t *counts; /* {status: n} of the read entries */
+    json_t *counts;   /* {status: n} of the read entries */
+    uint64_t version; /* moves whenever a row or the list changes */
+
+    /* the last pages answered, kept while the version stays (many browsers
+     * show the same page) */
+    struct {
+        char *key; /* the filter, as page_key writes it */
+        uint64_t version;
+        json_t *doc;
+    } pages[INDEX_PAGES_KEPT];
+
+    size_t next_page; /* the slot the next page takes */
 };
 
 /* What serve_index_page keeps: forget it (serve_index_page.c). */

@@ -6,8 +6,10 @@
  * entry's status, word, kind and ids, in the index's order (id) or in the
  * order of last activity, which is sorted once and kept, with the counts
  * of the statuses, until a row's status or time changes; only the rows of
- * the slice are parsed.  Runs not read yet (the index is filling) are in
- * no page and no count: "indexing" says how far it is.
+ * the slice are parsed.  The last few pages are kept as answered until a
+ * row changes: many browsers showing the same page cost one.  Runs not
+ * read yet (the index is filling) are in no page and no count: "indexing"
+ * says how far it is.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +19,7 @@
 
 /* ---- the filter ---------------------------------------------------------- */
 
-/* Is the len bytes at item one of the comma list's items? */
+/* Is word one of the comma list's items? */
 static bool word_in_list(const char *list, const char *word)
 {
     size_t wlen = strlen(word);
@@ -90,6 +92,12 @@ static int newest_first(const void *a, const void *b)
 
 void serve_index_forget_order(struct serve_index *ix)
 {
+    for (size_t i = 0; i < INDEX_PAGES_KEPT; i++) {
+        free(ix->pages[i].key);
+        json_decref(ix->pages[i].doc);
+        ix->pages[i].key = NULL;
+        ix->pages[i].doc = NULL;
+    }
     free(ix->by_last);
     ix->by_last = NULL;
     ix->nby_last = 0;
@@ -136,7 +144,8 @@ static int keep_order(struct serve_index *ix)
     return 0;
 }
 
-/* ---- the page ------------------------------------------------------------ */
+/* ---- making a page ------------------------------------------------------- */
+
 struct walk {
     const struct serve_filter *f;
     json_t *rows;
@@ -160,13 +169,14 @@ static void walk_one(struct walk *w, const struct index_run *e)
     w->total++;
 }
 
-json_t *serve_index_page(struct serve *srv, const struct serve_filter *f)
+/* A page made from the index (NULL: out of memory). */
+static json_t *make_page(struct serve *srv, const struct serve_filter *f)
 {
     struct serve_index *ix = srv->index;
     struct walk w = {f, json_array(), 0, false};
     bool by_id = f->sort && strcmp(f->sort, "id") == 0;
 
-    if (!ix || !w.rows || keep_order(ix) != 0) {
+    if (!w.rows || keep_order(ix) != 0) {
         json_decref(w.rows);
         return NULL;
     }
@@ -186,4 +196,63 @@ json_t *serve_index_page(struct serve *srv, const struct serve_filter *f)
                      srv->store_label ? srv->store_label : lil_store_path(srv->store),
                      "indexing", "done", (json_int_t)ix->nread, "total",
                      (json_int_t)ix->n);
+}
+
+/* ---- pages kept ---------------------------------------------------------- */
+
+/* The filter as one string (the key of a page kept): a new string, or NULL. */
+static char *page_key(const struct serve_filter *f)
+{
+    bool by_id = f->sort && strcmp(f->sort, "id") == 0;
+    char *key = NULL;
+
+    if (asprintf(&key, "%s\x1f%s\x1f%s\x1f%d\x1f%zu\x1f%zu", f->status ? f->status : "",
+                 f->kind ? f->kind : "", f->q ? f->q : "", by_id, f->offset,
+                 f->limit) < 0)
+        return NULL;
+    return key;
+}
+
+/* The page kept for key at the index's version (a new reference), or NULL. */
+static json_t *page_kept(const struct serve_index *ix, const char *key)
+{
+    for (size_t i = 0; key && i < INDEX_PAGES_KEPT; i++)
+        if (ix->pages[i].key && ix->pages[i].version == ix->version &&
+            strcmp(ix->pages[i].key, key) == 0)
+            return json_incref(ix->pages[i].doc);
+    return NULL;
+}
+
+/* Keep doc as the page of key (key taken). */
+static void keep_page(struct serve_index *ix, char *key, json_t *doc)
+{
+    size_t at = ix->next_page;
+
+    if (!key || !doc) {
+        free(key);
+        return;
+    }
+    ix->next_page = (at + 1) % INDEX_PAGES_KEPT;
+    free(ix->pages[at].key);
+    json_decref(ix->pages[at].doc);
+    ix->pages[at].key = key;
+    ix->pages[at].version = ix->version;
+    ix->pages[at].doc = json_incref(doc);
+}
+
+/* ---- the page ------------------------------------------------------------ */
+
+json_t *serve_index_page(struct serve *srv, const struct serve_filter *f)
+{
+    struct serve_index *ix = srv->index;
+    char *key = ix ? page_key(f) : NULL;
+    json_t *doc = ix ? page_kept(ix, key) : NULL;
+
+    if (doc || !ix) {
+        free(key);
+        return doc;
+    }
+    doc = make_page(srv, f);
+    keep_page(ix, key, doc);
+    return doc;
 }
