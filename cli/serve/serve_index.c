@@ -19,7 +19,9 @@
  *      costs the server at most a twentieth of its time); a run a process
  *      holds, or the queue has, is also read again every INDEX_REFRESH_US
  *      (its holder may die, a worker may claim it, without a record);
- *   3. runs not read yet (the index is filled a budget at a time);
+ *   3. runs not read yet (the index is filled a budget at a time; a run
+ *      just listed is read in the tick that listed it, whatever listing
+ *      the store took: INDEX_NEW_US at least);
  *   4. the others -- ended runs, and "running" ones nobody holds that have
  *      been quiet for a while (a program that died) -- round robin, at most
  *      INDEX_SWEEP_MAX a tick: an outside `lil resume` is seen within
@@ -44,7 +46,8 @@
 #define INDEX_FILL_TICK_US 60000   /* a tick's budget while runs are unread */
 #define INDEX_OPEN_US      1500000 /* serve_index_open's budget */
 #define INDEX_REFRESH_US   1000000 /* a held or queued run: read again so often */
-#define INDEX_SWEEP_MAX    600     /* quiet runs looked at per tick */
+#define INDEX_NEW_US       10000   /* runs just listed: read within this at least */
+#define INDEX_SWEEP_MAX    300     /* quiet runs looked at per tick */
 #define INDEX_RECENT_NS    INT64_C(60000000000) /* a record this recent: active */
 #define INDEX_COST_FACTOR  20 /* a run is read again after 20 times its last read */
 
@@ -638,7 +641,7 @@ void serve_index_touch(struct serve *srv, const char *run_id)
 void serve_index_tick(struct serve *srv)
 {
     struct serve_index *ix = srv ? srv->index : NULL;
-    int64_t start = index_clock_us(), deadline;
+    int64_t start = index_clock_us(), deadline, now;
 
     if (!ix)
         return;
@@ -647,7 +650,9 @@ void serve_index_tick(struct serve *srv)
     follow_list(srv);
     serve_streams_watched(srv, note_watched, srv);
     pass_live(srv, deadline);
-    pass_unread(srv, deadline);
+    /* a run just made is read now even when listing took the budget */
+    now = index_clock_us();
+    pass_unread(srv, deadline > now + INDEX_NEW_US ? deadline : now + INDEX_NEW_US);
     pass_sweep(srv, deadline);
     broadcast_changes(srv);
 }
