@@ -48,7 +48,7 @@
 #define INDEX_REFRESH_US   1000000 /* a held or queued run: read again so often */
 #define INDEX_NEW_US       10000   /* runs just listed: read within this at least */
 #define INDEX_SWEEP_MAX    300     /* quiet runs looked at per tick */
-#define INDEX_RECENT_NS    INT64_C(60000000000) /* a record this recent: active */
+#define INDEX_RECENT_NS    INT64_C(10000000000) /* a record this recent: active */
 #define INDEX_COST_FACTOR  20 /* a run is read again after 20 times its last read */
 
 const char *const serve_index_words[] = {
