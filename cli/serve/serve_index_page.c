@@ -35,9 +35,12 @@ static bool word_in_list(const char *list, const char *word)
     return false;
 }
 
-static char lower(char c)
+/* c, an ASCII capital made small (other bytes as they are). */
+static unsigned char lower(char c)
 {
-    return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+    unsigned char u = (unsigned char)c;
+
+    return u >= 'A' && u <= 'Z' ? (unsigned char)(u | 0x20) : u;
 }
 
 /* Does hay hold needle (ASCII letters in any case)? */
