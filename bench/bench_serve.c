@@ -690,8 +690,13 @@ static double busy_round(const struct bench_cfg *cfg, const struct server *s,
 
     if (kid < 0)
         bench_die_errno("fork");
-    if (kid == 0)
+    if (kid == 0) {
+        /* the browsers stand for other machines: what they cost this one
+           should weigh on the loop as little as it can */
+        if (nice(19) == -1 && errno != 0)
+            _exit(1);
         clients_run(s, id);
+    }
     usleep(500000); /* every client connected, pages under way */
     srv0 = cpu_ms_of(s->pid);
     t0 = bench_now_ns();
@@ -714,6 +719,7 @@ static void bench_clients(const struct bench_cfg *cfg, const struct server *s,
            *busy = calloc(rounds, sizeof(double)),
            *ratio = calloc(rounds, sizeof(double));
     double cpu[4] = {0, 0, 0, 0}, n, b, q;
+    struct bench_stats rs;
     char spec[4200], id[64], id2[64], buf[200];
 
     if (!none || !busy || !ratio)
@@ -732,11 +738,13 @@ static void bench_clients(const struct bench_cfg *cfg, const struct server *s,
     }
     n = bench_stats_of(none, rounds).p50;
     b = bench_stats_of(busy, rounds).p50;
-    q = bench_stats_of(ratio, rounds).p50;
+    rs = bench_stats_of(ratio, rounds);
+    q = rs.p50;
     snprintf(buf, sizeof(buf), "%.3f ms, no browser (info)", n);
     bench_row("a loop's iteration (shell step `true`, sync full)", buf, "", -1);
-    snprintf(buf, sizeof(buf), "%.3f ms with %d browsers: ratio %.3f, %s", b, CLIENTS,
-             q, q < TARGET_SLOWDOWN ? "PASS" : "FAIL");
+    snprintf(buf, sizeof(buf),
+             "%.3f ms with %d browsers: ratio %.3f (pairs %.2f to %.2f), %s", b,
+             CLIENTS, q, rs.min, rs.max, q < TARGET_SLOWDOWN ? "PASS" : "FAIL");
     bench_row("the same beside 50 browsers (stream + a page every 250 ms)", buf,
               "< 1.05x", q < TARGET_SLOWDOWN);
     snprintf(buf, sizeof(buf), "lil serve %.0f%%, the browsers %.0f%% of a core",
