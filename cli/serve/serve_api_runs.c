@@ -8,11 +8,14 @@
  * (lil_run_facts, lil_run_events_with), which opens it read-only: a run a
  * live process holds is read all the same.  A query value out of range or
  * unknown is 400, the parameter named; a run that is not there is 404.
+ * The spec a run names is read only when its real path is a regular file
+ * under --spec-root (spec_root.c, as the actions run it): 403 otherwise.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../spec_root.h"
 #include "serve.h"
 #include "serve_index.h"
 
@@ -22,6 +25,7 @@
 #define EVENTS_LIMIT_MAX     2000
 #define SEQ_MAX              INT64_C(4611686018427387904) /* 2^62 */
 #define ITERATION_MAX        INT64_C(1000000000000)
+#define SPEC_MAX             ((size_t)1 << 20) /* bytes of a spec read */
 
 /* ---- shared -------------------------------------------------------------- */
 
@@ -297,8 +301,120 @@ void serve_get_run_state(struct serve_call *c, struct serve_answer *a)
 }
 
 /* ---- GET /api/runs/{id}/spec --------------------------------------------- */
+/* The spec a loop run's facts name, under the root: its real path (free),
+ * or NULL with a's refusal. */
+static char *spec_path_of(struct serve_call *c, const json_t *loop,
+                          struct serve_answer *a)
+{
+    const char *root = c->srv->opts.spec_root;
+    char msg[1024], *real;
+
+    if (!root) {
+        serve_fail(a, 403, "no --spec-root: no spec may be read");
+        return NULL;
+    }
+    real = cli_spec_root_run_path(
+        root, json_string_value(json_object_get(loop, "spec_path")),
+        json_string_value(json_object_get(loop, "cwd")), msg, sizeof(msg));
+    if (!real)
+        serve_fail(a, strncmp(msg, "no such spec", 12) == 0 ? 404 : 403, "%s", msg);
+    return real;
+}
+
+/* The file at path, SPEC_MAX bytes at most: a new string (free) and *len,
+ * or NULL with a's refusal. */
+static char *read_spec(const char *path, size_t *len, struct serve_answer *a)
+{
+    FILE *f = fopen(path, "rb");
+    char *text = f ? malloc(SPEC_MAX + 1) : NULL;
+
+    *len = 0;
+    if (!f) {
+        serve_fail(a, 404, "cannot read spec %s", path);
+        return NULL;
+    }
+    if (!text) {
+        serve_fail(a, 500, "out of memory");
+        fclose(f);
+        return NULL;
+    }
+    *len = fread(text, 1, SPEC_MAX + 1, f);
+    if (ferror(f) || *len > SPEC_MAX) {
+        if (ferror(f))
+            serve_fail(a, 500, "cannot read spec %s", path);
+        else
+            serve_fail(a, 413, "spec %s is larger than 1 MiB", path);
+        free(text);
+        text = NULL;
+    } else {
+        text[*len] = '\0';
+    }
+    fclose(f);
+    return text;
+}
+
+/* The digest of the spec text (lil_spec_digest), or null when it does not
+ * load as a valid spec. */
+static json_t *digest_of(lil_env *env, const char *path, const char *text, size_t len)
+{
+    lil_spec *spec = NULL;
+    char hex[65];
+    json_t *v = json_null();
+
+    if (lil_spec_parse(env, path, text, len, NULL, &spec) == LIL_OK &&
+        lil_spec_ok(spec) && lil_spec_digest(spec, hex) == LIL_OK) {
+        json_decref(v);
+        v = json_string(hex);
+    }
+    lil_spec_free(spec);
+    return v;
+}
+
+/* The answer of a spec read: text, both digests, whether they match. */
+static json_t *spec_doc(struct serve_call *c, const json_t *loop, const char *real,
+                        const char *text, size_t len)
+{
+    json_t *file_sha = digest_of(c->srv->env, real, text, len);
+    const json_t *run_sha = json_object_get(loop, "spec_sha256");
+    json_t *t = json_stringn(text, len);
+
+    if (!t) {
+        json_decref(file_sha);
+        return json_pack("{s:s}", "error", "the spec is not UTF-8 text");
+    }
+    return json_pack("{s:s, s:s, s:O?, s:o, s:o, s:O?, s:b}", "run", c->arg, "path",
+                     real, "spec_path", json_object_get(loop, "spec_path"), "text", t,
+                     "sha256", file_sha, "run_sha256", run_sha, "matches",
+                     json_is_string(file_sha) && json_equal(file_sha, run_sha));
+}
+
 void serve_get_run_spec(struct serve_call *c, struct serve_answer *a)
 {
-    (void)c;
-    serve_fail(a, 501, "not built yet");
+    lil_bytes b = {NULL, 0};
+    lil_status rc = lil_run_facts(c->srv->store, c->arg, &b);
+    json_t *facts, *loop, *doc;
+    char *real = NULL, *text = NULL;
+    size_t len;
+
+    if (rc != LIL_OK) {
+        read_failed(c, a, rc);
+        return;
+    }
+    facts = take_doc(&b);
+    loop = json_object_get(facts, "loop");
+    if (!facts)
+        serve_fail(a, 500, "out of memory");
+    else if (!json_is_object(loop))
+        serve_fail(a, 404, "run '%s' is no loop run: it names no spec", c->arg);
+    else if ((real = spec_path_of(c, loop, a)) && (text = read_spec(real, &len, a))) {
+        doc = spec_doc(c, loop, real, text, len);
+        if (doc && json_object_get(doc, "error"))
+            serve_fail(a, 415, "%s", json_string_value(json_object_get(doc, "error")));
+        else
+            serve_ok(a, json_incref(doc));
+        json_decref(doc);
+    }
+    free(text);
+    free(real);
+    json_decref(facts);
 }

@@ -11,9 +11,10 @@
  * what it says; every bad query value is 400 naming its parameter; a run's
  * facts are lil_run_facts' document, its events lil_run_events' pages put
  * together; the state at iteration N of a loop is what that iteration
- * committed, 404 past the last; a run written, changed or removed after
- * the page was read comes as a "runs" event within 1 s, a watched run's
- * new records as a "run" event; 10,000
+ * committed, 404 past the last; the spec is read only under --spec-root
+ * (403 outside), and "matches" turns false when the file changes; a run
+ * written, changed or removed after the page was read comes as a "runs"
+ * event within 1 s, a watched run's new records as a "run" event; 10,000
  * runs page in under 200 ms of server time each (Server-Timing); on
  * PostgreSQL (tests/pg registers this file again), a queued run shows the
  * queue's word.
@@ -474,6 +475,80 @@ T_TEST(state_at_an_iteration)
     T_EQ_STR(str(doc, "error"), "no run 'nosuch'");
     json_decref(doc);
     T_EQ_I64(sc_stop(&sv, SIGTERM), 0);
+}
+
+/* ---- the spec ---------------------------------------------------------------- */
+
+/* GET the spec of run; its answer when the status is want. */
+static json_t *spec_of(struct sc_server *sv, const char *run, long want)
+{
+    char path[128];
+
+    snprintf(path, sizeof(path), "/api/runs/%s/spec", run);
+    return get(sv, path, want);
+}
+
+T_TEST(the_spec_under_the_root_only)
+{
+    const char *extra[] = {"--spec-root", t_path("specs"), NULL};
+    struct sc_server sv;
+    char *real, *changed;
+    json_t *doc, *facts;
+
+    three_runs();
+    real = realpath(t_path("specs/counter.yaml"), NULL);
+    T_REQUIRE(real != NULL);
+    T_REQUIRE(start(&sv, extra));
+    facts = get(&sv, "/api/runs/job-7", 200);
+    T_REQUIRE(facts != NULL);
+    doc = spec_of(&sv, "job-7", 200);
+    T_REQUIRE(doc != NULL);
+    T_EQ_STR(str(doc, "run"), "job-7");
+    T_EQ_STR(str(doc, "path"), real);
+    T_EQ_STR(str(doc, "text"), counter_spec);
+    T_EQ_STR(str(doc, "sha256"), str(json_object_get(facts, "loop"), "spec_sha256"));
+    T_EQ_STR(str(doc, "run_sha256"), str(doc, "sha256"));
+    T_EQ_I64(strlen(str(doc, "sha256")), 64);
+    T_CHECK(json_is_true(json_object_get(doc, "matches")));
+    json_decref(doc);
+    /* the file changed: its digest is no longer the run's */
+    changed = strdup(counter_spec);
+    T_REQUIRE(changed != NULL && strstr(changed, "max_iterations: 5"));
+    strstr(changed, "max_iterations: 5")[16] = '6';
+    write_file(t_path("specs/counter.yaml"), changed);
+    doc = spec_of(&sv, "job-7", 200);
+    T_REQUIRE(doc != NULL);
+    T_EQ_STR(str(doc, "text"), changed);
+    T_CHECK(json_is_false(json_object_get(doc, "matches")));
+    T_EQ_I64(strlen(str(doc, "sha256")), 64);
+    T_CHECK(strcmp(str(doc, "sha256"), str(doc, "run_sha256")) != 0);
+    T_EQ_STR(str(doc, "run_sha256"),
+             str(json_object_get(facts, "loop"), "spec_sha256"));
+    json_decref(doc);
+    /* no spec: a program run, no run, no file */
+    doc = spec_of(&sv, "prog-a", 404);
+    T_CHECK(doc && strstr(str(doc, "error"), "is no loop run"));
+    json_decref(doc);
+    doc = spec_of(&sv, "nosuch", 404);
+    T_CHECK(doc && strcmp(str(doc, "error"), "no run 'nosuch'") == 0);
+    json_decref(doc);
+    T_CHECK(unlink(t_path("specs/counter.yaml")) == 0);
+    doc = spec_of(&sv, "job-7", 404);
+    T_CHECK(doc && strstr(str(doc, "error"), "no such spec"));
+    json_decref(doc);
+    T_EQ_I64(sc_stop(&sv, SIGTERM), 0);
+    /* a root the spec is not under */
+    write_file(t_path("specs/counter.yaml"), counter_spec);
+    T_REQUIRE(mkdir(t_path("elsewhere"), 0700) == 0);
+    extra[1] = t_path("elsewhere");
+    T_REQUIRE(start(&sv, extra));
+    doc = spec_of(&sv, "job-7", 403);
+    T_CHECK(doc && strstr(str(doc, "error"), "outside --spec-root"));
+    json_decref(doc);
+    T_EQ_I64(sc_stop(&sv, SIGTERM), 0);
+    json_decref(facts);
+    free(changed);
+    free(real);
 }
 
 /* ---- live ---------------------------------------------------------------- */
