@@ -220,19 +220,21 @@ static json_t *row_of(const json_t *f, const json_t *q)
     return row;
 }
 
-/* The row of a run whose facts could not be read: its word says why. */
+/* The row of a run whose facts could not be read: its word says why, its
+ * "error" the library's words (a message that is no UTF-8 left out). */
 static json_t *failed_row(lil_store *st, const char *id, lil_status rc)
 {
     const char *word = cli_failure_word(rc);
+    json_t *msg =
+        json_string(rc == LIL_E_NOMEM ? "out of memory" : lil_store_errmsg(st));
 
     return json_pack(
         "{s:s, s:n, s:s, s:s, s:b, s:n, s:n, s:n, s:n, s:n, s:n, s:n, s:n, s:n, s:[], "
-        "s:n, s:i, s:{s:s, s:s}}",
+        "s:n, s:i, s:{s:s, s:o?}}",
         "run", id, "kind", "status", word, "word", word, "ended", 0, "loop_id",
         "iteration", "steps", "created_ns", "last_ns", "last_seq", "holder", "queue",
         "usage", "budget", "paused", "uncertain", 0, "error", "code",
-        lil_status_name(rc), "message",
-        rc == LIL_E_NOMEM ? "out of memory" : lil_store_errmsg(st));
+        lil_status_name(rc), "message", msg);
 }
 
 /* The row of run id now (NULL: out of memory). */
@@ -407,6 +409,14 @@ static int cmp_ids(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static bool sorted(const struct id_list *l)
+{
+    for (size_t i = 1; i < l->n; i++)
+        if (strcmp(l->ids[i - 1], l->ids[i]) >= 0)
+            return false;
+    return true;
+}
+
 static void ids_free(struct id_list *l)
 {
     for (size_t i = 0; i < l->n; i++)
@@ -473,7 +483,8 @@ static int relist(struct serve *srv, char *err, size_t err_len)
                  l.oom || rc == LIL_E_NOMEM ? "out of memory"
                                             : lil_store_errmsg(srv->store));
     } else {
-        qsort(l.ids, l.n, sizeof(*l.ids), cmp_ids);
+        if (!sorted(&l)) /* the stores list in byte order: this is a guard */
+            qsort(l.ids, l.n, sizeof(*l.ids), cmp_ids);
         res = merge_ids(srv->index, &l);
         if (res != 0)
             snprintf(err, err_len, "out of memory");
