@@ -6,7 +6,8 @@
  *
  * What it proves: a page lists every run with its row (kind, status,
  * word, loop id, iteration, steps, times), sorted by last activity or id,
- * sliced by offset and limit, with the counts of every status; each
+ * sliced by offset and limit, with the counts of every status (a damaged
+ * journal's run among them, with its reason); each
  * filter (status words, kind, a substring of the run id or loop id) keeps
  * what it says; every bad query value is 400 naming its parameter; a run's
  * facts are lil_run_facts' document, its events lil_run_events' pages put
@@ -285,6 +286,47 @@ T_TEST(a_page_lists_runs_of_both_kinds)
     T_EQ_STR(page_ids(&sv, "/api/runs?offset=2", NULL), "prog-a");
     T_EQ_STR(page_ids(&sv, "/api/runs?offset=9", &total), "");
     T_EQ_I64(total, 3);
+    T_EQ_I64(sc_stop(&sv, SIGTERM), 0);
+}
+
+/* A journal damaged before its tail: the run keeps its row, its word the
+ * one `lil ls` shows, the library's reason beside it. */
+T_TEST(a_damaged_run_has_its_row)
+{
+    struct sc_server sv;
+    lil_store *st;
+    json_t *page;
+    const json_t *row;
+    FILE *f;
+    long size;
+
+    T_FILE_ONLY(); /* it damages a journal file */
+    st = open_store();
+    T_REQUIRE(st != NULL);
+    program_run(st, "sound", 2, true);
+    program_run(st, "broken", 6, true);
+    lil_store_close(st);
+    f = fopen(t_path("store/broken.lil"), "r+b");
+    T_REQUIRE(f != NULL);
+    T_REQUIRE(fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) > 200);
+    T_REQUIRE(fseek(f, size / 2, SEEK_SET) == 0);
+    T_CHECK(fputc('#', f) != EOF && fputc('#', f) != EOF);
+    T_CHECK(fclose(f) == 0);
+    T_REQUIRE(start(&sv, NULL));
+    page = get(&sv, "/api/runs?sort=id", 200);
+    T_REQUIRE(page != NULL);
+    T_EQ_STR(ids_of(page), "broken sound");
+    row = row_of(page, "broken");
+    T_REQUIRE(row != NULL);
+    T_EQ_STR(str(row, "status"), "damaged");
+    T_EQ_STR(str(row, "word"), "damaged");
+    T_EQ_STR(str(json_object_get(row, "error"), "code"), "LIL_E_CORRUPT");
+    T_CHECK(strlen(str(json_object_get(row, "error"), "message")) > 0);
+    T_EQ_I64(num(json_object_get(page, "counts"), "damaged"), 1);
+    T_EQ_I64(num(json_object_get(page, "counts"), "completed"), 1);
+    T_CHECK(json_object_get(row_of(page, "sound"), "error") == NULL);
+    json_decref(page);
+    T_EQ_STR(page_ids(&sv, "/api/runs?status=damaged", NULL), "broken");
     T_EQ_I64(sc_stop(&sv, SIGTERM), 0);
 }
 
