@@ -4,21 +4,20 @@
  * program run made through lil.h here, a loop run made by `lil run`), and
  * its read routes asked over HTTP.
  *
- * What it proves: a page lists every run with its row (kind, status,
- * word, loop id, iteration, steps, times), sorted by last activity or id,
- * sliced by offset and limit, with the counts of every status (a damaged
- * journal's run among them, with its reason); each
- * filter (status words, kind, a substring of the run id or loop id) keeps
- * what it says; every bad query value is 400 naming its parameter; a run's
- * facts are lil_run_facts' document, its events lil_run_events' pages put
- * together; the state at iteration N of a loop is what that iteration
- * committed, 404 past the last; the spec is read only under --spec-root
- * (403 outside), and "matches" turns false when the file changes; a run
- * written, changed or removed after the page was read comes as a "runs"
- * event within 1 s, a watched run's new records as a "run" event; 10,000
- * runs page in under 200 ms of server time each (Server-Timing); on
- * PostgreSQL (tests/pg registers this file again), a queued run shows the
- * queue's word.
+ * What it proves: a page lists every run with its row (kind, status, word,
+ * loop id, iteration, steps, times), sorted by last activity or id, sliced
+ * by offset and limit, with the counts of every status (a damaged journal's
+ * run among them, with its reason); each filter (status words, kind, a
+ * substring of the run id or loop id) keeps what it says; every bad query
+ * value is 400 naming its parameter; a run's facts are lil_run_facts'
+ * document, its events lil_run_events' pages put together; the state at
+ * iteration N of a loop is what that iteration committed, 404 past the
+ * last; the spec is read only under --spec-root (403 outside), and
+ * "matches" turns false when the file changes; a run written, changed or
+ * removed after the page was read comes as a "runs" event within 1 s, a
+ * watched run's new records as a "run" event; 10,000 runs page in under 200
+ * ms of server time each (Server-Timing); on PostgreSQL (tests/pg registers
+ * this file again), a queued run shows the queue's word.
  */
 #include <lil/lil.h>
 #include <signal.h>
