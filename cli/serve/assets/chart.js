@@ -99,14 +99,15 @@ function drawTotal(g, p, slot, yMax) {
                svg('title', null, p.cumLabel || '')));
   if (p.limit) {
     const ly = y(p.limit);
+    const below = Number(ly) < 14;
     g.append(svg('line', {x1: LEFT, x2: W - RIGHT, y1: ly, y2: ly, class: 'budget',
                           dataset: {limit: p.limit}}, svg('title', null, p.limitLabel)),
-             svg('text', {x: W - RIGHT, y: Number(ly) - 4, class: 'budget-label',
-                          'text-anchor': 'end'}, p.limitLabel));
+             svg('text', {x: LEFT + 4, y: Number(ly) + (below ? 12 : -4), class: 'budget-label'},
+                 p.limitLabel));
   }
   if (p.cumLabel) {
     g.append(svg('text', {x: W - RIGHT, y: -4, class: 'total-label', 'text-anchor': 'end'},
-                 p.cumLabel + ' (line)'));
+                 p.cumLabel + ' so far (the line)'));
   }
 }
 

@@ -130,8 +130,7 @@ class LabView {
   showSteps(steps) {
     clear(this.stepsBody);
     for (const s of steps) {
-      const twice = (s.done || 0) > 1;
-      this.stepsBody.append(el('tr', {dataset: {step: s.name, duplicate: twice ? 'true' : null}},
+      this.stepsBody.append(el('tr', {dataset: {step: s.name}},
                                el('td.name.mono', null, String(s.name)),
                                el('td.started.num', null, String(s.started || 0)),
                                el('td.done.num', null, String(s.done || 0))));

@@ -13,6 +13,8 @@ import {el, clear, absTime, nsToMs, duration, usd, tokens, preview, statusEl,
 const PAGE = 500;
 const FIRST_LOAD_MAX = 5000; // events read before "load more" is asked for
 const PREVIEW_CHARS = 240;
+const FOLD_AFTER = 6; // iterations shown whole; more are folded but the last
+const KEEP_OPEN = 3;
 
 export class Timeline {
   constructor(runId, opts = {}) {
@@ -149,6 +151,22 @@ export class Timeline {
     g.fig.ended = true;
     g.open = false;
     this.drawHead(g);
+    this.fold();
+  }
+
+  // Many iterations: the committed ones before the last KEEP_OPEN are
+  // folded once (a click opens them), unless something in them needs a
+  // look (uncertain, killed, paused, failed).
+  fold() {
+    const items = this.ol.querySelectorAll(':scope > li.iteration:not(.folded-once)');
+    if (this.iters.size <= FOLD_AFTER) return;
+    for (let i = 0; i < items.length - KEEP_OPEN; i++) {
+      const li = items[i];
+      li.classList.add('folded-once');
+      if (!li.querySelector('.uncertain, .killed, [data-type=pause], [data-outcome=failed]')) {
+        li.classList.add('collapsed');
+      }
+    }
   }
 
   drawHead(g) {
@@ -167,7 +185,7 @@ export class Timeline {
          el('span', {title: f.ended ? 'from its start to its commit' : 'so far'},
             duration(dur) + (f.ended ? '' : ' …'))),
       f.ended ? el('span.committed', {title: 'its state is committed'}, 'committed') :
-        el('span.open', null, 'open'));
+        el('span.iter-open', null, 'open'));
   }
 
   // Figures for the chart and the marks for effects without an outcome.
@@ -294,9 +312,10 @@ export function renderEvent(ev) {
   const body = el('div.body');
   const metrics = el('span.metrics');
   (RENDER[type] || renderOther)(ev, body, metrics, li);
+  if (metrics.firstChild) (body.querySelector('.line') || body).append(metrics);
   li.append(el('span.seq', {title: 'record ' + ev.seq}, '#' + ev.seq),
             el('time.clock', {title: absTime(nsToMs(ev.ts_ns))}, clock(ev.ts_ns)),
-            el('span.type', {dataset: {type}}, LABELS[type] || type), body, metrics);
+            el('span.type', {dataset: {type}}, LABELS[type] || type), body);
   li.addEventListener('click', (e) => {
     if (e.target.closest('a, button, .preview')) return;
     li.classList.toggle('open');

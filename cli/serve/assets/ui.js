@@ -2,11 +2,13 @@
 // with textContent or a non-URL attribute, never parsed as markup; the
 // formats shared by every view (times, money, tokens, durations, status).
 
-// el('td.run', {title: x, dataset: {run: id}}, child, 'text', ...)
+// el('td#id.run.num', {title: x, dataset: {run: id}}, child, 'text', ...)
 export function el(spec, attrs, ...children) {
-  const [tag, ...classes] = spec.split('.');
-  const node = document.createElement(tag || 'div');
-  if (classes.length) node.className = classes.join(' ');
+  const m = /^([a-z][a-z0-9]*)?(?:#([\w-]+))?((?:\.[\w-]+)*)$/.exec(spec);
+  if (!m) throw new Error('bad element ' + spec);
+  const node = document.createElement(m[1] || 'div');
+  if (m[2]) node.id = m[2];
+  if (m[3]) node.className = m[3].slice(1).split('.').join(' ');
   if (attrs) setAttrs(node, attrs);
   append(node, children);
   return node;
