@@ -204,7 +204,7 @@ export function toast(text, kind = 'ok') {
   clearTimeout(toastTimer);
   t.dataset.kind = kind;
   clear(t).append(el('span.text', null, String(text)),
-                  el('button.close', {type: 'button', title: 'Dismiss', 'aria-label': 'Dismiss'}, '×'));
+                  el('button.close', {type: 'button', title: 'Dismiss', 'aria-label': 'Dismiss'}));
   t.hidden = false;
   if (kind !== 'error') toastTimer = setTimeout(() => { t.hidden = true; }, 6000);
 }
