@@ -89,6 +89,17 @@ async function logout() {
 
 let endedText = ENDED_TEXT;
 
+// A job (approve, recover, resume run in a child) ended: say how.
+function onJob(job) {
+  if (!job || job.state !== 'ended') return;
+  const what = `${job.verb || 'job'} of ${job.run || '?'}`;
+  if (job.error || (job.exit_code && !job.status)) {
+    toast(`${what} failed: ${job.error || 'exit code ' + job.exit_code}`, 'error');
+  } else {
+    toast(`${what} ended` + (job.status ? `: the run is ${job.status}` : ''), 'ok');
+  }
+}
+
 async function boot() {
   document.getElementById('toast').addEventListener('click', hideToast);
   document.getElementById('logout').addEventListener('click', logout);
@@ -103,6 +114,7 @@ async function boot() {
   }
   showHeader();
   live.start();
+  live.on('job', onJob);
   window.addEventListener('hashchange', route);
   setInterval(() => refreshTimes(), 15000);
   route();

@@ -36,6 +36,9 @@ class RunView {
       live.on('runs', (d) => {
         if ((d.rows || []).some((row) => row.run === this.id)) this.loadFacts();
       }),
+      live.on('job', (j) => {
+        if (j && j.run === this.id) this.refresh();
+      }),
       live.on('refresh', () => this.refresh()),
     ];
     live.watch(id);
@@ -48,7 +51,7 @@ class RunView {
     this.timeline.load();
     if (this.facts.kind === 'loop') {
       this.loadSpec();
-      this.stateInput.value = String(Math.max(0, (this.facts.iteration || 0)));
+      this.stateInput.value = String(Math.max(0, (this.facts.iteration || 0) - 1));
       this.showState();
     } else {
       this.stateCard.hidden = true;
@@ -83,7 +86,7 @@ class RunView {
     this.stateNote = el('p.dim.small');
     this.stateCard = el('section.card.state', null,
       el('h2', null, 'State'),
-      el('div.row', null, el('label', {for: 'state-iteration'}, 'after iteration'),
+      el('div.row', null, el('label', {for: 'state-iteration'}, 'committed by iteration'),
          this.stateInput,
          el('button#state-show', {type: 'button', on: {click: () => this.showState()}}, 'Show')),
       this.stateNote, this.stateView,
@@ -148,8 +151,7 @@ class RunView {
     this.showNotice(f, loop);
     this.showActions(f, loop);
     this.timeline.setFacts(f);
-    const max = Math.max(0, f.iteration || 0);
-    this.stateInput.max = String(max);
+    this.stateInput.max = String(Math.max(0, (f.iteration || 0) - 1));
     this.drawChartSoon();
   }
 
@@ -277,7 +279,7 @@ class RunView {
                               this.drawChart();
                             }}}, m === 'usd' ? 'USD' : 'tokens')));
     clear(this.chartBox).append(drawChart(figs, budget, this.chartMode, (n) => {
-      this.stateInput.value = String(n + 1);
+      this.stateInput.value = String(n);
       this.showState();
     }));
   }
