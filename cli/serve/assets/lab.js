@@ -107,7 +107,7 @@ class LabView {
     this.state.textContent = st;
     this.roNote.hidden = !session.read_only;
     this.enable(st);
-    this.showSteps(doc.steps || []);
+    this.showSteps(doc.steps || [], doc.step || null, st);
     this.dups.textContent = String(doc.duplicates || 0);
     this.dups.dataset.bad = doc.duplicates ? 'true' : 'false';
     this.kills.textContent = String(doc.kills || 0);
@@ -127,10 +127,15 @@ class LabView {
     }
   }
 
-  showSteps(steps) {
+  // The demo runs one iteration: a step done more than once is a duplicate.
+  // The step whose start is the side file's last line is marked: in flight
+  // while running, the interrupted one once killed.
+  showSteps(steps, current, st) {
     clear(this.stepsBody);
     for (const s of steps) {
-      this.stepsBody.append(el('tr', {dataset: {step: s.name}},
+      const mark = s.name === current ? (st === 'running' ? 'in-flight' : 'interrupted') : null;
+      this.stepsBody.append(el('tr', {dataset: {step: s.name, mark,
+                                                duplicate: (s.done || 0) > 1 ? 'true' : null}},
                                el('td.name.mono', null, String(s.name)),
                                el('td.started.num', null, String(s.started || 0)),
                                el('td.done.num', null, String(s.done || 0))));

@@ -100,16 +100,21 @@ class RunsView {
     this.qTimer = setTimeout(() => this.setParams({q: this.q.value.trim(), offset: 0}, true), 300);
   }
 
+  // The status select: every status word with its count; the options are
+  // made again only when the words change (an open select stays open).
   setStatusOptions(counts) {
-    const all = Object.values(counts || {}).reduce((a, b) => a + b, 0);
-    const words = STATUSES.concat(Object.keys(counts || {}).filter((s) => !STATUSES.includes(s)));
+    counts = counts || {};
+    const all = Object.values(counts).reduce((a, b) => a + b, 0);
+    const words = STATUSES.concat(Object.keys(counts).filter((s) => !STATUSES.includes(s)));
     if (this.params.status && !words.includes(this.params.status)) words.push(this.params.status);
-    clear(this.status).append(el('option', {value: ''}, `any status (${all})`));
-    for (const s of words) {
-      const n = (counts && counts[s]) || 0;
-      this.status.append(el('option', {value: s}, `${s} (${n})`));
+    const have = [...this.status.options].map((o) => o.value);
+    if (have.join('\n') !== ['', ...words].join('\n')) {
+      clear(this.status).append(...['', ...words].map((s) => el('option', {value: s})));
     }
-    this.status.value = this.params.status;
+    for (const o of this.status.options) {
+      o.textContent = o.value ? `${o.value} (${counts[o.value] || 0})` : `any status (${all})`;
+    }
+    if (this.status.value !== this.params.status) this.status.value = this.params.status;
   }
 
   async load() {
