@@ -47,6 +47,8 @@ function route() {
   if (current && current.view.unmount) current.view.unmount();
   const root = clear(document.getElementById('view'));
   root.dataset.view = r.name;
+  document.title = (r.name === 'run' ? r.id : r.name === 'lab' ? 'Crash lab' : 'Runs') +
+    ' · lil serve';
   current = {name: r.name, key: r.key, view: VIEWS[r.name].mount(root, r)};
 }
 

@@ -66,12 +66,14 @@ export class Timeline {
     let read = 0;
     for (;;) {
       const doc = await get(runPath(this.runId, '/events'), {from: this.next, limit: PAGE});
-      this.add(doc.events || []);
-      read += (doc.events || []).length;
-      this.next = doc.next || this.next;
+      const events = doc.events || [];
+      this.add(events);
+      read += events.length;
+      const moved = doc.next && doc.next > this.next;
+      if (moved) this.next = doc.next;
       this.more = !!doc.more;
       this.lastSeq = doc.last_seq || this.lastSeq;
-      if (!this.more || read >= max) break;
+      if (!this.more || read >= max || !moved) break;
     }
     this.showStatus();
     this.markPending();
