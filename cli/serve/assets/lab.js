@@ -117,7 +117,7 @@ class LabView {
 
   enable(st) {
     const ok = {
-      start: st !== null && st !== 'running',
+      start: st === 'idle' || st === 'completed' || st === 'failed',
       kill: st === 'running',
       resume: st === 'killed',
       recover: st === 'uncertain',
