@@ -2,13 +2,14 @@
 // store (GET /api/runs), its rows patched in place by the stream's "runs"
 // events; the filters and the offset live in the URL's hash.
 
-import {get} from './api.js';
+import {get, session} from './api.js';
 import {el, clear, runHref, nsToMs, timeEl, statusEl, meterEl, tokens, usd, STATUSES,
         toast} from './ui.js';
 import * as live from './live.js';
 
 const LIMIT = 50;
 const REFETCH_MS = 2000;
+const QUEUE_WORDS = ['queued', 'claimed', 'parked']; // a PostgreSQL queue's words
 const COLUMNS = [['run', 'Run'], ['status', 'Status'], ['kind', 'Kind'],
                  ['iteration', 'Iter.'], ['steps', 'Steps'], ['last', 'Last activity'],
                  ['holder', 'Holder'], ['queue', 'Queue'], ['usage', 'Usage'],
@@ -47,6 +48,7 @@ class RunsView {
                 'aria-label': 'search run or loop id', autocomplete: 'off', spellcheck: 'false',
                 on: {input: () => this.onQuery()}});
     this.total = el('span#runs-total', null, '…');
+    this.indexing = el('span.indexing.dim', {hidden: true});
     this.pageText = el('span#runs-page', null, '');
     this.prev = el('button#runs-prev', {type: 'button', title: 'previous page',
                    on: {click: () => this.setParams({offset: Math.max(0, this.params.offset - LIMIT)})}},
@@ -61,7 +63,7 @@ class RunsView {
     this.root.append(
       el('div.toolbar', null,
          el('h1', null, 'Runs'), el('span.count', null, this.total, ' runs'),
-         el('span.filters', null, this.status, this.kind, this.q),
+         el('span.filters', null, this.status, this.kind, this.q), this.indexing,
          el('span.spacer'),
          el('span.pager', null, this.pageText, this.prev, this.next)),
       el('div.table-wrap', null, this.table), this.empty);
@@ -105,14 +107,18 @@ class RunsView {
   setStatusOptions(counts) {
     counts = counts || {};
     const all = Object.values(counts).reduce((a, b) => a + b, 0);
-    const words = STATUSES.concat(Object.keys(counts).filter((s) => !STATUSES.includes(s)));
+    const queue = session.store_kind === 'postgresql' ? QUEUE_WORDS : [];
+    const words = STATUSES.concat(Object.keys(counts).filter((s) => !STATUSES.includes(s)),
+                                  queue.filter((s) => !(s in counts)));
     if (this.params.status && !words.includes(this.params.status)) words.push(this.params.status);
     const have = [...this.status.options].map((o) => o.value);
     if (have.join('\n') !== ['', ...words].join('\n')) {
       clear(this.status).append(...['', ...words].map((s) => el('option', {value: s})));
     }
     for (const o of this.status.options) {
-      o.textContent = o.value ? `${o.value} (${counts[o.value] || 0})` : `any status (${all})`;
+      const queueWord = queue.includes(o.value) && !(o.value in counts);
+      o.textContent = !o.value ? `any status (${all})` :
+        queueWord ? `${o.value} (queue)` : `${o.value} (${counts[o.value] || 0})`;
     }
     if (this.status.value !== this.params.status) this.status.value = this.params.status;
   }
@@ -137,6 +143,9 @@ class RunsView {
     this.page = page;
     this.setStatusOptions(page.counts);
     this.total.textContent = String(page.total);
+    const ix = page.indexing;
+    this.indexing.hidden = !ix || ix.done >= ix.total;
+    if (ix) this.indexing.textContent = `reading the store: ${ix.done} of ${ix.total} runs`;
     const from = page.total ? page.offset + 1 : 0;
     const to = Math.min(page.offset + page.runs.length, page.total);
     this.pageText.textContent = `${from}–${to} of ${page.total}`;
@@ -179,7 +188,8 @@ class RunsView {
       const tr = this.tbody.querySelector(`tr[data-run="${CSS.escape(id)}"]`);
       if (tr) tr.classList.add('removed');
     }
-    if (refetch) this.refetchSoon();
+    const ix = this.page && this.page.indexing;
+    if (refetch || (ix && ix.done < ix.total)) this.refetchSoon();
   }
 
   refetchSoon() {
@@ -204,7 +214,8 @@ function rowEl(row) {
   const idCell = el('td.run', null,
                     el('a.mono', {href: runHref(row.run), title: row.run}, row.run));
   if (row.loop_id) idCell.append(el('div.sub.mono', {title: 'loop id'}, row.loop_id));
-  const status = el('td.status', null, statusEl(row.status, row.word));
+  const status = el('td.status', null, statusEl(row.status, row.word,
+                                                row.error ? {title: String(row.error.message || '')} : null));
   if (row.uncertain) status.append(el('span.tag.uncertain', {title: 'effects without an outcome'},
                                       `${row.uncertain} uncertain`));
   if (row.paused) status.append(el('span.tag.paused', {title: pausedTitle(row.paused)},

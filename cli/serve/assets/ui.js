@@ -187,7 +187,8 @@ export function meterEl(b) {
   const bar = el('span.fill');
   bar.style.width = (frac * 100).toFixed(1) + '%';
   const level = frac >= 1 ? 'over' : frac >= 0.8 ? 'high' : 'ok';
-  const label = `${b.name} ${budgetValue(b.name, used)} / ${budgetValue(b.name, limit)}`;
+  const name = String(b.name).replace(/_ms$/, '');
+  const label = `${name} ${budgetValue(b.name, used)} / ${budgetValue(b.name, limit)}`;
   return el('span.meter', {dataset: {name: b.name, used, limit, level}, title: label},
             el('span.track', null, bar), el('span.label', null, label));
 }
