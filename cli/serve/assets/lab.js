@@ -203,7 +203,6 @@ class LabView {
       const doc = await post('/api/lab/' + verb, {});
       if (doc && doc.state) this.show(doc);
       else if (doc && doc.lab) this.show(doc.lab);
-      toast(`Crash lab: ${verb} done`, 'ok');
     } catch (e) {
       if (e.status !== 401) toast(`Crash lab: ${verb} refused: ${e.message}`, 'error');
     } finally {

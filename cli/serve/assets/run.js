@@ -201,12 +201,13 @@ class RunView {
 
   // ---- actions -----------------------------------------------------------
 
-  act(verb, title, extra, body) {
+  act(verb, title, body) {
     return async (args) => {
       try {
         const doc = await post(runPath(this.id, '/' + verb), Object.assign({}, body, args));
         const job = doc && doc.job;
-        toast(job ? `${title}: started (job ${job.id})` : `${title}: done`, 'ok');
+        toast(job ? `${title}: job ${job.id} started (lil ${job.verb || verb}, pid ${job.pid ?? '?'})` :
+          `${title}: requested`, 'ok');
         this.loadFacts();
       } catch (e) {
         if (e.status !== 401) toast(`${title} refused: ${e.message}`, 'error');
@@ -231,7 +232,7 @@ class RunView {
     openAction({title: `Approve ${this.id}`, confirm: 'Approve',
                 about: 'The run goes on from this pause, in a child lil process.',
                 pending: {action, digest: p.digest || ''},
-                onConfirm: this.act('approve', 'Approve', null, {pause_id: p.id || p.pause_id})});
+                onConfirm: this.act('approve', 'Approve', {pause_id: p.id || p.pause_id})});
   }
 
   recover() {
