@@ -5,7 +5,7 @@
 // reads the new events and the facts again.
 
 import {get, post, runPath, session} from './api.js';
-import {el, clear, statusEl, timeEl, nsToMs, meterEl, tokens, usd, duration, absTime,
+import {el, put, clear, statusEl, timeEl, nsToMs, meterEl, tokens, usd, duration, absTime,
         pretty, preview, toast} from './ui.js';
 import {Timeline} from './timeline.js';
 import {drawChart} from './chart.js';
@@ -52,7 +52,8 @@ class RunView {
     if (this.facts.kind === 'loop') {
       this.loadSpec();
       this.stateInput.value = String(Math.max(0, (this.facts.iteration || 0) - 1));
-      this.showState();
+      if (this.facts.iteration > 0) this.showState();
+      else this.stateNote.textContent = 'No iteration has committed its state yet.';
     } else {
       this.stateCard.hidden = true;
       this.specCard.hidden = true;
@@ -161,22 +162,22 @@ class RunView {
     const unc = loop.uncertain || (Array.isArray(f.uncertain) && f.uncertain[0]);
     if (paused && !f.ended) {
       n.dataset.kind = 'paused';
-      n.append(el('strong', null, paused.kind === 'cap' ? `Paused by the ${paused.cap} cap` :
+      put(n, el('strong', null, paused.kind === 'cap' ? `Paused by the ${paused.cap} cap` :
                   'Waits for approval'),
                paused.step ? el('span', null, ' at ', el('span.mono', null, paused.step)) : null,
                paused.ask ? el('span', null, ': ', paused.ask) : null);
     } else if (f.status === 'uncertain' && unc) {
       n.dataset.kind = 'uncertain';
-      n.append(el('strong', null, 'An effect has no outcome: '),
+      put(n, el('strong', null, 'An effect has no outcome: '),
                el('span.mono', null, unc.identity || unc.request || unc.step || ''),
                ' -- recover it (retry, assume it done, or abort).');
     } else if (f.stop_request) {
       n.dataset.kind = 'stopping';
-      n.append(el('strong', null, 'Stop requested'), ' ', preview(f.stop_request, 200));
+      put(n, el('strong', null, 'Stop requested'), ' ', preview(f.stop_request, 200));
     } else if (f.reason && (f.status === 'failed' || f.status === 'damaged' ||
                             f.status === 'stopped')) {
       n.dataset.kind = f.status;
-      n.append(el('strong', null, f.status + ': '), String(f.reason));
+      put(n, el('strong', null, f.status + ': '), String(f.reason));
     }
     n.hidden = !n.firstChild;
   }
@@ -273,6 +274,8 @@ class RunView {
       const anyUsd = figs.some((x) => x.usd > 0) || (budget && budget.usd);
       this.chartMode = anyUsd ? 'usd' : 'tokens';
     }
+    const spendable = (m) => figs.some((x) => x[m] > 0) || (budget && budget[m] && budget[m].limit);
+    this.modeBox.hidden = !spendable('usd') && !spendable('tokens');
     clear(this.modeBox).append(...['usd', 'tokens'].map((m) =>
       el('button.seg-btn', {type: 'button', 'aria-pressed': String(this.chartMode === m),
                             on: {click: () => {

@@ -216,7 +216,7 @@ function rowEl(row) {
   if (row.loop_id) idCell.append(el('div.sub.mono', {title: 'loop id'}, row.loop_id));
   const status = el('td.status', null, statusEl(row.status, row.word,
                                                 row.error ? {title: String(row.error.message || '')} : null));
-  if (row.uncertain) status.append(el('span.tag.uncertain', {title: 'effects without an outcome'},
+  if (row.uncertain && !row.holder) status.append(el('span.tag.uncertain', {title: 'effects without an outcome'},
                                       `${row.uncertain} uncertain`));
   if (row.paused) status.append(el('span.tag.paused', {title: pausedTitle(row.paused)},
                                    row.paused.kind === 'cap' ? 'cap' : 'approval'));

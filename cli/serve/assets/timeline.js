@@ -7,7 +7,7 @@
 // both show one.
 
 import {get, runPath} from './api.js';
-import {el, clear, absTime, nsToMs, duration, usd, tokens, preview, statusEl,
+import {el, put, clear, absTime, nsToMs, duration, usd, tokens, preview, statusEl,
         pretty} from './ui.js';
 
 const PAGE = 500;
@@ -175,7 +175,7 @@ export class Timeline {
     const f = g.fig;
     const endNs = f.ended ? f.endNs : f.lastNs;
     const dur = endNs && f.startNs ? (endNs - f.startNs) / 1e6 : null;
-    clear(g.head).append(
+    put(clear(g.head), 
       el('span.caret', {'aria-hidden': 'true'}),
       el('span.iter-name', null, 'Iteration ', el('strong', null, String(f.n))),
       el('time.clock', {title: absTime(nsToMs(f.startNs))}, clock(f.startNs)),
@@ -371,22 +371,22 @@ function effectMetrics(ev, metrics) {
 
 const RENDER = {
   run_start(ev, body) {
-    body.append(line('run ', el('span.mono', null, String(ev.run || '')), ' begins'));
+    put(body, line('run ', el('span.mono', null, String(ev.run || '')), ' begins'));
   },
   loop_start(ev, body) {
-    body.append(line('loop ', el('strong.mono', null, String(ev.loop_id || '')),
+    put(body, line('loop ', el('strong.mono', null, String(ev.loop_id || '')),
                      ev.spec_path ? el('span.dim', null, ' from ') : null, text('mono', ev.spec_path)),
                 ev.inputs && Object.keys(ev.inputs).length ?
                   el('div.sub', null, 'inputs ', el('span.mono', null, preview(ev.inputs))) : null);
   },
   process_open(ev, body) {
-    body.append(line('process ', el('span.mono', null, String(ev.pid ?? '?')), ' opened the run'));
+    put(body, line('process ', el('span.mono', null, String(ev.pid ?? '?')), ' opened the run'));
   },
   process_close(ev, body) {
-    body.append(line(el('span.dim', null, 'the process closed the run')));
+    put(body, line(el('span.dim', null, 'the process closed the run')));
   },
   effect_start(ev, body) {
-    body.append(line(text('kind', ev.kind), ev.step ? el('strong.step', null, String(ev.step)) : null,
+    put(body, line(text('kind', ev.kind), ev.step ? el('strong.step', null, String(ev.step)) : null,
                      ev.slot !== undefined ? el('span.dim', null, `slot ${ev.slot}`) : null,
                      el('span.dim', null, 'started')),
                 ev.identity !== undefined ? el('div.identity.mono', {title: 'the rendered request'},
@@ -395,7 +395,7 @@ const RENDER = {
                                               String(ev.request)) : null);
   },
   effect(ev, body, metrics) {
-    body.append(line(text('kind', ev.kind), el('strong.step', null, String(ev.step ?? '')),
+    put(body, line(text('kind', ev.kind), el('strong.step', null, String(ev.step ?? '')),
                      outcomeEl(ev),
                      ev.recovered !== undefined ? el('span.tag', {title: 'an assume-done result'},
                                                      'assumed done') : null),
@@ -408,22 +408,22 @@ const RENDER = {
     RENDER.effect(ev, body, metrics);
   },
   recovery(ev, body) {
-    body.append(line(el('strong', null, String(ev.how || '')),
+    put(body, line(el('strong', null, String(ev.how || '')),
                      ev.step ? el('span.step', null, String(ev.step)) : null,
                      ev.slot !== undefined ? el('span.dim', null, `iteration ${ev.iteration} slot ${ev.slot}`) : null),
                 line(...actorReason(ev)));
   },
   run_end(ev, body) {
-    body.append(line(statusEl(ev.status), ev.iteration !== undefined ?
+    put(body, line(statusEl(ev.status), ev.iteration !== undefined ?
                      el('span.dim', null, `after iteration ${ev.iteration}`) : null),
                 previewEl(ev.reason !== undefined ? ev.reason : ev.result,
                           ev.reason !== undefined ? '.error' : ''));
   },
   iteration_end(ev, body) {
-    body.append(line(el('span.dim', null, `iteration ${ev.iteration} committed its state`)));
+    put(body, line(el('span.dim', null, `iteration ${ev.iteration} committed its state`)));
   },
   pause(ev, body) {
-    body.append(line(el('strong', null, 'waits for approval'),
+    put(body, line(el('strong', null, 'waits for approval'),
                      ev.step ? el('span.step', null, String(ev.step)) : null,
                      text('dim', ev.strategy)),
                 ev.ask !== undefined ? el('div.ask', null, String(ev.ask)) : null,
@@ -432,61 +432,61 @@ const RENDER = {
                    ev.pause_id ? el('span.dim', null, ' · ' + ev.pause_id) : null));
   },
   approval(ev, body, metrics) {
-    body.append(line(el('strong', null, 'approved'), text('step', ev.step), text('dim', ev.cap ?
+    put(body, line(el('strong', null, 'approved'), text('step', ev.step), text('dim', ev.cap ?
                      'cap ' + ev.cap : ev.kind)),
                 line(...actorReason(ev)));
     if (ev.dur_us !== undefined) metrics.append(el('span.dur', {title: 'waited'},
                                                    duration(ev.dur_us / 1000)));
   },
   stop(ev, body) {
-    body.append(line(el('strong', null, 'stop requested')), line(...actorReason(ev)));
+    put(body, line(el('strong', null, 'stop requested')), line(...actorReason(ev)));
   },
   stop_cleared(ev, body) {
-    body.append(line(el('strong', null, 'stop cleared')), line(...actorReason(ev)));
+    put(body, line(el('strong', null, 'stop cleared')), line(...actorReason(ev)));
   },
   retried(ev, body) {
-    body.append(line(el('strong', null, `iteration ${ev.iteration ?? ''} run again`),
+    put(body, line(el('strong', null, `iteration ${ev.iteration ?? ''} run again`),
                      ev.cap ? el('span.dim', null, 'cap ' + ev.cap) : null),
                 ev.failure ? el('div.sub.error', null, 'it failed: ', String(ev.failure)) : null,
                 line(...actorReason(ev)));
   },
   cap_tripped(ev, body) {
-    body.append(line(el('strong', null, `cap ${ev.cap || ''}`), text('dim', ev.action)));
+    put(body, line(el('strong', null, `cap ${ev.cap || ''}`), text('dim', ev.action)));
   },
   park(ev, body) {
-    body.append(line('parked until ', ev.wake_at_ms ? el('span.mono', null, absTime(ev.wake_at_ms)) : ''));
+    put(body, line('parked until ', ev.wake_at_ms ? el('span.mono', null, absTime(ev.wake_at_ms)) : ''));
   },
   wake(ev, body) {
-    body.append(line(el('span.dim', null, 'woke up')));
+    put(body, line(el('span.dim', null, 'woke up')));
   },
   sleep(ev, body, metrics) {
-    body.append(line(text('kind', ev.kind), ev.wake_at_ms ? el('span.dim', null,
+    put(body, line(text('kind', ev.kind), ev.wake_at_ms ? el('span.dim', null,
                      'until ' + absTime(ev.wake_at_ms)) : null));
     if (ev.dur_us !== undefined) metrics.append(el('span.dur', null, duration(ev.dur_us / 1000)));
   },
   terminated(ev, body) {
-    body.append(line(`terminated after iteration ${ev.iteration ?? ''}`));
+    put(body, line(`terminated after iteration ${ev.iteration ?? ''}`));
   },
   observer(ev, body) {
-    body.append(line(text('mono', ev.event), text('dim', ev.status)),
+    put(body, line(text('mono', ev.event), text('dim', ev.status)),
                 ev.error ? el('div.sub.error', null, String(ev.error)) : null);
   },
   reserve(ev, body) {
-    body.append(line(text('step', ev.step), el('span.dim', null,
+    put(body, line(text('step', ev.step), el('span.dim', null,
                      `reserved ${tokens(ev.tokens || 0)} tok, ${usd(ev.usd || 0)}`)));
   },
   forked(ev, body) {
-    body.append(line('forked from ', el('span.mono', null, String(ev.source || '')),
+    put(body, line('forked from ', el('span.mono', null, String(ev.source || '')),
                      ev.cut ? el('span.dim', null, ' at ' + preview(ev.cut)) : null),
                 line(...actorReason(ev)));
   },
   control(ev, body) {
-    body.append(line(text('mono', ev.control)), previewEl(ev.payload));
+    put(body, line(text('mono', ev.control)), previewEl(ev.payload));
   },
 };
 
 function renderOther(ev, body) {
   const rest = Object.assign({}, ev);
   for (const k of ['seq', 'ts_ns', 'type', 'record', 'loop']) delete rest[k];
-  body.append(previewEl(rest));
+  put(body, previewEl(rest));
 }

@@ -51,6 +51,12 @@ export function append(node, children) {
   return node;
 }
 
+// node.append(...kids) leaving out null, undefined and false (the DOM's
+// own append would write "null").
+export function put(node, ...kids) {
+  return append(node, kids);
+}
+
 export function clear(node) {
   while (node.firstChild) node.removeChild(node.firstChild);
   return node;
