@@ -48,6 +48,7 @@ class RunsView {
                 'aria-label': 'search run or loop id', autocomplete: 'off', spellcheck: 'false',
                 on: {input: () => this.onQuery()}});
     this.total = el('span#runs-total', null, '…');
+    this.totalWord = el('span', null, ' runs');
     this.indexing = el('span.indexing.dim', {hidden: true});
     this.pageText = el('span#runs-page', null, '');
     this.prev = el('button#runs-prev', {type: 'button', title: 'previous page',
@@ -62,19 +63,21 @@ class RunsView {
     this.empty = el('p.empty', {hidden: true});
     this.root.append(
       el('div.toolbar', null,
-         el('h1', null, 'Runs'), el('span.count', null, this.total, ' runs'),
+         el('h1', null, 'Runs'), el('span.count', null, this.total, this.totalWord),
          el('span.filters', null, this.status, this.kind, this.q), this.indexing,
          el('span.spacer'),
          el('span.pager', null, this.pageText, this.prev, this.next)),
       el('div.table-wrap', null, this.table), this.empty);
   }
 
-  update(r) {
+  // r: the route (its params from the hash); typing: the search box made
+  // it (its text is left as it is).
+  update(r, typing = false) {
     const p = r.params || {};
     this.params = {status: p.status || '', kind: p.kind || '', q: p.q || '',
                    offset: Math.max(0, parseInt(p.offset, 10) || 0)};
     this.kind.value = this.params.kind;
-    if (document.activeElement !== this.q) this.q.value = this.params.q;
+    if (!typing) this.q.value = this.params.q;
     this.setStatusOptions(this.page ? this.page.counts : {});
     this.load();
   }
@@ -89,7 +92,7 @@ class RunsView {
     const hash = '#/' + (q.toString() ? '?' + q.toString() : '');
     if (replace) {
       history.replaceState(null, '', hash);
-      this.update({params: Object.fromEntries(q)});
+      this.update({params: Object.fromEntries(q)}, true);
     } else if (location.hash !== hash) {
       location.hash = hash;
     } else {
@@ -143,6 +146,7 @@ class RunsView {
     this.page = page;
     this.setStatusOptions(page.counts);
     this.total.textContent = String(page.total);
+    this.totalWord.textContent = page.total === 1 ? ' run' : ' runs';
     const ix = page.indexing;
     this.indexing.hidden = !ix || ix.done >= ix.total;
     if (ix) this.indexing.textContent = `reading the store: ${ix.done} of ${ix.total} runs`;
