@@ -77,11 +77,13 @@ function showEnded(text) {
 }
 
 async function logout() {
+  live.close();
   try {
     await post('/api/logout', {});
   } catch (e) {
     if (e.status !== 401) {
       toast('Log out failed: ' + e.message, 'error');
+      live.watch(null);
       return;
     }
   }

@@ -21,6 +21,14 @@ export function mount(root) {
   return new LabView(root);
 }
 
+// The lab's run is in the store once a step of it has started (the demo's
+// side file says so), or once the lab went past running.
+function exists(doc) {
+  if (!doc.run) return false;
+  if ((doc.steps || []).some((s) => s.started > 0)) return true;
+  return ['killed', 'uncertain', 'completed'].includes(doc.state);
+}
+
 class LabView {
   constructor(root) {
     this.root = root;
@@ -112,7 +120,7 @@ class LabView {
     this.dups.dataset.bad = doc.duplicates ? 'true' : 'false';
     this.kills.textContent = String(doc.kills || 0);
     this.showLog(doc.log || []);
-    this.showRun(doc.run || null);
+    this.showRun(exists(doc) ? doc.run : null, doc.run || null);
   }
 
   enable(st) {
@@ -158,14 +166,12 @@ class LabView {
     this.log.scrollTop = this.log.scrollHeight;
   }
 
-  showRun(id) {
-    if (!id) {
-      this.runLink.textContent = '—';
-      this.runLink.setAttribute('href', '#/lab');
-      return;
-    }
-    this.runLink.textContent = id;
-    this.runLink.setAttribute('href', runHref(id));
+  // named: the lab's run; id: the same once it exists in the store (its
+  // timeline and facts are read only then: nothing is asked in vain).
+  showRun(id, named) {
+    this.runLink.textContent = named || '—';
+    this.runLink.setAttribute('href', named ? runHref(named) : '#/lab');
+    if (!id) return;
     if (id !== this.runId) {
       this.runId = id;
       this.timeline = new Timeline(id);

@@ -115,6 +115,16 @@ export function watch(run) {
   open();
 }
 
+// Close the stream now, before something that ends the session (logout),
+// so the browser does not try it again and get refused.
+export function close() {
+  const src = es;
+  es = null;
+  if (src) src.close();
+  clearTimeout(retryTimer);
+  setState('down');
+}
+
 export function liveState() {
   return state;
 }
