@@ -74,11 +74,13 @@ class RunsView {
   // it (its text is left as it is).
   update(r, typing = false) {
     const p = r.params || {};
+    const before = JSON.stringify(this.params);
     this.params = {status: p.status || '', kind: p.kind || '', q: p.q || '',
                    offset: Math.max(0, parseInt(p.offset, 10) || 0)};
+    if (this.page && before !== JSON.stringify(this.params)) this.forget();
     this.kind.value = this.params.kind;
     if (!typing) this.q.value = this.params.q;
-    this.setStatusOptions(this.page ? this.page.counts : {});
+    this.setStatusOptions(this.counts || {});
     this.load();
   }
 
@@ -144,6 +146,8 @@ class RunsView {
 
   render(page) {
     this.page = page;
+    this.table.removeAttribute('aria-busy');
+    this.counts = page.counts;
     this.setStatusOptions(page.counts);
     this.total.textContent = String(page.total);
     this.totalWord.textContent = page.total === 1 ? ' run' : ' runs';
@@ -165,6 +169,17 @@ class RunsView {
     this.empty.hidden = page.runs.length > 0;
     this.empty.textContent = filtered ? 'No run matches these filters.' :
       'No runs in this store yet. Start one with: lil run SPEC.yaml';
+  }
+
+  // Other filters or another page: the rows shown are not theirs; the
+  // table is empty until the new page comes.
+  forget() {
+    this.page = null;
+    this.rows.clear();
+    clear(this.tbody);
+    this.empty.hidden = true;
+    this.pageText.textContent = '…';
+    this.table.setAttribute('aria-busy', 'true');
   }
 
   // A "runs" event: rows on this page are patched now; a run that is new,
