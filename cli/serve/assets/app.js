@@ -46,6 +46,7 @@ function route() {
   }
   if (current && current.view.unmount) current.view.unmount();
   const root = clear(document.getElementById('view'));
+  for (const k of Object.keys(root.dataset)) delete root.dataset[k];
   root.dataset.view = r.name;
   document.title = (r.name === 'run' ? r.id : r.name === 'lab' ? 'Crash lab' : 'Runs') +
     ' · lil serve';
@@ -55,6 +56,7 @@ function route() {
 function showHeader() {
   document.getElementById('user').textContent = session.user;
   document.getElementById('store').textContent = session.store || '';
+  document.getElementById('store').title = session.store || '';
   document.getElementById('store-kind').textContent =
     session.store_kind === 'postgresql' ? 'PostgreSQL' : 'files';
   document.body.dataset.readOnly = session.read_only ? 'true' : 'false';

@@ -148,6 +148,7 @@ class RunView {
     const loop = f.loop || {};
     clear(this.statusSlot).append(statusEl(f.status, f.status, {id: 'run-status'}));
     this.root.dataset.status = f.status || '';
+    this.root.dataset.kind = f.kind || '';
     clear(this.factsDl).append(...factRows(f, loop));
     this.showNotice(f, loop);
     this.showActions(f, loop);
