@@ -193,7 +193,8 @@ class RunView {
         !['completed', 'failed', 'stopped', 'damaged'].includes(f.status),
       approve: isLoop && !f.ended && !!paused,
       recover: f.status === 'uncertain' && !held,
-      resume: isLoop && !f.ended && !held && ['waiting', 'stopped'].includes(f.status),
+      resume: isLoop && !held && ((!f.ended && ['waiting', 'stopped'].includes(f.status)) ||
+                                  f.status === 'failed'),
     };
     for (const [k, b] of Object.entries(this.actions)) {
       b.hidden = session.read_only || !can[k];
@@ -246,10 +247,14 @@ class RunView {
                 onConfirm: this.act('recover', 'Recover')});
   }
 
+  // A failed run goes on from its failed iteration (retry_failed).
   resume() {
+    const failed = this.facts && this.facts.status === 'failed';
     openAction({title: `Resume ${this.id}`, confirm: 'Resume',
-                about: 'The loop goes on from its journal, in a child lil process.',
-                onConfirm: this.act('resume', 'Resume')});
+                about: failed ? 'The loop runs its failed iteration again and goes on, in a ' +
+                                'child lil process.' :
+                  'The loop goes on from its journal, in a child lil process.',
+                onConfirm: this.act('resume', 'Resume', failed ? {retry_failed: true} : {})});
   }
 
   // ---- chart, state, spec ------------------------------------------------
