@@ -66,6 +66,8 @@ function showHeader() {
 }
 
 function showEnded(text) {
+  const dialog = document.getElementById('action-dialog');
+  if (dialog.open) dialog.close();
   if (current && current.view.unmount) current.view.unmount();
   current = null;
   const banner = document.getElementById('banner');
