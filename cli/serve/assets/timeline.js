@@ -38,6 +38,7 @@ export class Timeline {
     this.iters = new Map(); // iteration -> its figures (chart)
     this.pending = new Map(); // effect key -> the li of its start, no outcome yet
     this.process = null;  // the li of the last process_open not yet closed
+    this.opens = 0;       // process_open events seen
     this.facts = null;
     this.chain = Promise.resolve();
     this.loop = false;
@@ -225,6 +226,10 @@ export class Timeline {
       }
     } else if (ev.type === 'process_open') {
       if (this.process) markKilled(this.process);
+      if (this.opens++ > 0) {
+        setFlag(li, 'opened again: what is above was replayed from the journal, not run again',
+                'replay', 'replay');
+      }
       this.process = li;
     } else if (ev.type === 'process_close') {
       this.process = null;
@@ -265,10 +270,12 @@ function effectKey(ev) {
   return 'step:' + (ev.step || '');
 }
 
-function setFlag(li, text, kind) {
-  let f = li.querySelector(':scope > .flag');
+// A line under the event saying what it turned out to be; one per slot
+// ('state': uncertain or in flight; 'process': killed; 'replay').
+function setFlag(li, text, kind, slot = 'state') {
+  let f = li.querySelector(`:scope > .flag[data-slot="${slot}"]`);
   if (!f) {
-    f = el('span.flag');
+    f = el('span.flag', {dataset: {slot}});
     li.append(f);
   }
   f.dataset.kind = kind;
@@ -283,12 +290,13 @@ function markUncertain(li, text) {
 
 function markKilled(li) {
   li.classList.add('killed');
-  setFlag(li, 'this process ended without closing the run (killed?)', 'killed');
+  setFlag(li, 'this process ended without closing the run (killed?)', 'killed', 'process');
 }
 
 function unmarkKilled(li) {
+  if (!li.classList.contains('killed')) return;
   li.classList.remove('killed');
-  const f = li.querySelector(':scope > .flag');
+  const f = li.querySelector(':scope > .flag[data-slot="process"]');
   if (f) f.remove();
 }
 
