@@ -57,7 +57,12 @@ class RunsView {
     this.next = el('button#runs-next', {type: 'button', title: 'next page',
                    on: {click: () => this.setParams({offset: this.params.offset + LIMIT})}},
                    'Next ›');
-    this.tbody = el('tbody');
+    // A click anywhere on a row opens its run (the link is in td.run).
+    this.tbody = el('tbody', {on: {click: (e) => {
+      const tr = e.target.closest('tr[data-run]');
+      if (!tr || e.target.closest('a, button') || getSelection().toString()) return;
+      location.hash = runHref(tr.dataset.run);
+    }}});
     const head = el('tr', null, COLUMNS.map(([c, t]) => el('th.' + c, {scope: 'col'}, t)));
     this.table = el('table#runs-table.grid', null, el('thead', null, head), this.tbody);
     this.empty = el('p.empty', {hidden: true});
