@@ -13,6 +13,9 @@ import {openAction} from './dialog.js';
 import {holderText} from './runs.js';
 import * as live from './live.js';
 
+const TAIL_AFTER = 60; // iterations: more, and the timeline shows the last TAIL first
+const TAIL = 40;
+
 export function mount(root, r) {
   return new RunView(root, r.id);
 }
@@ -48,6 +51,8 @@ class RunView {
   async start() {
     await this.loadFacts();
     if (!this.facts) return;
+    // A long loop run: its last iterations first, the earlier on demand.
+    if (this.facts.kind === 'loop' && this.facts.iteration > TAIL_AFTER) this.timeline.tail = TAIL;
     this.timeline.load();
     if (this.facts.kind === 'loop') {
       this.loadSpec();

@@ -24,8 +24,24 @@ export class Timeline {
     this.moreBtn = el('button.more.ghost', {type: 'button', hidden: true,
                       on: {click: () => this.fetchMore(FIRST_LOAD_MAX)}}, 'Load more events');
     this.status = el('p.timeline-status.dim', null, 'Loading the journal…');
-    this.node = el('div.timeline-wrap', null, this.ol, this.status, this.moreBtn);
+    this.earlierBtn = el('button.more.ghost', {type: 'button', hidden: true,
+                         on: {click: () => this.whole()}}, 'Show the earlier iterations');
+    this.node = el('div.timeline-wrap', null, this.earlierBtn, this.ol, this.status, this.moreBtn);
+    this.tail = 0; // > 0: read only the run's last `tail` iterations first
     this.reset();
+  }
+
+  // Read the whole history again, from the first record.
+  whole() {
+    this.tail = 0;
+    this.earlierBtn.hidden = true;
+    this.chain = this.chain.then(() => {
+      this.reset();
+      return this.pages(FIRST_LOAD_MAX);
+    }).catch((e) => {
+      if (e.status !== 401) this.status.textContent = 'Could not read the events: ' + e.message;
+    });
+    return this.chain;
   }
 
   reset() {
@@ -40,7 +56,7 @@ export class Timeline {
     this.process = null;  // the li of the last process_open not yet closed
     this.opens = 0;       // process_open events seen
     this.facts = null;
-    this.chain = Promise.resolve();
+    this.chain = this.chain || Promise.resolve();
     this.loop = false;
   }
 
@@ -66,7 +82,14 @@ export class Timeline {
   async pages(max) {
     let read = 0;
     for (;;) {
-      const doc = await get(runPath(this.runId, '/events'), {from: this.next, limit: PAGE});
+      const first = this.count === 0 && this.tail > 0;
+      const doc = await get(runPath(this.runId, '/events'),
+                            {from: this.next, limit: PAGE, iterations: first ? this.tail : ''});
+      if (first && doc.iterations_before > 0) {
+        this.earlierBtn.hidden = false;
+        this.earlierBtn.textContent = `Show the ${doc.iterations_before} earlier iteration` +
+          (doc.iterations_before === 1 ? '' : 's');
+      }
       const events = doc.events || [];
       this.add(events);
       read += events.length;
