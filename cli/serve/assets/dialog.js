@@ -38,7 +38,7 @@ export function openAction(opts) {
   $('action-pending').hidden = !opts.pending;
   $('pending-action').textContent = opts.pending ? opts.pending.action : '';
   $('pending-digest').textContent = opts.pending ? opts.pending.digest : '';
-  $('action-recover').hidden = !opts.recover;
+  $('recover-fields').hidden = !opts.recover;
   $('recover-how').value = 'retry';
   showResult();
   $('action-reason').value = '';
