@@ -248,13 +248,14 @@ export class Timeline {
         this.pending.delete(key);
       }
     } else if (ev.type === 'process_open') {
-      if (this.process) markKilled(this.process);
+      if (this.process) markKilled(this.process, true);
       if (this.opens++ > 0) {
         setFlag(li, 'opened again: what is above was replayed from the journal, not run again',
                 'replay', 'replay');
       }
       this.process = li;
     } else if (ev.type === 'process_close') {
+      if (this.process) unmarkKilled(this.process);
       this.process = null;
     }
     if (this.group && this.group.fig === fig) this.drawHead(this.group);
@@ -274,7 +275,11 @@ export class Timeline {
         markUncertain(li, 'started; no outcome journaled');
       }
     }
-    if (this.process && this.facts && !this.facts.holder) markKilled(this.process);
+    // The last process that opened the run and did not close it, while
+    // nobody holds the run and it is uncertain: it died mid-effect (a
+    // close coming later says otherwise).
+    const f = this.facts;
+    if (this.process && f && !f.holder && f.status === 'uncertain') markKilled(this.process, false);
     else if (this.process) unmarkKilled(this.process);
   }
 
@@ -311,13 +316,19 @@ function markUncertain(li, text) {
   setFlag(li, 'uncertain: ' + text, 'uncertain');
 }
 
-function markKilled(li) {
+// sure: another process opened the run after it without a close between;
+// else the facts suggest it (the run uncertain and not held).
+function markKilled(li, sure) {
   li.classList.add('killed');
-  setFlag(li, 'this process ended without closing the run (killed?)', 'killed', 'process');
+  li.dataset.killed = sure ? 'sure' : 'likely';
+  setFlag(li, sure ? 'this process ended without closing the run: it was killed or crashed' :
+    'this process is gone without closing the run: killed mid-step?', 'killed', 'process');
 }
 
+// A mark the facts suggested, undone (a sure one stays).
 function unmarkKilled(li) {
-  if (!li.classList.contains('killed')) return;
+  if (li.dataset.killed !== 'likely') return;
+  delete li.dataset.killed;
   li.classList.remove('killed');
   const f = li.querySelector(':scope > .flag[data-slot="process"]');
   if (f) f.remove();
