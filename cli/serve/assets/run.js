@@ -321,6 +321,15 @@ class RunView {
   }
 
   async loadSpec() {
+    const loop = (this.facts && this.facts.loop) || {};
+    if (isLabDemo(loop)) {
+      this.specPath.textContent = loop.spec_path;
+      this.specMatch.textContent = '';
+      this.specView.classList.remove('error');
+      this.specView.textContent = 'The crash lab\'s demo loop: its spec is the server\'s own ' +
+        '(written in the lab\'s private directory), not a file under --spec-root.';
+      return;
+    }
     try {
       const doc = await get(runPath(this.id, '/spec'));
       this.specPath.textContent = doc.path || '';
@@ -342,6 +351,12 @@ class RunView {
     for (const off of this.offs) off();
     if (this.chartFrame) cancelAnimationFrame(this.chartFrame);
   }
+}
+
+// A run of the crash lab's demo (serve_lab.c: loop id crash-lab, its spec
+// demo.yaml in a private lil-lab-* directory): --spec-root does not hold it.
+function isLabDemo(loop) {
+  return loop.loop === 'crash-lab' && /\/lil-lab-[^/]+\/demo\.yaml$/.test(loop.spec_path || '');
 }
 
 function actionButton(id, text, fn) {
