@@ -36,20 +36,28 @@ static void sleep_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
-/* The lab's directories go under the test's own TMPDIR. */
-static const char *lab_tmpdir(void)
+/* Start the server with its TMPDIR under the test's directory, where the
+ * lab makes its directories (the test's own TMPDIR left as it was). */
+static int start_server(struct sc_server *sv, const char *const *extra)
 {
-    const char *dir = t_path("tmp");
+    const char *old = getenv("TMPDIR");
+    char *saved = old ? strdup(old) : NULL;
+    int rc;
 
-    mkdir(dir, 0700);
-    setenv("TMPDIR", dir, 1);
-    return dir;
+    mkdir(t_path("tmp"), 0700);
+    setenv("TMPDIR", t_path("tmp"), 1);
+    rc = sc_start(sv, t_path("store"), extra);
+    if (saved)
+        setenv("TMPDIR", saved, 1);
+    else
+        unsetenv("TMPDIR");
+    free(saved);
+    return rc;
 }
 
 static bool start_logged_in(struct sc_server *sv, const char *const *extra)
 {
-    lab_tmpdir();
-    if (sc_start(sv, t_path("store"), extra) != 0) {
+    if (start_server(sv, extra) != 0) {
         fprintf(stderr, "server did not start: %s\n", sv->err);
         return false;
     }
@@ -88,6 +96,17 @@ static json_int_t step_count(const json_t *doc, size_t i, const char *what)
     return json_integer_value(json_object_get(doc_step(doc, i), what));
 }
 
+/* Say where the lab is, when it is not where it should be. */
+static void print_lab(const json_t *doc, const char *want)
+{
+    size_t i;
+    json_t *line;
+
+    fprintf(stderr, "the lab is %s, not %s; its log:\n", doc_state(doc), want);
+    json_array_foreach(json_object_get(doc, "log"), i, line)
+        fprintf(stderr, "  %s\n", json_string_value(json_object_get(line, "text")));
+}
+
 /* Poll the lab until its state is want (the document), or NULL at the
  * deadline. */
 static json_t *wait_state(struct sc_server *sv, const char *want)
@@ -98,10 +117,11 @@ static json_t *wait_state(struct sc_server *sv, const char *want)
 
         if (state && strcmp(state, want) == 0)
             return doc;
+        if (waited + 100 >= WAIT_MS)
+            print_lab(doc, want);
         json_decref(doc);
         sleep_ms(100);
     }
-    fprintf(stderr, "the lab did not become %s\n", want);
     return NULL;
 }
 
