@@ -174,24 +174,66 @@ static bool log_has(const json_t *doc, const char *text)
     return false;
 }
 
-/* The side file of the lab's one directory under TMPDIR, read whole into
- * buf: 0, or -1. */
-static int read_side_file(char *buf, size_t cap)
+/* The path of the lab's one directory under the server's TMPDIR (its
+ * name in path): 0, or -1. */
+static int lab_dir(char *path, size_t cap)
 {
     DIR *d = opendir(t_path("tmp"));
     struct dirent *e;
-    char path[4096];
-    FILE *f = NULL;
-    size_t n;
+    int rc = -1;
 
     if (!d)
         return -1;
-    while (!f && (e = readdir(d)) != NULL)
+    while (rc != 0 && (e = readdir(d)) != NULL)
         if (strncmp(e->d_name, "lil-lab-", 8) == 0) {
-            snprintf(path, sizeof(path), "%s/%s/side.txt", t_path("tmp"), e->d_name);
-            f = fopen(path, "r");
+            snprintf(path, cap, "%s/%s", t_path("tmp"), e->d_name);
+            rc = 0;
         }
     closedir(d);
+    return rc;
+}
+
+/* How many lab directories the server's TMPDIR holds. */
+static int lab_dirs(void)
+{
+    DIR *d = opendir(t_path("tmp"));
+    struct dirent *e;
+    int n = 0;
+
+    while (d && (e = readdir(d)) != NULL)
+        if (strncmp(e->d_name, "lil-lab-", 8) == 0)
+            n++;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* The lab's directory is private (0700) and its spec, the demo the binary
+ * holds, validates without a diagnostic. */
+static void check_lab_dir(void)
+{
+    char dir[4096], cmd[8192], out[4096];
+    struct stat sb;
+
+    T_REQUIRE(lab_dir(dir, sizeof(dir)) == 0);
+    T_REQUIRE(stat(dir, &sb) == 0);
+    T_EQ_I64(sb.st_mode & 0777, 0700);
+    snprintf(cmd, sizeof(cmd), "'%s' validate '%s/demo.yaml'", t_lil_bin(), dir);
+    T_EQ_I64(t_run(cmd, out, sizeof(out), 1), 0);
+    T_CONTAINS(out, "valid (no diagnostics)");
+}
+
+/* The lab's side file, read whole into buf: 0, or -1. */
+static int read_side_file(char *buf, size_t cap)
+{
+    char dir[4096], path[4200];
+    FILE *f;
+    size_t n;
+
+    if (lab_dir(dir, sizeof(dir)) != 0)
+        return -1;
+    snprintf(path, sizeof(path), "%s/side.txt", dir);
+    f = fopen(path, "r");
     if (!f)
         return -1;
     n = fread(buf, 1, cap - 1, f);
@@ -440,6 +482,7 @@ static void kill_resume_recover(struct sc_server *sv, struct sc_stream *st)
     T_REQUIRE(doc != NULL);
     snprintf(run, sizeof(run), "%s", json_string_value(json_object_get(doc, "run")));
     json_decref(doc);
+    check_lab_dir();
     check_conflict(sv, "/api/lab/start", "is not over");
     check_conflict(sv, "/api/lab/recover", "running");
     k = kill_lab(sv);
@@ -500,6 +543,7 @@ static void start_again(struct sc_server *sv)
     T_CHECK(strcmp(json_string_value(json_object_get(doc, "run")), first) != 0);
     T_EQ_I64(json_integer_value(json_object_get(doc, "kills")), 0);
     T_EQ_I64(json_array_size(json_object_get(doc, "log")), 1);
+    T_EQ_I64(lab_dirs(), 1); /* the first run's directory removed */
     for (int i = 0; i < N_STEPS; i++)
         T_EQ_I64(step_count(doc, (size_t)i, "done"), 0);
     json_decref(doc);
