@@ -107,6 +107,7 @@ extern const struct cli_verb cli_verb_diff;
 extern const struct cli_verb cli_verb_rm;
 extern const struct cli_verb cli_verb_gc;
 extern const struct cli_verb cli_verb_mcp;
+extern const struct cli_verb cli_verb_serve;
 
 /* ------------------------------------------------------------------------ */
 /* Arguments (args.c)                                                        */

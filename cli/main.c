@@ -22,7 +22,7 @@ static const struct cli_verb *const verbs[] = {
     &cli_verb_verify,   &cli_verb_score,    &cli_verb_watch,  &cli_verb_db,
     &cli_verb_export,   &cli_verb_import,   &cli_verb_submit, &cli_verb_worker,
     &cli_verb_schedule, &cli_verb_fork,     &cli_verb_diff,   &cli_verb_rm,
-    &cli_verb_gc,       &cli_verb_workers,  &cli_verb_mcp,
+    &cli_verb_gc,       &cli_verb_workers,  &cli_verb_mcp,    &cli_verb_serve,
 };
 
 #define NVERBS (sizeof(verbs) / sizeof(verbs[0]))

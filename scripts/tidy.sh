@@ -6,7 +6,7 @@
 #
 # It uses the ci preset's compilation database (build/ci/
 # compile_commands.json; configured when missing), builds the one generated
-# header it needs, and runs LIL_TIDY_JOBS (default 2) clang-tidy 14
+# headers it needs, and runs LIL_TIDY_JOBS (default 2) clang-tidy 14
 # processes at a time.  CLANG_TIDY names the binary.
 #
 # scripts/tidy-baseline.txt lists the findings tolerated for now, as
@@ -47,8 +47,8 @@ if [ -z "$ct" ] || ! "$ct" --version | grep -qE 'version 14\.'; then
     exit 1
 fi
 [ -f $db/compile_commands.json ] || cmake --preset ci >/dev/null
-# The generated header cli/blueprints.c includes.
-cmake --build --preset ci --target lil_blueprints >/dev/null
+# The generated headers cli/blueprints.c and cli/serve/serve_assets.c include.
+cmake --build --preset ci --target lil_blueprints lil_serve_assets >/dev/null
 
 start=$SECONDS
 out=$(mktemp -d)

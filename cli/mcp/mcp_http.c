@@ -28,10 +28,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "../net.h"
 
 #define EXIT_USAGE 64 /* the CLI's usage status (cli.h) */
 
@@ -142,40 +143,6 @@ static int64_t keepalives(struct http_srv *h, int64_t now)
 
 /* ---- the address and the token ------------------------------------------ */
 
-static bool is_loopback(const struct sockaddr *sa)
-{
-    if (sa->sa_family == AF_INET)
-        return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
-    if (sa->sa_family == AF_INET6)
-        return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
-    return false;
-}
-
-/* Split HOST:PORT ("[::1]:8080" too): 0, or -1 with a message. */
-static int split_address(const char *spec, char *host, size_t len, unsigned *port)
-{
-    const char *colon = strrchr(spec, ':');
-    const char *h = spec;
-    size_t n;
-    char *end;
-    unsigned long p;
-
-    if (!colon || colon == spec)
-        return -1;
-    n = (size_t)(colon - spec);
-    if (spec[0] == '[' && n >= 2 && colon[-1] == ']') {
-        h = spec + 1;
-        n -= 2;
-    }
-    p = strtoul(colon + 1, &end, 10);
-    if (n == 0 || n >= len || *end || end == colon + 1 || p > 65535)
-        return -1;
-    memcpy(host, h, n);
-    host[n] = '\0';
-    *port = (unsigned)p;
-    return 0;
-}
-
 /* Resolve the host to bind: 0 and *out (freeaddrinfo), or the exit status
  * with a message printed. */
 static int resolve(const struct mcp_opts *o, const char *host, struct addrinfo **out)
@@ -194,7 +161,7 @@ static int resolve(const struct mcp_opts *o, const char *host, struct addrinfo *
                                 : " (a loopback address: 127.0.0.1, ::1, localhost)");
         return o->allow_remote ? 1 : EXIT_USAGE;
     }
-    if (!o->allow_remote && !is_loopback((*out)->ai_addr)) {
+    if (!o->allow_remote && !cli_net_is_loopback((*out)->ai_addr)) {
         fprintf(stderr,
                 "lil: mcp: --http %s is not a loopback address (127.0.0.1, ::1, "
                 "localhost); --allow-remote lets it bind another\n",
@@ -203,25 +170,6 @@ static int resolve(const struct mcp_opts *o, const char *host, struct addrinfo *
         return EXIT_USAGE;
     }
     return 0;
-}
-
-/* Note the address bound, as a URL prints it. */
-static void note_bound(struct http_srv *h, const struct sockaddr_storage *ss)
-{
-    char text[INET6_ADDRSTRLEN] = "";
-
-    if (ss->ss_family == AF_INET6) {
-        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
-        inet_ntop(AF_INET6, &a->sin6_addr, text, sizeof(text));
-        snprintf(h->bind_host, sizeof(h->bind_host), "[%s]", text);
-        h->port = ntohs(a->sin6_port);
-    } else {
-        const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
-        inet_ntop(AF_INET, &a->sin_addr, text, sizeof(text));
-        snprintf(h->bind_host, sizeof(h->bind_host), "%s", text);
-        /* NOLINTNEXTLINE(clang-analyzer-core.CallAndMessage): getsockname filled it */
-        h->port = ntohs(a->sin_port);
-    }
 }
 
 /* A listening socket on opts.http: the descriptor, or -1 with *status. */
@@ -236,7 +184,7 @@ static int listen_on(struct http_srv *h, int *status)
     int fd, one = 1;
 
     *status = EXIT_USAGE;
-    if (split_address(o->http, host, sizeof(host), &port) != 0) {
+    if (cli_net_split(o->http, host, sizeof(host), &port) != 0) {
         fprintf(stderr, "lil: mcp: --http %s: expected HOST:PORT (127.0.0.1:8808)\n",
                 o->http);
         return -1;
@@ -260,14 +208,13 @@ static int listen_on(struct http_srv *h, int *status)
         return -1;
     }
     freeaddrinfo(ai);
-    note_bound(h, &ss);
+    cli_net_bound(&ss, h->bind_host, sizeof(h->bind_host), &h->port);
     return fd;
 }
 
 /* The token: $LIL_MCP_TOKEN, or 32 random bytes in hex.  0, or -1. */
 static int make_token(struct http_srv *h)
 {
-    unsigned char raw[32];
     char *env = NULL;
 
     if (lil_setting("LIL_MCP_TOKEN", &env) == LIL_OK && env && *env) {
@@ -281,13 +228,11 @@ static int make_token(struct http_srv *h)
         return fits ? 0 : -1;
     }
     lil_free(env);
-    if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw)) {
+    if (cli_net_random_hex(h->token, 32) != 0) {
         fprintf(stderr, "lil: mcp: no random bytes for the token: %s\n",
                 strerror(errno));
         return -1;
     }
-    for (size_t i = 0; i < sizeof(raw); i++)
-        snprintf(h->token + 2 * i, 3, "%02x", raw[i]);
     return 0;
 }
 

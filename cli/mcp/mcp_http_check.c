@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../net.h"
 #include "mcp_http.h"
 
 /* ---- headers ------------------------------------------------------------- */
@@ -91,19 +92,6 @@ static bool origin_allowed(struct http_req *req)
     return false;
 }
 
-/* Equal without telling where they differ (the length may show). */
-static bool same_secret(const char *a, const char *b)
-{
-    size_t n = strlen(a);
-    unsigned char diff = 0;
-
-    if (n != strlen(b))
-        return false;
-    for (size_t i = 0; i < n; i++)
-        diff |= (unsigned char)(a[i] ^ b[i]);
-    return diff == 0;
-}
-
 static bool token_ok(struct http_req *req)
 {
     const char *auth = http_header(req, MHD_HTTP_HEADER_AUTHORIZATION);
@@ -115,7 +103,7 @@ static bool token_ok(struct http_req *req)
     auth += 7;
     while (*auth == ' ')
         auth++;
-    return same_secret(auth, req->h->token);
+    return cli_net_same_secret(auth, req->h->token);
 }
 
 /* A MCP-Protocol-Version header, when given, is one served. */
