@@ -8,7 +8,7 @@
  * are reaped and subscribed runs looked at without a second thread.  What
  * the server reads and changes goes through <lil/lil.h> only; what runs a
  * loop's steps runs in a child process (the `lil` binary itself: run,
- * step, resume, approve, recover), so no call blocks the server.
+ * step, resume, approve, recover; ../jobs.h), so no call blocks the server.
  *
  * Pieces, one a file:
  *   mcp_rpc.c        JSON-RPC 2.0 framing: decode a message, build answers
@@ -20,8 +20,6 @@
  *                    explain_spec, doctor
  *   mcp_tools_steer.c start_run, step_run, resume_run, stop_run,
  *                    approve_run, recover_run, submit_run
- *   mcp_jobs.c       child processes: spawn, watch, collect their output
- *   mcp_paths.c      spec paths held under --spec-root
  *   mcp_resources.c  runs as resources, subscriptions, list_changed
  *   mcp_prompts.c    triage-uncertain, review-pause
  *   mcp_stdio.c      newline-delimited JSON-RPC on stdin/stdout
@@ -42,6 +40,8 @@
 #include <sys/types.h>
 
 #include <jansson.h>
+
+#include "../jobs.h"
 
 /* JSON-RPC 2.0 error codes. */
 enum {
@@ -80,7 +80,6 @@ struct mcp_opts {
 struct mcp_server;
 struct mcp_session;
 struct mcp_req;
-struct mcp_job;
 
 /* Where the answers to one incoming message go: stdio's stdout, or one HTTP
  * POST's response.  The transport owns it. */
@@ -124,7 +123,7 @@ struct mcp_req {
     /* The handler's, for a request it answers later: on_drop is called
      * when r is dropped unanswered (notifications/cancelled named it, or
      * its session ended), just before r is freed: detach whatever points
-     * to r there (mcp_job_detach).  ud is the handler's too. */
+     * to r there (cli_job_detach).  ud is the handler's too. */
     void (*on_drop)(struct mcp_req *r);
     void *ud;
     struct mcp_req *next; /* the server's list of requests in flight */
@@ -178,7 +177,7 @@ struct mcp_server {
     struct mcp_session **sessions;
     size_t n_sessions;
     struct mcp_req *reqs;    /* requests in flight */
-    struct mcp_job *jobs;    /* children not yet reaped */
+    struct cli_jobs jobs;    /* children (../jobs.c) */
     json_t *runs_seen;       /* resources: the run ids last listed, for
                                 notifications/resources/list_changed */
     int64_t runs_checked_ms; /* when they were last looked at */
@@ -307,49 +306,6 @@ void mcp_req_tool_fail(struct mcp_req *r, json_t *structured, const char *text);
 const char *mcp_arg_str(json_t *args, const char *key, const char *dflt);
 int64_t mcp_arg_int(json_t *args, const char *key, int64_t dflt);
 bool mcp_arg_bool(json_t *args, const char *key, bool dflt);
-
-/* ---- mcp_paths.c: spec paths ---------------------------------------------- */
-
-/* The real path of spec (relative to --spec-root when not absolute) when it
- * is a regular file under --spec-root: a new string (free), or NULL with a
- * message in msg ("spec PATH is outside --spec-root DIR", "no such spec
- * PATH"). */
-char *mcp_spec_path(const struct mcp_server *srv, const char *spec, char *msg,
-                    size_t msg_len);
-
-/* ---- mcp_jobs.c: children -------------------------------------------------- */
-
-/* What a finished child left. */
-struct mcp_job_end {
-    int exit_code;   /* its exit status; 128 + N when killed by signal N */
-    const char *out; /* its stdout, NUL-terminated (at most 1 MiB kept) */
-    const char *err; /* its stderr, NUL-terminated (at most 1 MiB kept) */
-};
-
-/* Called for each line the child writes to stderr (its --progress json
- * events), line without its newline, borrowed. */
-typedef void (*mcp_job_line_fn)(struct mcp_job *job, const char *line, void *ud);
-/* Called once when the child has exited (from mcp_server_tick). */
-typedef void (*mcp_job_end_fn)(struct mcp_job *job, const struct mcp_job_end *end,
-                               void *ud);
-
-/* Run `lil argv[0..]` (argv without the program: {"run", spec, ...,
- * NULL}) as a child in its own session, with LIL_DIR set to the server's
- * store, stdin /dev/null and stdout and stderr captured.  The child outlives
- * the server.  0 and *out (owned by the server; reaped by tick), or -1
- * with a message in msg. */
-int mcp_job_start(struct mcp_server *srv, const char *const *argv,
-                  mcp_job_line_fn on_line, mcp_job_end_fn on_end, void *ud,
-                  struct mcp_job **out, char *msg, size_t msg_len);
-pid_t mcp_job_pid(const struct mcp_job *job);
-/* Stop calling job's callbacks (its request was answered or went away);
- * the child is still reaped. */
-void mcp_job_detach(struct mcp_job *job);
-/* Reap and collect every child that ended; read new stderr lines. */
-void mcp_jobs_tick(struct mcp_server *srv);
-/* Free the records of every job (the children go on). */
-void mcp_jobs_free(struct mcp_server *srv);
-bool mcp_jobs_attached(const struct mcp_server *srv);
 
 /* ---- mcp_resources.c, mcp_prompts.c --------------------------------------- */
 

@@ -35,6 +35,10 @@ int mcp_server_new(const struct mcp_opts *opts, lil_store *store,
     }
     srv->opts = *opts;
     srv->store = store;
+    srv->jobs.lil_exe = opts->lil_exe;
+    srv->jobs.store = opts->store;
+    srv->jobs.shared_store = opts->shared_store;
+    srv->jobs.env_allow = opts->env_allow;
     srv->is_pg = opts->store && strstr(opts->store, "://") != NULL;
     *out = srv;
     return 0;
@@ -47,7 +51,7 @@ void mcp_server_free(struct mcp_server *srv)
     while (srv->n_sessions > 0)
         mcp_session_free(srv->sessions[srv->n_sessions - 1]);
     free(srv->sessions);
-    mcp_jobs_free(srv);
+    cli_jobs_free(&srv->jobs);
     json_decref(srv->runs_seen);
     lil_store_close(srv->store);
     free(srv);
@@ -417,9 +421,9 @@ static bool any_subscription(const struct mcp_server *srv)
 
 int mcp_server_tick(struct mcp_server *srv)
 {
-    mcp_jobs_tick(srv);
+    cli_jobs_tick(&srv->jobs);
     mcp_resources_tick(srv);
-    if (srv->jobs || srv->reqs)
+    if (srv->jobs.list || srv->reqs)
         return 50;
     if (any_subscription(srv))
         return 100;
@@ -431,5 +435,5 @@ bool mcp_server_busy(const struct mcp_server *srv)
     for (const struct mcp_req *r = srv->reqs; r; r = r->next)
         if (r->out)
             return true;
-    return mcp_jobs_attached(srv);
+    return cli_jobs_attached(&srv->jobs);
 }

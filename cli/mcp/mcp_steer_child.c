@@ -27,7 +27,7 @@
 
 struct steer_call {
     struct mcp_req *r; /* NULL once answered or dropped */
-    struct mcp_job *job;
+    struct cli_job *job;
     char *run_id;
     char *inputs_file; /* removed once the child has read it */
     bool wait;
@@ -54,7 +54,7 @@ static void inputs_read(struct steer_call *c)
 static void call_let_go(struct steer_call *c)
 {
     inputs_read(c);
-    mcp_job_detach(c->job);
+    cli_job_detach(c->job);
     call_free(c);
 }
 
@@ -65,7 +65,7 @@ static json_t *answer_doc(const struct steer_call *c, const char *status,
 {
     return json_pack("{s:s, s:s, s:o, s:I, s:o}", "run_id", c->run_id, "status", status,
                      "exit_code", exit_code ? exit_code : json_null(), "pid",
-                     (json_int_t)mcp_job_pid(c->job), "result",
+                     (json_int_t)cli_job_pid(c->job), "result",
                      result ? result : json_null());
 }
 
@@ -114,7 +114,7 @@ static void cli_words(const char *err, char *words, size_t cap)
         words[--n] = '\0';
 }
 
-static void answer_end(struct steer_call *c, const struct mcp_job_end *end)
+static void answer_end(struct steer_call *c, const struct cli_job_end *end)
 {
     struct mcp_req *r = c->r;
     json_t *result = end->exit_code >= 0 && end->exit_code <= 5
@@ -191,7 +191,7 @@ static void event_text(json_t *ev, char *buf, size_t cap)
 
 /* ---- the child's callbacks ---------------------------------------------------- */
 
-static void on_line(struct mcp_job *job, const char *line, void *ud)
+static void on_line(struct cli_job *job, const char *line, void *ud)
 {
     struct steer_call *c = ud;
     json_t *ev = event_of(line);
@@ -214,7 +214,7 @@ static void on_line(struct mcp_job *job, const char *line, void *ud)
         call_let_go(c);
 }
 
-static void on_end(struct mcp_job *job, const struct mcp_job_end *end, void *ud)
+static void on_end(struct cli_job *job, const struct cli_job_end *end, void *ud)
 {
     struct steer_call *c = ud;
 
@@ -290,8 +290,8 @@ void steer_child_start(struct mcp_req *r, struct steer_child *sc)
     c->inputs_file = sc->inputs_file;
     sc->inputs_file = NULL;
     c->wait = sc->wait;
-    if (mcp_job_start(r->srv, argv, on_line, on_end, c, &c->job, msg, sizeof(msg)) !=
-        0) {
+    if (cli_job_start(&r->srv->jobs, argv, on_line, on_end, c, &c->job, msg,
+                      sizeof(msg)) != 0) {
         inputs_read(c);
         call_free(c);
         mcp_req_tool_error(r, NULL, "%s", msg);

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../spec_root.h"
 #include "mcp_steer.h"
 
 #define DIAG_TEXT_MAX 3500 /* bytes of diagnostics in a tool error */
@@ -57,7 +58,7 @@ lil_spec *steer_load_spec(struct mcp_req *r, const char *path, char **real)
     lil_spec *spec = NULL;
     lil_status rc;
 
-    *real = mcp_spec_path(r->srv, path, msg, sizeof(msg));
+    *real = cli_spec_root_path(r->srv->opts.spec_root, path, msg, sizeof(msg));
     if (!*real) {
         mcp_req_tool_error(r, NULL, "%s", msg);
         return NULL;
@@ -146,24 +147,15 @@ json_t *steer_loop_facts(struct mcp_req *r, const char *id)
 char *steer_run_spec(struct mcp_req *r, const char *run_id)
 {
     json_t *loop = steer_loop_facts(r, run_id);
-    const char *path = json_string_value(json_object_get(loop, "spec_path"));
-    const char *cwd = json_string_value(json_object_get(loop, "cwd"));
-    char joined[PATH_MAX], msg[1024], *real = NULL;
+    char msg[1024], *real;
 
     if (!loop)
         return NULL;
-    if (!path || !*path) {
-        mcp_req_tool_error(r, NULL, "run %s names no spec file", run_id);
-    } else if (path[0] != '/' && cwd &&
-               (size_t)snprintf(joined, sizeof(joined), "%s/%s", cwd, path) >=
-                   sizeof(joined)) {
-        mcp_req_tool_error(r, NULL, "the spec path of run %s is too long", run_id);
-    } else {
-        real = mcp_spec_path(r->srv, path[0] != '/' && cwd ? joined : path, msg,
-                             sizeof(msg));
-        if (!real)
-            mcp_req_tool_error(r, NULL, "run %s: %s", run_id, msg);
-    }
+    real = cli_spec_root_run_path(
+        r->srv->opts.spec_root, json_string_value(json_object_get(loop, "spec_path")),
+        json_string_value(json_object_get(loop, "cwd")), msg, sizeof(msg));
+    if (!real)
+        mcp_req_tool_error(r, NULL, "run %s: %s", run_id, msg);
     json_decref(loop);
     return real;
 }

@@ -2,7 +2,7 @@
  * mcp_tools_specs.c -- the read tools of `lil mcp` about loop specs:
  * validate_spec, explain_spec and doctor (docs/mcp.md, "Reading specs").
  *
- * A spec is named by its path, held under --spec-root (mcp_spec_path:
+ * A spec is named by its path, held under --spec-root (cli_spec_root_path:
  * a path outside it, or no such file, is a tool error with its words) and
  * loaded as `lil validate` loads it.  What the tools answer is what the
  * verbs print with --json -- the same code makes it (diag_print.c,
@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../spec_cli.h"
+#include "../spec_root.h"
 #include "mcp_read.h"
 
 /* The spec of args, loaded, and its real path in *path (free); or NULL
@@ -25,7 +26,8 @@ static lil_spec *load_spec(struct mcp_req *r, json_t *args, char **path)
     char msg[1024];
     lil_status rc;
 
-    *path = mcp_spec_path(r->srv, mcp_arg_str(args, "spec", ""), msg, sizeof(msg));
+    *path = cli_spec_root_path(r->srv->opts.spec_root, mcp_arg_str(args, "spec", ""),
+                               msg, sizeof(msg));
     if (!*path) {
         mcp_req_tool_error(
             r, strncmp(msg, "no such", 7) == 0 ? "LIL_E_NOTFOUND" : "LIL_E_INVAL", "%s",

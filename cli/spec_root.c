@@ -1,22 +1,23 @@
 /*
- * mcp_paths.c -- spec paths of `lil mcp`, held under --spec-root (mcp.h).
+ * spec_root.c -- spec paths held under a root directory (spec_root.h).
  *
- * A client names specs (start_run, validate_spec, ...) and a run's journal
- * names the spec it was started from (step_run, approve_run, ...); both are
- * words of someone else.  Neither is opened unless its real path -- every
- * symbolic link and ".." resolved -- is a regular file inside the spec root,
- * so a client cannot make the server read /etc/shadow through a
- * diagnostic, nor a journal in a shared store make it run a spec of its
- * choosing.
+ * A client names specs (`lil mcp`'s start_run, validate_spec, ...) and a
+ * run's journal names the spec it was started from (steering a run of
+ * `lil mcp` or `lil serve`); both are words of someone else.  Neither is
+ * opened unless its real path -- every symbolic link and ".." resolved --
+ * is a regular file inside the spec root, so a client cannot make a server
+ * read /etc/shadow through a diagnostic, nor a journal in a shared store
+ * make it run a spec of its choosing.
  */
+#include "spec_root.h"
+
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-#include "mcp.h"
 
 /* Is path (absolute, resolved) root itself or inside it? */
 static bool under(const char *root, const char *path)
@@ -28,10 +29,8 @@ static bool under(const char *root, const char *path)
     return strncmp(path, root, n) == 0 && (path[n] == '/' || path[n] == '\0');
 }
 
-char *mcp_spec_path(const struct mcp_server *srv, const char *spec, char *msg,
-                    size_t msg_len)
+char *cli_spec_root_path(const char *root, const char *spec, char *msg, size_t msg_len)
 {
-    const char *root = srv->opts.spec_root;
     char joined[PATH_MAX], *real;
     struct stat sb;
     int n;
@@ -62,4 +61,23 @@ char *mcp_spec_path(const struct mcp_server *srv, const char *spec, char *msg,
         return NULL;
     }
     return real;
+}
+
+char *cli_spec_root_run_path(const char *root, const char *path, const char *cwd,
+                             char *msg, size_t msg_len)
+{
+    char joined[PATH_MAX];
+
+    if (!path || !*path) {
+        snprintf(msg, msg_len, "the run names no spec file");
+        return NULL;
+    }
+    if (path[0] == '/' || !cwd || !*cwd)
+        return cli_spec_root_path(root, path, msg, msg_len);
+    if ((size_t)snprintf(joined, sizeof(joined), "%s/%s", cwd, path) >=
+        sizeof(joined)) {
+        snprintf(msg, msg_len, "the spec path of the run is too long");
+        return NULL;
+    }
+    return cli_spec_root_path(root, joined, msg, msg_len);
 }

@@ -1,23 +1,27 @@
 /*
- * mcp_jobs.c -- the children of `lil mcp`: loops run by the `lil` binary
- * (mcp.h).
+ * jobs.c -- the children of a long-lived `lil` server (`lil mcp`,
+ * `lil serve`): `lil VERB ...` spawned, watched, its output collected
+ * (jobs.h).
  *
- * A child is `lil VERB ...` spawned in its own session (so it outlives the
- * server and a Ctrl-C meant for it), stdin /dev/null, stdout and stderr
- * two anonymous files (memfd): nothing to poll and no pipe to fill, so a
- * child never blocks on the server.  Its environment is the server's with
- * LIL_DIR naming the store (a PostgreSQL URI with its password stays out of
- * argv), LIL_SHARED_STORE=1 with --shared-store, and the --env-allow of
- * `lil mcp` added to LIL_EFFECT_ENV (what every loop verb reads, also those
- * that take no --env-allow).  Each tick reads the stderr written since the
- * last one, hands each complete line to on_line, and reaps the child
- * (WNOHANG); at its exit on_end gets its stdout and stderr (the first
- * 1 MiB of stdout, the last 1 MiB of stderr: the CLI's words come last)
- * and the record goes.  A detached job is reaped the same
- * way, its callbacks no longer called.
+ * A child is spawned in its own session (so it outlives the server and a
+ * Ctrl-C meant for it), stdin /dev/null, stdout and stderr two anonymous
+ * files (memfd): nothing to poll and no pipe to fill, so a child never
+ * blocks on the server.  Its environment is the server's with LIL_DIR
+ * naming the store (a PostgreSQL URI with its password stays out of argv),
+ * LIL_SHARED_STORE=1 when asked, and the server's --env-allow added to
+ * LIL_EFFECT_ENV (what every loop verb reads, also those that take no
+ * --env-allow).  Each tick reads the stderr written since the last one,
+ * hands each complete line to on_line, and reaps the child (WNOHANG); at
+ * its exit on_end gets its stdout and stderr (the first 1 MiB of stdout,
+ * the last 1 MiB of stderr: the CLI's words come last) and the record
+ * goes.  A detached job is reaped the same way, its callbacks no longer
+ * called.
  */
+#include "jobs.h"
+
 #include <errno.h>
 #include <fcntl.h>
+#include <lil/lil.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -28,15 +32,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "mcp.h"
-
 #define OUTPUT_MAX      (1u << 20) /* bytes of stdout and of stderr kept */
 #define STDERR_LINE_MAX 65536      /* a longer stderr line is cut there */
 #define READ_STEP       65536
 
-struct mcp_job {
-    struct mcp_job *next;
-    struct mcp_server *srv;
+struct cli_job {
+    struct cli_job *next;
+    struct cli_jobs *jobs;
     pid_t pid;
     int out_fd, err_fd; /* the child's stdout and stderr (memfd) */
     off_t err_read;     /* stderr bytes handed out as lines so far */
@@ -45,8 +47,8 @@ struct mcp_job {
     bool line_cut;     /* the line passed STDERR_LINE_MAX: the rest is dropped */
     off_t err_dropped; /* stderr bytes given back to the system (trim_stderr) */
     bool attached;     /* callbacks are called */
-    mcp_job_line_fn on_line;
-    mcp_job_end_fn on_end;
+    cli_job_line_fn on_line;
+    cli_job_end_fn on_end;
     void *ud;
 };
 
@@ -76,9 +78,9 @@ static char *env_entry(const char *name, const char *a, const char *b)
 
 /* The server's environment with the store and the allowed variables set;
  * the entries this file made are the last ones (freed by free_env). */
-static char **child_env(const struct mcp_server *srv, size_t *n_made)
+static char **child_env(const struct cli_jobs *jobs, size_t *n_made)
 {
-    const char *allow = srv->opts.env_allow;
+    const char *allow = jobs->env_allow;
     char *effect_env = NULL; /* the value in force (its LOOPY_ name too) */
     size_t n = 0, k = 0;
     char **env;
@@ -95,8 +97,8 @@ static char **child_env(const struct mcp_server *srv, size_t *n_made)
             env[k++] = environ[i];
     *n_made = 0;
     env[k + (*n_made)++] =
-        env_entry("LIL_DIR", srv->opts.store ? srv->opts.store : ".lil", NULL);
-    if (srv->opts.shared_store)
+        env_entry("LIL_DIR", jobs->store ? jobs->store : ".lil", NULL);
+    if (jobs->shared_store)
         env[k + (*n_made)++] = env_entry("LIL_SHARED_STORE", "1", NULL);
     if (allow && *allow)
         env[k + (*n_made)++] = effect_env && *effect_env
@@ -191,20 +193,20 @@ static int spawn_setup(posix_spawn_file_actions_t *fa, posix_spawnattr_t *at,
     return rc;
 }
 
-static int spawn_child(struct mcp_server *srv, const char *const *argv, int out_fd,
+static int spawn_child(const struct cli_jobs *jobs, const char *const *argv, int out_fd,
                        int err_fd, pid_t *pid)
 {
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
     size_t n_made = 0;
-    char **all = full_argv(argv), **env = child_env(srv, &n_made);
+    char **all = full_argv(argv), **env = child_env(jobs, &n_made);
     int rc = ENOMEM;
 
     if (all && env && posix_spawn_file_actions_init(&fa) == 0) {
         if (posix_spawnattr_init(&at) == 0) {
             rc = spawn_setup(&fa, &at, out_fd, err_fd);
             if (rc == 0)
-                rc = posix_spawn(pid, srv->opts.lil_exe, &fa, &at, all, env);
+                rc = posix_spawn(pid, jobs->lil_exe, &fa, &at, all, env);
             posix_spawnattr_destroy(&at);
         }
         posix_spawn_file_actions_destroy(&fa);
@@ -214,11 +216,11 @@ static int spawn_child(struct mcp_server *srv, const char *const *argv, int out_
     return rc;
 }
 
-int mcp_job_start(struct mcp_server *srv, const char *const *argv,
-                  mcp_job_line_fn on_line, mcp_job_end_fn on_end, void *ud,
-                  struct mcp_job **out, char *msg, size_t msg_len)
+int cli_job_start(struct cli_jobs *jobs, const char *const *argv,
+                  cli_job_line_fn on_line, cli_job_end_fn on_end, void *ud,
+                  struct cli_job **out, char *msg, size_t msg_len)
 {
-    struct mcp_job *job = calloc(1, sizeof(*job));
+    struct cli_job *job = calloc(1, sizeof(*job));
     int rc;
 
     *out = NULL;
@@ -226,17 +228,16 @@ int mcp_job_start(struct mcp_server *srv, const char *const *argv,
         snprintf(msg, msg_len, "out of memory");
         return -1;
     }
-    job->out_fd = memfd_create("lil-mcp-stdout", MFD_CLOEXEC);
-    job->err_fd = memfd_create("lil-mcp-stderr", MFD_CLOEXEC);
+    job->out_fd = memfd_create("lil-job-stdout", MFD_CLOEXEC);
+    job->err_fd = memfd_create("lil-job-stderr", MFD_CLOEXEC);
     if (job->out_fd < 0 || job->err_fd < 0) {
         snprintf(msg, msg_len, "cannot make the child's output files: %s",
                  strerror(errno));
         rc = -1;
     } else {
-        rc = spawn_child(srv, argv, job->out_fd, job->err_fd, &job->pid);
+        rc = spawn_child(jobs, argv, job->out_fd, job->err_fd, &job->pid);
         if (rc != 0)
-            snprintf(msg, msg_len, "cannot start %s: %s", srv->opts.lil_exe,
-                     strerror(rc));
+            snprintf(msg, msg_len, "cannot start %s: %s", jobs->lil_exe, strerror(rc));
     }
     if (rc != 0) {
         if (job->out_fd >= 0)
@@ -246,23 +247,23 @@ int mcp_job_start(struct mcp_server *srv, const char *const *argv,
         free(job);
         return -1;
     }
-    job->srv = srv;
+    job->jobs = jobs;
     job->attached = true;
     job->on_line = on_line;
     job->on_end = on_end;
     job->ud = ud;
-    job->next = srv->jobs;
-    srv->jobs = job;
+    job->next = jobs->list;
+    jobs->list = job;
     *out = job;
     return 0;
 }
 
-pid_t mcp_job_pid(const struct mcp_job *job)
+pid_t cli_job_pid(const struct cli_job *job)
 {
     return job->pid;
 }
 
-void mcp_job_detach(struct mcp_job *job)
+void cli_job_detach(struct cli_job *job)
 {
     if (job)
         job->attached = false;
@@ -271,7 +272,7 @@ void mcp_job_detach(struct mcp_job *job)
 /* ---- reading the child's output ------------------------------------------- */
 
 /* One more byte of the current line (cut past STDERR_LINE_MAX). */
-static void line_add(struct mcp_job *job, char c)
+static void line_add(struct cli_job *job, char c)
 {
     if (job->line_cut)
         return;
@@ -289,7 +290,7 @@ static void line_add(struct mcp_job *job, char c)
     job->line[job->line_len++] = c;
 }
 
-static void line_end(struct mcp_job *job)
+static void line_end(struct cli_job *job)
 {
     if (job->line && job->attached && job->on_line) {
         job->line[job->line_len] = '\0';
@@ -301,7 +302,7 @@ static void line_end(struct mcp_job *job)
 
 /* Hand the complete stderr lines written since the last call to on_line
  * (all of it, a last line without newline too, when final). */
-static void read_lines(struct mcp_job *job, bool final)
+static void read_lines(struct cli_job *job, bool final)
 {
     char buf[READ_STEP];
     ssize_t n;
@@ -344,7 +345,7 @@ static char *read_all(int fd, bool tail)
  * the stderr bytes nobody will read again -- those before its last
  * OUTPUT_MAX bytes and, while lines are handed out, already handed out --
  * by punching them out of the memfd (they read as zeros after). */
-static void trim_stderr(struct mcp_job *job)
+static void trim_stderr(struct cli_job *job)
 {
     struct stat sb;
     off_t upto;
@@ -364,7 +365,7 @@ static void trim_stderr(struct mcp_job *job)
 
 /* ---- reaping ---------------------------------------------------------------- */
 
-static void free_job(struct mcp_job *job)
+static void free_job(struct cli_job *job)
 {
     close(job->out_fd);
     close(job->err_fd);
@@ -372,9 +373,9 @@ static void free_job(struct mcp_job *job)
     free(job);
 }
 
-static void unlink_job(struct mcp_server *srv, struct mcp_job *job)
+static void unlink_job(struct cli_jobs *jobs, struct cli_job *job)
 {
-    struct mcp_job **p = &srv->jobs;
+    struct cli_job **p = &jobs->list;
 
     while (*p && *p != job)
         p = &(*p)->next;
@@ -383,9 +384,9 @@ static void unlink_job(struct mcp_server *srv, struct mcp_job *job)
 }
 
 /* The child has exited with status: tell its end and let the record go. */
-static void job_ended(struct mcp_job *job, int status)
+static void job_ended(struct cli_job *job, int status)
 {
-    struct mcp_job_end end = {0};
+    struct cli_job_end end = {0};
     char *out, *err;
 
     read_lines(job, true);
@@ -401,13 +402,13 @@ static void job_ended(struct mcp_job *job, int status)
         free(out);
         free(err);
     }
-    unlink_job(job->srv, job);
+    unlink_job(job->jobs, job);
     free_job(job);
 }
 
-void mcp_jobs_tick(struct mcp_server *srv)
+void cli_jobs_tick(struct cli_jobs *jobs)
 {
-    struct mcp_job *job = srv->jobs, *next;
+    struct cli_job *job = jobs->list, *next;
     int status = 0;
     pid_t got;
 
@@ -425,20 +426,20 @@ void mcp_jobs_tick(struct mcp_server *srv)
     }
 }
 
-void mcp_jobs_free(struct mcp_server *srv)
+void cli_jobs_free(struct cli_jobs *jobs)
 {
-    struct mcp_job *job = srv->jobs, *next;
+    struct cli_job *job = jobs->list, *next;
 
     for (; job; job = next) {
         next = job->next;
         free_job(job);
     }
-    srv->jobs = NULL;
+    jobs->list = NULL;
 }
 
-bool mcp_jobs_attached(const struct mcp_server *srv)
+bool cli_jobs_attached(const struct cli_jobs *jobs)
 {
-    for (const struct mcp_job *job = srv->jobs; job; job = job->next)
+    for (const struct cli_job *job = jobs->list; job; job = job->next)
         if (job->attached)
             return true;
     return false;
