@@ -19,7 +19,8 @@
  *   serve_assets.c    the page's files, compiled in (assets/)
  *   serve_index.c     every run's row, kept fresh cheaply; filter, page
  *   serve_api_runs.c  GET /api/runs, /api/runs/{id}[/events|/state|/spec]
- *   serve_actions.c   stop, approve, recover, resume; the jobs they start
+ *   serve_actions.c   stop, approve, recover, resume
+ *   serve_jobs.c      the jobs the actions start: children, their records
  *   serve_lab.c       the crash lab: its demo loop, kill, resume, the count
  *
  * Handlers answer JSON.  A handler is called only for a request that
@@ -67,6 +68,7 @@ struct serve_session;
 struct serve_index;
 struct serve_streams;
 struct serve_lab;
+struct serve_actions;
 struct serve_http;
 
 /* The server. */
@@ -80,6 +82,7 @@ struct serve {
     struct serve_index *index;
     struct serve_streams *streams;
     struct serve_lab *lab;
+    struct serve_actions *actions; /* serve_jobs.c's: the jobs of the actions */
     struct cli_jobs jobs;
     struct serve_http *http; /* serve_http.c's */
     /* serve_auth.c's */
@@ -175,7 +178,7 @@ void serve_get_run_events(struct serve_call *c, struct serve_answer *a);
 void serve_get_run_state(struct serve_call *c, struct serve_answer *a);
 void serve_get_run_spec(struct serve_call *c, struct serve_answer *a);
 
-/* serve_actions.c */
+/* serve_actions.c (serve_get_jobs: serve_jobs.c) */
 void serve_post_stop(struct serve_call *c, struct serve_answer *a);
 void serve_post_approve(struct serve_call *c, struct serve_answer *a);
 void serve_post_recover(struct serve_call *c, struct serve_answer *a);
@@ -243,7 +246,7 @@ void serve_index_touch(struct serve *srv, const char *run_id);
  * broadcast "runs" with the rows that changed. */
 void serve_index_tick(struct serve *srv);
 
-/* ---- serve_actions.c, serve_lab.c --------------------------------------- */
+/* ---- serve_jobs.c, serve_lab.c ------------------------------------------ */
 
 /* Called each tick: reap children, report ended jobs ("job" events). */
 void serve_actions_tick(struct serve *srv);
