@@ -10,7 +10,7 @@ set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
-usage() { echo "usage: bench/run.sh [--quick] [--only raw|sync|bytes|resume|group|replay|spec|shell|loop|agent|watch|pg|python|letitloop|langgraph|workers|mcp]..." >&2; exit 64; }
+usage() { echo "usage: bench/run.sh [--quick] [--only raw|sync|bytes|resume|group|replay|spec|shell|loop|agent|watch|pg|python|letitloop|langgraph|workers|mcp|serve]..." >&2; exit 64; }
 quick=
 only=
 while [ $# -gt 0 ]; do
