@@ -327,9 +327,9 @@ class Sandbox {
   }
 
   // Screenshot of page as NAME.png in LIL_SCREENSHOTS, prefixed with the
-  // test's name.  The page is looked at too: two elements of one id (the
+  // test's name: the whole page, or (fullPage false) what the window shows.  The page is looked at too: two elements of one id (the
   // DOM contract's ids must each name one element) are a problem.
-  async shot(page, name) {
+  async shot(page, name, { fullPage = true } = {}) {
     const twice = await page.evaluate(() => {
       const seen = new Map();
       for (const e of document.querySelectorAll('[id]')) seen.set(e.id, (seen.get(e.id) ?? 0) + 1);
@@ -341,7 +341,7 @@ class Sandbox {
     }
     mkdirSync(SHOTS, { recursive: true });
     const file = join(SHOTS, `${this.name}-${name}.png`);
-    await page.screenshot({ path: file, fullPage: true });
+    await page.screenshot({ path: file, fullPage });
     this.shots.push(file);
     return file;
   }
