@@ -200,6 +200,13 @@ const char *cli_user(const char *dflt);
  * "version?", "unborn" (listed, but no complete record) or "error". */
 const char *cli_failure_word(lil_status rc);
 
+/* The status a queued run shows while the PostgreSQL queue has it (q: its
+ * row of lil_queue_list): queued, claimed (a worker holds it, or held it
+ * and is gone: its lease decides who takes it next), parked, error (a
+ * worker could not run it); NULL once the run's own status says where it
+ * is (paused, uncertain, stopped, ended).  `lil ls` and `lil serve`. */
+const char *cli_queue_word(const json_t *q);
+
 /* Whether a store location is a PostgreSQL URI, as the library tells
  * (lil_store_location). */
 bool cli_store_is_url(const char *where);

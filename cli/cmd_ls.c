@@ -127,24 +127,6 @@ static lil_status fill_loop(lil_store *st, lil_run *run, struct ls_row *row)
 
 /* ---- the queue --------------------------------------------------------------- */
 
-/* The status a queued run shows while the queue has it: queued, claimed
- * (a worker holds it, or held it and is gone: its lease decides who takes
- * it next), parked, error (a worker could not run it); NULL once the run's
- * own status says where it is (paused, uncertain, stopped, ended). */
-static const char *queue_word(const json_t *q)
-{
-    static const char *const words[][2] = {{"queued", "queued"},
-                                           {"running", "claimed"},
-                                           {"parked", "parked"},
-                                           {"error", "error"}};
-    const char *state = json_string_value(json_object_get(q, "state"));
-
-    for (size_t i = 0; state && i < sizeof(words) / sizeof(words[0]); i++)
-        if (strcmp(state, words[i][0]) == 0)
-            return words[i][1];
-    return NULL;
-}
-
 /* The store's queue (one query for every run) into the rows. */
 static void fill_queue(lil_store *st, struct ls_list *l)
 {
@@ -224,8 +206,8 @@ static void fill_row(lil_store *st, struct ls_row *row)
         row->status = row->info.state == LIL_RUN_UNCERTAIN && row->info.holder_pid
                           ? "running"
                           : lil_run_state_name(row->info.state);
-        if (queue_word(row->queue))
-            row->status = queue_word(row->queue);
+        if (cli_queue_word(row->queue))
+            row->status = cli_queue_word(row->queue);
     } else {
         row->status = cli_failure_word(rc);
         row->code = lil_status_name(rc);
@@ -384,7 +366,7 @@ static void print_row(const struct ls_row *r, int w, int64_t now, bool worker)
 {
     const lil_run_info *in = &r->info;
     char id[900], iso[40], ago[32], pid[16], loop[300], usage[64] = "-", who[80];
-    const char *status = queue_word(r->queue);
+    const char *status = cli_queue_word(r->queue);
 
     cli_fmt_printable(r->id, strlen(r->id), LIL_RUN_ID_MAX, id, sizeof(id));
     if (r->code) {

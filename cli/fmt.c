@@ -332,3 +332,17 @@ const char *cli_failure_word(lil_status rc)
         return "error";
     }
 }
+
+const char *cli_queue_word(const json_t *q)
+{
+    static const char *const words[][2] = {{"queued", "queued"},
+                                           {"running", "claimed"},
+                                           {"parked", "parked"},
+                                           {"error", "error"}};
+    const char *state = json_string_value(json_object_get(q, "state"));
+
+    for (size_t i = 0; state && i < sizeof(words) / sizeof(words[0]); i++)
+        if (strcmp(state, words[i][0]) == 0)
+            return words[i][1];
+    return NULL;
+}

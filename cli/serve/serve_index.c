@@ -127,22 +127,6 @@ static const json_t *queue_row(struct serve *srv, const char *id)
     return json_object_get(ix->queue, id);
 }
 
-/* The word a queued run shows while the queue has it (as `lil ls`), or
- * NULL once its own status says where it is. */
-static const char *queue_word(const json_t *q)
-{
-    static const char *const words[][2] = {{"queued", "queued"},
-                                           {"running", "claimed"},
-                                           {"parked", "parked"},
-                                           {"error", "error"}};
-    const char *state = json_string_value(json_object_get(q, "state"));
-
-    for (size_t i = 0; state && i < sizeof(words) / sizeof(words[0]); i++)
-        if (strcmp(state, words[i][0]) == 0)
-            return words[i][1];
-    return NULL;
-}
-
 /* ---- a row --------------------------------------------------------------- */
 
 static json_t *or_null(json_t *v)
@@ -190,7 +174,7 @@ static json_t *row_of(const json_t *f, const json_t *q)
 {
     const json_t *loop = json_object_get(f, "loop");
     const char *status = json_string_value(json_object_get(f, "status"));
-    const char *word = queue_word(q);
+    const char *word = cli_queue_word(q);
     json_t *row = json_object();
 
     if (!row)
