@@ -207,6 +207,13 @@ const char *cli_failure_word(lil_status rc);
  * is (paused, uncertain, stopped, ended).  `lil ls` and `lil serve`. */
 const char *cli_queue_word(const json_t *q);
 
+/* What a server verb (`lil mcp`, `lil serve`) needs before it starts: root
+ * (PATH_MAX bytes) the real path of spec_root (NULL: the current
+ * directory), exe (PATH_MAX bytes) this binary, which its children run.
+ * 0, or -1 with the error printed. */
+int cli_server_paths(const struct cli_ctx *ctx, const char *spec_root, char *root,
+                     char *exe);
+
 /* Whether a store location is a PostgreSQL URI, as the library tells
  * (lil_store_location). */
 bool cli_store_is_url(const char *where);

@@ -46,21 +46,10 @@ static char **split_list(const char *list)
 static int fill_opts(struct cli_ctx *ctx, const struct mcp_flags *f, struct mcp_opts *o,
                      char *root, char *exe)
 {
-    ssize_t n;
-
     if (f->read_only && f->allow_run)
         return cli_usage(ctx, "--read-only and --allow-run exclude each other");
-    if (!realpath(f->spec_root ? f->spec_root : ".", root)) {
-        cli_err(ctx, "--spec-root %s: not a directory that can be read",
-                f->spec_root ? f->spec_root : ".");
+    if (cli_server_paths(ctx, f->spec_root, root, exe) != 0)
         return CLI_EXIT_FAIL;
-    }
-    n = readlink("/proc/self/exe", exe, PATH_MAX - 1);
-    if (n <= 0) {
-        cli_err(ctx, "cannot tell where the lil binary is (/proc/self/exe)");
-        return CLI_EXIT_FAIL;
-    }
-    exe[n] = '\0';
     o->store = cli_store_dir(ctx);
     o->shared_store = ctx->shared_store;
     o->read_only = f->read_only;

@@ -36,23 +36,12 @@ static int store_word(struct cli_ctx *ctx, const char **pos, size_t npos)
 static int fill_opts(struct cli_ctx *ctx, const struct serve_flags *f,
                      struct serve_opts *o, char *root, char *exe)
 {
-    ssize_t n;
-
     if (f->user && !serve_user_ok(f->user))
         return cli_usage(ctx,
                          "--user: 1 to %d bytes of UTF-8 without control characters",
                          SERVE_USER_MAX);
-    if (!realpath(f->spec_root ? f->spec_root : ".", root)) {
-        cli_err(ctx, "--spec-root %s: not a directory that can be read",
-                f->spec_root ? f->spec_root : ".");
+    if (cli_server_paths(ctx, f->spec_root, root, exe) != 0)
         return CLI_EXIT_FAIL;
-    }
-    n = readlink("/proc/self/exe", exe, PATH_MAX - 1);
-    if (n <= 0) {
-        cli_err(ctx, "cannot tell where the lil binary is (/proc/self/exe)");
-        return CLI_EXIT_FAIL;
-    }
-    exe[n] = '\0';
     o->store = cli_store_dir(ctx);
     o->shared_store = ctx->shared_store;
     o->listen = f->listen_given ? f->listen : SERVE_DEFAULT_LISTEN;

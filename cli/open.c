@@ -1,5 +1,6 @@
 /*
- * open.c -- opening the store and runs for the verbs, and mapping library
+ * open.c -- opening the store and runs for the verbs, the paths a server
+ * verb needs (its spec root, this binary), and mapping library
  * errors to exit statuses.
  *
  * The library creates a missing store directory on open; an inspection
@@ -15,6 +16,7 @@
  * CLI_EXIT_FAIL.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -303,4 +305,23 @@ const char *cli_sync_name(lil_sync sync)
     const char *name = lil_sync_name(sync);
 
     return name ? name : lil_sync_name(LIL_SYNC_DEFAULT);
+}
+
+int cli_server_paths(const struct cli_ctx *ctx, const char *spec_root, char *root,
+                     char *exe)
+{
+    ssize_t n;
+
+    if (!realpath(spec_root ? spec_root : ".", root)) {
+        cli_err(ctx, "--spec-root %s: not a directory that can be read",
+                spec_root ? spec_root : ".");
+        return -1;
+    }
+    n = readlink("/proc/self/exe", exe, PATH_MAX - 1);
+    if (n <= 0) {
+        cli_err(ctx, "cannot tell where the lil binary is (/proc/self/exe)");
+        return -1;
+    }
+    exe[n] = '\0';
+    return 0;
 }
