@@ -20,6 +20,7 @@
 #define LIL_CLI_CLI_H
 
 #include <lil/lil.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -262,6 +263,20 @@ int cli_create_temp(const char *prefix, mode_t mode, char *tmp, size_t cap);
 
 /* fn (NULL: the default) for SIGINT and SIGTERM (signals.c). */
 void cli_catch_signals(void (*fn)(int));
+
+/* A server's poll loop and SIGINT and SIGTERM (signals.c): open installs a
+ * handler that sets the request and writes a byte to a self-pipe whose
+ * read end (cli_stop_pipe_fd) the loop polls; drain empties it; close puts
+ * the old handlers back and closes the pipe.  One at a time per process. */
+struct cli_stop_pipe {
+    struct sigaction old_int, old_term;
+};
+
+int cli_stop_pipe_open(struct cli_stop_pipe *sp); /* 0, or -1: no pipe */
+int cli_stop_pipe_fd(void);
+void cli_stop_pipe_drain(void);
+bool cli_stop_requested(void);
+void cli_stop_pipe_close(const struct cli_stop_pipe *sp);
 
 /* A verb on one RUN of the store and its flags: cli_open_run_arg (no run
  * opened), then fn on the store and the run id unless --help was printed,

@@ -32,12 +32,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../cli.h"
 #include "../net.h"
 
 #define EXIT_USAGE 64 /* the CLI's usage status (cli.h) */
-
-static int wake_pipe[2] = {-1, -1};
-static volatile sig_atomic_t stopping;
 
 int64_t http_now_ms(void)
 {
@@ -236,42 +234,6 @@ static int make_token(struct http_srv *h)
     return 0;
 }
 
-/* ---- signals ------------------------------------------------------------- */
-
-static void on_signal(int sig)
-{
-    int saved = errno;
-
-    (void)sig;
-    stopping = 1;
-    if (wake_pipe[1] >= 0)
-        (void)!write(wake_pipe[1], "x", 1);
-    errno = saved;
-}
-
-static int catch_signals(struct sigaction *old_int, struct sigaction *old_term)
-{
-    struct sigaction sa = {.sa_handler = on_signal};
-
-    if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
-        return -1;
-    sigemptyset(&sa.sa_mask);
-    stopping = 0;
-    sigaction(SIGINT, &sa, old_int);
-    sigaction(SIGTERM, &sa, old_term);
-    return 0;
-}
-
-static void release_signals(const struct sigaction *old_int,
-                            const struct sigaction *old_term)
-{
-    sigaction(SIGINT, old_int, NULL);
-    sigaction(SIGTERM, old_term, NULL);
-    close(wake_pipe[0]);
-    close(wake_pipe[1]);
-    wake_pipe[0] = wake_pipe[1] = -1;
-}
-
 /* ---- the loop ------------------------------------------------------------ */
 
 static int min_timeout(int a, int64_t b)
@@ -303,19 +265,17 @@ static void serve_loop(struct http_srv *h, int epoll_fd)
     int tick_ms = 0;
     int64_t keepalive_ms = -1;
 
-    while (!stopping) {
+    while (!cli_stop_requested()) {
         struct pollfd pfd[2] = {{.fd = epoll_fd, .events = POLLIN},
-                                {.fd = wake_pipe[0], .events = POLLIN}};
-        char drain[64];
+                                {.fd = cli_stop_pipe_fd(), .events = POLLIN}};
         int n = poll(pfd, 2, wait_ms(h, tick_ms, keepalive_ms));
         int64_t now;
 
         if (n < 0 && errno != EINTR)
             break;
         if (n > 0 && (pfd[1].revents & POLLIN))
-            while (read(wake_pipe[0], drain, sizeof(drain)) > 0) {
-            }
-        if (stopping)
+            cli_stop_pipe_drain();
+        if (cli_stop_requested())
             break;
         h->run_again = false;
         MHD_run(h->d);
@@ -390,7 +350,7 @@ static void announce(const struct http_srv *h)
 static int run_daemon(struct http_srv *h, int fd)
 {
     const union MHD_DaemonInfo *info;
-    struct sigaction old_int, old_term;
+    struct cli_stop_pipe stop;
 
     h->d = start_daemon(h, fd, h->bind_host[0] == '[');
     if (!h->d) {
@@ -400,7 +360,7 @@ static int run_daemon(struct http_srv *h, int fd)
         return 1;
     }
     info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD);
-    if (!info || catch_signals(&old_int, &old_term) != 0) {
+    if (!info || cli_stop_pipe_open(&stop) != 0) {
         fputs("lil: mcp: cannot wait for the HTTP daemon\n", stderr);
         MHD_stop_daemon(h->d);
         close(fd);
@@ -409,7 +369,7 @@ static int run_daemon(struct http_srv *h, int fd)
     announce(h);
     serve_loop(h, info->epoll_fd);
     shut_down(h);
-    release_signals(&old_int, &old_term);
+    cli_stop_pipe_close(&stop);
     close(fd);
     return 0;
 }

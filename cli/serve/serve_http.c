@@ -33,13 +33,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../cli.h"
 #include "../net.h"
 
 #define EXIT_USAGE 64 /* the CLI's usage status (cli.h) */
 #define EXIT_FAIL  1
-
-static int wake_pipe[2] = {-1, -1};
-static volatile sig_atomic_t stopping;
 
 int64_t serve_now_ns(void)
 {
@@ -272,42 +270,6 @@ enum MHD_Result serve_reply_error(struct serve_req *req, unsigned status,
     return ret;
 }
 
-/* ---- signals ------------------------------------------------------------- */
-
-static void on_signal(int sig)
-{
-    int saved = errno;
-
-    (void)sig;
-    stopping = 1;
-    if (wake_pipe[1] >= 0)
-        (void)!write(wake_pipe[1], "x", 1);
-    errno = saved;
-}
-
-static int catch_signals(struct sigaction *old_int, struct sigaction *old_term)
-{
-    struct sigaction sa = {.sa_handler = on_signal};
-
-    if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
-        return -1;
-    sigemptyset(&sa.sa_mask);
-    stopping = 0;
-    sigaction(SIGINT, &sa, old_int);
-    sigaction(SIGTERM, &sa, old_term);
-    return 0;
-}
-
-static void release_signals(const struct sigaction *old_int,
-                            const struct sigaction *old_term)
-{
-    sigaction(SIGINT, old_int, NULL);
-    sigaction(SIGTERM, old_term, NULL);
-    close(wake_pipe[0]);
-    close(wake_pipe[1]);
-    wake_pipe[0] = wake_pipe[1] = -1;
-}
-
 /* ---- the loop ------------------------------------------------------------ */
 
 void serve_tick(struct serve *srv)
@@ -339,19 +301,17 @@ static void serve_loop(struct serve *srv, int epoll_fd)
     struct serve_http *h = srv->http;
     int64_t next_tick = serve_now_ms() + SERVE_TICK_MS, keepalive_ms = -1;
 
-    while (!stopping) {
+    while (!cli_stop_requested()) {
         struct pollfd pfd[2] = {{.fd = epoll_fd, .events = POLLIN},
-                                {.fd = wake_pipe[0], .events = POLLIN}};
-        char drain[64];
+                                {.fd = cli_stop_pipe_fd(), .events = POLLIN}};
         int n = poll(pfd, 2, wait_ms(h, serve_now_ms(), next_tick, keepalive_ms));
         int64_t now;
 
         if (n < 0 && errno != EINTR)
             break;
         if (n > 0 && (pfd[1].revents & POLLIN))
-            while (read(wake_pipe[0], drain, sizeof(drain)) > 0) {
-            }
-        if (stopping)
+            cli_stop_pipe_drain();
+        if (cli_stop_requested())
             break;
         h->run_again = false;
         MHD_run(h->d);
@@ -410,7 +370,7 @@ static int run_daemon(struct serve *srv, int fd)
 {
     struct serve_http *h = srv->http;
     const union MHD_DaemonInfo *info;
-    struct sigaction old_int, old_term;
+    struct cli_stop_pipe stop;
 
     h->d = start_daemon(srv, fd);
     if (!h->d) {
@@ -420,7 +380,7 @@ static int run_daemon(struct serve *srv, int fd)
         return EXIT_FAIL;
     }
     info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD);
-    if (!info || catch_signals(&old_int, &old_term) != 0) {
+    if (!info || cli_stop_pipe_open(&stop) != 0) {
         fputs("lil: serve: cannot wait for the HTTP daemon\n", stderr);
         MHD_stop_daemon(h->d);
         return EXIT_FAIL;
@@ -428,7 +388,7 @@ static int run_daemon(struct serve *srv, int fd)
     announce(srv);
     serve_loop(srv, info->epoll_fd);
     shut_down(srv);
-    release_signals(&old_int, &old_term);
+    cli_stop_pipe_close(&stop);
     return 0;
 }
 
