@@ -25,6 +25,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,6 +251,31 @@ enum MHD_Result serve_reply_json(struct serve_req *req, unsigned status, json_t 
         free(text);
         return MHD_NO;
     }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    return serve_queue(req, status, resp, true);
+}
+
+/* libmicrohttpd is done with a text's bytes: its reference goes. */
+static void text_sent(void *data)
+{
+    char *bytes = data;
+
+    serve_text_unref(
+        (struct serve_text *)(void *)(bytes - offsetof(struct serve_text, data)));
+}
+
+enum MHD_Result serve_reply_text(struct serve_req *req, unsigned status,
+                                 struct serve_text *t)
+{
+    struct MHD_Response *resp;
+
+    if (!t)
+        return serve_reply_json(req, status, NULL);
+    resp =
+        MHD_create_response_from_buffer_with_free_callback(t->len, t->data, text_sent);
+    if (!resp)
+        return MHD_NO;
+    serve_text_ref(t); /* text_sent's */
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
     return serve_queue(req, status, resp, true);
 }

@@ -6,7 +6,8 @@
  * ids (so a run is found by bisection).  An entry keeps its row as compact
  * JSON text (a row's json_t is heavy; 10,000 of them as text fit in a few
  * MB) and, beside it, what filters and sorts read: status, word, kind,
- * loop id, last activity.  A page parses the rows it returns, no others.
+ * loop id, last activity.  A page is made of the texts of the rows it
+ * returns: no row is parsed.
  */
 #ifndef LIL_CLI_SERVE_INDEX_H
 #define LIL_CLI_SERVE_INDEX_H
@@ -17,6 +18,8 @@
 #include <stdint.h>
 
 #include <jansson.h>
+
+struct serve_text;
 
 #define INDEX_WORD_MAX   16 /* bytes of a status word and its NUL */
 #define INDEX_PAGES_KEPT 8  /* pages kept for the same request again */
@@ -67,7 +70,7 @@ struct serve_index {
     struct {
         char *key; /* the filter, as page_key writes it */
         uint64_t version;
-        json_t *doc;
+        struct serve_text *text; /* the page's JSON text (serve.h) */
     } pages[INDEX_PAGES_KEPT];
 
     size_t next_page; /* the slot the next page takes */
