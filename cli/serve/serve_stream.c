@@ -39,6 +39,8 @@ struct serve_stream {
 struct serve_streams {
     struct serve_stream *list;
     size_t n;
+    int64_t due_ms; /* no keep-alive is due before this (a write only puts a
+                       stream's next one later): the list is walked then */
 };
 
 /* ---- the buffer ------------------------------------------------------------- */
@@ -281,8 +283,10 @@ int64_t serve_streams_keepalive(struct serve *srv, int64_t now_ms)
     static const char comment[] = ": keepalive\n\n";
     int64_t next = -1;
 
-    if (!srv->streams)
+    if (!srv->streams || !srv->streams->list)
         return -1;
+    if (srv->streams->due_ms > now_ms) /* called after every run of the daemon */
+        return srv->streams->due_ms - now_ms;
     for (struct serve_stream *st = srv->streams->list; st; st = st->next) {
         int64_t due = st->last_write_ms + SERVE_KEEPALIVE_MS;
         if (st->closed)
@@ -296,6 +300,7 @@ int64_t serve_streams_keepalive(struct serve *srv, int64_t now_ms)
         if (next < 0 || due - now_ms < next)
             next = due - now_ms;
     }
+    srv->streams->due_ms = next < 0 ? now_ms + SERVE_KEEPALIVE_MS : now_ms + next;
     return next;
 }
 
