@@ -275,8 +275,10 @@ static void note_row(struct serve_index *ix, struct index_run *e, const json_t *
     const char *status = json_string_value(json_object_get(row, "status"));
     int64_t last_ns = (int64_t)json_integer_value(json_object_get(row, "last_ns"));
 
-    if (last_ns != e->last_ns || !status || strcmp(status, e->status) != 0)
+    if (!e->row) /* a run joins the pages */
         ix->dirty = true;
+    else if (last_ns != e->last_ns || !status || strcmp(status, e->status) != 0)
+        ix->reorder = true;
     copy_word(e->status, row, "status");
     copy_word(e->word, row, "word");
     e->is_loop = kind && strcmp(kind, "loop") == 0;

@@ -57,9 +57,11 @@ struct serve_index {
     unsigned queue_tick; /* the tick that read it */
     json_t *changed;     /* rows changed since the last broadcast */
     json_t *removed;     /* ids removed since the last broadcast */
-    /* serve_index_page's, made again when a row's status or time changed,
-     * or the list did (ix->dirty) */
-    bool dirty;
+    /* serve_index_page's: made again when the runs read changed (a run
+     * read for the first time, the list: ix->dirty); when only a row's
+     * status or time did (ix->reorder), the counts are made again and the
+     * order only when it no longer holds */
+    bool dirty, reorder;
     size_t *by_last; /* the read entries' indexes, last activity first */
     size_t nby_last;
     json_t *counts;   /* {status: n} of the read entries */

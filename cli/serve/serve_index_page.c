@@ -5,13 +5,14 @@
  * Everything is read from memory (serve_index.h): the filter looks at each
  * entry's status, word, kind and ids, in the index's order (id) or in the
  * order of last activity, which is sorted once and kept, with the counts
- * of the statuses, until a row's status or time changes; the page's text
- * is made from the slice's rows as the index keeps them (text), none
- * parsed.  The last few pages' texts are kept until a row changes: many
- * browsers showing the same page cost one, and the same bytes are sent to
- * each.  Runs not
- * read yet (the index is filling) are in no page and no count: "indexing"
- * says how far it is.
+ * of the statuses, until a row's status or time changes (and then sorted
+ * again only when the order no longer holds: a run that moves is most
+ * often the newest already).  The page's text is made from the slice's
+ * rows as the index keeps them (text), none parsed.  The last few pages'
+ * texts are kept until a row changes: many browsers showing the same page
+ * cost one, and the same bytes are sent to each.  Runs not read yet (the
+ * index is filling) are in no page and no count: "indexing" says how far
+ * it is.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -111,41 +112,89 @@ void serve_index_forget_order(struct serve_index *ix)
     ix->dirty = true;
 }
 
+/* The counts of the read entries' statuses, made again.  0, or -1 (out of
+ * memory). */
+static int count_statuses(struct serve_index *ix)
+{
+    size_t n[32] = {0}, words = 0;
+    json_t *counts = json_object();
+    bool ok = counts != NULL;
+
+    while (serve_index_words[words] && words < 32)
+        words++;
+    for (size_t k = 0; ok && k < ix->nby_last; k++) {
+        const char *status = ix->runs[ix->by_last[k]].status;
+        size_t w = 0;
+
+        while (w < words && strcmp(serve_index_words[w], status) != 0)
+            w++;
+        if (w < words)
+            n[w]++;
+        else /* not a word of the list: counted by name */
+            ok = json_object_set_new(
+                     counts, status,
+                     json_integer(json_integer_value(json_object_get(counts, status)) +
+                                  1)) == 0;
+    }
+    for (size_t w = 0; ok && w < words; w++)
+        if (n[w] > 0)
+            ok = json_object_set_new(counts, serve_index_words[w],
+                                     json_integer((json_int_t)n[w])) == 0;
+    json_decref(ix->counts);
+    ix->counts = ok ? counts : NULL;
+    if (!ok)
+        json_decref(counts);
+    return ok ? 0 : -1;
+}
+
+/* Is the order kept still last activity first (ties in id order)? */
+static bool order_holds(const struct serve_index *ix)
+{
+    for (size_t k = 1; k < ix->nby_last; k++) {
+        const struct index_run *a = &ix->runs[ix->by_last[k - 1]];
+        const struct index_run *b = &ix->runs[ix->by_last[k]];
+
+        if (a->last_ns < b->last_ns ||
+            (a->last_ns == b->last_ns && ix->by_last[k - 1] > ix->by_last[k]))
+            return false;
+    }
+    return true;
+}
+
 /* The read entries by last activity, and the counts of their statuses:
- * made again only when something moved.  0, or -1 (out of memory). */
+ * made again only when something moved (when a row's time moved and the
+ * order still holds -- the busiest run was first already -- only the
+ * counts).  0, or -1 (out of memory). */
 static int keep_order(struct serve_index *ix)
 {
-    if (!ix->dirty && ix->by_last && ix->counts)
-        return 0;
+    if (!ix->dirty && ix->by_last && ix->counts) {
+        if (!ix->reorder)
+            return 0;
+        ix->reorder = false;
+        if (order_holds(ix))
+            return count_statuses(ix);
+    }
     struct by_time *t;
     size_t n = 0;
-    bool ok;
 
     serve_index_forget_order(ix);
     t = malloc((ix->n ? ix->n : 1) * sizeof(*t));
     ix->by_last = malloc((ix->n ? ix->n : 1) * sizeof(*ix->by_last));
-    ix->counts = json_object();
-    ok = t && ix->by_last && ix->counts;
-    for (size_t i = 0; ok && i < ix->n; i++) {
-        const struct index_run *e = &ix->runs[i];
-        json_t *c = json_object_get(ix->counts, e->status);
-
-        if (!e->row)
-            continue;
-        t[n++] = (struct by_time){e->last_ns, i};
-        ok = json_object_set_new(ix->counts, e->status,
-                                 json_integer(json_integer_value(c) + 1)) == 0;
-    }
-    if (!ok) {
+    if (!t || !ix->by_last) {
         free(t);
         return -1;
     }
+    for (size_t i = 0; i < ix->n; i++)
+        if (ix->runs[i].row)
+            t[n++] = (struct by_time){ix->runs[i].last_ns, i};
     qsort(t, n, sizeof(*t), newest_first);
     for (size_t i = 0; i < n; i++)
         ix->by_last[i] = t[i].at;
     ix->nby_last = n;
     free(t);
-    ix->dirty = false;
+    if (count_statuses(ix) != 0)
+        return -1;
+    ix->dirty = ix->reorder = false;
     return 0;
 }
 
