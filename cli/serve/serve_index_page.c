@@ -120,7 +120,7 @@ static int count_statuses(struct serve_index *ix)
     json_t *counts = json_object();
     bool ok = counts != NULL;
 
-    while (serve_index_words[words] && words < 32)
+    while (words < 32 && serve_index_words[words])
         words++;
     for (size_t k = 0; ok && k < ix->nby_last; k++) {
         const char *status = ix->runs[ix->by_last[k]].status;
