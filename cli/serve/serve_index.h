@@ -39,6 +39,8 @@ struct index_run {
     int64_t last_ns;      /* the row's "last_ns" (0: none) */
     int64_t read_us;      /* when the row was read (index_clock_us) */
     int64_t read_cost_us; /* what that read took */
+    int64_t poll_us;      /* when it was last looked at (lil_run_poll) */
+    int64_t poll_cost_us; /* what that look took (it reads a journal that moved) */
     bool stale;           /* it grew since: to be read again */
     unsigned watched;     /* the tick that found an event stream watching it */
     lil_run_mark mark;
