@@ -43,15 +43,18 @@
 #include "../jobs.h"
 
 #define SERVE_DEFAULT_LISTEN "127.0.0.1:8420"
-#define SERVE_TICK_MS        250       /* how often serve_tick runs */
-#define SERVE_KEEPALIVE_MS   15000     /* a comment on a quiet event stream */
-#define SERVE_BODY_MAX       (1 << 20) /* a POST body, bytes */
-#define SERVE_QUERY_MAX      32        /* parameters in a query or a form */
-#define SERVE_VALUE_MAX      4096      /* bytes of one parameter's value */
-#define SERVE_SESSIONS_MAX   256       /* logged-in sessions at once */
-#define SERVE_STREAMS_MAX    512       /* event streams at once */
-#define SERVE_USER_MAX       64        /* bytes of a user name */
-#define SERVE_SECRET_HEX     64        /* a token, cookie or CSRF: 32 bytes, hex */
+#define SERVE_TICK_MS        250 /* how often serve_tick runs */
+#define SERVE_FILL_TICK_MS                                                    \
+    70                               /* how often serve_index_tick runs while \
+                                        rows are unread (a budget each) */
+#define SERVE_KEEPALIVE_MS 15000     /* a comment on a quiet event stream */
+#define SERVE_BODY_MAX     (1 << 20) /* a POST body, bytes */
+#define SERVE_QUERY_MAX    32        /* parameters in a query or a form */
+#define SERVE_VALUE_MAX    4096      /* bytes of one parameter's value */
+#define SERVE_SESSIONS_MAX 256       /* logged-in sessions at once */
+#define SERVE_STREAMS_MAX  512       /* event streams at once */
+#define SERVE_USER_MAX     64        /* bytes of a user name */
+#define SERVE_SECRET_HEX   64        /* a token, cookie or CSRF: 32 bytes, hex */
 
 /* What `lil serve` was asked to do (cmd_serve.c fills it from the flags). */
 struct serve_opts {
@@ -280,6 +283,11 @@ void serve_index_touch(struct serve *srv, const char *run_id);
 /* Called each tick: look at what may have changed, within its time budget;
  * broadcast "runs" with the rows that changed. */
 void serve_index_tick(struct serve *srv);
+/* Are rows still unread (the index filling after the start, or after many
+ * runs were made)?  serve_http.c then calls serve_index_tick every
+ * SERVE_FILL_TICK_MS too, so a slow store is read in about the time its
+ * runs take to read, and a request still waits at most one budget. */
+bool serve_index_filling(const struct serve *srv);
 
 /* ---- serve_jobs.c, serve_lab.c ------------------------------------------ */
 

@@ -672,10 +672,19 @@ void serve_index_tick(struct serve *srv)
     deadline = start + (ix->nread < ix->n ? INDEX_FILL_TICK_US : INDEX_TICK_US);
     follow_list(srv);
     serve_streams_watched(srv, note_watched, srv);
-    pass_live(srv, deadline);
+    /* while rows are unread, the live runs get half the budget at most:
+       many runs made lately (all "active") would starve the filling */
+    pass_live(srv, ix->nread < ix->n ? start + INDEX_FILL_TICK_US / 2 : deadline);
     /* a run just made is read now even when listing took the budget */
     now = index_clock_us();
     pass_unread(srv, deadline > now + INDEX_NEW_US ? deadline : now + INDEX_NEW_US);
     pass_sweep(srv, deadline);
     broadcast_changes(srv);
+}
+
+bool serve_index_filling(const struct serve *srv)
+{
+    const struct serve_index *ix = srv ? srv->index : NULL;
+
+    return ix && ix->nread < ix->n;
 }
