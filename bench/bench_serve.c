@@ -64,6 +64,7 @@
 #include <unistd.h>
 
 #include <jansson.h>
+#include <libpq-fe.h>
 
 #include "bench.h"
 
@@ -86,6 +87,9 @@
 #define TARGET_SSE_MS    1000.0
 #define TARGET_SLOWDOWN  1.05
 #define REPLY_MAX        (16u << 20)
+#define IDLE_MS          3000 /* the idle server's CPU, measured so long */
+#define PG_SCHEMA        "serve_bench"
+#define PG_MAKERS        4 /* processes making the PostgreSQL runs */
 
 /* ---- the store ----------------------------------------------------------- */
 
@@ -447,7 +451,7 @@ static void page_rows(const char *what, double *server, double *wall, size_t n)
     snprintf(name, sizeof(name), "%s: server time (Server-Timing)", what);
     snprintf(buf, sizeof(buf), "p50 %.2f ms, p99 %.2f ms (%zu)", s.p50, s.p99, n);
     bench_row(name, buf, "< 200 ms (p99)", s.p99 < TARGET_PAGE_MS);
-    snprintf(name, sizeof(name), "%s: wall, request to last byte (info)", what);
+    snprintf(name, sizeof(name), "%s: wall to last byte (info)", what);
     snprintf(buf, sizeof(buf), "p50 %.2f ms, p99 %.2f ms", w.p50, w.p99);
     bench_row(name, buf, "", -1);
 }
@@ -481,7 +485,11 @@ static int rescan_one(void *ud, const char *id)
     return 0;
 }
 
-static void bench_page(const struct server *s, lil_store *st, size_t reps, int runs)
+/* The pages of the store st that server s serves; on: "" (the file store)
+ * or "PostgreSQL: ", which starts the rows' names (the rescan only for the
+ * file store). */
+static void bench_page(const struct server *s, lil_store *st, size_t reps, int runs,
+                       const char *on)
 {
     double *server = calloc(reps, sizeof(double)), *wall = calloc(reps, sizeof(double));
     double *flr = calloc(reps, sizeof(double));
@@ -504,11 +512,14 @@ static void bench_page(const struct server *s, lil_store *st, size_t reps, int r
         json_decref(page);
         free(r.text);
     }
-    snprintf(buf, sizeof(buf), "a page of %d runs (50, last activity first)", runs);
+    snprintf(buf, sizeof(buf), "%sa page of %d runs (50, last activity first)", on,
+             runs);
     page_rows(buf, server, wall, reps);
     struct bench_stats f = bench_stats_of(flr, reps);
     snprintf(buf, sizeof(buf), "p50 %.2f ms, p99 %.2f ms", f.p50, f.p99);
-    bench_row("the floor: lil_run_facts of the page's 50 runs (info)", buf, "", -1);
+    snprintf(path, sizeof(path),
+             "%sthe floor: lil_run_facts of the page's 50 runs (info)", on);
+    bench_row(path, buf, "", -1);
     for (size_t i = 0; i < reps; i++) {
         struct reply r;
 
@@ -520,13 +531,16 @@ static void bench_page(const struct server *s, lil_store *st, size_t reps, int r
         wall[i] = r.wall_ms;
         free(r.text);
     }
-    snprintf(buf, sizeof(buf), "a page of 500 of %d runs (id order, mid-store)", runs);
+    snprintf(buf, sizeof(buf), "%sa page of 500 of %d runs (id order, mid-store)", on,
+             runs);
     page_rows(buf, server, wall, reps);
-    t0 = bench_now_ns();
-    if (lil_store_foreach_run(st, rescan_one, st) != LIL_OK)
-        bench_die("lil_store_foreach_run", LIL_E_IO, lil_store_errmsg(st));
-    snprintf(buf, sizeof(buf), "%.0f ms", (double)(bench_now_ns() - t0) / 1e6);
-    bench_row("a rescan: lil_run_facts of every run (info)", buf, "", -1);
+    if (!*on) {
+        t0 = bench_now_ns();
+        if (lil_store_foreach_run(st, rescan_one, st) != LIL_OK)
+            bench_die("lil_store_foreach_run", LIL_E_IO, lil_store_errmsg(st));
+        snprintf(buf, sizeof(buf), "%.0f ms", (double)(bench_now_ns() - t0) / 1e6);
+        bench_row("a rescan: lil_run_facts of every run (info)", buf, "", -1);
+    }
     free(server);
     free(wall);
     free(flr);
@@ -1052,6 +1066,186 @@ static void bench_clients(const struct bench_cfg *cfg, const struct server *s,
     free(ratio);
 }
 
+/* ---- starting, idling ---------------------------------------------------- */
+
+/* Start the server on store (runs of them) and wait until every run is
+ * read: a row with both times. */
+static void start_timed(const struct bench_cfg *cfg, const char *store, int runs,
+                        const char *on, struct server *s)
+{
+    uint64_t t0 = bench_now_ns();
+    double listening;
+    char name[200], buf[200];
+
+    server_start(cfg, store, s);
+    listening = (double)(bench_now_ns() - t0) / 1e9;
+    wait_indexed(s, runs);
+    snprintf(name, sizeof(name), "%slil serve started on %d runs (info)", on, runs);
+    snprintf(buf, sizeof(buf), "listening after %.1f s, every run read after %.1f s",
+             listening, (double)(bench_now_ns() - t0) / 1e9);
+    bench_row(name, buf, "", -1);
+}
+
+/* CPU time of the processes (pids, n of them) so far, ms. */
+static double cpu_ms_of_all(const pid_t *pids, size_t n)
+{
+    double ms = 0;
+
+    for (size_t i = 0; i < n; i++)
+        ms += cpu_ms_of(pids[i]);
+    return ms;
+}
+
+/* What the server costs while nobody asks anything: its CPU time (and that
+ * of the PostgreSQL backends its connections have, backends[nb]) over
+ * IDLE_MS. */
+static void bench_idle(const struct server *s, const pid_t *backends, size_t nb,
+                       int runs, const char *on)
+{
+    double srv0, pg0, srv, pg;
+    char name[200], buf[200];
+
+    /* every run looked at once by the sweep since it was read (300 a tick,
+       docs/serve.md): a quiet run's look is then one fstat or query */
+    usleep((useconds_t)(runs / 300 + 4) * 250000u);
+    srv0 = cpu_ms_of(s->pid);
+    pg0 = cpu_ms_of_all(backends, nb);
+    usleep(IDLE_MS * 1000u);
+    srv = cpu_ms_of(s->pid) - srv0;
+    pg = cpu_ms_of_all(backends, nb) - pg0;
+    snprintf(name, sizeof(name), "%sidle: %d runs, no browser, nothing moving (info)",
+             on, runs);
+    if (nb)
+        snprintf(buf, sizeof(buf),
+                 "lil serve %.1f%% of a core, its PostgreSQL backend %.1f%%",
+                 100 * srv / IDLE_MS, 100 * pg / IDLE_MS);
+    else
+        snprintf(buf, sizeof(buf), "lil serve %.1f%% of a core", 100 * srv / IDLE_MS);
+    bench_row(name, buf, "", -1);
+}
+
+/* ---- PostgreSQL ------------------------------------------------------------ */
+
+/* The benchmark's store on the server url: schema PG_SCHEMA, the server's
+ * connections named app (application_name) when app is not NULL. */
+static void pg_where(const char *url, const char *app, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s%sschema=" PG_SCHEMA "%s%s", url,
+             strchr(url, '?') ? "&" : "?", app ? "&application_name=" : "",
+             app ? app : "");
+}
+
+static void pg_exec(PGconn *c, const char *sql)
+{
+    PGresult *r = PQexec(c, sql);
+
+    if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK)
+        bench_die(sql, LIL_E_PG, PQerrorMessage(c));
+    PQclear(r);
+}
+
+/* n runs in the store where, made by PG_MAKERS processes at once: run-<k>,
+ * RUN_STEPS steps each, every third completed (as the file store's). */
+static void make_pg_runs(const char *where, int n)
+{
+    pid_t kids[PG_MAKERS];
+    int st;
+
+    for (int m = 0; m < PG_MAKERS; m++) {
+        kids[m] = fork();
+        if (kids[m] < 0)
+            bench_die_errno("fork");
+        if (kids[m] == 0) {
+            struct bench_payload p = {bench_payload_bytes(BENCH_PAYLOAD), BENCH_PAYLOAD,
+                                      0};
+            lil_store *store = NULL;
+            bool bad = lil_store_open(NULL, where, &store) != LIL_OK;
+
+            for (int i = m; !bad && i < n; i += PG_MAKERS) {
+                char id[32];
+                lil_run *run;
+
+                snprintf(id, sizeof(id), "run-%05d", i);
+                run = bench_open_run(store, id, LIL_SYNC_OFF);
+                for (int k = 0; !bad && k < RUN_STEPS; k++)
+                    bad = lil_step(run, "s", bench_fill_fn, &p, NULL) != LIL_OK;
+                bad = bad || (i % 3 == 0 && lil_run_complete(run, "ok", 2) != LIL_OK);
+                bad = lil_run_close(run) != LIL_OK || bad;
+            }
+            lil_store_close(store);
+            _exit(bad);
+        }
+    }
+    for (int m = 0; m < PG_MAKERS; m++)
+        if (waitpid(kids[m], &st, 0) != kids[m] || !WIFEXITED(st) ||
+            WEXITSTATUS(st) != 0)
+            bench_die("making the PostgreSQL runs", LIL_E_PG, "a maker failed");
+}
+
+/* The backends of the server's connections (application_name app): their
+ * pids into pids (cap at most); how many. */
+static size_t pg_backends(PGconn *c, const char *app, pid_t *pids, size_t cap)
+{
+    const char *params[] = {app};
+    PGresult *r = PQexecParams(c,
+                               "SELECT pid FROM pg_stat_activity WHERE "
+                               "application_name = $1",
+                               1, NULL, params, NULL, NULL, 0);
+    size_t n = 0;
+
+    if (PQresultStatus(r) != PGRES_TUPLES_OK)
+        bench_die("pg_stat_activity", LIL_E_PG, PQerrorMessage(c));
+    for (int i = 0; i < PQntuples(r) && n < cap; i++)
+        pids[n++] = (pid_t)atoi(PQgetvalue(r, i, 0));
+    PQclear(r);
+    return n;
+}
+
+/* The same pages on a PostgreSQL store of as many runs: how long the
+ * server takes to start and read them, a page's server time, its idle
+ * cost. */
+static void bench_serve_pg(const struct bench_cfg *cfg, int runs)
+{
+    static const char app[] = "lil-serve-bench";
+    char where[2048], served[2048];
+    lil_schema_info info = {.struct_size = sizeof(info)};
+    struct server s = {0};
+    pid_t backends[8];
+    lil_store *st = NULL;
+    PGconn *c;
+    lil_status rc;
+    uint64_t t0;
+
+    if (!cfg->pg) {
+        bench_row("PostgreSQL: lil serve",
+                  "not run: no server (lil_bench --pg URL; bench/run.sh starts one "
+                  "when PostgreSQL is installed)",
+                  "", -1);
+        return;
+    }
+    c = PQconnectdb(cfg->pg);
+    if (PQstatus(c) != CONNECTION_OK)
+        bench_die("PQconnectdb", LIL_E_PG, PQerrorMessage(c));
+    pg_exec(c, "DROP SCHEMA IF EXISTS " PG_SCHEMA " CASCADE");
+    pg_where(cfg->pg, NULL, where, sizeof(where));
+    pg_where(cfg->pg, app, served, sizeof(served));
+    if ((rc = lil_store_schema(NULL, where, LIL_SCHEMA_INIT, &info)) != LIL_OK)
+        bench_die("lil_store_schema (PostgreSQL)", rc, lil_errmsg());
+    t0 = bench_now_ns();
+    make_pg_runs(where, runs);
+    fprintf(stderr, "lil serve: %d PostgreSQL runs made in %.1f s\n", runs,
+            (double)(bench_now_ns() - t0) / 1e9);
+    start_timed(cfg, served, runs, "PostgreSQL: ", &s);
+    if ((rc = lil_store_open(NULL, where, &st)) != LIL_OK)
+        bench_die("lil_store_open (PostgreSQL)", rc, lil_errmsg());
+    bench_page(&s, st, cfg->quick ? 20 : 100, runs, "PostgreSQL: ");
+    lil_store_close(st);
+    bench_idle(&s, backends, pg_backends(c, app, backends, 8), runs, "PostgreSQL: ");
+    server_stop(&s);
+    pg_exec(c, "DROP SCHEMA IF EXISTS " PG_SCHEMA " CASCADE");
+    PQfinish(c);
+}
+
 void bench_serve(const struct bench_cfg *cfg)
 {
     char store[4096];
@@ -1065,17 +1259,15 @@ void bench_serve(const struct bench_cfg *cfg)
     make_runs(store, runs);
     fprintf(stderr, "lil serve: %d runs made in %.1f s\n", runs,
             (double)(bench_now_ns() - t0) / 1e9);
-    t0 = bench_now_ns();
-    server_start(cfg, store, &s);
-    wait_indexed(&s, runs);
-    fprintf(stderr, "lil serve: started and every run read in %.1f s\n",
-            (double)(bench_now_ns() - t0) / 1e9);
+    bench_section("lil serve: pages, events, and browsers beside a loop");
+    start_timed(cfg, store, runs, "", &s);
     if ((rc = lil_store_open(NULL, store, &st)) != LIL_OK)
         bench_die("lil_store_open", rc, lil_errmsg());
-    bench_section("lil serve: pages, events, and browsers beside a loop");
-    bench_page(&s, st, cfg->quick ? 20 : 100, runs);
+    bench_page(&s, st, cfg->quick ? 20 : 100, runs, "");
     bench_sse(&s, st, cfg->quick ? 10 : 40);
+    bench_idle(&s, NULL, 0, runs, "");
     lil_store_close(st);
     bench_clients(cfg, &s, store);
     server_stop(&s);
+    bench_serve_pg(cfg, runs);
 }
