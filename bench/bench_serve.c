@@ -87,7 +87,7 @@
 #define TARGET_SSE_MS    1000.0
 #define TARGET_SLOWDOWN  1.05
 #define REPLY_MAX        (16u << 20)
-#define IDLE_MS          3000 /* the idle server's CPU, measured so long */
+#define IDLE_MS          5000 /* the idle server's CPU, measured so long (in ticks of 10 ms) */
 #define PG_SCHEMA        "serve_bench"
 #define PG_MAKERS        4 /* processes making the PostgreSQL runs */
 
