@@ -8,10 +8,11 @@
  * NAME: raw, sync, bytes, resume, record, group, replay, spec, shell, loop, agent,
  * watch, pg, python, letitloop, langgraph, workers, mcp, serve (default: all).  PATH:
  * the `lil` command the loop group starts (default: the one built beside lil_bench,
- * ../cli/lil). URL: the PostgreSQL server of the pg and workers groups (bench_pg.c,
- * bench_workers.c; run.sh starts one). DIR must be on the disk under test (the raw
- * loops and the store live there) and is left with nothing in it but the stores and the
- * runs the benchmarks made (run.sh removes it).
+ * ../cli/lil). URL: the PostgreSQL server of the pg and workers groups and of the
+ * serve group's PostgreSQL rows (bench_pg.c, bench_workers.c, bench_serve.c; run.sh
+ * starts one). DIR must be on the disk under test (the raw loops and the store live
+ * there) and is left with nothing in it but the stores and the runs the benchmarks
+ * made (run.sh removes it).
  */
 #define _GNU_SOURCE
 #include <libgen.h>

@@ -31,14 +31,15 @@ cmake --build build/release >&2 || {
 }
 
 scratch=$(mktemp -d "$root/build/release/bench-run.XXXXXX")
-# The pg and workers groups need a PostgreSQL server: one of its own (tests/pg/pgserver.sh,
+# The pg, workers and serve groups need a PostgreSQL server (serve: for its
+# PostgreSQL rows): one of its own (tests/pg/pgserver.sh,
 # fsync on, a unix socket) in a short directory (the socket's path is
 # limited), on the same disk as /tmp, stopped at the end.  Without the
 # server programs the group says it did not run.
 pgdir=
 pg=
 case "$only" in
-    "" | *"--only pg"* | *"--only workers"*)
+    "" | *"--only pg"* | *"--only workers"* | *"--only serve"*)
         pgdir=$(mktemp -d /tmp/lil-bench-pg.XXXXXX)
         if pg=$(bash "$root/tests/pg/pgserver.sh" start "$pgdir" 2>&2); then
             echo "== PostgreSQL server in $pgdir" >&2

@@ -25,8 +25,10 @@
  *
  * Handlers answer JSON.  A handler is called only for a request that
  * passed its route's checks (session, CSRF, Origin, read-only); it fills
- * a serve_answer and returns.  Strings from journals and specs are sent as
- * JSON strings: the page renders them as text, never as markup.
+ * a serve_answer and returns: a document, or its text made already (what
+ * many browsers ask for again and again is turned into text once).  Strings from
+ * journals and specs are sent as JSON strings: the page renders them as text, never as
+ * markup.
  */
 #ifndef LIL_CLI_SERVE_H
 #define LIL_CLI_SERVE_H
@@ -41,15 +43,18 @@
 #include "../jobs.h"
 
 #define SERVE_DEFAULT_LISTEN "127.0.0.1:8420"
-#define SERVE_TICK_MS        250       /* how often serve_tick runs */
-#define SERVE_KEEPALIVE_MS   15000     /* a comment on a quiet event stream */
-#define SERVE_BODY_MAX       (1 << 20) /* a POST body, bytes */
-#define SERVE_QUERY_MAX      32        /* parameters in a query or a form */
-#define SERVE_VALUE_MAX      4096      /* bytes of one parameter's value */
-#define SERVE_SESSIONS_MAX   256       /* logged-in sessions at once */
-#define SERVE_STREAMS_MAX    512       /* event streams at once */
-#define SERVE_USER_MAX       64        /* bytes of a user name */
-#define SERVE_SECRET_HEX     64        /* a token, cookie or CSRF: 32 bytes, hex */
+#define SERVE_TICK_MS        250 /* how often serve_tick runs */
+#define SERVE_FILL_TICK_MS                                                    \
+    70                               /* how often serve_index_tick runs while \
+                                        rows are unread (a budget each) */
+#define SERVE_KEEPALIVE_MS 15000     /* a comment on a quiet event stream */
+#define SERVE_BODY_MAX     (1 << 20) /* a POST body, bytes */
+#define SERVE_QUERY_MAX    32        /* parameters in a query or a form */
+#define SERVE_VALUE_MAX    4096      /* bytes of one parameter's value */
+#define SERVE_SESSIONS_MAX 256       /* logged-in sessions at once */
+#define SERVE_STREAMS_MAX  512       /* event streams at once */
+#define SERVE_USER_MAX     64        /* bytes of a user name */
+#define SERVE_SECRET_HEX   64        /* a token, cookie or CSRF: 32 bytes, hex */
 
 /* What `lil serve` was asked to do (cmd_serve.c fills it from the flags). */
 struct serve_opts {
@@ -150,6 +155,33 @@ struct serve_route {
 int serve_route_find(const char *method, const char *path,
                      const struct serve_route **route, char *arg, size_t arg_len);
 
+/* ---- JSON text made once, sent many times (serve_answer.c) -------------- */
+
+/* A document's compact JSON text, shared by the answers and the events
+ * that send it: counted references (one thread: a plain count), freed when
+ * the last goes.  The index keeps the text of the pages it answered, so
+ * the same page asked for again is a lookup, and libmicrohttpd sends the
+ * bytes from here (no copy) while it holds a reference. */
+struct serve_text {
+    size_t refs;
+    size_t len;  /* bytes of data, the NUL aside */
+    size_t cap;  /* bytes data has room for, the NUL aside */
+    char data[]; /* NUL-terminated */
+};
+
+/* doc as compact JSON text, one reference (NULL: out of memory). */
+struct serve_text *serve_text_of(const json_t *doc);
+/* An empty text with room for cap bytes, one reference (NULL: out of
+ * memory).  serve_text_add appends len bytes to a text nobody else holds
+ * yet (it may move: *t updated): 0, or -1 out of memory (*t is then freed
+ * and NULL). */
+struct serve_text *serve_text_new(size_t cap);
+int serve_text_add(struct serve_text **t, const char *bytes, size_t len);
+/* One more reference to t (t NULL: NULL). */
+struct serve_text *serve_text_ref(struct serve_text *t);
+/* One reference fewer (t NULL: nothing). */
+void serve_text_unref(struct serve_text *t);
+
 /* ---- handlers: what a call has, what it answers ------------------------ */
 
 struct serve_call {
@@ -161,8 +193,10 @@ struct serve_call {
 };
 
 struct serve_answer {
-    unsigned status; /* HTTP status; 200 unless set */
-    json_t *json;    /* the body (taken), or NULL: {"error"} of serve_fail */
+    unsigned status;         /* HTTP status; 200 unless set */
+    json_t *json;            /* the body (taken), or NULL: {"error"} of serve_fail */
+    struct serve_text *text; /* or the body as text already (a reference, taken):
+                                sent as it is when set, json then ignored */
 };
 
 /* Answer with status and {"error": message}. */
@@ -170,6 +204,8 @@ void serve_fail(struct serve_answer *a, unsigned status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Answer 200 with doc (taken; NULL: 500 out of memory). */
 void serve_ok(struct serve_answer *a, json_t *doc);
+/* Answer 200 with the text t (a reference, taken; NULL: 500 out of memory). */
+void serve_ok_text(struct serve_answer *a, struct serve_text *t);
 
 /* serve_api_runs.c */
 void serve_get_runs(struct serve_call *c, struct serve_answer *a);
@@ -237,14 +273,21 @@ struct serve_filter {
 /* Read every run's row (startup).  0, or -1 with the reason in err. */
 int serve_index_open(struct serve *srv, char *err, size_t err_len);
 void serve_index_free(struct serve *srv);
-/* One page: {"runs": [row...], "total", "offset", "limit", "counts":
- * {status: n} of every run, "store"}.  NULL: out of memory. */
-json_t *serve_index_page(struct serve *srv, const struct serve_filter *f);
+/* One page, as JSON text (a reference): {"runs": [row...], "total",
+ * "offset", "limit", "counts": {status: n} of every run, "store",
+ * "indexing"}.  The same page asked for again while no row changed is the
+ * same text.  NULL: out of memory. */
+struct serve_text *serve_index_page(struct serve *srv, const struct serve_filter *f);
 /* Look again at run_id now (an action touched it). */
 void serve_index_touch(struct serve *srv, const char *run_id);
 /* Called each tick: look at what may have changed, within its time budget;
  * broadcast "runs" with the rows that changed. */
 void serve_index_tick(struct serve *srv);
+/* Are rows still unread (the index filling after the start, or after many
+ * runs were made)?  serve_http.c then calls serve_index_tick every
+ * SERVE_FILL_TICK_MS too, so a slow store is read in about the time its
+ * runs take to read, and a request still waits at most one budget. */
+bool serve_index_filling(const struct serve *srv);
 
 /* ---- serve_jobs.c, serve_lab.c ------------------------------------------ */
 

@@ -127,7 +127,7 @@ void serve_get_runs(struct serve_call *c, struct serve_answer *a)
 
     if (runs_filter(c->query, &f, a) != 0)
         return;
-    serve_ok(a, serve_index_page(c->srv, &f));
+    serve_ok_text(a, serve_index_page(c->srv, &f));
 }
 
 /* ---- GET /api/runs/{id} -------------------------------------------------- */

@@ -11,8 +11,9 @@
  *
  * One thread polls libmicrohttpd's epoll descriptor and a self-pipe that
  * SIGINT and SIGTERM write to, with the shortest of the daemon's timeout,
- * the next tick (SERVE_TICK_MS) and the next keep-alive; then it runs the
- * daemon and, when due, serve_tick.  A signal ends the loop: the streams
+ * the next tick (SERVE_TICK_MS; while the index has rows unread, its own
+ * tick every SERVE_FILL_TICK_MS too) and the next keep-alive; then it runs
+ * the daemon and, when due, serve_tick.  A signal ends the loop: the streams
  * close, what is buffered is sent (a second at most), exit 0.
  */
 #include "serve_http.h"
@@ -25,6 +26,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,6 +254,31 @@ enum MHD_Result serve_reply_json(struct serve_req *req, unsigned status, json_t 
     return serve_queue(req, status, resp, true);
 }
 
+/* libmicrohttpd is done with a text's bytes: its reference goes. */
+static void text_sent(void *data)
+{
+    char *bytes = data;
+
+    serve_text_unref(
+        (struct serve_text *)(void *)(bytes - offsetof(struct serve_text, data)));
+}
+
+enum MHD_Result serve_reply_text(struct serve_req *req, unsigned status,
+                                 struct serve_text *t)
+{
+    struct MHD_Response *resp;
+
+    if (!t)
+        return serve_reply_json(req, status, NULL);
+    resp =
+        MHD_create_response_from_buffer_with_free_callback(t->len, t->data, text_sent);
+    if (!resp)
+        return MHD_NO;
+    serve_text_ref(t); /* text_sent's */
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    return serve_queue(req, status, resp, true);
+}
+
 enum MHD_Result serve_reply_error(struct serve_req *req, unsigned status,
                                   const char *fmt, ...)
 {
@@ -279,8 +306,8 @@ void serve_tick(struct serve *srv)
     serve_lab_tick(srv);
 }
 
-/* How long poll may wait: the daemon's timeout, the next tick, the next
- * keep-alive. */
+/* How long poll may wait: the daemon's timeout, the next tick (or index
+ * tick while the index fills), the next keep-alive. */
 static int wait_ms(const struct serve_http *h, int64_t now, int64_t next_tick,
                    int64_t keepalive_ms)
 {
@@ -296,15 +323,25 @@ static int wait_ms(const struct serve_http *h, int64_t now, int64_t next_tick,
     return (int)t;
 }
 
+/* The next time a tick is due: the regular one, or sooner an index tick
+ * while rows are unread. */
+static int64_t next_due(const struct serve *srv, int64_t next_tick, int64_t next_fill)
+{
+    return serve_index_filling(srv) && next_fill < next_tick ? next_fill : next_tick;
+}
+
 static void serve_loop(struct serve *srv, int epoll_fd)
 {
     struct serve_http *h = srv->http;
     int64_t next_tick = serve_now_ms() + SERVE_TICK_MS, keepalive_ms = -1;
+    int64_t next_fill = serve_now_ms() + SERVE_FILL_TICK_MS;
 
     while (!cli_stop_requested()) {
         struct pollfd pfd[2] = {{.fd = epoll_fd, .events = POLLIN},
                                 {.fd = cli_stop_pipe_fd(), .events = POLLIN}};
-        int n = poll(pfd, 2, wait_ms(h, serve_now_ms(), next_tick, keepalive_ms));
+        int n = poll(pfd, 2,
+                     wait_ms(h, serve_now_ms(), next_due(srv, next_tick, next_fill),
+                             keepalive_ms));
         int64_t now;
 
         if (n < 0 && errno != EINTR)
@@ -319,6 +356,10 @@ static void serve_loop(struct serve *srv, int epoll_fd)
         if (now >= next_tick) {
             serve_tick(srv);
             next_tick = now + SERVE_TICK_MS;
+            next_fill = now + SERVE_FILL_TICK_MS;
+        } else if (now >= next_fill && serve_index_filling(srv)) {
+            serve_index_tick(srv);
+            next_fill = now + SERVE_FILL_TICK_MS;
         }
         keepalive_ms = serve_streams_keepalive(srv, serve_now_ms());
     }

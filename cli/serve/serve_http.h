@@ -79,6 +79,10 @@ enum MHD_Result serve_reply(struct serve_req *req, unsigned status,
                             bool api);
 /* Queue a JSON document (doc borrowed). */
 enum MHD_Result serve_reply_json(struct serve_req *req, unsigned status, json_t *doc);
+/* Queue JSON text made already (t borrowed: the answer holds a reference
+ * of its own until libmicrohttpd has sent it; its bytes are not copied). */
+enum MHD_Result serve_reply_text(struct serve_req *req, unsigned status,
+                                 struct serve_text *t);
 /* Queue {"error": message} with status. */
 enum MHD_Result serve_reply_error(struct serve_req *req, unsigned status,
                                   const char *fmt, ...)

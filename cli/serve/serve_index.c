@@ -15,8 +15,9 @@
  *      waiting, uncertain, or with a record in the last INDEX_RECENT_NS:
  *      one lil_run_poll each (one fstat, or one indexed query), the row
  *      read again only when the run grew (and no sooner than 20 times what
- *      its last read took after it: a long journal that grows every tick
- *      costs the server at most a twentieth of its time); a run a process
+ *      its last read took after it, nor looked at sooner than 20 times
+ *      what its last look took: a long journal that grows every tick
+ *      costs the server at most a tenth of its time); a run a process
  *      holds, or the queue has, is also read again every INDEX_REFRESH_US
  *      (its holder may die, a worker may claim it, without a record);
  *   3. runs not read yet (the index is filled a budget at a time; a run
@@ -259,8 +260,10 @@ static void note_row(struct serve_index *ix, struct index_run *e, const json_t *
     const char *status = json_string_value(json_object_get(row, "status"));
     int64_t last_ns = (int64_t)json_integer_value(json_object_get(row, "last_ns"));
 
-    if (last_ns != e->last_ns || !status || strcmp(status, e->status) != 0)
+    if (!e->row) /* a run joins the pages */
         ix->dirty = true;
+    else if (last_ns != e->last_ns || !status || strcmp(status, e->status) != 0)
+        ix->reorder = true;
     copy_word(e->status, row, "status");
     copy_word(e->word, row, "word");
     e->is_loop = kind && strcmp(kind, "loop") == 0;
@@ -323,12 +326,21 @@ static void tell_watchers(struct serve *srv, const struct index_run *e)
 /* One look at e (lil_run_poll); its row read again when it grew, or when
  * it is due a refresh -- but not sooner than INDEX_COST_FACTOR times what
  * its last read cost after that read (a long run that grows every tick is
- * read again less often; e->stale remembers it is owed one). */
+ * read again less often; e->stale remembers it is owed one).  The look
+ * itself reads the journal when it moved: it too waits INDEX_COST_FACTOR
+ * times what the last cost. */
 static void look_at(struct serve *srv, struct index_run *e)
 {
     int changed = 0;
-    lil_status rc = lil_run_poll(srv->store, e->id, &e->mark, &changed);
-    int64_t since = index_clock_us() - e->read_us;
+    int64_t start = index_clock_us(), since;
+    lil_status rc;
+
+    if (start - e->poll_us < INDEX_COST_FACTOR * e->poll_cost_us)
+        return; /* its last look read a long journal: not yet */
+    rc = lil_run_poll(srv->store, e->id, &e->mark, &changed);
+    e->poll_us = index_clock_us();
+    e->poll_cost_us = e->poll_us - start;
+    since = e->poll_us - e->read_us;
 
     if (rc != LIL_OK && rc != LIL_E_NOTFOUND)
         changed = since >= INDEX_REFRESH_US;
@@ -644,10 +656,19 @@ void serve_index_tick(struct serve *srv)
     deadline = start + (ix->nread < ix->n ? INDEX_FILL_TICK_US : INDEX_TICK_US);
     follow_list(srv);
     serve_streams_watched(srv, note_watched, srv);
-    pass_live(srv, deadline);
+    /* while rows are unread, the live runs get half the budget at most:
+       many runs made lately (all "active") would starve the filling */
+    pass_live(srv, ix->nread < ix->n ? start + INDEX_FILL_TICK_US / 2 : deadline);
     /* a run just made is read now even when listing took the budget */
     now = index_clock_us();
     pass_unread(srv, deadline > now + INDEX_NEW_US ? deadline : now + INDEX_NEW_US);
     pass_sweep(srv, deadline);
     broadcast_changes(srv);
+}
+
+bool serve_index_filling(const struct serve *srv)
+{
+    const struct serve_index *ix = srv ? srv->index : NULL;
+
+    return ix && ix->nread < ix->n;
 }

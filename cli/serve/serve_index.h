@@ -6,7 +6,8 @@
  * ids (so a run is found by bisection).  An entry keeps its row as compact
  * JSON text (a row's json_t is heavy; 10,000 of them as text fit in a few
  * MB) and, beside it, what filters and sorts read: status, word, kind,
- * loop id, last activity.  A page parses the rows it returns, no others.
+ * loop id, last activity.  A page is made of the texts of the rows it
+ * returns: no row is parsed.
  */
 #ifndef LIL_CLI_SERVE_INDEX_H
 #define LIL_CLI_SERVE_INDEX_H
@@ -17,6 +18,8 @@
 #include <stdint.h>
 
 #include <jansson.h>
+
+struct serve_text;
 
 #define INDEX_WORD_MAX   16 /* bytes of a status word and its NUL */
 #define INDEX_PAGES_KEPT 8  /* pages kept for the same request again */
@@ -36,6 +39,8 @@ struct index_run {
     int64_t last_ns;      /* the row's "last_ns" (0: none) */
     int64_t read_us;      /* when the row was read (index_clock_us) */
     int64_t read_cost_us; /* what that read took */
+    int64_t poll_us;      /* when it was last looked at (lil_run_poll) */
+    int64_t poll_cost_us; /* what that look took (it reads a journal that moved) */
     bool stale;           /* it grew since: to be read again */
     unsigned watched;     /* the tick that found an event stream watching it */
     lil_run_mark mark;
@@ -54,9 +59,11 @@ struct serve_index {
     unsigned queue_tick; /* the tick that read it */
     json_t *changed;     /* rows changed since the last broadcast */
     json_t *removed;     /* ids removed since the last broadcast */
-    /* serve_index_page's, made again when a row's status or time changed,
-     * or the list did (ix->dirty) */
-    bool dirty;
+    /* serve_index_page's: made again when the runs read changed (a run
+     * read for the first time, the list: ix->dirty); when only a row's
+     * status or time did (ix->reorder), the counts are made again and the
+     * order only when it no longer holds */
+    bool dirty, reorder;
     size_t *by_last; /* the read entries' indexes, last activity first */
     size_t nby_last;
     json_t *counts;   /* {status: n} of the read entries */
@@ -67,7 +74,7 @@ struct serve_index {
     struct {
         char *key; /* the filter, as page_key writes it */
         uint64_t version;
-        json_t *doc;
+        struct serve_text *text; /* the page's JSON text (serve.h) */
     } pages[INDEX_PAGES_KEPT];
 
     size_t next_page; /* the slot the next page takes */

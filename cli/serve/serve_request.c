@@ -13,7 +13,9 @@
  * collected (413 past the cap), parsed as a JSON object (400 naming the
  * line and column; an empty body is {}), the handler called with the
  * session looked up again (a logout may have ended it meanwhile), and its
- * answer sent as JSON.
+ * answer sent as JSON: a document turned into text here, or the text the
+ * handler had made already (a page many browsers ask for), sent from
+ * where it is without a copy.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -259,19 +261,23 @@ static enum MHD_Result call_handler(struct serve_req *req, json_t *body)
 {
     struct serve_session *sess = serve_auth_request(req);
     struct serve_call c = {req->srv, sess, req->arg, &req->query, body};
-    struct serve_answer a = {200, NULL};
+    struct serve_answer a = {200, NULL, NULL};
     enum MHD_Result ret;
 
     if (!sess && !(req->route->flags & SERVE_PUBLIC))
         return serve_reply_error(req, 401, "Unauthorized: the session ended");
     req->route->handler(&c, &a); /* sess may be gone after a logout */
-    if (!a.json)
+    if (!a.json && !a.text)
         serve_fail(&a, 500, "Internal Server Error: no answer");
     if (a.status == 200 && is_logout(req->route))
         snprintf(req->set_cookie, sizeof(req->set_cookie),
                  SERVE_SESSION_COOKIE
                  "=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0");
-    ret = serve_reply_json(req, a.status ? a.status : 200, a.json);
+    if (a.text)
+        ret = serve_reply_text(req, a.status ? a.status : 200, a.text);
+    else
+        ret = serve_reply_json(req, a.status ? a.status : 200, a.json);
+    serve_text_unref(a.text);
     json_decref(a.json);
     return ret;
 }

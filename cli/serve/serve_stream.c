@@ -6,7 +6,8 @@
  * buffer: first `event: hello` ({"server_ms"}: the server's clock, ms
  * since the epoch), then each event broadcast to it (`event: TYPE`,
  * `data: JSON`, a blank line), and a comment `: keepalive` when it was
- * quiet for SERVE_KEEPALIVE_MS.  When the buffer is empty the reader
+ * quiet for SERVE_KEEPALIVE_MS.  An event broadcast is turned into text
+ * once, whatever the number of streams.  When the buffer is empty the reader
  * suspends the connection; what appends to the buffer resumes it.  A
  * stream ends when its session ends (logout), when the server stops, or
  * when its client reads too slowly (more than STREAM_BUFFER_MAX bytes
@@ -38,6 +39,8 @@ struct serve_stream {
 struct serve_streams {
     struct serve_stream *list;
     size_t n;
+    int64_t due_ms; /* no keep-alive is due before this (a write only puts a
+                       stream's next one later): the list is walked then */
 };
 
 /* ---- the buffer ------------------------------------------------------------- */
@@ -81,25 +84,31 @@ static bool append(struct serve_stream *st, const char *text, size_t len)
     return true;
 }
 
-/* Append one event (doc borrowed). */
-static void send_event(struct serve *srv, struct serve_stream *st, const char *type,
-                       json_t *doc)
+/* Append one event whose data is text (JSON, one line). */
+static void send_text(struct serve *srv, struct serve_stream *st, const char *type,
+                      const struct serve_text *text)
 {
     char head[96];
-    char *text;
     int n;
 
     if (st->closed)
         return;
-    text = json_dumps(doc, JSON_COMPACT);
-    if (!text)
-        return;
     n = snprintf(head, sizeof(head), "event: %.64s\ndata: ", type);
-    if (append(st, head, (size_t)n) && append(st, text, strlen(text)))
+    if (append(st, head, (size_t)n) && append(st, text->data, text->len))
         (void)append(st, "\n\n", 2);
-    free(text);
     st->last_write_ms = serve_now_ms();
     wake(srv, st);
+}
+
+/* Append one event (doc borrowed). */
+static void send_event(struct serve *srv, struct serve_stream *st, const char *type,
+                       const json_t *doc)
+{
+    struct serve_text *text = st->closed ? NULL : serve_text_of(doc);
+
+    if (text)
+        send_text(srv, st, type, text);
+    serve_text_unref(text);
 }
 
 /* ---- the response ------------------------------------------------------------ */
@@ -229,11 +238,18 @@ void serve_stream_gone(struct serve_req *req)
 void serve_broadcast(struct serve *srv, const char *type, const char *run_id,
                      json_t *doc)
 {
+    struct serve_text *text = NULL; /* made once, for the first stream */
+
     if (!srv->streams)
         return;
-    for (struct serve_stream *st = srv->streams->list; st; st = st->next)
-        if (!run_id || strcmp(st->run, run_id) == 0)
-            send_event(srv, st, type, doc);
+    for (struct serve_stream *st = srv->streams->list; st; st = st->next) {
+        if (st->closed || (run_id && strcmp(st->run, run_id) != 0))
+            continue;
+        if (!text && !(text = serve_text_of(doc)))
+            return;
+        send_text(srv, st, type, text);
+    }
+    serve_text_unref(text);
 }
 
 void serve_streams_watched(struct serve *srv, void (*fn)(const char *run_id, void *ud),
@@ -267,8 +283,10 @@ int64_t serve_streams_keepalive(struct serve *srv, int64_t now_ms)
     static const char comment[] = ": keepalive\n\n";
     int64_t next = -1;
 
-    if (!srv->streams)
+    if (!srv->streams || !srv->streams->list)
         return -1;
+    if (srv->streams->due_ms > now_ms) /* called after every run of the daemon */
+        return srv->streams->due_ms - now_ms;
     for (struct serve_stream *st = srv->streams->list; st; st = st->next) {
         int64_t due = st->last_write_ms + SERVE_KEEPALIVE_MS;
         if (st->closed)
@@ -282,6 +300,7 @@ int64_t serve_streams_keepalive(struct serve *srv, int64_t now_ms)
         if (next < 0 || due - now_ms < next)
             next = due - now_ms;
     }
+    srv->streams->due_ms = next < 0 ? now_ms + SERVE_KEEPALIVE_MS : now_ms + next;
     return next;
 }
 
