@@ -85,7 +85,8 @@ class Bench:
         return max(r["t1"] for r in reqs) - min(r["t0"] for r in reqs), run, wall
 
     def calibrate(self, engine, steps):
-        """Rounds beside the floor; returns T (s) or None."""
+        """Rounds beside the floor; returns (T, W) in s -- the longest life
+        and the longest span of requests -- or None."""
         floor = registry.floors()[engine.lang]
         rounds = 2 if self.a.quick else 5
         spans, fspans, walls, disk = [], [], [], None
@@ -100,15 +101,15 @@ class Bench:
                 disk = dir_bytes(engine.state(self.ctx, got[1]))
         if engine.name != "plain" and engine.cost:
             self.costs.append(summary.overhead(engine, steps, spans, fspans, disk))
-        return max(walls)
+        return max(walls), max(spans)
 
-    def campaign(self, engine, steps, fault, t_full, target, hooks=None):
+    def campaign(self, engine, steps, fault, times, target, hooks=None):
         trials, measures = [], []
         faults, t_end = 0, time.monotonic() + self.a.budget
         while faults < target and time.monotonic() < t_end:
             run = self.new_run(engine)
-            out = Trial(engine, self.ctx, self.srv.rec, run, steps, fault, self.rng, t_full,
-                        self.a.faults_per_trial, hooks=hooks).go()
+            out = Trial(engine, self.ctx, self.srv.rec, run, steps, fault, self.rng, times[0],
+                        self.a.faults_per_trial, hooks=hooks, t_work=times[1]).go()
             calls, effects = self.srv.rec.snapshot(run)
             trials.append(out)
             measures.append(analyze.trial(calls, effects, out["tags"], steps))
@@ -124,13 +125,13 @@ class Bench:
     def engine(self, engine, faults=("sigkill",), hooks=None):
         for steps in self.a.steps:
             log(f"{engine.name}: N={steps}, rounds without faults")
-            t_full = self.calibrate(engine, steps)
-            if t_full is None:
+            times = self.calibrate(engine, steps)
+            if times is None:
                 self.skipped.append(f"{engine.label}, N = {steps}: the pipeline did not "
                                     "complete without faults (see engines.log)")
                 continue
             for fault in faults:
-                self.campaign(engine, steps, fault, t_full, self.a.target, hooks)
+                self.campaign(engine, steps, fault, times, self.a.target, hooks)
 
 
 def prepare_venvs(a, ctx, engines, skipped):

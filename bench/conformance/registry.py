@@ -54,12 +54,14 @@ class Engine:
     store: str = "dir"  # "dir", "sqlite" (a URL to a file) or "pg"
     extra_env: dict = field(default_factory=dict)
     cost: bool = True  # a row of the table without faults
+    pg_db: str = ""  # the database of a "pg" store, when not the server's default
 
     # -- how a life starts ---------------------------------------------------
     def state(self, ctx, run):
         """CONF_DIR of one trial's pipeline."""
         if self.store == "pg":
-            return ctx.pg_url
+            return ctx.pg_url.replace(":///postgres?", f":///{self.pg_db}?") if self.pg_db \
+                else ctx.pg_url
         d = os.path.join(ctx.scratch, self.name, run)
         os.makedirs(os.path.dirname(d), exist_ok=True)
         return f"sqlite:///{d}.sqlite" if self.store == "sqlite" else d
@@ -74,7 +76,7 @@ class Engine:
                  **self.extra_env)
         for k in ("LIL_DIR", "LIL_SYNC", "OPENAI_API_KEY", "LIL_LLM_API_KEY"):
             e.pop(k, None)
-        if self.name.startswith("lil-loop"):
+        if isinstance(self, LoopEngine):
             e["LIL_DIR"] = e["CONF_DIR"]
         return e
 
@@ -248,5 +250,13 @@ def pg_engines():
                 "for the server's WAL flush)", "c", surfaces_uncertain=True, store="pg"),
         Engine("dbos-pg", "DBOS 3.4.0 (PostgreSQL system database)",
                "its defaults on PostgreSQL", "python", venv=DBOS, script="dbos_py.py",
-               store="pg"),
+               store="pg", pg_db="dbos_conformance"),
     ]
+
+
+def worker_engine():
+    """The loop face queued on PostgreSQL and run by `lil worker`
+    (pgfaults.py); its rounds without faults are `lil run` on that store."""
+    return LoopEngine("lil-worker", "lil as a LoopSpec loop, lil worker on PostgreSQL",
+                      SYNC_FULL + "; lease 1 s (LIL_PG_LEASE_MS)", "c",
+                      surfaces_uncertain=True, recover_runs=True, store="pg")

@@ -23,6 +23,7 @@ Both servers wait a fixed time before answering (``llm_delay``,
 the set of calls in flight is kept for the kill's classification.
 """
 
+import bisect
 import json
 import re
 import threading
@@ -46,6 +47,7 @@ class Recorder:
         self.keys = {}  # idempotency key -> answer
         self.inflight = 0
         self.serial = 0
+        self.arrivals = []  # arrival time of every request, as it arrives
 
     def next_serial(self):
         with self.lock:
@@ -55,6 +57,7 @@ class Recorder:
     def begin(self):
         with self.lock:
             self.inflight += 1
+            self.arrivals.append(time.monotonic())
 
     def end(self):
         with self.lock:
@@ -69,6 +72,13 @@ class Recorder:
         with self.lock:
             return ([c for c in self.calls if c["run"] == run],
                     [e for e in self.effects if e["run"] == run])
+
+    def arrival_after(self, t0):
+        """The first arrival at or after t0 (monotonic), or None (arrivals
+        are appended under the lock, so they are in order)."""
+        with self.lock:
+            k = bisect.bisect_left(self.arrivals, t0)
+            return self.arrivals[k] if k < len(self.arrivals) else None
 
     def first_after(self, t0):
         """Arrival time of the first request at or after t0 (monotonic), or None."""

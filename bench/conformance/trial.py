@@ -1,10 +1,15 @@
 """trial.py -- one trial: a pipeline run to completion under a fault.
 
-A trial starts the engine (a *life*), and a fault ends the life at a
-moment drawn uniformly in [0, T] after its start (T: how long the whole
-pipeline took this engine without faults), up to a number of faults per
-trial; then the engine is started again, until a life completes the
-pipeline.  What a fault does:
+A trial starts the engine (a *life*), and a fault strikes the life at a
+uniformly random moment, up to a number of faults per trial; then the
+engine is started again, until a life completes the pipeline.  One fault
+in four is drawn in [0, T] after the life's start (T: how long a whole
+life took this engine without faults: start-up, replay and work), the
+others in [0, W] after the life's first request (W: how long the
+pipeline's requests took without faults), so that most land while the
+engine works on the pipeline, inside steps and between them.  A life that
+makes no request (it replays to the end, or reports uncertain effects at
+once) is struck only by the first kind.  What a fault does:
 
   sigkill     SIGKILL to the life's process group
   powercut    SIGKILL, then the power cut of the test harness (lil_c cut:
@@ -31,10 +36,11 @@ import time
 
 class Trial:
     def __init__(self, engine, ctx, rec, run, steps, fault, rng, t_full, max_faults,
-                 hooks=None, life_timeout=120.0):
+                 hooks=None, life_timeout=120.0, t_work=None):
         self.e, self.ctx, self.rec = engine, ctx, rec
         self.run, self.steps, self.fault, self.rng = run, steps, fault, rng
         self.t_full, self.max_faults = t_full, max_faults
+        self.t_work = t_work if t_work is not None else t_full
         self.hooks = hooks or {}
         self.life_timeout = life_timeout
         self.out = {"run": run, "faults": 0, "inside": 0, "between": 0, "uncertain": 0,
@@ -61,11 +67,17 @@ class Trial:
         self.out["lives"] += 1
         t0 = time.monotonic()
         p = self._spawn(argv)
-        fault_at = t0 + self.rng.uniform(0, self.t_full) if faulty else None
+        fault_at, work_at = self._fault_moment(t0, faulty)
         limit = t0 + self.life_timeout
         faulted = False
         while True:
+            if work_at is not None:  # waiting for the life's first request
+                first = self.rec.arrival_after(t0)
+                if first is not None:
+                    fault_at, work_at = first + work_at, None
             wake = min(fault_at, limit) if fault_at is not None else limit
+            if work_at is not None:
+                wake = min(wake, time.monotonic() + 0.002)
             try:
                 out, _ = p.communicate(timeout=max(0.0, wake - time.monotonic()))
                 break
@@ -79,6 +91,17 @@ class Trial:
                     limit = float("inf")
         self.spans.append((t0, time.monotonic()))
         return p.returncode, out.decode(errors="replace"), faulted
+
+    def _fault_moment(self, t0, faulty):
+        """(absolute moment, None), or (None, delay after the life's first
+        request): one fault in four is drawn from the life's start (start-up
+        and replay included), the others from its first request (its work
+        on the pipeline), uniformly over the span the calibration saw."""
+        if not faulty:
+            return None, None
+        if self.rng.random() < 0.25:
+            return t0 + self.rng.uniform(0, self.t_full), None
+        return None, self.rng.uniform(0, self.t_work)
 
     def _fault(self, p):
         self.out["faults"] += 1
