@@ -21,6 +21,7 @@ lost, no effect applied twice, and every trial correct (the ctest).
 """
 
 import argparse
+import glob
 import os
 import random
 import shutil
@@ -137,6 +138,11 @@ class Bench:
 def prepare_venvs(a, ctx, engines, skipped):
     ok = []
     for e in engines:
+        if e.name == "lil-py" and not glob.glob(os.path.join(ctx.build, "bindings", "python",
+                                                             "lil", "_lil*.so")):
+            skipped.append(f"{e.label}: the module is not built here (no Python headers, "
+                           "or a sanitizer build)")
+            continue
         if e.venv and e.venv not in ctx.pythons:
             log(f"venv of {e.venv} (scripts/pyenv.sh)")
             r = subprocess.run(["bash", os.path.join(ctx.root, "scripts", "pyenv.sh"),

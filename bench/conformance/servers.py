@@ -89,6 +89,9 @@ class Recorder:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # A client that keeps its connection (the llm harness does) would
+    # otherwise wait for a delayed ACK between the headers and the body.
+    disable_nagle_algorithm = True
 
     def log_message(self, *args):  # quiet
         pass
