@@ -10,7 +10,8 @@ bench/run.sh --only conformance runs it after building the release preset.
 For each engine and pipeline length: rounds without faults beside the
 engine's floor (time per step, disk bytes per step; the longest round is
 T, the span of the fault moments), then trials under SIGKILL until the
-faults reach the target (200 a length, --quick 20); for lil also power
+faults reach the target: 100 at each of the two lengths, 200 an engine
+(--quick: 10 and 20); for lil also power
 cuts, and with a PostgreSQL server of its own (tests/pg/pgserver.sh) the
 server stopped mid-run for lil and DBOS and a lil worker stopped past its
 lease.  The peers come from venvs scripts/pyenv.sh makes (the package
@@ -165,7 +166,8 @@ def args():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", action="append", default=[])
     ap.add_argument("--steps", default="20,200")
-    ap.add_argument("--faults", type=int, default=None, help="faults per engine and length")
+    ap.add_argument("--faults", type=int, default=None,
+                    help="faults per engine, fault and length (100; --quick 10)")
     ap.add_argument("--faults-per-trial", type=int, default=3)
     ap.add_argument("--budget", type=float, default=None, help="s per campaign")
     ap.add_argument("--json")
@@ -175,7 +177,7 @@ def args():
     ap.add_argument("--check-lil", action="store_true")
     a = ap.parse_args()
     a.steps = [int(x) for x in a.steps.split(",")]
-    a.target = a.faults if a.faults is not None else (20 if a.quick else 200)
+    a.target = a.faults if a.faults is not None else (10 if a.quick else 100)
     a.budget = a.budget if a.budget is not None else (300.0 if a.quick else 3600.0)
     return a
 
