@@ -24,7 +24,7 @@ def _q(c):
 
 FAULT_WORDS = {
     "sigkill": "SIGKILL",
-    "powercut": "power cut",
+    "powercut": "power cut (simulated)",
     "pgstop": "PostgreSQL stopped (immediate)",
     "sigstop": "SIGSTOP past the lease",
 }
