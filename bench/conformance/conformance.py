@@ -90,7 +90,7 @@ class Bench:
         """Rounds beside the floor; returns (T, W) in s -- the longest life
         and the longest span of requests -- or None."""
         floor = registry.floors()[engine.lang]
-        rounds = 2 if self.a.quick else 5
+        rounds = 3 if self.a.quick else 8
         spans, fspans, walls, disk = [], [], [], None
         for k in range(rounds):
             got, fgot = self.once(engine, steps), self.once(floor, steps)

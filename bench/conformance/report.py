@@ -69,7 +69,8 @@ def markdown(result):
            f"workload: N steps, LLM calls (fake server, {result['llm_delay_ms']} ms) and side "
            f"effects (ledger, {result['ledger_delay_ms']} ms) alternating; up to "
            f"{result['faults_per_trial']} faults a trial, each at a uniformly random moment "
-           "of the life; 95 % confidence intervals in brackets", ""]
+           "(one in four from the life's start, the others from its first request); 95 % "
+           "confidence intervals in brackets", ""]
     for steps in result["steps"]:
         out += [f"### N = {steps}", "", FAULT_HEAD, "|" + "---|" * 12]
         out += [fault_row(c) for c in result["cells"] if c["steps"] == steps]
