@@ -129,5 +129,6 @@ void bench_letitloop(const struct bench_cfg *cfg);
 void bench_langgraph(const struct bench_cfg *cfg);
 void bench_workers(const struct bench_cfg *cfg);
 void bench_mcp(const struct bench_cfg *cfg);
+void bench_serve(const struct bench_cfg *cfg);
 
 #endif

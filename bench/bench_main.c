@@ -6,8 +6,8 @@
  *     lil_bench --dir DIR [--quick] [--only NAME]... [--lil PATH]
  *
  * NAME: raw, sync, bytes, resume, record, group, replay, spec, shell, loop, agent,
- * watch, pg, python, letitloop, langgraph, workers, mcp (default: all).  PATH: the
- * `lil` command the loop group starts (default: the one built beside lil_bench,
+ * watch, pg, python, letitloop, langgraph, workers, mcp, serve (default: all).  PATH:
+ * the `lil` command the loop group starts (default: the one built beside lil_bench,
  * ../cli/lil). URL: the PostgreSQL server of the pg and workers groups (bench_pg.c,
  * bench_workers.c; run.sh starts one). DIR must be on the disk under test (the raw
  * loops and the store live there) and is left with nothing in it but the stores and the
@@ -221,6 +221,8 @@ int main(int argc, char **argv)
         bench_workers(&cfg);
     if (WANT("mcp"))
         bench_mcp(&cfg);
+    if (WANT("serve"))
+        bench_serve(&cfg);
 #undef WANT
     lil_store_close(st);
 

@@ -16,7 +16,7 @@ set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
-usage() { echo "usage: bench/run.sh [--quick] [--only raw|sync|bytes|resume|group|replay|spec|shell|loop|agent|watch|pg|python|letitloop|langgraph|workers|mcp|conformance]..." >&2; exit 64; }
+usage() { echo "usage: bench/run.sh [--quick] [--only raw|sync|bytes|resume|group|replay|spec|shell|loop|agent|watch|pg|python|letitloop|langgraph|workers|mcp|serve|conformance]..." >&2; exit 64; }
 quick=
 only=
 conformance=

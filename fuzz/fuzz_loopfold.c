@@ -248,12 +248,14 @@ static void read_api(void)
 {
     lil_events_opts brief = {.struct_size = sizeof(brief), .flags = LIL_EVENTS_BRIEF};
     lil_events_opts last = {.struct_size = sizeof(last), .last_iterations = 2};
+    lil_events_opts state = {.struct_size = sizeof(state), .flags = LIL_EVENTS_STATE};
     lil_bytes b = {NULL, 0};
 
     parses("facts", lil_run_facts(store, RUN_ID, &b), &b);
     parses("events", lil_run_events(store, RUN_ID, 0, 0, &b), &b);
     parses("brief events", lil_run_events_with(store, RUN_ID, &brief, &b), &b);
     parses("last iterations", lil_run_events_with(store, RUN_ID, &last, &b), &b);
+    parses("states", lil_run_events_with(store, RUN_ID, &state, &b), &b);
 }
 
 /* Resume the run as a loop: the fold, its facts, one iteration. */

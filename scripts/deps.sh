@@ -18,7 +18,8 @@ PACKAGES=(
     python3
     passwd util-linux                      # useradd, setpriv: tests run lil as a second user
     python3-dev python3-venv               # the Python package: its extension, pip install test
-    nodejs                                 # the MCP tests' clients (scripts/nodeenv.sh)
+    nodejs                                 # the Node tests' clients (scripts/nodeenv.sh)
+    chromium                               # lil serve's browser tests (playwright-core drives it)
 )
 
 installed() {

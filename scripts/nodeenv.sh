@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
-# nodeenv.sh -- the npm packages of the tests that drive `lil mcp` with the
-# official TypeScript clients (the MCP SDK, the conformance suite, the
-# inspector): tests/mcp/node/package.json and its package-lock.json.
+# nodeenv.sh -- the npm packages of the tests written for Node: a package
+# folder's package.json and its package-lock.json.  The folders:
+#   tests/mcp/node     (the default) the official TypeScript clients that
+#                      drive `lil mcp`: the MCP SDK, the conformance suite,
+#                      the inspector
+#   tests/serve/node   playwright-core, which drives Debian's chromium in
+#                      the browser tests of `lil serve` (no browser is
+#                      downloaded: PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1)
 #
-#   scripts/nodeenv.sh          make (or reuse) the folder; print its
-#                               node_modules directory
-#   scripts/nodeenv.sh --path   print the node_modules directory, build nothing
+#   scripts/nodeenv.sh [FOLDER]          make (or reuse) the env of FOLDER
+#                                        (relative to the repository, or
+#                                        absolute); print its node_modules
+#   scripts/nodeenv.sh --path [FOLDER]   print the node_modules directory,
+#                                        build nothing
+#   scripts/nodeenv.sh --all             make the env of every folder above
 #
 # The lock names exact versions and their integrity hashes.  The folder is
 # build/node/HASH/ (HASH: the first 12 hex digits of the lock's SHA-256, so a
@@ -23,14 +31,28 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-pkgdir=$root/tests/mcp/node
-lock=$pkgdir/package-lock.json
+folders=(tests/mcp/node tests/serve/node)
+pkgdir=
+lock=
 envs=${LIL_NODE_ROOT:-$root/build/node}
 min_node=20.18.1
 
 usage() {
-    echo "usage: scripts/nodeenv.sh [--path]" >&2
+    echo "usage: scripts/nodeenv.sh [--path] [FOLDER] | --all" >&2
     exit 64
+}
+
+# use_folder FOLDER: the package folder whose env is made (its lock named).
+use_folder() {
+    case $1 in
+    /*) pkgdir=$1 ;;
+    *) pkgdir=$root/$1 ;;
+    esac
+    lock=$pkgdir/package-lock.json
+    if [ ! -f "$pkgdir/package.json" ] || [ ! -f "$lock" ]; then
+        echo "nodeenv: $1 has no package.json and package-lock.json" >&2
+        exit 64
+    fi
 }
 
 env_dir() {
@@ -47,7 +69,7 @@ check_node() {
     fi
     v=$(node -p 'process.versions.node')
     if [ "$(printf '%s\n%s\n' "$min_node" "$v" | sort -V | head -n 1)" != "$min_node" ]; then
-        echo "nodeenv: node $v is too old: the MCP tests need Node $min_node or newer" >&2
+        echo "nodeenv: node $v is too old: the Node tests need Node $min_node or newer" >&2
         return 1
     fi
 }
@@ -64,7 +86,8 @@ make_env() {
         mkdir -p "$dir"
         cp "$pkgdir/package.json" "$lock" "$dir/"
         echo "nodeenv: installing $(basename "$dir") from ${lock#"$root"/}" >&2
-        if ! (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >&2); then
+        if ! (cd "$dir" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 \
+            npm ci --no-audit --no-fund --loglevel=error >&2); then
             echo "nodeenv: npm could not install ${lock#"$root"/} (is the npm registry" \
                 "reachable? these tests need it and fail without it)" >&2
             rm -rf "$dir"
@@ -78,13 +101,24 @@ make_env() {
 }
 
 case ${1:-} in
-"")
-    [ $# -eq 0 ] || usage
-    make_env
+--all)
+    [ $# -eq 1 ] || usage
+    rc=0
+    for f in "${folders[@]}"; do
+        use_folder "$f"
+        make_env >/dev/null || rc=1
+    done
+    exit $rc
     ;;
 --path)
-    [ $# -eq 1 ] || usage
+    [ $# -le 2 ] || usage
+    use_folder "${2:-${folders[0]}}"
     echo "$(env_dir)/node_modules"
     ;;
-*) usage ;;
+-*) usage ;;
+*)
+    [ $# -le 1 ] || usage
+    use_folder "${1:-${folders[0]}}"
+    make_env
+    ;;
 esac

@@ -166,14 +166,15 @@ if ! scripts/pydeps.sh; then
     summary+=("pydeps (scripts/pydeps.sh): FAILED")
 fi
 # The frameworks' venvs (bindings/python/requirements/*.txt: build/venvs/)
-# and the npm packages of the MCP tests (tests/mcp/node/package-lock.json:
+# and the npm packages of the Node tests (tests/mcp/node/ and
+# tests/serve/node/, each package-lock.json:
 # build/node/) are made in the background while the first preset builds
 # (mostly downloads); wait_envs waits for them before the first ctest.
 envs_log=$logdir/envs.log
 (
     rc=0
     scripts/pyenv.sh --all || rc=1
-    scripts/nodeenv.sh || rc=$((rc | 2))
+    scripts/nodeenv.sh --all || rc=$((rc | 2))
     exit $rc
 ) >"$envs_log" 2>&1 &
 envs_pid=$!

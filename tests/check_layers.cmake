@@ -67,13 +67,14 @@ foreach(f ${runner_files})
   endforeach()
 endforeach()
 
-# The command uses the library through lil.h only (and its own cli/mcp/).
+# The command uses the library through lil.h only (and its own cli/mcp/,
+# cli/serve/).
 file(GLOB cli_files "${SRC}/cli/*.c" "${SRC}/cli/*.h" "${SRC}/cli/mcp/*.c"
-     "${SRC}/cli/mcp/*.h")
+     "${SRC}/cli/mcp/*.h" "${SRC}/cli/serve/*.c" "${SRC}/cli/serve/*.h")
 foreach(f ${cli_files})
   file(STRINGS "${f}" incs REGEX "^#include \"[a-z_]+/")
   foreach(line ${incs})
-    if(line MATCHES "^#include \"mcp/")
+    if(line MATCHES "^#include \"(mcp|serve)/")
       continue()
     endif()
     file(RELATIVE_PATH rel "${SRC}" "${f}")

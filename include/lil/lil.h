@@ -814,6 +814,12 @@ enum {
      * "iteration_start" or "wake" before a record's own event, no "ts_ns",
      * "record" or type fields -- what each record is, cheaply. */
     LIL_EVENTS_BRIEF = 1u << 0,
+    /* Each "iteration_end" event also holds "state" and "meters": the
+     * snapshot's own, as journaled (docs/loops.md, "Records"), the state
+     * the iteration committed -- what a reader shows of the run at that
+     * iteration.  Together with LIL_EVENTS_BRIEF: LIL_E_INVAL (a brief
+     * event holds no fields). */
+    LIL_EVENTS_STATE = 1u << 1,
 };
 
 /* lil_run_events with options (opts NULL: as lil_run_events(st, run_id, 0,

@@ -85,8 +85,12 @@ static lil_status events_query(struct lil_err *e, const lil_events_opts *opts,
     if (opts->struct_size < sizeof(*opts))
         return lil__seterr(e, LIL_E_INVAL, 0,
                            "lil_run_events_with: opts->struct_size is too small");
-    if (opts->flags & ~(unsigned)LIL_EVENTS_BRIEF)
+    if (opts->flags & ~(unsigned)(LIL_EVENTS_BRIEF | LIL_EVENTS_STATE))
         return lil__seterr(e, LIL_E_INVAL, 0, "lil_run_events_with: unknown flags");
+    if ((opts->flags & LIL_EVENTS_BRIEF) && (opts->flags & LIL_EVENTS_STATE))
+        return lil__seterr(e, LIL_E_INVAL, 0,
+                           "lil_run_events_with: LIL_EVENTS_BRIEF and LIL_EVENTS_STATE "
+                           "together (a brief event holds no state)");
     q->from = opts->from_seq;
     q->max = opts->max;
     q->flags = opts->flags;

@@ -24,8 +24,10 @@
  * I.S breakpoint    approval          slot, iteration, kind, dur_us, step,
  *                                     actor, reason, digest
  * cap_cleared.N     approval          cap, actor, reason, at_iteration, at_ms
- * I.snap            iteration_end     iteration (the snapshot is not parsed:
- *                                     the state is lil_run_facts')
+ * I.snap            iteration_end     iteration; with LIL_EVENTS_STATE also
+ *                                     state and meters, the snapshot's own
+ *                                     (else it is not parsed: the state is
+ *                                     lil_run_facts')
  * cap.N             cap_tripped       cap, action, iteration
  * pause.N           pause             iteration, slot_seq, step, ask,
  *                                     strategy, digest, reason
@@ -255,6 +257,19 @@ static void start(struct hwalk *w, const lil_record *rec,
     json_decref(p);
 }
 
+/* LIL_EVENTS_STATE: the snapshot's "state" and "meters", as journaled (null
+ * when the payload is not the runner's). */
+static void snapshot_state(json_t *ev, const lil_record *rec)
+{
+    json_t *p = lil__hev_payload(rec), *v;
+
+    v = json_object_get(p, "state");
+    lil__hev_set(ev, "state", v ? json_incref(v) : json_null());
+    v = json_object_get(p, "meters");
+    lil__hev_set(ev, "meters", v ? json_incref(v) : json_null());
+    json_decref(p);
+}
+
 static void snapshot(struct hwalk *w, const lil_record *rec,
                      const struct lil_loop_name *nm)
 {
@@ -263,6 +278,8 @@ static void snapshot(struct hwalk *w, const lil_record *rec,
     enter_iteration(w, rec, nm, nm->iteration);
     ev = event(w, rec, nm, "iteration_end");
     lil__hev_set(ev, "iteration", json_integer(nm->iteration));
+    if (ev && (w->q->flags & LIL_EVENTS_STATE))
+        snapshot_state(ev, rec);
     w->iter_open = false;
     w->nretries = 0;
 }

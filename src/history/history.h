@@ -47,7 +47,7 @@ lil_status lil__history_facts(struct lil_store *st, struct lil_err *err,
 struct lil_history_query {
     uint64_t from;          /* first record (0 and 1: the first) */
     size_t max;             /* events (0: LIL_HISTORY_PAGE_MAX) */
-    unsigned flags;         /* LIL_EVENTS_BRIEF */
+    unsigned flags;         /* LIL_EVENTS_BRIEF, LIL_EVENTS_STATE */
     const char *types;      /* NULL: every type; else "a,b,c" */
     size_t last_iterations; /* > 0: start at the last N iterations */
 };

@@ -790,6 +790,63 @@ T_TEST(events_last_iterations)
     lil_store_close(st);
 }
 
+T_TEST(events_state)
+{
+    lil_store *st = u_store(NULL);
+    lil_events_opts o = {.struct_size = sizeof(o), .flags = LIL_EVENTS_STATE};
+    json_t *all, *page, *ev, *plain;
+    size_t i;
+
+    T_REQUIRE(st != NULL);
+    T_REQUIRE(loop_run(st) == LIL_OK);
+    all = events(st, "hist", 0, 0);
+    page = events_with(st, "hist", &o);
+    T_REQUIRE(all != NULL && page != NULL);
+    /* the same page, but each iteration_end holds the state it committed */
+    T_EQ_I64((long long)json_array_size(json_object_get(page, "events")),
+             (long long)json_array_size(json_object_get(all, "events")));
+    json_array_foreach(json_object_get(page, "events"), i, ev)
+    {
+        plain = json_deep_copy(ev);
+        if (strcmp(str(ev, "type"), "iteration_end") == 0) {
+            T_CHECK(json_is_object(json_object_get(ev, "state")));
+            T_CHECK(json_is_object(json_object_get(ev, "meters")));
+            json_object_del(plain, "state");
+            json_object_del(plain, "meters");
+        } else {
+            T_CHECK(json_object_get(ev, "state") == NULL);
+        }
+        T_CHECK(json_equal(plain, json_array_get(json_object_get(all, "events"), i)));
+        json_decref(plain);
+    }
+    json_decref(page);
+    /* only the iteration ends, from the second record on: n after each */
+    o.types = "iteration_end";
+    o.from_seq = 2;
+    page = events_with(st, "hist", &o);
+    T_REQUIRE(page != NULL);
+    T_EQ_I64((long long)json_array_size(json_object_get(page, "events")), 2);
+    json_array_foreach(json_object_get(page, "events"), i, ev)
+    {
+        T_EQ_I64(num(ev, "iteration"), (long long)i);
+        T_EQ_I64(num(json_object_get(ev, "state"), "n"), (long long)i + 1);
+        T_CHECK(json_is_object(json_object_get(ev, "meters")));
+    }
+    json_decref(page);
+    json_decref(all);
+    /* a program run has no snapshot: the page is lil_run_events' */
+    program_run(st, "prog");
+    o.types = NULL;
+    o.from_seq = 0;
+    all = events(st, "prog", 0, 0);
+    page = events_with(st, "prog", &o);
+    T_REQUIRE(all != NULL && page != NULL);
+    T_CHECK(json_equal(page, all));
+    json_decref(page);
+    json_decref(all);
+    lil_store_close(st);
+}
+
 T_TEST(events_with_bad_options)
 {
     lil_store *st = u_store(NULL);
@@ -799,6 +856,9 @@ T_TEST(events_with_bad_options)
     T_REQUIRE(st != NULL);
     program_run(st, "prog");
     T_EQ_I64(lil_run_events_with(st, "prog", &o, &b), LIL_E_INVAL);
+    o.flags = LIL_EVENTS_BRIEF | LIL_EVENTS_STATE; /* a brief event holds no state */
+    T_EQ_I64(lil_run_events_with(st, "prog", &o, &b), LIL_E_INVAL);
+    T_CHECK(strstr(lil_store_errmsg(st), "LIL_EVENTS_STATE") != NULL);
     o.flags = 0;
     o.struct_size = sizeof(o) - 1;
     T_EQ_I64(lil_run_events_with(st, "prog", &o, &b), LIL_E_INVAL);

@@ -4,10 +4,10 @@
  * login and the session cookie, the headers every answer carries, every
  * refusal (no session, CSRF, Origin, Host, a used token, read-only, bad
  * JSON, too large, media type, no such path or method, a bad query), the
- * page's files, the event stream (hello, its end at logout and at
- * SIGTERM, the cap), many sessions, the exit statuses (SIGTERM, SIGINT, a
- * bad --listen, an address in use), IPv6 loopback and the warning of a
- * non-loopback address.
+ * page's files, the event stream (hello, a broadcast reaching every
+ * stream, its end at logout and at SIGTERM, the cap), many sessions, the
+ * exit statuses (SIGTERM, SIGINT, a bad --listen, an address in use),
+ * IPv6 loopback and the warning of a non-loopback address.
  */
 #include <lil/lil.h>
 #include <signal.h>
@@ -144,6 +144,10 @@ T_TEST(login_cookie_and_tokens)
     T_REQUIRE(sc_login(&sv, "carol") == 0);
     T_CHECK(strcmp(sv.token, old) != 0);
     T_EQ_STR(sv.sess.user, "carol");
+    /* the form decoded: '+' a space, %XX a byte, UTF-8 kept */
+    T_REQUIRE(sc_login(&sv, "Ren%C3%A9e+O%27Hara%2B1") == 0);
+    T_EQ_STR(sv.sess.user, "Ren\xc3\xa9"
+                           "e O'Hara+1");
     /* JSON login for scripts */
     snprintf(form, sizeof(form), "{\"token\":\"%s\",\"user\":\"dave\"}", sv.token);
     T_OK(sc_request(&sv, "POST", "/login", form, strlen(form), NULL,
@@ -541,6 +545,64 @@ T_TEST(sigterm_ends_open_streams)
         T_CHECK(sc_stream_ended(st[i], 3000));
         sc_stream_close(st[i]);
     }
+}
+
+/* A shell step, then a breakpoint: paused once, completed when approved. */
+static const char paused_spec[] = "loopspec: \"0.1\"\n"
+                                  "id: bp\n"
+                                  "pattern: react\n"
+                                  "state:\n"
+                                  "  vars:\n"
+                                  "    n: {type: int, init: 0}\n"
+                                  "body:\n"
+                                  "  - id: work\n"
+                                  "    kind: shell\n"
+                                  "    cmd: \"true\"\n"
+                                  "    on_done: {incr: n}\n"
+                                  "  - id: ask\n"
+                                  "    kind: breakpoint\n"
+                                  "    ask: \"go on?\"\n"
+                                  "terminate: {signal: state-predicate, until: "
+                                  "\"${state.n >= 1}\"}\n"
+                                  "caps: {max_iterations: 5}\n";
+
+/* What the server broadcasts to every stream (a job's start and end)
+ * reaches every stream, whatever run each watches. */
+T_TEST(broadcast_reaches_every_stream)
+{
+    struct sc_server sv;
+    struct sc_stream *st[3] = {0};
+    const char *watch[3] = {NULL, "bp", "another"};
+    struct sc_reply r;
+    char cmd[1024], out[256];
+    FILE *f;
+    long status;
+    json_t *job;
+
+    f = fopen(t_path("bp.yaml"), "w");
+    T_REQUIRE(f != NULL);
+    fputs(paused_spec, f);
+    fclose(f);
+    snprintf(cmd, sizeof(cmd), "cd '%s' && '%s' --dir store run bp.yaml --run-id bp",
+             t_tmpdir(), t_lil_bin());
+    T_EQ_I64(t_run(cmd, out, sizeof(out), 1), 3); /* paused */
+    T_REQUIRE(start_logged_in(&sv, NULL));
+    for (size_t i = 0; i < 3; i++) {
+        T_REQUIRE(sc_stream_open(&sv, watch[i], &st[i], &status) == 0 && status == 200);
+        T_CHECK(sc_stream_wait(st[i], "hello", 3000, NULL));
+    }
+    T_OK(sc_post(&sv, "/api/runs/bp/approve",
+                 "{\"reason\":\"go\",\"pause_id\":\"pause.1\"}", &r));
+    T_EQ_I64(r.status, 202);
+    sc_reply_free(&r);
+    for (size_t i = 0; i < 3; i++) {
+        job = NULL;
+        T_CHECK(sc_stream_wait(st[i], "job", 30000, &job));
+        T_EQ_STR(json_string_value(json_object_get(job, "run")), "bp");
+        json_decref(job);
+        sc_stream_close(st[i]);
+    }
+    T_EQ_I64(sc_stop(&sv, SIGTERM), 0);
 }
 
 T_MAIN()
