@@ -103,7 +103,8 @@ class Engine:
 
     # -- the answer ----------------------------------------------------------
     def parse(self, code, out):
-        """("done", tags) | ("uncertain", [identities]) | ("error", text)."""
+        """("done", tags) | ("uncertain", [identities]) | ("damaged", None)
+        | ("error", text)."""
         lines = out.splitlines()
         res = [ln[7:] for ln in lines if ln.startswith("RESULT ")]
         unc = [ln[10:] for ln in lines if ln.startswith("UNCERTAIN ")]
@@ -111,6 +112,8 @@ class Engine:
             return ("done", json.loads(res[-1])["tags"])
         if code == 3 and unc:
             return ("uncertain", unc)
+        if code == 4 and "DAMAGED" in lines:
+            return ("damaged", None)
         return ("error", f"exit {code}")
 
 
@@ -123,6 +126,10 @@ class CEngine(Engine):
 
     def _pc(self, ctx, run):
         return ["--powercut", self.pclog(ctx, run)] if self.powercut else []
+
+    def repair_argv(self, ctx, run):
+        """The operator's repair of a journal the open refused as damaged."""
+        return [ctx.lil, "--dir", self.state(ctx, run), "check", run, "--repair"]
 
     def pclog(self, ctx, run):
         return os.path.join(ctx.scratch, self.name, run + ".pclog")

@@ -81,6 +81,9 @@ def markdown(result):
         out += ["", "Not run:"] + [f"- {s}" for s in result["skipped"]]
     notes = [f"- {c['label']}, {FAULT_WORDS.get(c['fault'], c['fault'])}, N = {c['steps']}: "
              + "; ".join(c["notes"]) for c in result["cells"] if c["notes"]]
+    notes += [f"- {c['label']}, {FAULT_WORDS.get(c['fault'], c['fault'])}, N = {c['steps']}: "
+              f"{c['repaired']} journal(s) refused at open as damaged, repaired by the "
+              "operator (lil check --repair)" for c in result["cells"] if c.get("repaired")]
     if notes:
         out += ["", "Notes:"] + notes
     return "\n".join(out) + "\n"

@@ -50,6 +50,7 @@ def cell(engine, fault, steps, trials, measures):
         "uncertain_assumed_done": sum(t["assumed"] for t in trials),
         "uncertain_retried": sum(t["retried"] for t in trials),
         "errors": sum(t["errors"] for t in trials),
+        "repaired": sum(t.get("repaired", 0) for t in trials),
         "resume_ms_p50": _q(resume, 0.5), "resume_ms_p99": _q(resume, 0.99),
         "notes": sorted({x for t in trials for x in t["notes"]}),
     }

@@ -18,6 +18,9 @@ once) is struck only by the first kind.  What a fault does:
               immediate` and started again; the life is left to cope, and
               started again if it ends without completing
 
+A journal the engine's open refuses as damaged (lil after a power cut
+that kept a later unsynced write and lost an earlier one) is repaired by
+the operator with `lil check --repair`, as lil's docs say, and counted.
 A life that reports uncertain effects hands them to the operator: it looks
 each effect up in the ledger by what it is (run and step), and records
 assume-done with the ledger's receipt when the ledger applied it, else
@@ -44,7 +47,8 @@ class Trial:
         self.hooks = hooks or {}
         self.life_timeout = life_timeout
         self.out = {"run": run, "faults": 0, "inside": 0, "between": 0, "uncertain": 0,
-                    "assumed": 0, "retried": 0, "errors": 0, "lives": 0, "resume_ms": [],
+                    "assumed": 0, "retried": 0, "errors": 0, "repaired": 0, "lives": 0,
+                    "resume_ms": [],
                     "tags": None, "notes": []}
         self.spans = []  # (start, end) of every life
 
@@ -161,6 +165,11 @@ class Trial:
                 if not self.e.recover_runs:
                     self._life(argv, False)
                     argv = self.e.run_argv(self.ctx, self.run, self.steps)
+                continue
+            if kind == "damaged":
+                self.out["repaired"] += 1
+                subprocess.run(self.e.repair_argv(self.ctx, self.run), capture_output=True,
+                               check=False)
                 continue
             if not faulted:
                 self.out["errors"] += 1

@@ -18,6 +18,7 @@
 
 #define CONF_TAG_MAX        128
 #define CONF_EXIT_UNCERTAIN 3
+#define CONF_EXIT_DAMAGED   4
 
 struct conf_env {
     const char *llm_url;    /* CONF_LLM_URL: the fake server's base, .../v1 */

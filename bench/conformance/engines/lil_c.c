@@ -6,7 +6,9 @@
  *       the pipeline as one lil run (CONF_RUN) of the store CONF_DIR at the
  *       default sync (full): each LLM call a lil_step, each side effect a
  *       lil_effect that sends lil_call_idempotency_key as Idempotency-Key.
- *       A run that is uncertain names its effects (exit 3).  --plain: the
+ *       A run that is uncertain names its effects (exit 3); a journal the
+ *       open refuses as damaged (a power cut can leave one) prints DAMAGED
+ *       (exit 4) for the operator's `lil check --repair`.  --plain: the
  *       same requests without lil (the C floor of the overhead rows).
  *   lil_c resolve IDENTITY retry|assume_done [RECEIPT]
  *       the operator's decision on an uncertain effect (lil_run_resolve;
@@ -86,6 +88,16 @@ static int print_uncertain(lil_run *run)
         printf("UNCERTAIN %s\n", lil_run_uncertain_at(run, k));
     fflush(stdout);
     return CONF_EXIT_UNCERTAIN;
+}
+
+/* The open refused a journal with intact records after a bad one: the
+ * operator's decision (lil check --repair).  See lil_run_open. */
+static int print_damaged(lil_store *st)
+{
+    fprintf(stderr, "lil_c: %s\n", lil_store_errmsg(st));
+    printf("DAMAGED\n");
+    fflush(stdout);
+    return CONF_EXIT_DAMAGED;
 }
 
 /* One step of the pipeline through lil; the LLM step's tag into prev. */
@@ -169,7 +181,9 @@ static int with_run(const struct conf_env *e, const char *log, int argc, char **
     if (rc != LIL_OK)
         return fail("store", rc);
     rc = lil_run_open(st, e->run, NULL, &run);
-    if (rc != LIL_OK) {
+    if (rc == LIL_E_CORRUPT) {
+        code = print_damaged(st);
+    } else if (rc != LIL_OK) {
         code = fail("open", rc);
     } else if (argc >= 4 && strcmp(argv[1], "resolve") == 0) {
         bool done = strcmp(argv[3], "assume_done") == 0;

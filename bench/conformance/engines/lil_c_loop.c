@@ -4,7 +4,8 @@
  * lil_loop_run (or lil_loop_recover), the calls `lil run` and `lil
  * recover` make, so that the power-cut layer can sit under them.  The
  * result's state holds the tags; an uncertain effect is printed as
- * "UNCERTAIN <kind>:<iteration>" (agent: step 2I, http: step 2I+1).
+ * "UNCERTAIN <kind>:<iteration>" (agent: step 2I, http: step 2I+1); a
+ * journal the open refuses as damaged as "DAMAGED".
  */
 #include "lil_c_loop.h"
 
@@ -86,8 +87,15 @@ int conf_loop_run(const struct conf_env *e, lil_env *env, const char *spec_path,
         fprintf(stderr, "lil_c: %s does not load\n", spec_path);
         goto out;
     }
-    if ((rc = lil_store_open(env, e->dir, &st)) != LIL_OK ||
-        (rc = open_loop(e, st, spec, &lp)) != LIL_OK) {
+    if ((rc = lil_store_open(env, e->dir, &st)) == LIL_OK &&
+        (rc = open_loop(e, st, spec, &lp)) == LIL_E_CORRUPT) {
+        fprintf(stderr, "lil_c: %s\n", lil_store_errmsg(st));
+        printf("DAMAGED\n");
+        fflush(stdout);
+        code = CONF_EXIT_DAMAGED;
+        goto out;
+    }
+    if (rc != LIL_OK) {
         fprintf(stderr, "lil_c: open: %s: %s\n", lil_status_name(rc),
                 st ? lil_store_errmsg(st) : lil_errmsg());
         goto out;
