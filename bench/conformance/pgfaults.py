@@ -86,6 +86,7 @@ class WorkerTrial:
         slot = (facts.get("uncertain") or ["0.0"])[0]
         it, s = (int(x) for x in str(slot).split(".")[:2])
         step = 2 * it + s
+        self.rec.settle()
         with self.rec.lock:
             receipt = self.rec.applied.get((self.run, step))
         self.out["uncertain"] += 1

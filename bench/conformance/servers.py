@@ -67,6 +67,12 @@ class Recorder:
         with self.lock:
             return self.inflight > 0
 
+    def settle(self, limit=5.0):
+        """Wait until no request is in flight (at most limit seconds)."""
+        end = time.monotonic() + limit
+        while self.busy() and time.monotonic() < end:
+            time.sleep(0.001)
+
     def snapshot(self, run):
         """The calls and effect requests of one run, in arrival order."""
         with self.lock:

@@ -24,7 +24,9 @@ the operator with `lil check --repair`, as lil's docs say, and counted.
 A life that reports uncertain effects hands them to the operator: it looks
 each effect up in the ledger by what it is (run and step), and records
 assume-done with the ledger's receipt when the ledger applied it, else
-retry (an uncertain LLM call is retried).  The life is classified at the
+retry (an uncertain LLM call is retried); it looks only once the servers
+have answered every request they received (a killed process's request may
+still be in flight at the ledger).  The life is classified at the
 fault as *inside a step* (a request of the workload was in flight at the
 servers) or *between steps*.  The trial's record holds every life, the
 faults, the decisions and the time from each restart to its first request
@@ -123,6 +125,7 @@ class Trial:
     # -- the operator --------------------------------------------------------
     def _decide(self, ident):
         step = self.e.step_of(ident)
+        self.rec.settle()
         with self.rec.lock:
             receipt = self.rec.applied.get((self.run, step))
         how = "assume_done" if receipt else "retry"

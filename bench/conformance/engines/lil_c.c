@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
@@ -210,6 +211,10 @@ static int cut(const char *log, const char *seed)
 #ifdef CONF_POWERCUT
     struct t_pc_stats ps;
 
+    if (access(log, F_OK) != 0) { /* killed before its first write: nothing to undo */
+        printf("CUT entries=0\n");
+        return 0;
+    }
     if (t_pc_apply(log, strtoull(seed, NULL, 10), T_PC_RANDOM, &ps) != 0) {
         fprintf(stderr, "lil_c: cannot read the power-cut log %s\n", log);
         return 1;
