@@ -326,9 +326,14 @@ static int write_new_file(const char *path, const void *data, size_t len)
  * -1 with the reason in err. */
 static int lab_make_dir(struct serve_lab *lab, char *err, size_t err_len)
 {
-    const char *tmp = getenv("TMPDIR");
-    char *templ = path_join(tmp && *tmp ? tmp : "/tmp", "lil-lab-XXXXXX");
+    char *tmp = NULL, *templ;
 
+    if (lil_setting("TMPDIR", &tmp) == LIL_E_NOMEM) {
+        snprintf(err, err_len, "out of memory");
+        return -1;
+    }
+    templ = path_join(tmp && *tmp ? tmp : "/tmp", "lil-lab-XXXXXX");
+    lil_free(tmp);
     if (!templ || !mkdtemp(templ)) {
         snprintf(err, err_len, "cannot make the lab's directory: %s", strerror(errno));
         free(templ);

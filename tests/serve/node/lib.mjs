@@ -177,6 +177,12 @@ class Sandbox {
     this.allowed = []; // console errors that the test expects: RegExps
     this.shots = [];
     this.browser = null;
+    this.phase = 'setting up';
+  }
+
+  // Say what the test does now: a test that hangs is told where.
+  at(phase) {
+    this.phase = phase;
   }
 
   async open() {
@@ -321,9 +327,9 @@ class Sandbox {
   }
 
   // Screenshot of page as NAME.png in LIL_SCREENSHOTS, prefixed with the
-  // test's name.  The page is looked at too: two elements of one id (the
+  // test's name: the whole page, or (fullPage false) what the window shows.  The page is looked at too: two elements of one id (the
   // DOM contract's ids must each name one element) are a problem.
-  async shot(page, name) {
+  async shot(page, name, { fullPage = true } = {}) {
     const twice = await page.evaluate(() => {
       const seen = new Map();
       for (const e of document.querySelectorAll('[id]')) seen.set(e.id, (seen.get(e.id) ?? 0) + 1);
@@ -335,7 +341,7 @@ class Sandbox {
     }
     mkdirSync(SHOTS, { recursive: true });
     const file = join(SHOTS, `${this.name}-${name}.png`);
-    await page.screenshot({ path: file, fullPage: true });
+    await page.screenshot({ path: file, fullPage });
     this.shots.push(file);
     return file;
   }
@@ -366,18 +372,32 @@ class Sandbox {
   }
 }
 
+// How long a test may take before it is ended, cleaned up and failed
+// (below node's own test timeout, so that the cleanup still runs).
+export const DEADLINE_MS = Number(process.env.LIL_SERVE_DEADLINE_MS ?? 300000);
+
 // Run fn(sandbox) and clean up; a test fails with fn's error or, when fn
-// passed, with the problems seen (console errors, a server's bad end).
+// passed, with the problems seen (console errors, a server's bad end).  A
+// test still running after DEADLINE_MS fails naming the phase it was in
+// (sb.at); closing the browser then ends whatever it awaited.
 export async function sandbox(name, fn) {
   const sb = new Sandbox(name);
   let error = null;
+  let timer;
+  const deadline = new Promise((resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(
+      `the test did not end within ${DEADLINE_MS / 1000} s: it was ${sb.phase}`)), DEADLINE_MS);
+  });
   try {
-    await sb.open();
-    await fn(sb);
+    await Promise.race([(async () => {
+      await sb.open();
+      await fn(sb);
+    })(), deadline]);
   } catch (e) {
     error = e;
     await sb.shotAll('failure');
   }
+  clearTimeout(timer);
   const problems = await sb.close();
   if (error) {
     if (problems.length) error.message += `\nalso:\n  ${problems.join('\n  ')}`;

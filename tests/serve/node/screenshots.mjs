@@ -63,8 +63,8 @@ function demoStore(sb) {
 }
 
 const saved = [];
-async function keep(sb, page, name) {
-  const file = await sb.shot(page, name);
+async function keep(sb, page, name, opts = {}) {
+  const file = await sb.shot(page, name, opts);
   mkdirSync(out, { recursive: true });
   copyFileSync(file, join(out, `serve-${name}.png`));
   saved.push(join(out, `serve-${name}.png`));
@@ -93,7 +93,7 @@ await sandbox('docs', async (sb) => {
   await page.click('#action-approve');
   await page.locator('dialog#action-dialog').waitFor({ state: 'visible' });
   await page.fill('textarea#action-reason', 'reviewed the diff: safe to deploy');
-  await keep(sb, page, 'approve');
+  await keep(sb, page, 'approve', { fullPage: false }); // a modal dims the window only
   await page.click('#action-cancel');
   await act(page, '#action-approve', 'reviewed the diff: safe to deploy');
   await awaitStatus(page, '#run-status', 'completed', 60000);
