@@ -3,6 +3,12 @@
 # benchmark, lil beside the physical limit of this machine, in one run.
 # Prints a markdown table (docs/performance.md explains each row).
 #
+# --only conformance runs the crash-conformance benchmark instead
+# (bench/conformance/conformance.py, docs/conformance.md): lil beside
+# letitloop, DBOS and LangGraph under real kills, installing the peers into
+# venvs under build/venvs the first time.  It is not part of the default
+# run: its full form takes about an hour (--quick: a few minutes).
+#
 # The scratch directory is under build/ in the repository, so on the same
 # disk as the checkout; it is removed at the end.  --quick shrinks the
 # counts (< 1 minute); the full run takes a few minutes.
@@ -10,13 +16,16 @@ set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
-usage() { echo "usage: bench/run.sh [--quick] [--only raw|sync|bytes|resume|group|replay|spec|shell|loop|agent|watch|pg|python|letitloop|langgraph|workers|mcp|serve]..." >&2; exit 64; }
+usage() { echo "usage: bench/run.sh [--quick] [--only raw|sync|bytes|resume|group|replay|spec|shell|loop|agent|watch|pg|python|letitloop|langgraph|workers|mcp|serve|conformance]..." >&2; exit 64; }
 quick=
 only=
+conformance=
 while [ $# -gt 0 ]; do
     case $1 in
         --quick) quick=--quick ;;
-        --only) [ $# -ge 2 ] || usage; only="$only --only $2"; shift ;;
+        --only) [ $# -ge 2 ] || usage
+            if [ "$2" = conformance ]; then conformance=1; else only="$only --only $2"; fi
+            shift ;;
         *) usage ;;
     esac
     shift
@@ -27,8 +36,14 @@ echo "== building (cmake --preset release)" >&2
 cmake --preset release >/dev/null
 cmake --build build/release >&2 || {
     echo "== full build failed; building the benchmarks only" >&2
-    cmake --build build/release --target lil_bench >&2
+    cmake --build build/release --target lil_bench conf_lil_c >&2
 }
+
+if [ -n "$conformance" ]; then
+    echo "== running the crash-conformance benchmark" >&2
+    python3 "$here/conformance/conformance.py" --build "$root/build/release" $quick || exit $?
+    [ -n "$only" ] || exit 0
+fi
 
 scratch=$(mktemp -d "$root/build/release/bench-run.XXXXXX")
 # The pg, workers and serve groups need a PostgreSQL server (serve: for its
