@@ -244,8 +244,29 @@ static void kill_pid_file(const char *path)
     }
 }
 
-/* Run sleepy spec id until its step sleeps, SIGKILL its process: the run
- * is uncertain. */
+/* Wait until path holds a pid (the step's shell has written it): true, or
+ * false after WAIT_MS. */
+static bool wait_pid_file(const char *path)
+{
+    int64_t until = now_ms() + WAIT_MS;
+
+    do {
+        FILE *f = fopen(path, "r");
+        int pid = 0;
+        bool got = f && fscanf(f, "%d", &pid) == 1 && pid > 1;
+
+        if (f)
+            fclose(f);
+        if (got)
+            return true;
+        usleep(20000);
+    } while (now_ms() < until);
+    fprintf(stderr, "%s never held a pid\n", path);
+    return false;
+}
+
+/* Run sleepy spec id until its step sleeps (its marker touched, its pid
+ * written), SIGKILL its process: the run is uncertain. */
 static bool make_uncertain(const char *id)
 {
     char spec[128], pidfile[128];
@@ -256,7 +277,7 @@ static bool make_uncertain(const char *id)
     snprintf(spec, sizeof(spec), "specs/%s.yaml", id);
     snprintf(pidfile, sizeof(pidfile), "effect-%s.pid", id);
     pid = lil_run_bg(spec, id);
-    ok = wait_status(id, "running", true);
+    ok = wait_status(id, "running", true) && wait_pid_file(pidfile);
     kill(pid, SIGKILL);
     T_CHECK(wait_exit(pid) == 128 + SIGKILL);
     kill_pid_file(pidfile); /* the orphaned sleep */
