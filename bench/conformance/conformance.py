@@ -12,7 +12,7 @@ engine's floor (time per step, disk bytes per step; the longest round is
 T, the span of the fault moments), then trials under SIGKILL until the
 faults reach the target: 100 at each of the two lengths, 200 an engine
 (--quick: 10 and 20); for lil also power
-cuts, and with a PostgreSQL server of its own (tests/pg/pgserver.sh) the
+cuts (from C, Python and the loop runner), and with a PostgreSQL server of its own (tests/pg/pgserver.sh) the
 server stopped mid-run for lil and DBOS and a lil worker stopped past its
 lease.  The peers come from venvs scripts/pyenv.sh makes (the package
 index is needed the first time); an engine that cannot run here is listed
@@ -216,6 +216,11 @@ def main():
                 continue
             if pc == 64:
                 b.skipped.append(f"{e.label}, power cuts: built without the tests")
+                continue
+            if e.lang == "python" and not glob.glob(os.path.join(
+                    registry.PyPowercutEngine.module_dir(ctx), "_lil*.so")):
+                b.skipped.append(f"{e.label}, power cuts: its module is not built here "
+                                 "(no Python headers)")
                 continue
             b.engine(e, ("powercut",))
         if not a.no_pg:

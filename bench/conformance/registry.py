@@ -101,6 +101,15 @@ class Engine:
         args = [self.python(ctx), os.path.join(ENGINES, self.script), "resolve", ident, how]
         return args + ([self.assumed(receipt)] if how == "assume_done" else [])
 
+    # -- power cuts (lil's faces) ---------------------------------------------
+    def pclog(self, ctx, run):
+        """The power-cut log of one trial's pipeline (lil_c cut reads it)."""
+        return os.path.join(ctx.scratch, self.name, run + ".pclog")
+
+    def repair_argv(self, ctx, run):
+        """The operator's repair of a journal the open refused as damaged."""
+        return [ctx.lil, "--dir", self.state(ctx, run), "check", run, "--repair"]
+
     # -- the answer ----------------------------------------------------------
     def parse(self, code, out):
         """("done", tags) | ("uncertain", [identities]) | ("damaged", None)
@@ -127,13 +136,6 @@ class CEngine(Engine):
     def _pc(self, ctx, run):
         return ["--powercut", self.pclog(ctx, run)] if self.powercut else []
 
-    def repair_argv(self, ctx, run):
-        """The operator's repair of a journal the open refused as damaged."""
-        return [ctx.lil, "--dir", self.state(ctx, run), "check", run, "--repair"]
-
-    def pclog(self, ctx, run):
-        return os.path.join(ctx.scratch, self.name, run + ".pclog")
-
     def run_argv(self, ctx, run, steps):
         if self.face == "loop":
             return [ctx.lil_c, "loop", SPEC] + self._pc(ctx, run)
@@ -152,6 +154,22 @@ class CEngine(Engine):
         if self.face == "loop":
             return [ctx.lil_c, "loop-recover", SPEC, how] + tail + self._pc(ctx, run)
         return [ctx.lil_c, "resolve", ident, how] + tail + self._pc(ctx, run)
+
+
+class PyPowercutEngine(Engine):
+    """lil from Python with the module python_powercut.cmake builds: every
+    store it opens logs its writes for the power cut (CONF_POWERCUT_LOG);
+    the package's sources are the checkout's."""
+
+    @staticmethod
+    def module_dir(ctx):
+        return os.path.join(ctx.build, "bench", "conformance", "pypc", "lil")
+
+    def env(self, ctx, run, steps):
+        e = super().env(ctx, run, steps)
+        e["LIL_PYTHON_EXT_DIR"] = self.module_dir(ctx)
+        e["CONF_POWERCUT_LOG"] = self.pclog(ctx, run)
+        return e
 
 
 class LoopEngine(Engine):
@@ -240,10 +258,13 @@ def floors():
 
 def powercut_engines():
     """The faces a power cut can be simulated under: lil's system calls
-    through the test harness's table, in a process of the benchmark's."""
+    through the test harness's table, in a process of the benchmark's (C,
+    the loop runner) or in a module built for it (Python)."""
     return [
         CEngine("lil-c-powercut", "lil from C", SYNC_FULL, "c", surfaces_uncertain=True,
                 powercut=True, cost=False),
+        PyPowercutEngine("lil-py-powercut", "lil from Python (@lil.durable)", SYNC_FULL,
+                         "python", script="lil_py.py", surfaces_uncertain=True, cost=False),
         CEngine("lil-loop-powercut", "lil's loop runner in-process (what lil run calls)",
                 SYNC_FULL, "c", surfaces_uncertain=True, recover_runs=True, face="loop",
                 powercut=True, cost=False),

@@ -84,6 +84,10 @@ def markdown(result):
     notes += [f"- {c['label']}, {FAULT_WORDS.get(c['fault'], c['fault'])}, N = {c['steps']}: "
               f"{c['repaired']} journal(s) refused at open as damaged, repaired by the "
               "operator (lil check --repair)" for c in result["cells"] if c.get("repaired")]
+    notes += [f"- {c['label']}, power cut (simulated), N = {c['steps']}: the cuts found "
+              f"{c['cut']['unsynced']} write(s) no sync covered and dropped "
+              f"{c['cut']['dropped']}, tore {c['cut']['torn']}, garbled "
+              f"{c['cut']['garbled']}" for c in result["cells"] if c["fault"] == "powercut"]
     if notes:
         out += ["", "Notes:"] + notes
     return "\n".join(out) + "\n"

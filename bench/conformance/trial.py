@@ -50,6 +50,7 @@ class Trial:
         self.life_timeout = life_timeout
         self.out = {"run": run, "faults": 0, "inside": 0, "between": 0, "uncertain": 0,
                     "assumed": 0, "retried": 0, "errors": 0, "repaired": 0, "lives": 0,
+                    "cut": {"unsynced": 0, "dropped": 0, "torn": 0, "garbled": 0},
                     "resume_ms": [],
                     "tags": None, "notes": []}
         self.spans = []  # (start, end) of every life
@@ -119,8 +120,16 @@ class Trial:
         p.wait()
         if self.fault == "powercut":
             seed = str(self.rng.getrandbits(63))
-            subprocess.run([self.ctx.lil_c, "cut", self.e.pclog(self.ctx, self.run), seed],
-                           stdout=subprocess.DEVNULL, check=False)
+            r = subprocess.run([self.ctx.lil_c, "cut", self.e.pclog(self.ctx, self.run), seed],
+                               capture_output=True, text=True, check=False)
+            self._count_cut(r.stdout)
+
+    def _count_cut(self, text):
+        """Add what the cut undid (lil_c cut's CUT line: the writes no sync
+        covered, and how many of them it dropped, tore or garbled)."""
+        words = dict(w.split("=", 1) for w in text.split()[1:] if "=" in w)
+        for k in ("unsynced", "dropped", "torn", "garbled"):
+            self.out["cut"][k] += int(words.get(k, 0))
 
     # -- the operator --------------------------------------------------------
     def _decide(self, ident):

@@ -12,12 +12,14 @@ even and a side effect when i is odd:
   side effect i  POST CONF_LEDGER_URL/effects {"run", "step", "input": T},
                  with an Idempotency-Key header when the engine offers one
 
-An adapter runs as ``python ENGINE.py run`` and ends in one of three ways:
+An adapter runs as ``python ENGINE.py run`` and ends in one of four ways:
 exit 0 after printing ``RESULT {"tags": [...]}`` (the tags of the LLM
 steps, in order, as the completed pipeline holds them); exit 3 after
 printing ``UNCERTAIN <identity>`` lines (an engine that surfaces effects
-whose outcome is unknown, instead of running them again); anything else is
-a failure and the benchmark starts it again.  ``python ENGINE.py resolve
+whose outcome is unknown, instead of running them again); exit 4 after
+printing ``DAMAGED`` (lil after a power cut: the journal's open refused it
+as damaged, the operator repairs it); anything else is a failure and the
+benchmark starts it again.  ``python ENGINE.py resolve
 IDENTITY retry|assume_done [RESULT_JSON]`` records the operator's decision
 (engines that surface uncertain effects).
 
@@ -32,6 +34,7 @@ import sys
 import urllib.request
 
 EXIT_UNCERTAIN = 3
+EXIT_DAMAGED = 4
 
 
 class Workload:
@@ -74,6 +77,13 @@ def uncertain(identities):
     for ident in identities:
         print(f"UNCERTAIN {ident}", flush=True)
     sys.exit(EXIT_UNCERTAIN)
+
+
+def damaged():
+    """The journal's open refused it as damaged (a power cut can leave one):
+    the operator repairs it (lil check --repair)."""
+    print("DAMAGED", flush=True)
+    sys.exit(EXIT_DAMAGED)
 
 
 def parse_args(argv):

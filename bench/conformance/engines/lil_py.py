@@ -4,7 +4,9 @@ LLM call a ``lil.step``, each side effect a ``lil.effect`` that sends the
 step's idempotency key (``lil.current_step().idempotency_key``).  An
 effect whose outcome is unknown after a crash makes the goal uncertain:
 the adapter names it (exit 3) and ``resolve`` records the operator's
-decision with ``lil.resolve``."""
+decision with ``lil.resolve``.  A journal the open refuses as damaged
+(after a simulated power cut) is reported (exit 4) for the operator's
+``lil check --repair``."""
 
 import sys
 
@@ -30,9 +32,7 @@ def pipeline(w):
     return run
 
 
-def main():
-    args = common.parse_args(sys.argv)
-    w = common.Workload()
+def life(args, w):
     if args[0] == "resolve":
         _, ident, how, result = args
         lil.resolve(w.run, ident, how, result=result, dir=w.dir, actor="conformance",
@@ -43,6 +43,14 @@ def main():
     except lil.UncertainStepError:
         common.uncertain(lil.status(w.run, dir=w.dir).uncertain)
     common.done(tags)
+
+
+def main():
+    args = common.parse_args(sys.argv)
+    try:
+        life(args, common.Workload())
+    except lil.CorruptJournalError:
+        common.damaged()
 
 
 if __name__ == "__main__":
