@@ -18,8 +18,12 @@
 
 #include "faults.h"
 
+/* The linker's names for the wrapped function and the wrapper (ld --wrap). */
+/* NOLINTBEGIN(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp,readability-identifier-naming) */
 lil_status __real_lil_store_open(lil_env *env, const char *uri, lil_store **out);
 lil_status __wrap_lil_store_open(lil_env *env, const char *uri, lil_store **out);
+
+/* NOLINTEND(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp,readability-identifier-naming) */
 
 /* The faulty environment of this process: one, made at the first open and
  * kept to the process's end (every store of the module may use it). */
@@ -35,6 +39,7 @@ static lil_env *powercut_env(void)
     return env;
 }
 
+/* NOLINTNEXTLINE(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp,readability-identifier-naming) */
 lil_status __wrap_lil_store_open(lil_env *env, const char *uri, lil_store **out)
 {
     return __real_lil_store_open(env ? env : powercut_env(), uri, out);
