@@ -6,8 +6,9 @@
 # --only conformance runs the crash-conformance benchmark instead
 # (bench/conformance/conformance.py, docs/conformance.md): lil beside
 # letitloop, DBOS and LangGraph under real kills, installing the peers into
-# venvs under build/venvs the first time.  It is not part of the default
-# run: its full form takes about an hour (--quick: a few minutes).
+# venvs under build/venvs the first time, and keeps its table in
+# build/release/conformance.md and .json.  It is not part of the default
+# run: its full form takes about an hour and a half (--quick: about a quarter of an hour).
 #
 # The scratch directory is under build/ in the repository, so on the same
 # disk as the checkout; it is removed at the end.  --quick shrinks the
@@ -41,7 +42,10 @@ cmake --build build/release >&2 || {
 
 if [ -n "$conformance" ]; then
     echo "== running the crash-conformance benchmark" >&2
-    python3 "$here/conformance/conformance.py" --build "$root/build/release" $quick || exit $?
+    python3 "$here/conformance/conformance.py" --build "$root/build/release" $quick \
+        --json "$root/build/release/conformance.json" --md "$root/build/release/conformance.md" ||
+        exit $?
+    echo "== the table is kept in build/release/conformance.md, every number in build/release/conformance.json" >&2
     [ -n "$only" ] || exit 0
 fi
 
