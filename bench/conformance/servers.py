@@ -14,7 +14,10 @@ tag it continued from, its tag and its tokens.
 The ledger answers ``POST /effects`` with ``{"run", "step", "input"}`` and
 an optional ``Idempotency-Key`` header, as a payment service does: a key
 it has applied before gets the first answer again, applied nothing; any
-other request is applied (a receipt ``rcK``).  ``GET /effects/R/I`` is
+other request is applied (a receipt ``rcK``).  A request whose body did
+not arrive whole (its client was killed between the headers and the body)
+is refused with 400 by both servers: nothing applied, nothing billed, and
+its key not kept.  ``GET /effects/R/I`` is
 the operator's look-up of an effect by what it is (run and step): 200 and
 the first receipt when applied, else 404.  Every request is recorded.
 
@@ -103,12 +106,22 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def _body(self):
-        n = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(n) if n else b""
+        """The request's JSON object, or None when the body is incomplete
+        (its client was killed while sending it) or not an object: such a
+        request is refused (400), as a real service refuses it, and nothing
+        is applied or billed."""
         try:
-            return json.loads(raw or b"{}")
+            n = int(self.headers.get("Content-Length") or 0)
         except ValueError:
-            return {}
+            return None
+        raw = self.rfile.read(n) if n > 0 else b""
+        if len(raw) != n:
+            return None
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            return None
+        return body if isinstance(body, dict) else None
 
     def _reply(self, code, obj):
         data = json.dumps(obj).encode()
@@ -129,6 +142,9 @@ class _LLMHandler(_Handler):
         rec.begin()
         try:
             body = self._body()
+            if body is None:
+                self._reply(400, {"error": "incomplete request"})
+                return
             msgs = body.get("messages") or []
             prompt = " ".join(str(m.get("content", "")) for m in msgs if isinstance(m, dict))
             m = PROMPT.search(prompt)
@@ -161,8 +177,11 @@ class _LedgerHandler(_Handler):
         rec.begin()
         try:
             body = self._body()
+            if body is None or "run" not in body or not isinstance(body.get("step"), int):
+                self._reply(400, {"error": "incomplete request"})
+                return
             key = self.headers.get("Idempotency-Key") or ""
-            run, step = str(body.get("run", "?")), int(body.get("step", -1))
+            run, step = str(body["run"]), body["step"]
             time.sleep(self.server.delay)
             with rec.lock:
                 rec.serial += 1
