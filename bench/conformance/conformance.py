@@ -11,10 +11,10 @@ For each engine and pipeline length: rounds without faults beside the
 engine's floor (time per step, disk bytes per step; the longest round is
 T, the span of the fault moments), then trials under SIGKILL until the
 faults reach the target: 100 at each of the two lengths, 200 an engine
-(--quick: 10 and 20); for lil also power
-cuts (from C, Python and the loop runner), and with a PostgreSQL server of its own (tests/pg/pgserver.sh) the
-server stopped mid-run for lil and DBOS and a lil worker stopped past its
-lease.  The peers come from venvs scripts/pyenv.sh makes (the package
+(--quick: 10 and 20); for lil also power cuts (from C, Python and the
+loop runner), and with a PostgreSQL server of its own
+(tests/pg/pgserver.sh) the server stopped mid-run for lil and DBOS and a
+lil worker stopped past its lease.  The peers come from venvs scripts/pyenv.sh makes (the package
 index is needed the first time); an engine that cannot run here is listed
 as not run, with the reason.  The table goes to stdout (and --md), every
 number to --json.  --check-lil exits 1 unless every lil row shows no step
