@@ -134,71 +134,72 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:  # the client was killed while it waited
             self.close_connection = True
 
-
-class _LLMHandler(_Handler):
     def do_POST(self):
+        """A request in flight from its arrival to its answer; a body that
+        is not whole (or not what the server takes) refused with 400."""
         rec = self.server.rec
         t0 = time.monotonic()
         rec.begin()
         try:
             body = self._body()
-            if body is None:
+            if body is None or not self._takes(body):
                 self._reply(400, {"error": "incomplete request"})
                 return
-            msgs = body.get("messages") or []
-            prompt = " ".join(str(m.get("content", "")) for m in msgs if isinstance(m, dict))
-            m = PROMPT.search(prompt)
-            serial = rec.next_serial()
-            run, step, prev = (m.group(1), int(m.group(2)), m.group(3)) if m else ("?", -1, "")
-            tag = f"{run}.{step}.c{serial}"
-            content = json.dumps({"tag": tag, "text": FILLER})
-            ptok = max(1, (len(prompt) + 3) // 4)
-            time.sleep(self.server.delay)
-            with rec.lock:  # billed once answered, whether the client reads it or not
-                rec.calls.append({"t0": t0, "t1": time.monotonic(), "run": run,
-                                  "step": step, "prev": prev, "tag": tag,
-                                  "tokens": ptok + COMPLETION_TOKENS})
-            self._reply(200, {
-                "id": f"chatcmpl-{serial}", "object": "chat.completion",
-                "created": int(time.time()), "model": body.get("model", "conformance"),
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": content}}],
-                "usage": {"prompt_tokens": ptok, "completion_tokens": COMPLETION_TOKENS,
-                          "total_tokens": ptok + COMPLETION_TOKENS},
-            })
+            self._answer(rec, t0, body)
         finally:
             rec.end()
+
+    def _takes(self, body):
+        return True
+
+
+class _LLMHandler(_Handler):
+    def _answer(self, rec, t0, body):
+        msgs = body.get("messages") or []
+        prompt = " ".join(str(m.get("content", "")) for m in msgs if isinstance(m, dict))
+        m = PROMPT.search(prompt)
+        serial = rec.next_serial()
+        run, step, prev = (m.group(1), int(m.group(2)), m.group(3)) if m else ("?", -1, "")
+        tag = f"{run}.{step}.c{serial}"
+        content = json.dumps({"tag": tag, "text": FILLER})
+        ptok = max(1, (len(prompt) + 3) // 4)
+        time.sleep(self.server.delay)
+        with rec.lock:  # billed once answered, whether the client reads it or not
+            rec.calls.append({"t0": t0, "t1": time.monotonic(), "run": run,
+                              "step": step, "prev": prev, "tag": tag,
+                              "tokens": ptok + COMPLETION_TOKENS})
+        self._reply(200, {
+            "id": f"chatcmpl-{serial}", "object": "chat.completion",
+            "created": int(time.time()), "model": body.get("model", "conformance"),
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": ptok, "completion_tokens": COMPLETION_TOKENS,
+                      "total_tokens": ptok + COMPLETION_TOKENS},
+        })
 
 
 class _LedgerHandler(_Handler):
-    def do_POST(self):
-        rec = self.server.rec
-        t0 = time.monotonic()
-        rec.begin()
-        try:
-            body = self._body()
-            if body is None or "run" not in body or not isinstance(body.get("step"), int):
-                self._reply(400, {"error": "incomplete request"})
-                return
-            key = self.headers.get("Idempotency-Key") or ""
-            run, step = str(body["run"]), body["step"]
-            time.sleep(self.server.delay)
-            with rec.lock:
-                rec.serial += 1
-                if key and key in rec.keys:
-                    answer, applied = rec.keys[key], False
-                else:
-                    answer, applied = {"receipt": f"rc{rec.serial}"}, True
-                    if key:
-                        rec.keys[key] = answer
-                    rec.applied.setdefault((run, step), answer["receipt"])
-                rec.effects.append({"t0": t0, "t1": time.monotonic(), "run": run,
-                                    "step": step, "input": str(body.get("input", "")),
-                                    "key": key, "applied": applied,
-                                    "receipt": answer["receipt"]})
-            self._reply(200, dict(answer, applied=applied))
-        finally:
-            rec.end()
+    def _takes(self, body):
+        return "run" in body and isinstance(body.get("step"), int)
+
+    def _answer(self, rec, t0, body):
+        key = self.headers.get("Idempotency-Key") or ""
+        run, step = str(body["run"]), body["step"]
+        time.sleep(self.server.delay)
+        with rec.lock:
+            rec.serial += 1
+            if key and key in rec.keys:
+                answer, applied = rec.keys[key], False
+            else:
+                answer, applied = {"receipt": f"rc{rec.serial}"}, True
+                if key:
+                    rec.keys[key] = answer
+                rec.applied.setdefault((run, step), answer["receipt"])
+            rec.effects.append({"t0": t0, "t1": time.monotonic(), "run": run,
+                                "step": step, "input": str(body.get("input", "")),
+                                "key": key, "applied": applied,
+                                "receipt": answer["receipt"]})
+        self._reply(200, dict(answer, applied=applied))
 
     def do_GET(self):
         parts = self.path.strip("/").split("/")
