@@ -28,6 +28,7 @@ import time
 import analyze
 import registry
 import summary
+import trial
 
 LEASE_MS = 1000
 
@@ -63,9 +64,7 @@ class WorkerTrial:
         self.b, self.ctx, self.rec = b, b.ctx, b.srv.rec
         self.eng, self.run, self.steps, self.t_work = eng, run, steps, t_work
         self.env = dict(eng.env(self.ctx, run, steps), LIL_PG_LEASE_MS=str(LEASE_MS))
-        self.out = {"run": run, "faults": 0, "inside": 0, "between": 0, "uncertain": 0,
-                    "assumed": 0, "retried": 0, "errors": 0, "lives": 0, "resume_ms": [],
-                    "tags": None, "notes": []}
+        self.out = trial.record(run)
 
     def _worker(self):
         self.out["lives"] += 1

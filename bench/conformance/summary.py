@@ -50,8 +50,8 @@ def cell(engine, fault, steps, trials, measures):
         "uncertain_assumed_done": sum(t["assumed"] for t in trials),
         "uncertain_retried": sum(t["retried"] for t in trials),
         "errors": sum(t["errors"] for t in trials),
-        "repaired": sum(t.get("repaired", 0) for t in trials),
-        "cut": {k: sum(t.get("cut", {}).get(k, 0) for t in trials)
+        "repaired": sum(t["repaired"] for t in trials),
+        "cut": {k: sum(t["cut"][k] for t in trials)
                 for k in ("unsynced", "dropped", "torn", "garbled")},
         "resume_ms_p50": _q(resume, 0.5), "resume_ms_p99": _q(resume, 0.99),
         "notes": sorted({x for t in trials for x in t["notes"]}),

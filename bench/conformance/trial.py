@@ -39,6 +39,14 @@ import subprocess
 import time
 
 
+def record(run):
+    """A trial's record, empty: what summary.cell reads of every trial."""
+    return {"run": run, "faults": 0, "inside": 0, "between": 0, "uncertain": 0,
+            "assumed": 0, "retried": 0, "errors": 0, "repaired": 0, "lives": 0,
+            "cut": {"unsynced": 0, "dropped": 0, "torn": 0, "garbled": 0},
+            "resume_ms": [], "tags": None, "notes": []}
+
+
 class Trial:
     def __init__(self, engine, ctx, rec, run, steps, fault, rng, t_full, max_faults,
                  hooks=None, life_timeout=120.0, t_work=None):
@@ -48,11 +56,7 @@ class Trial:
         self.t_work = t_work if t_work is not None else t_full
         self.hooks = hooks or {}
         self.life_timeout = life_timeout
-        self.out = {"run": run, "faults": 0, "inside": 0, "between": 0, "uncertain": 0,
-                    "assumed": 0, "retried": 0, "errors": 0, "repaired": 0, "lives": 0,
-                    "cut": {"unsynced": 0, "dropped": 0, "torn": 0, "garbled": 0},
-                    "resume_ms": [],
-                    "tags": None, "notes": []}
+        self.out = record(run)
         self.spans = []  # (start, end) of every life
 
     # -- a life --------------------------------------------------------------

@@ -232,16 +232,26 @@ static int lil_run_fg(const char *spec, const char *id)
     return wait_exit(lil_run_bg(spec, id));
 }
 
-static void kill_pid_file(const char *path)
+/* The pid path holds (a step's shell wrote it), or 0. */
+static int read_pid_file(const char *path)
 {
     FILE *f = fopen(path, "r");
     int pid = 0;
 
     if (f) {
-        if (fscanf(f, "%d", &pid) == 1 && pid > 1)
-            kill(pid, SIGKILL);
+        if (fscanf(f, "%d", &pid) != 1 || pid <= 1)
+            pid = 0;
         fclose(f);
     }
+    return pid;
+}
+
+static void kill_pid_file(const char *path)
+{
+    int pid = read_pid_file(path);
+
+    if (pid)
+        kill(pid, SIGKILL);
 }
 
 /* Wait until path holds a pid (the step's shell has written it): true, or
@@ -251,13 +261,7 @@ static bool wait_pid_file(const char *path)
     int64_t until = now_ms() + WAIT_MS;
 
     do {
-        FILE *f = fopen(path, "r");
-        int pid = 0;
-        bool got = f && fscanf(f, "%d", &pid) == 1 && pid > 1;
-
-        if (f)
-            fclose(f);
-        if (got)
+        if (read_pid_file(path))
             return true;
         usleep(20000);
     } while (now_ms() < until);
